@@ -1,0 +1,40 @@
+/* Things every part of the compiler uses: errors, checked allocation, growable arrays. */
+#ifndef GROVE_IR_COMMON_H
+#define GROVE_IR_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A user-facing error: bad input (model, schedule, rows) or a failed system call.
+ * Functions that can fail take an Error * and return false (or NULL) after filling it.
+ * Messages name the place, e.g. "model.json: trees[3].left_children[7]: index 912 out of range".
+ * Internal bugs are not Errors: they assert or call die().
+ */
+typedef struct Error {
+	char message[1024];
+} Error;
+
+/* Format a message into e (if e is not NULL); always returns false so callers can `return error_set(...)`. */
+bool error_set(Error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefix e's message with "prefix: ". */
+void error_prefix(Error *e, const char *prefix);
+
+/* Report an internal compiler bug and abort. */
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Allocation that dies on exhaustion; compiler only (the runtime library never uses these). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Grow *array (of element size elem) so that it holds at least need elements; *cap is its capacity. */
+void grow_array(void **array, size_t elem, size_t need, size_t *cap);
+#define GROW(array, need, cap) grow_array((void **)&(array), sizeof *(array), (need), &(cap))
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

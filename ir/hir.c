@@ -1,0 +1,267 @@
+/* HIR: building, verifying and printing forests and their schedules. */
+#include "ir/hir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const compare_names[] = {
+#define X(name, text) text,
+	HIR_COMPARES(X)
+#undef X
+};
+
+static const char *const transform_names[] = {
+#define X(name, text) text,
+	HIR_TRANSFORMS(X)
+#undef X
+};
+
+const char *hir_compare_name(HCompare c) { return c < COUNT_OF(compare_names) ? compare_names[c] : "?"; }
+const char *hir_transform_name(HTransform t) { return t < COUNT_OF(transform_names) ? transform_names[t] : "?"; }
+const char *hir_type_name(HType t) { return t == HTYPE_F64 ? "f64" : "f32"; }
+
+HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_outputs)
+{
+	HForest *f = xcalloc(1, sizeof *f);
+	f->name = xstrdup(name ? name : "model");
+	f->num_features = num_features;
+	f->num_outputs = num_outputs;
+	f->base_score = xcalloc(num_outputs ? num_outputs : 1, sizeof *f->base_score);
+	f->transform = HTRANSFORM_IDENTITY;
+	f->threshold_type = HTYPE_F32;
+	f->leaf_type = HTYPE_F32;
+	hir_schedule_default(&f->schedule);
+	return f;
+}
+
+void hir_forest_free(HForest *f)
+{
+	if (!f)
+		return;
+	free(f->name);
+	free(f->nodes);
+	free(f->trees);
+	free(f->base_score);
+	free(f);
+}
+
+HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output)
+{
+	HTree *t;
+	GROW(f->trees, (size_t)f->num_trees + 1, f->trees_cap);
+	GROW(f->nodes, f->num_nodes + num_nodes, f->nodes_cap);
+	t = &f->trees[f->num_trees++];
+	t->first_node = f->num_nodes;
+	t->num_nodes = num_nodes;
+	t->output = output;
+	memset(f->nodes + f->num_nodes, 0, num_nodes * sizeof *f->nodes);
+	f->num_nodes += num_nodes;
+	return f->nodes + t->first_node;
+}
+
+uint32_t hir_tree_depth(const HForest *f, uint32_t t)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t n = f->trees[t].num_nodes, max = 0, top = 0;
+	uint32_t *stack = xmalloc(2 * (size_t)(n ? n : 1) * sizeof *stack); /* (node, depth) pairs */
+
+	if (n == 0) {
+		free(stack);
+		return 0;
+	}
+	stack[top++] = 0;
+	stack[top++] = 0;
+	while (top) {
+		uint32_t depth = stack[--top], node = stack[--top];
+		if (depth > max)
+			max = depth;
+		if (nodes[node].feature != HIR_LEAF) {
+			stack[top++] = nodes[node].left;
+			stack[top++] = depth + 1;
+			stack[top++] = nodes[node].right;
+			stack[top++] = depth + 1;
+		}
+	}
+	free(stack);
+	return max;
+}
+
+/* Walk tree t from its root, checking that every reachable node is reached once. */
+static bool verify_tree(const HForest *f, uint32_t t, uint8_t *seen, uint32_t *stack, Error *e)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t n = f->trees[t].num_nodes, top = 0;
+
+	if (n == 0)
+		return error_set(e, "tree %u: no nodes", t);
+	if (f->trees[t].output >= f->num_outputs)
+		return error_set(e, "tree %u: output %u out of range (the model has %u)", t, f->trees[t].output, f->num_outputs);
+	memset(seen, 0, n);
+	stack[top++] = 0;
+	seen[0] = 1;
+	while (top) {
+		uint32_t id = stack[--top];
+		const HNode *node = &nodes[id];
+		if (!isfinite(node->value) && !(node->feature != HIR_LEAF && isinf(node->value)))
+			return error_set(e, "tree %u node %u: %s is %g", t, id, node->feature == HIR_LEAF ? "leaf value" : "threshold", node->value);
+		if (node->feature == HIR_LEAF)
+			continue;
+		if (node->feature < 0 || (uint32_t)node->feature >= f->num_features)
+			return error_set(e, "tree %u node %u: feature %d out of range (the model has %u)", t, id, node->feature, f->num_features);
+		if (node->compare > HCMP_LE)
+			return error_set(e, "tree %u node %u: unknown comparison %u", t, id, node->compare);
+		for (int side = 0; side < 2; side++) {
+			uint32_t child = side ? node->right : node->left;
+			if (child == 0 || child >= n)
+				return error_set(e, "tree %u node %u: %s child %u out of range (the tree has %u nodes)", t, id, side ? "right" : "left", child, n);
+			if (seen[child])
+				return error_set(e, "tree %u node %u: node %u is reached twice (a cycle or a shared subtree)", t, id, child);
+			seen[child] = 1;
+			stack[top++] = child;
+		}
+	}
+	return true;
+}
+
+static bool verify_schedule(const HSchedule *s, Error *e)
+{
+	uint32_t used[HIR_MAX_VARS] = {0};
+	if (s->num_vars < 2 || s->num_vars > HIR_MAX_VARS || s->num_order > s->num_vars)
+		return error_set(e, "schedule: malformed (%u variables, %u loops)", s->num_vars, s->num_order);
+	for (uint32_t i = 0; i < s->num_order; i++) {
+		int32_t v = s->order[i];
+		if (v < 0 || (uint32_t)v >= s->num_vars)
+			return error_set(e, "schedule: loop %u names no variable", i);
+		if (used[v]++)
+			return error_set(e, "schedule: variable '%s' appears twice in the loop order", s->vars[v].name);
+	}
+	/* Every variable that has not been split further must have a loop. */
+	for (uint32_t v = 0; v < s->num_vars; v++) {
+		bool split = false;
+		for (uint32_t w = 0; w < s->num_vars; w++)
+			split |= s->vars[w].parent == (int32_t)v;
+		if (!split && !used[v])
+			return error_set(e, "schedule: variable '%s' has no loop", s->vars[v].name);
+		if (split && used[v])
+			return error_set(e, "schedule: variable '%s' was split but still has a loop", s->vars[v].name);
+	}
+	return true;
+}
+
+bool hir_verify(const HForest *f, Error *e)
+{
+	uint32_t max_nodes = 1;
+	uint8_t *seen;
+	uint32_t *stack;
+	bool ok = true;
+
+	if (f->num_outputs == 0)
+		return error_set(e, "model has no outputs");
+	for (uint32_t o = 0; o < f->num_outputs; o++)
+		if (!isfinite(f->base_score[o]))
+			return error_set(e, "base score %u is %g", o, f->base_score[o]);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		if (f->trees[t].num_nodes > max_nodes)
+			max_nodes = f->trees[t].num_nodes;
+	seen = xmalloc(max_nodes);
+	stack = xmalloc(max_nodes * sizeof *stack);
+	for (uint32_t t = 0; ok && t < f->num_trees; t++)
+		ok = verify_tree(f, t, seen, stack, e);
+	free(seen);
+	free(stack);
+	return ok && verify_schedule(&f->schedule, e);
+}
+
+void hir_schedule_default(HSchedule *s)
+{
+	memset(s, 0, sizeof *s);
+	int32_t batch = hir_schedule_add_var(s, "batch", HVAR_ROOT, false, HIR_NONE, 0);
+	int32_t tree = hir_schedule_add_var(s, "tree", HVAR_ROOT, true, HIR_NONE, 0);
+	s->vars[batch].flags |= HVAR_PARALLEL;
+	s->order[0] = batch;
+	s->order[1] = tree;
+	s->num_order = 2;
+}
+
+int32_t hir_schedule_add_var(HSchedule *s, const char *name, HVarKind kind, bool over_trees, int32_t parent, uint32_t size)
+{
+	HIndexVar *v;
+	if (s->num_vars >= HIR_MAX_VARS)
+		return HIR_NONE;
+	v = &s->vars[s->num_vars];
+	memset(v, 0, sizeof *v);
+	snprintf(v->name, sizeof v->name, "%s", name);
+	v->kind = (uint8_t)kind;
+	v->over_trees = over_trees;
+	v->parent = parent;
+	v->partner = HIR_NONE;
+	v->size = size;
+	return (int32_t)s->num_vars++;
+}
+
+int32_t hir_schedule_find(const HSchedule *s, const char *name)
+{
+	for (uint32_t v = 0; v < s->num_vars; v++)
+		if (strcmp(s->vars[v].name, name) == 0)
+			return (int32_t)v;
+	return HIR_NONE;
+}
+
+/* Print the schedule as the directives that build it from the two roots. */
+static void print_schedule(FILE *out, const HSchedule *s)
+{
+	fputs("schedule {\n", out);
+	for (uint32_t v = 0; v < s->num_vars; v++) {
+		const HIndexVar *var = &s->vars[v];
+		if (var->kind == HVAR_TILE_OUTER)
+			fprintf(out, "  tile(%s, %s, %s, %u)\n", s->vars[var->parent].name, var->name,
+			        var->partner >= 0 ? s->vars[var->partner].name : "?", var->size);
+	}
+	fputs("  order(", out);
+	for (uint32_t i = 0; i < s->num_order; i++)
+		fprintf(out, "%s%s", i ? ", " : "", s->vars[s->order[i]].name);
+	fputs(")\n", out);
+	for (uint32_t v = 0; v < s->num_vars; v++)
+		if (s->vars[v].flags & HVAR_PARALLEL)
+			fprintf(out, "  parallel(%s)\n", s->vars[v].name);
+	fputs("}\n", out);
+}
+
+/* Print a value at the precision it is kept in: shortest text that reads back exactly. */
+static void print_value(FILE *out, double v, HType type)
+{
+	fprintf(out, type == HTYPE_F32 ? "%.9g" : "%.17g", v);
+}
+
+void hir_print(FILE *out, const HForest *f)
+{
+	fprintf(out, "forest features=%u outputs=%u trees=%u transform=%s threshold=%s leaf=%s\n", f->num_features,
+	        f->num_outputs, f->num_trees, hir_transform_name(f->transform), hir_type_name(f->threshold_type),
+	        hir_type_name(f->leaf_type));
+	fputs("base_score", out);
+	for (uint32_t o = 0; o < f->num_outputs; o++) {
+		fputc(' ', out);
+		print_value(out, f->base_score[o], f->leaf_type);
+	}
+	fputc('\n', out);
+	print_schedule(out, &f->schedule);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		const HNode *nodes = hir_tree_nodes(f, t);
+		fprintf(out, "tree %u output=%u nodes=%u {\n", t, f->trees[t].output, f->trees[t].num_nodes);
+		for (uint32_t i = 0; i < f->trees[t].num_nodes; i++) {
+			const HNode *n = &nodes[i];
+			fprintf(out, "  %u: ", i);
+			if (n->feature == HIR_LEAF) {
+				fputs("leaf ", out);
+				print_value(out, n->value, f->leaf_type);
+			} else {
+				fprintf(out, "x[%d] %s ", n->feature, hir_compare_name((HCompare)n->compare));
+				print_value(out, n->value, f->threshold_type);
+				fprintf(out, " ? %u : %u, missing %s", n->left, n->right, n->default_left ? "left" : "right");
+			}
+			fputc('\n', out);
+		}
+		fputs("}\n", out);
+	}
+}

@@ -1,0 +1,149 @@
+/*
+ * HIR: the forest as the model format describes it, plus the schedule that says how
+ * the batch x tree iteration space is walked.
+ *
+ * All nodes of a forest live in one array; a tree is a contiguous range of it and
+ * refers to its nodes by 32-bit index relative to the tree's first node. Node 0 of a
+ * tree is its root, so 0 never names a child and marks "no child" on leaves.
+ * Thresholds and leaf values are stored as double, which holds float32 values exactly;
+ * `threshold_type` and `leaf_type` record the precision the source format uses, and
+ * code generation compares and accumulates in that precision.
+ */
+#ifndef GROVE_IR_HIR_H
+#define GROVE_IR_HIR_H
+
+#include <stdio.h>
+
+#include "ir/common.h"
+
+/* The comparison a split makes: the row goes left when `x OP threshold` holds. */
+#define HIR_COMPARES(X) \
+	X(LT, "<")      \
+	X(LE, "<=")
+
+typedef enum HCompare {
+#define X(name, text) HCMP_##name,
+	HIR_COMPARES(X)
+#undef X
+} HCompare;
+
+/* What turns the per-output margins of a row into its prediction. */
+#define HIR_TRANSFORMS(X)                                                   \
+	X(IDENTITY, "identity") /* prediction = margin */                   \
+	X(SIGMOID, "sigmoid")   /* 1 / (1 + exp(-margin)) per output */     \
+	X(SOFTMAX, "softmax")   /* exp(m_i - max) / sum exp(m_j - max) */   \
+	X(ARGMAX, "argmax")     /* index of the largest margin, 1 output */ \
+	X(EXP, "exp")           /* exp(margin) per output */
+
+typedef enum HTransform {
+#define X(name, text) HTRANSFORM_##name,
+	HIR_TRANSFORMS(X)
+#undef X
+} HTransform;
+
+typedef enum HType {
+	HTYPE_F32,
+	HTYPE_F64,
+} HType;
+
+enum {
+	HIR_LEAF = -1, /* HNode.feature of a leaf */
+	HIR_NONE = -1, /* "no such index variable" */
+};
+
+typedef struct HNode {
+	double value;          /* threshold of a split; output of a leaf */
+	uint32_t left, right;  /* children, relative to the tree's first node; 0 on leaves */
+	int32_t feature;       /* feature a split tests; HIR_LEAF on leaves */
+	uint8_t default_left;  /* a missing (NaN) feature goes left */
+	uint8_t compare;       /* HCompare */
+	uint16_t unused;
+} HNode;
+
+typedef struct HTree {
+	uint64_t first_node;   /* index of the root in HForest.nodes */
+	uint32_t num_nodes;
+	uint32_t output;       /* which margin (class / target) the tree adds to */
+} HTree;
+
+/*
+ * The schedule. Two root index variables, `batch` (rows) and `tree`, and variables
+ * derived from them by directives. `order` lists the loop nest from outermost to
+ * innermost; every leaf variable of the derivation appears in it exactly once.
+ */
+typedef enum HVarKind {
+	HVAR_ROOT,        /* batch or tree itself */
+	HVAR_TILE_OUTER,  /* tile(parent, outer, inner, size): steps of `size` */
+	HVAR_TILE_INNER,  /* offset 0 .. size-1 within the outer step */
+} HVarKind;
+
+enum {
+	HVAR_PARALLEL = 1 << 0, /* iterations may run concurrently */
+};
+
+typedef struct HIndexVar {
+	char name[32];
+	uint8_t kind;       /* HVarKind */
+	uint8_t over_trees; /* derived from `tree` (else from `batch`) */
+	uint16_t flags;     /* HVAR_* */
+	int32_t parent;     /* variable this one was derived from, or HIR_NONE */
+	int32_t partner;    /* the other half of a tile, or HIR_NONE */
+	uint32_t size;      /* tile size */
+} HIndexVar;
+
+#define HIR_MAX_VARS 32
+
+typedef struct HSchedule {
+	HIndexVar vars[HIR_MAX_VARS];
+	uint32_t num_vars;
+	int32_t order[HIR_MAX_VARS]; /* loop nest, outermost first */
+	uint32_t num_order;
+} HSchedule;
+
+typedef struct HForest {
+	char *name;            /* where it came from, for messages */
+	HNode *nodes;
+	uint64_t num_nodes, nodes_cap;
+	HTree *trees;
+	uint32_t num_trees;
+	size_t trees_cap;
+	uint32_t num_features;
+	uint32_t num_outputs;  /* margins per row: classes, or 1 */
+	double *base_score;    /* num_outputs margins every row starts from */
+	HTransform transform;
+	HType threshold_type;  /* precision of split comparisons */
+	HType leaf_type;       /* precision of leaf values and their sum */
+	HSchedule schedule;
+} HForest;
+
+/* A new empty forest with num_outputs zero base scores and the default schedule. */
+HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_outputs);
+/* Free a forest and everything it owns. */
+void hir_forest_free(HForest *f);
+/* Append a tree of num_nodes zeroed nodes adding to `output`; returns its nodes (valid until the next append). */
+HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output);
+/* The nodes of tree t. */
+static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->nodes + f->trees[t].first_node; }
+
+/* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
+uint32_t hir_tree_depth(const HForest *f, uint32_t t);
+
+/* Check structure: children in range, no cycles or shared nodes, features < num_features, finite values, outputs in range, schedule well-formed. */
+bool hir_verify(const HForest *f, Error *e);
+
+/* Print the forest and its schedule as text (stable; used for golden tests). */
+void hir_print(FILE *out, const HForest *f);
+
+/* Reset s to the default schedule: parallel(batch), loop order batch, tree. */
+void hir_schedule_default(HSchedule *s);
+/* Add an index variable to s; returns its index. */
+int32_t hir_schedule_add_var(HSchedule *s, const char *name, HVarKind kind, bool over_trees, int32_t parent, uint32_t size);
+/* Find a variable by name, or HIR_NONE. */
+int32_t hir_schedule_find(const HSchedule *s, const char *name);
+
+/* Names of the enum constants, for printers and messages. */
+const char *hir_compare_name(HCompare c);
+const char *hir_transform_name(HTransform t);
+const char *hir_type_name(HType t);
+
+#endif

@@ -1,0 +1,172 @@
+/* LIR: modules, buffers, functions and the instruction builder. */
+#include "ir/lir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const type_names[] = {
+#define X(name, text) text,
+	LIR_TYPES(X)
+#undef X
+};
+
+static const char *const op_names[] = {
+#define X(name, text, operands) text,
+	LIR_OPS(X)
+#undef X
+};
+
+const char *lir_type_name(LType t) { return t < COUNT_OF(type_names) ? type_names[t] : "?"; }
+const char *lir_op_name(LOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
+
+size_t lir_type_size(LType t)
+{
+	switch (t) {
+	case LTYPE_VOID: return 0;
+	case LTYPE_I1:
+	case LTYPE_I8: return 1;
+	case LTYPE_I32:
+	case LTYPE_F32: return 4;
+	case LTYPE_I64:
+	case LTYPE_F64:
+	case LTYPE_PTR: return 8;
+	}
+	die("bad LIR type %d", (int)t);
+}
+
+LModule *lir_module_new(void)
+{
+	return xcalloc(1, sizeof(LModule));
+}
+
+void lir_module_free(LModule *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->num_buffers; i++)
+		free(m->buffers[i].data);
+	for (uint32_t i = 0; i < m->num_funcs; i++) {
+		free(m->funcs[i]->insts);
+		free(m->funcs[i]);
+	}
+	free(m->buffers);
+	free(m->funcs);
+	free(m);
+}
+
+uint32_t lir_buffer_add(LModule *m, const char *name, LType elem, uint64_t count, void *data)
+{
+	LBuffer *b;
+	GROW(m->buffers, (size_t)m->num_buffers + 1, m->buffers_cap);
+	b = &m->buffers[m->num_buffers];
+	snprintf(b->name, sizeof b->name, "%s", name);
+	b->elem = elem;
+	b->count = count;
+	b->data = data;
+	return m->num_buffers++;
+}
+
+LFunc *lir_func_add(LModule *m, const char *name, const LType *params, uint32_t num_params)
+{
+	LFunc *fn = xcalloc(1, sizeof *fn);
+	if (num_params > COUNT_OF(fn->params))
+		die("too many parameters for LIR function %s", name);
+	snprintf(fn->name, sizeof fn->name, "%s", name);
+	memcpy(fn->params, params, num_params * sizeof *params);
+	fn->num_params = num_params;
+	fn->body = LIR_NONE;
+	GROW(m->funcs, (size_t)m->num_funcs + 1, m->funcs_cap);
+	m->funcs[m->num_funcs++] = fn;
+	return fn;
+}
+
+void lir_builder_init(LBuilder *b, LFunc *fn)
+{
+	b->fn = fn;
+	b->depth = 0;
+	b->tail[0] = &fn->body;
+	while (*b->tail[0] != LIR_NONE) /* continue after what the body already holds */
+		b->tail[0] = &fn->insts[*b->tail[0]].next;
+}
+
+uint32_t lir_emit(LBuilder *b, LOp op, LType type, uint32_t x, uint32_t y, uint32_t z)
+{
+	LFunc *fn = b->fn;
+	uint32_t id = fn->num_insts;
+	LInst *inst;
+	size_t offset;
+
+	/* The tails point into fn->insts, which may move when it grows: rebase them. */
+	char *base = (char *)fn->insts;
+	GROW(fn->insts, (size_t)id + 1, fn->insts_cap);
+	if ((char *)fn->insts != base) {
+		for (uint32_t d = 0; d <= b->depth; d++) {
+			if (b->tail[d] == &fn->body)
+				continue;
+			offset = (size_t)((char *)b->tail[d] - base);
+			b->tail[d] = (uint32_t *)((char *)fn->insts + offset);
+		}
+	}
+	inst = &fn->insts[id];
+	memset(inst, 0, sizeof *inst);
+	inst->op = (uint16_t)op;
+	inst->type = (uint8_t)type;
+	inst->a = x;
+	inst->b = y;
+	inst->c = z;
+	inst->body = inst->alt = inst->next = LIR_NONE;
+	fn->num_insts++;
+	*b->tail[b->depth] = id;
+	b->tail[b->depth] = &inst->next;
+	return id;
+}
+
+uint32_t lir_const_int(LBuilder *b, LType type, int64_t v)
+{
+	uint32_t id = lir_emit(b, LOP_CONST, type, LIR_NONE, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].imm = v;
+	return id;
+}
+
+uint32_t lir_const_float(LBuilder *b, LType type, double v)
+{
+	uint32_t id = lir_emit(b, LOP_CONST, type, LIR_NONE, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].fimm = v;
+	return id;
+}
+
+uint32_t lir_cmp(LBuilder *b, LOp op, LCmp pred, uint32_t x, uint32_t y)
+{
+	uint32_t id = lir_emit(b, op, LTYPE_I1, x, y, LIR_NONE);
+	b->fn->insts[id].sub = (uint8_t)pred;
+	return id;
+}
+
+uint32_t lir_cast(LBuilder *b, LCast kind, LType type, uint32_t x)
+{
+	uint32_t id = lir_emit(b, LOP_CAST, type, x, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].sub = (uint8_t)kind;
+	return id;
+}
+
+uint32_t lir_begin(LBuilder *b, LOp op, uint32_t x, uint32_t y, uint32_t z)
+{
+	LType type = op == LOP_FOR || op == LOP_PARALLEL_FOR ? LTYPE_I64 : LTYPE_VOID;
+	uint32_t id = lir_emit(b, op, type, x, y, z);
+	if (b->depth + 1 >= LIR_MAX_NESTING)
+		die("LIR nesting deeper than %d", LIR_MAX_NESTING);
+	b->tail[++b->depth] = &b->fn->insts[id].body;
+	return id;
+}
+
+void lir_else(LBuilder *b, uint32_t if_inst)
+{
+	b->tail[b->depth] = &b->fn->insts[if_inst].alt;
+}
+
+void lir_end(LBuilder *b)
+{
+	if (b->depth == 0)
+		die("lir_end without lir_begin");
+	b->depth--;
+}

@@ -1,0 +1,215 @@
+/*
+ * LIR: memory and scalar operations. The last level before LLVM IR.
+ *
+ * A module holds buffers (model data in the chosen representation, as constant bytes)
+ * and functions. A function body is a list of instructions; structured instructions
+ * (FOR, PARALLEL_FOR, LOOP, IF) own nested lists (regions). Every instruction is an
+ * element of its function's `insts` array and is named by its 32-bit index there;
+ * an instruction with a result *is* that value (SSA: defined once, used after, in the
+ * same region or a nested one). Mutable state is explicit: VAR declares a local cell,
+ * GET/SET read and write it (LLVM's mem2reg turns them into registers), LOCAL_ARRAY
+ * reserves a small per-invocation array.
+ *
+ * Operands a, b, c are value indices (LIR_NONE when unused). Integer immediates live
+ * in `imm`, float immediates in `fimm`, comparison predicates and cast kinds in `sub`.
+ */
+#ifndef GROVE_IR_LIR_H
+#define GROVE_IR_LIR_H
+
+#include <stdio.h>
+
+#include "ir/common.h"
+
+#define LIR_NONE UINT32_MAX
+
+#define LIR_TYPES(X)   \
+	X(VOID, "void") \
+	X(I1, "i1")     \
+	X(I8, "i8")     \
+	X(I32, "i32")   \
+	X(I64, "i64")   \
+	X(F32, "f32")   \
+	X(F64, "f64")   \
+	X(PTR, "ptr")
+
+typedef enum LType {
+#define X(name, text) LTYPE_##name,
+	LIR_TYPES(X)
+#undef X
+} LType;
+
+/*
+ * The opcodes. Columns: name, printed text, number of value operands.
+ * Unless said otherwise the result type is `type` and binary operands have that type.
+ */
+#define LIR_OPS(X)                                                                                  \
+	X(PARAM, "param", 0)          /* function parameter number imm */                            \
+	X(CONST, "const", 0)          /* constant: imm for integer types, fimm for float types */    \
+	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
+	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
+	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
+	X(ADD, "add", 2)              /* integer arithmetic, wrapping */                             \
+	X(SUB, "sub", 2)                                                                              \
+	X(MUL, "mul", 2)                                                                              \
+	X(AND, "and", 2)                                                                              \
+	X(OR, "or", 2)                                                                                \
+	X(SHL, "shl", 2)                                                                              \
+	X(ASHR, "ashr", 2)            /* arithmetic shift right */                                   \
+	X(MIN, "min", 2)              /* signed integer minimum */                                   \
+	X(FADD, "fadd", 2)            /* float arithmetic, IEEE, no fast-math */                     \
+	X(FSUB, "fsub", 2)                                                                            \
+	X(FMUL, "fmul", 2)                                                                            \
+	X(FDIV, "fdiv", 2)                                                                            \
+	X(FNEG, "fneg", 1)                                                                            \
+	X(EXP, "exp", 1)              /* e^a (llvm.exp) */                                           \
+	X(ICMP, "icmp", 2)            /* i1 result; predicate in sub (LCmp) */                       \
+	X(FCMP, "fcmp", 2)            /* i1 result; predicate in sub (LCmp) */                       \
+	X(SELECT, "select", 3)        /* a (i1) ? b : c */                                           \
+	X(CAST, "cast", 1)            /* convert a to type; kind in sub (LCast) */                   \
+	X(VAR, "var", 1)              /* new local cell of `type` holding a; result names the cell */ \
+	X(GET, "get", 1)              /* current value of cell a */                                  \
+	X(SET, "set", 2)              /* cell a = b; no result */                                    \
+	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type`, private to the current  \
+	                                    invocation (and to one parallel iteration if inside one) */ \
+	X(FOR, "for", 3)              /* for (v = a; v < b; v += c) body; a, b, c i64; the FOR's     \
+	                                 own value is v (i64), usable inside body */                  \
+	X(PARALLEL_FOR, "parallel_for", 3) /* as FOR, but iterations may run concurrently on       \
+	                                 several threads. imm = grain: iterations handed out at once; \
+	                                 ranges of fewer than 2 * grain run on the calling thread     \
+	                                 without starting threads. The body may use values defined    \
+	                                 outside it (they are passed in) but no VAR cell declared     \
+	                                 outside it. */                                                \
+	X(LOOP, "loop", 0)            /* repeat body until a BREAK_IF in it fires */                 \
+	X(BREAK_IF, "break_if", 1)    /* if a (i1): leave the innermost enclosing LOOP */            \
+	X(IF, "if", 1)                /* if a (i1) body else alt */
+
+typedef enum LOp {
+#define X(name, text, operands) LOP_##name,
+	LIR_OPS(X)
+#undef X
+	LOP_COUNT
+} LOp;
+
+#define LIR_CMPS(X)                                                 \
+	X(EQ, "eq") X(NE, "ne") X(SLT, "slt") X(SLE, "sle")         \
+	X(SGT, "sgt") X(SGE, "sge") X(ULT, "ult")                   \
+	X(OEQ, "oeq") X(ONE, "one") X(OLT, "olt") X(OLE, "ole")     \
+	X(OGT, "ogt") X(OGE, "oge") X(ULT_F, "ult") X(ULE_F, "ule") \
+	X(UGT_F, "ugt") X(UGE_F, "uge") X(UNO, "uno")
+
+typedef enum LCmp {
+#define X(name, text) LCMP_##name,
+	LIR_CMPS(X)
+#undef X
+} LCmp;
+
+#define LIR_CASTS(X)                                              \
+	X(SEXT, "sext") X(ZEXT, "zext") X(TRUNC, "trunc")         \
+	X(FPEXT, "fpext") X(FPTRUNC, "fptrunc") X(SITOFP, "sitofp") \
+	X(FPTOSI, "fptosi")
+
+typedef enum LCast {
+#define X(name, text) LCAST_##name,
+	LIR_CASTS(X)
+#undef X
+} LCast;
+
+typedef struct LInst {
+	uint16_t op;    /* LOp */
+	uint8_t type;   /* LType of the result (for STORE: unused) */
+	uint8_t sub;    /* LCmp or LCast */
+	uint32_t a, b, c;
+	uint32_t body;  /* first instruction of the nested region (FOR, PARALLEL_FOR, LOOP, IF), or LIR_NONE */
+	uint32_t alt;   /* first instruction of IF's else region, or LIR_NONE */
+	uint32_t next;  /* next instruction in the same region, or LIR_NONE */
+	int64_t imm;
+	double fimm;
+} LInst;
+
+typedef struct LBuffer {
+	char name[48];
+	LType elem;
+	uint64_t count;   /* elements */
+	void *data;       /* count elements of elem, owned by the module */
+} LBuffer;
+
+typedef struct LFunc {
+	char name[64];
+	LType params[8];
+	uint32_t num_params;
+	LInst *insts;
+	uint32_t num_insts;
+	size_t insts_cap;
+	uint32_t body;    /* first instruction of the body, or LIR_NONE */
+} LFunc;
+
+/*
+ * The module. `predict` is the entry point every artifact exports:
+ *   void predict(const float *rows, int64_t nrows, float *out, int32_t flags)
+ * rows is row-major nrows x num_features (NaN = missing); out receives
+ * nrows x num_outputs predictions, or nrows x num_margins raw margins when
+ * flags & 1 (GROVE_PREDICT_MARGIN).
+ */
+typedef struct LModule {
+	LBuffer *buffers;
+	uint32_t num_buffers;
+	size_t buffers_cap;
+	LFunc **funcs;
+	uint32_t num_funcs;
+	size_t funcs_cap;
+	uint32_t predict;      /* index of the entry function in funcs */
+	uint32_t num_features;
+	uint32_t num_outputs;
+	uint32_t num_margins;
+	uint32_t transform;    /* HTransform, recorded in the artifact */
+} LModule;
+
+/* An insertion point: appends instructions to a region of a function. */
+#define LIR_MAX_NESTING 32
+typedef struct LBuilder {
+	LFunc *fn;
+	uint32_t *tail[LIR_MAX_NESTING]; /* where the next instruction's index is stored */
+	uint32_t depth;
+} LBuilder;
+
+/* A new empty module. */
+LModule *lir_module_new(void);
+/* Free a module, its buffers and functions. */
+void lir_module_free(LModule *m);
+/* Add a constant buffer of count elements; takes ownership of data (malloc'ed). Returns its index. */
+uint32_t lir_buffer_add(LModule *m, const char *name, LType elem, uint64_t count, void *data);
+/* Add a function with the given parameter types; returns it. */
+LFunc *lir_func_add(LModule *m, const char *name, const LType *params, uint32_t num_params);
+
+/* Start appending to the body of fn. */
+void lir_builder_init(LBuilder *b, LFunc *fn);
+/* Append an instruction; returns its index (its value). */
+uint32_t lir_emit(LBuilder *b, LOp op, LType type, uint32_t x, uint32_t y, uint32_t z);
+/* Append an integer constant. */
+uint32_t lir_const_int(LBuilder *b, LType type, int64_t v);
+/* Append a float constant. */
+uint32_t lir_const_float(LBuilder *b, LType type, double v);
+/* Append a comparison (ICMP or FCMP by operand type). */
+uint32_t lir_cmp(LBuilder *b, LOp op, LCmp pred, uint32_t x, uint32_t y);
+/* Append a conversion of x to type. */
+uint32_t lir_cast(LBuilder *b, LCast kind, LType type, uint32_t x);
+/* Append a structured instruction (FOR, PARALLEL_FOR, LOOP, IF) and continue inside its body; returns it. */
+uint32_t lir_begin(LBuilder *b, LOp op, uint32_t x, uint32_t y, uint32_t z);
+/* Continue in the else region of the IF being built. */
+void lir_else(LBuilder *b, uint32_t if_inst);
+/* Leave the innermost structured instruction; appending continues after it. */
+void lir_end(LBuilder *b);
+/* Type of value v of fn. */
+static inline LType lir_type(const LFunc *fn, uint32_t v) { return (LType)fn->insts[v].type; }
+
+/* Check the module's structure: operand types, SSA dominance, regions, buffer indices. */
+bool lir_verify(const LModule *m, Error *e);
+/* Print the module as text (stable; used for golden tests). Buffer contents are summarised, not dumped. */
+void lir_print(FILE *out, const LModule *m);
+
+const char *lir_type_name(LType t);
+const char *lir_op_name(LOp op);
+/* Size in bytes of a value of type t (PTR: 8). */
+size_t lir_type_size(LType t);
+
+#endif

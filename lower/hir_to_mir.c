@@ -1,0 +1,128 @@
+/*
+ * HIR -> MIR: build the loop nest the schedule describes.
+ *
+ * The loops follow schedule.order, outermost first. The innermost body gets the tree,
+ * walks it for the row and reduces the walk's value into the row's result. Each row's
+ * result is initialised with the base scores before its first tree and transformed
+ * after its last one; when every batch loop encloses every tree loop that happens in
+ * the body of the innermost batch loop, otherwise in loop nests of their own before
+ * and after the main one.
+ */
+#include "lower/lower.h"
+
+/* The sum of the variables among order[0..depth) that index trees (or rows). */
+static MIndex index_of(const HSchedule *s, uint32_t depth, bool over_trees)
+{
+	MIndex index = {0};
+	for (uint32_t i = 0; i < depth; i++) {
+		int32_t v = s->order[i];
+		if (s->vars[v].over_trees == over_trees)
+			index.terms[index.num_terms++] = (int8_t)v;
+	}
+	return index;
+}
+
+/* Append a FOR over order[depth] to list l; returns it. */
+static uint32_t add_loop(MModule *m, MList *l, uint32_t depth)
+{
+	const HSchedule *s = &m->forest->schedule;
+	uint32_t loop = mir_append(m, l, MOP_FOR);
+	m->insts[loop].var = s->order[depth];
+	m->insts[loop].parallel = (s->vars[s->order[depth]].flags & HVAR_PARALLEL) != 0;
+	return loop;
+}
+
+/* Emit loops order[depth..] around the tree walk into l. */
+static void lower_nest(MModule *m, MList *l, uint32_t depth, uint32_t row_loops_end)
+{
+	const HSchedule *s = &m->forest->schedule;
+	MList body = {MIR_NONE, MIR_NONE};
+	uint32_t loop;
+
+	if (depth == s->num_order) {
+		uint32_t tree = mir_append(m, l, MOP_GET_TREE);
+		uint32_t walk, reduce;
+		m->insts[tree].tree = index_of(s, depth, true);
+		walk = mir_append(m, l, MOP_WALK);
+		m->insts[walk].a = tree;
+		m->insts[walk].row = index_of(s, depth, false);
+		reduce = mir_append(m, l, MOP_REDUCE);
+		m->insts[reduce].a = tree;
+		m->insts[reduce].b = walk;
+		m->insts[reduce].row = index_of(s, depth, false);
+		return;
+	}
+	loop = add_loop(m, l, depth);
+	if (depth + 1 == row_loops_end) {
+		/* The innermost batch loop enclosing all tree loops: the row's whole life is here. */
+		uint32_t init = mir_append(m, &body, MOP_INIT), transform;
+		m->insts[init].row = index_of(s, depth + 1, false);
+		lower_nest(m, &body, depth + 1, row_loops_end);
+		transform = mir_append(m, &body, MOP_TRANSFORM);
+		m->insts[transform].row = index_of(s, depth + 1, false);
+	} else {
+		lower_nest(m, &body, depth + 1, row_loops_end);
+	}
+	m->insts[loop].body = body.first;
+}
+
+/* Emit a nest of just the batch loops around a single per-row operation. */
+static void lower_row_nest(MModule *m, MList *l, MOp op)
+{
+	const HSchedule *s = &m->forest->schedule;
+	MList *list = l, bodies[HIR_MAX_VARS];
+	uint32_t depth = 0, n = 0, inst;
+	int32_t vars[HIR_MAX_VARS];
+
+	for (uint32_t i = 0; i < s->num_order; i++)
+		if (!s->vars[s->order[i]].over_trees)
+			vars[n++] = s->order[i];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t loop = mir_append(m, list, MOP_FOR);
+		m->insts[loop].var = vars[i];
+		m->insts[loop].parallel = (s->vars[vars[i]].flags & HVAR_PARALLEL) != 0;
+		bodies[depth] = (MList){MIR_NONE, MIR_NONE};
+		list = &bodies[depth++];
+	}
+	inst = mir_append(m, list, op);
+	m->insts[inst].row.num_terms = (uint8_t)n;
+	for (uint32_t i = 0; i < n; i++)
+		m->insts[inst].row.terms[i] = (int8_t)vars[i];
+	/* Link each loop to its body, innermost first. */
+	for (uint32_t d = depth; d-- > 0;) {
+		MList *outer = d ? &bodies[d - 1] : l;
+		m->insts[outer->last].body = bodies[d].first;
+	}
+}
+
+MModule *lower_hir_to_mir(const HForest *f, Error *e)
+{
+	const HSchedule *s = &f->schedule;
+	MModule *m = mir_module_new(f);
+	MList top = {MIR_NONE, MIR_NONE};
+	uint32_t row_loops_end = 0, num_row_vars = 0;
+
+	if (!hir_verify(f, e)) {
+		mir_module_free(m);
+		return NULL;
+	}
+	/* How many loops, from the outside, iterate over rows only. */
+	while (row_loops_end < s->num_order && !s->vars[s->order[row_loops_end]].over_trees)
+		row_loops_end++;
+	for (uint32_t i = 0; i < s->num_order; i++)
+		num_row_vars += !s->vars[s->order[i]].over_trees;
+
+	if (row_loops_end == num_row_vars && row_loops_end > 0) {
+		lower_nest(m, &top, 0, row_loops_end);
+	} else {
+		lower_row_nest(m, &top, MOP_INIT);
+		lower_nest(m, &top, 0, UINT32_MAX);
+		lower_row_nest(m, &top, MOP_TRANSFORM);
+	}
+	m->body = top.first;
+	if (!mir_verify(m, e)) {
+		mir_module_free(m);
+		return NULL;
+	}
+	return m;
+}

@@ -1,0 +1,25 @@
+/*
+ * Passes and lowerings. The pipeline (tools/grove.c) is:
+ *
+ *   model file --front--> HIR --lower_hir_to_mir--> MIR --lower_mir_to_lir(rep)--> LIR --target--> artifact
+ *
+ * Representations decide how the forest is laid out in memory; the MIR -> LIR
+ * lowering reaches the layout only through the LRepresentation interface (rep.h).
+ */
+#ifndef GROVE_LOWER_LOWER_H
+#define GROVE_LOWER_LOWER_H
+
+#include "ir/hir.h"
+#include "ir/lir.h"
+#include "ir/mir.h"
+
+/* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
+MModule *lower_hir_to_mir(const HForest *f, Error *e);
+
+/* Names the representations lower_mir_to_lir accepts ("array", ...), NULL-terminated. */
+extern const char *const lower_representation_names[];
+
+/* Lower MIR to LIR laying the model out with the named representation (NULL = default). */
+LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);
+
+#endif

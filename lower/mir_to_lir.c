@@ -1,0 +1,354 @@
+/*
+ * MIR -> LIR: loops become FOR / PARALLEL_FOR over i64 offsets, walks become a LOOP
+ * over the representation's node hooks, reductions become loads and stores on the
+ * row's accumulator, and the post-transform is expanded into scalar code.
+ *
+ * The entry function is
+ *   predict(ptr rows, i64 nrows, ptr out, i32 flags)
+ * A row's margins accumulate in a LOCAL_ARRAY created by its INIT, so they stay
+ * private to the thread that owns the row; this needs every batch loop to enclose
+ * every tree loop (hir_to_mir then puts INIT, the tree loops and TRANSFORM in one body).
+ */
+#include "lower/lower.h"
+#include "lower/rep.h"
+
+#include <stdlib.h>
+
+/* Rows handed to a thread at once by a parallel batch loop; smaller batches stay on the caller. */
+#define BATCH_GRAIN 64
+
+typedef struct Lowering {
+	const MModule *m;
+	const HForest *f;
+	const LRepresentation *rep;
+	RepLayout layout;
+	LModule *module;
+	LBuilder b;
+	LType acc_type;             /* type of margins while they accumulate */
+	HCompare compare;           /* the comparison every split makes */
+	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
+	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
+	uint32_t output_buffer;     /* its index */
+	uint32_t acc;               /* the current row's accumulator */
+	uint32_t var_value[HIR_MAX_VARS];
+	uint32_t *value;            /* per MIR instruction: its LIR value */
+	uint32_t *tree_index;       /* per GET_TREE: the tree number (i64) */
+	Error *e;
+} Lowering;
+
+static uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
+static uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
+
+/* The i64 sum of the index variables of index. */
+static uint32_t lower_index(Lowering *l, const MIndex *index)
+{
+	uint32_t sum = l->var_value[index->terms[0]];
+	for (uint32_t i = 1; i < index->num_terms; i++)
+		sum = emit2(l, LOP_ADD, LTYPE_I64, sum, l->var_value[index->terms[i]]);
+	return sum;
+}
+
+/* The extent of the root variable above var: the batch size or the number of trees. */
+static uint32_t root_extent(Lowering *l, int32_t var)
+{
+	const HSchedule *s = &l->f->schedule;
+	return s->vars[var].over_trees ? const_i64(l, l->f->num_trees) : l->num_rows;
+}
+
+static void lower_list(Lowering *l, uint32_t first);
+
+static void lower_for(Lowering *l, const MInst *inst)
+{
+	const HIndexVar *v = &l->f->schedule.vars[inst->var];
+	uint32_t begin = const_i64(l, 0), end = root_extent(l, inst->var), step = const_i64(l, 1), loop;
+
+	switch ((HVarKind)v->kind) {
+	case HVAR_ROOT:
+		break;
+	case HVAR_TILE_OUTER:
+		step = const_i64(l, v->size);
+		break;
+	case HVAR_TILE_INNER: {
+		uint32_t left = emit2(l, LOP_SUB, LTYPE_I64, end, l->var_value[v->partner]);
+		end = emit2(l, LOP_MIN, LTYPE_I64, const_i64(l, v->size), left);
+		break;
+	}
+	}
+	loop = lir_begin(&l->b, inst->parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
+	if (inst->parallel)
+		l->b.fn->insts[loop].imm = BATCH_GRAIN;
+	l->var_value[inst->var] = loop;
+	lower_list(l, inst->body);
+	lir_end(&l->b);
+}
+
+/* go_right for x against threshold: the split's comparison, with NaN following default_left. */
+static uint32_t lower_compare(Lowering *l, uint32_t x, uint32_t threshold, uint32_t default_left)
+{
+	/* x < t goes left, so right is x >= t; ordered ">=" sends NaN left, unordered sends it right. */
+	LCmp ordered = l->compare == HCMP_LT ? LCMP_OGE : LCMP_OGT;
+	LCmp unordered = l->compare == HCMP_LT ? LCMP_UGE_F : LCMP_UGT_F;
+	uint32_t nan_left = lir_cmp(&l->b, LOP_FCMP, ordered, x, threshold);
+	uint32_t nan_right = lir_cmp(&l->b, LOP_FCMP, unordered, x, threshold);
+	return lir_emit(&l->b, LOP_SELECT, LTYPE_I1, default_left, nan_left, nan_right);
+}
+
+/* walk: follow the tree from its root to a leaf for the row; yields the leaf's value. */
+static uint32_t lower_walk(Lowering *l, uint32_t tree, uint32_t row)
+{
+	const LRepresentation *rep = l->rep;
+	uint32_t row_start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
+	uint32_t node = lir_emit(&l->b, LOP_VAR, LTYPE_I64, rep->root(&l->layout, &l->b, tree), LIR_NONE, LIR_NONE);
+	uint32_t current, x;
+	RepNode fields;
+
+	lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
+	current = lir_emit(&l->b, LOP_GET, LTYPE_I64, node, LIR_NONE, LIR_NONE);
+	fields = rep->load_node(&l->layout, &l->b, tree, current);
+	lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
+	x = emit2(l, LOP_LOAD, LTYPE_F32, l->rows, emit2(l, LOP_ADD, LTYPE_I64, row_start, fields.feature));
+	if (l->layout.threshold_type == LTYPE_F64)
+		x = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, x);
+	emit2(l, LOP_SET, LTYPE_VOID, node,
+	      rep->child(&l->layout, &l->b, tree, current, lower_compare(l, x, fields.threshold, fields.default_left)));
+	lir_end(&l->b);
+	current = lir_emit(&l->b, LOP_GET, LTYPE_I64, node, LIR_NONE, LIR_NONE);
+	return rep->leaf_value(&l->layout, &l->b, tree, current);
+}
+
+/* The output a tree adds to, as i64. */
+static uint32_t tree_output(Lowering *l, uint32_t tree_index)
+{
+	if (l->f->num_outputs == 1)
+		return const_i64(l, 0);
+	return lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_outputs, tree_index));
+}
+
+/* Store value (acc_type) as float into out[index]. */
+static void store_output(Lowering *l, uint32_t index, uint32_t value)
+{
+	if (lir_type(l->b.fn, value) != LTYPE_F32)
+		value = lir_cast(&l->b, LCAST_FPTRUNC, LTYPE_F32, value);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->out, index, value);
+}
+
+/* acc[c] for c in a loop being built. */
+static uint32_t load_acc(Lowering *l, uint32_t c) { return emit2(l, LOP_LOAD, l->acc_type, l->acc, c); }
+
+/* for c in [from, outputs): body. Returns the loop value; caller ends it. */
+static uint32_t begin_outputs(Lowering *l, int64_t from)
+{
+	return lir_begin(&l->b, LOP_FOR, const_i64(l, from), const_i64(l, l->f->num_outputs), const_i64(l, 1));
+}
+
+/* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid or exp. */
+static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
+{
+	uint32_t c = begin_outputs(l, 0), m = load_acc(l, c);
+	if (t == HTRANSFORM_SIGMOID) {
+		uint32_t one = lir_const_float(&l->b, l->acc_type, 1.0);
+		uint32_t e = lir_emit(&l->b, LOP_EXP, l->acc_type, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+		m = emit2(l, LOP_FDIV, l->acc_type, one, emit2(l, LOP_FADD, l->acc_type, one, e));
+	} else if (t == HTRANSFORM_EXP) {
+		m = lir_emit(&l->b, LOP_EXP, l->acc_type, m, LIR_NONE, LIR_NONE);
+	}
+	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), m);
+	lir_end(&l->b);
+}
+
+/* Emit the largest margin (and with index_of, its first index) into fresh cells. */
+static void lower_max(Lowering *l, uint32_t *max_cell, uint32_t *index_cell)
+{
+	uint32_t c, m, greater;
+	*max_cell = lir_emit(&l->b, LOP_VAR, l->acc_type, load_acc(l, const_i64(l, 0)), LIR_NONE, LIR_NONE);
+	*index_cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, const_i64(l, 0), LIR_NONE, LIR_NONE);
+	c = begin_outputs(l, 1);
+	m = load_acc(l, c);
+	greater = lir_cmp(&l->b, LOP_FCMP, LCMP_OGT, m, lir_emit(&l->b, LOP_GET, l->acc_type, *max_cell, LIR_NONE, LIR_NONE));
+	emit2(l, LOP_SET, LTYPE_VOID, *max_cell, lir_emit(&l->b, LOP_SELECT, l->acc_type, greater, m, lir_emit(&l->b, LOP_GET, l->acc_type, *max_cell, LIR_NONE, LIR_NONE)));
+	emit2(l, LOP_SET, LTYPE_VOID, *index_cell, lir_emit(&l->b, LOP_SELECT, LTYPE_I64, greater, c, lir_emit(&l->b, LOP_GET, LTYPE_I64, *index_cell, LIR_NONE, LIR_NONE)));
+	lir_end(&l->b);
+}
+
+/* Softmax as XGBoost computes it: subtract the max, exponentiate, divide by the sum (summed in double). */
+static void lower_softmax(Lowering *l, uint32_t out_start)
+{
+	uint32_t max_cell, index_cell, max, sum, c, e, total;
+	lower_max(l, &max_cell, &index_cell);
+	max = lir_emit(&l->b, LOP_GET, l->acc_type, max_cell, LIR_NONE, LIR_NONE);
+	sum = lir_emit(&l->b, LOP_VAR, LTYPE_F64, lir_const_float(&l->b, LTYPE_F64, 0.0), LIR_NONE, LIR_NONE);
+	c = begin_outputs(l, 0);
+	e = lir_emit(&l->b, LOP_EXP, l->acc_type, emit2(l, LOP_FSUB, l->acc_type, load_acc(l, c), max), LIR_NONE, LIR_NONE);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, c, e);
+	if (l->acc_type != LTYPE_F64)
+		e = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, e);
+	emit2(l, LOP_SET, LTYPE_VOID, sum, emit2(l, LOP_FADD, LTYPE_F64, lir_emit(&l->b, LOP_GET, LTYPE_F64, sum, LIR_NONE, LIR_NONE), e));
+	lir_end(&l->b);
+	total = lir_emit(&l->b, LOP_GET, LTYPE_F64, sum, LIR_NONE, LIR_NONE);
+	if (l->acc_type != LTYPE_F64)
+		total = lir_cast(&l->b, LCAST_FPTRUNC, l->acc_type, total);
+	c = begin_outputs(l, 0);
+	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), emit2(l, LOP_FDIV, l->acc_type, load_acc(l, c), total));
+	lir_end(&l->b);
+}
+
+/* transform: write the row's predictions (or, when margin is set, its raw margins). */
+static void lower_transform(Lowering *l, uint32_t row)
+{
+	HTransform t = l->f->transform;
+	uint32_t margins_start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
+	uint32_t branch;
+
+	if (t == HTRANSFORM_IDENTITY) {
+		lower_elementwise(l, margins_start, t);
+		return;
+	}
+	branch = lir_begin(&l->b, LOP_IF, l->margin, LIR_NONE, LIR_NONE);
+	lower_elementwise(l, margins_start, HTRANSFORM_IDENTITY);
+	lir_else(&l->b, branch);
+	switch (t) {
+	case HTRANSFORM_SIGMOID:
+	case HTRANSFORM_EXP:
+		lower_elementwise(l, margins_start, t);
+		break;
+	case HTRANSFORM_SOFTMAX:
+		lower_softmax(l, margins_start);
+		break;
+	case HTRANSFORM_ARGMAX: {
+		uint32_t max_cell, index_cell, index;
+		lower_max(l, &max_cell, &index_cell);
+		index = lir_emit(&l->b, LOP_GET, LTYPE_I64, index_cell, LIR_NONE, LIR_NONE);
+		store_output(l, row, lir_cast(&l->b, LCAST_SITOFP, LTYPE_F32, index));
+		break;
+	}
+	case HTRANSFORM_IDENTITY:
+		break;
+	}
+	lir_end(&l->b);
+}
+
+static void lower_list(Lowering *l, uint32_t first)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next) {
+		const MInst *inst = &l->m->insts[id];
+		switch ((MOp)inst->op) {
+		case MOP_FOR:
+			lower_for(l, inst);
+			break;
+		case MOP_INIT: {
+			uint32_t acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
+			l->b.fn->insts[acc].imm = l->f->num_outputs;
+			l->acc = acc;
+			for (uint32_t c = 0; c < l->f->num_outputs; c++)
+				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, acc, const_i64(l, c), lir_const_float(&l->b, l->acc_type, l->f->base_score[c]));
+			break;
+		}
+		case MOP_GET_TREE:
+			l->tree_index[id] = lower_index(l, &inst->tree);
+			l->value[id] = l->rep->tree(&l->layout, &l->b, l->tree_index[id]);
+			break;
+		case MOP_WALK:
+			l->value[id] = lower_walk(l, l->value[inst->a], lower_index(l, &inst->row));
+			break;
+		case MOP_REDUCE: {
+			uint32_t c = tree_output(l, l->tree_index[inst->a]);
+			uint32_t sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[inst->b]);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, c, sum);
+			break;
+		}
+		case MOP_TRANSFORM:
+			lower_transform(l, lower_index(l, &inst->row));
+			break;
+		}
+	}
+}
+
+/* The comparison all splits share; the lowering does not handle mixed ones yet. */
+static bool find_compare(const HForest *f, HCompare *compare, Error *e)
+{
+	bool seen = false;
+	*compare = HCMP_LT;
+	for (uint64_t i = 0; i < f->num_nodes; i++) {
+		const HNode *n = &f->nodes[i];
+		if (n->feature == HIR_LEAF)
+			continue;
+		if (seen && n->compare != *compare)
+			return error_set(e, "splits mix the comparisons %s and %s; not supported yet", hir_compare_name(*compare),
+			                 hir_compare_name((HCompare)n->compare));
+		*compare = (HCompare)n->compare;
+		seen = true;
+	}
+	return true;
+}
+
+/* The per-tree output buffer: which margin each tree adds to. */
+static uint32_t add_output_buffer(LModule *module, const HForest *f)
+{
+	int32_t *outputs = xmalloc(((size_t)f->num_trees + 1) * sizeof *outputs);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		outputs[t] = (int32_t)f->trees[t].output;
+	return lir_buffer_add(module, "tree_outputs", LTYPE_I32, f->num_trees, outputs);
+}
+
+LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e)
+{
+	static const LType params[] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32};
+	const HForest *f = m->forest;
+	Lowering l = {.m = m, .f = f, .e = e, .tree_outputs = LIR_NONE};
+	LFunc *fn;
+	bool ok;
+
+	l.rep = rep_find(representation ? representation : "array");
+	if (!l.rep)
+		return error_set(e, "unknown representation '%s'", representation), NULL;
+	if (m->body == MIR_NONE || m->insts[m->body].op != MOP_FOR || m->insts[m->body].next != MIR_NONE)
+		return error_set(e, "schedule: a tree loop outside a batch loop is not supported yet"), NULL;
+	if (!find_compare(f, &l.compare, e))
+		return NULL;
+	l.module = lir_module_new();
+	if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
+		lir_module_free(l.module);
+		return NULL;
+	}
+	l.acc_type = l.layout.leaf_type;
+	l.module->num_features = f->num_features;
+	l.module->num_margins = f->num_outputs;
+	l.module->num_outputs = f->transform == HTRANSFORM_ARGMAX ? 1 : f->num_outputs;
+	l.module->transform = f->transform;
+	if (f->num_outputs > 1)
+		l.output_buffer = add_output_buffer(l.module, f);
+
+	fn = lir_func_add(l.module, "predict", params, COUNT_OF(params));
+	l.module->predict = l.module->num_funcs - 1;
+	lir_builder_init(&l.b, fn);
+	l.rows = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+	l.num_rows = lir_emit(&l.b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	fn->insts[l.num_rows].imm = 1;
+	l.out = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+	fn->insts[l.out].imm = 2;
+	{
+		uint32_t flags = lir_emit(&l.b, LOP_PARAM, LTYPE_I32, LIR_NONE, LIR_NONE, LIR_NONE);
+		uint32_t one = lir_const_int(&l.b, LTYPE_I32, 1);
+		fn->insts[flags].imm = 3;
+		l.margin = lir_cmp(&l.b, LOP_ICMP, LCMP_NE, emit2(&l, LOP_AND, LTYPE_I32, flags, one), lir_const_int(&l.b, LTYPE_I32, 0));
+	}
+	if (f->num_outputs > 1) {
+		l.tree_outputs = lir_emit(&l.b, LOP_BUFFER, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+		fn->insts[l.tree_outputs].imm = l.output_buffer;
+	}
+	l.rep->begin_function(&l.layout, &l.b);
+
+	l.value = xmalloc((m->num_insts ? m->num_insts : 1) * sizeof *l.value);
+	l.tree_index = xmalloc((m->num_insts ? m->num_insts : 1) * sizeof *l.tree_index);
+	lower_list(&l, m->body);
+	free(l.value);
+	free(l.tree_index);
+	l.rep->free(&l.layout);
+
+	ok = lir_verify(l.module, e);
+	if (!ok) {
+		lir_module_free(l.module);
+		return NULL;
+	}
+	return l.module;
+}

@@ -1,0 +1,58 @@
+/*
+ * libgrove: load artifacts written by the grove compiler and run predictions.
+ *
+ * Every function that can fail returns a GroveStatus and, if err is not NULL, fills it
+ * with a message. The library never prints and never exits. A loaded model may be
+ * used by several threads at once; predicting allocates nothing, and batches smaller
+ * than a few hundred rows run on the calling thread.
+ */
+#ifndef GROVE_H
+#define GROVE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum GroveStatus {
+	GROVE_OK = 0,
+	GROVE_ERROR_IO,          /* the artifact cannot be opened or loaded */
+	GROVE_ERROR_FORMAT,      /* not a grove artifact, or one of another version */
+	GROVE_ERROR_ARGUMENT,    /* a bad argument: wrong row width, short output buffer, NULL */
+	GROVE_ERROR_UNAVAILABLE, /* the artifact's back-end is not available here */
+	GROVE_ERROR_MEMORY,      /* out of memory */
+} GroveStatus;
+
+typedef struct GroveError {
+	GroveStatus status;
+	char message[512];
+} GroveError;
+
+typedef struct GroveModel GroveModel;
+
+/* Flags for grove_predict and grove_num_outputs. */
+#define GROVE_PREDICT_MARGIN 1u /* raw margins (before the sigmoid / softmax / ...) */
+
+/* Load the artifact at path (a shared library written by `grove compile`). */
+GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err);
+/* Free a model (NULL is allowed). */
+void grove_free(GroveModel *model);
+/* Columns each row must have. */
+size_t grove_num_features(const GroveModel *model);
+/* Values written per row: predictions, or margins with GROVE_PREDICT_MARGIN. */
+size_t grove_num_outputs(const GroveModel *model, unsigned flags);
+/*
+ * Predict nrows rows of ncols floats (row-major, NaN = missing) into out, which holds
+ * out_len floats (at least nrows * grove_num_outputs(model, flags)).
+ */
+GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
+                          float *out, size_t out_len, unsigned flags, GroveError *err);
+/* A short name for a status ("ok", "io error", ...). */
+const char *grove_status_name(GroveStatus status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,28 @@
+/* LIR -> LLVM IR through the LLVM-C API, optimisation, and emission of host artifacts. */
+#ifndef GROVE_TARGET_TARGET_H
+#define GROVE_TARGET_TARGET_H
+
+#include "ir/lir.h"
+
+typedef enum TargetEmit {
+	TARGET_EMIT_SHARED, /* shared library loadable by libgrove (exports grove_artifact) */
+	TARGET_EMIT_OBJ,    /* relocatable object + a C header next to it (PATH with .h) */
+	TARGET_EMIT_ASM,    /* assembly text */
+	TARGET_EMIT_LLVM,   /* LLVM IR text after optimisation */
+} TargetEmit;
+
+typedef struct TargetOptions {
+	TargetEmit emit;
+	const char *cpu;     /* "native" (default when NULL), "x86-64", or an LLVM CPU name */
+	int opt_level;       /* 0..3 */
+	const char *prefix;  /* symbol prefix for objects: <prefix>_predict, <prefix>_artifact; default "grove_model" */
+	const char *cc;      /* C compiler used to link shared libraries; default $CC or "cc" */
+} TargetOptions;
+
+/*
+ * Emit module m as options say into out_path. Shared libraries are linked with the
+ * system C compiler and OpenMP (the generated code may call GOMP_parallel).
+ */
+bool target_emit(const LModule *m, const TargetOptions *options, const char *out_path, Error *e);
+
+#endif
