@@ -298,7 +298,7 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	LFunc *fn;
 	bool ok;
 
-	l.rep = rep_find(representation ? representation : "array");
+	l.rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!l.rep)
 		return error_set(e, "unknown representation '%s'", representation), NULL;
 	if (m->body == MIR_NONE || m->insts[m->body].op != MOP_FOR || m->insts[m->body].next != MIR_NONE)

@@ -51,8 +51,29 @@ typedef struct LRepresentation {
 
 /* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */
 extern const LRepresentation rep_array;
+/* The sparse representation: nodes stored once each, a split holding the index of its left child. */
+extern const LRepresentation rep_sparse;
 
 /* The representation named name, or NULL. */
 const LRepresentation *rep_find(const char *name);
+/* The representation to use for f when none is asked for. */
+const LRepresentation *rep_choose(const HForest *f);
+
+/* Helpers shared by representations. */
+
+/* The node word of a split: feature << 1 | default_left (leaves store -1). */
+static inline int32_t rep_split_word(const HNode *n) { return (int32_t)((uint32_t)n->feature << 1 | (n->default_left ? 1u : 0u)); }
+/* The type of a buffer holding both f's thresholds and leaf values. */
+LType rep_value_type(const HForest *f);
+/* values[at] = v, values being of type (F32 or F64). */
+void rep_store_value(void *values, LType type, uint64_t at, double v);
+/* Emit the load of the leaf value at values[slot], converted to layout->leaf_type. */
+uint32_t rep_load_leaf(const RepLayout *layout, LBuilder *b, uint32_t values, uint32_t slot);
+/* Check that f's features fit in a node word. */
+bool rep_check_features(const HForest *f, const char *rep_name, Error *e);
+/* Emit the address of module buffer number index. */
+uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
+/* Emit the decoding of a node word into n's is_leaf, feature and default_left. */
+void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n);
 
 #endif

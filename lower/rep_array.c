@@ -34,15 +34,12 @@ static void store_tree(const HForest *f, uint32_t t, int32_t *words, void *value
 		uint64_t slot = stack[--top], id = stack[--top];
 		const HNode *n = &nodes[id];
 		uint64_t at = first + slot;
-		if (type == LTYPE_F32)
-			((float *)values)[at] = (float)n->value;
-		else
-			((double *)values)[at] = n->value;
+		rep_store_value(values, type, at, n->value);
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
 			continue;
 		}
-		words[at] = (int32_t)((uint32_t)n->feature << 1 | (n->default_left ? 1u : 0u));
+		words[at] = rep_split_word(n);
 		stack[top++] = n->left;
 		stack[top++] = 2 * slot + 1;
 		stack[top++] = n->right;
@@ -52,15 +49,15 @@ static void store_tree(const HForest *f, uint32_t t, int32_t *words, void *value
 
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
-	LType type = f->threshold_type == HTYPE_F32 && f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
+	LType type = rep_value_type(f);
 	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *words;
 	uint64_t total = 0, max_nodes = 1, *stack;
 	void *values;
 	ArrayState *s;
 
-	if (f->num_features >= (1u << 30)) {
+	if (!rep_check_features(f, "array", e)) {
 		free(offsets);
-		return error_set(e, "array representation: %u features, at most %u fit", f->num_features, (1u << 30) - 1);
+		return false;
 	}
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);
@@ -101,20 +98,12 @@ static void array_free(RepLayout *layout)
 	layout->state = NULL;
 }
 
-/* Emit the address of buffer number index. */
-static uint32_t buffer_address(LBuilder *b, uint32_t index)
-{
-	uint32_t v = lir_emit(b, LOP_BUFFER, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-	b->fn->insts[v].imm = index;
-	return v;
-}
-
 static void array_begin_function(RepLayout *layout, LBuilder *b)
 {
 	ArrayState *s = layout->state;
-	s->words = buffer_address(b, s->word_buffer);
-	s->values = buffer_address(b, s->value_buffer);
-	s->offsets = buffer_address(b, s->offset_buffer);
+	s->words = rep_buffer_address(b, s->word_buffer);
+	s->values = rep_buffer_address(b, s->value_buffer);
+	s->offsets = rep_buffer_address(b, s->offset_buffer);
 }
 
 static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
@@ -135,12 +124,8 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 {
 	ArrayState *s = layout->state;
 	uint32_t slot = lir_emit(b, LOP_ADD, LTYPE_I64, tree, node, LIR_NONE);
-	uint32_t word = lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, slot, LIR_NONE);
-	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), one = lir_const_int(b, LTYPE_I32, 1);
 	RepNode n;
-	n.is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
-	n.feature = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_ASHR, LTYPE_I32, word, one, LIR_NONE));
-	n.default_left = lir_cmp(b, LOP_ICMP, LCMP_NE, lir_emit(b, LOP_AND, LTYPE_I32, word, one, LIR_NONE), zero);
+	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, slot, LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, slot, LIR_NONE);
 	return n;
 }
@@ -158,11 +143,7 @@ static uint32_t array_child(RepLayout *layout, LBuilder *b, uint32_t tree, uint3
 static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	ArrayState *s = layout->state;
-	uint32_t slot = lir_emit(b, LOP_ADD, LTYPE_I64, tree, node, LIR_NONE);
-	uint32_t value = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, slot, LIR_NONE);
-	if (layout->leaf_type != layout->threshold_type)
-		value = lir_cast(b, LCAST_FPTRUNC, layout->leaf_type, value);
-	return value;
+	return rep_load_leaf(layout, b, s->values, lir_emit(b, LOP_ADD, LTYPE_I64, tree, node, LIR_NONE));
 }
 
 const LRepresentation rep_array = {

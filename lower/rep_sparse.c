@@ -1,0 +1,152 @@
+/*
+ * The sparse representation: every reachable node stored once, in breadth-first
+ * order per tree with the two children of a split in adjacent slots. Per slot:
+ *
+ *   word  (i32)  feature << 1 | default_left on splits; -1 on leaves
+ *   value        threshold on splits; leaf value on leaves
+ *   child (i32)  slot of the left child (the right one follows it); 0 on leaves
+ *
+ * and each tree's root slot. Memory is linear in the node count whatever the depth,
+ * at the price of one more load per step than the array representation.
+ */
+#include "lower/rep.h"
+
+#include <stdlib.h>
+
+typedef struct SparseState {
+	uint32_t word_buffer, value_buffer, child_buffer, root_buffer;
+	uint32_t words, values, children, roots; /* their addresses in the function being built */
+} SparseState;
+
+/* Store tree t breadth-first from slot first; returns the slot after its last node. */
+static uint64_t store_tree(const HForest *f, uint32_t t, int32_t *words, void *values, int32_t *children, LType type,
+                           uint64_t first, uint32_t *queue)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint64_t next = first + 1;
+	uint32_t head = 0, tail = 0;
+	queue[tail++] = 0; /* node ids, in slot order: node queue[i] lives at slot first + i */
+	while (head < tail) {
+		uint64_t at = first + head;
+		const HNode *n = &nodes[queue[head++]];
+		rep_store_value(values, type, at, n->value);
+		if (n->feature == HIR_LEAF) {
+			words[at] = -1;
+			children[at] = 0;
+			continue;
+		}
+		words[at] = rep_split_word(n);
+		children[at] = (int32_t)next;
+		queue[tail++] = n->left;
+		queue[tail++] = n->right;
+		next += 2;
+	}
+	return next;
+}
+
+static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	LType type = rep_value_type(f);
+	uint64_t total = 0, max_nodes = 1;
+	int32_t *roots, *words, *children;
+	uint32_t *queue;
+	void *values;
+	SparseState *s;
+
+	if (!rep_check_features(f, "sparse", e))
+		return false;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		total += f->trees[t].num_nodes; /* an upper bound: unreachable nodes are dropped */
+		if (f->trees[t].num_nodes > max_nodes)
+			max_nodes = f->trees[t].num_nodes;
+	}
+	if (total > INT32_MAX)
+		return error_set(e, "sparse representation: the forest has more than 2^31 nodes");
+	roots = xmalloc(((size_t)f->num_trees + 1) * sizeof *roots);
+	words = xmalloc((total ? total : 1) * sizeof *words);
+	children = xmalloc((total ? total : 1) * sizeof *children);
+	values = xcalloc(total ? total : 1, lir_type_size(type));
+	queue = xmalloc(max_nodes * sizeof *queue);
+	total = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		roots[t] = (int32_t)total;
+		total = store_tree(f, t, words, values, children, type, total, queue);
+	}
+	free(queue);
+
+	s = xcalloc(1, sizeof *s);
+	s->word_buffer = lir_buffer_add(m, "sparse.words", LTYPE_I32, total, words);
+	s->value_buffer = lir_buffer_add(m, "sparse.values", type, total, values);
+	s->child_buffer = lir_buffer_add(m, "sparse.children", LTYPE_I32, total, children);
+	s->root_buffer = lir_buffer_add(m, "sparse.roots", LTYPE_I32, f->num_trees, roots);
+	layout->state = s;
+	layout->threshold_type = type;
+	layout->leaf_type = f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
+	return true;
+}
+
+static void sparse_free(RepLayout *layout)
+{
+	free(layout->state);
+	layout->state = NULL;
+}
+
+static void sparse_begin_function(RepLayout *layout, LBuilder *b)
+{
+	SparseState *s = layout->state;
+	s->words = rep_buffer_address(b, s->word_buffer);
+	s->values = rep_buffer_address(b, s->value_buffer);
+	s->children = rep_buffer_address(b, s->child_buffer);
+	s->roots = rep_buffer_address(b, s->root_buffer);
+}
+
+/* A tree's handle is its root slot; nodes are absolute slots. */
+static uint32_t sparse_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+{
+	SparseState *s = layout->state;
+	return lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->roots, tree, LIR_NONE));
+}
+
+static uint32_t sparse_root(RepLayout *layout, LBuilder *b, uint32_t tree)
+{
+	(void)layout;
+	(void)b;
+	return tree;
+}
+
+static RepNode sparse_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
+{
+	SparseState *s = layout->state;
+	RepNode n;
+	(void)tree;
+	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, node, LIR_NONE), &n);
+	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, node, LIR_NONE);
+	return n;
+}
+
+static uint32_t sparse_child(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, uint32_t go_right)
+{
+	SparseState *s = layout->state;
+	uint32_t left = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->children, node, LIR_NONE));
+	(void)tree;
+	return lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, go_right), LIR_NONE);
+}
+
+static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
+{
+	SparseState *s = layout->state;
+	(void)tree;
+	return rep_load_leaf(layout, b, s->values, node);
+}
+
+const LRepresentation rep_sparse = {
+	.name = "sparse",
+	.lay_out = sparse_lay_out,
+	.free = sparse_free,
+	.begin_function = sparse_begin_function,
+	.tree = sparse_tree,
+	.root = sparse_root,
+	.load_node = sparse_load_node,
+	.child = sparse_child,
+	.leaf_value = sparse_leaf_value,
+};
