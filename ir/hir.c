@@ -103,8 +103,10 @@ static bool verify_tree(const HForest *f, uint32_t t, uint8_t *seen, uint32_t *s
 	while (top) {
 		uint32_t id = stack[--top];
 		const HNode *node = &nodes[id];
-		if (!isfinite(node->value) && !(node->feature != HIR_LEAF && isinf(node->value)))
-			return error_set(e, "tree %u node %u: %s is %g", t, id, node->feature == HIR_LEAF ? "leaf value" : "threshold", node->value);
+		/* An infinite threshold is a legal split (everything goes one way); NaN never is. */
+		if (isnan(node->value) || (node->feature == HIR_LEAF && isinf(node->value)))
+			return error_set(e, "tree %u node %u: %s is %s", t, id, node->feature == HIR_LEAF ? "leaf value" : "threshold",
+			                 isnan(node->value) ? "NaN" : "infinite");
 		if (node->feature == HIR_LEAF)
 			continue;
 		if (node->feature < 0 || (uint32_t)node->feature >= f->num_features)
