@@ -60,31 +60,52 @@ HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output)
 	return f->nodes + t->first_node;
 }
 
-uint32_t hir_tree_depth(const HForest *f, uint32_t t)
+/* The depths of the shallowest and deepest leaves of tree t; *stack is scratch space of *cap entries. */
+static void leaf_depths(const HForest *f, uint32_t t, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
-	uint32_t n = f->trees[t].num_nodes, max = 0, top = 0;
-	uint32_t *stack = xmalloc(2 * (size_t)(n ? n : 1) * sizeof *stack); /* (node, depth) pairs */
-
-	if (n == 0) {
-		free(stack);
-		return 0;
-	}
-	stack[top++] = 0;
-	stack[top++] = 0;
+	uint32_t top = 0, *s;
+	GROW(*stack, 2 * (size_t)f->trees[t].num_nodes + 2, *cap);
+	s = *stack;
+	*min = UINT32_MAX;
+	*max = 0;
+	s[top++] = 0; /* (node, depth) pairs */
+	s[top++] = 0;
 	while (top) {
-		uint32_t depth = stack[--top], node = stack[--top];
-		if (depth > max)
-			max = depth;
-		if (nodes[node].feature != HIR_LEAF) {
-			stack[top++] = nodes[node].left;
-			stack[top++] = depth + 1;
-			stack[top++] = nodes[node].right;
-			stack[top++] = depth + 1;
+		uint32_t depth = s[--top], id = s[--top];
+		if (nodes[id].feature == HIR_LEAF) {
+			*min = depth < *min ? depth : *min;
+			*max = depth > *max ? depth : *max;
+			continue;
 		}
+		s[top++] = nodes[id].left;
+		s[top++] = depth + 1;
+		s[top++] = nodes[id].right;
+		s[top++] = depth + 1;
 	}
+}
+
+uint32_t hir_tree_depth(const HForest *f, uint32_t t)
+{
+	uint32_t *stack = NULL, min, max;
+	size_t cap = 0;
+	leaf_depths(f, t, &stack, &cap, &min, &max);
 	free(stack);
 	return max;
+}
+
+void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max)
+{
+	uint32_t *stack = NULL, tree_min, tree_max;
+	size_t cap = 0;
+	*min = f->num_trees ? UINT32_MAX : 0;
+	*max = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		leaf_depths(f, t, &stack, &cap, &tree_min, &tree_max);
+		*min = tree_min < *min ? tree_min : *min;
+		*max = tree_max > *max ? tree_max : *max;
+	}
+	free(stack);
 }
 
 /* Walk tree t from its root, checking that every reachable node is reached once. */

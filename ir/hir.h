@@ -128,6 +128,9 @@ static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->no
 /* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
 uint32_t hir_tree_depth(const HForest *f, uint32_t t);
 
+/* The depths of the shallowest and the deepest leaf in the whole forest (0, 0 with no trees). */
+void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max);
+
 /* Check structure: children in range, no cycles or shared nodes, features < num_features, finite values, outputs in range, schedule well-formed. */
 bool hir_verify(const HForest *f, Error *e);
 

@@ -188,6 +188,10 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			fprintf(out, "%%%u = walk %%%u, rows[", id, inst->a);
 			print_index(out, m, &inst->row);
 			fputc(']', out);
+			if (inst->exact)
+				fprintf(out, " unroll %u", inst->peel);
+			else if (inst->peel)
+				fprintf(out, " peel %u", inst->peel);
 			break;
 		case MOP_REDUCE:
 			fputs("reduce result[", out);

@@ -40,7 +40,9 @@ typedef struct MIndex {
 typedef struct MInst {
 	uint8_t op;          /* MOp */
 	uint8_t parallel;    /* FOR: iterations may run concurrently */
-	uint16_t unused;
+	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
+	uint8_t unused;
+	uint16_t peel;       /* WALK: steps taken before the first leaf test (no leaf is shallower) */
 	int32_t var;         /* FOR: the index variable */
 	MIndex row;          /* INIT, WALK, REDUCE, TRANSFORM: the row */
 	MIndex tree;         /* GET_TREE: the tree */

@@ -13,6 +13,16 @@
 #include "ir/lir.h"
 #include "ir/mir.h"
 
+/* HIR pass: pad every tree so that all leaves sit at the forest's largest depth (new splits send both ways to copies of the leaf). */
+void hir_pad(HForest *f);
+/* Analysis: the number of nodes f would have after hir_pad. */
+uint64_t hir_padded_nodes(const HForest *f);
+/* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
+bool lower_padding_pays(const HForest *f);
+
+/* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
+void mir_unroll_walks(MModule *m);
+
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);
 

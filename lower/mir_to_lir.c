@@ -93,27 +93,39 @@ static uint32_t lower_compare(Lowering *l, uint32_t x, uint32_t threshold, uint3
 	return lir_emit(&l->b, LOP_SELECT, LTYPE_I1, default_left, nan_left, nan_right);
 }
 
+/* One step of a walk from node: test the row's feature against the threshold and go to a child. */
+static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, uint32_t row_start, const RepNode *fields)
+{
+	uint32_t x = emit2(l, LOP_LOAD, LTYPE_F32, l->rows, emit2(l, LOP_ADD, LTYPE_I64, row_start, fields->feature));
+	if (l->layout.threshold_type == LTYPE_F64)
+		x = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, x);
+	return l->rep->child(&l->layout, &l->b, tree, node, lower_compare(l, x, fields->threshold, fields->default_left));
+}
+
 /* walk: follow the tree from its root to a leaf for the row; yields the leaf's value. */
-static uint32_t lower_walk(Lowering *l, uint32_t tree, uint32_t row)
+static uint32_t lower_walk(Lowering *l, const MInst *walk, uint32_t tree, uint32_t row)
 {
 	const LRepresentation *rep = l->rep;
 	uint32_t row_start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
-	uint32_t node = lir_emit(&l->b, LOP_VAR, LTYPE_I64, rep->root(&l->layout, &l->b, tree), LIR_NONE, LIR_NONE);
-	uint32_t current, x;
+	uint32_t node = rep->root(&l->layout, &l->b, tree), cell;
 	RepNode fields;
 
-	lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
-	current = lir_emit(&l->b, LOP_GET, LTYPE_I64, node, LIR_NONE, LIR_NONE);
-	fields = rep->load_node(&l->layout, &l->b, tree, current);
-	lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
-	x = emit2(l, LOP_LOAD, LTYPE_F32, l->rows, emit2(l, LOP_ADD, LTYPE_I64, row_start, fields.feature));
-	if (l->layout.threshold_type == LTYPE_F64)
-		x = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, x);
-	emit2(l, LOP_SET, LTYPE_VOID, node,
-	      rep->child(&l->layout, &l->b, tree, current, lower_compare(l, x, fields.threshold, fields.default_left)));
-	lir_end(&l->b);
-	current = lir_emit(&l->b, LOP_GET, LTYPE_I64, node, LIR_NONE, LIR_NONE);
-	return rep->leaf_value(&l->layout, &l->b, tree, current);
+	/* Peeled steps: no leaf is this shallow, so no test. */
+	for (uint32_t i = 0; i < walk->peel; i++) {
+		fields = rep->load_node(&l->layout, &l->b, tree, node);
+		node = lower_step(l, tree, node, row_start, &fields);
+	}
+	if (!walk->exact) {
+		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node, LIR_NONE, LIR_NONE);
+		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
+		node = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
+		fields = rep->load_node(&l->layout, &l->b, tree, node);
+		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
+		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree, node, row_start, &fields));
+		lir_end(&l->b);
+		node = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
+	}
+	return rep->leaf_value(&l->layout, &l->b, tree, node);
 }
 
 /* The output a tree adds to, as i64. */
@@ -248,7 +260,7 @@ static void lower_list(Lowering *l, uint32_t first)
 			l->value[id] = l->rep->tree(&l->layout, &l->b, l->tree_index[id]);
 			break;
 		case MOP_WALK:
-			l->value[id] = lower_walk(l, l->value[inst->a], lower_index(l, &inst->row));
+			l->value[id] = lower_walk(l, inst, l->value[inst->a], lower_index(l, &inst->row));
 			break;
 		case MOP_REDUCE: {
 			uint32_t c = tree_output(l, l->tree_index[inst->a]);

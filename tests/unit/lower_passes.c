@@ -164,8 +164,40 @@ static void test_representations(void)
 	hir_forest_free(f);
 }
 
+/* hir_pad keeps every prediction and puts all leaves at one depth; mir_unroll_walks then drops the leaf tests. */
+static void test_pad_and_unroll(void)
+{
+	Error e;
+	uint32_t min, max;
+	HForest *f = small_forest(2, 1);
+	HNode *n = hir_tree_nodes(f, 1);
+	n[2] = (HNode){.value = 42, .feature = HIR_LEAF}; /* tree 1: leaves at depths 1 and 2 */
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(min == 1 && max == 2);
+	CHECK(hir_padded_nodes(f) == 16); /* tree 1 keeps its two unreachable nodes */
+	CHECK(lower_padding_pays(f));
+	hir_pad(f);
+	CHECK(hir_verify(f, &e));
+	CHECK(f->num_nodes == 16 && f->trees[1].num_nodes == 9);
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(min == 2 && max == 2);
+	/* both children of the old leaf carry its value */
+	n = hir_tree_nodes(f, 1);
+	CHECK(n[2].feature == 0 && n[n[2].left].value == 42 && n[n[2].right].value == 42);
+
+	MModule *m = lower_hir_to_mir(f, &e);
+	CHECK(m != NULL);
+	mir_unroll_walks(m);
+	for (uint32_t id = 0; m && id < m->num_insts; id++)
+		if (m->insts[id].op == MOP_WALK)
+			CHECK(m->insts[id].exact && m->insts[id].peel == 2);
+	mir_module_free(m);
+	hir_forest_free(f);
+}
+
 int main(void)
 {
+	test_pad_and_unroll();
 	test_verify();
 	test_hir_to_mir();
 	test_representations();

@@ -1,0 +1,110 @@
+/*
+ * HIR pass: pad trees so that every leaf sits at the forest's largest depth D.
+ *
+ * A leaf at depth d < D becomes a split on feature 0 whose two children both carry
+ * the leaf's value, repeated down to depth D, so whichever way a row goes it reaches
+ * the old value after exactly D steps. Walks then need no leaf tests (see
+ * mir_unroll_walks), at the cost of 2^(D-d+1) - 2 new nodes per such leaf.
+ */
+#include "lower/lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Nodes tree t has after padding to depth `depth`; *stack is scratch of *cap entries. */
+static uint64_t padded_tree_nodes(const HForest *f, uint32_t t, uint32_t depth, uint32_t **stack, size_t *cap)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint64_t count = f->trees[t].num_nodes; /* kept as they are, reachable or not */
+	uint32_t top = 0, *s;
+	GROW(*stack, 2 * (size_t)f->trees[t].num_nodes + 2, *cap);
+	s = *stack;
+	s[top++] = 0;
+	s[top++] = 0;
+	while (top) {
+		uint32_t d = s[--top], id = s[--top];
+		if (nodes[id].feature == HIR_LEAF) {
+			count += (2ull << (depth - d)) - 2;
+			continue;
+		}
+		s[top++] = nodes[id].left;
+		s[top++] = d + 1;
+		s[top++] = nodes[id].right;
+		s[top++] = d + 1;
+	}
+	return count;
+}
+
+uint64_t hir_padded_nodes(const HForest *f)
+{
+	uint32_t min, max, *stack = NULL;
+	uint64_t total = 0;
+	size_t cap = 0;
+	hir_leaf_depth_range(f, &min, &max);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		total += padded_tree_nodes(f, t, max, &stack, &cap);
+	free(stack);
+	return total;
+}
+
+bool lower_padding_pays(const HForest *f)
+{
+	uint32_t min, max;
+	hir_leaf_depth_range(f, &min, &max);
+	/* Padding shallow leaves of a deep forest grows it exponentially; allow at most twice the nodes. */
+	return min != max && max <= 16 && f->num_features > 0 && hir_padded_nodes(f) <= 2 * f->num_nodes + 1024;
+}
+
+void hir_pad(HForest *f)
+{
+	uint32_t min, max, *stack = NULL;
+	size_t cap = 0;
+	uint64_t total = 0, *sizes;
+	HNode *nodes;
+	HTree *trees = f->trees;
+
+	hir_leaf_depth_range(f, &min, &max);
+	if (min == max)
+		return;
+	sizes = xmalloc(((size_t)f->num_trees + 1) * sizeof *sizes);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		sizes[t] = padded_tree_nodes(f, t, max, &stack, &cap);
+		total += sizes[t];
+	}
+	nodes = xmalloc((total ? total : 1) * sizeof *nodes);
+	total = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		HNode *tree = nodes + total;
+		uint32_t count = trees[t].num_nodes, top = 0;
+		memcpy(tree, f->nodes + trees[t].first_node, count * sizeof *tree);
+		GROW(stack, 2 * sizes[t] + 2, cap);
+		stack[top++] = 0;
+		stack[top++] = 0;
+		while (top) {
+			uint32_t d = stack[--top], id = stack[--top];
+			HNode *n = &tree[id];
+			if (n->feature == HIR_LEAF) {
+				if (d == max)
+					continue;
+				/* Turn the leaf into a split whose children are both copies of it. */
+				HNode leaf = *n;
+				tree[count] = leaf;
+				tree[count + 1] = leaf;
+				*n = (HNode){.value = 0, .left = count, .right = count + 1, .feature = 0, .default_left = 1, .compare = HCMP_LT};
+				count += 2;
+			}
+			stack[top++] = n->left;
+			stack[top++] = d + 1;
+			stack[top++] = n->right;
+			stack[top++] = d + 1;
+		}
+		trees[t].first_node = total;
+		trees[t].num_nodes = count;
+		total += count;
+	}
+	free(stack);
+	free(sizes);
+	free(f->nodes);
+	f->nodes = nodes;
+	f->num_nodes = f->nodes_cap = total;
+}
