@@ -1,0 +1,787 @@
+/* JSON reader: one non-recursive pass that checks the text and fills the value tape. */
+#include "front/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Parser {
+	JsonDocument *doc;
+	const char *text, *p, *end;
+	Error *e;
+	uint32_t stack[JSON_MAX_DEPTH]; /* open containers, outermost first */
+} Parser;
+
+/* Which bytes are JSON whitespace. */
+static inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+const char *json_type_name(JsonType t)
+{
+	static const char *const names[] = {"null", "false", "true", "a number", "a string", "an array", "an object"};
+	return t < COUNT_OF(names) ? names[t] : "?";
+}
+
+void json_position(const JsonDocument *doc, size_t offset, uint32_t *line, uint32_t *column)
+{
+	const char *text = doc->text;
+	size_t line_start = 0;
+	uint32_t n = 1;
+	if (offset > doc->text_length)
+		offset = doc->text_length;
+	for (const char *q = text; (q = memchr(q, '\n', offset - (size_t)(q - text))) != NULL; q++) {
+		n++;
+		line_start = (size_t)(q - text) + 1;
+	}
+	*line = n;
+	*column = (uint32_t)(offset - line_start + 1);
+}
+
+/* Fill e with "name:line:column: message" for the byte at `at`; returns false. */
+static bool parse_error(Parser *ps, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool parse_error(Parser *ps, const char *at, const char *fmt, ...)
+{
+	char message[512];
+	uint32_t line, column;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	json_position(ps->doc, (size_t)(at - ps->text), &line, &column);
+	return error_set(ps->e, "%s:%u:%u: %s", ps->doc->name, line, column, message);
+}
+
+/* Describe the byte at p (or the end of input) for "expected X, found Y" messages. */
+static void describe_byte(const Parser *ps, const char *p, char *buf, size_t size)
+{
+	unsigned char c = p < ps->end ? (unsigned char)*p : 0;
+	if (p >= ps->end)
+		snprintf(buf, size, "end of input");
+	else if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, size, "'%c'", c);
+	else
+		snprintf(buf, size, "byte 0x%02x", c);
+}
+
+/* Report that `what` was expected at the current position. */
+static bool expected(Parser *ps, const char *what)
+{
+	char found[32];
+	describe_byte(ps, ps->p, found, sizeof found);
+	return parse_error(ps, ps->p, "expected %s, found %s", what, found);
+}
+
+static inline bool is_hex(char c) { return is_digit(c) || (unsigned char)((c | 0x20) - 'a') < 6; }
+
+/*
+ * The closing quote of the string whose text starts at p (after the opening quote),
+ * or NULL after reporting an error. Sets *escaped if the text holds escapes.
+ */
+static const char *scan_string(Parser *ps, const char *p, uint8_t *escaped)
+{
+	const char *open = p - 1, *end = ps->end;
+	for (;;) {
+		unsigned char c;
+		if (p >= end)
+			return parse_error(ps, open, "unterminated string"), NULL;
+		c = (unsigned char)*p;
+		if (c == '"')
+			return p;
+		if (c < 0x20)
+			return parse_error(ps, p, "control character (byte 0x%02x) in a string", c), NULL;
+		if (c != '\\') {
+			p++;
+			continue;
+		}
+		*escaped = 1;
+		if (p + 1 >= end)
+			return parse_error(ps, open, "unterminated string"), NULL;
+		switch (p[1]) {
+		case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+			p += 2;
+			break;
+		case 'u':
+			if (end - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) || !is_hex(p[5]))
+				return parse_error(ps, p, "\\u must be followed by four hexadecimal digits"), NULL;
+			p += 6;
+			break;
+		default:
+			return parse_error(ps, p, "invalid escape '\\%c' in a string", p[1] >= 0x20 && p[1] < 0x7f ? p[1] : '?'), NULL;
+		}
+	}
+}
+
+/*
+ * The first byte at or after p that is not a decimal digit, or end. Eight bytes at a
+ * time where there are eight to read: a byte b is a digit when b ^ '0' is below 10,
+ * which 0x76 added to its low seven bits tells without carrying into the next byte.
+ */
+static inline const char *skip_digits(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (end - p >= 8) {
+		uint64_t x, not_digit;
+		memcpy(&x, p, sizeof x);
+		x ^= UINT64_C(0x3030303030303030);
+		not_digit = (((x & UINT64_C(0x7f7f7f7f7f7f7f7f)) + UINT64_C(0x7676767676767676)) | x) & UINT64_C(0x8080808080808080);
+		if (not_digit)
+			return p + (__builtin_ctzll(not_digit) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < end && is_digit(*p))
+		p++;
+	return p;
+}
+
+/* The end of the number (JSON syntax, or NaN, Infinity, -Infinity) starting at p, or NULL if there is none. */
+static inline const char *scan_number(const char *p, const char *end)
+{
+	const char *start = p;
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == 'I')
+		return (size_t)(end - p) >= 8 && memcmp(p, "Infinity", 8) == 0 ? p + 8 : NULL;
+	if (p == start && p < end && *p == 'N')
+		return (size_t)(end - p) >= 3 && memcmp(p, "NaN", 3) == 0 ? p + 3 : NULL;
+	start = p;
+	p = skip_digits(p, end);
+	if (p == start || (*start == '0' && p - start > 1))
+		return NULL; /* no digits, or a leading zero */
+	if (p < end && *p == '.') {
+		start = ++p;
+		p = skip_digits(p, end);
+		if (p == start)
+			return NULL;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		start = p;
+		p = skip_digits(p, end);
+		if (p == start)
+			return NULL;
+	}
+	return p;
+}
+
+bool json_text_is_number(const char *text, size_t length)
+{
+	return scan_number(text, text + length) == text + length;
+}
+
+/* Whether the byte after a number would make it malformed ("01", "1x", "1.e"). */
+static inline bool bad_after_number(char c) { return is_digit(c) || c == '.' || (unsigned char)((c | 0x20) - 'a') < 26; }
+
+/* A scalar's tape entry. */
+static inline JsonValue scalar(JsonType type, uint8_t escaped, uint32_t start, uint32_t length, uint32_t end)
+{
+	return (JsonValue){.type = (uint8_t)type, .escaped = escaped, .start = start, .length = length, .end = end};
+}
+
+/* Make room for more values (kept out of line: it runs a few times per document). */
+static JsonValue *__attribute__((noinline)) grow_values(JsonValue *values, uint32_t count, size_t *cap)
+{
+	GROW(values, (size_t)count + 1, *cap);
+	return values;
+}
+
+/*
+ * The parser: a loop over three states, `value` (a value must come next), `after`
+ * (a value ended: ',' or a closing bracket must come next) and `key` (a member name
+ * and ':' must come next). The innermost container and its element count live in
+ * locals; an enclosing container's count waits in its `length` field.
+ */
+static bool parse_document(Parser *ps)
+{
+	const char *text = ps->text, *p = ps->text, *end = ps->end, *q;
+	JsonValue *values = ps->doc->values;
+	size_t cap = ps->doc->values_cap;
+	uint32_t count = 0, depth = 0, top = 0, elements = 0;
+	uint32_t *stack = ps->stack;
+	JsonType top_type = JSON_NULL; /* the innermost container's type, JSON_NULL at the top level */
+	bool ok = false;
+	char close;
+
+value:
+	while (p < end && is_space(*p))
+		p++;
+	if (p >= end) {
+		ps->p = p;
+		expected(ps, "a value");
+		goto out;
+	}
+	if (count == cap)
+		values = grow_values(values, count, &cap);
+	elements += top_type == JSON_ARRAY;
+	switch (*p) {
+	case '[':
+	case '{':
+		if (depth == JSON_MAX_DEPTH) {
+			parse_error(ps, p, "arrays and objects nested more than %d deep", JSON_MAX_DEPTH);
+			goto out;
+		}
+		if (depth) {
+			values[top].length = elements;
+			values[top].flat = 0; /* it holds a container */
+		}
+		top = count;
+		top_type = *p == '[' ? JSON_ARRAY : JSON_OBJECT;
+		stack[depth++] = top;
+		elements = 0;
+		values[count++] = (JsonValue){.type = (uint8_t)top_type, .flat = top_type == JSON_ARRAY, .start = (uint32_t)(p - text)};
+		close = *p == '[' ? ']' : '}';
+		p++;
+		while (p < end && is_space(*p))
+			p++;
+		if (p < end && *p == close) {
+			p++;
+			goto close;
+		}
+		if (top_type == JSON_OBJECT)
+			goto key;
+		goto value;
+	case '"': {
+		uint8_t escaped = 0;
+		if (!(q = scan_string(ps, p + 1, &escaped)))
+			goto out;
+		values[count] = scalar(JSON_STRING, escaped, (uint32_t)(p + 1 - text), (uint32_t)(q - p - 1), count + 1);
+		count++;
+		p = q + 1;
+		goto after;
+	}
+	case 't':
+	case 'f':
+	case 'n': {
+		const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
+		JsonType type = *p == 't' ? JSON_TRUE : *p == 'f' ? JSON_FALSE : JSON_NULL;
+		size_t n = strlen(word);
+		if ((size_t)(end - p) < n || memcmp(p, word, n) != 0)
+			break;
+		values[count] = scalar(type, 0, (uint32_t)(p - text), (uint32_t)n, count + 1);
+		count++;
+		p += n;
+		goto after;
+	}
+	default:
+		if (!is_digit(*p) && *p != '-' && *p != 'N' && *p != 'I')
+			break;
+		q = scan_number(p, end);
+		if (!q || (q < end && bad_after_number(*q))) {
+			parse_error(ps, p, "invalid number");
+			goto out;
+		}
+		values[count] = scalar(JSON_NUMBER, 0, (uint32_t)(p - text), (uint32_t)(q - p), count + 1);
+		count++;
+		p = q;
+		goto after;
+	}
+	ps->p = p;
+	expected(ps, "a value");
+	goto out;
+
+after:
+	while (p < end && is_space(*p))
+		p++;
+	if (top_type == JSON_NULL) {
+		if (p < end) {
+			parse_error(ps, p, "unexpected text after the JSON value");
+			goto out;
+		}
+		ok = true;
+		goto out;
+	}
+	if (p < end && *p == ',') {
+		p++;
+		if (top_type == JSON_OBJECT)
+			goto key;
+		goto value;
+	}
+	close = top_type == JSON_OBJECT ? '}' : ']';
+	if (p < end && *p == close) {
+		p++;
+		goto close;
+	}
+	ps->p = p;
+	expected(ps, top_type == JSON_OBJECT ? "',' or '}'" : "',' or ']'");
+	goto out;
+
+close:
+	/* A flat array drops its elements: the tape then only grows with the document's structure. */
+	if (values[top].flat)
+		count = top + 1;
+	values[top].length = elements;
+	values[top].end = count;
+	if (--depth) {
+		top = stack[depth - 1];
+		top_type = (JsonType)values[top].type;
+		elements = values[top].length;
+	} else {
+		top_type = JSON_NULL;
+	}
+	goto after;
+
+key:
+	while (p < end && is_space(*p))
+		p++;
+	if (p >= end || *p != '"') {
+		ps->p = p;
+		expected(ps, "a member name (a string)");
+		goto out;
+	} else {
+		uint8_t escaped = 0;
+		if (!(q = scan_string(ps, p + 1, &escaped)))
+			goto out;
+		if (count == cap)
+			values = grow_values(values, count, &cap);
+		values[count] = scalar(JSON_STRING, escaped, (uint32_t)(p + 1 - text), (uint32_t)(q - p - 1), count + 1);
+		count++;
+		elements++;
+		p = q + 1;
+	}
+	while (p < end && is_space(*p))
+		p++;
+	if (p >= end || *p != ':') {
+		ps->p = p;
+		expected(ps, "':'");
+		goto out;
+	}
+	p++;
+	goto value;
+
+out:
+	ps->doc->values = values;
+	ps->doc->values_cap = cap;
+	ps->doc->num_values = count;
+	return ok;
+}
+
+bool json_parse(JsonDocument *doc, const char *name, const char *text, size_t length, Error *e)
+{
+	Parser *ps;
+	bool ok;
+	memset(doc, 0, sizeof *doc);
+	doc->name = name;
+	doc->text = text;
+	doc->text_length = length;
+	if (length >= UINT32_MAX)
+		return error_set(e, "%s: too large for the JSON reader (%zu bytes)", name, length);
+	GROW(doc->values, 1024, doc->values_cap);
+	ps = xmalloc(sizeof *ps);
+	ps->doc = doc;
+	ps->text = ps->p = text;
+	ps->end = text + length;
+	ps->e = e;
+	ok = parse_document(ps);
+	free(ps);
+	return ok;
+}
+
+void json_free(JsonDocument *doc)
+{
+	free(doc->values);
+	doc->values = NULL;
+	doc->num_values = 0;
+	doc->values_cap = 0;
+}
+
+void json_iterate(const JsonDocument *doc, uint32_t v, JsonIterator *it)
+{
+	const JsonValue *value = &doc->values[v];
+	memset(it, 0, sizeof *it);
+	it->doc = doc;
+	if (value->type != JSON_ARRAY)
+		return;
+	it->remaining = value->length;
+	it->flat = value->flat;
+	it->value = v + 1;
+	it->p = doc->text + value->start + 1;
+	while (is_space(*it->p))
+		it->p++;
+}
+
+/*
+ * The elements of a flat array are read from the text, which the parser has checked:
+ * each is a scalar followed by ',' or the closing ']', so no scan passes the end.
+ */
+bool json_iterator_next(JsonIterator *it, JsonItem *item)
+{
+	const char *p, *q;
+	if (it->remaining == 0) {
+		*item = (JsonItem){.type = JSON_NULL};
+		return false;
+	}
+	it->remaining--;
+	if (!it->flat) {
+		const JsonValue *value = &it->doc->values[it->value];
+		item->type = (JsonType)value->type;
+		item->escaped = value->escaped;
+		item->value = it->value;
+		item->text = it->doc->text + value->start;
+		item->length = value->length;
+		it->value = value->end;
+		return true;
+	}
+	p = it->p;
+	item->value = JSON_MISSING;
+	item->escaped = 0;
+	switch (*p) {
+	case '"':
+		for (q = ++p; *q != '"'; q++)
+			if (*q == '\\') {
+				item->escaped = 1;
+				q++;
+			}
+		item->type = JSON_STRING;
+		item->text = p;
+		item->length = (uint32_t)(q - p);
+		q++;
+		break;
+	case 't': case 'f': case 'n':
+		item->type = *p == 't' ? JSON_TRUE : *p == 'f' ? JSON_FALSE : JSON_NULL;
+		q = p + (*p == 'f' ? 5 : 4);
+		item->text = p;
+		item->length = (uint32_t)(q - p);
+		break;
+	default:
+		for (q = p; *q != ',' && *q != ']' && !is_space(*q); q++)
+			;
+		item->type = JSON_NUMBER;
+		item->text = p;
+		item->length = (uint32_t)(q - p);
+		break;
+	}
+	while (is_space(*q))
+		q++;
+	if (*q == ',')
+		q++;
+	while (is_space(*q))
+		q++;
+	it->p = q;
+	return true;
+}
+
+static unsigned hex_value(char c) { return is_digit(c) ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10); }
+
+/* Append code point cp as UTF-8 to out; returns bytes written. */
+static size_t put_utf8(char *out, uint32_t cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Unescape raw string text (already checked by the parser) into out, which has room for n bytes; returns the length. */
+static size_t unescape(const char *raw, size_t n, char *out)
+{
+	size_t i = 0, o = 0;
+	while (i < n) {
+		char c = raw[i];
+		uint32_t cp;
+		if (c != '\\') {
+			out[o++] = c;
+			i++;
+			continue;
+		}
+		c = raw[i + 1];
+		i += 2;
+		switch (c) {
+		case 'b': out[o++] = '\b'; continue;
+		case 'f': out[o++] = '\f'; continue;
+		case 'n': out[o++] = '\n'; continue;
+		case 'r': out[o++] = '\r'; continue;
+		case 't': out[o++] = '\t'; continue;
+		case 'u': break;
+		default: out[o++] = c; continue;
+		}
+		cp = hex_value(raw[i]) << 12 | hex_value(raw[i + 1]) << 8 | hex_value(raw[i + 2]) << 4 | hex_value(raw[i + 3]);
+		i += 4;
+		if (cp >= 0xd800 && cp < 0xdc00 && i + 6 <= n && raw[i] == '\\' && raw[i + 1] == 'u') {
+			uint32_t low = hex_value(raw[i + 2]) << 12 | hex_value(raw[i + 3]) << 8 | hex_value(raw[i + 4]) << 4 |
+			               hex_value(raw[i + 5]);
+			if (low >= 0xdc00 && low < 0xe000) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+				i += 6;
+			}
+		}
+		if (cp >= 0xd800 && cp < 0xe000)
+			cp = 0xfffd; /* a lone surrogate */
+		o += put_utf8(out + o, cp);
+	}
+	return o;
+}
+
+size_t json_string_copy(const JsonDocument *doc, uint32_t v, char *buf, size_t size)
+{
+	const JsonValue *value = &doc->values[v];
+	const char *raw = doc->text + value->start;
+	size_t n = value->length;
+	char *tmp = NULL;
+	if (value->escaped) {
+		/* Unescaped text is never longer than the escaped text. */
+		tmp = xmalloc(n + 1);
+		n = unescape(raw, n, tmp);
+		raw = tmp;
+	}
+	if (size) {
+		size_t m = n < size - 1 ? n : size - 1;
+		memcpy(buf, raw, m);
+		buf[m] = '\0';
+	}
+	free(tmp);
+	return n;
+}
+
+bool json_string_equals(const JsonDocument *doc, uint32_t v, const char *s)
+{
+	const JsonValue *value = &doc->values[v];
+	size_t n = strlen(s);
+	bool equal;
+	char *tmp;
+	if (value->type != JSON_STRING)
+		return false;
+	if (!value->escaped)
+		return value->length == n && memcmp(doc->text + value->start, s, n) == 0;
+	tmp = xmalloc((size_t)value->length + 1);
+	equal = unescape(doc->text + value->start, value->length, tmp) == n && memcmp(tmp, s, n) == 0;
+	free(tmp);
+	return equal;
+}
+
+uint32_t json_member(const JsonDocument *doc, uint32_t v, const char *key)
+{
+	uint32_t k, n;
+	if (doc->values[v].type != JSON_OBJECT)
+		return JSON_MISSING;
+	n = doc->values[v].length;
+	k = v + 1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (json_string_equals(doc, k, key))
+			return k + 1;
+		k = doc->values[k + 1].end;
+	}
+	return JSON_MISSING;
+}
+
+/* Exact powers of ten that a double holds. */
+static const double powers_of_ten[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/*
+ * The fast path (Clinger's): a decimal with at most 19 significant digits whose
+ * value is m * 10^k with m < 2^53 and |k| <= 22 is one correctly rounded operation
+ * on two exact doubles. Parses from p and returns where the number stopped (the
+ * first byte that cannot continue it, or end), or NULL when it needs the slow path.
+ */
+static const char *decimal_fast(const char *p, const char *end, double *out)
+{
+	uint64_t mantissa = 0;
+	int digits = 0, exponent = 0;
+	bool negative = false;
+	if (p < end && *p == '-') {
+		negative = true;
+		p++;
+	}
+	for (; p < end && is_digit(*p); p++) {
+		if (mantissa == 0 && *p == '0')
+			continue;
+		if (++digits > 19)
+			return NULL;
+		mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+	}
+	if (p < end && *p == '.') {
+		for (p++; p < end && is_digit(*p); p++) {
+			exponent--;
+			if (mantissa == 0 && *p == '0')
+				continue;
+			if (++digits > 19)
+				return NULL;
+			mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+		}
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		int sign = 1, value = 0;
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			sign = *p++ == '-' ? -1 : 1;
+		for (; p < end && is_digit(*p); p++) {
+			if (value > 100000)
+				return NULL;
+			value = value * 10 + (*p - '0');
+		}
+		exponent += sign * value;
+	}
+	if (mantissa == 0) {
+		*out = negative ? -0.0 : 0.0;
+		return p;
+	}
+	if (mantissa > (UINT64_C(1) << 53) || exponent < -22 || exponent > 22)
+		return NULL;
+	*out = exponent < 0 ? (double)mantissa / powers_of_ten[-exponent] : (double)mantissa * powers_of_ten[exponent];
+	if (negative)
+		*out = -*out;
+	return p;
+}
+
+/*
+ * Whether rounding d, the correctly rounded double of a decimal, to float rounds the
+ * decimal correctly: it does unless d fell exactly halfway between two floats (the
+ * 29 bits a float drops are 1000...0) or the float would be subnormal.
+ */
+static inline bool float_rounds_once(double d)
+{
+	uint64_t bits;
+	memcpy(&bits, &d, sizeof bits);
+	return d == 0 || (fabs(d) >= 0x1p-126 && (bits & 0x1fffffff) != 0x10000000);
+}
+
+/* The slow path: the C library's conversion on a NUL-terminated copy (assumes the "C" locale). */
+static double decimal_slow(const char *text, size_t length, bool single)
+{
+	char small[64], *buf = length < sizeof small ? small : xmalloc(length + 1);
+	double d;
+	const char *p = text;
+	bool negative = length && *p == '-';
+	if (length - negative >= 3 && p[negative] == 'N')
+		d = NAN;
+	else if (length - negative >= 8 && p[negative] == 'I')
+		d = negative ? -INFINITY : INFINITY;
+	else {
+		memcpy(buf, text, length);
+		buf[length] = '\0';
+		d = single ? (double)strtof(buf, NULL) : strtod(buf, NULL);
+	}
+	if (buf != small)
+		free(buf);
+	return d;
+}
+
+double json_text_double(const char *text, size_t length)
+{
+	double d;
+	if (decimal_fast(text, text + length, &d) == text + length)
+		return d;
+	return decimal_slow(text, length, false);
+}
+
+float json_text_float(const char *text, size_t length)
+{
+	double d;
+	if (decimal_fast(text, text + length, &d) == text + length && float_rounds_once(d))
+		return (float)d;
+	return (float)decimal_slow(text, length, true);
+}
+
+/* Whether c ends an element of a flat array. */
+static inline bool ends_element(char c) { return c == ',' || c == ']' || is_space(c); }
+
+/* Move a flat array's iterator past the element whose text ends at q. */
+static inline void iterator_advance(JsonIterator *it, const char *q)
+{
+	while (is_space(*q))
+		q++;
+	if (*q == ',')
+		q++;
+	while (is_space(*q))
+		q++;
+	it->p = q;
+	it->remaining--;
+}
+
+bool json_iterator_float(JsonIterator *it, JsonItem *item, float *out)
+{
+	if (it->flat && it->remaining) {
+		double d;
+		const char *q = decimal_fast(it->p, it->doc->text + it->doc->text_length, &d);
+		if (q && q != it->p && ends_element(*q) && float_rounds_once(d)) {
+			*out = (float)d;
+			iterator_advance(it, q);
+			return true;
+		}
+	}
+	if (!json_iterator_next(it, item) || item->type != JSON_NUMBER)
+		return false;
+	*out = json_item_float(item);
+	return true;
+}
+
+bool json_iterator_int64(JsonIterator *it, JsonItem *item, int64_t *out)
+{
+	if (it->flat && it->remaining) {
+		const char *p = it->p;
+		bool negative = *p == '-';
+		uint64_t n = 0;
+		int digits = 0;
+		p += negative;
+		for (; is_digit(*p) && digits < 18; p++, digits++)
+			n = n * 10 + (uint64_t)(*p - '0');
+		if (digits > 0 && ends_element(*p)) {
+			*out = negative ? -(int64_t)n : (int64_t)n;
+			iterator_advance(it, p);
+			return true;
+		}
+	}
+	return json_iterator_next(it, item) && json_item_int64(item, out);
+}
+
+double json_number_double(const JsonDocument *doc, uint32_t v)
+{
+	const JsonValue *value = &doc->values[v];
+	return json_text_double(doc->text + value->start, value->length);
+}
+
+float json_number_float(const JsonDocument *doc, uint32_t v)
+{
+	const JsonValue *value = &doc->values[v];
+	return json_text_float(doc->text + value->start, value->length);
+}
+
+bool json_text_int64(const char *text, size_t length, int64_t *out)
+{
+	const char *p = text, *end = text + length;
+	bool negative = false;
+	uint64_t n = 0, limit;
+	if (p < end && *p == '-') {
+		negative = true;
+		p++;
+	}
+	if (p == end)
+		return false;
+	limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; p < end; p++) {
+		if (!is_digit(*p))
+			return false;
+		if (n > (limit - (uint64_t)(*p - '0')) / 10)
+			return false;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	*out = negative ? (int64_t)(0 - n) : (int64_t)n;
+	return true;
+}
+
+bool json_number_int64(const JsonDocument *doc, uint32_t v, int64_t *out)
+{
+	const JsonValue *value = &doc->values[v];
+	return value->type == JSON_NUMBER && json_text_int64(doc->text + value->start, value->length, out);
+}

@@ -1,0 +1,310 @@
+/* Unit tests of the JSON reader and the XGBoost model reader; also times reading a real model. */
+#define _POSIX_C_SOURCE 200809L
+#include "front/front.h"
+#include "front/json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int failures;
+
+#define CHECK(cond)                                                                      \
+	do {                                                                             \
+		if (!(cond)) {                                                           \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                      \
+		}                                                                        \
+	} while (0)
+
+/* Check that `message` contains `text`. */
+static void expect_message(const char *message, const char *text, int line)
+{
+	if (!strstr(message, text)) {
+		fprintf(stderr, "%s:%d: expected '%s' in '%s'\n", __FILE__, line, text, message);
+		failures++;
+	}
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Parsing must fail with a message containing `text`. */
+static void expect_json_error(const char *json, const char *text, int line)
+{
+	JsonDocument doc;
+	Error e = {{0}};
+	bool ok = json_parse(&doc, "t.json", json, strlen(json), &e);
+	if (ok) {
+		fprintf(stderr, "%s:%d: '%s' parsed, expected an error\n", __FILE__, line, json);
+		failures++;
+	} else {
+		expect_message(e.message, text, line);
+	}
+	json_free(&doc);
+}
+
+static void test_json_values(void)
+{
+	static const char text[] = "{\"a\": [1, 2.5, -3e2], \"b\": {\"c\": \"x\\u00e9\\ud83d\\ude00\\n\\\"\"},\n"
+	                           " \"d\": [true, false, null, [1], {}, \"s\"], \"e\": [], \"k\\u0065y\": 7}";
+	JsonDocument doc;
+	JsonIterator it;
+	JsonItem item;
+	Error e;
+	char buf[64];
+	int64_t n;
+	uint32_t a, b, c, d, count;
+	float x;
+
+	CHECK(json_parse(&doc, "t.json", text, strlen(text), &e));
+	CHECK(json_type(&doc, 0) == JSON_OBJECT && json_length(&doc, 0) == 5);
+	a = json_member(&doc, 0, "a");
+	CHECK(a && json_type(&doc, a) == JSON_ARRAY && json_length(&doc, a) == 3 && json_is_flat(&doc, a));
+	json_iterate(&doc, a, &it);
+	CHECK(json_iterator_int64(&it, &item, &n) && n == 1);
+	CHECK(json_iterator_float(&it, &item, &x) && x == 2.5f);
+	CHECK(!json_iterator_int64(&it, &item, &n) && item.type == JSON_NUMBER && json_item_float(&item) == -300.0f);
+	CHECK(!json_iterator_next(&it, &item));
+
+	b = json_member(&doc, 0, "b");
+	c = json_member(&doc, b, "c");
+	CHECK(c && json_type(&doc, c) == JSON_STRING);
+	CHECK(json_string_copy(&doc, c, buf, sizeof buf) == 9 && strcmp(buf, "x\xc3\xa9\xf0\x9f\x98\x80\n\"") == 0);
+	CHECK(json_string_equals(&doc, c, "x\xc3\xa9\xf0\x9f\x98\x80\n\""));
+	CHECK(json_member(&doc, b, "missing") == JSON_MISSING && json_member(&doc, c, "c") == JSON_MISSING);
+	CHECK(json_member(&doc, 0, "key") && json_number_int64(&doc, json_member(&doc, 0, "key"), &n) && n == 7);
+
+	d = json_member(&doc, 0, "d");
+	CHECK(d && !json_is_flat(&doc, d) && json_length(&doc, d) == 6);
+	json_iterate(&doc, d, &it);
+	static const JsonType types[] = {JSON_TRUE, JSON_FALSE, JSON_NULL, JSON_ARRAY, JSON_OBJECT, JSON_STRING};
+	for (count = 0; json_iterator_next(&it, &item); count++)
+		CHECK(count < 6 && item.type == types[count] && item.value != JSON_MISSING);
+	CHECK(count == 6);
+	CHECK(json_length(&doc, json_member(&doc, 0, "e")) == 0);
+	json_free(&doc);
+
+	/* Elements of a flat array as the iterator sees them, with spacing and strings. */
+	static const char flat[] = "[ \"a,b\" , \"q\\\"]\",true ,\n -0.0 ,1E400]";
+	CHECK(json_parse(&doc, "t.json", flat, strlen(flat), &e) && json_is_flat(&doc, 0) && doc.num_values == 1);
+	json_iterate(&doc, 0, &it);
+	CHECK(json_iterator_next(&it, &item) && item.type == JSON_STRING && item.length == 3 && memcmp(item.text, "a,b", 3) == 0);
+	CHECK(json_iterator_next(&it, &item) && item.type == JSON_STRING && item.escaped && item.length == 4);
+	CHECK(json_iterator_next(&it, &item) && item.type == JSON_TRUE);
+	CHECK(json_iterator_float(&it, &item, &x) && x == 0.0f && signbit(x));
+	CHECK(json_iterator_float(&it, &item, &x) && isinf(x));
+	CHECK(!json_iterator_next(&it, &item));
+	json_free(&doc);
+
+	/* Python's json module writes these. */
+	static const char special[] = "[NaN, Infinity, -Infinity]";
+	CHECK(json_parse(&doc, "t.json", special, strlen(special), &e));
+	json_iterate(&doc, 0, &it);
+	CHECK(json_iterator_float(&it, &item, &x) && isnan(x));
+	CHECK(json_iterator_float(&it, &item, &x) && isinf(x) && x > 0);
+	CHECK(json_iterator_float(&it, &item, &x) && isinf(x) && x < 0);
+	json_free(&doc);
+}
+
+static void test_json_errors(void)
+{
+	char *deep;
+	expect_json_error("", "t.json:1:1: expected a value, found end of input", __LINE__);
+	expect_json_error("[1,2", "t.json:1:5: expected ',' or ']', found end of input", __LINE__);
+	expect_json_error("[1,]", "t.json:1:4: expected a value, found ']'", __LINE__);
+	expect_json_error("{\n  \"a\": 1,\n  \"b\" 2}", "t.json:3:7: expected ':', found '2'", __LINE__);
+	expect_json_error("{\"a\": 1 \"b\": 2}", "t.json:1:9: expected ',' or '}', found '\"'", __LINE__);
+	expect_json_error("{1: 2}", "t.json:1:2: expected a member name (a string), found '1'", __LINE__);
+	expect_json_error("[tru]", "t.json:1:2: expected a value, found 't'", __LINE__);
+	expect_json_error("[01]", "t.json:1:2: invalid number", __LINE__);
+	expect_json_error("[1.]", "invalid number", __LINE__);
+	expect_json_error("[1e+]", "invalid number", __LINE__);
+	expect_json_error("[-]", "invalid number", __LINE__);
+	expect_json_error("[-NaN]", "invalid number", __LINE__);
+	expect_json_error("[1x]", "invalid number", __LINE__);
+	expect_json_error("[\"a\tb\"]", "t.json:1:4: control character (byte 0x09) in a string", __LINE__);
+	expect_json_error("[\"\\x\"]", "invalid escape '\\x' in a string", __LINE__);
+	expect_json_error("[\"\\u12g4\"]", "\\u must be followed by four hexadecimal digits", __LINE__);
+	expect_json_error("[\"abc", "t.json:1:2: unterminated string", __LINE__);
+	expect_json_error("[1] [2]", "t.json:1:5: unexpected text after the JSON value", __LINE__);
+	expect_json_error("\x01", "expected a value, found byte 0x01", __LINE__);
+
+	deep = malloc(100001);
+	memset(deep, '[', 100000);
+	deep[100000] = '\0';
+	expect_json_error(deep, "t.json:1:1001: arrays and objects nested more than 1000 deep", __LINE__);
+	free(deep);
+}
+
+/* json_text_float must round like strtof, and json_text_double like strtod, on the kinds of text models hold. */
+static void test_json_numbers(void)
+{
+	unsigned seed = 12345;
+	char text[64];
+	int mismatches = 0;
+	for (int i = 0; i < 300000; i++) {
+		double d;
+		int format = i % 5;
+		seed = seed * 1103515245u + 12345u;
+		uint32_t bits = seed ^ (seed >> 7) * 2654435761u;
+		float f;
+		memcpy(&f, &bits, sizeof f);
+		if (!isfinite(f))
+			continue;
+		if (format == 0)
+			snprintf(text, sizeof text, "%.9g", (double)f);
+		else if (format == 1)
+			snprintf(text, sizeof text, "%.8E", (double)f);
+		else if (format == 2)
+			snprintf(text, sizeof text, "%.7E", (double)f); /* XGBoost 1.x style, shortest digits */
+		else if (format == 3)
+			snprintf(text, sizeof text, "%.17g", (double)f * 1.000000123); /* between floats */
+		else
+			snprintf(text, sizeof text, "%u.%u", seed % 100000, bits % 1000000);
+		d = strtod(text, NULL);
+		if (json_text_float(text, strlen(text)) != strtof(text, NULL) || json_text_double(text, strlen(text)) != d) {
+			if (mismatches++ < 5)
+				fprintf(stderr, "number mismatch on '%s'\n", text);
+		}
+	}
+	/* Exactly halfway between two floats after the first rounding: must not round twice. */
+	static const char *const hard[] = {"1.00000005960464477539062500000000001", "1.000000059604644775390625", "0.1",
+	                                   "3.4028235677973366e38", "1e-45", "7.006492e-46", "1.17549435E-38", "16777217",
+	                                   "4.4501477170144023e-308", "9007199254740993", "16777217.000000001", "-16777219.0000000001"};
+	for (size_t i = 0; i < COUNT_OF(hard); i++)
+		if (json_text_float(hard[i], strlen(hard[i])) != strtof(hard[i], NULL) ||
+		    json_text_double(hard[i], strlen(hard[i])) != strtod(hard[i], NULL)) {
+			fprintf(stderr, "number mismatch on '%s'\n", hard[i]);
+			mismatches++;
+		}
+	CHECK(mismatches == 0);
+
+	int64_t n;
+	CHECK(json_text_int64("-9223372036854775808", 20, &n) && n == INT64_MIN);
+	CHECK(!json_text_int64("9223372036854775808", 19, &n));
+	CHECK(!json_text_int64("1.0", 3, &n) && !json_text_int64("", 0, &n) && !json_text_int64("-", 1, &n));
+}
+
+/* A model in the given parts, read from memory; NULL (with e filled) on error. */
+static HForest *read_model_text(const char *text, Error *e)
+{
+	return front_read_xgboost_json("model.json", text, strlen(text), e);
+}
+
+static void test_reader_small(void)
+{
+	/* XGBoost 3.x style: per-class base_score vector, 0/1 default_left. */
+	static const char multiclass[] =
+		"{\"learner\":{\"gradient_booster\":{\"name\":\"gbtree\",\"model\":{\"gbtree_model_param\":{\"num_trees\":\"2\"},"
+		"\"tree_info\":[0,2],\"trees\":["
+		"{\"tree_param\":{\"num_nodes\":\"3\",\"size_leaf_vector\":\"1\"},\"left_children\":[1,-1,-1],\"right_children\":[2,-1,-1],"
+		"\"split_indices\":[1,0,0],\"split_conditions\":[2.5E-1,-4E-1,4E-1],\"default_left\":[1,0,0],\"split_type\":[0,0,0]},"
+		"{\"tree_param\":{\"num_nodes\":\"1\"},\"left_children\":[-1],\"right_children\":[-1],"
+		"\"split_indices\":[0],\"split_conditions\":[1.1E-1],\"default_left\":[0]}]}},"
+		"\"learner_model_param\":{\"base_score\":\"[2.3E-1,1.1E-1,5E-1]\",\"num_class\":\"3\",\"num_feature\":\"2\",\"num_target\":\"1\"},"
+		"\"objective\":{\"name\":\"multi:softprob\"}},\"version\":[3,1,0]}";
+	Error e = {{0}};
+	HForest *f = read_model_text(multiclass, &e);
+	CHECK(f);
+	if (f) {
+		const HNode *n = hir_tree_nodes(f, 0);
+		CHECK(f->num_trees == 2 && f->num_outputs == 3 && f->num_features == 2 && f->transform == HTRANSFORM_SOFTMAX);
+		CHECK(f->base_score[0] == (double)0.23f && f->base_score[1] == (double)0.11f && f->base_score[2] == 0.5);
+		CHECK(f->trees[0].output == 0 && f->trees[1].output == 2 && f->trees[1].num_nodes == 1);
+		CHECK(n[0].feature == 1 && n[0].value == 0.25 && n[0].left == 1 && n[0].right == 2 && n[0].default_left == 1);
+		CHECK(n[0].compare == HCMP_LT && n[1].feature == HIR_LEAF && n[1].value == (double)-0.4f);
+		CHECK(f->threshold_type == HTYPE_F32 && f->leaf_type == HTYPE_F32);
+		hir_forest_free(f);
+	}
+
+	/* XGBoost 1.x style: boolean default_left, scalar base_score through the logit; DART weights. */
+	static const char dart[] =
+		"{\"learner\":{\"gradient_booster\":{\"name\":\"dart\",\"gbtree\":{\"name\":\"gbtree\",\"model\":{"
+		"\"gbtree_model_param\":{\"num_trees\":\"1\",\"size_leaf_vector\":\"0\"},\"tree_info\":[0],\"trees\":["
+		"{\"tree_param\":{\"num_nodes\":\"3\"},\"left_children\":[1,-1,-1],\"right_children\":[2,-1,-1],"
+		"\"split_indices\":[0,0,0],\"split_conditions\":[1E0,3E-1,-7E-1],\"default_left\":[true,false,false]}]}},"
+		"\"weight_drop\":[9E-1]},"
+		"\"learner_model_param\":{\"base_score\":\"3E-1\",\"num_class\":\"0\",\"num_feature\":\"1\"},"
+		"\"objective\":{\"name\":\"binary:logistic\"}},\"version\":[1,7,4]}";
+	f = read_model_text(dart, &e);
+	CHECK(f);
+	if (f) {
+		const HNode *n = hir_tree_nodes(f, 0);
+		CHECK(f->num_outputs == 1 && f->transform == HTRANSFORM_SIGMOID);
+		CHECK(f->base_score[0] == (double)-logf(1.0f / 0.3f - 1.0f));
+		CHECK(n[0].default_left == 1 && n[1].value == (double)(0.3f * 0.9f) && n[2].value == (double)(-0.7f * 0.9f));
+		hir_forest_free(f);
+	}
+
+	/* No trees is legal: the model predicts its base score. */
+	static const char empty[] =
+		"{\"learner\":{\"gradient_booster\":{\"name\":\"gbtree\",\"model\":{\"trees\":[],\"tree_info\":[]}},"
+		"\"learner_model_param\":{\"base_score\":\"2E0\",\"num_feature\":\"3\"},\"objective\":{\"name\":\"reg:gamma\"}}}";
+	f = read_model_text(empty, &e);
+	CHECK(f && f->num_trees == 0 && f->base_score[0] == (double)logf(2.0f) && f->transform == HTRANSFORM_EXP);
+	hir_forest_free(f);
+
+	f = front_read_model("no/such/model.json", &e);
+	CHECK(!f);
+	expect_message(e.message, "no/such/model.json: No such file or directory", __LINE__);
+}
+
+/* Read the real higgs model (100 trees, 28 features) and time it. */
+static void test_reader_higgs(void)
+{
+	static const char *const paths[] = {"../shared/models/real/higgs.json", "/work/shared/models/real/higgs.json"};
+	const char *path = NULL;
+	double best = 1e30;
+	Error e;
+	for (size_t i = 0; i < COUNT_OF(paths) && !path; i++) {
+		FILE *file = fopen(paths[i], "rb");
+		if (file) {
+			path = paths[i];
+			fclose(file);
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "front_json: higgs.json not found; skipping the real-model test\n");
+		return;
+	}
+	for (int run = 0; run < 5; run++) {
+		double start = now_ms();
+		HForest *f = front_read_model(path, &e);
+		double ms = now_ms() - start;
+		if (!f) {
+			fprintf(stderr, "%s\n", e.message);
+			failures++;
+			return;
+		}
+		if (run == 0) {
+			CHECK(f->num_trees == 100 && f->num_features == 28 && f->num_outputs == 1);
+			CHECK(f->transform == HTRANSFORM_SIGMOID && f->base_score[0] == 0.0);
+			CHECK(f->num_nodes > 100 && f->trees[99].num_nodes > 1);
+		}
+		hir_forest_free(f);
+		if (ms < best)
+			best = ms;
+	}
+	printf("front_json: read %s in %.1f ms (best of 5)\n", path, best);
+}
+
+int main(void)
+{
+	test_json_values();
+	test_json_errors();
+	test_json_numbers();
+	test_reader_small();
+	test_reader_higgs();
+	if (failures) {
+		fprintf(stderr, "front_json: %d failures\n", failures);
+		return 1;
+	}
+	return 0;
+}
