@@ -1,5 +1,4 @@
 /* Reading a model file: load it, recognize its format, hand it to that format's reader. */
-#define _GNU_SOURCE
 #include "front/front.h"
 
 #include <errno.h>
