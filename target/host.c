@@ -1,0 +1,251 @@
+/*
+ * Host (x86-64) artifacts: LIR -> LLVM module -> verify -> optimise -> object,
+ * assembly, LLVM IR, or a shared library linked by the system C compiler.
+ */
+#include "target/target.h"
+#include "target/llvm.h"
+#include "target/x86_cpus.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Whether s is a C identifier (symbol prefixes end up in C headers). */
+static bool is_identifier(const char *s)
+{
+	if (!*s || isdigit((unsigned char)*s))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
+/* Whether LLVM knows the x86-64 CPU name. */
+static bool known_cpu(const char *name)
+{
+	for (size_t i = 0; i < COUNT_OF(x86_cpus); i++)
+		if (!strcmp(x86_cpus[i], name))
+			return true;
+	return false;
+}
+
+/* A target machine for the host triple and the requested CPU. */
+static LLVMTargetMachineRef create_machine(const TargetOptions *o, Error *e)
+{
+	static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+	                                             LLVMCodeGenLevelAggressive};
+	const char *cpu = o->cpu && *o->cpu ? o->cpu : "native";
+	char *triple = LLVMGetDefaultTargetTriple(), *message = NULL, *host_cpu = NULL, *features = NULL;
+	LLVMTargetRef target;
+	LLVMTargetMachineRef tm = NULL;
+
+	LLVMInitializeX86TargetInfo();
+	LLVMInitializeX86Target();
+	LLVMInitializeX86TargetMC();
+	LLVMInitializeX86AsmPrinter();
+	LLVMInitializeX86AsmParser();
+	if (LLVMGetTargetFromTriple(triple, &target, &message)) {
+		error_set(e, "no LLVM target for %s: %s", triple, message);
+	} else if (!strcmp(cpu, "native")) {
+		host_cpu = LLVMGetHostCPUName();
+		features = LLVMGetHostCPUFeatures();
+		tm = LLVMCreateTargetMachine(target, triple, host_cpu, features, levels[o->opt_level], LLVMRelocPIC,
+		                             LLVMCodeModelDefault);
+	} else if (!known_cpu(cpu)) {
+		error_set(e, "--cpu %s: unknown x86-64 CPU (try native, x86-64, x86-64-v3, skylake, znver3)", cpu);
+	} else {
+		tm = LLVMCreateTargetMachine(target, triple, cpu, "", levels[o->opt_level], LLVMRelocPIC, LLVMCodeModelDefault);
+	}
+	if (!tm && !message && e && !e->message[0])
+		error_set(e, "cannot create an LLVM target machine for %s", triple);
+	LLVMDisposeMessage(triple);
+	LLVMDisposeMessage(message);
+	LLVMDisposeMessage(host_cpu);
+	LLVMDisposeMessage(features);
+	return tm;
+}
+
+/* Run the standard LLVM pipeline for the optimisation level. */
+static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Error *e)
+{
+	char passes[32];
+	LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef err;
+	snprintf(passes, sizeof passes, "default<O%d>", level);
+	LLVMPassBuilderOptionsSetLoopVectorization(options, level >= 2);
+	LLVMPassBuilderOptionsSetSLPVectorization(options, level >= 2);
+	LLVMPassBuilderOptionsSetLoopUnrolling(options, level >= 2);
+	err = LLVMRunPasses(mod, passes, tm, options);
+	LLVMDisposePassBuilderOptions(options);
+	if (err) {
+		char *message = LLVMGetErrorMessage(err);
+		error_set(e, "LLVM pass pipeline failed: %s", message);
+		LLVMDisposeErrorMessage(message);
+		return false;
+	}
+	return true;
+}
+
+/* Write the machine code of mod to path as an object or assembly file. */
+static bool write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *path, LLVMCodeGenFileType kind, Error *e)
+{
+	char *message = NULL;
+	if (LLVMTargetMachineEmitToFile(tm, mod, (char *)path, kind, &message)) {
+		error_set(e, "%s: cannot write: %s", path, message);
+		LLVMDisposeMessage(message);
+		return false;
+	}
+	return true;
+}
+
+/* Run argv[0] with argv and wait; false with a message unless it exits with 0. */
+static bool run(char *const argv[], Error *e)
+{
+	pid_t pid;
+	int status, rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	if (rc != 0)
+		return error_set(e, "cannot run %s: %s", argv[0], strerror(rc));
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return error_set(e, "waiting for %s: %s", argv[0], strerror(errno));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return error_set(e, "%s failed (status %d) linking the shared library", argv[0], status);
+	return true;
+}
+
+/* Emit an object to a temporary file beside path, then link it into the shared library path. */
+static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const char *path, Error *e)
+{
+	const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
+	size_t len = strlen(path) + 16;
+	char *object = xmalloc(len);
+	int fd;
+	bool ok;
+
+	snprintf(object, len, "%s.XXXXXX.o", path);
+	fd = mkstemps(object, 2);
+	if (fd < 0) {
+		error_set(e, "%s: cannot create a temporary object: %s", object, strerror(errno));
+		free(object);
+		return false;
+	}
+	close(fd);
+	ok = write_code(tm, mod, object, LLVMObjectFile, e);
+	if (ok) {
+		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
+		ok = run(argv, e);
+	}
+	unlink(object);
+	free(object);
+	return ok;
+}
+
+/* The C header beside an object: entry points and sizes. Written to <path minus extension>.h. */
+static bool write_header(const LModule *m, const char *prefix, const char *path, Error *e)
+{
+	size_t len = strlen(path);
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+	char *header = xmalloc(len + 3), upper[64];
+	FILE *out;
+
+	if (!dot || (slash && dot < slash))
+		dot = path + len;
+	snprintf(header, len + 3, "%.*s.h", (int)(dot - path), path);
+	for (size_t i = 0; i < sizeof upper; i++)
+		if (!(upper[i] = (char)toupper((unsigned char)prefix[i])))
+			break;
+	upper[sizeof upper - 1] = 0;
+	out = fopen(header, "w");
+	if (!out) {
+		error_set(e, "%s: cannot write: %s", header, strerror(errno));
+		free(header);
+		return false;
+	}
+	fprintf(out,
+	        "/* Generated by grove. Link with the object (and -lm; -fopenmp or -lgomp for its parallel loop). */\n"
+	        "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n"
+	        "#define %s_NUM_FEATURES %u /* floats per row */\n"
+	        "#define %s_NUM_OUTPUTS %u  /* predictions per row */\n"
+	        "#define %s_NUM_MARGINS %u  /* raw margins per row (flags & %s_MARGIN) */\n"
+	        "#define %s_MARGIN 1\n\n"
+	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+	        "/*\n * Predict nrows rows (row-major, %u floats each, NaN = missing) into out, which must not\n"
+	        " * overlap rows: nrows x %s_NUM_OUTPUTS values, or nrows x %s_NUM_MARGINS raw margins\n"
+	        " * when flags & %s_MARGIN. Thread-safe; small batches run on the calling thread.\n */\n"
+	        "void %s_predict(const float *rows, int64_t nrows, float *out, int32_t flags);\n\n"
+	        "#ifdef __cplusplus\n}\n#endif\n\n#endif\n",
+	        upper, upper, upper, m->num_features, upper, m->num_outputs, upper, m->num_margins, upper, upper,
+	        m->num_features, upper, upper, upper, prefix);
+	if (fclose(out) != 0) {
+		error_set(e, "%s: cannot write: %s", header, strerror(errno));
+		free(header);
+		return false;
+	}
+	free(header);
+	return true;
+}
+
+bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path, Error *e)
+{
+	const char *prefix = o->prefix ? o->prefix : "grove_model";
+	char symbol[96], *message = NULL;
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMTargetMachineRef tm;
+	LLVMTargetDataRef layout;
+	char *triple;
+	bool ok = false;
+
+	if (!is_identifier(prefix) || strlen(prefix) > 48)
+		return error_set(e, "--prefix %s: not a C identifier of at most 48 characters", prefix);
+	if (o->opt_level < 0 || o->opt_level > 3)
+		return error_set(e, "-O%d: the optimisation level must be 0 to 3", o->opt_level);
+	tm = create_machine(o, e);
+	if (!tm)
+		return false;
+
+	ctx = LLVMContextCreate();
+	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
+	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol);
+	triple = LLVMGetDefaultTargetTriple();
+	LLVMSetTarget(mod, triple);
+	LLVMDisposeMessage(triple);
+	layout = LLVMCreateTargetDataLayout(tm);
+	LLVMSetModuleDataLayout(mod, layout);
+	LLVMDisposeTargetData(layout);
+
+	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &message)) {
+		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
+	} else if (optimise(mod, tm, o->opt_level, e)) {
+		switch (o->emit) {
+		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, out_path, e); break;
+		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, out_path, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
+		case TARGET_EMIT_ASM: ok = write_code(tm, mod, out_path, LLVMAssemblyFile, e); break;
+		case TARGET_EMIT_LLVM:
+			LLVMDisposeMessage(message);
+			message = NULL;
+			ok = !LLVMPrintModuleToFile(mod, out_path, &message);
+			if (!ok)
+				error_set(e, "%s: cannot write: %s", out_path, message);
+			break;
+		}
+	}
+	LLVMDisposeMessage(message);
+	LLVMDisposeModule(mod);
+	LLVMContextDispose(ctx);
+	LLVMDisposeTargetMachine(tm);
+	return ok;
+}

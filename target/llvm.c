@@ -1,0 +1,483 @@
+/*
+ * LIR -> LLVM IR, through the LLVM-C API.
+ *
+ * Every LIR value maps to an LLVMValueRef (values[]). VAR cells and LOCAL_ARRAYs are
+ * allocas in the entry block of the LLVM function being built, so mem2reg promotes
+ * them. A PARALLEL_FOR is outlined into a function of one pointer argument, the
+ * context: the values its body uses from outside (captures), the iteration space and
+ * an atomic counter from which threads take chunks of `grain` iterations. Small ranges
+ * call the outlined function directly; large ones go through GOMP_parallel, which
+ * libgomp and libomp both provide.
+ */
+#include "target/llvm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LOOP_NESTING LIR_MAX_NESTING
+
+typedef struct Emitter {
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMBuilderRef b;
+	LLVMTypeRef types[LTYPE_PTR + 1];
+	const LModule *m;
+	LLVMValueRef *buffers;      /* per module buffer: its global */
+	const LFunc *fn;            /* LIR function being emitted */
+	LLVMValueRef *values;       /* per LIR instruction of fn: its LLVM value */
+	LLVMValueRef func;          /* LLVM function being built (the entry or an outlined body) */
+	LLVMBasicBlockRef entry;    /* its alloca block */
+	LLVMBasicBlockRef loop_exit[MAX_LOOP_NESTING]; /* exits of the enclosing LOOPs */
+	uint32_t loops;
+	uint32_t outlined;          /* outlined functions so far, for names */
+	char prefix[64];
+} Emitter;
+
+static void emit_region(Emitter *em, uint32_t first);
+
+static LLVMTypeRef type_of(Emitter *em, LType t) { return em->types[t]; }
+static LLVMValueRef value(Emitter *em, uint32_t v) { return em->values[v]; }
+static LLVMValueRef const_i64(Emitter *em, int64_t v) { return LLVMConstInt(em->types[LTYPE_I64], (unsigned long long)v, 1); }
+static LLVMBasicBlockRef new_block(Emitter *em, const char *name) { return LLVMAppendBasicBlockInContext(em->ctx, em->func, name); }
+
+/* An alloca of count elements of type in the current function's entry block. */
+static LLVMValueRef entry_alloca(Emitter *em, LLVMTypeRef type, int64_t count)
+{
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(em->ctx);
+	LLVMValueRef slot;
+	LLVMPositionBuilderAtEnd(b, em->entry);
+	slot = count == 1 ? LLVMBuildAlloca(b, type, "") : LLVMBuildAlloca(b, LLVMArrayType(type, (unsigned)count), "");
+	LLVMSetAlignment(slot, 16);
+	LLVMDisposeBuilder(b);
+	return slot;
+}
+
+/* Start a function: an entry block for allocas and a first body block; the builder goes to the latter. */
+static void begin_function(Emitter *em, LLVMValueRef func)
+{
+	em->func = func;
+	em->entry = new_block(em, "entry");
+	LLVMPositionBuilderAtEnd(em->b, new_block(em, "body"));
+	em->loops = 0;
+}
+
+/* Finish a function started by begin_function: return, and jump from the entry block to the body. */
+static void end_function(Emitter *em)
+{
+	LLVMBuilderRef b = LLVMCreateBuilderInContext(em->ctx);
+	LLVMBuildRetVoid(em->b);
+	LLVMPositionBuilderAtEnd(b, em->entry);
+	LLVMBuildBr(b, LLVMGetNextBasicBlock(em->entry));
+	LLVMDisposeBuilder(b);
+}
+
+/* A call to the overloaded intrinsic name on type. */
+static LLVMValueRef call_intrinsic(Emitter *em, const char *name, LLVMTypeRef type, LLVMValueRef *args, unsigned nargs)
+{
+	unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+	LLVMValueRef decl = LLVMGetIntrinsicDeclaration(em->mod, id, &type, 1);
+	LLVMTypeRef fn_type = LLVMIntrinsicGetType(em->ctx, id, &type, 1);
+	return LLVMBuildCall2(em->b, fn_type, decl, args, nargs, "");
+}
+
+static const LLVMIntPredicate int_predicates[] = {
+	[LCMP_EQ] = LLVMIntEQ, [LCMP_NE] = LLVMIntNE, [LCMP_SLT] = LLVMIntSLT, [LCMP_SLE] = LLVMIntSLE,
+	[LCMP_SGT] = LLVMIntSGT, [LCMP_SGE] = LLVMIntSGE, [LCMP_ULT] = LLVMIntULT,
+};
+static const LLVMRealPredicate real_predicates[] = {
+	[LCMP_OEQ] = LLVMRealOEQ, [LCMP_ONE] = LLVMRealONE, [LCMP_OLT] = LLVMRealOLT, [LCMP_OLE] = LLVMRealOLE,
+	[LCMP_OGT] = LLVMRealOGT, [LCMP_OGE] = LLVMRealOGE, [LCMP_ULT_F] = LLVMRealULT, [LCMP_ULE_F] = LLVMRealULE,
+	[LCMP_UGT_F] = LLVMRealUGT, [LCMP_UGE_F] = LLVMRealUGE, [LCMP_UNO] = LLVMRealUNO,
+};
+static const LLVMOpcode cast_opcodes[] = {
+	[LCAST_SEXT] = LLVMSExt, [LCAST_ZEXT] = LLVMZExt, [LCAST_TRUNC] = LLVMTrunc, [LCAST_FPEXT] = LLVMFPExt,
+	[LCAST_FPTRUNC] = LLVMFPTrunc, [LCAST_SITOFP] = LLVMSIToFP, [LCAST_FPTOSI] = LLVMFPToSI,
+};
+
+/* The address of element index of ptr, elements being of type. */
+static LLVMValueRef element(Emitter *em, LLVMTypeRef type, uint32_t ptr, uint32_t index)
+{
+	LLVMValueRef i = value(em, index);
+	return LLVMBuildGEP2(em->b, type, value(em, ptr), &i, 1, "");
+}
+
+/* for (iv = begin; iv < end; iv += step) body, with the LIR value of the loop bound to iv. */
+static void emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef step)
+{
+	const LInst *inst = &em->fn->insts[id];
+	LLVMBasicBlockRef pre = LLVMGetInsertBlock(em->b), head = new_block(em, "for"), body = new_block(em, "for.body");
+	LLVMBasicBlockRef exit = new_block(em, "for.end"), latch;
+	LLVMValueRef iv, next;
+
+	LLVMBuildBr(em->b, head);
+	LLVMPositionBuilderAtEnd(em->b, head);
+	iv = LLVMBuildPhi(em->b, em->types[LTYPE_I64], "");
+	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, iv, end, ""), body, exit);
+	LLVMPositionBuilderAtEnd(em->b, body);
+	em->values[id] = iv;
+	emit_region(em, inst->body);
+	latch = LLVMGetInsertBlock(em->b);
+	next = LLVMBuildNSWAdd(em->b, iv, step, "");
+	LLVMBuildBr(em->b, head);
+	LLVMAddIncoming(iv, &begin, &pre, 1);
+	LLVMAddIncoming(iv, &next, &latch, 1);
+	LLVMPositionBuilderAtEnd(em->b, exit);
+}
+
+/* Mark in inside[] every instruction of the region starting at first, nested regions included. */
+static void mark_region(const LFunc *fn, uint32_t first, bool *inside)
+{
+	for (uint32_t id = first; id != LIR_NONE; id = fn->insts[id].next) {
+		inside[id] = true;
+		mark_region(fn, fn->insts[id].body, inside);
+		mark_region(fn, fn->insts[id].alt, inside);
+	}
+}
+
+/* Append to captures[] the non-constant values used in the region but defined outside it. */
+static void find_captures(Emitter *em, uint32_t first, const bool *inside, bool *seen, uint32_t *captures, uint32_t *count)
+{
+	for (uint32_t id = first; id != LIR_NONE; id = em->fn->insts[id].next) {
+		const LInst *inst = &em->fn->insts[id];
+		uint32_t operands[3] = {inst->a, inst->b, inst->c};
+		for (int i = 0; i < 3; i++) {
+			uint32_t v = operands[i];
+			if (v == LIR_NONE || inside[v] || seen[v] || LLVMIsConstant(value(em, v)))
+				continue;
+			seen[v] = true;
+			captures[(*count)++] = v;
+		}
+		find_captures(em, inst->body, inside, seen, captures, count);
+		find_captures(em, inst->alt, inside, seen, captures, count);
+	}
+}
+
+/*
+ * A PARALLEL_FOR. The body becomes `void body(ctx *)`, which repeatedly takes the next
+ * chunk of grain iterations from ctx->next until the range is exhausted; every thread
+ * of the team runs it.
+ */
+static void emit_parallel_for(Emitter *em, uint32_t id)
+{
+	const LInst *inst = &em->fn->insts[id];
+	uint32_t n = em->fn->num_insts, count = 0;
+	bool *inside = xcalloc(n, sizeof *inside), *seen = xcalloc(n, sizeof *seen);
+	uint32_t *captures = xmalloc(((size_t)n + 1) * sizeof *captures);
+	LLVMValueRef *saved, begin = value(em, inst->a), end = value(em, inst->b), step = value(em, inst->c);
+	LLVMTypeRef i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR], *fields, ctx_type, body_type;
+	LLVMValueRef ctx, body, trips, grain = const_i64(em, inst->imm);
+	LLVMValueRef outer_func = em->func;
+	LLVMBasicBlockRef outer_entry = em->entry, outer_block = LLVMGetInsertBlock(em->b);
+	uint32_t outer_loops = em->loops;
+	char name[96];
+
+	mark_region(em->fn, inst->body, inside);
+	inside[id] = true; /* the loop's own value is the outlined loop's */
+	find_captures(em, inst->body, inside, seen, captures, &count);
+
+	/* ctx = {trips, next, captures...}; iteration k runs with the loop value begin + k * step. */
+	fields = xmalloc(((size_t)count + 4) * sizeof *fields);
+	fields[0] = i64; /* trips */
+	fields[1] = i64; /* next: first iteration not yet taken */
+	fields[2] = i64; /* begin */
+	fields[3] = i64; /* step */
+	for (uint32_t i = 0; i < count; i++)
+		fields[4 + i] = LLVMTypeOf(value(em, captures[i]));
+	ctx_type = LLVMStructTypeInContext(em->ctx, fields, count + 4, 0);
+
+	/* In the caller: fill the context and run the body on this thread or on a team. */
+	ctx = entry_alloca(em, ctx_type, 1);
+	{
+		LLVMValueRef span = LLVMBuildSub(em->b, end, begin, "");
+		LLVMValueRef rounded = LLVMBuildAdd(em->b, span, LLVMBuildSub(em->b, step, const_i64(em, 1), ""), "");
+		trips = LLVMBuildSDiv(em->b, rounded, step, "");
+		trips = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSGT, span, const_i64(em, 0), ""), trips, const_i64(em, 0), "");
+	}
+	{
+		LLVMValueRef init[4] = {trips, const_i64(em, 0), begin, step};
+		for (unsigned i = 0; i < 4; i++)
+			LLVMBuildStore(em->b, init[i], LLVMBuildStructGEP2(em->b, ctx_type, ctx, i, ""));
+		for (uint32_t i = 0; i < count; i++)
+			LLVMBuildStore(em->b, value(em, captures[i]), LLVMBuildStructGEP2(em->b, ctx_type, ctx, 4 + i, ""));
+	}
+
+	/* The outlined body. */
+	snprintf(name, sizeof name, "%s.parallel.%u", em->prefix, em->outlined++);
+	body_type = LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0);
+	body = LLVMAddFunction(em->mod, name, body_type);
+	LLVMSetLinkage(body, LLVMInternalLinkage);
+	begin_function(em, body);
+	saved = xmalloc(((size_t)count + 1) * sizeof *saved);
+	{
+		LLVMValueRef arg = LLVMGetParam(body, 0);
+		LLVMBasicBlockRef take = new_block(em, "take"), run = new_block(em, "run"), done = new_block(em, "done");
+		LLVMValueRef first, last, k, body_begin, body_step, iv_begin;
+		LLVMValueRef body_trips = LLVMBuildLoad2(em->b, i64, LLVMBuildStructGEP2(em->b, ctx_type, arg, 0, ""), "");
+		LLVMValueRef next_ptr = LLVMBuildStructGEP2(em->b, ctx_type, arg, 1, "");
+		body_begin = LLVMBuildLoad2(em->b, i64, LLVMBuildStructGEP2(em->b, ctx_type, arg, 2, ""), "");
+		body_step = LLVMBuildLoad2(em->b, i64, LLVMBuildStructGEP2(em->b, ctx_type, arg, 3, ""), "");
+		for (uint32_t i = 0; i < count; i++) {
+			saved[i] = em->values[captures[i]];
+			em->values[captures[i]] = LLVMBuildLoad2(em->b, fields[4 + i], LLVMBuildStructGEP2(em->b, ctx_type, arg, 4 + i, ""), "");
+		}
+		LLVMBuildBr(em->b, take);
+		/* take: first = atomic next += grain; stop when first >= trips. */
+		LLVMPositionBuilderAtEnd(em->b, take);
+		first = LLVMBuildAtomicRMW(em->b, LLVMAtomicRMWBinOpAdd, next_ptr, grain, LLVMAtomicOrderingMonotonic, 0);
+		LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, first, body_trips, ""), run, done);
+		/* run: iterations [first, min(first + grain, trips)). */
+		LLVMPositionBuilderAtEnd(em->b, run);
+		last = LLVMBuildAdd(em->b, first, grain, "");
+		last = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, last, body_trips, ""), last, body_trips, "");
+		iv_begin = LLVMBuildAdd(em->b, body_begin, LLVMBuildMul(em->b, first, body_step, ""), "");
+		k = LLVMBuildAdd(em->b, body_begin, LLVMBuildMul(em->b, last, body_step, ""), "");
+		emit_for(em, id, iv_begin, k, body_step);
+		LLVMBuildBr(em->b, take);
+		LLVMPositionBuilderAtEnd(em->b, done);
+		end_function(em);
+	}
+	for (uint32_t i = 0; i < count; i++)
+		em->values[captures[i]] = saved[i];
+
+	/* Back in the caller. */
+	em->func = outer_func;
+	em->entry = outer_entry;
+	em->loops = outer_loops;
+	LLVMPositionBuilderAtEnd(em->b, outer_block);
+	{
+		LLVMBasicBlockRef serial = new_block(em, "serial"), team = new_block(em, "team"), after = new_block(em, "parallel.end");
+		LLVMValueRef small = LLVMBuildICmp(em->b, LLVMIntSLT, trips, LLVMBuildMul(em->b, grain, const_i64(em, 2), ""), "");
+		LLVMTypeRef gomp_params[4] = {ptr, ptr, em->types[LTYPE_I32], em->types[LTYPE_I32]};
+		LLVMTypeRef gomp_type = LLVMFunctionType(em->types[LTYPE_VOID], gomp_params, 4, 0);
+		LLVMValueRef gomp = LLVMGetNamedFunction(em->mod, "GOMP_parallel");
+		LLVMValueRef zero = LLVMConstInt(em->types[LTYPE_I32], 0, 0);
+		LLVMValueRef args[4] = {body, ctx, zero, zero};
+		if (!gomp)
+			gomp = LLVMAddFunction(em->mod, "GOMP_parallel", gomp_type);
+		LLVMBuildCondBr(em->b, small, serial, team);
+		LLVMPositionBuilderAtEnd(em->b, serial);
+		LLVMBuildCall2(em->b, body_type, body, &ctx, 1, "");
+		LLVMBuildBr(em->b, after);
+		LLVMPositionBuilderAtEnd(em->b, team);
+		LLVMBuildCall2(em->b, gomp_type, gomp, args, 4, "");
+		LLVMBuildBr(em->b, after);
+		LLVMPositionBuilderAtEnd(em->b, after);
+	}
+	free(inside);
+	free(seen);
+	free(captures);
+	free(fields);
+	free(saved);
+}
+
+/* IF a { body } else { alt }. */
+static void emit_if(Emitter *em, const LInst *inst)
+{
+	LLVMBasicBlockRef then = new_block(em, "then"), otherwise = new_block(em, "else"), merge = new_block(em, "endif");
+	LLVMBuildCondBr(em->b, value(em, inst->a), then, otherwise);
+	LLVMPositionBuilderAtEnd(em->b, then);
+	emit_region(em, inst->body);
+	LLVMBuildBr(em->b, merge);
+	LLVMPositionBuilderAtEnd(em->b, otherwise);
+	emit_region(em, inst->alt);
+	LLVMBuildBr(em->b, merge);
+	LLVMPositionBuilderAtEnd(em->b, merge);
+}
+
+/* LOOP { body }: BREAK_IFs inside jump to its exit. */
+static void emit_loop(Emitter *em, const LInst *inst)
+{
+	LLVMBasicBlockRef head = new_block(em, "loop"), exit = new_block(em, "loop.end");
+	if (em->loops == MAX_LOOP_NESTING)
+		die("LIR loops nested deeper than %d", MAX_LOOP_NESTING);
+	LLVMBuildBr(em->b, head);
+	LLVMPositionBuilderAtEnd(em->b, head);
+	em->loop_exit[em->loops++] = exit;
+	emit_region(em, inst->body);
+	em->loops--;
+	LLVMBuildBr(em->b, head);
+	LLVMPositionBuilderAtEnd(em->b, exit);
+}
+
+/* A binary instruction of LIR opcode op. */
+static LLVMValueRef emit_binary(Emitter *em, LOp op, LLVMValueRef x, LLVMValueRef y)
+{
+	switch (op) {
+	case LOP_ADD: return LLVMBuildAdd(em->b, x, y, "");
+	case LOP_SUB: return LLVMBuildSub(em->b, x, y, "");
+	case LOP_MUL: return LLVMBuildMul(em->b, x, y, "");
+	case LOP_AND: return LLVMBuildAnd(em->b, x, y, "");
+	case LOP_OR: return LLVMBuildOr(em->b, x, y, "");
+	case LOP_SHL: return LLVMBuildShl(em->b, x, y, "");
+	case LOP_ASHR: return LLVMBuildAShr(em->b, x, y, "");
+	case LOP_MIN: return LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, x, y, ""), x, y, "");
+	case LOP_FADD: return LLVMBuildFAdd(em->b, x, y, "");
+	case LOP_FSUB: return LLVMBuildFSub(em->b, x, y, "");
+	case LOP_FMUL: return LLVMBuildFMul(em->b, x, y, "");
+	case LOP_FDIV: return LLVMBuildFDiv(em->b, x, y, "");
+	default: die("LIR op %s is not binary", lir_op_name(op));
+	}
+}
+
+/* Emit one instruction; sets values[id] when it has a result. */
+static void emit_inst(Emitter *em, uint32_t id)
+{
+	const LInst *inst = &em->fn->insts[id];
+	LLVMTypeRef type = type_of(em, (LType)inst->type);
+	LLVMValueRef *out = &em->values[id];
+
+	switch ((LOp)inst->op) {
+	case LOP_PARAM: *out = LLVMGetParam(em->func, (unsigned)inst->imm); break;
+	case LOP_CONST:
+		if (inst->type == LTYPE_F32 || inst->type == LTYPE_F64)
+			*out = LLVMConstReal(type, inst->fimm);
+		else
+			*out = LLVMConstInt(type, (unsigned long long)inst->imm, 1);
+		break;
+	case LOP_BUFFER: *out = em->buffers[inst->imm]; break;
+	case LOP_LOAD: *out = LLVMBuildLoad2(em->b, type, element(em, type, inst->a, inst->b), ""); break;
+	case LOP_STORE:
+		LLVMBuildStore(em->b, value(em, inst->c), element(em, LLVMTypeOf(value(em, inst->c)), inst->a, inst->b));
+		break;
+	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR:
+	case LOP_MIN: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV:
+		*out = emit_binary(em, (LOp)inst->op, value(em, inst->a), value(em, inst->b));
+		break;
+	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, value(em, inst->a), ""); break;
+	case LOP_EXP: {
+		LLVMValueRef x = value(em, inst->a);
+		*out = call_intrinsic(em, "llvm.exp", type, &x, 1);
+		break;
+	}
+	case LOP_ICMP: *out = LLVMBuildICmp(em->b, int_predicates[inst->sub], value(em, inst->a), value(em, inst->b), ""); break;
+	case LOP_FCMP: *out = LLVMBuildFCmp(em->b, real_predicates[inst->sub], value(em, inst->a), value(em, inst->b), ""); break;
+	case LOP_SELECT: *out = LLVMBuildSelect(em->b, value(em, inst->a), value(em, inst->b), value(em, inst->c), ""); break;
+	case LOP_CAST: *out = LLVMBuildCast(em->b, cast_opcodes[inst->sub], value(em, inst->a), type, ""); break;
+	case LOP_VAR:
+		*out = entry_alloca(em, type, 1);
+		LLVMBuildStore(em->b, value(em, inst->a), *out);
+		break;
+	case LOP_GET: *out = LLVMBuildLoad2(em->b, type, value(em, inst->a), ""); break;
+	case LOP_SET: LLVMBuildStore(em->b, value(em, inst->b), value(em, inst->a)); break;
+	case LOP_LOCAL_ARRAY: *out = entry_alloca(em, type, inst->imm); break;
+	case LOP_FOR: emit_for(em, id, value(em, inst->a), value(em, inst->b), value(em, inst->c)); break;
+	case LOP_PARALLEL_FOR: emit_parallel_for(em, id); break;
+	case LOP_LOOP: emit_loop(em, inst); break;
+	case LOP_BREAK_IF: {
+		LLVMBasicBlockRef stay = new_block(em, "loop.next");
+		LLVMBuildCondBr(em->b, value(em, inst->a), em->loop_exit[em->loops - 1], stay);
+		LLVMPositionBuilderAtEnd(em->b, stay);
+		break;
+	}
+	case LOP_IF: emit_if(em, inst); break;
+	case LOP_COUNT: die("bad LIR op");
+	}
+}
+
+static void emit_region(Emitter *em, uint32_t first)
+{
+	for (uint32_t id = first; id != LIR_NONE; id = em->fn->insts[id].next)
+		emit_inst(em, id);
+}
+
+/* A private constant global holding buffer buf. */
+static LLVMValueRef emit_buffer(Emitter *em, const LBuffer *buf)
+{
+	size_t bytes = (size_t)buf->count * lir_type_size(buf->elem);
+	LLVMValueRef init = LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1);
+	LLVMValueRef global = LLVMAddGlobal(em->mod, LLVMTypeOf(init), buf->name);
+	if (bytes > UINT32_MAX)
+		die("buffer %s is larger than 4 GiB", buf->name);
+	LLVMSetInitializer(global, init);
+	LLVMSetGlobalConstant(global, 1);
+	LLVMSetLinkage(global, LLVMPrivateLinkage);
+	LLVMSetUnnamedAddress(global, LLVMGlobalUnnamedAddr);
+	LLVMSetAlignment(global, 64);
+	return global;
+}
+
+/* Add the enum attribute name to function f at index (0 = return, 1.. = parameters, -1 = function). */
+static void add_attribute(Emitter *em, LLVMValueRef f, LLVMAttributeIndex index, const char *name)
+{
+	unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+	LLVMAddAttributeAtIndex(f, index, LLVMCreateEnumAttribute(em->ctx, kind, 0));
+}
+
+/* Emit LIR function fn as an external LLVM function called name. */
+static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name)
+{
+	LLVMTypeRef params[COUNT_OF(fn->params)], type;
+	LLVMValueRef func;
+	for (uint32_t i = 0; i < fn->num_params; i++)
+		params[i] = type_of(em, fn->params[i]);
+	type = LLVMFunctionType(em->types[LTYPE_VOID], params, fn->num_params, 0);
+	func = LLVMAddFunction(em->mod, name, type);
+	add_attribute(em, func, LLVMAttributeFunctionIndex, "nounwind");
+	/* The rows and the output must not overlap (grove.h says so); this lets loads move past stores. */
+	for (uint32_t i = 0; i < fn->num_params; i++)
+		if (fn->params[i] == LTYPE_PTR)
+			add_attribute(em, func, i + 1, "noalias");
+	em->fn = fn;
+	em->values = xcalloc(fn->num_insts ? fn->num_insts : 1, sizeof *em->values);
+	begin_function(em, func);
+	emit_region(em, fn->body);
+	end_function(em);
+	free(em->values);
+	em->values = NULL;
+	return func;
+}
+
+/* The artifact descriptor: a constant GroveArtifact named symbol pointing at predict. */
+static void emit_descriptor(Emitter *em, LLVMValueRef predict, const char *symbol)
+{
+	LLVMTypeRef i32 = em->types[LTYPE_I32];
+	LLVMTypeRef fields[7] = {i32, i32, i32, i32, i32, i32, em->types[LTYPE_PTR]};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 7, 0);
+	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
+	                    em->m->num_margins, em->m->transform};
+	LLVMValueRef init[7], global;
+	for (int i = 0; i < 6; i++)
+		init[i] = LLVMConstInt(i32, ints[i], 0);
+	init[6] = predict;
+	global = LLVMAddGlobal(em->mod, type, symbol);
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 7));
+	LLVMSetGlobalConstant(global, 1);
+}
+
+LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol)
+{
+	Emitter em = {.ctx = ctx, .m = m};
+	char name[96];
+	LLVMValueRef predict = NULL;
+
+	snprintf(em.prefix, sizeof em.prefix, "%s", prefix);
+	em.mod = LLVMModuleCreateWithNameInContext(prefix, ctx);
+	em.b = LLVMCreateBuilderInContext(ctx);
+	em.types[LTYPE_VOID] = LLVMVoidTypeInContext(ctx);
+	em.types[LTYPE_I1] = LLVMInt1TypeInContext(ctx);
+	em.types[LTYPE_I8] = LLVMInt8TypeInContext(ctx);
+	em.types[LTYPE_I32] = LLVMInt32TypeInContext(ctx);
+	em.types[LTYPE_I64] = LLVMInt64TypeInContext(ctx);
+	em.types[LTYPE_F32] = LLVMFloatTypeInContext(ctx);
+	em.types[LTYPE_F64] = LLVMDoubleTypeInContext(ctx);
+	em.types[LTYPE_PTR] = LLVMPointerTypeInContext(ctx, 0);
+
+	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
+	for (uint32_t i = 0; i < m->num_buffers; i++)
+		em.buffers[i] = emit_buffer(&em, &m->buffers[i]);
+	for (uint32_t i = 0; i < m->num_funcs; i++) {
+		LLVMValueRef f;
+		snprintf(name, sizeof name, "%s_%s", prefix, m->funcs[i]->name);
+		f = emit_function(&em, m->funcs[i], name);
+		if (i == m->predict)
+			predict = f;
+		else
+			LLVMSetLinkage(f, LLVMInternalLinkage);
+	}
+	if (!predict)
+		die("LIR module has no predict function");
+	emit_descriptor(&em, predict, artifact_symbol);
+	free(em.buffers);
+	LLVMDisposeBuilder(em.b);
+	return em.mod;
+}

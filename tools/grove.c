@@ -1,0 +1,364 @@
+/*
+ * grove: the command-line compiler.
+ *
+ *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME] [--representation R]
+ *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--time] [--repeat N]
+ *   grove dump --level hir|mir|lir MODEL
+ *
+ * The pipeline (compile_model) is a straight list of calls:
+ *   front_read_model -> [hir_pad] -> lower_hir_to_mir -> mir_unroll_walks -> lower_mir_to_lir -> target_emit
+ */
+#include "front/front.h"
+#include "lower/lower.h"
+#include "rt/grove.h"
+#include "target/target.h"
+#include "tools/csv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
+
+/* The IR of one model at every level built so far. */
+typedef struct Compiled {
+	HForest *hir;
+	MModule *mir;
+	LModule *lir;
+} Compiled;
+
+static const char *program = "grove";
+
+/* Print "grove: message" and exit 1. */
+__attribute__((format(printf, 1, 2))) static _Noreturn void fail(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", program);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Free what c holds. */
+static void compiled_free(Compiled *c)
+{
+	lir_module_free(c->lir);
+	mir_module_free(c->mir);
+	hir_forest_free(c->hir);
+	memset(c, 0, sizeof *c);
+}
+
+/* Run the pipeline on the model at path up to level; dump_level, if a level, is printed to stdout when reached. */
+static void compile_model(const char *path, Level stop, const char *representation, Compiled *c)
+{
+	Error e = {0};
+	memset(c, 0, sizeof *c);
+	if (!(c->hir = front_read_model(path, &e)))
+		fail("%s", e.message);
+	if (stop == LEVEL_HIR)
+		return;
+	if (lower_padding_pays(c->hir))
+		hir_pad(c->hir);
+	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
+		fail("%s: %s", path, e.message);
+	mir_unroll_walks(c->mir);
+	if (stop == LEVEL_MIR)
+		return;
+	if (!(c->lir = lower_mir_to_lir(c->mir, representation, &e)))
+		fail("%s: %s", path, e.message);
+}
+
+/* Whether the text ends with suffix. */
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The value of option argv[*i] (which needs one), advancing *i. */
+static const char *option_value(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc)
+		fail("%s needs a value", argv[*i]);
+	return argv[++*i];
+}
+
+/* A non-negative integer option value. */
+static long parse_count(const char *option, const char *s, long max)
+{
+	char *end;
+	long v;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < 0 || v > max)
+		fail("%s %s: expected a whole number from 0 to %ld", option, s, max);
+	return v;
+}
+
+static const char compile_usage[] =
+	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME]\n"
+	"                           [--representation array|sparse]\n"
+	"Compile an XGBoost JSON model into an inference artifact for this (x86-64) host.\n"
+	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
+	"  --emit KIND         so: shared library for libgrove (default); obj: object plus a C header\n"
+	"                      (OUT with .h) declaring PREFIX_predict; asm: assembly; llvm: LLVM IR text\n"
+	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...\n"
+	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
+	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
+	"  --representation R  memory layout of the trees (default: chosen per model)\n";
+
+static int cmd_compile(int argc, char **argv)
+{
+	static const char *const emit_names[] = {"so", "obj", "asm", "llvm"};
+	static const char *const extensions[] = {".so", ".o", ".s", ".ll"};
+	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
+	const char *model = NULL, *out = NULL, *representation = NULL;
+	char *default_out = NULL;
+	Compiled c;
+	Error e = {0};
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(compile_usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "-o")) {
+			out = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--emit")) {
+			const char *kind = option_value(argc, argv, &i);
+			size_t k = 0;
+			while (k < COUNT_OF(emit_names) && strcmp(kind, emit_names[k]))
+				k++;
+			if (k == COUNT_OF(emit_names))
+				fail("--emit %s: expected so, obj, asm or llvm", kind);
+			o.emit = (TargetEmit)k;
+		} else if (!strcmp(a, "--cpu")) {
+			o.cpu = option_value(argc, argv, &i);
+		} else if (!strncmp(a, "-O", 2)) {
+			o.opt_level = (int)parse_count("-O", a[2] ? a + 2 : option_value(argc, argv, &i), 3);
+		} else if (!strcmp(a, "--prefix")) {
+			o.prefix = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--representation")) {
+			representation = option_value(argc, argv, &i);
+		} else if (a[0] == '-' && a[1]) {
+			fail("compile: unknown option %s (see grove compile --help)", a);
+		} else if (model) {
+			fail("compile: one model at a time (%s and %s)", model, a);
+		} else {
+			model = a;
+		}
+	}
+	if (!model)
+		fail("compile: no model (see grove compile --help)");
+	if (!out) {
+		size_t n = strlen(model);
+		const char *dot = strrchr(model, '.'), *slash = strrchr(model, '/');
+		if (dot && (!slash || dot > slash))
+			n = (size_t)(dot - model);
+		default_out = xmalloc(n + 4);
+		snprintf(default_out, n + 4, "%.*s%s", (int)n, model, extensions[o.emit]);
+		out = default_out;
+	}
+	compile_model(model, LEVEL_LIR, representation, &c);
+	if (!target_emit(c.lir, &o, out, &e))
+		fail("%s", e.message);
+	compiled_free(&c);
+	free(default_out);
+	return 0;
+}
+
+/* Seconds on a monotonic clock. */
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Compile the model at path to a shared library in a fresh temporary directory; returns the library's path. */
+static char *compile_to_temporary(const char *path, char *dir)
+{
+	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
+	size_t len = strlen(dir) + 16;
+	char *out = xmalloc(len);
+	Compiled c;
+	Error e = {0};
+	if (!mkdtemp(dir))
+		fail("cannot create a temporary directory: %s", strerror(errno));
+	snprintf(out, len, "%s/model.so", dir);
+	compile_model(path, LEVEL_LIR, NULL, &c);
+	if (!target_emit(c.lir, &o, out, &e))
+		fail("%s", e.message);
+	compiled_free(&c);
+	return out;
+}
+
+static const char predict_usage[] =
+	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--time] [--repeat N]\n"
+	"Predict rows with a compiled artifact (.so), or with a model file compiled on the fly.\n"
+	"  --input ROWS.csv   comma-separated floats, one row per line; an empty field or nan is missing\n"
+	"                     (\"-\" reads standard input); a first line that is not numeric is skipped\n"
+	"  --output OUT.csv   where predictions go (default: standard output)\n"
+	"  --margin           raw margins instead of probabilities / transformed outputs\n"
+	"  --time             report the time per prediction call on standard error\n"
+	"  --repeat N         predict N times (for timing; default 1)\n";
+
+static int cmd_predict(int argc, char **argv)
+{
+	const char *artifact = NULL, *input = NULL, *output = NULL;
+	bool margin = false, timing = false;
+	long repeat = 1;
+	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
+	GroveModel *model;
+	GroveError err;
+	Table rows;
+	Error e = {0};
+	float *out;
+	size_t per_row;
+	double start, best = 1e30, total = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(predict_usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--input")) {
+			input = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
+			output = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--margin")) {
+			margin = true;
+		} else if (!strcmp(a, "--time")) {
+			timing = true;
+		} else if (!strcmp(a, "--repeat")) {
+			repeat = parse_count("--repeat", option_value(argc, argv, &i), 1000000);
+			if (repeat < 1)
+				fail("--repeat 0: at least one run");
+		} else if (a[0] == '-' && a[1]) {
+			fail("predict: unknown option %s (see grove predict --help)", a);
+		} else if (artifact) {
+			fail("predict: one artifact at a time (%s and %s)", artifact, a);
+		} else {
+			artifact = a;
+		}
+	}
+	if (!artifact || !input)
+		fail("predict: %s (see grove predict --help)", artifact ? "no --input" : "no artifact or model");
+
+	if (!csv_read(input, &rows, &e))
+		fail("%s", e.message);
+	if (!ends_with(artifact, ".so")) {
+		start = now();
+		library = compile_to_temporary(artifact, temp_dir);
+		if (timing)
+			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);
+	}
+	if (grove_load(library ? library : artifact, &model, &err) != GROVE_OK)
+		fail("%s", err.message);
+	if (library) {
+		unlink(library);
+		rmdir(temp_dir);
+		free(library);
+	}
+	if (rows.cols != grove_num_features(model) && rows.rows > 0)
+		fail("%s: rows have %zu columns, the model needs %zu", input, rows.cols, grove_num_features(model));
+	per_row = grove_num_outputs(model, margin ? GROVE_PREDICT_MARGIN : 0);
+	out = xcalloc(rows.rows * per_row + 1, sizeof *out);
+	for (long r = 0; r < repeat; r++) {
+		double t;
+		start = now();
+		if (grove_predict(model, rows.values, rows.rows, rows.rows ? rows.cols : grove_num_features(model), out,
+		                  rows.rows * per_row, margin ? GROVE_PREDICT_MARGIN : 0, &err) != GROVE_OK)
+			fail("%s: %s", input, err.message);
+		t = now() - start;
+		total += t;
+		if (t < best)
+			best = t;
+	}
+	if (timing)
+		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", rows.rows,
+		        best * 1e3, rows.rows ? best * 1e6 / (double)rows.rows : 0.0, total * 1e3 / (double)repeat, repeat);
+	{
+		FILE *f = output ? fopen(output, "w") : stdout;
+		if (!f)
+			fail("%s: %s", output, strerror(errno));
+		csv_write(f, out, rows.rows, per_row);
+		if ((output ? fclose(f) : fflush(f)) != 0)
+			fail("%s: %s", output ? output : "standard output", strerror(errno));
+	}
+	free(out);
+	table_free(&rows);
+	grove_free(model);
+	return 0;
+}
+
+static const char dump_usage[] =
+	"usage: grove dump --level hir|mir|lir MODEL [--representation R]\n"
+	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
+
+static int cmd_dump(int argc, char **argv)
+{
+	static const char *const level_names[] = {"hir", "mir", "lir"};
+	const char *model = NULL, *representation = NULL;
+	int level = -1;
+	Compiled c;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(dump_usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--level")) {
+			const char *name = option_value(argc, argv, &i);
+			for (level = 0; level < 3 && strcmp(name, level_names[level]); level++)
+				;
+			if (level == 3)
+				fail("--level %s: expected hir, mir or lir", name);
+		} else if (!strcmp(a, "--representation")) {
+			representation = option_value(argc, argv, &i);
+		} else if (a[0] == '-' && a[1]) {
+			fail("dump: unknown option %s (see grove dump --help)", a);
+		} else if (model) {
+			fail("dump: one model at a time (%s and %s)", model, a);
+		} else {
+			model = a;
+		}
+	}
+	if (!model || level < 0)
+		fail("dump: %s (see grove dump --help)", model ? "no --level" : "no model");
+	compile_model(model, (Level)level, representation, &c);
+	switch ((Level)level) {
+	case LEVEL_HIR: hir_print(stdout, c.hir); break;
+	case LEVEL_MIR: mir_print(stdout, c.mir); break;
+	case LEVEL_LIR: lir_print(stdout, c.lir); break;
+	}
+	compiled_free(&c);
+	return 0;
+}
+
+static const char usage[] =
+	"usage: grove COMMAND [ARGS]   (grove COMMAND --help for more)\n"
+	"grove compiles decision-forest models into fast inference code.\n"
+	"  compile   compile a model into a shared library, object, assembly or LLVM IR\n"
+	"  predict   predict CSV rows with a compiled artifact or a model\n"
+	"  dump      print a model's HIR, MIR or LIR\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2;
+	}
+	if (!strcmp(argv[1], "compile"))
+		return cmd_compile(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "predict"))
+		return cmd_predict(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump"))
+		return cmd_dump(argc - 1, argv + 1);
+	fail("unknown command '%s' (try grove --help)", argv[1]);
+}
