@@ -101,7 +101,7 @@ def main():
     w.rule("ar", "rm -f $out && ar crs $out $in", "AR $out")
     w.rule("link", "$cc $ldflags -o $out $in $libs", "LINK $out")
     w.rule("shared", "$cc $ldflags -shared -o $out $in $libs", "LINK $out")
-    w.rule("configure", f"{shlex.join(["python3", "configure.py", *sys.argv[1:]])}",
+    w.rule("configure", shlex.join(["python3", "configure.py", *sys.argv[1:]]),
            "CONFIGURE", generator="1")
     w.rule("test", f"python3 tests/run.py --builddir {b}", "TEST", pool="console")
 
