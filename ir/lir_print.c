@@ -1,0 +1,260 @@
+/* LIR: printing a module as stable text (golden tests, --emit lir, debugging). */
+#include "ir/lir.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Printed names of the comparison predicates and cast kinds. */
+static const char *const cmp_names[] = {
+#define X(name, text) text,
+	LIR_CMPS(X)
+#undef X
+};
+
+static const char *const cast_names[] = {
+#define X(name, text) text,
+	LIR_CASTS(X)
+#undef X
+};
+
+/* Elements of a buffer shown before the hash. */
+#define PRINT_ELEMENTS 4
+
+/* 64-bit FNV-1a hash of n bytes. */
+static uint64_t fnv1a(const unsigned char *p, uint64_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (uint64_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Element i of data (elements of type t), printed so that it reads back exactly. */
+static void print_element(FILE *out, LType t, const void *data, uint64_t i)
+{
+	const unsigned char *p = (const unsigned char *)data + i * lir_type_size(t);
+	int8_t i8;
+	int32_t i32;
+	int64_t i64;
+	float f32;
+	double f64;
+	switch (t) {
+	case LTYPE_I1:
+	case LTYPE_I8: memcpy(&i8, p, 1); fprintf(out, "%d", i8); break;
+	case LTYPE_I32: memcpy(&i32, p, 4); fprintf(out, "%" PRId32, i32); break;
+	case LTYPE_I64: memcpy(&i64, p, 8); fprintf(out, "%" PRId64, i64); break;
+	case LTYPE_F32: memcpy(&f32, p, 4); fprintf(out, "%.9g", f32); break;
+	case LTYPE_F64: memcpy(&f64, p, 8); fprintf(out, "%.17g", f64); break;
+	case LTYPE_PTR: memcpy(&i64, p, 8); fprintf(out, "0x%" PRIx64, (uint64_t)i64); break;
+	case LTYPE_VOID: fputs("?", out); break;
+	}
+}
+
+/* One line per buffer: index, name, element type and count, the first elements and a hash of the bytes. */
+static void print_buffer(FILE *out, uint32_t index, const LBuffer *b)
+{
+	uint64_t shown = b->count < PRINT_ELEMENTS ? b->count : PRINT_ELEMENTS;
+	bool known = b->elem != LTYPE_VOID && b->elem <= LTYPE_PTR && (b->data || !b->count);
+	fprintf(out, "buffer %u %s %s x %" PRIu64, index, b->name, lir_type_name(b->elem), b->count);
+	if (!known) {
+		fputs(" (no data)\n", out);
+		return;
+	}
+	fputs(" [", out);
+	for (uint64_t i = 0; i < shown; i++) {
+		fputs(i ? ", " : "", out);
+		print_element(out, b->elem, b->data, i);
+	}
+	fprintf(out, "%s] fnv1a %016" PRIx64 "\n", b->count > shown ? ", ..." : "",
+	        fnv1a(b->data, b->count * lir_type_size(b->elem)));
+}
+
+/* A value reference: %N, or a marker for a missing or out-of-range operand. */
+static void print_value(FILE *out, const LFunc *fn, uint32_t x)
+{
+	if (x == LIR_NONE)
+		fputs("%none", out);
+	else if (x >= fn->num_insts)
+		fprintf(out, "%%bad%u", x);
+	else
+		fprintf(out, "%%%u", x);
+}
+
+/* The type of value x, or "?" if x is not an instruction. LOCAL_ARRAY's value is a ptr. */
+static const char *value_type_name(const LFunc *fn, uint32_t x)
+{
+	if (x >= fn->num_insts)
+		return "?";
+	return fn->insts[x].op == LOP_LOCAL_ARRAY ? "ptr" : lir_type_name((LType)fn->insts[x].type);
+}
+
+/* The operands a, b, c (first n of them) separated by commas. */
+static void print_operands(FILE *out, const LFunc *fn, const LInst *in, int n)
+{
+	const uint32_t ops[3] = {in->a, in->b, in->c};
+	for (int k = 0; k < n; k++) {
+		fputs(k ? ", " : " ", out);
+		print_value(out, fn, ops[k]);
+	}
+}
+
+static void print_region(FILE *out, const LModule *m, const LFunc *fn, uint32_t first, int depth, uint64_t *budget);
+
+/* One tab per level of nesting. */
+static void indent(FILE *out, int depth)
+{
+	for (int i = 0; i < depth; i++)
+		fputc('\t', out);
+}
+
+/* A nested region between braces, then the closing brace at depth. */
+static void print_body(FILE *out, const LModule *m, const LFunc *fn, uint32_t first, int depth, uint64_t *budget)
+{
+	fputs(" {\n", out);
+	print_region(out, m, fn, first, depth + 1, budget);
+	indent(out, depth);
+	fputc('}', out);
+}
+
+/* Instruction id (without indentation or newline), including its nested regions. */
+static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id, int depth, uint64_t *budget)
+{
+	const LInst *in = &fn->insts[id];
+	const char *type = lir_type_name((LType)in->type);
+	LOp op = (LOp)in->op;
+
+	if (op != LOP_STORE && op != LOP_SET && op != LOP_BREAK_IF && op != LOP_LOOP && op != LOP_IF)
+		fprintf(out, "%%%u = ", id);
+	if (op >= LOP_COUNT) {
+		fprintf(out, "?op%u %s", in->op, type);
+		print_operands(out, fn, in, 3);
+		return;
+	}
+	fputs(lir_op_name(op), out);
+	switch (op) {
+	case LOP_PARAM: fprintf(out, " %" PRId64 " %s", in->imm, type); break;
+	case LOP_CONST:
+		if (in->type == LTYPE_F32)
+			fprintf(out, " %s %.9g", type, in->fimm);
+		else if (in->type == LTYPE_F64)
+			fprintf(out, " %s %.17g", type, in->fimm);
+		else
+			fprintf(out, " %s %" PRId64, type, in->imm);
+		break;
+	case LOP_BUFFER:
+		fprintf(out, " %" PRId64 " (%s)", in->imm,
+		        in->imm >= 0 && in->imm < m->num_buffers ? m->buffers[in->imm].name : "?");
+		break;
+	case LOP_LOAD:
+		fprintf(out, " %s ", type);
+		print_value(out, fn, in->a);
+		fputc('[', out);
+		print_value(out, fn, in->b);
+		fputc(']', out);
+		break;
+	case LOP_STORE:
+	case LOP_SET:
+		fputc(' ', out);
+		print_value(out, fn, in->a);
+		if (op == LOP_STORE) {
+			fputc('[', out);
+			print_value(out, fn, in->b);
+			fputc(']', out);
+		}
+		fputs(" = ", out);
+		print_value(out, fn, op == LOP_STORE ? in->c : in->b);
+		break;
+	case LOP_ICMP:
+	case LOP_FCMP:
+		fprintf(out, " %s %s", in->sub < COUNT_OF(cmp_names) ? cmp_names[in->sub] : "?", value_type_name(fn, in->a));
+		print_operands(out, fn, in, 2);
+		break;
+	case LOP_CAST:
+		fprintf(out, " %s %s ", in->sub < COUNT_OF(cast_names) ? cast_names[in->sub] : "?", value_type_name(fn, in->a));
+		print_value(out, fn, in->a);
+		fprintf(out, " to %s", type);
+		break;
+	case LOP_LOCAL_ARRAY: fprintf(out, " %s x %" PRId64, type, in->imm); break;
+	case LOP_FOR:
+	case LOP_PARALLEL_FOR:
+		print_operands(out, fn, in, 3);
+		if (op == LOP_PARALLEL_FOR)
+			fprintf(out, " grain %" PRId64, in->imm);
+		print_body(out, m, fn, in->body, depth, budget);
+		break;
+	case LOP_LOOP: print_body(out, m, fn, in->body, depth, budget); break;
+	case LOP_BREAK_IF: print_operands(out, fn, in, 1); break;
+	case LOP_IF:
+		print_operands(out, fn, in, 1);
+		print_body(out, m, fn, in->body, depth, budget);
+		if (in->alt != LIR_NONE) {
+			fputs(" else", out);
+			print_body(out, m, fn, in->alt, depth, budget);
+		}
+		break;
+	case LOP_FNEG:
+	case LOP_EXP:
+	case LOP_VAR:
+	case LOP_GET:
+		fprintf(out, " %s", type);
+		print_operands(out, fn, in, 1);
+		break;
+	case LOP_SELECT:
+		fprintf(out, " %s", type);
+		print_operands(out, fn, in, 3);
+		break;
+	default: /* binary arithmetic */
+		fprintf(out, " %s", type);
+		print_operands(out, fn, in, 2);
+		break;
+	}
+}
+
+/*
+ * The instructions of a region, one per line, indented by one tab per depth. budget bounds
+ * the lines printed so that a corrupt `next` chain cannot loop forever.
+ */
+static void print_region(FILE *out, const LModule *m, const LFunc *fn, uint32_t first, int depth, uint64_t *budget)
+{
+	for (uint32_t id = first; id != LIR_NONE; id = fn->insts[id].next) {
+		indent(out, depth);
+		if (id >= fn->num_insts || *budget == 0) {
+			fprintf(out, "; malformed region at %%%u\n", id);
+			return;
+		}
+		(*budget)--;
+		print_inst(out, m, fn, id, depth, budget);
+		fputc('\n', out);
+	}
+}
+
+/* A function: its signature (each parameter named by the first PARAM that reads it), then its body. */
+static void print_func(FILE *out, const LModule *m, uint32_t index, const LFunc *fn)
+{
+	uint64_t budget = fn->num_insts;
+	fprintf(out, "\nfunc %s(", fn->name);
+	for (uint32_t p = 0; p < fn->num_params && p < COUNT_OF(fn->params); p++) {
+		fprintf(out, "%s%s", p ? ", " : "", lir_type_name(fn->params[p]));
+		for (uint32_t id = 0; id < fn->num_insts; id++) {
+			if (fn->insts[id].op == LOP_PARAM && fn->insts[id].imm == p) {
+				fprintf(out, " %%%u", id);
+				break;
+			}
+		}
+	}
+	fprintf(out, ")%s {\n", index == m->predict ? " entry" : "");
+	print_region(out, m, fn, fn->body, 1, &budget);
+	fputs("}\n", out);
+}
+
+void lir_print(FILE *out, const LModule *m)
+{
+	fprintf(out, "module features %u outputs %u margins %u transform %u\n", m->num_features, m->num_outputs,
+	        m->num_margins, m->transform);
+	for (uint32_t i = 0; i < m->num_buffers; i++)
+		print_buffer(out, i, &m->buffers[i]);
+	for (uint32_t i = 0; i < m->num_funcs; i++)
+		print_func(out, m, i, m->funcs[i]);
+}

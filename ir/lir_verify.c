@@ -1,0 +1,338 @@
+/* LIR: checking a module's structure: operands, types, SSA dominance, regions, immediates. */
+#include "ir/lir.h"
+
+#include <stdlib.h>
+
+/* Number of value operands of each opcode (third column of LIR_OPS). */
+static const uint8_t op_operands[] = {
+#define X(name, text, operands) operands,
+	LIR_OPS(X)
+#undef X
+};
+
+/* Printed names of the cast kinds and comparison predicates. */
+static const char *const cast_names[] = {
+#define X(name, text) text,
+	LIR_CASTS(X)
+#undef X
+};
+
+static const char *const cmp_names[] = {
+#define X(name, text) text,
+	LIR_CMPS(X)
+#undef X
+};
+
+/* Per-instruction marks. */
+enum {
+	SEEN = 1,    /* reached by a region walk (a second visit means a cycle or a shared region) */
+	VISIBLE = 2, /* defined in the current region or an enclosing one: usable here */
+};
+
+typedef struct Verifier {
+	const LModule *m;
+	const LFunc *fn;
+	uint8_t *mark;  /* per instruction: SEEN | VISIBLE */
+	uint32_t *par;  /* per VAR: how many PARALLEL_FORs enclose it */
+	Error *e;
+} Verifier;
+
+/* Where a region sits: whether BREAK_IF may leave it, and how many PARALLEL_FORs enclose it. */
+typedef struct Context {
+	bool in_loop;
+	uint32_t par;
+} Context;
+
+/* Fail with "lir: FUNC: %ID (OP): " and the formatted message. */
+static bool fail(Verifier *v, uint32_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(Verifier *v, uint32_t id, const char *fmt, ...)
+{
+	char what[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	return error_set(v->e, "lir: %s: %%%u (%s): %s", v->fn->name, id, lir_op_name((LOp)v->fn->insts[id].op), what);
+}
+
+/* Whether t is an integer type. */
+static bool is_int(LType t) { return t == LTYPE_I1 || t == LTYPE_I8 || t == LTYPE_I32 || t == LTYPE_I64; }
+/* Whether t is a float type. */
+static bool is_float(LType t) { return t == LTYPE_F32 || t == LTYPE_F64; }
+/* Whether t is a type a value can have (not void, not out of range). */
+static bool is_value_type(LType t) { return t != LTYPE_VOID && t <= LTYPE_PTR; }
+/* Width in bits of integer type t. */
+static unsigned int_bits(LType t) { return t == LTYPE_I1 ? 1 : 8 * (unsigned)lir_type_size(t); }
+
+/* Whether instructions of kind op yield a value (the others have type void; STORE's type is unused). */
+static bool produces(LOp op)
+{
+	return op != LOP_STORE && op != LOP_SET && op != LOP_BREAK_IF && op != LOP_LOOP && op != LOP_IF;
+}
+
+/* The type of value x: LOCAL_ARRAY's `type` is its element type, its value is a ptr. */
+static LType value_type(const LFunc *fn, uint32_t x)
+{
+	return fn->insts[x].op == LOP_LOCAL_ARRAY ? LTYPE_PTR : lir_type(fn, x);
+}
+
+/* Operand x of id must be a value visible here: defined earlier in this region or an enclosing one. */
+static bool check_operand(Verifier *v, uint32_t id, uint32_t x)
+{
+	if (x >= v->fn->num_insts)
+		return fail(v, id, "operand %%%u out of range (%u instructions)", x, v->fn->num_insts);
+	if (!produces((LOp)v->fn->insts[x].op))
+		return fail(v, id, "operand %%%u (%s) has no value", x, lir_op_name((LOp)v->fn->insts[x].op));
+	if (!(v->mark[x] & VISIBLE)) {
+		if (!(v->mark[x] & SEEN) || x == id)
+			return fail(v, id, "operand %%%u is used before its definition", x);
+		return fail(v, id, "operand %%%u does not dominate this use (defined in a region that does not enclose it)", x);
+	}
+	return true;
+}
+
+/* Operand x of id must have type want. */
+static bool expect(Verifier *v, uint32_t id, uint32_t x, LType want)
+{
+	LType t = value_type(v->fn, x);
+	if (t != want)
+		return fail(v, id, "operand %%%u is %s, expected %s", x, lir_type_name(t), lir_type_name(want));
+	return true;
+}
+
+/* Operand x of id must have an integer type (want_float false) or a float type (true). */
+static bool expect_class(Verifier *v, uint32_t id, uint32_t x, bool want_float)
+{
+	LType t = value_type(v->fn, x);
+	if (want_float ? !is_float(t) : !is_int(t))
+		return fail(v, id, "operand %%%u is %s, expected a%s type", x, lir_type_name(t), want_float ? " float" : "n integer");
+	return true;
+}
+
+/* The result type of id must be want. */
+static bool expect_result(Verifier *v, uint32_t id, LType want)
+{
+	LType t = lir_type(v->fn, id);
+	if (t != want)
+		return fail(v, id, "result is %s, expected %s", lir_type_name(t), lir_type_name(want));
+	return true;
+}
+
+/* A CAST of a (type from) to type to, of kind `kind`. */
+static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned kind)
+{
+	bool ok;
+	switch ((LCast)kind) {
+	case LCAST_SEXT:
+	case LCAST_ZEXT: ok = is_int(from) && is_int(to) && int_bits(to) > int_bits(from); break;
+	case LCAST_TRUNC: ok = is_int(from) && is_int(to) && int_bits(to) < int_bits(from); break;
+	case LCAST_FPEXT: ok = from == LTYPE_F32 && to == LTYPE_F64; break;
+	case LCAST_FPTRUNC: ok = from == LTYPE_F64 && to == LTYPE_F32; break;
+	case LCAST_SITOFP: ok = is_int(from) && is_float(to); break;
+	case LCAST_FPTOSI: ok = is_float(from) && is_int(to); break;
+	default: return fail(v, id, "bad cast kind %u", kind);
+	}
+	if (!ok)
+		return fail(v, id, "cannot %s %s to %s", cast_names[kind], lir_type_name(from), lir_type_name(to));
+	return true;
+}
+
+/* GET/SET: operand a must be a VAR cell declared inside the innermost enclosing PARALLEL_FOR. */
+static bool verify_cell(Verifier *v, uint32_t id, Context ctx)
+{
+	uint32_t cell = v->fn->insts[id].a;
+	if (v->fn->insts[cell].op != LOP_VAR)
+		return fail(v, id, "operand %%%u is a %s, expected a var", cell, lir_op_name((LOp)v->fn->insts[cell].op));
+	if (v->par[cell] != ctx.par)
+		return fail(v, id, "var %%%u is declared outside the enclosing parallel_for", cell);
+	return true;
+}
+
+/* The checks of one instruction whose operands are present and visible. */
+static bool verify_types(Verifier *v, uint32_t id, Context ctx)
+{
+	const LFunc *fn = v->fn;
+	const LInst *in = &fn->insts[id];
+	LType t = (LType)in->type;
+
+	switch ((LOp)in->op) {
+	case LOP_PARAM:
+		if (in->imm < 0 || in->imm >= fn->num_params)
+			return fail(v, id, "parameter %lld out of range (%u parameters)", (long long)in->imm, fn->num_params);
+		return expect_result(v, id, fn->params[in->imm]);
+	case LOP_CONST:
+		if (!is_int(t) && !is_float(t))
+			return fail(v, id, "constant of type %s", lir_type_name(t));
+		return true;
+	case LOP_BUFFER:
+		if (in->imm < 0 || in->imm >= v->m->num_buffers)
+			return fail(v, id, "buffer %lld out of range (%u buffers)", (long long)in->imm, v->m->num_buffers);
+		return expect_result(v, id, LTYPE_PTR);
+	case LOP_LOAD:
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+	case LOP_STORE:
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR: case LOP_MIN:
+		if (!is_int(t))
+			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));
+		return expect(v, id, in->a, t) && expect(v, id, in->b, t);
+	case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FNEG: case LOP_EXP:
+		if (!is_float(t))
+			return fail(v, id, "result is %s, expected a float type", lir_type_name(t));
+		return expect(v, id, in->a, t) && (op_operands[in->op] < 2 || expect(v, id, in->b, t));
+	case LOP_ICMP:
+	case LOP_FCMP: {
+		bool fl = in->op == LOP_FCMP;
+		if (in->sub >= COUNT_OF(cmp_names) || fl != (in->sub >= LCMP_OEQ))
+			return fail(v, id, "bad predicate %u (%s)", in->sub, in->sub < COUNT_OF(cmp_names) ? cmp_names[in->sub] : "?");
+		return expect_result(v, id, LTYPE_I1) && expect_class(v, id, in->a, fl) &&
+		       expect(v, id, in->b, value_type(fn, in->a));
+	}
+	case LOP_SELECT:
+		return expect(v, id, in->a, LTYPE_I1) && expect(v, id, in->b, t) && expect(v, id, in->c, t);
+	case LOP_CAST:
+		return verify_cast(v, id, value_type(fn, in->a), t, in->sub);
+	case LOP_VAR:
+		v->par[id] = ctx.par;
+		return expect(v, id, in->a, t);
+	case LOP_GET:
+		return verify_cell(v, id, ctx) && expect_result(v, id, lir_type(fn, in->a));
+	case LOP_SET:
+		return verify_cell(v, id, ctx) && expect(v, id, in->b, lir_type(fn, in->a));
+	case LOP_LOCAL_ARRAY:
+		if (in->imm < 1)
+			return fail(v, id, "%lld elements, expected at least 1", (long long)in->imm);
+		return true;
+	case LOP_PARALLEL_FOR:
+		if (in->imm < 1)
+			return fail(v, id, "grain %lld, expected at least 1", (long long)in->imm);
+		/* fall through */
+	case LOP_FOR:
+		return expect_result(v, id, LTYPE_I64) && expect(v, id, in->a, LTYPE_I64) && expect(v, id, in->b, LTYPE_I64) &&
+		       expect(v, id, in->c, LTYPE_I64);
+	case LOP_BREAK_IF:
+		if (!ctx.in_loop)
+			return fail(v, id, "not inside a loop (or a for/parallel_for lies between it and the loop)");
+		return expect(v, id, in->a, LTYPE_I1);
+	case LOP_IF:
+		return expect(v, id, in->a, LTYPE_I1);
+	case LOP_LOOP:
+	case LOP_COUNT:
+		break;
+	}
+	return true;
+}
+
+/* Opcode, type, operand presence and visibility, nested regions of instruction id. */
+static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
+{
+	const LInst *in = &v->fn->insts[id];
+	const uint32_t ops[3] = {in->a, in->b, in->c};
+	bool structured = in->op == LOP_FOR || in->op == LOP_PARALLEL_FOR || in->op == LOP_LOOP || in->op == LOP_IF;
+
+	if (in->op >= LOP_COUNT)
+		return fail(v, id, "unknown opcode %u", in->op);
+	if (produces((LOp)in->op) && !is_value_type((LType)in->type))
+		return fail(v, id, "result type is %s, expected a value type", lir_type_name((LType)in->type));
+	if (!produces((LOp)in->op) && in->op != LOP_STORE && in->type != LTYPE_VOID)
+		return fail(v, id, "has no result but type %s", lir_type_name((LType)in->type));
+	for (uint32_t k = 0; k < 3; k++) {
+		if (k >= op_operands[in->op] && ops[k] != LIR_NONE)
+			return fail(v, id, "unused operand %c is %%%u, expected none", 'a' + k, ops[k]);
+		if (k < op_operands[in->op] && ops[k] == LIR_NONE)
+			return fail(v, id, "operand %c is missing", 'a' + k);
+		if (k < op_operands[in->op] && !check_operand(v, id, ops[k]))
+			return false;
+	}
+	if ((!structured && in->body != LIR_NONE) || (in->op != LOP_IF && in->alt != LIR_NONE))
+		return fail(v, id, "has a nested region it cannot have");
+	return verify_types(v, id, ctx);
+}
+
+static bool verify_region(Verifier *v, uint32_t first, Context ctx);
+
+/* The nested regions of structured instruction id, with the contexts they run in. */
+static bool verify_nested(Verifier *v, uint32_t id, Context ctx)
+{
+	const LInst *in = &v->fn->insts[id];
+	Context inner = ctx;
+	bool ok;
+	switch ((LOp)in->op) {
+	case LOP_FOR:
+	case LOP_PARALLEL_FOR:
+		inner.in_loop = false;
+		inner.par += in->op == LOP_PARALLEL_FOR;
+		v->mark[id] |= VISIBLE; /* the induction variable, inside the body only */
+		ok = verify_region(v, in->body, inner);
+		v->mark[id] &= (uint8_t)~VISIBLE;
+		return ok;
+	case LOP_LOOP:
+		inner.in_loop = true;
+		return verify_region(v, in->body, inner);
+	case LOP_IF:
+		return verify_region(v, in->body, ctx) && verify_region(v, in->alt, ctx);
+	default:
+		if (produces((LOp)in->op))
+			v->mark[id] |= VISIBLE;
+		return true;
+	}
+}
+
+/* The instructions of the region starting at first; their values are visible until it ends. */
+static bool verify_region(Verifier *v, uint32_t first, Context ctx)
+{
+	const LFunc *fn = v->fn;
+	for (uint32_t id = first; id != LIR_NONE; id = fn->insts[id].next) {
+		if (id >= fn->num_insts)
+			return error_set(v->e, "lir: %s: a region reaches %%%u, out of range (%u instructions)", fn->name, id,
+			                 fn->num_insts);
+		if (v->mark[id] & SEEN)
+			return error_set(v->e, "lir: %s: %%%u (%s) is reached twice (a cycle or a shared region)", fn->name, id,
+			                 lir_op_name((LOp)fn->insts[id].op));
+		v->mark[id] |= SEEN;
+		if (!verify_inst(v, id, ctx) || !verify_nested(v, id, ctx))
+			return false;
+	}
+	for (uint32_t id = first; id != LIR_NONE; id = fn->insts[id].next)
+		v->mark[id] &= (uint8_t)~VISIBLE;
+	return true;
+}
+
+/* One function: its parameters and body. */
+static bool verify_func(Verifier *v, const LFunc *fn)
+{
+	bool ok = true;
+	Context top = {false, 0};
+	if (fn->num_params > COUNT_OF(fn->params))
+		return error_set(v->e, "lir: %s: %u parameters, at most %zu", fn->name, fn->num_params, COUNT_OF(fn->params));
+	for (uint32_t i = 0; i < fn->num_params; i++)
+		if (!is_value_type(fn->params[i]))
+			return error_set(v->e, "lir: %s: parameter %u has type %s", fn->name, i, lir_type_name(fn->params[i]));
+	v->fn = fn;
+	v->mark = xcalloc(fn->num_insts ? fn->num_insts : 1, sizeof *v->mark);
+	v->par = xcalloc(fn->num_insts ? fn->num_insts : 1, sizeof *v->par);
+	ok = verify_region(v, fn->body, top);
+	free(v->mark);
+	free(v->par);
+	v->mark = NULL;
+	v->par = NULL;
+	return ok;
+}
+
+bool lir_verify(const LModule *m, Error *e)
+{
+	Verifier v = {.m = m, .e = e};
+	if (m->predict >= m->num_funcs)
+		return error_set(e, "lir: predict function %u out of range (%u functions)", m->predict, m->num_funcs);
+	for (uint32_t i = 0; i < m->num_buffers; i++) {
+		const LBuffer *b = &m->buffers[i];
+		if (!is_value_type(b->elem))
+			return error_set(e, "lir: buffer %u (%s): element type %s", i, b->name, lir_type_name(b->elem));
+		if (b->count && !b->data)
+			return error_set(e, "lir: buffer %u (%s): %llu elements but no data", i, b->name, (unsigned long long)b->count);
+	}
+	for (uint32_t i = 0; i < m->num_funcs; i++)
+		if (!verify_func(&v, m->funcs[i]))
+			return false;
+	return true;
+}
