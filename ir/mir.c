@@ -171,6 +171,8 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 		case MOP_FOR:
 			fprintf(out, "%sfor %s in ", inst->parallel ? "parallel " : "", f->schedule.vars[inst->var].name);
 			print_range(out, m, inst->var);
+			if (inst->interleave > 1)
+				fprintf(out, " interleave %u", inst->interleave);
 			fputs(" {\n", out);
 			print_list(out, m, inst->body, indent + 2);
 			fprintf(out, "%*s}\n", indent, "");

@@ -23,6 +23,11 @@ bool lower_padding_pays(const HForest *f);
 /* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
 void mir_unroll_walks(MModule *m);
 
+/* The most rows mir_interleave_rows lets run together. */
+#define MIR_MAX_INTERLEAVE 16
+/* MIR pass: let every row loop whose rows index nothing but its own variable run `rows` rows together (unroll and jam). */
+void mir_interleave_rows(MModule *m, uint32_t rows);
+
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);
 

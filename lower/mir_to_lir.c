@@ -29,9 +29,13 @@ typedef struct Lowering {
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
-	uint32_t acc;               /* the current row's accumulator */
+	uint32_t acc;               /* the accumulator of the row being transformed or reduced into */
+	uint32_t lanes;             /* rows handled together by the enclosing interleaved row loop (1 if none) */
+	uint32_t lane_row[MIR_MAX_INTERLEAVE];   /* their row numbers (i64, clamped to the last row) */
+	uint32_t lane_valid[MIR_MAX_INTERLEAVE]; /* whether each is a real row (i1) */
+	uint32_t lane_acc[MIR_MAX_INTERLEAVE];   /* and its accumulator */
 	uint32_t var_value[HIR_MAX_VARS];
-	uint32_t *value;            /* per MIR instruction: its LIR value */
+	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
 	uint32_t *tree_index;       /* per GET_TREE: the tree number (i64) */
 	Error *e;
 } Lowering;
@@ -48,6 +52,12 @@ static uint32_t lower_index(Lowering *l, const MIndex *index)
 	return sum;
 }
 
+/* The row of lane `lane` at a row index. */
+static uint32_t lane_row(Lowering *l, const MIndex *index, uint32_t lane)
+{
+	return l->lanes > 1 ? l->lane_row[lane] : lower_index(l, index);
+}
+
 /* The extent of the root variable above var: the batch size or the number of trees. */
 static uint32_t root_extent(Lowering *l, int32_t var)
 {
@@ -61,9 +71,11 @@ static void lower_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	uint32_t begin = const_i64(l, 0), end = root_extent(l, inst->var), step = const_i64(l, 1), loop;
+	uint32_t lanes = inst->interleave > 1 ? inst->interleave : 1, outer_lanes = l->lanes;
 
 	switch ((HVarKind)v->kind) {
 	case HVAR_ROOT:
+		step = const_i64(l, lanes); /* mir_interleave_rows only interleaves root loops */
 		break;
 	case HVAR_TILE_OUTER:
 		step = const_i64(l, v->size);
@@ -78,7 +90,18 @@ static void lower_for(Lowering *l, const MInst *inst)
 	if (inst->parallel)
 		l->b.fn->insts[loop].imm = BATCH_GRAIN;
 	l->var_value[inst->var] = loop;
+	if (lanes > 1) {
+		uint32_t last = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, 1));
+		for (uint32_t r = 0; r < lanes; r++) {
+			uint32_t row = emit2(l, LOP_ADD, LTYPE_I64, loop, const_i64(l, r));
+			l->lane_valid[r] = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, row, end);
+			l->lane_row[r] = emit2(l, LOP_MIN, LTYPE_I64, row, last);
+		}
+	}
+	if (lanes > 1)
+		l->lanes = lanes;
 	lower_list(l, inst->body);
+	l->lanes = outer_lanes;
 	lir_end(&l->b);
 }
 
@@ -102,30 +125,41 @@ static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, uint32_t r
 	return l->rep->child(&l->layout, &l->b, tree, node, lower_compare(l, x, fields->threshold, fields->default_left));
 }
 
-/* walk: follow the tree from its root to a leaf for the row; yields the leaf's value. */
-static uint32_t lower_walk(Lowering *l, const MInst *walk, uint32_t tree, uint32_t row)
+/*
+ * walk: follow the tree from its root to a leaf for the row of every lane; sets the
+ * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
+ * so that their loads overlap.
+ */
+static void lower_walk(Lowering *l, uint32_t id, uint32_t tree)
 {
 	const LRepresentation *rep = l->rep;
-	uint32_t row_start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
-	uint32_t node = rep->root(&l->layout, &l->b, tree), cell;
+	const MInst *walk = &l->m->insts[id];
+	uint32_t node[MIR_MAX_INTERLEAVE], row_start[MIR_MAX_INTERLEAVE], root = rep->root(&l->layout, &l->b, tree), cell;
 	RepNode fields;
 
+	for (uint32_t r = 0; r < l->lanes; r++) {
+		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, lane_row(l, &walk->row, r), const_i64(l, l->f->num_features));
+		node[r] = root;
+	}
 	/* Peeled steps: no leaf is this shallow, so no test. */
 	for (uint32_t i = 0; i < walk->peel; i++) {
-		fields = rep->load_node(&l->layout, &l->b, tree, node);
-		node = lower_step(l, tree, node, row_start, &fields);
+		for (uint32_t r = 0; r < l->lanes; r++) {
+			fields = rep->load_node(&l->layout, &l->b, tree, node[r]);
+			node[r] = lower_step(l, tree, node[r], row_start[r], &fields);
+		}
 	}
-	if (!walk->exact) {
-		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node, LIR_NONE, LIR_NONE);
+	for (uint32_t r = 0; r < l->lanes && !walk->exact; r++) {
+		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
 		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
-		node = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
-		fields = rep->load_node(&l->layout, &l->b, tree, node);
+		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
+		fields = rep->load_node(&l->layout, &l->b, tree, node[r]);
 		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
-		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree, node, row_start, &fields));
+		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree, node[r], row_start[r], &fields));
 		lir_end(&l->b);
-		node = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
+		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 	}
-	return rep->leaf_value(&l->layout, &l->b, tree, node);
+	for (uint32_t r = 0; r < l->lanes; r++)
+		l->value[(size_t)id * MIR_MAX_INTERLEAVE + r] = rep->leaf_value(&l->layout, &l->b, tree, node[r]);
 }
 
 /* The output a tree adds to, as i64. */
@@ -150,7 +184,8 @@ static uint32_t load_acc(Lowering *l, uint32_t c) { return emit2(l, LOP_LOAD, l-
 /* for c in [from, outputs): body. Returns the loop value; caller ends it. */
 static uint32_t begin_outputs(Lowering *l, int64_t from)
 {
-	return lir_begin(&l->b, LOP_FOR, const_i64(l, from), const_i64(l, l->f->num_outputs), const_i64(l, 1));
+	uint32_t begin = const_i64(l, from), end = const_i64(l, l->f->num_outputs), step = const_i64(l, 1);
+	return lir_begin(&l->b, LOP_FOR, begin, end, step);
 }
 
 /* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid or exp. */
@@ -185,7 +220,7 @@ static void lower_max(Lowering *l, uint32_t *max_cell, uint32_t *index_cell)
 /* Softmax as XGBoost computes it: subtract the max, exponentiate, divide by the sum (summed in double). */
 static void lower_softmax(Lowering *l, uint32_t out_start)
 {
-	uint32_t max_cell, index_cell, max, sum, c, e, total;
+	uint32_t max_cell, index_cell, max, sum, c, e, total, index;
 	lower_max(l, &max_cell, &index_cell);
 	max = lir_emit(&l->b, LOP_GET, l->acc_type, max_cell, LIR_NONE, LIR_NONE);
 	sum = lir_emit(&l->b, LOP_VAR, LTYPE_F64, lir_const_float(&l->b, LTYPE_F64, 0.0), LIR_NONE, LIR_NONE);
@@ -200,7 +235,8 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	if (l->acc_type != LTYPE_F64)
 		total = lir_cast(&l->b, LCAST_FPTRUNC, l->acc_type, total);
 	c = begin_outputs(l, 0);
-	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), emit2(l, LOP_FDIV, l->acc_type, load_acc(l, c), total));
+	index = emit2(l, LOP_ADD, LTYPE_I64, out_start, c);
+	store_output(l, index, emit2(l, LOP_FDIV, l->acc_type, load_acc(l, c), total));
 	lir_end(&l->b);
 }
 
@@ -247,29 +283,44 @@ static void lower_list(Lowering *l, uint32_t first)
 		case MOP_FOR:
 			lower_for(l, inst);
 			break;
-		case MOP_INIT: {
-			uint32_t acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
-			l->b.fn->insts[acc].imm = l->f->num_outputs;
-			l->acc = acc;
-			for (uint32_t c = 0; c < l->f->num_outputs; c++)
-				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, acc, const_i64(l, c), lir_const_float(&l->b, l->acc_type, l->f->base_score[c]));
+		case MOP_INIT:
+			for (uint32_t r = 0; r < l->lanes; r++) {
+				uint32_t acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
+				l->b.fn->insts[acc].imm = l->f->num_outputs;
+				l->lane_acc[r] = acc;
+				for (uint32_t c = 0; c < l->f->num_outputs; c++) {
+					uint32_t index = const_i64(l, c);
+					uint32_t base = lir_const_float(&l->b, l->acc_type, l->f->base_score[c]);
+					lir_emit(&l->b, LOP_STORE, LTYPE_VOID, acc, index, base);
+				}
+			}
 			break;
-		}
 		case MOP_GET_TREE:
 			l->tree_index[id] = lower_index(l, &inst->tree);
-			l->value[id] = l->rep->tree(&l->layout, &l->b, l->tree_index[id]);
+			l->value[(size_t)id * MIR_MAX_INTERLEAVE] = l->rep->tree(&l->layout, &l->b, l->tree_index[id]);
 			break;
 		case MOP_WALK:
-			l->value[id] = lower_walk(l, inst, l->value[inst->a], lower_index(l, &inst->row));
+			lower_walk(l, id, l->value[(size_t)inst->a * MIR_MAX_INTERLEAVE]);
 			break;
 		case MOP_REDUCE: {
 			uint32_t c = tree_output(l, l->tree_index[inst->a]);
-			uint32_t sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[inst->b]);
-			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, c, sum);
+			for (uint32_t r = 0; r < l->lanes; r++) {
+				uint32_t sum;
+				l->acc = l->lane_acc[r];
+				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[(size_t)inst->b * MIR_MAX_INTERLEAVE + r]);
+				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, c, sum);
+			}
 			break;
 		}
 		case MOP_TRANSFORM:
-			lower_transform(l, lower_index(l, &inst->row));
+			for (uint32_t r = 0; r < l->lanes; r++) {
+				l->acc = l->lane_acc[r];
+				if (r > 0) /* lane 0 is always a real row */
+					lir_begin(&l->b, LOP_IF, l->lane_valid[r], LIR_NONE, LIR_NONE);
+				lower_transform(l, lane_row(l, &inst->row, r));
+				if (r > 0)
+					lir_end(&l->b);
+			}
 			break;
 		}
 	}
@@ -340,9 +391,9 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	fn->insts[l.out].imm = 2;
 	{
 		uint32_t flags = lir_emit(&l.b, LOP_PARAM, LTYPE_I32, LIR_NONE, LIR_NONE, LIR_NONE);
-		uint32_t one = lir_const_int(&l.b, LTYPE_I32, 1);
+		uint32_t one = lir_const_int(&l.b, LTYPE_I32, 1), zero = lir_const_int(&l.b, LTYPE_I32, 0);
 		fn->insts[flags].imm = 3;
-		l.margin = lir_cmp(&l.b, LOP_ICMP, LCMP_NE, emit2(&l, LOP_AND, LTYPE_I32, flags, one), lir_const_int(&l.b, LTYPE_I32, 0));
+		l.margin = lir_cmp(&l.b, LOP_ICMP, LCMP_NE, emit2(&l, LOP_AND, LTYPE_I32, flags, one), zero);
 	}
 	if (f->num_outputs > 1) {
 		l.tree_outputs = lir_emit(&l.b, LOP_BUFFER, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
@@ -350,7 +401,8 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	}
 	l.rep->begin_function(&l.layout, &l.b);
 
-	l.value = xmalloc((m->num_insts ? m->num_insts : 1) * sizeof *l.value);
+	l.lanes = 1;
+	l.value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.value);
 	l.tree_index = xmalloc((m->num_insts ? m->num_insts : 1) * sizeof *l.tree_index);
 	lower_list(&l, m->body);
 	free(l.value);

@@ -30,6 +30,15 @@ typedef struct Compiled {
 	LModule *lir;
 } Compiled;
 
+/* Choices the pipeline leaves to the user. */
+typedef struct PipelineOptions {
+	const char *representation; /* NULL = chosen per model */
+	uint32_t interleave;        /* rows walked together */
+} PipelineOptions;
+
+/* Rows interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
+#define DEFAULT_INTERLEAVE 4
+
 static const char *program = "grove";
 
 /* Print "grove: message" and exit 1. */
@@ -53,8 +62,8 @@ static void compiled_free(Compiled *c)
 	memset(c, 0, sizeof *c);
 }
 
-/* Run the pipeline on the model at path up to level; dump_level, if a level, is printed to stdout when reached. */
-static void compile_model(const char *path, Level stop, const char *representation, Compiled *c)
+/* Run the pipeline on the model at path up to level stop. */
+static void compile_model(const char *path, Level stop, const PipelineOptions *o, Compiled *c)
 {
 	Error e = {0};
 	memset(c, 0, sizeof *c);
@@ -67,9 +76,10 @@ static void compile_model(const char *path, Level stop, const char *representati
 	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
 		fail("%s: %s", path, e.message);
 	mir_unroll_walks(c->mir);
+	mir_interleave_rows(c->mir, o->interleave);
 	if (stop == LEVEL_MIR)
 		return;
-	if (!(c->lir = lower_mir_to_lir(c->mir, representation, &e)))
+	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, &e)))
 		fail("%s: %s", path, e.message);
 }
 
@@ -86,6 +96,19 @@ static const char *option_value(int argc, char **argv, int *i)
 	if (*i + 1 >= argc)
 		fail("%s needs a value", argv[*i]);
 	return argv[++*i];
+}
+
+/* Parse argv[*i] if it is a pipeline option (advancing *i past its value); false if it is not one. */
+static long parse_count(const char *option, const char *s, long max);
+static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
+{
+	if (!strcmp(argv[*i], "--representation"))
+		o->representation = option_value(argc, argv, i);
+	else if (!strcmp(argv[*i], "--interleave"))
+		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
+	else
+		return false;
+	return true;
 }
 
 /* A non-negative integer option value. */
@@ -110,14 +133,16 @@ static const char compile_usage[] =
 	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...\n"
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
-	"  --representation R  memory layout of the trees (default: chosen per model)\n";
+	"  --representation R  memory layout of the trees (default: chosen per model)\n"
+	"  --interleave N      rows walked together, 1-16 (default 4)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
 	static const char *const emit_names[] = {"so", "obj", "asm", "llvm"};
 	static const char *const extensions[] = {".so", ".o", ".s", ".ll"};
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
-	const char *model = NULL, *out = NULL, *representation = NULL;
+	const char *model = NULL, *out = NULL;
+	PipelineOptions p = {.interleave = DEFAULT_INTERLEAVE};
 	char *default_out = NULL;
 	Compiled c;
 	Error e = {0};
@@ -143,8 +168,7 @@ static int cmd_compile(int argc, char **argv)
 			o.opt_level = (int)parse_count("-O", a[2] ? a + 2 : option_value(argc, argv, &i), 3);
 		} else if (!strcmp(a, "--prefix")) {
 			o.prefix = option_value(argc, argv, &i);
-		} else if (!strcmp(a, "--representation")) {
-			representation = option_value(argc, argv, &i);
+		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (a[0] == '-' && a[1]) {
 			fail("compile: unknown option %s (see grove compile --help)", a);
 		} else if (model) {
@@ -164,7 +188,7 @@ static int cmd_compile(int argc, char **argv)
 		snprintf(default_out, n + 4, "%.*s%s", (int)n, model, extensions[o.emit]);
 		out = default_out;
 	}
-	compile_model(model, LEVEL_LIR, representation, &c);
+	compile_model(model, LEVEL_LIR, &p, &c);
 	if (!target_emit(c.lir, &o, out, &e))
 		fail("%s", e.message);
 	compiled_free(&c);
@@ -181,7 +205,7 @@ static double now(void)
 }
 
 /* Compile the model at path to a shared library in a fresh temporary directory; returns the library's path. */
-static char *compile_to_temporary(const char *path, char *dir)
+static char *compile_to_temporary(const char *path, const PipelineOptions *p, char *dir)
 {
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	size_t len = strlen(dir) + 16;
@@ -191,7 +215,7 @@ static char *compile_to_temporary(const char *path, char *dir)
 	if (!mkdtemp(dir))
 		fail("cannot create a temporary directory: %s", strerror(errno));
 	snprintf(out, len, "%s/model.so", dir);
-	compile_model(path, LEVEL_LIR, NULL, &c);
+	compile_model(path, LEVEL_LIR, p, &c);
 	if (!target_emit(c.lir, &o, out, &e))
 		fail("%s", e.message);
 	compiled_free(&c);
@@ -211,6 +235,7 @@ static const char predict_usage[] =
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
+	PipelineOptions p = {.interleave = DEFAULT_INTERLEAVE};
 	bool margin = false, timing = false;
 	long repeat = 1;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
@@ -227,6 +252,7 @@ static int cmd_predict(int argc, char **argv)
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(predict_usage, stdout);
 			return 0;
+		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (!strcmp(a, "--input")) {
 			input = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
@@ -254,7 +280,7 @@ static int cmd_predict(int argc, char **argv)
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
 		start = now();
-		library = compile_to_temporary(artifact, temp_dir);
+		library = compile_to_temporary(artifact, &p, temp_dir);
 		if (timing)
 			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);
 	}
@@ -304,7 +330,8 @@ static const char dump_usage[] =
 static int cmd_dump(int argc, char **argv)
 {
 	static const char *const level_names[] = {"hir", "mir", "lir"};
-	const char *model = NULL, *representation = NULL;
+	const char *model = NULL;
+	PipelineOptions p = {.interleave = DEFAULT_INTERLEAVE};
 	int level = -1;
 	Compiled c;
 
@@ -319,8 +346,7 @@ static int cmd_dump(int argc, char **argv)
 				;
 			if (level == 3)
 				fail("--level %s: expected hir, mir or lir", name);
-		} else if (!strcmp(a, "--representation")) {
-			representation = option_value(argc, argv, &i);
+		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (a[0] == '-' && a[1]) {
 			fail("dump: unknown option %s (see grove dump --help)", a);
 		} else if (model) {
@@ -331,7 +357,7 @@ static int cmd_dump(int argc, char **argv)
 	}
 	if (!model || level < 0)
 		fail("dump: %s (see grove dump --help)", model ? "no --level" : "no model");
-	compile_model(model, (Level)level, representation, &c);
+	compile_model(model, (Level)level, &p, &c);
 	switch ((Level)level) {
 	case LEVEL_HIR: hir_print(stdout, c.hir); break;
 	case LEVEL_MIR: mir_print(stdout, c.mir); break;
