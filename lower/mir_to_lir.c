@@ -88,7 +88,7 @@ static void lower_for(Lowering *l, const MInst *inst)
 	}
 	loop = lir_begin(&l->b, inst->parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
 	if (inst->parallel)
-		l->b.fn->insts[loop].imm = BATCH_GRAIN;
+		l->b.fn->insts[loop].imm = (BATCH_GRAIN + lanes - 1) / lanes; /* iterations of lanes rows each */
 	l->var_value[inst->var] = loop;
 	if (lanes > 1) {
 		uint32_t last = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, 1));

@@ -12,6 +12,7 @@ Groups:
   bad     tests/bad/*.json must fail to compile with the message in NAME.err
   cli     the command line's own errors and options
   aot     an object from `--emit obj` linked into tests/aot/main.c without libgrove
+  scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
 
 Tolerance: 1e-5 absolute for probabilities, 1e-5 relative (to max(1, |expected|)) for
 margins and regression outputs. Ends with "N passed, N failed".
@@ -27,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "..", "shared", "models", "real")
@@ -287,6 +289,26 @@ def aot_tests(s):
         s.record("aot", name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
 
 
+def scale_tests(s, pool):
+    """A 26,000-tree model: compile and predict (the compile time is reported, not asserted)."""
+    name = "trees26000"
+    if not s.wanted("scale", name):
+        return []
+
+    def one():
+        base = s.path(name)
+        subprocess.run([sys.executable, os.path.join(ROOT, "tests", "gen", "gen_large.py"), "26000", "5", "40", base,
+                        "--rows", "24"], check=True)
+        start = time.monotonic()
+        p = s.run("compile", base + ".json", "-o", s.path(f"scale-{name}.so"))
+        seconds = time.monotonic() - start
+        if p.returncode != 0:
+            return s.record("scale", name, False, p.stderr.strip())
+        check_predictions(s, "scale", name, base + ".json", base + ".rows.csv", read_table(base + ".pred.csv"), True)
+        print(f"scale/{name}: compiled in {seconds:.2f} s", flush=True)
+    return [pool.submit(one)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--builddir", default="build")
@@ -302,7 +324,7 @@ def main():
         sys.exit(f"tests/run.py: {s.grove} is not built (run ./configure.py && ninja)")
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            jobs = real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool)
+            jobs = scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool)
             unit_tests(s)
             golden_tests(s)
             cli_tests(s)
