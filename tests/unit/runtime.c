@@ -168,6 +168,7 @@ int main(void)
 	CHECK(grove_predict(model, rows, 4, 2, rows + 2, 4, 0, &err) == GROVE_ERROR_ARGUMENT);
 	CHECK(grove_predict(model, rows, 0, 2, NULL, 0, 0, &err) == GROVE_OK);
 	CHECK(grove_predict(NULL, rows, 1, 2, out, 1, 0, &err) == GROVE_ERROR_ARGUMENT);
+	grove_free(model);
 	CHECK(grove_load("/nonexistent/model.so", &model, &err) == GROVE_ERROR_IO && model == NULL);
 	CHECK(grove_load("/tmp", &model, &err) == GROVE_ERROR_IO);
 	CHECK(grove_load(NULL, &model, &err) == GROVE_ERROR_ARGUMENT);
