@@ -2,6 +2,7 @@
 #include "lower/lower.h"
 #include "lower/rep.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const LRepresentation *const representations[] = {
@@ -77,4 +78,10 @@ uint32_t rep_load_leaf(const RepLayout *layout, LBuilder *b, uint32_t values, ui
 	if (layout->leaf_type != layout->threshold_type)
 		value = lir_cast(b, LCAST_FPTRUNC, layout->leaf_type, value);
 	return value;
+}
+
+void rep_free_state(RepLayout *layout)
+{
+	free(layout->state);
+	layout->state = NULL;
 }

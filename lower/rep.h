@@ -71,6 +71,8 @@ void rep_store_value(void *values, LType type, uint64_t at, double v);
 uint32_t rep_load_leaf(const RepLayout *layout, LBuilder *b, uint32_t values, uint32_t slot);
 /* Check that f's features fit in a node word. */
 bool rep_check_features(const HForest *f, const char *rep_name, Error *e);
+/* The free hook of representations whose state is one malloc'ed block. */
+void rep_free_state(RepLayout *layout);
 /* Emit the address of module buffer number index. */
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
 /* Emit the decoding of a node word into n's is_leaf, feature and default_left. */

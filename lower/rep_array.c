@@ -92,12 +92,6 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	return true;
 }
 
-static void array_free(RepLayout *layout)
-{
-	free(layout->state);
-	layout->state = NULL;
-}
-
 static void array_begin_function(RepLayout *layout, LBuilder *b)
 {
 	ArrayState *s = layout->state;
@@ -149,7 +143,7 @@ static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 const LRepresentation rep_array = {
 	.name = "array",
 	.lay_out = array_lay_out,
-	.free = array_free,
+	.free = rep_free_state,
 	.begin_function = array_begin_function,
 	.tree = array_tree,
 	.root = array_root,

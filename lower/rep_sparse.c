@@ -85,12 +85,6 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	return true;
 }
 
-static void sparse_free(RepLayout *layout)
-{
-	free(layout->state);
-	layout->state = NULL;
-}
-
 static void sparse_begin_function(RepLayout *layout, LBuilder *b)
 {
 	SparseState *s = layout->state;
@@ -142,7 +136,7 @@ static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree,
 const LRepresentation rep_sparse = {
 	.name = "sparse",
 	.lay_out = sparse_lay_out,
-	.free = sparse_free,
+	.free = rep_free_state,
 	.begin_function = sparse_begin_function,
 	.tree = sparse_tree,
 	.root = sparse_root,

@@ -8,16 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "tests/unit/check.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                      \
-		}                                                                        \
-	} while (0)
 
 /* Check that `message` contains `text`. */
 static void expect_message(const char *message, const char *text, int line)

@@ -3,16 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "tests/unit/check.h"
 
-static int failures;
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                              \
-		}                                                                \
-	} while (0)
 
 /* lir_verify must reject m with a message containing text. */
 static void expect_invalid(const LModule *m, const char *text, int line)

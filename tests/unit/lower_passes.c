@@ -4,16 +4,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "tests/unit/check.h"
 
-static int failures;
-
-#define CHECK(cond)                                                              \
-	do {                                                                     \
-		if (!(cond)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                              \
-		}                                                                \
-	} while (0)
 
 /* A forest of num_trees trees that each split on feature 0 then 1 (depth 2, 7 nodes). */
 static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
