@@ -37,7 +37,7 @@ typedef struct PipelineOptions {
 } PipelineOptions;
 
 /* Rows interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
-#define DEFAULT_INTERLEAVE 4
+#define DEFAULT_INTERLEAVE 8
 
 static const char *program = "grove";
 
@@ -134,7 +134,7 @@ static const char compile_usage[] =
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
-	"  --interleave N      rows walked together, 1-16 (default 4)\n";
+	"  --interleave N      rows walked together, 1-16 (default 8)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
