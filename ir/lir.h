@@ -56,6 +56,7 @@ typedef enum LType {
 	X(SHL, "shl", 2)                                                                              \
 	X(ASHR, "ashr", 2)            /* arithmetic shift right */                                   \
 	X(MIN, "min", 2)              /* signed integer minimum */                                   \
+	X(SDIV, "sdiv", 2)            /* signed integer division, rounding toward zero; b != 0 */    \
 	X(FADD, "fadd", 2)            /* float arithmetic, IEEE, no fast-math */                     \
 	X(FSUB, "fsub", 2)                                                                            \
 	X(FMUL, "fmul", 2)                                                                            \

@@ -172,7 +172,7 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
 	case LOP_STORE:
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
-	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR: case LOP_MIN:
+	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR: case LOP_MIN: case LOP_SDIV:
 		if (!is_int(t))
 			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));
 		return expect(v, id, in->a, t) && expect(v, id, in->b, t);

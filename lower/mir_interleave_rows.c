@@ -3,8 +3,8 @@
  * transform }` walks one tree for one row at a time, and each step of a walk waits for
  * the load of the node before it. Marking the loop `interleave k` asks the lowering to
  * take k rows per iteration and to emit each step of a walk for all k rows together
- * (unroll and jam), so k independent chains of loads overlap. Rows past the end are
- * clamped to the last row and their results dropped.
+ * (unroll and jam), so k independent chains of loads overlap. The rows after the last
+ * whole group of k run one at a time, so a single row costs one walk per tree.
  */
 #include "lower/lower.h"
 

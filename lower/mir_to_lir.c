@@ -31,8 +31,7 @@ typedef struct Lowering {
 	uint32_t output_buffer;     /* its index */
 	uint32_t acc;               /* the accumulator of the row being transformed or reduced into */
 	uint32_t lanes;             /* rows handled together by the enclosing interleaved row loop (1 if none) */
-	uint32_t lane_row[MIR_MAX_INTERLEAVE];   /* their row numbers (i64, clamped to the last row) */
-	uint32_t lane_valid[MIR_MAX_INTERLEAVE]; /* whether each is a real row (i1) */
+	uint32_t lane_row[MIR_MAX_INTERLEAVE];   /* their row numbers (i64) */
 	uint32_t lane_acc[MIR_MAX_INTERLEAVE];   /* and its accumulator */
 	uint32_t var_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
@@ -67,15 +66,30 @@ static uint32_t root_extent(Lowering *l, int32_t var)
 
 static void lower_list(Lowering *l, uint32_t first);
 
+/* One loop of inst's variable over [begin, end) by step, its body lowered for `lanes` rows per iteration. */
+static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes,
+                       bool parallel)
+{
+	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step), outer_lanes = l->lanes;
+	if (parallel)
+		l->b.fn->insts[loop].imm = (BATCH_GRAIN + lanes - 1) / lanes; /* iterations of lanes rows each */
+	l->var_value[inst->var] = loop;
+	for (uint32_t r = 0; r < lanes && lanes > 1; r++)
+		l->lane_row[r] = emit2(l, LOP_ADD, LTYPE_I64, loop, const_i64(l, r));
+	if (inst->interleave > 1)
+		l->lanes = lanes;
+	lower_list(l, inst->body);
+	l->lanes = outer_lanes;
+	lir_end(&l->b);
+}
+
 static void lower_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
-	uint32_t begin = const_i64(l, 0), end = root_extent(l, inst->var), step = const_i64(l, 1), loop;
-	uint32_t lanes = inst->interleave > 1 ? inst->interleave : 1, outer_lanes = l->lanes;
+	uint32_t begin = const_i64(l, 0), end = root_extent(l, inst->var), step = const_i64(l, 1);
 
 	switch ((HVarKind)v->kind) {
 	case HVAR_ROOT:
-		step = const_i64(l, lanes); /* mir_interleave_rows only interleaves root loops */
 		break;
 	case HVAR_TILE_OUTER:
 		step = const_i64(l, v->size);
@@ -86,23 +100,15 @@ static void lower_for(Lowering *l, const MInst *inst)
 		break;
 	}
 	}
-	loop = lir_begin(&l->b, inst->parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
-	if (inst->parallel)
-		l->b.fn->insts[loop].imm = (BATCH_GRAIN + lanes - 1) / lanes; /* iterations of lanes rows each */
-	l->var_value[inst->var] = loop;
-	if (lanes > 1) {
-		uint32_t last = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, 1));
-		for (uint32_t r = 0; r < lanes; r++) {
-			uint32_t row = emit2(l, LOP_ADD, LTYPE_I64, loop, const_i64(l, r));
-			l->lane_valid[r] = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, row, end);
-			l->lane_row[r] = emit2(l, LOP_MIN, LTYPE_I64, row, last);
-		}
+	if (inst->interleave > 1) {
+		/* Whole groups of k rows, then the remaining rows one at a time on the calling thread. */
+		uint32_t k = const_i64(l, inst->interleave);
+		uint32_t groups_end = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, end, k), k);
+		lower_loop(l, inst, begin, groups_end, k, inst->interleave, inst->parallel);
+		lower_loop(l, inst, groups_end, end, step, 1, false);
+	} else {
+		lower_loop(l, inst, begin, end, step, 1, inst->parallel);
 	}
-	if (lanes > 1)
-		l->lanes = lanes;
-	lower_list(l, inst->body);
-	l->lanes = outer_lanes;
-	lir_end(&l->b);
 }
 
 /* go_right for x against threshold: the split's comparison, with NaN following default_left. */
@@ -315,11 +321,7 @@ static void lower_list(Lowering *l, uint32_t first)
 		case MOP_TRANSFORM:
 			for (uint32_t r = 0; r < l->lanes; r++) {
 				l->acc = l->lane_acc[r];
-				if (r > 0) /* lane 0 is always a real row */
-					lir_begin(&l->b, LOP_IF, l->lane_valid[r], LIR_NONE, LIR_NONE);
 				lower_transform(l, lane_row(l, &inst->row, r));
-				if (r > 0)
-					lir_end(&l->b);
 			}
 			break;
 		}

@@ -310,6 +310,7 @@ static LLVMValueRef emit_binary(Emitter *em, LOp op, LLVMValueRef x, LLVMValueRe
 	case LOP_OR: return LLVMBuildOr(em->b, x, y, "");
 	case LOP_SHL: return LLVMBuildShl(em->b, x, y, "");
 	case LOP_ASHR: return LLVMBuildAShr(em->b, x, y, "");
+	case LOP_SDIV: return LLVMBuildSDiv(em->b, x, y, "");
 	case LOP_MIN: return LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, x, y, ""), x, y, "");
 	case LOP_FADD: return LLVMBuildFAdd(em->b, x, y, "");
 	case LOP_FSUB: return LLVMBuildFSub(em->b, x, y, "");
@@ -340,7 +341,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 		LLVMBuildStore(em->b, value(em, inst->c), element(em, LLVMTypeOf(value(em, inst->c)), inst->a, inst->b));
 		break;
 	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR:
-	case LOP_MIN: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV:
+	case LOP_MIN: case LOP_SDIV: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV:
 		*out = emit_binary(em, (LOp)inst->op, value(em, inst->a), value(em, inst->b));
 		break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, value(em, inst->a), ""); break;
