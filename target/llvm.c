@@ -152,122 +152,137 @@ static void find_captures(Emitter *em, uint32_t first, const bool *inside, bool 
 	}
 }
 
+/* The context handed to an outlined parallel body: {trips, next, begin, step, captures...}. */
+enum { CTX_TRIPS, CTX_NEXT, CTX_BEGIN, CTX_STEP, CTX_CAPTURES };
+
+/* Load field i of the context ctx (of type ctx_type) as type. */
+static LLVMValueRef load_field(Emitter *em, LLVMTypeRef ctx_type, LLVMValueRef ctx, unsigned i, LLVMTypeRef type)
+{
+	return LLVMBuildLoad2(em->b, type, LLVMBuildStructGEP2(em->b, ctx_type, ctx, i, ""), "");
+}
+
 /*
- * A PARALLEL_FOR. The body becomes `void body(ctx *)`, which repeatedly takes the next
- * chunk of grain iterations from ctx->next until the range is exhausted; every thread
- * of the team runs it.
+ * The outlined body of PARALLEL_FOR id: `void body(ctx *)` takes chunks of grain
+ * iterations from ctx->next with an atomic add until none are left, running each
+ * through the loop's body with the captured values reloaded from the context.
  */
+static LLVMValueRef emit_outlined_body(Emitter *em, uint32_t id, LLVMTypeRef ctx_type, const uint32_t *captures,
+                                       uint32_t count)
+{
+	LLVMTypeRef i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
+	LLVMValueRef grain = const_i64(em, em->fn->insts[id].imm), *saved = xmalloc(((size_t)count + 1) * sizeof *saved);
+	LLVMValueRef body, ctx, trips, begin, step, first, last;
+	LLVMBasicBlockRef take, run, done;
+	char name[96];
+
+	snprintf(name, sizeof name, "%s.parallel.%u", em->prefix, em->outlined++);
+	body = LLVMAddFunction(em->mod, name, LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0));
+	LLVMSetLinkage(body, LLVMInternalLinkage);
+	begin_function(em, body);
+	ctx = LLVMGetParam(body, 0);
+	trips = load_field(em, ctx_type, ctx, CTX_TRIPS, i64);
+	begin = load_field(em, ctx_type, ctx, CTX_BEGIN, i64);
+	step = load_field(em, ctx_type, ctx, CTX_STEP, i64);
+	for (uint32_t i = 0; i < count; i++) {
+		saved[i] = em->values[captures[i]];
+		em->values[captures[i]] = load_field(em, ctx_type, ctx, CTX_CAPTURES + i, LLVMTypeOf(saved[i]));
+	}
+	take = new_block(em, "take");
+	run = new_block(em, "run");
+	done = new_block(em, "done");
+	LLVMBuildBr(em->b, take);
+
+	/* take: first = atomically (ctx->next += grain); stop when first >= trips. */
+	LLVMPositionBuilderAtEnd(em->b, take);
+	first = LLVMBuildAtomicRMW(em->b, LLVMAtomicRMWBinOpAdd, LLVMBuildStructGEP2(em->b, ctx_type, ctx, CTX_NEXT, ""),
+	                           grain, LLVMAtomicOrderingMonotonic, 0);
+	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, first, trips, ""), run, done);
+
+	/* run: iterations [first, min(first + grain, trips)), i.e. loop values begin + k * step. */
+	LLVMPositionBuilderAtEnd(em->b, run);
+	last = LLVMBuildAdd(em->b, first, grain, "");
+	last = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, last, trips, ""), last, trips, "");
+	emit_for(em, id, LLVMBuildAdd(em->b, begin, LLVMBuildMul(em->b, first, step, ""), ""),
+	         LLVMBuildAdd(em->b, begin, LLVMBuildMul(em->b, last, step, ""), ""), step);
+	LLVMBuildBr(em->b, take);
+	LLVMPositionBuilderAtEnd(em->b, done);
+	end_function(em);
+
+	for (uint32_t i = 0; i < count; i++)
+		em->values[captures[i]] = saved[i];
+	free(saved);
+	return body;
+}
+
+/* Call body(ctx) here when trips < 2 * grain, else on a team of threads through GOMP_parallel. */
+static void emit_team_call(Emitter *em, LLVMValueRef body, LLVMValueRef ctx, LLVMValueRef trips, int64_t grain)
+{
+	LLVMTypeRef ptr = em->types[LTYPE_PTR], i32 = em->types[LTYPE_I32];
+	LLVMTypeRef body_type = LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0);
+	LLVMTypeRef gomp_params[4] = {ptr, ptr, i32, i32}; /* fn, data, num_threads (0 = default), flags */
+	LLVMTypeRef gomp_type = LLVMFunctionType(em->types[LTYPE_VOID], gomp_params, 4, 0);
+	LLVMValueRef gomp = LLVMGetNamedFunction(em->mod, "GOMP_parallel"), zero = LLVMConstInt(i32, 0, 0);
+	LLVMValueRef args[4] = {body, ctx, zero, zero};
+	LLVMBasicBlockRef serial = new_block(em, "serial"), team = new_block(em, "team"), after = new_block(em, "parallel.end");
+
+	if (!gomp)
+		gomp = LLVMAddFunction(em->mod, "GOMP_parallel", gomp_type);
+	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, trips, const_i64(em, 2 * grain), ""), serial, team);
+	LLVMPositionBuilderAtEnd(em->b, serial);
+	LLVMBuildCall2(em->b, body_type, body, &ctx, 1, "");
+	LLVMBuildBr(em->b, after);
+	LLVMPositionBuilderAtEnd(em->b, team);
+	LLVMBuildCall2(em->b, gomp_type, gomp, args, 4, "");
+	LLVMBuildBr(em->b, after);
+	LLVMPositionBuilderAtEnd(em->b, after);
+}
+
+/* A PARALLEL_FOR: fill a context in the caller, outline the body, and run it on one thread or a team. */
 static void emit_parallel_for(Emitter *em, uint32_t id)
 {
 	const LInst *inst = &em->fn->insts[id];
-	uint32_t n = em->fn->num_insts, count = 0;
+	uint32_t n = em->fn->num_insts, count = 0, outer_loops = em->loops;
 	bool *inside = xcalloc(n, sizeof *inside), *seen = xcalloc(n, sizeof *seen);
 	uint32_t *captures = xmalloc(((size_t)n + 1) * sizeof *captures);
-	LLVMValueRef *saved, begin = value(em, inst->a), end = value(em, inst->b), step = value(em, inst->c);
-	LLVMTypeRef i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR], *fields, ctx_type, body_type;
-	LLVMValueRef ctx, body, trips, grain = const_i64(em, inst->imm);
-	LLVMValueRef outer_func = em->func;
+	LLVMValueRef begin = value(em, inst->a), end = value(em, inst->b), step = value(em, inst->c);
+	LLVMTypeRef i64 = em->types[LTYPE_I64], *fields, ctx_type;
+	LLVMValueRef ctx, trips, span, outer_func = em->func, body;
 	LLVMBasicBlockRef outer_entry = em->entry, outer_block = LLVMGetInsertBlock(em->b);
-	uint32_t outer_loops = em->loops;
-	char name[96];
 
 	mark_region(em->fn, inst->body, inside);
 	inside[id] = true; /* the loop's own value is the outlined loop's */
 	find_captures(em, inst->body, inside, seen, captures, &count);
-
-	/* ctx = {trips, next, captures...}; iteration k runs with the loop value begin + k * step. */
-	fields = xmalloc(((size_t)count + 4) * sizeof *fields);
-	fields[0] = i64; /* trips */
-	fields[1] = i64; /* next: first iteration not yet taken */
-	fields[2] = i64; /* begin */
-	fields[3] = i64; /* step */
+	fields = xmalloc(((size_t)count + CTX_CAPTURES) * sizeof *fields);
+	for (uint32_t i = 0; i < CTX_CAPTURES; i++)
+		fields[i] = i64;
 	for (uint32_t i = 0; i < count; i++)
-		fields[4 + i] = LLVMTypeOf(value(em, captures[i]));
-	ctx_type = LLVMStructTypeInContext(em->ctx, fields, count + 4, 0);
+		fields[CTX_CAPTURES + i] = LLVMTypeOf(value(em, captures[i]));
+	ctx_type = LLVMStructTypeInContext(em->ctx, fields, count + CTX_CAPTURES, 0);
 
-	/* In the caller: fill the context and run the body on this thread or on a team. */
+	/* trips = max(0, ceil((end - begin) / step)) */
 	ctx = entry_alloca(em, ctx_type, 1);
+	span = LLVMBuildSub(em->b, end, begin, "");
+	trips = LLVMBuildSDiv(em->b, LLVMBuildAdd(em->b, span, LLVMBuildSub(em->b, step, const_i64(em, 1), ""), ""), step, "");
+	trips = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSGT, span, const_i64(em, 0), ""), trips, const_i64(em, 0), "");
 	{
-		LLVMValueRef span = LLVMBuildSub(em->b, end, begin, "");
-		LLVMValueRef rounded = LLVMBuildAdd(em->b, span, LLVMBuildSub(em->b, step, const_i64(em, 1), ""), "");
-		trips = LLVMBuildSDiv(em->b, rounded, step, "");
-		trips = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSGT, span, const_i64(em, 0), ""), trips, const_i64(em, 0), "");
-	}
-	{
-		LLVMValueRef init[4] = {trips, const_i64(em, 0), begin, step};
-		for (unsigned i = 0; i < 4; i++)
+		LLVMValueRef init[CTX_CAPTURES] = {[CTX_TRIPS] = trips, [CTX_NEXT] = const_i64(em, 0), [CTX_BEGIN] = begin,
+		                                   [CTX_STEP] = step};
+		for (unsigned i = 0; i < CTX_CAPTURES; i++)
 			LLVMBuildStore(em->b, init[i], LLVMBuildStructGEP2(em->b, ctx_type, ctx, i, ""));
 		for (uint32_t i = 0; i < count; i++)
-			LLVMBuildStore(em->b, value(em, captures[i]), LLVMBuildStructGEP2(em->b, ctx_type, ctx, 4 + i, ""));
+			LLVMBuildStore(em->b, value(em, captures[i]), LLVMBuildStructGEP2(em->b, ctx_type, ctx, CTX_CAPTURES + i, ""));
 	}
 
-	/* The outlined body. */
-	snprintf(name, sizeof name, "%s.parallel.%u", em->prefix, em->outlined++);
-	body_type = LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0);
-	body = LLVMAddFunction(em->mod, name, body_type);
-	LLVMSetLinkage(body, LLVMInternalLinkage);
-	begin_function(em, body);
-	saved = xmalloc(((size_t)count + 1) * sizeof *saved);
-	{
-		LLVMValueRef arg = LLVMGetParam(body, 0);
-		LLVMBasicBlockRef take = new_block(em, "take"), run = new_block(em, "run"), done = new_block(em, "done");
-		LLVMValueRef first, last, k, body_begin, body_step, iv_begin;
-		LLVMValueRef body_trips = LLVMBuildLoad2(em->b, i64, LLVMBuildStructGEP2(em->b, ctx_type, arg, 0, ""), "");
-		LLVMValueRef next_ptr = LLVMBuildStructGEP2(em->b, ctx_type, arg, 1, "");
-		body_begin = LLVMBuildLoad2(em->b, i64, LLVMBuildStructGEP2(em->b, ctx_type, arg, 2, ""), "");
-		body_step = LLVMBuildLoad2(em->b, i64, LLVMBuildStructGEP2(em->b, ctx_type, arg, 3, ""), "");
-		for (uint32_t i = 0; i < count; i++) {
-			saved[i] = em->values[captures[i]];
-			em->values[captures[i]] = LLVMBuildLoad2(em->b, fields[4 + i], LLVMBuildStructGEP2(em->b, ctx_type, arg, 4 + i, ""), "");
-		}
-		LLVMBuildBr(em->b, take);
-		/* take: first = atomic next += grain; stop when first >= trips. */
-		LLVMPositionBuilderAtEnd(em->b, take);
-		first = LLVMBuildAtomicRMW(em->b, LLVMAtomicRMWBinOpAdd, next_ptr, grain, LLVMAtomicOrderingMonotonic, 0);
-		LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, first, body_trips, ""), run, done);
-		/* run: iterations [first, min(first + grain, trips)). */
-		LLVMPositionBuilderAtEnd(em->b, run);
-		last = LLVMBuildAdd(em->b, first, grain, "");
-		last = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, last, body_trips, ""), last, body_trips, "");
-		iv_begin = LLVMBuildAdd(em->b, body_begin, LLVMBuildMul(em->b, first, body_step, ""), "");
-		k = LLVMBuildAdd(em->b, body_begin, LLVMBuildMul(em->b, last, body_step, ""), "");
-		emit_for(em, id, iv_begin, k, body_step);
-		LLVMBuildBr(em->b, take);
-		LLVMPositionBuilderAtEnd(em->b, done);
-		end_function(em);
-	}
-	for (uint32_t i = 0; i < count; i++)
-		em->values[captures[i]] = saved[i];
-
-	/* Back in the caller. */
+	body = emit_outlined_body(em, id, ctx_type, captures, count);
 	em->func = outer_func;
 	em->entry = outer_entry;
 	em->loops = outer_loops;
 	LLVMPositionBuilderAtEnd(em->b, outer_block);
-	{
-		LLVMBasicBlockRef serial = new_block(em, "serial"), team = new_block(em, "team"), after = new_block(em, "parallel.end");
-		LLVMValueRef small = LLVMBuildICmp(em->b, LLVMIntSLT, trips, LLVMBuildMul(em->b, grain, const_i64(em, 2), ""), "");
-		LLVMTypeRef gomp_params[4] = {ptr, ptr, em->types[LTYPE_I32], em->types[LTYPE_I32]};
-		LLVMTypeRef gomp_type = LLVMFunctionType(em->types[LTYPE_VOID], gomp_params, 4, 0);
-		LLVMValueRef gomp = LLVMGetNamedFunction(em->mod, "GOMP_parallel");
-		LLVMValueRef zero = LLVMConstInt(em->types[LTYPE_I32], 0, 0);
-		LLVMValueRef args[4] = {body, ctx, zero, zero};
-		if (!gomp)
-			gomp = LLVMAddFunction(em->mod, "GOMP_parallel", gomp_type);
-		LLVMBuildCondBr(em->b, small, serial, team);
-		LLVMPositionBuilderAtEnd(em->b, serial);
-		LLVMBuildCall2(em->b, body_type, body, &ctx, 1, "");
-		LLVMBuildBr(em->b, after);
-		LLVMPositionBuilderAtEnd(em->b, team);
-		LLVMBuildCall2(em->b, gomp_type, gomp, args, 4, "");
-		LLVMBuildBr(em->b, after);
-		LLVMPositionBuilderAtEnd(em->b, after);
-	}
+	emit_team_call(em, body, ctx, trips, inst->imm);
 	free(inside);
 	free(seen);
 	free(captures);
 	free(fields);
-	free(saved);
 }
 
 /* IF a { body } else { alt }. */
