@@ -223,6 +223,26 @@ int32_t hir_schedule_add_var(HSchedule *s, const char *name, HVarKind kind, bool
 	return (int32_t)s->num_vars++;
 }
 
+int32_t hir_schedule_tile(HSchedule *s, int32_t var, const char *outer, const char *inner, uint32_t size)
+{
+	uint32_t at = 0;
+	int32_t o, i;
+	bool over_trees = s->vars[var].over_trees;
+	while (at < s->num_order && s->order[at] != var)
+		at++;
+	if (at == s->num_order || s->num_vars + 2 > HIR_MAX_VARS || size == 0)
+		return HIR_NONE;
+	o = hir_schedule_add_var(s, outer, HVAR_TILE_OUTER, over_trees, var, size);
+	i = hir_schedule_add_var(s, inner, HVAR_TILE_INNER, over_trees, var, size);
+	s->vars[o].partner = i;
+	s->vars[i].partner = o;
+	memmove(&s->order[at + 2], &s->order[at + 1], (s->num_order - at - 1) * sizeof *s->order);
+	s->order[at] = o;
+	s->order[at + 1] = i;
+	s->num_order++;
+	return o;
+}
+
 int32_t hir_schedule_find(const HSchedule *s, const char *name)
 {
 	for (uint32_t v = 0; v < s->num_vars; v++)

@@ -141,6 +141,13 @@ void hir_print(FILE *out, const HForest *f);
 void hir_schedule_default(HSchedule *s);
 /* Add an index variable to s; returns its index. */
 int32_t hir_schedule_add_var(HSchedule *s, const char *name, HVarKind kind, bool over_trees, int32_t parent, uint32_t size);
+/*
+ * tile(var, outer, inner, size): add the two variables that replace var, outer stepping
+ * by size and inner running within a step, and put them in var's place in the loop
+ * order (outer first). Returns outer's index (inner's is outer + 1), or HIR_NONE if
+ * the schedule is full or var is not a loop.
+ */
+int32_t hir_schedule_tile(HSchedule *s, int32_t var, const char *outer, const char *inner, uint32_t size);
 /* Find a variable by name, or HIR_NONE. */
 int32_t hir_schedule_find(const HSchedule *s, const char *name);
 

@@ -4,9 +4,14 @@
  * The loops follow schedule.order, outermost first. The innermost body gets the tree,
  * walks it for the row and reduces the walk's value into the row's result. Each row's
  * result is initialised with the base scores before its first tree and transformed
- * after its last one; when every batch loop encloses every tree loop that happens in
- * the body of the innermost batch loop, otherwise in loop nests of their own before
- * and after the main one.
+ * after its last one:
+ *  - when every batch loop encloses every tree loop, in the body of the innermost
+ *    batch loop (a row's whole life is one iteration);
+ *  - when the batch loops outside the tree loops end with the outer half of a tile
+ *    whose inner half is the only batch loop inside them, in loop nests over the inner
+ *    half in the body of the outer one, before and after the tree loops (a tile of
+ *    rows lives in one iteration: its results fit in a bounded scratch array);
+ *  - otherwise in loop nests of their own before and after the main one.
  */
 #include "lower/lower.h"
 
@@ -66,6 +71,50 @@ static void lower_nest(MModule *m, MList *l, uint32_t depth, uint32_t row_loops_
 	m->insts[loop].body = body.first;
 }
 
+/* The row index of a loop over inner inside the batch loops among order[0..depth). */
+static MIndex tile_row_index(const HSchedule *s, uint32_t depth, int32_t inner)
+{
+	MIndex index = index_of(s, depth, false);
+	index.terms[index.num_terms++] = (int8_t)inner;
+	return index;
+}
+
+/* Append `for inner { op result[tile row] }` to l. */
+static void add_tile_row_op(MModule *m, MList *l, uint32_t depth, int32_t inner, MOp op)
+{
+	MList body = {MIR_NONE, MIR_NONE};
+	uint32_t loop = mir_append(m, l, MOP_FOR), inst = mir_append(m, &body, op);
+	m->insts[loop].var = inner;
+	m->insts[inst].row = tile_row_index(&m->forest->schedule, depth, inner);
+	m->insts[loop].body = body.first;
+}
+
+/* Emit the batch loops order[depth..prefix_end) around init, the rest of the nest and transform for a tile of rows. */
+static void lower_tile_nest(MModule *m, MList *l, uint32_t depth, uint32_t prefix_end, int32_t inner)
+{
+	MList body = {MIR_NONE, MIR_NONE};
+	uint32_t loop;
+	if (depth == prefix_end) {
+		add_tile_row_op(m, l, depth, inner, MOP_INIT);
+		lower_nest(m, l, depth, UINT32_MAX);
+		add_tile_row_op(m, l, depth, inner, MOP_TRANSFORM);
+		return;
+	}
+	loop = add_loop(m, l, depth);
+	lower_tile_nest(m, &body, depth + 1, prefix_end, inner);
+	m->insts[loop].body = body.first;
+}
+
+/* The inner half of the tile whose outer half is order[prefix_end - 1], if it is the only later batch loop; else HIR_NONE. */
+static int32_t row_tile_inner(const HSchedule *s, uint32_t prefix_end, uint32_t num_row_vars)
+{
+	const HIndexVar *outer;
+	if (prefix_end == 0 || num_row_vars != prefix_end + 1)
+		return HIR_NONE;
+	outer = &s->vars[s->order[prefix_end - 1]];
+	return outer->kind == HVAR_TILE_OUTER ? outer->partner : HIR_NONE;
+}
+
 /* Emit a nest of just the batch loops around a single per-row operation. */
 static void lower_row_nest(MModule *m, MList *l, MOp op)
 {
@@ -101,6 +150,7 @@ MModule *lower_hir_to_mir(const HForest *f, Error *e)
 	MModule *m = mir_module_new(f);
 	MList top = {MIR_NONE, MIR_NONE};
 	uint32_t row_loops_end = 0, num_row_vars = 0;
+	int32_t tile_inner;
 
 	if (!hir_verify(f, e)) {
 		mir_module_free(m);
@@ -112,8 +162,11 @@ MModule *lower_hir_to_mir(const HForest *f, Error *e)
 	for (uint32_t i = 0; i < s->num_order; i++)
 		num_row_vars += !s->vars[s->order[i]].over_trees;
 
+	tile_inner = row_tile_inner(s, row_loops_end, num_row_vars);
 	if (row_loops_end == num_row_vars && row_loops_end > 0) {
 		lower_nest(m, &top, 0, row_loops_end);
+	} else if (tile_inner != HIR_NONE) {
+		lower_tile_nest(m, &top, 0, row_loops_end, tile_inner);
 	} else {
 		lower_row_nest(m, &top, MOP_INIT);
 		lower_nest(m, &top, 0, UINT32_MAX);

@@ -20,6 +20,15 @@ uint64_t hir_padded_nodes(const HForest *f);
 /* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
 bool lower_padding_pays(const HForest *f);
 
+/* hir_choose_schedule's tree_tile when the choice is left to it. */
+#define HIR_TILE_AUTO UINT32_MAX
+/*
+ * HIR: give f the schedule it should have when the user gives none: the default nest
+ * for models that fit in cache, row tiles walking tiles of trees for the others.
+ * tree_tile: trees per tile, 0 for no tiling, HIR_TILE_AUTO to choose.
+ */
+void hir_choose_schedule(HForest *f, uint32_t tree_tile);
+
 /* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
 void mir_unroll_walks(MModule *m);
 

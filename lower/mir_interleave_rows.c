@@ -8,7 +8,16 @@
  */
 #include "lower/lower.h"
 
-/* Whether every row index in the list (and nested lists) is exactly var, and no row loop is nested. */
+/* Whether var is a term of index. */
+static bool has_term(const MIndex *index, int32_t var)
+{
+	for (uint32_t i = 0; i < index->num_terms; i++)
+		if (index->terms[i] == var)
+			return true;
+	return false;
+}
+
+/* Whether every row index in the list (and nested lists) includes var, and no row loop is nested. */
 static bool rows_only(const MModule *m, uint32_t first, int32_t var)
 {
 	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
@@ -22,7 +31,7 @@ static bool rows_only(const MModule *m, uint32_t first, int32_t var)
 		case MOP_WALK:
 		case MOP_REDUCE:
 		case MOP_TRANSFORM:
-			if (inst->row.num_terms != 1 || inst->row.terms[0] != var)
+			if (!has_term(&inst->row, var))
 				return false;
 			break;
 		case MOP_GET_TREE:
@@ -42,7 +51,7 @@ void mir_interleave_rows(MModule *m, uint32_t rows)
 		if (inst->op != MOP_FOR)
 			continue;
 		v = &m->forest->schedule.vars[inst->var];
-		if (!v->over_trees && v->kind == HVAR_ROOT && rows_only(m, inst->body, inst->var))
+		if (!v->over_trees && v->kind != HVAR_TILE_OUTER && rows_only(m, inst->body, inst->var))
 			inst->interleave = (uint8_t)rows;
 	}
 }

@@ -29,10 +29,12 @@ typedef struct Lowering {
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
-	uint32_t acc;               /* the accumulator of the row being transformed or reduced into */
+	uint32_t acc, acc_offset;   /* the current row's margins: acc[acc_offset + c] (select_lane) */
 	uint32_t lanes;             /* rows handled together by the enclosing interleaved row loop (1 if none) */
-	uint32_t lane_row[MIR_MAX_INTERLEAVE];   /* their row numbers (i64) */
-	uint32_t lane_acc[MIR_MAX_INTERLEAVE];   /* and its accumulator */
+	int32_t lane_var;           /* that loop's variable: lane r's row is the row index + r */
+	uint32_t lane_acc[MIR_MAX_INTERLEAVE]; /* per-row accumulators (when tile_acc is LIR_NONE) */
+	uint32_t tile_acc;          /* the accumulator of a tile of rows, or LIR_NONE */
+	int32_t tile_var;           /* the row's offset within the tile (its row is tile_var's value) */
 	uint32_t var_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
 	uint32_t *tree_index;       /* per GET_TREE: the tree number (i64) */
@@ -54,7 +56,33 @@ static uint32_t lower_index(Lowering *l, const MIndex *index)
 /* The row of lane `lane` at a row index. */
 static uint32_t lane_row(Lowering *l, const MIndex *index, uint32_t lane)
 {
-	return l->lanes > 1 ? l->lane_row[lane] : lower_index(l, index);
+	uint32_t row = lower_index(l, index);
+	return lane ? emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane)) : row;
+}
+
+/* Make lane's row the current one for load_acc and the stores to its margins. */
+static void select_lane(Lowering *l, uint32_t lane)
+{
+	uint32_t row;
+	if (l->tile_acc == LIR_NONE) {
+		l->acc = l->lane_acc[lane];
+		l->acc_offset = const_i64(l, 0);
+		return;
+	}
+	row = l->var_value[l->tile_var];
+	if (lane && l->tile_var == l->lane_var)
+		row = emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane));
+	l->acc = l->tile_acc;
+	l->acc_offset = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
+}
+
+/* The loop over a tile's rows that initialises their margins, if first is the start of a tile's body; else NULL. */
+static const MInst *tile_init_loop(Lowering *l, uint32_t first)
+{
+	const MInst *inst = first != MIR_NONE ? &l->m->insts[first] : NULL;
+	if (!inst || inst->op != MOP_FOR || inst->body == MIR_NONE || l->m->insts[inst->body].op != MOP_INIT)
+		return NULL;
+	return inst;
 }
 
 /* The extent of the root variable above var: the batch size or the number of trees. */
@@ -70,16 +98,30 @@ static void lower_list(Lowering *l, uint32_t first);
 static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes,
                        bool parallel)
 {
-	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step), outer_lanes = l->lanes;
+	const HIndexVar *v = &l->f->schedule.vars[inst->var];
+	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
+	uint32_t outer_lanes = l->lanes, outer_tile_acc = l->tile_acc, rows = v->kind == HVAR_TILE_OUTER ? v->size : lanes;
+	int32_t outer_lane_var = l->lane_var, outer_tile_var = l->tile_var;
+	const MInst *init = tile_init_loop(l, inst->body);
+
 	if (parallel)
-		l->b.fn->insts[loop].imm = (BATCH_GRAIN + lanes - 1) / lanes; /* iterations of lanes rows each */
+		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
 	l->var_value[inst->var] = loop;
-	for (uint32_t r = 0; r < lanes && lanes > 1; r++)
-		l->lane_row[r] = emit2(l, LOP_ADD, LTYPE_I64, loop, const_i64(l, r));
-	if (inst->interleave > 1)
+	if (inst->interleave > 1) {
 		l->lanes = lanes;
+		l->lane_var = inst->var;
+	}
+	if (init) {
+		/* The body is a tile's life: its rows' margins share one scratch array. */
+		l->tile_var = init->var;
+		l->tile_acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
+		l->b.fn->insts[l->tile_acc].imm = (int64_t)l->f->schedule.vars[init->var].size * l->f->num_outputs;
+	}
 	lower_list(l, inst->body);
 	l->lanes = outer_lanes;
+	l->lane_var = outer_lane_var;
+	l->tile_acc = outer_tile_acc;
+	l->tile_var = outer_tile_var;
 	lir_end(&l->b);
 }
 
@@ -144,7 +186,8 @@ static void lower_walk(Lowering *l, uint32_t id, uint32_t tree)
 	RepNode fields;
 
 	for (uint32_t r = 0; r < l->lanes; r++) {
-		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, lane_row(l, &walk->row, r), const_i64(l, l->f->num_features));
+		uint32_t row = lane_row(l, &walk->row, r);
+		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
 		node[r] = root;
 	}
 	/* Peeled steps: no leaf is this shallow, so no test. */
@@ -184,8 +227,11 @@ static void store_output(Lowering *l, uint32_t index, uint32_t value)
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->out, index, value);
 }
 
+/* The index of margin c of the current row in l->acc. */
+static uint32_t acc_index(Lowering *l, uint32_t c) { return emit2(l, LOP_ADD, LTYPE_I64, l->acc_offset, c); }
+
 /* acc[c] for c in a loop being built. */
-static uint32_t load_acc(Lowering *l, uint32_t c) { return emit2(l, LOP_LOAD, l->acc_type, l->acc, c); }
+static uint32_t load_acc(Lowering *l, uint32_t c) { return emit2(l, LOP_LOAD, l->acc_type, l->acc, acc_index(l, c)); }
 
 /* for c in [from, outputs): body. Returns the loop value; caller ends it. */
 static uint32_t begin_outputs(Lowering *l, int64_t from)
@@ -232,7 +278,7 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	sum = lir_emit(&l->b, LOP_VAR, LTYPE_F64, lir_const_float(&l->b, LTYPE_F64, 0.0), LIR_NONE, LIR_NONE);
 	c = begin_outputs(l, 0);
 	e = lir_emit(&l->b, LOP_EXP, l->acc_type, emit2(l, LOP_FSUB, l->acc_type, load_acc(l, c), max), LIR_NONE, LIR_NONE);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, c, e);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, acc_index(l, c), e);
 	if (l->acc_type != LTYPE_F64)
 		e = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, e);
 	emit2(l, LOP_SET, LTYPE_VOID, sum, emit2(l, LOP_FADD, LTYPE_F64, lir_emit(&l->b, LOP_GET, LTYPE_F64, sum, LIR_NONE, LIR_NONE), e));
@@ -291,13 +337,15 @@ static void lower_list(Lowering *l, uint32_t first)
 			break;
 		case MOP_INIT:
 			for (uint32_t r = 0; r < l->lanes; r++) {
-				uint32_t acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
-				l->b.fn->insts[acc].imm = l->f->num_outputs;
-				l->lane_acc[r] = acc;
+				if (l->tile_acc == LIR_NONE) {
+					l->lane_acc[r] = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
+					l->b.fn->insts[l->lane_acc[r]].imm = l->f->num_outputs;
+				}
+				select_lane(l, r);
 				for (uint32_t c = 0; c < l->f->num_outputs; c++) {
-					uint32_t index = const_i64(l, c);
+					uint32_t index = acc_index(l, const_i64(l, c));
 					uint32_t base = lir_const_float(&l->b, l->acc_type, l->f->base_score[c]);
-					lir_emit(&l->b, LOP_STORE, LTYPE_VOID, acc, index, base);
+					lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, index, base);
 				}
 			}
 			break;
@@ -312,15 +360,15 @@ static void lower_list(Lowering *l, uint32_t first)
 			uint32_t c = tree_output(l, l->tree_index[inst->a]);
 			for (uint32_t r = 0; r < l->lanes; r++) {
 				uint32_t sum;
-				l->acc = l->lane_acc[r];
+				select_lane(l, r);
 				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[(size_t)inst->b * MIR_MAX_INTERLEAVE + r]);
-				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, c, sum);
+				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, acc_index(l, c), sum);
 			}
 			break;
 		}
 		case MOP_TRANSFORM:
 			for (uint32_t r = 0; r < l->lanes; r++) {
-				l->acc = l->lane_acc[r];
+				select_lane(l, r);
 				lower_transform(l, lane_row(l, &inst->row, r));
 			}
 			break;
@@ -404,6 +452,9 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.rep->begin_function(&l.layout, &l.b);
 
 	l.lanes = 1;
+	l.lane_var = HIR_NONE;
+	l.tile_acc = LIR_NONE;
+	l.tile_var = HIR_NONE;
 	l.value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.value);
 	l.tree_index = xmalloc((m->num_insts ? m->num_insts : 1) * sizeof *l.tree_index);
 	lower_list(&l, m->body);

@@ -6,7 +6,8 @@
  *   grove dump --level hir|mir|lir MODEL
  *
  * The pipeline (compile_model) is a straight list of calls:
- *   front_read_model -> [hir_pad] -> lower_hir_to_mir -> mir_unroll_walks -> lower_mir_to_lir -> target_emit
+ *   front_read_model -> hir_choose_schedule -> [hir_pad] -> lower_hir_to_mir -> mir_unroll_walks
+ *   -> mir_interleave_rows -> lower_mir_to_lir -> target_emit
  */
 #include "front/front.h"
 #include "lower/lower.h"
@@ -34,7 +35,10 @@ typedef struct Compiled {
 typedef struct PipelineOptions {
 	const char *representation; /* NULL = chosen per model */
 	uint32_t interleave;        /* rows walked together */
+	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
 } PipelineOptions;
+
+#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
 
 /* Rows interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
 #define DEFAULT_INTERLEAVE 8
@@ -69,6 +73,7 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 	memset(c, 0, sizeof *c);
 	if (!(c->hir = front_read_model(path, &e)))
 		fail("%s", e.message);
+	hir_choose_schedule(c->hir, o->tree_tile);
 	if (stop == LEVEL_HIR)
 		return;
 	if (lower_padding_pays(c->hir))
@@ -104,6 +109,8 @@ static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 {
 	if (!strcmp(argv[*i], "--representation"))
 		o->representation = option_value(argc, argv, i);
+	else if (!strcmp(argv[*i], "--tile-trees"))
+		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
 	else if (!strcmp(argv[*i], "--interleave"))
 		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
 	else
@@ -134,7 +141,9 @@ static const char compile_usage[] =
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
-	"  --interleave N      rows walked together, 1-16 (default 8)\n";
+	"  --interleave N      rows walked together, 1-16 (default 8)\n"
+	"  --tile-trees N      walk trees in tiles of N for tiles of 64 rows (0: never; default: when\n"
+	"                      the model outgrows the L2 cache)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
@@ -142,7 +151,7 @@ static int cmd_compile(int argc, char **argv)
 	static const char *const extensions[] = {".so", ".o", ".s", ".ll"};
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	const char *model = NULL, *out = NULL;
-	PipelineOptions p = {.interleave = DEFAULT_INTERLEAVE};
+	PipelineOptions p = DEFAULT_PIPELINE;
 	char *default_out = NULL;
 	Compiled c;
 	Error e = {0};
@@ -235,7 +244,7 @@ static const char predict_usage[] =
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
-	PipelineOptions p = {.interleave = DEFAULT_INTERLEAVE};
+	PipelineOptions p = DEFAULT_PIPELINE;
 	bool margin = false, timing = false;
 	long repeat = 1;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
@@ -331,7 +340,7 @@ static int cmd_dump(int argc, char **argv)
 {
 	static const char *const level_names[] = {"hir", "mir", "lir"};
 	const char *model = NULL;
-	PipelineOptions p = {.interleave = DEFAULT_INTERLEAVE};
+	PipelineOptions p = DEFAULT_PIPELINE;
 	int level = -1;
 	Compiled c;
 

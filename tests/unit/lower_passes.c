@@ -104,13 +104,29 @@ static void test_hir_to_mir(void)
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
-	/* init and transform get loop nests of their own around the main one */
+	/* a tile of rows lives in one b0 iteration: init and transform get b1 loops in its body */
+	CHECK(strcmp(text, "f(f(i)f(f(gwr))f(t))") == 0);
+	{
+		LModule *tiled = lower_mir_to_lir(m, NULL, &e);
+		CHECK(tiled != NULL);
+		lir_module_free(tiled);
+	}
+	mir_module_free(m);
+
+	/* order tree, b0, b1: the tree loop outside every batch loop; init and transform get nests of their own */
+	s->order[0] = hir_schedule_find(s, "tree");
+	s->order[1] = b0;
+	s->order[2] = b1;
+	m = lower_hir_to_mir(f, &e);
+	CHECK(m != NULL);
+	shape(m, m->body, text);
 	CHECK(strcmp(text, "f(f(i))f(f(f(gwr)))f(f(t))") == 0);
 	/* the LIR lowering does not take such schedules yet, and says so */
 	CHECK(lower_mir_to_lir(m, NULL, &e) == NULL && strstr(e.message, "not supported yet"));
 	mir_module_free(m);
 
 	/* order b0, b1, tree: both batch loops enclose the tree loop, the row lives in one body */
+	s->order[0] = b0;
 	s->order[1] = b1;
 	s->order[2] = hir_schedule_find(s, "tree");
 	m = lower_hir_to_mir(f, &e);

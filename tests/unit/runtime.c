@@ -47,11 +47,13 @@ static double expected_margin(const float *x)
 }
 
 /* Compile the small forest into a shared library at path. */
-static bool build(const char *path, int opt_level, uint32_t interleave, const char *cpu)
+static bool build(const char *path, int opt_level, uint32_t interleave, uint32_t tree_tile, const char *cpu)
 {
 	HForest *f = small_forest();
 	Error e = {0};
-	MModule *mir = lower_hir_to_mir(f, &e);
+	MModule *mir;
+	hir_choose_schedule(f, tree_tile);
+	mir = lower_hir_to_mir(f, &e);
 	LModule *lir;
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = opt_level, .cpu = cpu};
 	bool ok = false;
@@ -138,7 +140,7 @@ int main(void)
 	snprintf(path, sizeof path, "%s/model.so", dir);
 
 	/* A one-row prediction on a fresh model runs on the calling thread. */
-	CHECK(build(path, 3, 4, "x86-64"));
+	CHECK(build(path, 3, 4, 0, "x86-64"));
 	CHECK(grove_load(path, &model, &err) == GROVE_OK);
 	if (!model)
 		return 1;
@@ -185,12 +187,13 @@ int main(void)
 	grove_free(model);
 	unlink(path);
 
-	/* Every optimisation level and a range of interleave factors give the same answers. */
+	/* Every optimisation level, a range of interleave factors, and tiles of one tree give the same answers. */
 	for (int level = 0; level <= 3; level++) {
 		for (uint32_t k = 1; k <= 16; k = k * 2 + 1) {
 			char what[64];
-			snprintf(what, sizeof what, "-O%d interleave %u", level, k);
-			CHECK(build(path, level, k, NULL));
+			uint32_t tile = (uint32_t)(level + k) % 2;
+			snprintf(what, sizeof what, "-O%d interleave %u tile %u", level, k, tile);
+			CHECK(build(path, level, k, tile, NULL));
 			CHECK(grove_load(path, &model, &err) == GROVE_OK);
 			if (model)
 				check_predictions(model, what);
