@@ -5,9 +5,13 @@
  *
  * The entry function is
  *   predict(ptr rows, i64 nrows, ptr out, i32 flags)
- * A row's margins accumulate in a LOCAL_ARRAY created by its INIT, so they stay
- * private to the thread that owns the row; this needs every batch loop to enclose
- * every tree loop (hir_to_mir then puts INIT, the tree loops and TRANSFORM in one body).
+ * Margins accumulate in LOCAL_ARRAYs, private to the thread that owns the rows, so
+ * predicting allocates nothing: one per row, created by its INIT, when every batch
+ * loop encloses every tree loop (hir_to_mir then puts INIT, the tree loops and
+ * TRANSFORM in one body); or one per tile of rows, created at the top of the tile's
+ * outer loop, when the tree loops sit between the halves of a row tile. Schedules
+ * with a tree loop outside every batch loop would need a result buffer and are not
+ * lowered yet.
  */
 #include "lower/lower.h"
 #include "lower/rep.h"
