@@ -160,12 +160,17 @@ static void lower_for(Lowering *l, const MInst *inst)
 /* go_right for x against threshold: the split's comparison, with NaN following default_left. */
 static uint32_t lower_compare(Lowering *l, uint32_t x, uint32_t threshold, uint32_t default_left)
 {
-	/* x < t goes left, so right is x >= t; ordered ">=" sends NaN left, unordered sends it right. */
+	/*
+	 * x < t goes left, so right is the ordered x >= t, which sends NaN left; a NaN goes
+	 * right instead where default_left is false. Thresholds are never NaN, so "x is NaN"
+	 * is the unordered test of the same two operands, and both tests share one compare.
+	 */
 	LCmp ordered = l->compare == HCMP_LT ? LCMP_OGE : LCMP_OGT;
-	LCmp unordered = l->compare == HCMP_LT ? LCMP_UGE_F : LCMP_UGT_F;
-	uint32_t nan_left = lir_cmp(&l->b, LOP_FCMP, ordered, x, threshold);
-	uint32_t nan_right = lir_cmp(&l->b, LOP_FCMP, unordered, x, threshold);
-	return lir_emit(&l->b, LOP_SELECT, LTYPE_I1, default_left, nan_left, nan_right);
+	uint32_t right = lir_cmp(&l->b, LOP_FCMP, ordered, x, threshold);
+	uint32_t missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, threshold);
+	uint32_t yes = lir_const_int(&l->b, LTYPE_I1, 1), no = lir_const_int(&l->b, LTYPE_I1, 0);
+	uint32_t missing_right = lir_emit(&l->b, LOP_SELECT, LTYPE_I1, default_left, no, yes);
+	return lir_emit(&l->b, LOP_SELECT, LTYPE_I1, missing, missing_right, right);
 }
 
 /* One step of a walk from node: test the row's feature against the threshold and go to a child. */
