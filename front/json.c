@@ -23,6 +23,18 @@ const char *json_type_name(JsonType t)
 	return t < COUNT_OF(names) ? names[t] : "?";
 }
 
+/* The text after q's white space, one comma and the white space after it. */
+static inline const char *skip_separator(const char *q)
+{
+	while (is_space(*q))
+		q++;
+	if (*q == ',')
+		q++;
+	while (is_space(*q))
+		q++;
+	return q;
+}
+
 void json_position(const JsonDocument *doc, size_t offset, uint32_t *line, uint32_t *column)
 {
 	const char *text = doc->text;
@@ -453,13 +465,7 @@ bool json_iterator_next(JsonIterator *it, JsonItem *item)
 		item->length = (uint32_t)(q - p);
 		break;
 	}
-	while (is_space(*q))
-		q++;
-	if (*q == ',')
-		q++;
-	while (is_space(*q))
-		q++;
-	it->p = q;
+	it->p = skip_separator(q);
 	return true;
 }
 
@@ -699,13 +705,7 @@ static inline bool ends_element(char c) { return c == ',' || c == ']' || is_spac
 /* Move a flat array's iterator past the element whose text ends at q. */
 static inline void iterator_advance(JsonIterator *it, const char *q)
 {
-	while (is_space(*q))
-		q++;
-	if (*q == ',')
-		q++;
-	while (is_space(*q))
-		q++;
-	it->p = q;
+	it->p = skip_separator(q);
 	it->remaining--;
 }
 
