@@ -246,6 +246,12 @@ def cli_tests(s):
         stream = p.stdout if code == 0 else p.stderr
         ok = p.returncode == code and text in stream
         s.record("cli", name, ok, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}")
+    name = "empty_forest_predicts_base_score"
+    if s.wanted("cli", name):
+        rows = s.path("cli-empty.csv")
+        write_table(rows, [[1.0, 2.0, 3.0, 4.0], [math.nan] * 4])
+        p = s.run("predict", os.path.join(ROOT, "tests", "golden", "empty.json"), "--input", rows)
+        s.record("cli", name, p.returncode == 0 and p.stdout.split() == ["3.5", "3.5"], p.stdout + p.stderr)
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
         name = f"emit_{emit}"
         if not s.wanted("cli", name):
