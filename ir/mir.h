@@ -41,7 +41,7 @@ typedef struct MInst {
 	uint8_t op;          /* MOp */
 	uint8_t parallel;    /* FOR: iterations may run concurrently */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
-	uint8_t interleave;  /* FOR over rows: this many consecutive rows run together, their walks interleaved (0, 1 = off) */
+	uint8_t interleave;  /* FOR: this many consecutive rows (or trees) run together, their walks interleaved (0, 1 = off) */
 	uint16_t peel;       /* WALK: steps taken before the first leaf test (no leaf is shallower) */
 	int32_t var;         /* FOR: the index variable */
 	MIndex row;          /* INIT, WALK, REDUCE, TRANSFORM: the row */

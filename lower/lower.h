@@ -37,6 +37,9 @@ void mir_unroll_walks(MModule *m);
 /* MIR pass: let every row loop whose rows index nothing but its own variable run `rows` rows together (unroll and jam). */
 void mir_interleave_rows(MModule *m, uint32_t rows);
 
+/* MIR pass: let every tree loop whose body only walks its trees walk `trees` trees together where rows run one at a time. */
+void mir_interleave_trees(MModule *m, uint32_t trees);
+
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);
 

@@ -34,14 +34,15 @@ typedef struct Lowering {
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
 	uint32_t acc, acc_offset;   /* the current row's margins: acc[acc_offset + c] (select_lane) */
-	uint32_t lanes;             /* rows handled together by the enclosing interleaved row loop (1 if none) */
-	int32_t lane_var;           /* that loop's variable: lane r's row is the row index + r */
+	uint32_t lanes;             /* rows (or trees) handled together by the enclosing interleaved loop (1 if none) */
+	int32_t lane_var;           /* that loop's variable: lane r's row (or tree) is the index + r */
+	bool lanes_are_trees;       /* the lanes are trees of one row, not rows */
 	uint32_t lane_acc[MIR_MAX_INTERLEAVE]; /* per-row accumulators (when tile_acc is LIR_NONE) */
 	uint32_t tile_acc;          /* the accumulator of a tile of rows, or LIR_NONE */
 	int32_t tile_var;           /* the row's offset within the tile (its row is tile_var's value) */
 	uint32_t var_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
-	uint32_t *tree_index;       /* per GET_TREE: the tree number (i64) */
+	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
 	Error *e;
 } Lowering;
 
@@ -61,13 +62,25 @@ static uint32_t lower_index(Lowering *l, const MIndex *index)
 static uint32_t lane_row(Lowering *l, const MIndex *index, uint32_t lane)
 {
 	uint32_t row = lower_index(l, index);
-	return lane ? emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane)) : row;
+	return lane && !l->lanes_are_trees ? emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane)) : row;
 }
+
+/* The tree of lane `lane` at a tree index. */
+static uint32_t lane_tree(Lowering *l, const MIndex *index, uint32_t lane)
+{
+	uint32_t tree = lower_index(l, index);
+	return lane && l->lanes_are_trees ? emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, lane)) : tree;
+}
+
+/* Where lane's value of MIR instruction id is kept. */
+static uint32_t *lane_value(Lowering *l, uint32_t id, uint32_t lane) { return &l->value[(size_t)id * MIR_MAX_INTERLEAVE + lane]; }
 
 /* Make lane's row the current one for load_acc and the stores to its margins. */
 static void select_lane(Lowering *l, uint32_t lane)
 {
 	uint32_t row;
+	if (l->lanes_are_trees)
+		lane = 0; /* tree lanes share their row */
 	if (l->tile_acc == LIR_NONE) {
 		l->acc = l->lane_acc[lane];
 		l->acc_offset = const_i64(l, 0);
@@ -100,20 +113,22 @@ static void lower_list(Lowering *l, uint32_t first);
 
 /* One loop of inst's variable over [begin, end) by step, its body lowered for `lanes` rows per iteration. */
 static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes,
-                       bool parallel)
+                       bool interleaved, bool parallel)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
 	uint32_t outer_lanes = l->lanes, outer_tile_acc = l->tile_acc, rows = v->kind == HVAR_TILE_OUTER ? v->size : lanes;
 	int32_t outer_lane_var = l->lane_var, outer_tile_var = l->tile_var;
+	bool outer_lanes_are_trees = l->lanes_are_trees;
 	const MInst *init = tile_init_loop(l, inst->body);
 
 	if (parallel)
 		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
 	l->var_value[inst->var] = loop;
-	if (inst->interleave > 1) {
+	if (interleaved) {
 		l->lanes = lanes;
 		l->lane_var = inst->var;
+		l->lanes_are_trees = v->over_trees;
 	}
 	if (init) {
 		/* The body is a tile's life: its rows' margins share one scratch array. */
@@ -124,6 +139,7 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 	lower_list(l, inst->body);
 	l->lanes = outer_lanes;
 	l->lane_var = outer_lane_var;
+	l->lanes_are_trees = outer_lanes_are_trees;
 	l->tile_acc = outer_tile_acc;
 	l->tile_var = outer_tile_var;
 	lir_end(&l->b);
@@ -146,14 +162,15 @@ static void lower_for(Lowering *l, const MInst *inst)
 		break;
 	}
 	}
-	if (inst->interleave > 1) {
-		/* Whole groups of k rows, then the remaining rows one at a time on the calling thread. */
+	/* Trees are interleaved only where rows run one at a time: lanes do not multiply. */
+	if (inst->interleave > 1 && !(v->over_trees && l->lanes > 1)) {
+		/* Whole groups of k, then the rest one at a time (rows: on the calling thread). */
 		uint32_t k = const_i64(l, inst->interleave);
 		uint32_t groups_end = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, end, k), k);
-		lower_loop(l, inst, begin, groups_end, k, inst->interleave, inst->parallel);
-		lower_loop(l, inst, groups_end, end, step, 1, false);
+		lower_loop(l, inst, begin, groups_end, k, inst->interleave, true, inst->parallel);
+		lower_loop(l, inst, groups_end, end, step, 1, true, false);
 	} else {
-		lower_loop(l, inst, begin, end, step, 1, inst->parallel);
+		lower_loop(l, inst, begin, end, step, 1, false, inst->parallel);
 	}
 }
 
@@ -187,37 +204,38 @@ static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, uint32_t r
  * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
  * so that their loads overlap.
  */
-static void lower_walk(Lowering *l, uint32_t id, uint32_t tree)
+static void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], row_start[MIR_MAX_INTERLEAVE], root = rep->root(&l->layout, &l->b, tree), cell;
+	uint32_t node[MIR_MAX_INTERLEAVE], row_start[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell;
 	RepNode fields;
 
 	for (uint32_t r = 0; r < l->lanes; r++) {
 		uint32_t row = lane_row(l, &walk->row, r);
+		tree[r] = *lane_value(l, walk->a, r);
 		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
-		node[r] = root;
+		node[r] = r && !l->lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 	}
 	/* Peeled steps: no leaf is this shallow, so no test. */
 	for (uint32_t i = 0; i < walk->peel; i++) {
 		for (uint32_t r = 0; r < l->lanes; r++) {
-			fields = rep->load_node(&l->layout, &l->b, tree, node[r]);
-			node[r] = lower_step(l, tree, node[r], row_start[r], &fields);
+			fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
+			node[r] = lower_step(l, tree[r], node[r], row_start[r], &fields);
 		}
 	}
 	for (uint32_t r = 0; r < l->lanes && !walk->exact; r++) {
 		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
 		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
-		fields = rep->load_node(&l->layout, &l->b, tree, node[r]);
+		fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
 		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
-		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree, node[r], row_start[r], &fields));
+		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree[r], node[r], row_start[r], &fields));
 		lir_end(&l->b);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 	}
 	for (uint32_t r = 0; r < l->lanes; r++)
-		l->value[(size_t)id * MIR_MAX_INTERLEAVE + r] = rep->leaf_value(&l->layout, &l->b, tree, node[r]);
+		*lane_value(l, id, r) = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);
 }
 
 /* The output a tree adds to, as i64. */
@@ -359,22 +377,25 @@ static void lower_list(Lowering *l, uint32_t first)
 			}
 			break;
 		case MOP_GET_TREE:
-			l->tree_index[id] = lower_index(l, &inst->tree);
-			l->value[(size_t)id * MIR_MAX_INTERLEAVE] = l->rep->tree(&l->layout, &l->b, l->tree_index[id]);
+			for (uint32_t r = 0; r < l->lanes; r++) {
+				size_t at = (size_t)id * MIR_MAX_INTERLEAVE + r;
+				bool same = r && !l->lanes_are_trees; /* row lanes share the tree */
+				l->tree_index[at] = same ? l->tree_index[at - r] : lane_tree(l, &inst->tree, r);
+				*lane_value(l, id, r) = same ? *lane_value(l, id, 0) : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
+			}
 			break;
 		case MOP_WALK:
-			lower_walk(l, id, l->value[(size_t)inst->a * MIR_MAX_INTERLEAVE]);
+			lower_walk(l, id);
 			break;
-		case MOP_REDUCE: {
-			uint32_t c = tree_output(l, l->tree_index[inst->a]);
+		case MOP_REDUCE:
+			/* In lane order, which is tree order when the lanes are trees: sums round as XGBoost's. */
 			for (uint32_t r = 0; r < l->lanes; r++) {
-				uint32_t sum;
+				uint32_t c = tree_output(l, l->tree_index[(size_t)inst->a * MIR_MAX_INTERLEAVE + r]), sum;
 				select_lane(l, r);
-				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[(size_t)inst->b * MIR_MAX_INTERLEAVE + r]);
+				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), *lane_value(l, inst->b, r));
 				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, acc_index(l, c), sum);
 			}
 			break;
-		}
 		case MOP_TRANSFORM:
 			for (uint32_t r = 0; r < l->lanes; r++) {
 				select_lane(l, r);
@@ -465,7 +486,7 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.tile_acc = LIR_NONE;
 	l.tile_var = HIR_NONE;
 	l.value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.value);
-	l.tree_index = xmalloc((m->num_insts ? m->num_insts : 1) * sizeof *l.tree_index);
+	l.tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.tree_index);
 	lower_list(&l, m->body);
 	free(l.value);
 	free(l.tree_index);

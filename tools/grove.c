@@ -35,10 +35,11 @@ typedef struct Compiled {
 typedef struct PipelineOptions {
 	const char *representation; /* NULL = chosen per model */
 	uint32_t interleave;        /* rows walked together */
+	uint32_t interleave_trees;  /* trees walked together for one row */
 	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
 } PipelineOptions;
 
-#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
+#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
 
 /* Rows interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
 #define DEFAULT_INTERLEAVE 8
@@ -82,6 +83,7 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 		fail("%s: %s", path, e.message);
 	mir_unroll_walks(c->mir);
 	mir_interleave_rows(c->mir, o->interleave);
+	mir_interleave_trees(c->mir, o->interleave_trees);
 	if (stop == LEVEL_MIR)
 		return;
 	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, &e)))
@@ -113,6 +115,8 @@ static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
 	else if (!strcmp(argv[*i], "--interleave"))
 		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
+	else if (!strcmp(argv[*i], "--interleave-trees"))
+		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
 	else
 		return false;
 	return true;
@@ -142,6 +146,7 @@ static const char compile_usage[] =
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
 	"  --interleave N      rows walked together, 1-16 (default 8)\n"
+	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8)\n"
 	"  --tile-trees N      walk trees in tiles of N for tiles of 64 rows (0: never; default: when\n"
 	"                      the model outgrows the L2 cache)\n";
 
