@@ -32,13 +32,14 @@ void hir_choose_schedule(HForest *f, uint32_t tree_tile);
 /* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
 void mir_unroll_walks(MModule *m);
 
-/* The most rows mir_interleave_rows lets run together. */
+/* The most rows or trees mir_interleave lets run together. */
 #define MIR_MAX_INTERLEAVE 16
-/* MIR pass: let every row loop whose rows index nothing but its own variable run `rows` rows together (unroll and jam). */
-void mir_interleave_rows(MModule *m, uint32_t rows);
-
-/* MIR pass: let every tree loop whose body only walks its trees walk `trees` trees together where rows run one at a time. */
-void mir_interleave_trees(MModule *m, uint32_t trees);
+/*
+ * MIR pass: let row loops whose rows include their own variable run `rows` rows
+ * together, and tree loops that only walk their trees walk `trees` trees together
+ * where rows run one at a time (unroll and jam).
+ */
+void mir_interleave(MModule *m, uint32_t rows, uint32_t trees);
 
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);

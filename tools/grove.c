@@ -7,7 +7,7 @@
  *
  * The pipeline (compile_model) is a straight list of calls:
  *   front_read_model -> hir_choose_schedule -> [hir_pad] -> lower_hir_to_mir -> mir_unroll_walks
- *   -> mir_interleave_rows -> lower_mir_to_lir -> target_emit
+ *   -> mir_interleave -> lower_mir_to_lir -> target_emit
  */
 #include "front/front.h"
 #include "lower/lower.h"
@@ -82,8 +82,7 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
 		fail("%s: %s", path, e.message);
 	mir_unroll_walks(c->mir);
-	mir_interleave_rows(c->mir, o->interleave);
-	mir_interleave_trees(c->mir, o->interleave_trees);
+	mir_interleave(c->mir, o->interleave, o->interleave_trees);
 	if (stop == LEVEL_MIR)
 		return;
 	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, &e)))

@@ -59,8 +59,7 @@ static bool build(const char *path, int opt_level, uint32_t interleave, uint32_t
 	bool ok = false;
 	if (mir) {
 		mir_unroll_walks(mir);
-		mir_interleave_rows(mir, interleave);
-		mir_interleave_trees(mir, interleave);
+		mir_interleave(mir, interleave, interleave);
 		lir = lower_mir_to_lir(mir, NULL, &e);
 		ok = lir && target_emit(lir, &o, path, &e);
 		lir_module_free(lir);
