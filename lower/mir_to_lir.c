@@ -21,6 +21,15 @@
 /* Rows handed to a thread at once by a parallel batch loop; smaller batches stay on the caller. */
 #define BATCH_GRAIN 64
 
+/* What the loops around the code being lowered set; each loop restores its outer scope when it ends. */
+typedef struct LoopScope {
+	uint32_t lanes;             /* rows (or trees) handled together by the enclosing interleaved loop (1 if none) */
+	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
+	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
+	uint32_t tile_acc;          /* the accumulator of a tile of rows, or LIR_NONE */
+	int32_t tile_var;           /* the row's offset within the tile (its row is tile_var's value) */
+} LoopScope;
+
 typedef struct Lowering {
 	const MModule *m;
 	const HForest *f;
@@ -34,12 +43,8 @@ typedef struct Lowering {
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
 	uint32_t acc, acc_offset;   /* the current row's margins: acc[acc_offset + c] (select_lane) */
-	uint32_t lanes;             /* rows (or trees) handled together by the enclosing interleaved loop (1 if none) */
-	int32_t lane_var;           /* that loop's variable: lane r's row (or tree) is the index + r */
-	bool lanes_are_trees;       /* the lanes are trees of one row, not rows */
-	uint32_t lane_acc[MIR_MAX_INTERLEAVE]; /* per-row accumulators (when tile_acc is LIR_NONE) */
-	uint32_t tile_acc;          /* the accumulator of a tile of rows, or LIR_NONE */
-	int32_t tile_var;           /* the row's offset within the tile (its row is tile_var's value) */
+	uint32_t lane_acc[MIR_MAX_INTERLEAVE]; /* per-row accumulators (when scope.tile_acc is LIR_NONE) */
+	LoopScope scope;            /* what the enclosing loops set */
 	uint32_t var_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
 	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
@@ -58,38 +63,31 @@ static uint32_t lower_index(Lowering *l, const MIndex *index)
 	return sum;
 }
 
-/* The row of lane `lane` at a row index. */
-static uint32_t lane_row(Lowering *l, const MIndex *index, uint32_t lane)
+/* The row (trees: false) or tree (trees: true) of lane `lane` at index: the lanes step along one of them. */
+static uint32_t lane_index(Lowering *l, const MIndex *index, uint32_t lane, bool trees)
 {
-	uint32_t row = lower_index(l, index);
-	return lane && !l->lanes_are_trees ? emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane)) : row;
+	uint32_t v = lower_index(l, index);
+	return lane && l->scope.lanes_are_trees == trees ? emit2(l, LOP_ADD, LTYPE_I64, v, const_i64(l, lane)) : v;
 }
 
-/* The tree of lane `lane` at a tree index. */
-static uint32_t lane_tree(Lowering *l, const MIndex *index, uint32_t lane)
-{
-	uint32_t tree = lower_index(l, index);
-	return lane && l->lanes_are_trees ? emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, lane)) : tree;
-}
-
-/* Where lane's value of MIR instruction id is kept. */
-static uint32_t *lane_value(Lowering *l, uint32_t id, uint32_t lane) { return &l->value[(size_t)id * MIR_MAX_INTERLEAVE + lane]; }
+/* Where lane's entry for MIR instruction id sits in value[] and tree_index[]. */
+static size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id * MIR_MAX_INTERLEAVE + lane; }
 
 /* Make lane's row the current one for load_acc and the stores to its margins. */
 static void select_lane(Lowering *l, uint32_t lane)
 {
 	uint32_t row;
-	if (l->lanes_are_trees)
+	if (l->scope.lanes_are_trees)
 		lane = 0; /* tree lanes share their row */
-	if (l->tile_acc == LIR_NONE) {
+	if (l->scope.tile_acc == LIR_NONE) {
 		l->acc = l->lane_acc[lane];
 		l->acc_offset = const_i64(l, 0);
 		return;
 	}
-	row = l->var_value[l->tile_var];
-	if (lane && l->tile_var == l->lane_var)
+	row = l->var_value[l->scope.tile_var];
+	if (lane && l->scope.tile_var == l->scope.lane_var)
 		row = emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane));
-	l->acc = l->tile_acc;
+	l->acc = l->scope.tile_acc;
 	l->acc_offset = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
 }
 
@@ -117,31 +115,26 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
-	uint32_t outer_lanes = l->lanes, outer_tile_acc = l->tile_acc, rows = v->kind == HVAR_TILE_OUTER ? v->size : lanes;
-	int32_t outer_lane_var = l->lane_var, outer_tile_var = l->tile_var;
-	bool outer_lanes_are_trees = l->lanes_are_trees;
+	uint32_t rows = v->kind == HVAR_TILE_OUTER ? v->size : lanes;
 	const MInst *init = tile_init_loop(l, inst->body);
+	LoopScope outer = l->scope;
 
 	if (parallel)
 		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
 	l->var_value[inst->var] = loop;
 	if (interleaved) {
-		l->lanes = lanes;
-		l->lane_var = inst->var;
-		l->lanes_are_trees = v->over_trees;
+		l->scope.lanes = lanes;
+		l->scope.lane_var = inst->var;
+		l->scope.lanes_are_trees = v->over_trees;
 	}
 	if (init) {
 		/* The body is a tile's life: its rows' margins share one scratch array. */
-		l->tile_var = init->var;
-		l->tile_acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
-		l->b.fn->insts[l->tile_acc].imm = (int64_t)l->f->schedule.vars[init->var].size * l->f->num_outputs;
+		l->scope.tile_var = init->var;
+		l->scope.tile_acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
+		l->b.fn->insts[l->scope.tile_acc].imm = (int64_t)l->f->schedule.vars[init->var].size * l->f->num_outputs;
 	}
 	lower_list(l, inst->body);
-	l->lanes = outer_lanes;
-	l->lane_var = outer_lane_var;
-	l->lanes_are_trees = outer_lanes_are_trees;
-	l->tile_acc = outer_tile_acc;
-	l->tile_var = outer_tile_var;
+	l->scope = outer;
 	lir_end(&l->b);
 }
 
@@ -163,7 +156,7 @@ static void lower_for(Lowering *l, const MInst *inst)
 	}
 	}
 	/* Trees are interleaved only where rows run one at a time: lanes do not multiply. */
-	if (inst->interleave > 1 && !(v->over_trees && l->lanes > 1)) {
+	if (inst->interleave > 1 && !(v->over_trees && l->scope.lanes > 1)) {
 		/* Whole groups of k, then the rest one at a time (rows: on the calling thread). */
 		uint32_t k = const_i64(l, inst->interleave);
 		uint32_t groups_end = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, end, k), k);
@@ -211,20 +204,20 @@ static void lower_walk(Lowering *l, uint32_t id)
 	uint32_t node[MIR_MAX_INTERLEAVE], row_start[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell;
 	RepNode fields;
 
-	for (uint32_t r = 0; r < l->lanes; r++) {
-		uint32_t row = lane_row(l, &walk->row, r);
-		tree[r] = *lane_value(l, walk->a, r);
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		uint32_t row = lane_index(l, &walk->row, r, false);
+		tree[r] = l->value[lane_slot(walk->a, r)];
 		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
-		node[r] = r && !l->lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
+		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 	}
 	/* Peeled steps: no leaf is this shallow, so no test. */
 	for (uint32_t i = 0; i < walk->peel; i++) {
-		for (uint32_t r = 0; r < l->lanes; r++) {
+		for (uint32_t r = 0; r < l->scope.lanes; r++) {
 			fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
 			node[r] = lower_step(l, tree[r], node[r], row_start[r], &fields);
 		}
 	}
-	for (uint32_t r = 0; r < l->lanes && !walk->exact; r++) {
+	for (uint32_t r = 0; r < l->scope.lanes && !walk->exact; r++) {
 		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
 		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
@@ -234,8 +227,8 @@ static void lower_walk(Lowering *l, uint32_t id)
 		lir_end(&l->b);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 	}
-	for (uint32_t r = 0; r < l->lanes; r++)
-		*lane_value(l, id, r) = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);
+	for (uint32_t r = 0; r < l->scope.lanes; r++)
+		l->value[lane_slot(id, r)] = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);
 }
 
 /* The output a tree adds to, as i64. */
@@ -363,8 +356,8 @@ static void lower_list(Lowering *l, uint32_t first)
 			lower_for(l, inst);
 			break;
 		case MOP_INIT:
-			for (uint32_t r = 0; r < l->lanes; r++) {
-				if (l->tile_acc == LIR_NONE) {
+			for (uint32_t r = 0; r < l->scope.lanes; r++) {
+				if (l->scope.tile_acc == LIR_NONE) {
 					l->lane_acc[r] = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
 					l->b.fn->insts[l->lane_acc[r]].imm = l->f->num_outputs;
 				}
@@ -377,11 +370,11 @@ static void lower_list(Lowering *l, uint32_t first)
 			}
 			break;
 		case MOP_GET_TREE:
-			for (uint32_t r = 0; r < l->lanes; r++) {
-				size_t at = (size_t)id * MIR_MAX_INTERLEAVE + r;
-				bool same = r && !l->lanes_are_trees; /* row lanes share the tree */
-				l->tree_index[at] = same ? l->tree_index[at - r] : lane_tree(l, &inst->tree, r);
-				*lane_value(l, id, r) = same ? *lane_value(l, id, 0) : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
+			for (uint32_t r = 0; r < l->scope.lanes; r++) {
+				size_t at = lane_slot(id, r), lane0 = lane_slot(id, 0);
+				bool same = r && !l->scope.lanes_are_trees; /* row lanes share the tree */
+				l->tree_index[at] = same ? l->tree_index[lane0] : lane_index(l, &inst->tree, r, true);
+				l->value[at] = same ? l->value[lane0] : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
 			}
 			break;
 		case MOP_WALK:
@@ -389,17 +382,17 @@ static void lower_list(Lowering *l, uint32_t first)
 			break;
 		case MOP_REDUCE:
 			/* In lane order, which is tree order when the lanes are trees: sums round as XGBoost's. */
-			for (uint32_t r = 0; r < l->lanes; r++) {
-				uint32_t c = tree_output(l, l->tree_index[(size_t)inst->a * MIR_MAX_INTERLEAVE + r]), sum;
+			for (uint32_t r = 0; r < l->scope.lanes; r++) {
+				uint32_t c = tree_output(l, l->tree_index[lane_slot(inst->a, r)]), sum;
 				select_lane(l, r);
-				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), *lane_value(l, inst->b, r));
+				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[lane_slot(inst->b, r)]);
 				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, acc_index(l, c), sum);
 			}
 			break;
 		case MOP_TRANSFORM:
-			for (uint32_t r = 0; r < l->lanes; r++) {
+			for (uint32_t r = 0; r < l->scope.lanes; r++) {
 				select_lane(l, r);
-				lower_transform(l, lane_row(l, &inst->row, r));
+				lower_transform(l, lane_index(l, &inst->row, r, false));
 			}
 			break;
 		}
@@ -481,10 +474,7 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	}
 	l.rep->begin_function(&l.layout, &l.b);
 
-	l.lanes = 1;
-	l.lane_var = HIR_NONE;
-	l.tile_acc = LIR_NONE;
-	l.tile_var = HIR_NONE;
+	l.scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE, .tile_acc = LIR_NONE, .tile_var = HIR_NONE};
 	l.value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.value);
 	l.tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.tree_index);
 	lower_list(&l, m->body);
