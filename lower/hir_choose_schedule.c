@@ -35,7 +35,7 @@ void hir_choose_schedule(HForest *f, uint32_t tree_tile)
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
 	if (tree_tile == HIR_TILE_AUTO) {
-		if (total <= L2_BYTES || f->num_outputs > MAX_TILED_OUTPUTS || f->num_trees < 2)
+		if (total <= L2_BYTES || f->num_trees < 2)
 			return;
 		tree_tile = (uint32_t)(L2_BYTES / 2 / (total / f->num_trees + 1));
 	}

@@ -20,6 +20,7 @@ typedef struct Emitter {
 	LLVMContextRef ctx;
 	LLVMModuleRef mod;
 	LLVMBuilderRef b;
+	LLVMBuilderRef entry_b;     /* appends to the entry block of the function being built */
 	LLVMTypeRef types[LTYPE_PTR + 1];
 	const LModule *m;
 	LLVMValueRef *buffers;      /* per module buffer: its global */
@@ -43,12 +44,10 @@ static LLVMBasicBlockRef new_block(Emitter *em, const char *name) { return LLVMA
 /* An alloca of count elements of type in the current function's entry block. */
 static LLVMValueRef entry_alloca(Emitter *em, LLVMTypeRef type, int64_t count)
 {
-	LLVMBuilderRef b = LLVMCreateBuilderInContext(em->ctx);
 	LLVMValueRef slot;
-	LLVMPositionBuilderAtEnd(b, em->entry);
-	slot = count == 1 ? LLVMBuildAlloca(b, type, "") : LLVMBuildAlloca(b, LLVMArrayType(type, (unsigned)count), "");
+	LLVMPositionBuilderAtEnd(em->entry_b, em->entry);
+	slot = count == 1 ? LLVMBuildAlloca(em->entry_b, type, "") : LLVMBuildAlloca(em->entry_b, LLVMArrayType(type, (unsigned)count), "");
 	LLVMSetAlignment(slot, 16);
-	LLVMDisposeBuilder(b);
 	return slot;
 }
 
@@ -64,11 +63,9 @@ static void begin_function(Emitter *em, LLVMValueRef func)
 /* Finish a function started by begin_function: return, and jump from the entry block to the body. */
 static void end_function(Emitter *em)
 {
-	LLVMBuilderRef b = LLVMCreateBuilderInContext(em->ctx);
 	LLVMBuildRetVoid(em->b);
-	LLVMPositionBuilderAtEnd(b, em->entry);
-	LLVMBuildBr(b, LLVMGetNextBasicBlock(em->entry));
-	LLVMDisposeBuilder(b);
+	LLVMPositionBuilderAtEnd(em->entry_b, em->entry);
+	LLVMBuildBr(em->entry_b, LLVMGetNextBasicBlock(em->entry));
 }
 
 /* A call to the overloaded intrinsic name on type. */
@@ -469,6 +466,7 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	snprintf(em.prefix, sizeof em.prefix, "%s", prefix);
 	em.mod = LLVMModuleCreateWithNameInContext(prefix, ctx);
 	em.b = LLVMCreateBuilderInContext(ctx);
+	em.entry_b = LLVMCreateBuilderInContext(ctx);
 	em.types[LTYPE_VOID] = LLVMVoidTypeInContext(ctx);
 	em.types[LTYPE_I1] = LLVMInt1TypeInContext(ctx);
 	em.types[LTYPE_I8] = LLVMInt8TypeInContext(ctx);
@@ -495,5 +493,6 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	emit_descriptor(&em, predict, artifact_symbol);
 	free(em.buffers);
 	LLVMDisposeBuilder(em.b);
+	LLVMDisposeBuilder(em.entry_b);
 	return em.mod;
 }

@@ -304,8 +304,6 @@ static int cmd_predict(int argc, char **argv)
 		rmdir(temp_dir);
 		free(library);
 	}
-	if (rows.cols != grove_num_features(model) && rows.rows > 0)
-		fail("%s: rows have %zu columns, the model needs %zu", input, rows.cols, grove_num_features(model));
 	per_row = grove_num_outputs(model, margin ? GROVE_PREDICT_MARGIN : 0);
 	out = xcalloc(rows.rows * per_row + 1, sizeof *out);
 	for (long r = 0; r < repeat; r++) {
