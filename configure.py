@@ -58,6 +58,9 @@ def llvm(config, *args):
     return out.split()
 
 
+SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit"]
+
+
 def sources(*dirs):
     return sorted(f for d in dirs for f in glob.glob(os.path.join(d, "*.c")))
 
@@ -131,7 +134,8 @@ def main():
         tests.append(out)
 
     w.lines.append("")
-    w.build([args.output], "configure", implicit=["configure.py"])
+    # The source lists are globbed: a directory's mtime changes when a file is added or removed.
+    w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
     w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", *tests])
     w.build(["test"], "test", implicit=["all"])
     w.lines.append("default all")
