@@ -1,0 +1,216 @@
+/*
+ * The schedule: how the batch x tree iteration space is walked, as data.
+ *
+ * Two root index variables, `batch` (rows) and `tree`, and variables derived from them
+ * by directives (SilvanForge's scheduling language, ../shared/seeds/001_*.txt §3).
+ * Every variable keeps its lineage (parent, partner, kind), from which one function,
+ * hir_schedule_range, computes the range of its loop. The loops themselves form a tree
+ * (loop_parent / first_child / next_sibling): a loop's children are the loops directly
+ * inside it, and the innermost loops hold the tree walk. `split` makes two sibling
+ * loops; the loops that were nested inside the split loop are copied under each half,
+ * the copies named `HALF.NAME` (split(tree, t0, t1, 50) over `tree { b1 }` gives
+ * `t0 { t0.b1 }` and `t1 { t1.b1 }`).
+ *
+ * The text form has one directive per line (or `;` between directives), `#` comments
+ * and blank lines:
+ *
+ *   tile(batch, b0, b1, 64)      tile(i, outer, inner, size)
+ *   split(tree, t0, t1, 50)      split(i, first, second, at): iterations [0, at) and [at, end)
+ *   reorder(b0, tree, b1)        permute perfectly nested loops, outermost first
+ *   parallel(b0)                 iterations may run concurrently
+ *   cache(b1)                    prefetch the working set of one iteration (rows or trees)
+ *   interleave(t1)               walks of an innermost loop with a constant trip count run side by side
+ *   unrollWalk(t1, 8)            walks take 8 steps without leaf tests (trees padded so no leaf is shallower)
+ *   peelWalk(t1, 3)              walks take their first 3 steps in straight-line code
+ *   specialize(t0)               one copy of the body per iteration (constant trip count)
+ *   atomicReduce(tree)           parallel iterations of `tree` add into one target with atomics
+ *   vectorReduce(tree, 8)        the privatised copies of `tree` are folded with 8-wide vector adds
+ *   sharedReduce(tree)           GPU: keep the privatised copies in shared memory
+ *   gpuDimension(b0, grid.x)     GPU: map a loop to a grid or block dimension
+ *
+ * Each variable carries its directives and the source position of each one, so a
+ * check made late (by a lowering, against the model) can name the directive.
+ */
+#ifndef GROVE_IR_SCHEDULE_H
+#define GROVE_IR_SCHEDULE_H
+
+#include <stdio.h>
+
+#include "ir/common.h"
+
+#define HIR_MAX_VARS 64
+#define HIR_MAX_DIRECTIVES 64
+#define HIR_MAX_NAME 48
+/* reorder takes at most this many loops */
+#define HIR_MAX_ARGS 12
+
+/* Columns: name, text, number of variable-name arguments (-1: one or more), number of integer arguments. */
+#define HIR_DIRECTIVES(X)                          \
+	X(TILE, "tile", 3, 1)                       \
+	X(SPLIT, "split", 3, 1)                     \
+	X(REORDER, "reorder", -1, 0)                \
+	X(PARALLEL, "parallel", 1, 0)               \
+	X(CACHE, "cache", 1, 0)                     \
+	X(INTERLEAVE, "interleave", 1, 0)           \
+	X(UNROLL_WALK, "unrollWalk", 1, 1)          \
+	X(PEEL_WALK, "peelWalk", 1, 1)              \
+	X(SPECIALIZE, "specialize", 1, 0)           \
+	X(ATOMIC_REDUCE, "atomicReduce", 1, 0)      \
+	X(VECTOR_REDUCE, "vectorReduce", 1, 1)      \
+	X(SHARED_REDUCE, "sharedReduce", 1, 0)      \
+	X(GPU_DIMENSION, "gpuDimension", 2, 0)
+
+typedef enum HDirectiveKind {
+#define X(name, text, names, ints) HDIR_##name,
+	HIR_DIRECTIVES(X)
+#undef X
+	HDIR_COUNT
+} HDirectiveKind;
+
+/* GPU dimensions a loop can be mapped to (gpuDimension's second argument). */
+#define HIR_GPU_DIMS(X) \
+	X(NONE, "")         \
+	X(GRID_X, "grid.x") X(GRID_Y, "grid.y") X(GRID_Z, "grid.z") \
+	X(BLOCK_X, "block.x") X(BLOCK_Y, "block.y") X(BLOCK_Z, "block.z")
+
+typedef enum HGpuDim {
+#define X(name, text) HGPU_##name,
+	HIR_GPU_DIMS(X)
+#undef X
+} HGpuDim;
+
+/* How reductions carried by a parallel loop are made safe (see mir_legalize_reductions). */
+typedef enum HReduce {
+	HREDUCE_PRIVATE, /* privatise the target along the loop, fold it after the loop (default) */
+	HREDUCE_ATOMIC,  /* one target, atomic adds */
+	HREDUCE_VECTOR,  /* privatise; fold with vector_width-wide vector adds */
+	HREDUCE_SHARED,  /* privatise in GPU shared memory */
+} HReduce;
+
+typedef struct HSourcePos {
+	uint32_t line, column; /* 1-based; 0 = not from text (built through the C API) */
+} HSourcePos;
+
+/* One directive as written: kind, its variable names and integers, and where it was. */
+typedef struct HDirective {
+	uint8_t kind;       /* HDirectiveKind */
+	uint8_t num_names;
+	char names[HIR_MAX_ARGS][HIR_MAX_NAME];
+	int64_t value;      /* the integer argument (size, split point, depth, width) */
+	HSourcePos pos;
+} HDirective;
+
+typedef enum HVarKind {
+	HVAR_ROOT,         /* batch or tree */
+	HVAR_TILE_OUTER,   /* tile(parent, outer, inner, size): the parent's range in steps of size * its step */
+	HVAR_TILE_INNER,   /* offsets 0, step, ... within one step of the outer loop (partner) */
+	HVAR_SPLIT_FIRST,  /* split(parent, first, second, at): the parent's first `at` iterations */
+	HVAR_SPLIT_SECOND, /* the parent's iterations from `at` on */
+} HVarKind;
+
+enum {
+	HVAR_PARALLEL = 1 << 0,   /* parallel(v) */
+	HVAR_CACHE = 1 << 1,      /* cache(v) */
+	HVAR_INTERLEAVE = 1 << 2, /* interleave(v) */
+	HVAR_SPECIALIZE = 1 << 3, /* specialize(v) */
+};
+
+typedef struct HIndexVar {
+	char name[HIR_MAX_NAME];
+	uint8_t kind;           /* HVarKind */
+	uint8_t over_trees;     /* derived from `tree` (else from `batch`) */
+	uint8_t gpu_dim;        /* HGpuDim */
+	uint8_t reduce;         /* HReduce */
+	uint16_t flags;         /* HVAR_* */
+	uint16_t unroll_walk;   /* unrollWalk depth, 0 = none */
+	uint16_t peel_walk;     /* peelWalk steps, 0 = none */
+	uint16_t vector_width;  /* vectorReduce width */
+	uint32_t size;          /* tile size, or split point (in iterations of the parent) */
+	int32_t parent;         /* lineage: the variable this one was derived from (HIR_NONE for roots and copies' roots) */
+	int32_t partner;        /* the other half of a tile or split */
+	int32_t origin;         /* a copy made by split: the variable it copies, else HIR_NONE */
+	/* The loop tree (HIR_NONE where absent). A variable that was tiled or split has no loop. */
+	bool has_loop;
+	int32_t loop_parent, first_child, next_sibling;
+	/* Where each directive that concerns this variable was written (made: the one that created it). */
+	HSourcePos made;
+	HSourcePos at[HDIR_COUNT];
+} HIndexVar;
+
+typedef struct HSchedule {
+	HIndexVar vars[HIR_MAX_VARS];
+	uint32_t num_vars;
+	int32_t first_loop;         /* outermost loops: the first of the top-level siblings */
+	uint32_t num_trees;         /* the forest's, for ranges and checks */
+	HDirective log[HIR_MAX_DIRECTIVES]; /* the directives applied, in order (what hir_schedule_print writes) */
+	uint32_t num_log;
+	char source[256];           /* file the directives came from, for messages ("" = none) */
+} HSchedule;
+
+/* A loop range: for (v = begin; v < end; v += step). Bounds are small expressions over the batch size N and enclosing loop values. */
+typedef enum HExprOp {
+	HEXPR_CONST,   /* value */
+	HEXPR_ROWS,    /* the batch size N */
+	HEXPR_VAR,     /* the current value of variable var's loop */
+	HEXPR_ADD,     /* a + b */
+	HEXPR_SUB,     /* a - b */
+	HEXPR_MIN,     /* min(a, b) */
+} HExprOp;
+
+#define HIR_MAX_EXPR 48
+typedef struct HExpr {
+	uint8_t op;    /* HExprOp */
+	int32_t var;   /* HEXPR_VAR */
+	int64_t value; /* HEXPR_CONST */
+	uint8_t a, b;  /* operands: indices into HRange.nodes */
+} HExpr;
+
+typedef struct HRange {
+	HExpr nodes[HIR_MAX_EXPR];
+	uint32_t num_nodes;
+	uint8_t begin, end;     /* roots of the bound expressions in nodes */
+	int64_t step;
+	int64_t max_trips;      /* most iterations the loop can run, -1 if only known at run time */
+} HRange;
+
+/* Reset s to the plain nest `batch { tree }` over a forest of num_trees trees, with no directives. */
+void hir_schedule_init(HSchedule *s, uint32_t num_trees);
+/*
+ * Apply one directive. Checks what can be checked now (names, lineage, nesting, sizes
+ * against the number of trees); on failure s is unchanged and e says why, prefixed
+ * with "SOURCE:LINE:COL: DIRECTIVE: " where the directive came from text.
+ */
+bool hir_schedule_apply(HSchedule *s, const HDirective *d, Error *e);
+/* Checks that hold only once all directives are in (interleave and unrollWalk on innermost loops, ...). */
+bool hir_schedule_check(const HSchedule *s, Error *e);
+/* Parse text (directives separated by newlines or ';') and apply them to s; source names the text in messages. */
+bool hir_schedule_parse(HSchedule *s, const char *text, const char *source, Error *e);
+/* Print s as directives in the text form, one per line, each line prefixed with indent. */
+void hir_schedule_print(FILE *out, const HSchedule *s, const char *indent);
+/* Print the loop tree, e.g. "b0 { tree { b1 } }" (for messages and tests). */
+void hir_schedule_print_loops(FILE *out, const HSchedule *s);
+/* Whether a and b describe the same variables, lineage, directives and loop tree. */
+bool hir_schedule_equal(const HSchedule *a, const HSchedule *b);
+
+/* Find a variable by name, or HIR_NONE. */
+int32_t hir_schedule_find(const HSchedule *s, const char *name);
+/* The range of var's loop, from its lineage. */
+void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r);
+/* The trees that walks inside loop var can reach: [*first, *end). */
+void hir_schedule_tree_span(const HSchedule *s, int32_t var, uint32_t *first, uint32_t *end);
+/* "file:line:col: directive(args)" for the directive of kind k on var, into buf (for messages). */
+const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k, char *buf, size_t size);
+
+/* Builders for the C API: one directive each; pos may be {0, 0}. */
+bool hir_schedule_tile(HSchedule *s, const char *var, const char *outer, const char *inner, uint32_t size, Error *e);
+bool hir_schedule_split(HSchedule *s, const char *var, const char *first, const char *second, uint32_t at, Error *e);
+bool hir_schedule_reorder(HSchedule *s, const char *const *vars, uint32_t num_vars, Error *e);
+/* A directive of one variable (parallel, cache, interleave, specialize, atomicReduce, sharedReduce) or one variable and an integer (unrollWalk, peelWalk, vectorReduce). */
+bool hir_schedule_mark(HSchedule *s, HDirectiveKind kind, const char *var, int64_t value, Error *e);
+/* gpuDimension(var, dim), dim as written ("grid.x", ...). */
+bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, Error *e);
+
+const char *hir_directive_name(HDirectiveKind k);
+const char *hir_gpu_dim_name(HGpuDim d);
+
+#endif
