@@ -1,0 +1,829 @@
+/* The schedule: index variables, the loop tree, directives and loop ranges. */
+#include "ir/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NONE = -1 };
+
+/* Largest iteration count specialize may copy the body for. */
+#define MAX_SPECIALIZE 1024
+/* Deepest unrollWalk: trees are padded to this depth, 2^depth leaves each. */
+#define MAX_UNROLL_DEPTH 24
+/* Most walks interleave may run side by side. */
+#define MAX_INTERLEAVE 16
+
+static const struct {
+	const char *name;
+	int names, ints;
+} directives[] = {
+#define X(name, text, names, ints) {text, names, ints},
+	HIR_DIRECTIVES(X)
+#undef X
+};
+
+static const char *const gpu_dim_names[] = {
+#define X(name, text) text,
+	HIR_GPU_DIMS(X)
+#undef X
+};
+
+const char *hir_directive_name(HDirectiveKind k) { return k < HDIR_COUNT ? directives[k].name : "?"; }
+const char *hir_gpu_dim_name(HGpuDim d) { return d < COUNT_OF(gpu_dim_names) ? gpu_dim_names[d] : "?"; }
+
+/* Append the directive as written, e.g. "tile(batch, b0, b1, 64)", to buf. */
+static void format_directive(const HDirective *d, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s(", hir_directive_name((HDirectiveKind)d->kind));
+	for (uint32_t i = 0; i < d->num_names && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", d->names[i]);
+	if (n < size && d->kind < HDIR_COUNT && directives[d->kind].ints)
+		n += (size_t)snprintf(buf + n, size - n, ", %lld", (long long)d->value);
+	if (n < size)
+		snprintf(buf + n, size - n, ")");
+}
+
+/* "source:line:col: " for pos, or "" when the directive did not come from text. */
+static void format_pos(const HSchedule *s, HSourcePos pos, char *buf, size_t size)
+{
+	if (pos.line)
+		snprintf(buf, size, "%s:%u:%u: ", s->source[0] ? s->source : "schedule", pos.line, pos.column);
+	else
+		buf[0] = 0;
+}
+
+/* Add a variable; returns its index or NONE when the table is full. */
+static int32_t add_var(HSchedule *s, const char *name, HVarKind kind, bool over_trees, int32_t parent, uint32_t size)
+{
+	HIndexVar *v;
+	if (s->num_vars >= HIR_MAX_VARS)
+		return NONE;
+	v = &s->vars[s->num_vars];
+	memset(v, 0, sizeof *v);
+	snprintf(v->name, sizeof v->name, "%s", name);
+	v->kind = (uint8_t)kind;
+	v->over_trees = over_trees;
+	v->size = size;
+	v->parent = parent;
+	v->partner = v->origin = NONE;
+	v->loop_parent = v->first_child = v->next_sibling = NONE;
+	return (int32_t)s->num_vars++;
+}
+
+void hir_schedule_init(HSchedule *s, uint32_t num_trees)
+{
+	int32_t batch, tree;
+	memset(s, 0, sizeof *s);
+	s->num_trees = num_trees;
+	batch = add_var(s, "batch", HVAR_ROOT, false, NONE, 0);
+	tree = add_var(s, "tree", HVAR_ROOT, true, NONE, 0);
+	s->vars[batch].has_loop = s->vars[tree].has_loop = true;
+	s->vars[batch].first_child = tree;
+	s->vars[tree].loop_parent = batch;
+	s->first_loop = batch;
+}
+
+int32_t hir_schedule_find(const HSchedule *s, const char *name)
+{
+	for (uint32_t v = 0; v < s->num_vars; v++)
+		if (strcmp(s->vars[v].name, name) == 0)
+			return (int32_t)v;
+	return NONE;
+}
+
+/* --- the loop tree --- */
+
+/* The slot that points at loop v: its parent's first_child, its previous sibling's next_sibling, or first_loop. */
+static int32_t *slot_of(HSchedule *s, int32_t v)
+{
+	int32_t parent = s->vars[v].loop_parent;
+	int32_t *slot = parent == NONE ? &s->first_loop : &s->vars[parent].first_child;
+	while (*slot != v)
+		slot = &s->vars[*slot].next_sibling;
+	return slot;
+}
+
+/* Number of loops directly inside loop v (or at the top when v is NONE). */
+static uint32_t count_children(const HSchedule *s, int32_t v)
+{
+	uint32_t n = 0;
+	for (int32_t c = v == NONE ? s->first_loop : s->vars[v].first_child; c != NONE; c = s->vars[c].next_sibling)
+		n++;
+	return n;
+}
+
+/* Whether loop a encloses loop b (or is b). */
+static bool encloses(const HSchedule *s, int32_t a, int32_t b)
+{
+	for (; b != NONE; b = s->vars[b].loop_parent)
+		if (a == b)
+			return true;
+	return false;
+}
+
+/* Make children (a list linked by next_sibling) the children of loop v. */
+static void adopt(HSchedule *s, int32_t v, int32_t children)
+{
+	s->vars[v].first_child = children;
+	for (int32_t c = children; c != NONE; c = s->vars[c].next_sibling)
+		s->vars[c].loop_parent = v;
+}
+
+/* --- messages --- */
+
+/* Why variable v has no loop, e.g. "it was tiled into b0, b1 (line 2)". */
+static void no_loop_reason(const HSchedule *s, int32_t v, char *buf, size_t size)
+{
+	size_t n = 0;
+	const char *how = "copied by split into";
+	for (uint32_t w = 0; w < s->num_vars; w++) {
+		const HIndexVar *x = &s->vars[w];
+		if (x->parent == v && (x->kind == HVAR_TILE_OUTER || x->kind == HVAR_SPLIT_FIRST)) {
+			snprintf(buf, size, "it was %s into %s, %s (line %u)", x->kind == HVAR_TILE_OUTER ? "tiled" : "split",
+			         x->name, s->vars[x->partner].name, x->made.line);
+			return;
+		}
+	}
+	buf[0] = 0;
+	for (uint32_t w = 0; w < s->num_vars && n < size; w++)
+		if (s->vars[w].origin == v) {
+			n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? " and " : "it was copied by split into ", s->vars[w].name);
+			how = NULL;
+		}
+	if (how)
+		snprintf(buf, size, "it has no loop");
+}
+
+/* The variable named name, which must have a loop; NONE with e filled otherwise. */
+static int32_t loop_var(const HSchedule *s, const char *name, Error *e)
+{
+	int32_t v = hir_schedule_find(s, name);
+	char why[160];
+	if (v == NONE)
+		return error_set(e, "unknown variable '%s'", name), NONE;
+	if (!s->vars[v].has_loop) {
+		no_loop_reason(s, v, why, sizeof why);
+		return error_set(e, "'%s' is no longer a loop: %s", name, why), NONE;
+	}
+	return v;
+}
+
+/* Whether name can name a new variable; fills e if not. */
+static bool new_name(const HSchedule *s, const char *name, Error *e)
+{
+	int32_t old = hir_schedule_find(s, name);
+	if (!name[0] || !(name[0] == '_' || ((name[0] | 32) >= 'a' && (name[0] | 32) <= 'z')))
+		return error_set(e, "'%s' is not a variable name", name);
+	for (const char *p = name; *p; p++)
+		if (!(*p == '_' || *p == '.' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z')))
+			return error_set(e, "'%s' is not a variable name", name);
+	if (strlen(name) + 1 >= HIR_MAX_NAME)
+		return error_set(e, "'%s' is longer than %d characters", name, HIR_MAX_NAME - 2);
+	if (old != NONE)
+		return error_set(e, "'%s' is already a variable%s", name, s->vars[old].made.line ? "" : " (a root)");
+	return true;
+}
+
+/* Whether v has a directive of kind k. */
+static bool has_directive(const HIndexVar *v, HDirectiveKind k)
+{
+	switch (k) {
+	case HDIR_PARALLEL: return v->flags & HVAR_PARALLEL;
+	case HDIR_CACHE: return v->flags & HVAR_CACHE;
+	case HDIR_INTERLEAVE: return v->flags & HVAR_INTERLEAVE;
+	case HDIR_SPECIALIZE: return v->flags & HVAR_SPECIALIZE;
+	case HDIR_UNROLL_WALK: return v->unroll_walk;
+	case HDIR_PEEL_WALK: return v->peel_walk;
+	case HDIR_ATOMIC_REDUCE: return v->reduce == HREDUCE_ATOMIC;
+	case HDIR_VECTOR_REDUCE: return v->reduce == HREDUCE_VECTOR;
+	case HDIR_SHARED_REDUCE: return v->reduce == HREDUCE_SHARED;
+	case HDIR_GPU_DIMENSION: return v->gpu_dim != HGPU_NONE;
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_COUNT: return false;
+	}
+	return false;
+}
+
+/* The first directive already given to v, or HDIR_COUNT if none. */
+static HDirectiveKind first_directive(const HIndexVar *v)
+{
+	for (int k = 0; k < HDIR_COUNT; k++)
+		if (has_directive(v, (HDirectiveKind)k))
+			return (HDirectiveKind)k;
+	return HDIR_COUNT;
+}
+
+/* A loop that has directives may not be tiled or split: they would not say which half they mean. */
+static bool check_bare(const HSchedule *s, int32_t v, Error *e)
+{
+	HDirectiveKind k = first_directive(&s->vars[v]);
+	if (k == HDIR_COUNT)
+		return true;
+	return error_set(e, "'%s' already has %s; give directives to the loops this one makes", s->vars[v].name,
+	                 hir_directive_name(k));
+}
+
+/* --- ranges --- */
+
+/* The bounds of v's range, appended to r; context is the loop whose range is asked for (partners resolve in it). */
+typedef struct Bounds {
+	uint8_t begin, end;
+	int64_t step, trips;
+} Bounds;
+
+static uint8_t expr(HRange *r, HExprOp op, int64_t value, int32_t var, uint8_t a, uint8_t b)
+{
+	HExpr *x;
+	if (r->num_nodes == HIR_MAX_EXPR)
+		die("schedule range expression too large");
+	x = &r->nodes[r->num_nodes];
+	*x = (HExpr){.op = (uint8_t)op, .value = value, .var = var, .a = a, .b = b};
+	return (uint8_t)r->num_nodes++;
+}
+
+static bool is_const(const HRange *r, uint8_t x, int64_t *v)
+{
+	*v = r->nodes[x].value;
+	return r->nodes[x].op == HEXPR_CONST;
+}
+
+static uint8_t konst(HRange *r, int64_t v) { return expr(r, HEXPR_CONST, v, NONE, 0, 0); }
+
+/* a op b, folded when both are constants (or b is 0 for + and -). */
+static uint8_t binary(HRange *r, HExprOp op, uint8_t a, uint8_t b)
+{
+	int64_t x, y;
+	bool ca = is_const(r, a, &x), cb = is_const(r, b, &y);
+	if (ca && cb)
+		return konst(r, op == HEXPR_ADD ? x + y : op == HEXPR_SUB ? x - y : x < y ? x : y);
+	if (cb && y == 0 && op != HEXPR_MIN)
+		return a;
+	return expr(r, op, 0, NONE, a, b);
+}
+
+/* The loop of var in the context of loop `context`: var itself, or the copy of it that encloses context. */
+static int32_t resolve(const HSchedule *s, int32_t context, int32_t var)
+{
+	for (int32_t l = context; l != NONE; l = s->vars[l].loop_parent)
+		for (int32_t o = l; o != NONE; o = s->vars[o].origin)
+			if (o == var)
+				return l;
+	return var;
+}
+
+static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
+{
+	const HIndexVar *x = &s->vars[v];
+	Bounds p, out;
+	uint8_t at;
+	if (x->kind == HVAR_ROOT) {
+		out.begin = konst(r, 0);
+		out.end = x->over_trees ? konst(r, s->num_trees) : expr(r, HEXPR_ROWS, 0, NONE, 0, 0);
+		out.step = 1;
+		out.trips = x->over_trees ? (int64_t)s->num_trees : -1;
+		return out;
+	}
+	p = bounds(s, context, x->parent, r);
+	out = p;
+	switch ((HVarKind)x->kind) {
+	case HVAR_ROOT: break;
+	case HVAR_TILE_OUTER:
+		out.step = p.step * x->size;
+		out.trips = p.trips < 0 ? -1 : (p.trips + x->size - 1) / x->size;
+		break;
+	case HVAR_TILE_INNER: {
+		uint8_t outer = expr(r, HEXPR_VAR, 0, resolve(s, context, x->partner), 0, 0);
+		out.begin = konst(r, 0);
+		out.end = binary(r, HEXPR_MIN, konst(r, (int64_t)x->size * p.step), binary(r, HEXPR_SUB, p.end, outer));
+		out.trips = p.trips < 0 || p.trips > x->size ? x->size : p.trips;
+		break;
+	}
+	case HVAR_SPLIT_FIRST:
+	case HVAR_SPLIT_SECOND:
+		at = binary(r, HEXPR_MIN, binary(r, HEXPR_ADD, p.begin, konst(r, (int64_t)x->size * p.step)), p.end);
+		if (x->kind == HVAR_SPLIT_FIRST) {
+			out.end = at;
+			out.trips = p.trips >= 0 && p.trips < x->size ? p.trips : x->size;
+		} else {
+			out.begin = at;
+			out.trips = p.trips < 0 ? -1 : p.trips > x->size ? p.trips - x->size : 0;
+		}
+		break;
+	}
+	return out;
+}
+
+void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
+{
+	Bounds b;
+	r->num_nodes = 0;
+	b = bounds(s, var, var, r);
+	r->begin = b.begin;
+	r->end = b.end;
+	r->step = b.step;
+	r->max_trips = b.trips;
+}
+
+/* The trees variable v covers, [*lo, *hi), and whether its values are absolute tree numbers (else offsets). */
+static bool tree_domain(const HSchedule *s, int32_t v, int64_t *lo, int64_t *hi, int64_t *step)
+{
+	const HIndexVar *x = &s->vars[v];
+	bool absolute;
+	if (x->kind == HVAR_ROOT) {
+		*lo = 0;
+		*hi = s->num_trees;
+		*step = 1;
+		return true;
+	}
+	absolute = tree_domain(s, x->parent, lo, hi, step);
+	switch ((HVarKind)x->kind) {
+	case HVAR_ROOT: break;
+	case HVAR_TILE_OUTER: *step *= x->size; break;
+	case HVAR_TILE_INNER: return false;
+	case HVAR_SPLIT_FIRST:
+	case HVAR_SPLIT_SECOND:
+		if (absolute) {
+			int64_t at = *lo + (int64_t)x->size * *step < *hi ? *lo + (int64_t)x->size * *step : *hi;
+			if (x->kind == HVAR_SPLIT_FIRST)
+				*hi = at;
+			else
+				*lo = at;
+		}
+		break;
+	}
+	return absolute;
+}
+
+void hir_schedule_tree_span(const HSchedule *s, int32_t var, uint32_t *first, uint32_t *end)
+{
+	int64_t lo = 0, hi = s->num_trees;
+	for (int32_t l = var; l != NONE; l = s->vars[l].loop_parent) {
+		int64_t a, b, step;
+		if (!s->vars[l].over_trees)
+			continue;
+		tree_domain(s, l, &a, &b, &step);
+		lo = a > lo ? a : lo;
+		hi = b < hi ? b : hi;
+	}
+	*first = (uint32_t)lo;
+	*end = (uint32_t)(hi > lo ? hi : lo);
+}
+
+/* --- directives --- */
+
+/* Copy the loops in the list starting at first (and everything inside them) under new parent, names prefixed. */
+static bool copy_loops(HSchedule *s, int32_t first, int32_t parent, const char *prefix, int32_t *map, Error *e)
+{
+	int32_t *tail = &s->vars[parent].first_child;
+	for (int32_t c = first; c != NONE; c = s->vars[c].next_sibling) {
+		char name[2 * HIR_MAX_NAME];
+		int32_t copy;
+		snprintf(name, sizeof name, "%s.%s", prefix, s->vars[c].name);
+		if (strlen(name) + 1 >= HIR_MAX_NAME)
+			return error_set(e, "the copy '%s' of '%s' would have a name longer than %d characters", name, s->vars[c].name, HIR_MAX_NAME - 2);
+		if (hir_schedule_find(s, name) != NONE)
+			return error_set(e, "the copy of '%s' would be called '%s', which is already a variable", s->vars[c].name, name);
+		copy = add_var(s, name, HVAR_ROOT, false, NONE, 0);
+		if (copy == NONE)
+			return error_set(e, "too many index variables (at most %d)", HIR_MAX_VARS);
+		s->vars[copy] = s->vars[c];
+		memcpy(s->vars[copy].name, name, strlen(name) + 1);
+		s->vars[copy].origin = c;
+		s->vars[copy].loop_parent = parent;
+		s->vars[copy].first_child = s->vars[copy].next_sibling = NONE;
+		map[c] = copy;
+		*tail = copy;
+		tail = &s->vars[copy].next_sibling;
+		if (!copy_loops(s, s->vars[c].first_child, copy, prefix, map, e))
+			return false;
+	}
+	return true;
+}
+
+/* Point the partners of copies at the copies of their partners. */
+static void map_partners(HSchedule *s, const int32_t *map, uint32_t from)
+{
+	for (uint32_t v = from; v < s->num_vars; v++)
+		if (s->vars[v].partner != NONE && map[s->vars[v].partner] != NONE)
+			s->vars[v].partner = map[s->vars[v].partner];
+}
+
+/* Take the loops inside v away from the loop tree (their variables lose their loops). */
+static void drop_loops(HSchedule *s, int32_t first)
+{
+	for (int32_t c = first; c != NONE; c = s->vars[c].next_sibling) {
+		s->vars[c].has_loop = false;
+		drop_loops(s, s->vars[c].first_child);
+	}
+}
+
+static bool apply_tile(HSchedule *s, const HDirective *d, Error *e)
+{
+	int32_t v = loop_var(s, d->names[0], e), outer, inner;
+	if (v == NONE)
+		return false;
+	if (!check_bare(s, v, e) || !new_name(s, d->names[1], e) || !new_name(s, d->names[2], e))
+		return false;
+	if (!strcmp(d->names[1], d->names[2]))
+		return error_set(e, "the outer and inner loops need two names");
+	if (d->value < 1 || d->value > INT32_MAX)
+		return error_set(e, "tile size %lld: must be from 1 to %d", (long long)d->value, INT32_MAX);
+	outer = add_var(s, d->names[1], HVAR_TILE_OUTER, s->vars[v].over_trees, v, (uint32_t)d->value);
+	inner = add_var(s, d->names[2], HVAR_TILE_INNER, s->vars[v].over_trees, v, (uint32_t)d->value);
+	if (inner == NONE)
+		return error_set(e, "too many index variables (at most %d)", HIR_MAX_VARS);
+	s->vars[outer].partner = inner;
+	s->vars[inner].partner = outer;
+	s->vars[outer].made = s->vars[inner].made = d->pos;
+	s->vars[outer].has_loop = s->vars[inner].has_loop = true;
+	/* outer takes v's place; inner is its only loop; v's loops go inside inner. */
+	*slot_of(s, v) = outer;
+	s->vars[outer].loop_parent = s->vars[v].loop_parent;
+	s->vars[outer].next_sibling = s->vars[v].next_sibling;
+	adopt(s, inner, s->vars[v].first_child);
+	adopt(s, outer, inner);
+	s->vars[v].has_loop = false;
+	s->vars[v].first_child = s->vars[v].next_sibling = s->vars[v].loop_parent = NONE;
+	return true;
+}
+
+static bool apply_split(HSchedule *s, const HDirective *d, Error *e)
+{
+	int32_t v = loop_var(s, d->names[0], e), first, second, map[HIR_MAX_VARS];
+	uint32_t before;
+	HRange r;
+	if (v == NONE)
+		return false;
+	if (!check_bare(s, v, e) || !new_name(s, d->names[1], e) || !new_name(s, d->names[2], e))
+		return false;
+	if (!strcmp(d->names[1], d->names[2]))
+		return error_set(e, "the two halves need two names");
+	hir_schedule_range(s, v, &r);
+	if (d->value < 1)
+		return error_set(e, "split point %lld is outside the range: '%s' would never run", (long long)d->value, d->names[1]);
+	if (d->value > INT32_MAX || (r.max_trips >= 0 && d->value >= r.max_trips))
+		return error_set(e, "split point %lld is outside the range: '%s' runs at most %lld iterations, so '%s' would never run and the walk under it is unreachable",
+		                 (long long)d->value, d->names[0], (long long)r.max_trips, d->names[2]);
+	first = add_var(s, d->names[1], HVAR_SPLIT_FIRST, s->vars[v].over_trees, v, (uint32_t)d->value);
+	second = add_var(s, d->names[2], HVAR_SPLIT_SECOND, s->vars[v].over_trees, v, (uint32_t)d->value);
+	if (second == NONE)
+		return error_set(e, "too many index variables (at most %d)", HIR_MAX_VARS);
+	s->vars[first].partner = second;
+	s->vars[second].partner = first;
+	s->vars[first].made = s->vars[second].made = d->pos;
+	s->vars[first].has_loop = s->vars[second].has_loop = true;
+	*slot_of(s, v) = first;
+	s->vars[first].loop_parent = s->vars[second].loop_parent = s->vars[v].loop_parent;
+	s->vars[first].next_sibling = second;
+	s->vars[second].next_sibling = s->vars[v].next_sibling;
+	/* The loops inside v are copied under each half; the originals lose their loops. */
+	for (int i = 0; i < HIR_MAX_VARS; i++)
+		map[i] = NONE;
+	before = s->num_vars;
+	if (!copy_loops(s, s->vars[v].first_child, first, d->names[1], map, e))
+		return false;
+	map_partners(s, map, before);
+	for (int i = 0; i < HIR_MAX_VARS; i++)
+		map[i] = NONE;
+	before = s->num_vars;
+	if (!copy_loops(s, s->vars[v].first_child, second, d->names[2], map, e))
+		return false;
+	map_partners(s, map, before);
+	drop_loops(s, s->vars[v].first_child);
+	s->vars[v].has_loop = false;
+	s->vars[v].first_child = s->vars[v].next_sibling = s->vars[v].loop_parent = NONE;
+	return true;
+}
+
+static bool apply_reorder(HSchedule *s, const HDirective *d, Error *e)
+{
+	int32_t named[HIR_MAX_ARGS], chain[HIR_MAX_VARS], top = NONE, bottom = NONE, parent, next, children;
+	uint32_t n = d->num_names, length = 0, k = 0;
+	int32_t *slot;
+
+	if (n < 2)
+		return error_set(e, "reorder needs at least two loops");
+	for (uint32_t i = 0; i < n; i++) {
+		if ((named[i] = loop_var(s, d->names[i], e)) == NONE)
+			return false;
+		for (uint32_t j = 0; j < i; j++)
+			if (named[j] == named[i])
+				return error_set(e, "'%s' is named twice", d->names[i]);
+	}
+	/* They must lie on one chain of loops: the outermost encloses them all. */
+	for (uint32_t i = 0; i < n; i++) {
+		bool outermost = true;
+		for (uint32_t j = 0; j < n; j++)
+			if (j != i && encloses(s, named[j], named[i]))
+				outermost = false;
+		if (outermost)
+			top = named[i];
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!encloses(s, top, named[i]))
+			return error_set(e, "'%s' and '%s' are not nested in one another, so they cannot be reordered", s->vars[top].name, d->names[i]);
+	for (uint32_t i = 0; i < n; i++)
+		if (bottom == NONE || encloses(s, bottom, named[i]))
+			bottom = named[i];
+	/* The chain from top to bottom must be perfectly nested. */
+	for (int32_t l = bottom;; l = s->vars[l].loop_parent) {
+		chain[length++] = l;
+		if (l == top)
+			break;
+	}
+	for (uint32_t i = 0, j = length - 1; i < j; i++, j--) {
+		int32_t t = chain[i];
+		chain[i] = chain[j];
+		chain[j] = t;
+	}
+	for (uint32_t i = 0; i + 1 < length; i++)
+		if (count_children(s, chain[i]) != 1)
+			return error_set(e, "the loops are not perfectly nested: '%s' holds %u loops", s->vars[chain[i]].name,
+			                 count_children(s, chain[i]));
+	/* Put the named loops, in the order given, where named loops were on the chain. */
+	for (uint32_t i = 0; i < length; i++) {
+		bool is_named = false;
+		for (uint32_t j = 0; j < n; j++)
+			is_named |= chain[i] == named[j];
+		if (is_named)
+			chain[i] = named[k++];
+	}
+	parent = s->vars[top].loop_parent;
+	next = s->vars[top].next_sibling;
+	children = s->vars[bottom].first_child;
+	slot = slot_of(s, top);
+	*slot = chain[0];
+	s->vars[chain[0]].loop_parent = parent;
+	s->vars[chain[0]].next_sibling = next;
+	for (uint32_t i = 0; i + 1 < length; i++) {
+		s->vars[chain[i + 1]].next_sibling = NONE;
+		adopt(s, chain[i], chain[i + 1]);
+	}
+	adopt(s, chain[length - 1], children);
+	/* A tile's inner loop runs within one step of its outer loop: it must stay inside it. */
+	for (uint32_t i = 0; i < length; i++) {
+		const HIndexVar *x = &s->vars[chain[i]];
+		if (x->kind == HVAR_TILE_INNER && !encloses(s, x->partner, chain[i]))
+			return error_set(e, "'%s' would run outside '%s': the inner loop of a tile must stay inside its outer loop",
+			                 x->name, s->vars[x->partner].name);
+	}
+	return true;
+}
+
+/* The GPU dimension named text, or HGPU_NONE. */
+static HGpuDim find_gpu_dim(const char *text)
+{
+	for (uint32_t d = 1; d < COUNT_OF(gpu_dim_names); d++)
+		if (!strcmp(text, gpu_dim_names[d]))
+			return (HGpuDim)d;
+	return HGPU_NONE;
+}
+
+/* A directive on one loop: parallel, cache, interleave, unrollWalk, peelWalk, specialize, the reduces, gpuDimension. */
+static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
+{
+	int32_t v = loop_var(s, d->names[0], e);
+	HIndexVar *x;
+	HRange r;
+	if (v == NONE)
+		return false;
+	x = &s->vars[v];
+	if (has_directive(x, (HDirectiveKind)d->kind))
+		return error_set(e, "'%s' already has %s", x->name, hir_directive_name((HDirectiveKind)d->kind));
+	switch ((HDirectiveKind)d->kind) {
+	case HDIR_PARALLEL: x->flags |= HVAR_PARALLEL; break;
+	case HDIR_CACHE: x->flags |= HVAR_CACHE; break;
+	case HDIR_INTERLEAVE: x->flags |= HVAR_INTERLEAVE; break;
+	case HDIR_SPECIALIZE:
+		hir_schedule_range(s, v, &r);
+		if (r.max_trips < 0)
+			return error_set(e, "'%s' runs over the rows, whose number is known only at run time; only loops with a constant trip count can be specialized", x->name);
+		if (r.max_trips > MAX_SPECIALIZE)
+			return error_set(e, "'%s' runs %lld iterations; at most %d can be specialized", x->name, (long long)r.max_trips, MAX_SPECIALIZE);
+		x->flags |= HVAR_SPECIALIZE;
+		break;
+	case HDIR_UNROLL_WALK:
+	case HDIR_PEEL_WALK:
+		if (d->value < 1 || d->value > MAX_UNROLL_DEPTH)
+			return error_set(e, "depth %lld: must be from 1 to %d", (long long)d->value, MAX_UNROLL_DEPTH);
+		if (d->kind == HDIR_UNROLL_WALK)
+			x->unroll_walk = (uint16_t)d->value;
+		else
+			x->peel_walk = (uint16_t)d->value;
+		break;
+	case HDIR_ATOMIC_REDUCE:
+	case HDIR_VECTOR_REDUCE:
+	case HDIR_SHARED_REDUCE:
+		if (!x->over_trees)
+			return error_set(e, "'%s' runs over rows; reductions conflict only across trees", x->name);
+		if (x->reduce != HREDUCE_PRIVATE)
+			return error_set(e, "'%s' already has a reduction strategy", x->name);
+		if (d->kind == HDIR_VECTOR_REDUCE) {
+			if (d->value != 2 && d->value != 4 && d->value != 8 && d->value != 16)
+				return error_set(e, "vector width %lld: expected 2, 4, 8 or 16", (long long)d->value);
+			x->vector_width = (uint16_t)d->value;
+		}
+		x->reduce = d->kind == HDIR_ATOMIC_REDUCE ? HREDUCE_ATOMIC : d->kind == HDIR_VECTOR_REDUCE ? HREDUCE_VECTOR : HREDUCE_SHARED;
+		break;
+	case HDIR_GPU_DIMENSION: {
+		HGpuDim dim = find_gpu_dim(d->names[1]);
+		if (dim == HGPU_NONE)
+			return error_set(e, "unknown GPU dimension '%s' (expected grid.x, grid.y, grid.z, block.x, block.y or block.z)", d->names[1]);
+		for (uint32_t w = 0; w < s->num_vars; w++)
+			if (s->vars[w].gpu_dim == dim && s->vars[w].has_loop)
+				return error_set(e, "%s is already mapped to '%s'", d->names[1], s->vars[w].name);
+		x->gpu_dim = (uint8_t)dim;
+		break;
+	}
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_COUNT: die("not a one-loop directive");
+	}
+	x->at[d->kind] = d->pos;
+	return true;
+}
+
+static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
+{
+	if (d->kind >= HDIR_COUNT)
+		return error_set(e, "unknown directive %u", d->kind);
+	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names)
+		return error_set(e, "expected %d variable names, got %u", directives[d->kind].names, d->num_names);
+	switch ((HDirectiveKind)d->kind) {
+	case HDIR_TILE: return apply_tile(s, d, e);
+	case HDIR_SPLIT: return apply_split(s, d, e);
+	case HDIR_REORDER: return apply_reorder(s, d, e);
+	default: return apply_mark(s, d, e);
+	}
+}
+
+bool hir_schedule_apply(HSchedule *s, const HDirective *d, Error *e)
+{
+	HSchedule *t = xmalloc(sizeof *t);
+	bool ok;
+	memcpy(t, s, sizeof *t);
+	ok = apply_directive(t, d, e);
+	if (ok && t->num_log == HIR_MAX_DIRECTIVES)
+		ok = error_set(e, "too many directives (at most %d)", HIR_MAX_DIRECTIVES);
+	if (ok) {
+		t->log[t->num_log++] = *d;
+		memcpy(s, t, sizeof *s);
+	} else {
+		char where[300], text[600];
+		format_pos(s, d->pos, where, sizeof where);
+		format_directive(d, text, sizeof text);
+		snprintf(where + strlen(where), sizeof where - strlen(where), "%.200s", text);
+		error_prefix(e, where);
+	}
+	free(t);
+	return ok;
+}
+
+const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k, char *buf, size_t size)
+{
+	HSourcePos pos = s->vars[var].at[k];
+	char where[300];
+	for (uint32_t i = 0; i < s->num_log; i++) {
+		const HDirective *d = &s->log[i];
+		if (d->kind == k && d->pos.line == pos.line && d->pos.column == pos.column &&
+		    (hir_schedule_find(s, d->names[0]) == var || s->vars[var].origin != NONE)) {
+			format_pos(s, pos, where, sizeof where);
+			snprintf(buf, size, "%s", where);
+			format_directive(d, buf + strlen(buf), size - strlen(buf));
+			return buf;
+		}
+	}
+	snprintf(buf, size, "%s(%s)", hir_directive_name(k), s->vars[var].name);
+	return buf;
+}
+
+/* Fill e with "where: message" for the directive of kind k on v; returns false. */
+__attribute__((format(printf, 5, 6))) static bool fail_at(const HSchedule *s, int32_t v, HDirectiveKind k, Error *e, const char *fmt, ...)
+{
+	char where[700];
+	va_list ap;
+	va_start(ap, fmt);
+	if (e)
+		vsnprintf(e->message, sizeof e->message, fmt, ap);
+	va_end(ap);
+	error_prefix(e, hir_schedule_where(s, v, k, where, sizeof where));
+	return false;
+}
+
+bool hir_schedule_check(const HSchedule *s, Error *e)
+{
+	static const HDirectiveKind innermost[] = {HDIR_INTERLEAVE, HDIR_UNROLL_WALK, HDIR_PEEL_WALK};
+	for (uint32_t i = 0; i < s->num_vars; i++) {
+		const HIndexVar *x = &s->vars[i];
+		int32_t v = (int32_t)i;
+		bool has[HDIR_COUNT] = {false};
+		if (!x->has_loop)
+			continue;
+		has[HDIR_INTERLEAVE] = x->flags & HVAR_INTERLEAVE;
+		has[HDIR_UNROLL_WALK] = x->unroll_walk;
+		has[HDIR_PEEL_WALK] = x->peel_walk;
+		for (uint32_t k = 0; k < COUNT_OF(innermost); k++)
+			if (has[innermost[k]] && x->first_child != NONE)
+				return fail_at(s, v, innermost[k], e, "'%s' is not an innermost loop (it holds '%s')", x->name,
+				               s->vars[x->first_child].name);
+		if (has[HDIR_INTERLEAVE]) {
+			HRange r;
+			hir_schedule_range(s, v, &r);
+			if (r.max_trips < 0)
+				return fail_at(s, v, HDIR_INTERLEAVE, e, "'%s' runs a number of iterations known only at run time; tile it and interleave the inner loop", x->name);
+			if (r.max_trips > MAX_INTERLEAVE)
+				return fail_at(s, v, HDIR_INTERLEAVE, e, "'%s' runs up to %lld iterations; at most %d walks can be interleaved", x->name,
+				               (long long)r.max_trips, MAX_INTERLEAVE);
+		}
+		if (x->unroll_walk && x->peel_walk)
+			return fail_at(s, v, HDIR_PEEL_WALK, e, "'%s' already unrolls its walks (unrollWalk)", x->name);
+		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim) {
+			HDirectiveKind k = x->reduce == HREDUCE_ATOMIC ? HDIR_ATOMIC_REDUCE : x->reduce == HREDUCE_VECTOR ? HDIR_VECTOR_REDUCE : HDIR_SHARED_REDUCE;
+			return fail_at(s, v, k, e, "'%s' is not parallel: its iterations never reduce into one place at once", x->name);
+		}
+	}
+	return true;
+}
+
+/* --- printing and comparing --- */
+
+void hir_schedule_print(FILE *out, const HSchedule *s, const char *indent)
+{
+	char text[700];
+	for (uint32_t i = 0; i < s->num_log; i++) {
+		format_directive(&s->log[i], text, sizeof text);
+		fprintf(out, "%s%s\n", indent, text);
+	}
+}
+
+static void print_loops(FILE *out, const HSchedule *s, int32_t first)
+{
+	for (int32_t c = first; c != NONE; c = s->vars[c].next_sibling) {
+		fprintf(out, "%s%s", c == first ? "" : "; ", s->vars[c].name);
+		if (s->vars[c].first_child != NONE) {
+			fputs(" { ", out);
+			print_loops(out, s, s->vars[c].first_child);
+			fputs(" }", out);
+		}
+	}
+}
+
+void hir_schedule_print_loops(FILE *out, const HSchedule *s) { print_loops(out, s, s->first_loop); }
+
+bool hir_schedule_equal(const HSchedule *a, const HSchedule *b)
+{
+	if (a->num_vars != b->num_vars || a->first_loop != b->first_loop || a->num_trees != b->num_trees)
+		return false;
+	for (uint32_t v = 0; v < a->num_vars; v++) {
+		const HIndexVar *x = &a->vars[v], *y = &b->vars[v];
+		if (strcmp(x->name, y->name) || x->kind != y->kind || x->over_trees != y->over_trees || x->gpu_dim != y->gpu_dim ||
+		    x->reduce != y->reduce || x->flags != y->flags || x->unroll_walk != y->unroll_walk ||
+		    x->peel_walk != y->peel_walk || x->vector_width != y->vector_width || x->size != y->size ||
+		    x->parent != y->parent || x->partner != y->partner || x->origin != y->origin || x->has_loop != y->has_loop ||
+		    x->loop_parent != y->loop_parent || x->first_child != y->first_child || x->next_sibling != y->next_sibling)
+			return false;
+	}
+	return true;
+}
+
+/* --- the C API --- */
+
+/* Apply a directive built from its parts. */
+static bool apply_parts(HSchedule *s, HDirectiveKind kind, const char *const *names, uint32_t n, int64_t value, Error *e)
+{
+	HDirective d = {.kind = (uint8_t)kind, .value = value};
+	if (n > HIR_MAX_ARGS)
+		return error_set(e, "%s: at most %d variables", hir_directive_name(kind), HIR_MAX_ARGS);
+	for (uint32_t i = 0; i < n; i++) {
+		if (strlen(names[i]) + 1 > HIR_MAX_NAME)
+			return error_set(e, "%s: '%s' is longer than %d characters", hir_directive_name(kind), names[i], HIR_MAX_NAME - 2);
+		snprintf(d.names[i], HIR_MAX_NAME, "%s", names[i]);
+	}
+	d.num_names = (uint8_t)n;
+	return hir_schedule_apply(s, &d, e);
+}
+
+bool hir_schedule_tile(HSchedule *s, const char *var, const char *outer, const char *inner, uint32_t size, Error *e)
+{
+	const char *names[] = {var, outer, inner};
+	return apply_parts(s, HDIR_TILE, names, 3, size, e);
+}
+
+bool hir_schedule_split(HSchedule *s, const char *var, const char *first, const char *second, uint32_t at, Error *e)
+{
+	const char *names[] = {var, first, second};
+	return apply_parts(s, HDIR_SPLIT, names, 3, at, e);
+}
+
+bool hir_schedule_reorder(HSchedule *s, const char *const *vars, uint32_t num_vars, Error *e)
+{
+	return apply_parts(s, HDIR_REORDER, vars, num_vars, 0, e);
+}
+
+bool hir_schedule_mark(HSchedule *s, HDirectiveKind kind, const char *var, int64_t value, Error *e)
+{
+	return apply_parts(s, kind, &var, 1, value, e);
+}
+
+bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, Error *e)
+{
+	const char *names[] = {var, dim};
+	return apply_parts(s, HDIR_GPU_DIMENSION, names, 2, 0, e);
+}
