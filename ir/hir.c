@@ -31,7 +31,7 @@ HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_ou
 	f->transform = HTRANSFORM_IDENTITY;
 	f->threshold_type = HTYPE_F32;
 	f->leaf_type = HTYPE_F32;
-	hir_schedule_default(&f->schedule);
+	hir_schedule_init(&f->schedule, 0);
 	return f;
 }
 
@@ -57,6 +57,8 @@ HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output)
 	t->output = output;
 	memset(f->nodes + f->num_nodes, 0, num_nodes * sizeof *f->nodes);
 	f->num_nodes += num_nodes;
+	if (f->schedule.num_log == 0) /* the plain schedule follows the forest until directives are applied */
+		f->schedule.num_trees = f->num_trees;
 	return f->nodes + t->first_node;
 }
 
@@ -147,31 +149,6 @@ static bool verify_tree(const HForest *f, uint32_t t, uint8_t *seen, uint32_t *s
 	return true;
 }
 
-static bool verify_schedule(const HSchedule *s, Error *e)
-{
-	uint32_t used[HIR_MAX_VARS] = {0};
-	if (s->num_vars < 2 || s->num_vars > HIR_MAX_VARS || s->num_order > s->num_vars)
-		return error_set(e, "schedule: malformed (%u variables, %u loops)", s->num_vars, s->num_order);
-	for (uint32_t i = 0; i < s->num_order; i++) {
-		int32_t v = s->order[i];
-		if (v < 0 || (uint32_t)v >= s->num_vars)
-			return error_set(e, "schedule: loop %u names no variable", i);
-		if (used[v]++)
-			return error_set(e, "schedule: variable '%s' appears twice in the loop order", s->vars[v].name);
-	}
-	/* Every variable that has not been split further must have a loop. */
-	for (uint32_t v = 0; v < s->num_vars; v++) {
-		bool split = false;
-		for (uint32_t w = 0; w < s->num_vars; w++)
-			split |= s->vars[w].parent == (int32_t)v;
-		if (!split && !used[v])
-			return error_set(e, "schedule: variable '%s' has no loop", s->vars[v].name);
-		if (split && used[v])
-			return error_set(e, "schedule: variable '%s' was split but still has a loop", s->vars[v].name);
-	}
-	return true;
-}
-
 bool hir_verify(const HForest *f, Error *e)
 {
 	uint32_t max_nodes = 1;
@@ -193,81 +170,14 @@ bool hir_verify(const HForest *f, Error *e)
 		ok = verify_tree(f, t, seen, stack, e);
 	free(seen);
 	free(stack);
-	return ok && verify_schedule(&f->schedule, e);
-}
-
-void hir_schedule_default(HSchedule *s)
-{
-	memset(s, 0, sizeof *s);
-	int32_t batch = hir_schedule_add_var(s, "batch", HVAR_ROOT, false, HIR_NONE, 0);
-	int32_t tree = hir_schedule_add_var(s, "tree", HVAR_ROOT, true, HIR_NONE, 0);
-	s->vars[batch].flags |= HVAR_PARALLEL;
-	s->order[0] = batch;
-	s->order[1] = tree;
-	s->num_order = 2;
-}
-
-int32_t hir_schedule_add_var(HSchedule *s, const char *name, HVarKind kind, bool over_trees, int32_t parent, uint32_t size)
-{
-	HIndexVar *v;
-	if (s->num_vars >= HIR_MAX_VARS)
-		return HIR_NONE;
-	v = &s->vars[s->num_vars];
-	memset(v, 0, sizeof *v);
-	snprintf(v->name, sizeof v->name, "%s", name);
-	v->kind = (uint8_t)kind;
-	v->over_trees = over_trees;
-	v->parent = parent;
-	v->partner = HIR_NONE;
-	v->size = size;
-	return (int32_t)s->num_vars++;
-}
-
-int32_t hir_schedule_tile(HSchedule *s, int32_t var, const char *outer, const char *inner, uint32_t size)
-{
-	uint32_t at = 0;
-	int32_t o, i;
-	bool over_trees = s->vars[var].over_trees;
-	while (at < s->num_order && s->order[at] != var)
-		at++;
-	if (at == s->num_order || s->num_vars + 2 > HIR_MAX_VARS || size == 0)
-		return HIR_NONE;
-	o = hir_schedule_add_var(s, outer, HVAR_TILE_OUTER, over_trees, var, size);
-	i = hir_schedule_add_var(s, inner, HVAR_TILE_INNER, over_trees, var, size);
-	s->vars[o].partner = i;
-	s->vars[i].partner = o;
-	memmove(&s->order[at + 2], &s->order[at + 1], (s->num_order - at - 1) * sizeof *s->order);
-	s->order[at] = o;
-	s->order[at + 1] = i;
-	s->num_order++;
-	return o;
-}
-
-int32_t hir_schedule_find(const HSchedule *s, const char *name)
-{
-	for (uint32_t v = 0; v < s->num_vars; v++)
-		if (strcmp(s->vars[v].name, name) == 0)
-			return (int32_t)v;
-	return HIR_NONE;
+	return ok;
 }
 
 /* Print the schedule as the directives that build it from the two roots. */
 static void print_schedule(FILE *out, const HSchedule *s)
 {
 	fputs("schedule {\n", out);
-	for (uint32_t v = 0; v < s->num_vars; v++) {
-		const HIndexVar *var = &s->vars[v];
-		if (var->kind == HVAR_TILE_OUTER)
-			fprintf(out, "  tile(%s, %s, %s, %u)\n", s->vars[var->parent].name, var->name,
-			        var->partner >= 0 ? s->vars[var->partner].name : "?", var->size);
-	}
-	fputs("  order(", out);
-	for (uint32_t i = 0; i < s->num_order; i++)
-		fprintf(out, "%s%s", i ? ", " : "", s->vars[s->order[i]].name);
-	fputs(")\n", out);
-	for (uint32_t v = 0; v < s->num_vars; v++)
-		if (s->vars[v].flags & HVAR_PARALLEL)
-			fprintf(out, "  parallel(%s)\n", s->vars[v].name);
+	hir_schedule_print(out, s, "  ");
 	fputs("}\n", out);
 }
 

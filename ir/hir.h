@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "ir/common.h"
+#include "ir/schedule.h"
 
 /* The comparison a split makes: the row goes left when `x OP threshold` holds. */
 #define HIR_COMPARES(X) \
@@ -66,40 +67,6 @@ typedef struct HTree {
 	uint32_t output;       /* which margin (class / target) the tree adds to */
 } HTree;
 
-/*
- * The schedule. Two root index variables, `batch` (rows) and `tree`, and variables
- * derived from them by directives. `order` lists the loop nest from outermost to
- * innermost; every leaf variable of the derivation appears in it exactly once.
- */
-typedef enum HVarKind {
-	HVAR_ROOT,        /* batch or tree itself */
-	HVAR_TILE_OUTER,  /* tile(parent, outer, inner, size): steps of `size` */
-	HVAR_TILE_INNER,  /* offset 0 .. size-1 within the outer step */
-} HVarKind;
-
-enum {
-	HVAR_PARALLEL = 1 << 0, /* iterations may run concurrently */
-};
-
-typedef struct HIndexVar {
-	char name[32];
-	uint8_t kind;       /* HVarKind */
-	uint8_t over_trees; /* derived from `tree` (else from `batch`) */
-	uint16_t flags;     /* HVAR_* */
-	int32_t parent;     /* variable this one was derived from, or HIR_NONE */
-	int32_t partner;    /* the other half of a tile, or HIR_NONE */
-	uint32_t size;      /* tile size */
-} HIndexVar;
-
-#define HIR_MAX_VARS 32
-
-typedef struct HSchedule {
-	HIndexVar vars[HIR_MAX_VARS];
-	uint32_t num_vars;
-	int32_t order[HIR_MAX_VARS]; /* loop nest, outermost first */
-	uint32_t num_order;
-} HSchedule;
-
 typedef struct HForest {
 	char *name;            /* where it came from, for messages */
 	HNode *nodes;
@@ -116,7 +83,7 @@ typedef struct HForest {
 	HSchedule schedule;
 } HForest;
 
-/* A new empty forest with num_outputs zero base scores and the default schedule. */
+/* A new empty forest with num_outputs zero base scores and the plain schedule `batch { tree }` (reset it once the trees are in). */
 HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_outputs);
 /* Free a forest and everything it owns. */
 void hir_forest_free(HForest *f);
@@ -131,25 +98,11 @@ uint32_t hir_tree_depth(const HForest *f, uint32_t t);
 /* The depths of the shallowest and the deepest leaf in the whole forest (0, 0 with no trees). */
 void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max);
 
-/* Check structure: children in range, no cycles or shared nodes, features < num_features, finite values, outputs in range, schedule well-formed. */
+/* Check structure: children in range, no cycles or shared nodes, features < num_features, finite values, outputs in range. */
 bool hir_verify(const HForest *f, Error *e);
 
 /* Print the forest and its schedule as text (stable; used for golden tests). */
 void hir_print(FILE *out, const HForest *f);
-
-/* Reset s to the default schedule: parallel(batch), loop order batch, tree. */
-void hir_schedule_default(HSchedule *s);
-/* Add an index variable to s; returns its index. */
-int32_t hir_schedule_add_var(HSchedule *s, const char *name, HVarKind kind, bool over_trees, int32_t parent, uint32_t size);
-/*
- * tile(var, outer, inner, size): add the two variables that replace var, outer stepping
- * by size and inner running within a step, and put them in var's place in the loop
- * order (outer first). Returns outer's index (inner's is outer + 1), or HIR_NONE if
- * the schedule is full or var is not a loop.
- */
-int32_t hir_schedule_tile(HSchedule *s, int32_t var, const char *outer, const char *inner, uint32_t size);
-/* Find a variable by name, or HIR_NONE. */
-int32_t hir_schedule_find(const HSchedule *s, const char *name);
 
 /* Names of the enum constants, for printers and messages. */
 const char *hir_compare_name(HCompare c);

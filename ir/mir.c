@@ -139,26 +139,42 @@ static void print_index(FILE *out, const MModule *m, const MIndex *index)
 		fprintf(out, "%s%s", i ? " + " : "", m->forest->schedule.vars[index->terms[i]].name);
 }
 
-/* The range of a loop over var, from its lineage (see MModule). */
-static void print_range(FILE *out, const MModule *m, int32_t var)
+/* Print node x of a range expression. */
+static void print_expr(FILE *out, const MModule *m, const HRange *r, uint8_t x)
 {
-	const HSchedule *s = &m->forest->schedule;
-	const HIndexVar *v = &s->vars[var];
-	int32_t root = var;
-	while (s->vars[root].parent != HIR_NONE)
-		root = s->vars[root].parent;
-	char extent[32];
-	if (s->vars[root].over_trees)
-		snprintf(extent, sizeof extent, "%u", m->forest->num_trees);
-	else
-		snprintf(extent, sizeof extent, "N");
-	switch ((HVarKind)v->kind) {
-	case HVAR_ROOT: fprintf(out, "[0, %s)", extent); break;
-	case HVAR_TILE_OUTER: fprintf(out, "[0, %s) step %u", extent, v->size); break;
-	case HVAR_TILE_INNER:
-		fprintf(out, "[0, min(%u, %s - %s))", v->size, extent, v->partner >= 0 ? s->vars[v->partner].name : "?");
+	const HExpr *n = &r->nodes[x];
+	switch ((HExprOp)n->op) {
+	case HEXPR_CONST: fprintf(out, "%lld", (long long)n->value); break;
+	case HEXPR_ROWS: fputs("N", out); break;
+	case HEXPR_VAR: fputs(m->forest->schedule.vars[n->var].name, out); break;
+	case HEXPR_ADD:
+	case HEXPR_SUB:
+		print_expr(out, m, r, n->a);
+		fputs(n->op == HEXPR_ADD ? " + " : " - ", out);
+		print_expr(out, m, r, n->b);
+		break;
+	case HEXPR_MIN:
+		fputs("min(", out);
+		print_expr(out, m, r, n->a);
+		fputs(", ", out);
+		print_expr(out, m, r, n->b);
+		fputc(')', out);
 		break;
 	}
+}
+
+/* The range of a loop over var, from its lineage (hir_schedule_range). */
+static void print_range(FILE *out, const MModule *m, int32_t var)
+{
+	HRange r;
+	hir_schedule_range(&m->forest->schedule, var, &r);
+	fputc('[', out);
+	print_expr(out, m, &r, r.begin);
+	fputs(", ", out);
+	print_expr(out, m, &r, r.end);
+	fputc(')', out);
+	if (r.step != 1)
+		fprintf(out, " step %lld", (long long)r.step);
 }
 
 static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)

@@ -53,10 +53,7 @@ typedef struct MInst {
 
 /*
  * The predict function over a forest. Loop ranges follow from the variables'
- * lineage in `forest->schedule`: a root variable runs over [0, extent) (extent is
- * the batch size for `batch`, num_trees for `tree`), a tile's outer variable over
- * the same range in steps of the tile size, its inner variable over
- * [0, min(size, extent - outer)).
+ * lineage in `forest->schedule` (hir_schedule_range).
  */
 typedef struct MModule {
 	const HForest *forest;

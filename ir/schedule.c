@@ -184,8 +184,7 @@ static bool new_name(const HSchedule *s, const char *name, Error *e)
 	return true;
 }
 
-/* Whether v has a directive of kind k. */
-static bool has_directive(const HIndexVar *v, HDirectiveKind k)
+bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k)
 {
 	switch (k) {
 	case HDIR_PARALLEL: return v->flags & HVAR_PARALLEL;
@@ -207,7 +206,7 @@ static bool has_directive(const HIndexVar *v, HDirectiveKind k)
 static HDirectiveKind first_directive(const HIndexVar *v)
 {
 	for (int k = 0; k < HDIR_COUNT; k++)
-		if (has_directive(v, (HDirectiveKind)k))
+		if (hir_var_has_directive(v, (HDirectiveKind)k))
 			return (HDirectiveKind)k;
 	return HDIR_COUNT;
 }
@@ -587,7 +586,7 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 	if (v == NONE)
 		return false;
 	x = &s->vars[v];
-	if (has_directive(x, (HDirectiveKind)d->kind))
+	if (hir_var_has_directive(x, (HDirectiveKind)d->kind))
 		return error_set(e, "'%s' already has %s", x->name, hir_directive_name((HDirectiveKind)d->kind));
 	switch ((HDirectiveKind)d->kind) {
 	case HDIR_PARALLEL: x->flags |= HVAR_PARALLEL; break;

@@ -192,6 +192,8 @@ void hir_schedule_print_loops(FILE *out, const HSchedule *s);
 /* Whether a and b describe the same variables, lineage, directives and loop tree. */
 bool hir_schedule_equal(const HSchedule *a, const HSchedule *b);
 
+/* Whether v carries a directive of kind k (one of the one-loop directives). */
+bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k);
 /* Find a variable by name, or HIR_NONE. */
 int32_t hir_schedule_find(const HSchedule *s, const char *name);
 /* The range of var's loop, from its lineage. */

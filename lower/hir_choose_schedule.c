@@ -1,11 +1,11 @@
 /*
  * The schedule a forest gets when the user gives none.
  *
- * Small forests: parallel(batch), order(batch, tree): each row walks every tree, and
+ * Small forests: parallel(batch) over the plain nest batch { tree }: each row walks every tree, and
  * the whole model stays in a core's L2 cache. A model that does not fit there is
  * streamed from L3 (or memory) once per group of rows, which is what bounds large
  * forests. For those: tile(batch, rows, row, 64), tile(tree, trees, tree_in, T),
- * order(rows, trees, row, tree_in), parallel(rows): T trees' nodes stay in L2 while
+ * reorder(rows, trees, row, tree_in), parallel(rows): T trees' nodes stay in L2 while
  * the 64 rows of a tile walk them, and the rows' margins live in a 64-row scratch
  * array for the tile's whole life.
  */
@@ -25,27 +25,35 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
 	return depth > 24 ? (uint64_t)f->trees[t].num_nodes * 12 : 8 * ((2ull << depth) - 1);
 }
 
+/* Apply a directive the heuristic writes; it is valid by construction. */
+static void must(bool ok, const Error *e)
+{
+	if (!ok)
+		die("default schedule: %s", e->message);
+}
+
 void hir_choose_schedule(HForest *f, uint32_t tree_tile)
 {
+	static const char *const order[] = {"rows", "trees", "row", "tree_in"};
 	HSchedule *s = &f->schedule;
 	uint64_t total = 0;
-	int32_t rows;
+	Error e;
 
-	hir_schedule_default(s);
+	hir_schedule_init(s, f->num_trees);
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
 	if (tree_tile == HIR_TILE_AUTO) {
 		if (total <= L2_BYTES || f->num_trees < 2)
-			return;
-		tree_tile = (uint32_t)(L2_BYTES / 2 / (total / f->num_trees + 1));
+			tree_tile = 0;
+		else
+			tree_tile = (uint32_t)(L2_BYTES / 2 / (total / f->num_trees + 1));
 	}
-	if (tree_tile == 0 || tree_tile >= f->num_trees || f->num_outputs > MAX_TILED_OUTPUTS)
+	if (tree_tile == 0 || tree_tile >= f->num_trees || f->num_outputs > MAX_TILED_OUTPUTS) {
+		must(hir_schedule_mark(s, HDIR_PARALLEL, "batch", 0, &e), &e);
 		return;
-	rows = hir_schedule_tile(s, hir_schedule_find(s, "batch"), "rows", "row", ROW_TILE);
-	hir_schedule_tile(s, hir_schedule_find(s, "tree"), "trees", "tree_in", tree_tile);
-	s->vars[hir_schedule_find(s, "batch")].flags = 0;
-	s->vars[rows].flags |= HVAR_PARALLEL;
-	/* order(rows, row, trees, tree_in) -> order(rows, trees, row, tree_in) */
-	s->order[1] = hir_schedule_find(s, "trees");
-	s->order[2] = hir_schedule_find(s, "row");
+	}
+	must(hir_schedule_tile(s, "batch", "rows", "row", ROW_TILE, &e), &e);
+	must(hir_schedule_tile(s, "tree", "trees", "tree_in", tree_tile, &e), &e);
+	must(hir_schedule_reorder(s, order, COUNT_OF(order), &e), &e);
+	must(hir_schedule_mark(s, HDIR_PARALLEL, "rows", 0, &e), &e);
 }

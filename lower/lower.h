@@ -40,6 +40,8 @@ void mir_unroll_walks(MModule *m);
  * where rows run one at a time (unroll and jam).
  */
 void mir_interleave(MModule *m, uint32_t rows, uint32_t trees);
+/* MIR pass: interleave the walks of the loops the schedule marks interleave(v), all v's iterations together. */
+void mir_interleave_directives(MModule *m);
 
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);

@@ -79,3 +79,16 @@ void mir_interleave(MModule *m, uint32_t rows, uint32_t trees)
 		inst->interleave = (uint8_t)(k > MIR_MAX_INTERLEAVE ? MIR_MAX_INTERLEAVE : k);
 	}
 }
+
+void mir_interleave_directives(MModule *m)
+{
+	for (uint32_t id = 0; id < m->num_insts; id++) {
+		MInst *inst = &m->insts[id];
+		HRange r;
+		if (inst->op != MOP_FOR || !(m->forest->schedule.vars[inst->var].flags & HVAR_INTERLEAVE))
+			continue;
+		/* hir_schedule_check made it innermost, with at most MIR_MAX_INTERLEAVE iterations. */
+		hir_schedule_range(&m->forest->schedule, inst->var, &r);
+		inst->interleave = (uint8_t)r.max_trips;
+	}
+}

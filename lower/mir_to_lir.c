@@ -26,6 +26,7 @@ typedef struct LoopScope {
 	uint32_t lanes;             /* rows (or trees) handled together by the enclosing interleaved loop (1 if none) */
 	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
 	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
+	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
 	uint32_t tile_acc;          /* the accumulator of a tile of rows, or LIR_NONE */
 	int32_t tile_var;           /* the row's offset within the tile (its row is tile_var's value) */
 } LoopScope;
@@ -67,7 +68,7 @@ static uint32_t lower_index(Lowering *l, const MIndex *index)
 static uint32_t lane_index(Lowering *l, const MIndex *index, uint32_t lane, bool trees)
 {
 	uint32_t v = lower_index(l, index);
-	return lane && l->scope.lanes_are_trees == trees ? emit2(l, LOP_ADD, LTYPE_I64, v, const_i64(l, lane)) : v;
+	return lane && l->scope.lanes_are_trees == trees ? emit2(l, LOP_ADD, LTYPE_I64, v, const_i64(l, lane * l->scope.lane_step)) : v;
 }
 
 /* Where lane's entry for MIR instruction id sits in value[] and tree_index[]. */
@@ -86,7 +87,7 @@ static void select_lane(Lowering *l, uint32_t lane)
 	}
 	row = l->var_value[l->scope.tile_var];
 	if (lane && l->scope.tile_var == l->scope.lane_var)
-		row = emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane));
+		row = emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane * l->scope.lane_step));
 	l->acc = l->scope.tile_acc;
 	l->acc_offset = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
 }
@@ -100,11 +101,19 @@ static const MInst *tile_init_loop(Lowering *l, uint32_t first)
 	return inst;
 }
 
-/* The extent of the root variable above var: the batch size or the number of trees. */
-static uint32_t root_extent(Lowering *l, int32_t var)
+/* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
+static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x)
 {
-	const HSchedule *s = &l->f->schedule;
-	return s->vars[var].over_trees ? const_i64(l, l->f->num_trees) : l->num_rows;
+	const HExpr *n = &r->nodes[x];
+	switch ((HExprOp)n->op) {
+	case HEXPR_CONST: return const_i64(l, n->value);
+	case HEXPR_ROWS: return l->num_rows;
+	case HEXPR_VAR: return l->var_value[n->var];
+	case HEXPR_ADD: return emit2(l, LOP_ADD, LTYPE_I64, lower_expr(l, r, n->a), lower_expr(l, r, n->b));
+	case HEXPR_SUB: return emit2(l, LOP_SUB, LTYPE_I64, lower_expr(l, r, n->a), lower_expr(l, r, n->b));
+	case HEXPR_MIN: return emit2(l, LOP_MIN, LTYPE_I64, lower_expr(l, r, n->a), lower_expr(l, r, n->b));
+	}
+	die("bad range expression");
 }
 
 static void lower_list(Lowering *l, uint32_t first);
@@ -115,9 +124,10 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
-	uint32_t rows = v->kind == HVAR_TILE_OUTER ? v->size : lanes;
+	uint32_t rows = (uint32_t)l->b.fn->insts[step].imm; /* rows per iteration: the step, a constant */
 	const MInst *init = tile_init_loop(l, inst->body);
 	LoopScope outer = l->scope;
+	HRange r;
 
 	if (parallel)
 		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
@@ -126,12 +136,14 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 		l->scope.lanes = lanes;
 		l->scope.lane_var = inst->var;
 		l->scope.lanes_are_trees = v->over_trees;
+		l->scope.lane_step = rows / lanes;
 	}
 	if (init) {
 		/* The body is a tile's life: its rows' margins share one scratch array. */
 		l->scope.tile_var = init->var;
 		l->scope.tile_acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
-		l->b.fn->insts[l->scope.tile_acc].imm = (int64_t)l->f->schedule.vars[init->var].size * l->f->num_outputs;
+		hir_schedule_range(&l->f->schedule, init->var, &r);
+		l->b.fn->insts[l->scope.tile_acc].imm = r.max_trips * r.step * l->f->num_outputs;
 	}
 	lower_list(l, inst->body);
 	l->scope = outer;
@@ -141,26 +153,23 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 static void lower_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
-	uint32_t begin = const_i64(l, 0), end = root_extent(l, inst->var), step = const_i64(l, 1);
+	HRange r;
+	uint32_t begin, end, step;
 
-	switch ((HVarKind)v->kind) {
-	case HVAR_ROOT:
-		break;
-	case HVAR_TILE_OUTER:
-		step = const_i64(l, v->size);
-		break;
-	case HVAR_TILE_INNER: {
-		uint32_t left = emit2(l, LOP_SUB, LTYPE_I64, end, l->var_value[v->partner]);
-		end = emit2(l, LOP_MIN, LTYPE_I64, const_i64(l, v->size), left);
-		break;
-	}
-	}
+	hir_schedule_range(&l->f->schedule, inst->var, &r);
+	begin = lower_expr(l, &r, r.begin);
+	end = lower_expr(l, &r, r.end);
+	step = const_i64(l, r.step);
 	/* Trees are interleaved only where rows run one at a time: lanes do not multiply. */
 	if (inst->interleave > 1 && !(v->over_trees && l->scope.lanes > 1)) {
 		/* Whole groups of k, then the rest one at a time (rows: on the calling thread). */
-		uint32_t k = const_i64(l, inst->interleave);
-		uint32_t groups_end = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, end, k), k);
-		lower_loop(l, inst, begin, groups_end, k, inst->interleave, true, inst->parallel);
+		uint32_t group = const_i64(l, inst->interleave * r.step);
+		bool from_zero = r.nodes[r.begin].op == HEXPR_CONST && r.nodes[r.begin].value == 0;
+		uint32_t span = from_zero ? end : emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+		uint32_t groups_end = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, span, group), group);
+		if (!from_zero)
+			groups_end = emit2(l, LOP_ADD, LTYPE_I64, begin, groups_end);
+		lower_loop(l, inst, begin, groups_end, group, inst->interleave, true, inst->parallel);
 		lower_loop(l, inst, groups_end, end, step, 1, true, false);
 	} else {
 		lower_loop(l, inst, begin, end, step, 1, false, inst->parallel);

@@ -37,6 +37,9 @@ typedef struct PipelineOptions {
 	uint32_t interleave;        /* rows walked together */
 	uint32_t interleave_trees;  /* trees walked together for one row */
 	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
+	const char *schedule_file;  /* --schedule FILE */
+	const char *schedule_text;  /* --schedule-text TEXT */
+	const char *dump_after;     /* -d PASS,PASS: print the IR after these passes to standard error */
 } PipelineOptions;
 
 #define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
@@ -67,6 +70,77 @@ static void compiled_free(Compiled *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* The passes -d can name, in pipeline order. */
+static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "unroll", "interleave", "lower-lir"};
+
+/* Print c's newest level to standard error if -d names pass (or "all"). */
+static void dump_after(const PipelineOptions *o, const char *pass, const Compiled *c)
+{
+	const char *list = o->dump_after;
+	size_t n = strlen(pass);
+	bool wanted = false;
+	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
+		size_t k = strcspn(p, ",");
+		wanted |= (k == n && !strncmp(p, pass, n)) || (k == 3 && !strncmp(p, "all", 3));
+	}
+	if (!wanted)
+		return;
+	fprintf(stderr, "# after %s\n", pass);
+	if (c->lir)
+		lir_print(stderr, c->lir);
+	else if (c->mir)
+		mir_print(stderr, c->mir);
+	else
+		hir_print(stderr, c->hir);
+}
+
+/* Check the -d list: every name a pass. */
+static void check_dump_list(const char *list)
+{
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+		size_t k = strcspn(p, ","), i = 0;
+		while (i < COUNT_OF(pass_names) && (strlen(pass_names[i]) != k || strncmp(p, pass_names[i], k)))
+			i++;
+		if (i == COUNT_OF(pass_names) && !(k == 3 && !strncmp(p, "all", 3)))
+			fail("-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, unroll, interleave, lower-lir or all)", (int)k, p);
+	}
+}
+
+/* The contents of the schedule file at path (at most 1 MiB). */
+static char *read_schedule_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = xmalloc((1u << 20) + 1);
+	size_t n;
+	if (!f)
+		fail("%s: %s", path, strerror(errno));
+	n = fread(text, 1, 1u << 20, f);
+	if (ferror(f) || (n == 1u << 20 && fgetc(f) != EOF))
+		fail("%s: %s", path, ferror(f) ? strerror(errno) : "a schedule file is at most 1 MiB");
+	fclose(f);
+	text[n] = 0;
+	if (strlen(text) != n)
+		fail("%s: a schedule is text, this file holds a NUL byte", path);
+	return text;
+}
+
+/* Give c->hir the schedule the options ask for: the user's (file or text) or the heuristic's. */
+static void schedule_model(const PipelineOptions *o, Compiled *c)
+{
+	Error e = {0};
+	char *file = NULL;
+	if (!o->schedule_file && !o->schedule_text) {
+		hir_choose_schedule(c->hir, o->tree_tile);
+		return;
+	}
+	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
+	if (o->schedule_file)
+		file = read_schedule_file(o->schedule_file);
+	if (!hir_schedule_parse(&c->hir->schedule, file ? file : o->schedule_text, file ? o->schedule_file : "--schedule-text", &e))
+		fail("%s", e.message);
+	free(file);
+}
+
 /* Run the pipeline on the model at path up to level stop. */
 static void compile_model(const char *path, Level stop, const PipelineOptions *o, Compiled *c)
 {
@@ -74,19 +148,30 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 	memset(c, 0, sizeof *c);
 	if (!(c->hir = front_read_model(path, &e)))
 		fail("%s", e.message);
-	hir_choose_schedule(c->hir, o->tree_tile);
+	dump_after(o, "read", c);
+	schedule_model(o, c);
+	dump_after(o, "schedule", c);
 	if (stop == LEVEL_HIR)
 		return;
-	if (lower_padding_pays(c->hir))
+	if (lower_padding_pays(c->hir)) {
 		hir_pad(c->hir);
+		dump_after(o, "pad", c);
+	}
 	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
 		fail("%s: %s", path, e.message);
+	dump_after(o, "lower-mir", c);
 	mir_unroll_walks(c->mir);
-	mir_interleave(c->mir, o->interleave, o->interleave_trees);
+	dump_after(o, "unroll", c);
+	if (o->schedule_file || o->schedule_text)
+		mir_interleave_directives(c->mir);
+	else
+		mir_interleave(c->mir, o->interleave, o->interleave_trees);
+	dump_after(o, "interleave", c);
 	if (stop == LEVEL_MIR)
 		return;
 	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, &e)))
 		fail("%s: %s", path, e.message);
+	dump_after(o, "lower-lir", c);
 }
 
 /* Whether the text ends with suffix. */
@@ -114,6 +199,12 @@ static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
 	else if (!strcmp(argv[*i], "--interleave"))
 		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
+	else if (!strcmp(argv[*i], "--schedule"))
+		o->schedule_file = option_value(argc, argv, i);
+	else if (!strcmp(argv[*i], "--schedule-text"))
+		o->schedule_text = option_value(argc, argv, i);
+	else if (!strcmp(argv[*i], "-d"))
+		check_dump_list(o->dump_after = option_value(argc, argv, i));
 	else if (!strcmp(argv[*i], "--interleave-trees"))
 		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
 	else
@@ -144,7 +235,11 @@ static const char compile_usage[] =
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
-	"  --interleave N      rows walked together, 1-16 (default 8)\n"
+	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
+	"  --schedule-text S   the same inline, directives separated by ';'\n"
+	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"
+	"                      pad, lower-mir, unroll, interleave, lower-lir, all\n"
+	"  --interleave N      rows walked together, 1-16 (default 8; without --schedule)\n"
 	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8)\n"
 	"  --tile-trees N      walk trees in tiles of N for tiles of 64 rows (0: never; default: when\n"
 	"                      the model outgrows the L2 cache)\n";
@@ -243,7 +338,8 @@ static const char predict_usage[] =
 	"  --output OUT.csv   where predictions go (default: standard output)\n"
 	"  --margin           raw margins instead of probabilities / transformed outputs\n"
 	"  --time             report the time per prediction call on standard error\n"
-	"  --repeat N         predict N times (for timing; default 1)\n";
+	"  --repeat N         predict N times (for timing; default 1)\n"
+	"A model is compiled with compile's options (--schedule, --schedule-text, -d, ...).\n";
 
 static int cmd_predict(int argc, char **argv)
 {
@@ -335,7 +431,7 @@ static int cmd_predict(int argc, char **argv)
 }
 
 static const char dump_usage[] =
-	"usage: grove dump --level hir|mir|lir MODEL [--representation R]\n"
+	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
 	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
 
 static int cmd_dump(int argc, char **argv)

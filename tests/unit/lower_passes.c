@@ -19,6 +19,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 		for (int i = 3; i < 7; i++)
 			n[i] = (HNode){.value = i, .feature = HIR_LEAF};
 	}
+	hir_choose_schedule(f, 0);
 	return f;
 }
 
@@ -90,17 +91,10 @@ static void test_hir_to_mir(void)
 	CHECK(m->insts[m->body].parallel);
 	mir_module_free(m);
 
-	/* tile(batch, b0, b1, 8) with order b0, tree, b1: the tree loop sits between the batch loops. */
+	/* tile(batch, b0, b1, 8); reorder(b0, tree, b1): the tree loop sits between the batch loops. */
 	HSchedule *s = &f->schedule;
-	int32_t batch = hir_schedule_find(s, "batch");
-	int32_t b0 = hir_schedule_add_var(s, "b0", HVAR_TILE_OUTER, false, batch, 8);
-	int32_t b1 = hir_schedule_add_var(s, "b1", HVAR_TILE_INNER, false, batch, 8);
-	s->vars[b0].partner = b1;
-	s->vars[b1].partner = b0;
-	s->order[0] = b0;
-	s->order[1] = hir_schedule_find(s, "tree");
-	s->order[2] = b1;
-	s->num_order = 3;
+	hir_schedule_init(s, f->num_trees);
+	CHECK(hir_schedule_parse(s, "tile(batch, b0, b1, 8); reorder(b0, tree, b1)", "unit", &e));
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
@@ -113,10 +107,8 @@ static void test_hir_to_mir(void)
 	}
 	mir_module_free(m);
 
-	/* order tree, b0, b1: the tree loop outside every batch loop; init and transform get nests of their own */
-	s->order[0] = hir_schedule_find(s, "tree");
-	s->order[1] = b0;
-	s->order[2] = b1;
+	/* reorder(tree, b0, b1): the tree loop outside every batch loop; init and transform get nests of their own */
+	CHECK(hir_schedule_parse(s, "reorder(tree, b0, b1)", "unit", &e));
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
@@ -125,10 +117,8 @@ static void test_hir_to_mir(void)
 	CHECK(lower_mir_to_lir(m, NULL, &e) == NULL && strstr(e.message, "not supported yet"));
 	mir_module_free(m);
 
-	/* order b0, b1, tree: both batch loops enclose the tree loop, the row lives in one body */
-	s->order[0] = b0;
-	s->order[1] = b1;
-	s->order[2] = hir_schedule_find(s, "tree");
+	/* b0, b1, tree: both batch loops enclose the tree loop, the row lives in one body */
+	CHECK(hir_schedule_parse(s, "reorder(b0, b1, tree)", "unit", &e));
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
@@ -138,9 +128,9 @@ static void test_hir_to_mir(void)
 	lir_module_free(l);
 	mir_module_free(m);
 
-	/* a schedule that forgets a variable is rejected */
-	s->num_order = 2;
-	CHECK(lower_hir_to_mir(f, &e) == NULL && strstr(e.message, "has no loop"));
+	/* a schedule made for another forest is rejected */
+	s->num_trees++;
+	CHECK(lower_hir_to_mir(f, &e) == NULL && strstr(e.message, "made for 5 trees, the forest has 4"));
 	hir_forest_free(f);
 }
 
