@@ -12,6 +12,10 @@ Groups:
   bad     tests/bad/*.json must fail to compile with the message in NAME.err
   cli     the command line's own errors and options
   aot     an object from `--emit obj` linked into tests/aot/main.c without libgrove
+  schedules every tests/schedules/*.sched on every real and generated model, against the
+          training library's predictions; the schedule printed by `dump --level hir`
+          read back gives the same dump; golden MIR of each on tests/golden/binary.json
+          (tests/golden/schedules/NAME.mir)
   scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
 
 Tolerance: 1e-5 absolute for probabilities, 1e-5 relative (to max(1, |expected|)) for
@@ -94,11 +98,11 @@ def compare(got, want, probability):
     return bad is None, worst_abs, worst_rel, bad or ""
 
 
-def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False):
-    """Compile model, predict rows_csv (with --margin if asked) and compare with expected rows."""
+def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=()):
+    """Compile model (with options), predict rows_csv (with --margin if asked) and compare with expected rows."""
     artifact = s.path(f"{group}-{name}.so")
     if not os.path.exists(artifact):
-        p = s.run("compile", model, "-o", artifact)
+        p = s.run("compile", model, "-o", artifact, *options)
         if p.returncode != 0:
             return s.record(group, name, False, f"compile failed: {p.stderr.strip()}")
     out = s.path(f"{group}-{name}{'.margin' if margin else ''}.out.csv")
@@ -295,6 +299,66 @@ def aot_tests(s):
         s.record("aot", name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
 
 
+SCHEDULES = os.path.join(ROOT, "tests", "schedules")
+
+
+def schedule_tests(s, pool):
+    """Every schedule in tests/schedules on every model: predictions, round trip, golden MIR."""
+    names = sorted(f[:-6] for f in os.listdir(SCHEDULES) if f.endswith(".sched"))
+    models = []  # (name, model, rows csv, expected rows, probability)
+    for model, rows, probability in REAL_MODELS:
+        table = read_table(os.path.join(REAL, rows))[:300]
+        inputs = s.path(f"schedules-{model[:-5]}.rows.csv")
+        write_table(inputs, [r[:-1] for r in table])
+        models.append((model[:-5], os.path.join(REAL, model), inputs, [[r[-1]] for r in table], probability))
+    with open(os.path.join(ROOT, "tests", "models", "manifest.json")) as f:
+        for m in json.load(f):
+            base = os.path.join(ROOT, "tests", "models", m["name"])
+            models.append((m["name"], base + ".json", base + ".rows.csv", read_table(base + ".pred.csv"), m["probability"]))
+    jobs = []
+    for sched in names:
+        options = ("--schedule", os.path.join(SCHEDULES, sched + ".sched"))
+        for name, model, rows, expected, probability in models:
+            if s.wanted("schedules", f"{sched}/{name}"):
+                jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}".replace("/", "."), model, rows,
+                                        expected, probability, False, options))
+        if s.wanted("schedules", f"{sched}/roundtrip"):
+            jobs.append(pool.submit(schedule_round_trip, s, sched, options))
+        if s.wanted("schedules", f"{sched}/golden"):
+            jobs.append(pool.submit(schedule_golden, s, sched, options))
+    return jobs
+
+
+def schedule_round_trip(s, sched, options):
+    """The schedule `dump --level hir` prints, read back, prints the same HIR."""
+    binary = os.path.join(ROOT, "tests", "golden", "binary.json")
+    first = s.run("dump", "--level", "hir", binary, *options)
+    if first.returncode != 0:
+        return s.record("schedules", f"{sched}/roundtrip", False, first.stderr.strip())
+    text = first.stdout.split("schedule {\n", 1)[1].split("}\n", 1)[0]
+    again = s.run("dump", "--level", "hir", binary, "--schedule-text", text.replace("\n", ";"))
+    s.record("schedules", f"{sched}/roundtrip", again.returncode == 0 and again.stdout == first.stdout,
+             again.stderr.strip() or "the dump differs after reading the schedule back")
+
+
+def schedule_golden(s, sched, options):
+    """MIR of tests/golden/binary.json under the schedule against tests/golden/schedules/NAME.mir."""
+    p = s.run("dump", "--level", "mir", os.path.join(ROOT, "tests", "golden", "binary.json"), *options)
+    expected_path = os.path.join(ROOT, "tests", "golden", "schedules", sched + ".mir")
+    if p.returncode != 0:
+        return s.record("schedules", f"{sched}/golden", False, p.stderr.strip())
+    if s.args.update:
+        os.makedirs(os.path.dirname(expected_path), exist_ok=True)
+        with open(expected_path, "w") as f:
+            f.write(p.stdout)
+        return s.record("schedules", f"{sched}/golden", True, "updated")
+    if not os.path.exists(expected_path):
+        return s.record("schedules", f"{sched}/golden", False, f"no {expected_path} (run with --update)")
+    with open(expected_path) as f:
+        ok = f.read() == p.stdout
+    s.record("schedules", f"{sched}/golden", ok, "" if ok else f"differs from {expected_path}")
+
+
 def scale_tests(s, pool):
     """A 26,000-tree model: compile and predict (the compile time is reported, not asserted)."""
     name = "trees26000"
@@ -330,7 +394,8 @@ def main():
         sys.exit(f"tests/run.py: {s.grove} is not built (run ./configure.py && ninja)")
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            jobs = scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool)
+            jobs = (scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool) +
+                    schedule_tests(s, pool))
             unit_tests(s)
             golden_tests(s)
             cli_tests(s)
