@@ -16,8 +16,22 @@ static const char *const op_names[] = {
 #undef X
 };
 
+static const char *const cmp_names[] = {
+#define X(name, text) text,
+	LIR_CMPS(X)
+#undef X
+};
+
+static const char *const cast_names[] = {
+#define X(name, text) text,
+	LIR_CASTS(X)
+#undef X
+};
+
 const char *lir_type_name(LType t) { return t < COUNT_OF(type_names) ? type_names[t] : "?"; }
 const char *lir_op_name(LOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
+const char *lir_cmp_name(LCmp c) { return c < COUNT_OF(cmp_names) ? cmp_names[c] : "?"; }
+const char *lir_cast_name(LCast c) { return c < COUNT_OF(cast_names) ? cast_names[c] : "?"; }
 
 size_t lir_type_size(LType t)
 {

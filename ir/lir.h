@@ -91,6 +91,7 @@ typedef enum LOp {
 	LOP_COUNT
 } LOp;
 
+/* Comparison predicates (ICMP: EQ..ULT, FCMP: OEQ..UNO) and their printed names. */
 #define LIR_CMPS(X)                                                 \
 	X(EQ, "eq") X(NE, "ne") X(SLT, "slt") X(SLE, "sle")         \
 	X(SGT, "sgt") X(SGE, "sge") X(ULT, "ult")                   \
@@ -102,8 +103,10 @@ typedef enum LCmp {
 #define X(name, text) LCMP_##name,
 	LIR_CMPS(X)
 #undef X
+	LCMP_COUNT
 } LCmp;
 
+/* Conversion kinds of CAST and their printed names. */
 #define LIR_CASTS(X)                                              \
 	X(SEXT, "sext") X(ZEXT, "zext") X(TRUNC, "trunc")         \
 	X(FPEXT, "fpext") X(FPTRUNC, "fptrunc") X(SITOFP, "sitofp") \
@@ -113,6 +116,7 @@ typedef enum LCast {
 #define X(name, text) LCAST_##name,
 	LIR_CASTS(X)
 #undef X
+	LCAST_COUNT
 } LCast;
 
 typedef struct LInst {
@@ -208,8 +212,14 @@ bool lir_verify(const LModule *m, Error *e);
 /* Print the module as text (stable; used for golden tests). Buffer contents are summarised, not dumped. */
 void lir_print(FILE *out, const LModule *m);
 
+/* Printed name of a type, "?" if out of range. */
 const char *lir_type_name(LType t);
+/* Printed name of an opcode, "?" if out of range. */
 const char *lir_op_name(LOp op);
+/* Printed name of a comparison predicate, "?" if out of range. */
+const char *lir_cmp_name(LCmp c);
+/* Printed name of a cast kind, "?" if out of range. */
+const char *lir_cast_name(LCast c);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);
 

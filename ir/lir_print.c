@@ -4,19 +4,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Printed names of the comparison predicates and cast kinds. */
-static const char *const cmp_names[] = {
-#define X(name, text) text,
-	LIR_CMPS(X)
-#undef X
-};
-
-static const char *const cast_names[] = {
-#define X(name, text) text,
-	LIR_CASTS(X)
-#undef X
-};
-
 /* Elements of a buffer shown before the hash. */
 #define PRINT_ELEMENTS 4
 
@@ -168,11 +155,11 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		break;
 	case LOP_ICMP:
 	case LOP_FCMP:
-		fprintf(out, " %s %s", in->sub < COUNT_OF(cmp_names) ? cmp_names[in->sub] : "?", value_type_name(fn, in->a));
+		fprintf(out, " %s %s", lir_cmp_name((LCmp)in->sub), value_type_name(fn, in->a));
 		print_operands(out, fn, in, 2);
 		break;
 	case LOP_CAST:
-		fprintf(out, " %s %s ", in->sub < COUNT_OF(cast_names) ? cast_names[in->sub] : "?", value_type_name(fn, in->a));
+		fprintf(out, " %s %s ", lir_cast_name((LCast)in->sub), value_type_name(fn, in->a));
 		print_value(out, fn, in->a);
 		fprintf(out, " to %s", type);
 		break;

@@ -10,19 +10,6 @@ static const uint8_t op_operands[] = {
 #undef X
 };
 
-/* Printed names of the cast kinds and comparison predicates. */
-static const char *const cast_names[] = {
-#define X(name, text) text,
-	LIR_CASTS(X)
-#undef X
-};
-
-static const char *const cmp_names[] = {
-#define X(name, text) text,
-	LIR_CMPS(X)
-#undef X
-};
-
 /* Per-instruction marks. */
 enum {
 	SEEN = 1,    /* reached by a region walk (a second visit means a cycle or a shared region) */
@@ -133,7 +120,7 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 	default: return fail(v, id, "bad cast kind %u", kind);
 	}
 	if (!ok)
-		return fail(v, id, "cannot %s %s to %s", cast_names[kind], lir_type_name(from), lir_type_name(to));
+		return fail(v, id, "cannot %s %s to %s", lir_cast_name((LCast)kind), lir_type_name(from), lir_type_name(to));
 	return true;
 }
 
@@ -183,8 +170,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_ICMP:
 	case LOP_FCMP: {
 		bool fl = in->op == LOP_FCMP;
-		if (in->sub >= COUNT_OF(cmp_names) || fl != (in->sub >= LCMP_OEQ))
-			return fail(v, id, "bad predicate %u (%s)", in->sub, in->sub < COUNT_OF(cmp_names) ? cmp_names[in->sub] : "?");
+		if (in->sub >= LCMP_COUNT || fl != (in->sub >= LCMP_OEQ))
+			return fail(v, id, "bad predicate %u (%s)", in->sub, lir_cmp_name((LCmp)in->sub));
 		return expect_result(v, id, LTYPE_I1) && expect_class(v, id, in->a, fl) &&
 		       expect(v, id, in->b, value_type(fn, in->a));
 	}
