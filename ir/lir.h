@@ -11,7 +11,15 @@
  * reserves a small per-invocation array.
  *
  * Operands a, b, c are value indices (LIR_NONE when unused). Integer immediates live
- * in `imm`, float immediates in `fimm`, comparison predicates and cast kinds in `sub`.
+ * in `imm`, float immediates in `fimm`, comparison predicates, cast kinds and memory
+ * spaces in `sub`.
+ *
+ * Vectors: an instruction with `lanes` n of 2..LIR_MAX_LANES is a vector of n `type`
+ * elements (i8, i32, i64, f32 or f64); 0 or 1 is a scalar. Only these carry lanes:
+ * LOAD (n consecutive elements from element b, aligned as one element), STORE (takes
+ * its lanes from c, which may be a vector; its own lanes are 0 or c's), FADD, FSUB,
+ * FMUL (operands and result of equal lanes) and CONST (a splat). Every other operand
+ * is a scalar.
  */
 #ifndef GROVE_IR_LIR_H
 #define GROVE_IR_LIR_H
@@ -44,10 +52,15 @@ typedef enum LType {
  */
 #define LIR_OPS(X)                                                                                  \
 	X(PARAM, "param", 0)          /* function parameter number imm */                            \
-	X(CONST, "const", 0)          /* constant: imm for integer types, fimm for float types */    \
+	X(CONST, "const", 0)          /* constant: imm for integer types, fimm for float types;      \
+	                                 with lanes, the same value in every lane */                  \
 	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
+	X(ATOMIC_ADD, "atomic_add", 3) /* *(a + b * sizeof(c)) += c atomically (relaxed ordering);    \
+	                                  a ptr, b i64, c i8, i32, i64, f32 or f64; no result */      \
+	X(PREFETCH, "prefetch", 2)    /* hint: the element of `type` at a + b * sizeof(type) will be \
+	                                 read soon; a ptr, b i64; no result (type is the element's) */ \
 	X(ADD, "add", 2)              /* integer arithmetic, wrapping */                             \
 	X(SUB, "sub", 2)                                                                              \
 	X(MUL, "mul", 2)                                                                              \
@@ -70,8 +83,8 @@ typedef enum LType {
 	X(VAR, "var", 1)              /* new local cell of `type` holding a; result names the cell */ \
 	X(GET, "get", 1)              /* current value of cell a */                                  \
 	X(SET, "set", 2)              /* cell a = b; no result */                                    \
-	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type`, private to the current  \
-	                                    invocation (and to one parallel iteration if inside one) */ \
+	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type` in memory space sub      \
+	                                    (LSpace): see LIR_SPACES */                             \
 	X(FOR, "for", 3)              /* for (v = a; v < b; v += c) body; a, b, c i64; the FOR's     \
 	                                 own value is v (i64), usable inside body */                  \
 	X(PARALLEL_FOR, "parallel_for", 3) /* as FOR, but iterations may run concurrently on       \
@@ -119,10 +132,33 @@ typedef enum LCast {
 	LCAST_COUNT
 } LCast;
 
+/*
+ * Memory spaces of LOCAL_ARRAYs. On the host both are allocas in the function that
+ * defines them (a PARALLEL_FOR body is a function of its own); they differ in who may
+ * write them, which lir_verify checks: a PRIVATE array defined outside a PARALLEL_FOR
+ * must not be written (STORE or ATOMIC_ADD to it) inside it.
+ */
+#define LIR_SPACES(X)                                                                              \
+	X(PRIVATE, "private") /* private to the iteration (or invocation) that defines it */          \
+	X(SHARED, "shared")   /* defined in the enclosing frame and shared with the PARALLEL_FORs     \
+	                         nested in it, whose iterations write disjoint elements (or add to    \
+	                         them with ATOMIC_ADD); captured by the outlined body on the host */
+
+typedef enum LSpace {
+#define X(name, text) LSPACE_##name,
+	LIR_SPACES(X)
+#undef X
+	LSPACE_COUNT
+} LSpace;
+
+/* Lanes of the widest vector value. */
+#define LIR_MAX_LANES 16
+
 typedef struct LInst {
 	uint16_t op;    /* LOp */
-	uint8_t type;   /* LType of the result (for STORE: unused) */
-	uint8_t sub;    /* LCmp or LCast */
+	uint8_t type;   /* LType of the result, or of its lanes (STORE, ATOMIC_ADD: unused, void) */
+	uint8_t sub;    /* LCmp, LCast or LSpace */
+	uint8_t lanes;  /* 0 or 1: a scalar; 2..LIR_MAX_LANES: a vector of `type` (see above) */
 	uint32_t a, b, c;
 	uint32_t body;  /* first instruction of the nested region (FOR, PARALLEL_FOR, LOOP, IF), or LIR_NONE */
 	uint32_t alt;   /* first instruction of IF's else region, or LIR_NONE */
@@ -190,6 +226,11 @@ LFunc *lir_func_add(LModule *m, const char *name, const LType *params, uint32_t 
 void lir_builder_init(LBuilder *b, LFunc *fn);
 /* Append an instruction; returns its index (its value). */
 uint32_t lir_emit(LBuilder *b, LOp op, LType type, uint32_t x, uint32_t y, uint32_t z);
+/*
+ * Append an instruction of `lanes` lanes (LOAD, STORE, FADD, FSUB, FMUL, CONST; see the
+ * top of this file); returns it. For a splat, set the new CONST's imm or fimm after.
+ */
+uint32_t lir_emit_vector(LBuilder *b, LOp op, LType type, uint8_t lanes, uint32_t x, uint32_t y, uint32_t z);
 /* Append an integer constant. */
 uint32_t lir_const_int(LBuilder *b, LType type, int64_t v);
 /* Append a float constant. */
@@ -204,8 +245,12 @@ uint32_t lir_begin(LBuilder *b, LOp op, uint32_t x, uint32_t y, uint32_t z);
 void lir_else(LBuilder *b, uint32_t if_inst);
 /* Leave the innermost structured instruction; appending continues after it. */
 void lir_end(LBuilder *b);
-/* Type of value v of fn. */
+/* Append a LOCAL_ARRAY of count elements of type in memory space space. */
+uint32_t lir_local_array(LBuilder *b, LType type, int64_t count, LSpace space);
+/* Type of value v of fn (of its lanes for a vector). */
 static inline LType lir_type(const LFunc *fn, uint32_t v) { return (LType)fn->insts[v].type; }
+/* Lanes of value v of fn: 1 for a scalar. */
+static inline unsigned lir_lanes(const LFunc *fn, uint32_t v) { return fn->insts[v].lanes > 1 ? fn->insts[v].lanes : 1; }
 
 /* Check the module's structure: operand types, SSA dominance, regions, buffer indices. */
 bool lir_verify(const LModule *m, Error *e);
@@ -220,6 +265,10 @@ const char *lir_op_name(LOp op);
 const char *lir_cmp_name(LCmp c);
 /* Printed name of a cast kind, "?" if out of range. */
 const char *lir_cast_name(LCast c);
+/* Printed name of a memory space, "?" if out of range. */
+const char *lir_space_name(LSpace s);
+/* Whether instructions of kind op have a result (STORE, ATOMIC_ADD, PREFETCH, SET, BREAK_IF, LOOP, IF do not). */
+bool lir_op_has_result(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);
 
