@@ -28,6 +28,8 @@ static const char *const cast_names[] = {
 #undef X
 };
 
+const LType lir_predict_params[LIR_PREDICT_PARAMS] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
+
 const char *lir_type_name(LType t) { return t < COUNT_OF(type_names) ? type_names[t] : "?"; }
 const char *lir_op_name(LOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
 const char *lir_cmp_name(LCmp c) { return c < COUNT_OF(cmp_names) ? cmp_names[c] : "?"; }

@@ -185,11 +185,14 @@ typedef struct LFunc {
 } LFunc;
 
 /*
- * The module. `predict` is the entry point every artifact exports:
- *   void predict(const float *rows, int64_t nrows, float *out, int32_t flags)
+ * The module. `predict` is the entry point every artifact exports (ABI version 2,
+ * rt/artifact.h), of parameter types lir_predict_params:
+ *   void predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace)
  * rows is row-major nrows x num_features (NaN = missing); out receives
  * nrows x num_outputs predictions, or nrows x num_margins raw margins when
- * flags & 1 (GROVE_PREDICT_MARGIN).
+ * flags & 1 (GROVE_PREDICT_MARGIN). workspace is the caller's scratch memory of
+ * workspace_fixed + nrows * workspace_per_row bytes, 16-byte aligned and uninitialised
+ * (NULL when that is 0), overlapping neither rows nor out; one call uses it at a time.
  */
 typedef struct LModule {
 	LBuffer *buffers;
@@ -203,7 +206,13 @@ typedef struct LModule {
 	uint32_t num_outputs;
 	uint32_t num_margins;
 	uint32_t transform;    /* HTransform, recorded in the artifact */
+	uint64_t workspace_fixed;   /* workspace bytes predict needs for any number of rows (0: none) */
+	uint64_t workspace_per_row; /* and per row (0 when the schedule keeps its scratch on the stack) */
 } LModule;
+
+/* Parameters of predict, in order: rows, nrows, out, flags, workspace. */
+#define LIR_PREDICT_PARAMS 5
+extern const LType lir_predict_params[LIR_PREDICT_PARAMS];
 
 /* An insertion point: appends instructions to a region of a function. */
 #define LIR_MAX_NESTING 32
@@ -252,7 +261,7 @@ static inline LType lir_type(const LFunc *fn, uint32_t v) { return (LType)fn->in
 /* Lanes of value v of fn: 1 for a scalar. */
 static inline unsigned lir_lanes(const LFunc *fn, uint32_t v) { return fn->insts[v].lanes > 1 ? fn->insts[v].lanes : 1; }
 
-/* Check the module's structure: operand types, SSA dominance, regions, buffer indices. */
+/* Check the module's structure: operand types, SSA dominance, regions, buffer indices, predict's signature. */
 bool lir_verify(const LModule *m, Error *e);
 /* Print the module as text (stable; used for golden tests). Buffer contents are summarised, not dumped. */
 void lir_print(FILE *out, const LModule *m);

@@ -266,8 +266,11 @@ static void print_func(FILE *out, const LModule *m, uint32_t index, const LFunc 
 
 void lir_print(FILE *out, const LModule *m)
 {
-	fprintf(out, "module features %u outputs %u margins %u transform %u\n", m->num_features, m->num_outputs,
-	        m->num_margins, m->transform);
+	fprintf(out, "module features %u outputs %u margins %u transform %u", m->num_features, m->num_outputs, m->num_margins,
+	        m->transform);
+	if (m->workspace_fixed || m->workspace_per_row)
+		fprintf(out, " workspace %" PRIu64 " + %" PRIu64 "/row", m->workspace_fixed, m->workspace_per_row);
+	fputc('\n', out);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
 		print_buffer(out, i, &m->buffers[i]);
 	for (uint32_t i = 0; i < m->num_funcs; i++)

@@ -1,7 +1,9 @@
 /* LIR: checking a module's structure: operands, types, SSA dominance, regions, immediates. */
 #include "ir/lir.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Number of value operands of each opcode (third column of LIR_OPS). */
 static const uint8_t op_operands[] = {
@@ -369,11 +371,31 @@ static bool verify_func(Verifier *v, const LFunc *fn)
 	return ok;
 }
 
+/* The entry function must have predict's parameters (lir_predict_params), as the artifact ABI calls it. */
+static bool verify_predict_signature(const LFunc *fn, Error *e)
+{
+	bool same = fn->num_params == LIR_PREDICT_PARAMS;
+	for (uint32_t i = 0; same && i < LIR_PREDICT_PARAMS; i++)
+		same = fn->params[i] == lir_predict_params[i];
+	if (!same) {
+		char have[128] = "", want[128] = "";
+		for (uint32_t i = 0; i < fn->num_params && i < COUNT_OF(fn->params); i++)
+			snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", i ? ", " : "", lir_type_name(fn->params[i]));
+		for (uint32_t i = 0; i < LIR_PREDICT_PARAMS; i++)
+			snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? ", " : "",
+			         lir_type_name(lir_predict_params[i]));
+		return error_set(e, "lir: %s: the entry function takes (%s), expected (%s)", fn->name, have, want);
+	}
+	return true;
+}
+
 bool lir_verify(const LModule *m, Error *e)
 {
 	Verifier v = {.m = m, .e = e};
 	if (m->predict >= m->num_funcs)
 		return error_set(e, "lir: predict function %u out of range (%u functions)", m->predict, m->num_funcs);
+	if (!verify_predict_signature(m->funcs[m->predict], e))
+		return false;
 	for (uint32_t i = 0; i < m->num_buffers; i++) {
 		const LBuffer *b = &m->buffers[i];
 		if (!is_value_type(b->elem))

@@ -502,20 +502,25 @@ static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name
 	return func;
 }
 
-/* The artifact descriptor: a constant GroveArtifact named symbol pointing at predict. */
+/*
+ * The artifact descriptor: a constant GroveArtifact (version 2) named symbol pointing at
+ * predict: six i32 fields, the two i64 workspace sizes, the function pointer.
+ */
 static void emit_descriptor(Emitter *em, LLVMValueRef predict, const char *symbol)
 {
-	LLVMTypeRef i32 = em->types[LTYPE_I32];
-	LLVMTypeRef fields[7] = {i32, i32, i32, i32, i32, i32, em->types[LTYPE_PTR]};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 7, 0);
+	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64];
+	LLVMTypeRef fields[9] = {i32, i32, i32, i32, i32, i32, i64, i64, em->types[LTYPE_PTR]};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 9, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[7], global;
+	LLVMValueRef init[9], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
-	init[6] = predict;
+	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
+	init[7] = LLVMConstInt(i64, em->m->workspace_per_row, 0);
+	init[8] = predict;
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 7));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 9));
 	LLVMSetGlobalConstant(global, 1);
 }
 

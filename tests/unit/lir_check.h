@@ -41,9 +41,11 @@ static inline LModule *tiny(LBuilder *b)
 {
 	static const LType params[] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
 	LModule *m = lir_module_new();
+	uint32_t n;
 	lir_builder_init(b, lir_func_add(m, "f", params, COUNT_OF(params)));
 	lir_emit(b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-	b->fn->insts[lir_emit(b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE)].imm = 1;
+	n = lir_emit(b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE); /* emitting may move insts */
+	b->fn->insts[n].imm = 1;
 	return m;
 }
 

@@ -1,7 +1,7 @@
 /*
  * Unit tests of the LIR features the lowering's schedules build on: ATOMIC_ADD, PREFETCH,
  * vector values and the memory spaces of LOCAL_ARRAYs, as lir_verify checks them and
- * lir_print shows them; and the name functions of the enums.
+ * lir_print shows them; predict's signature and workspace; the name functions of the enums.
  */
 #include "ir/lir.h"
 
@@ -181,6 +181,26 @@ static void test_spaces(void)
 	lir_module_free(m);
 }
 
+/* The entry function has predict's signature; the workspace sizes are printed when not 0. */
+static void test_module(void)
+{
+	LBuilder b;
+	LModule *m = tiny(&b);
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "module features 0 outputs 0 margins 0 transform 0\n\nfunc f(ptr %0, i64 %1, ptr, i32, ptr) entry {\n");
+	m->workspace_fixed = 16;
+	m->workspace_per_row = 64;
+	EXPECT_PRINTED(m, "module features 0 outputs 0 margins 0 transform 0 workspace 16 + 64/row\n");
+	b.fn->num_params = 4;
+	EXPECT_INVALID(m, "lir: f: the entry function takes (ptr, i64, ptr, i32), expected (ptr, i64, ptr, i32, ptr)");
+	b.fn->num_params = 5;
+	b.fn->params[4] = LTYPE_I64;
+	EXPECT_INVALID(m, "lir: f: the entry function takes (ptr, i64, ptr, i32, i64), expected (ptr, i64, ptr, i32, ptr)");
+	b.fn->params[4] = LTYPE_PTR;
+	EXPECT_VALID(m);
+	lir_module_free(m);
+}
+
 /* One name function per enum, "?" out of range. */
 static void test_names(void)
 {
@@ -198,6 +218,7 @@ int main(void)
 	test_atomic_add_and_prefetch();
 	test_vectors();
 	test_spaces();
+	test_module();
 	test_names();
 	if (failures)
 		fprintf(stderr, "lir_features: %d checks failed\n", failures);

@@ -50,7 +50,7 @@ static void test_lowered(void)
 			EXPECT_VALID(m);
 			lir_print(out, m);
 			fclose(out);
-			CHECK(strstr(text, "func predict(ptr %0, i64 %1, ptr %2, i32 %3) entry {\n"));
+			CHECK(strstr(text, "func predict(ptr %0, i64 %1, ptr %2, i32 %3, ptr %4) entry {\n"));
 			CHECK(strstr(text, "\n\t%0 = param 0 ptr\n") && strstr(text, " = parallel_for ") && strstr(text, " grain 64 {\n"));
 			CHECK(strstr(text, "\n\t\t} else {\n") && strstr(text, "\n\t\t\tloop {\n") && strstr(text, "] fnv1a "));
 			free(text);
