@@ -8,7 +8,8 @@
  * an instruction with a result *is* that value (SSA: defined once, used after, in the
  * same region or a nested one). Mutable state is explicit: VAR declares a local cell,
  * GET/SET read and write it (LLVM's mem2reg turns them into registers), LOCAL_ARRAY
- * reserves a small per-invocation array.
+ * reserves a small array, private to an invocation (or parallel iteration) or shared
+ * with the parallel loops nested in it (LIR_SPACES).
  *
  * Operands a, b, c are value indices (LIR_NONE when unused). Integer immediates live
  * in `imm`, float immediates in `fimm`, comparison predicates, cast kinds and memory
@@ -92,6 +93,7 @@ typedef enum LType {
 	                                 ranges of fewer than 2 * grain run on the calling thread     \
 	                                 without starting threads. The body may use values defined    \
 	                                 outside it (they are passed in) but no VAR cell declared     \
+	                                 outside it, and may write no PRIVATE LOCAL_ARRAY defined    \
 	                                 outside it. */                                                \
 	X(LOOP, "loop", 0)            /* repeat body until a BREAK_IF in it fires */                 \
 	X(BREAK_IF, "break_if", 1)    /* if a (i1): leave the innermost enclosing LOOP */            \
