@@ -16,8 +16,45 @@ static const char *const op_names[] = {
 #undef X
 };
 
+static const char *const cmp_names[] = {
+#define X(name, text) text,
+	LIR_CMPS(X)
+#undef X
+};
+
+static const char *const cast_names[] = {
+#define X(name, text) text,
+	LIR_CASTS(X)
+#undef X
+};
+
+const LType lir_predict_params[LIR_PREDICT_PARAMS] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
+
 const char *lir_type_name(LType t) { return t < COUNT_OF(type_names) ? type_names[t] : "?"; }
 const char *lir_op_name(LOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
+const char *lir_cmp_name(LCmp c) { return c < COUNT_OF(cmp_names) ? cmp_names[c] : "?"; }
+static const char *const space_names[] = {
+#define X(name, text) text,
+	LIR_SPACES(X)
+#undef X
+};
+
+const char *lir_cast_name(LCast c) { return c < COUNT_OF(cast_names) ? cast_names[c] : "?"; }
+const char *lir_space_name(LSpace s) { return s < COUNT_OF(space_names) ? space_names[s] : "?"; }
+
+bool lir_op_has_result(LOp op)
+{
+	switch (op) {
+	case LOP_STORE:
+	case LOP_ATOMIC_ADD:
+	case LOP_PREFETCH:
+	case LOP_SET:
+	case LOP_BREAK_IF:
+	case LOP_LOOP:
+	case LOP_IF: return false;
+	default: return op < LOP_COUNT;
+	}
+}
 
 size_t lir_type_size(LType t)
 {
@@ -118,6 +155,21 @@ uint32_t lir_emit(LBuilder *b, LOp op, LType type, uint32_t x, uint32_t y, uint3
 	fn->num_insts++;
 	*b->tail[b->depth] = id;
 	b->tail[b->depth] = &inst->next;
+	return id;
+}
+
+uint32_t lir_emit_vector(LBuilder *b, LOp op, LType type, uint8_t lanes, uint32_t x, uint32_t y, uint32_t z)
+{
+	uint32_t id = lir_emit(b, op, type, x, y, z);
+	b->fn->insts[id].lanes = lanes;
+	return id;
+}
+
+uint32_t lir_local_array(LBuilder *b, LType type, int64_t count, LSpace space)
+{
+	uint32_t id = lir_emit(b, LOP_LOCAL_ARRAY, type, LIR_NONE, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].imm = count;
+	b->fn->insts[id].sub = (uint8_t)space;
 	return id;
 }
 

@@ -8,10 +8,19 @@
  * an instruction with a result *is* that value (SSA: defined once, used after, in the
  * same region or a nested one). Mutable state is explicit: VAR declares a local cell,
  * GET/SET read and write it (LLVM's mem2reg turns them into registers), LOCAL_ARRAY
- * reserves a small per-invocation array.
+ * reserves a small array, private to an invocation (or parallel iteration) or shared
+ * with the parallel loops nested in it (LIR_SPACES).
  *
  * Operands a, b, c are value indices (LIR_NONE when unused). Integer immediates live
- * in `imm`, float immediates in `fimm`, comparison predicates and cast kinds in `sub`.
+ * in `imm`, float immediates in `fimm`, comparison predicates, cast kinds and memory
+ * spaces in `sub`.
+ *
+ * Vectors: an instruction with `lanes` n of 2..LIR_MAX_LANES is a vector of n `type`
+ * elements (i8, i32, i64, f32 or f64); 0 or 1 is a scalar. Only these carry lanes:
+ * LOAD (n consecutive elements from element b, aligned as one element), STORE (takes
+ * its lanes from c, which may be a vector; its own lanes are 0 or c's), FADD, FSUB,
+ * FMUL (operands and result of equal lanes) and CONST (a splat). Every other operand
+ * is a scalar.
  */
 #ifndef GROVE_IR_LIR_H
 #define GROVE_IR_LIR_H
@@ -44,10 +53,15 @@ typedef enum LType {
  */
 #define LIR_OPS(X)                                                                                  \
 	X(PARAM, "param", 0)          /* function parameter number imm */                            \
-	X(CONST, "const", 0)          /* constant: imm for integer types, fimm for float types */    \
+	X(CONST, "const", 0)          /* constant: imm for integer types, fimm for float types;      \
+	                                 with lanes, the same value in every lane */                  \
 	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
+	X(ATOMIC_ADD, "atomic_add", 3) /* *(a + b * sizeof(c)) += c atomically (relaxed ordering);    \
+	                                  a ptr, b i64, c i8, i32, i64, f32 or f64; no result */      \
+	X(PREFETCH, "prefetch", 2)    /* hint: the element of `type` at a + b * sizeof(type) will be \
+	                                 read soon; a ptr, b i64; no result (type is the element's) */ \
 	X(ADD, "add", 2)              /* integer arithmetic, wrapping */                             \
 	X(SUB, "sub", 2)                                                                              \
 	X(MUL, "mul", 2)                                                                              \
@@ -70,8 +84,8 @@ typedef enum LType {
 	X(VAR, "var", 1)              /* new local cell of `type` holding a; result names the cell */ \
 	X(GET, "get", 1)              /* current value of cell a */                                  \
 	X(SET, "set", 2)              /* cell a = b; no result */                                    \
-	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type`, private to the current  \
-	                                    invocation (and to one parallel iteration if inside one) */ \
+	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type` in memory space sub      \
+	                                    (LSpace): see LIR_SPACES */                             \
 	X(FOR, "for", 3)              /* for (v = a; v < b; v += c) body; a, b, c i64; the FOR's     \
 	                                 own value is v (i64), usable inside body */                  \
 	X(PARALLEL_FOR, "parallel_for", 3) /* as FOR, but iterations may run concurrently on       \
@@ -79,6 +93,7 @@ typedef enum LType {
 	                                 ranges of fewer than 2 * grain run on the calling thread     \
 	                                 without starting threads. The body may use values defined    \
 	                                 outside it (they are passed in) but no VAR cell declared     \
+	                                 outside it, and may write no PRIVATE LOCAL_ARRAY defined    \
 	                                 outside it. */                                                \
 	X(LOOP, "loop", 0)            /* repeat body until a BREAK_IF in it fires */                 \
 	X(BREAK_IF, "break_if", 1)    /* if a (i1): leave the innermost enclosing LOOP */            \
@@ -91,6 +106,7 @@ typedef enum LOp {
 	LOP_COUNT
 } LOp;
 
+/* Comparison predicates (ICMP: EQ..ULT, FCMP: OEQ..UNO) and their printed names. */
 #define LIR_CMPS(X)                                                 \
 	X(EQ, "eq") X(NE, "ne") X(SLT, "slt") X(SLE, "sle")         \
 	X(SGT, "sgt") X(SGE, "sge") X(ULT, "ult")                   \
@@ -102,8 +118,10 @@ typedef enum LCmp {
 #define X(name, text) LCMP_##name,
 	LIR_CMPS(X)
 #undef X
+	LCMP_COUNT
 } LCmp;
 
+/* Conversion kinds of CAST and their printed names. */
 #define LIR_CASTS(X)                                              \
 	X(SEXT, "sext") X(ZEXT, "zext") X(TRUNC, "trunc")         \
 	X(FPEXT, "fpext") X(FPTRUNC, "fptrunc") X(SITOFP, "sitofp") \
@@ -113,12 +131,36 @@ typedef enum LCast {
 #define X(name, text) LCAST_##name,
 	LIR_CASTS(X)
 #undef X
+	LCAST_COUNT
 } LCast;
+
+/*
+ * Memory spaces of LOCAL_ARRAYs. On the host both are allocas in the function that
+ * defines them (a PARALLEL_FOR body is a function of its own); they differ in who may
+ * write them, which lir_verify checks: a PRIVATE array defined outside a PARALLEL_FOR
+ * must not be written (STORE or ATOMIC_ADD to it) inside it.
+ */
+#define LIR_SPACES(X)                                                                              \
+	X(PRIVATE, "private") /* private to the iteration (or invocation) that defines it */          \
+	X(SHARED, "shared")   /* defined in the enclosing frame and shared with the PARALLEL_FORs     \
+	                         nested in it, whose iterations write disjoint elements (or add to    \
+	                         them with ATOMIC_ADD); captured by the outlined body on the host */
+
+typedef enum LSpace {
+#define X(name, text) LSPACE_##name,
+	LIR_SPACES(X)
+#undef X
+	LSPACE_COUNT
+} LSpace;
+
+/* Lanes of the widest vector value. */
+#define LIR_MAX_LANES 16
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */
-	uint8_t type;   /* LType of the result (for STORE: unused) */
-	uint8_t sub;    /* LCmp or LCast */
+	uint8_t type;   /* LType of the result, or of its lanes (STORE, ATOMIC_ADD: unused, void) */
+	uint8_t sub;    /* LCmp, LCast or LSpace */
+	uint8_t lanes;  /* 0 or 1: a scalar; 2..LIR_MAX_LANES: a vector of `type` (see above) */
 	uint32_t a, b, c;
 	uint32_t body;  /* first instruction of the nested region (FOR, PARALLEL_FOR, LOOP, IF), or LIR_NONE */
 	uint32_t alt;   /* first instruction of IF's else region, or LIR_NONE */
@@ -145,11 +187,14 @@ typedef struct LFunc {
 } LFunc;
 
 /*
- * The module. `predict` is the entry point every artifact exports:
- *   void predict(const float *rows, int64_t nrows, float *out, int32_t flags)
+ * The module. `predict` is the entry point every artifact exports (ABI version 2,
+ * rt/artifact.h), of parameter types lir_predict_params:
+ *   void predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace)
  * rows is row-major nrows x num_features (NaN = missing); out receives
  * nrows x num_outputs predictions, or nrows x num_margins raw margins when
- * flags & 1 (GROVE_PREDICT_MARGIN).
+ * flags & 1 (GROVE_PREDICT_MARGIN). workspace is the caller's scratch memory of
+ * workspace_fixed + nrows * workspace_per_row bytes, 16-byte aligned and uninitialised
+ * (NULL when that is 0), overlapping neither rows nor out; one call uses it at a time.
  */
 typedef struct LModule {
 	LBuffer *buffers;
@@ -163,7 +208,13 @@ typedef struct LModule {
 	uint32_t num_outputs;
 	uint32_t num_margins;
 	uint32_t transform;    /* HTransform, recorded in the artifact */
+	uint64_t workspace_fixed;   /* workspace bytes predict needs for any number of rows (0: none) */
+	uint64_t workspace_per_row; /* and per row (0 when the schedule keeps its scratch on the stack) */
 } LModule;
+
+/* Parameters of predict, in order: rows, nrows, out, flags, workspace. */
+#define LIR_PREDICT_PARAMS 5
+extern const LType lir_predict_params[LIR_PREDICT_PARAMS];
 
 /* An insertion point: appends instructions to a region of a function. */
 #define LIR_MAX_NESTING 32
@@ -186,6 +237,11 @@ LFunc *lir_func_add(LModule *m, const char *name, const LType *params, uint32_t 
 void lir_builder_init(LBuilder *b, LFunc *fn);
 /* Append an instruction; returns its index (its value). */
 uint32_t lir_emit(LBuilder *b, LOp op, LType type, uint32_t x, uint32_t y, uint32_t z);
+/*
+ * Append an instruction of `lanes` lanes (LOAD, STORE, FADD, FSUB, FMUL, CONST; see the
+ * top of this file); returns it. For a splat, set the new CONST's imm or fimm after.
+ */
+uint32_t lir_emit_vector(LBuilder *b, LOp op, LType type, uint8_t lanes, uint32_t x, uint32_t y, uint32_t z);
 /* Append an integer constant. */
 uint32_t lir_const_int(LBuilder *b, LType type, int64_t v);
 /* Append a float constant. */
@@ -200,16 +256,30 @@ uint32_t lir_begin(LBuilder *b, LOp op, uint32_t x, uint32_t y, uint32_t z);
 void lir_else(LBuilder *b, uint32_t if_inst);
 /* Leave the innermost structured instruction; appending continues after it. */
 void lir_end(LBuilder *b);
-/* Type of value v of fn. */
+/* Append a LOCAL_ARRAY of count elements of type in memory space space. */
+uint32_t lir_local_array(LBuilder *b, LType type, int64_t count, LSpace space);
+/* Type of value v of fn (of its lanes for a vector). */
 static inline LType lir_type(const LFunc *fn, uint32_t v) { return (LType)fn->insts[v].type; }
+/* Lanes of value v of fn: 1 for a scalar. */
+static inline unsigned lir_lanes(const LFunc *fn, uint32_t v) { return fn->insts[v].lanes > 1 ? fn->insts[v].lanes : 1; }
 
-/* Check the module's structure: operand types, SSA dominance, regions, buffer indices. */
+/* Check the module's structure: operand types, SSA dominance, regions, buffer indices, predict's signature. */
 bool lir_verify(const LModule *m, Error *e);
 /* Print the module as text (stable; used for golden tests). Buffer contents are summarised, not dumped. */
 void lir_print(FILE *out, const LModule *m);
 
+/* Printed name of a type, "?" if out of range. */
 const char *lir_type_name(LType t);
+/* Printed name of an opcode, "?" if out of range. */
 const char *lir_op_name(LOp op);
+/* Printed name of a comparison predicate, "?" if out of range. */
+const char *lir_cmp_name(LCmp c);
+/* Printed name of a cast kind, "?" if out of range. */
+const char *lir_cast_name(LCast c);
+/* Printed name of a memory space, "?" if out of range. */
+const char *lir_space_name(LSpace s);
+/* Whether instructions of kind op have a result (STORE, ATOMIC_ADD, PREFETCH, SET, BREAK_IF, LOOP, IF do not). */
+bool lir_op_has_result(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);
 

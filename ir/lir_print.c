@@ -4,19 +4,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Printed names of the comparison predicates and cast kinds. */
-static const char *const cmp_names[] = {
-#define X(name, text) text,
-	LIR_CMPS(X)
-#undef X
-};
-
-static const char *const cast_names[] = {
-#define X(name, text) text,
-	LIR_CASTS(X)
-#undef X
-};
-
 /* Elements of a buffer shown before the hash. */
 #define PRINT_ELEMENTS 4
 
@@ -82,12 +69,36 @@ static void print_value(FILE *out, const LFunc *fn, uint32_t x)
 		fprintf(out, "%%%u", x);
 }
 
-/* The type of value x, or "?" if x is not an instruction. LOCAL_ARRAY's value is a ptr. */
-static const char *value_type_name(const LFunc *fn, uint32_t x)
+/* Room for the longest type text, "<16 x ptr>". */
+#define TYPE_TEXT 24
+
+/* Type t with lanes lanes as text into buf: "f32", or "<8 x f32>" for a vector. Returns buf. */
+static const char *type_text(char buf[TYPE_TEXT], LType t, unsigned lanes)
+{
+	if (lanes > 1)
+		snprintf(buf, TYPE_TEXT, "<%u x %s>", lanes, lir_type_name(t));
+	else
+		snprintf(buf, TYPE_TEXT, "%s", lir_type_name(t));
+	return buf;
+}
+
+/* The type of value x into buf, or "?" if x is not an instruction. LOCAL_ARRAY's value is a ptr. */
+static const char *value_type_name(char buf[TYPE_TEXT], const LFunc *fn, uint32_t x)
 {
 	if (x >= fn->num_insts)
 		return "?";
-	return fn->insts[x].op == LOP_LOCAL_ARRAY ? "ptr" : lir_type_name((LType)fn->insts[x].type);
+	if (fn->insts[x].op == LOP_LOCAL_ARRAY)
+		return "ptr";
+	return type_text(buf, (LType)fn->insts[x].type, fn->insts[x].lanes);
+}
+
+/* ptr[index] */
+static void print_element_ref(FILE *out, const LFunc *fn, uint32_t ptr, uint32_t index)
+{
+	print_value(out, fn, ptr);
+	fputc('[', out);
+	print_value(out, fn, index);
+	fputc(']', out);
 }
 
 /* The operands a, b, c (first n of them) separated by commas. */
@@ -122,10 +133,11 @@ static void print_body(FILE *out, const LModule *m, const LFunc *fn, uint32_t fi
 static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id, int depth, uint64_t *budget)
 {
 	const LInst *in = &fn->insts[id];
-	const char *type = lir_type_name((LType)in->type);
+	char type_buf[TYPE_TEXT], operand_buf[TYPE_TEXT];
+	const char *type = type_text(type_buf, (LType)in->type, in->lanes);
 	LOp op = (LOp)in->op;
 
-	if (op != LOP_STORE && op != LOP_SET && op != LOP_BREAK_IF && op != LOP_LOOP && op != LOP_IF)
+	if (op >= LOP_COUNT || lir_op_has_result(op))
 		fprintf(out, "%%%u = ", id);
 	if (op >= LOP_COUNT) {
 		fprintf(out, "?op%u %s", in->op, type);
@@ -148,35 +160,38 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		        in->imm >= 0 && in->imm < m->num_buffers ? m->buffers[in->imm].name : "?");
 		break;
 	case LOP_LOAD:
+	case LOP_PREFETCH:
 		fprintf(out, " %s ", type);
-		print_value(out, fn, in->a);
-		fputc('[', out);
-		print_value(out, fn, in->b);
-		fputc(']', out);
+		print_element_ref(out, fn, in->a, in->b);
 		break;
 	case LOP_STORE:
+	case LOP_ATOMIC_ADD:
+		fputc(' ', out);
+		print_element_ref(out, fn, in->a, in->b);
+		fputs(op == LOP_STORE ? " = " : " += ", out);
+		print_value(out, fn, in->c);
+		break;
 	case LOP_SET:
 		fputc(' ', out);
 		print_value(out, fn, in->a);
-		if (op == LOP_STORE) {
-			fputc('[', out);
-			print_value(out, fn, in->b);
-			fputc(']', out);
-		}
 		fputs(" = ", out);
-		print_value(out, fn, op == LOP_STORE ? in->c : in->b);
+		print_value(out, fn, in->b);
 		break;
 	case LOP_ICMP:
 	case LOP_FCMP:
-		fprintf(out, " %s %s", in->sub < COUNT_OF(cmp_names) ? cmp_names[in->sub] : "?", value_type_name(fn, in->a));
+		fprintf(out, " %s %s", lir_cmp_name((LCmp)in->sub), value_type_name(operand_buf, fn, in->a));
 		print_operands(out, fn, in, 2);
 		break;
 	case LOP_CAST:
-		fprintf(out, " %s %s ", in->sub < COUNT_OF(cast_names) ? cast_names[in->sub] : "?", value_type_name(fn, in->a));
+		fprintf(out, " %s %s ", lir_cast_name((LCast)in->sub), value_type_name(operand_buf, fn, in->a));
 		print_value(out, fn, in->a);
 		fprintf(out, " to %s", type);
 		break;
-	case LOP_LOCAL_ARRAY: fprintf(out, " %s x %" PRId64, type, in->imm); break;
+	case LOP_LOCAL_ARRAY:
+		if (in->sub != LSPACE_PRIVATE) /* private is the default and not shown */
+			fprintf(out, " %s", lir_space_name((LSpace)in->sub));
+		fprintf(out, " %s x %" PRId64, type, in->imm);
+		break;
 	case LOP_FOR:
 	case LOP_PARALLEL_FOR:
 		print_operands(out, fn, in, 3);
@@ -251,8 +266,11 @@ static void print_func(FILE *out, const LModule *m, uint32_t index, const LFunc 
 
 void lir_print(FILE *out, const LModule *m)
 {
-	fprintf(out, "module features %u outputs %u margins %u transform %u\n", m->num_features, m->num_outputs,
-	        m->num_margins, m->transform);
+	fprintf(out, "module features %u outputs %u margins %u transform %u", m->num_features, m->num_outputs, m->num_margins,
+	        m->transform);
+	if (m->workspace_fixed || m->workspace_per_row)
+		fprintf(out, " workspace %" PRIu64 " + %" PRIu64 "/row", m->workspace_fixed, m->workspace_per_row);
+	fputc('\n', out);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
 		print_buffer(out, i, &m->buffers[i]);
 	for (uint32_t i = 0; i < m->num_funcs; i++)

@@ -1,25 +1,14 @@
 /* LIR: checking a module's structure: operands, types, SSA dominance, regions, immediates. */
 #include "ir/lir.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Number of value operands of each opcode (third column of LIR_OPS). */
 static const uint8_t op_operands[] = {
 #define X(name, text, operands) operands,
 	LIR_OPS(X)
-#undef X
-};
-
-/* Printed names of the cast kinds and comparison predicates. */
-static const char *const cast_names[] = {
-#define X(name, text) text,
-	LIR_CASTS(X)
-#undef X
-};
-
-static const char *const cmp_names[] = {
-#define X(name, text) text,
-	LIR_CMPS(X)
 #undef X
 };
 
@@ -33,7 +22,7 @@ typedef struct Verifier {
 	const LModule *m;
 	const LFunc *fn;
 	uint8_t *mark;  /* per instruction: SEEN | VISIBLE */
-	uint32_t *par;  /* per VAR: how many PARALLEL_FORs enclose it */
+	uint32_t *par;  /* per VAR and LOCAL_ARRAY: how many PARALLEL_FORs enclose it */
 	Error *e;
 } Verifier;
 
@@ -64,12 +53,6 @@ static bool is_value_type(LType t) { return t != LTYPE_VOID && t <= LTYPE_PTR; }
 /* Width in bits of integer type t. */
 static unsigned int_bits(LType t) { return t == LTYPE_I1 ? 1 : 8 * (unsigned)lir_type_size(t); }
 
-/* Whether instructions of kind op yield a value (the others have type void; STORE's type is unused). */
-static bool produces(LOp op)
-{
-	return op != LOP_STORE && op != LOP_SET && op != LOP_BREAK_IF && op != LOP_LOOP && op != LOP_IF;
-}
-
 /* The type of value x: LOCAL_ARRAY's `type` is its element type, its value is a ptr. */
 static LType value_type(const LFunc *fn, uint32_t x)
 {
@@ -81,7 +64,7 @@ static bool check_operand(Verifier *v, uint32_t id, uint32_t x)
 {
 	if (x >= v->fn->num_insts)
 		return fail(v, id, "operand %%%u out of range (%u instructions)", x, v->fn->num_insts);
-	if (!produces((LOp)v->fn->insts[x].op))
+	if (!lir_op_has_result((LOp)v->fn->insts[x].op))
 		return fail(v, id, "operand %%%u (%s) has no value", x, lir_op_name((LOp)v->fn->insts[x].op));
 	if (!(v->mark[x] & VISIBLE)) {
 		if (!(v->mark[x] & SEEN) || x == id)
@@ -133,7 +116,63 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 	default: return fail(v, id, "bad cast kind %u", kind);
 	}
 	if (!ok)
-		return fail(v, id, "cannot %s %s to %s", cast_names[kind], lir_type_name(from), lir_type_name(to));
+		return fail(v, id, "cannot %s %s to %s", lir_cast_name((LCast)kind), lir_type_name(from), lir_type_name(to));
+	return true;
+}
+
+/* Whether vectors of t can be built: integers of a byte or more and floats. */
+static bool is_vector_element(LType t) { return t == LTYPE_I8 || t == LTYPE_I32 || t == LTYPE_I64 || is_float(t); }
+
+/*
+ * Lanes of id and its operands: only LOAD, STORE, FADD, FSUB, FMUL and CONST are vectors,
+ * of an element type vectors hold; FADD, FSUB and FMUL take operands of their own lanes,
+ * STORE a value c of its lanes (any when it has none), everything else scalars.
+ */
+static bool verify_lanes(Verifier *v, uint32_t id)
+{
+	const LInst *in = &v->fn->insts[id];
+	const uint32_t ops[3] = {in->a, in->b, in->c};
+	unsigned lanes = lir_lanes(v->fn, id);
+	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL;
+
+	if (in->lanes > LIR_MAX_LANES)
+		return fail(v, id, "%u lanes, at most %d", in->lanes, LIR_MAX_LANES);
+	if (lanes > 1 && !elementwise && in->op != LOP_LOAD && in->op != LOP_STORE && in->op != LOP_CONST)
+		return fail(v, id, "cannot be a vector (%u lanes)", lanes);
+	if (lanes > 1 && in->op != LOP_STORE && !is_vector_element((LType)in->type))
+		return fail(v, id, "a vector of %s (vectors hold i8, i32, i64, f32 or f64)", lir_type_name((LType)in->type));
+	for (uint32_t k = 0; k < op_operands[in->op]; k++) {
+		unsigned have = lir_lanes(v->fn, ops[k]), want = 1;
+		if (elementwise)
+			want = lanes;
+		else if (in->op == LOP_STORE && k == 2)
+			want = in->lanes > 1 ? lanes : have;
+		if (have != want) {
+			char expected[24] = "a scalar";
+			if (want > 1)
+				snprintf(expected, sizeof expected, "%u lanes", want);
+			if (have == 1)
+				return fail(v, id, "operand %%%u is a scalar, expected %s", ops[k], expected);
+			return fail(v, id, "operand %%%u has %u lanes, expected %s", ops[k], have, expected);
+		}
+	}
+	return true;
+}
+
+/*
+ * STORE, ATOMIC_ADD: a PRIVATE local_array defined outside the innermost enclosing
+ * PARALLEL_FOR belongs to one iteration of an outer loop (or to the invocation); the
+ * iterations of the parallel loop writing it would race.
+ */
+static bool verify_write(Verifier *v, uint32_t id, Context ctx)
+{
+	uint32_t target = v->fn->insts[id].a;
+	const LInst *array = &v->fn->insts[target];
+	if (array->op == LOP_LOCAL_ARRAY && array->sub == LSPACE_PRIVATE && v->par[target] < ctx.par)
+		return fail(v, id,
+		            "private local_array %%%u is defined outside the enclosing parallel_for and written in it "
+		            "(a data race: make it shared, or define it inside)",
+		            target);
 	return true;
 }
 
@@ -171,6 +210,16 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_LOAD:
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
 	case LOP_STORE:
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
+	case LOP_ATOMIC_ADD: {
+		LType c = value_type(fn, in->c);
+		if (c == LTYPE_I1 || c == LTYPE_PTR)
+			return fail(v, id, "operand %%%u is %s, expected i8, i32, i64, f32 or f64", in->c, lir_type_name(c));
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
+	}
+	case LOP_PREFETCH:
+		if (!is_value_type(t))
+			return fail(v, id, "element type %s, expected a value type", lir_type_name(t));
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
 	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR: case LOP_MIN: case LOP_SDIV:
 		if (!is_int(t))
@@ -183,8 +232,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_ICMP:
 	case LOP_FCMP: {
 		bool fl = in->op == LOP_FCMP;
-		if (in->sub >= COUNT_OF(cmp_names) || fl != (in->sub >= LCMP_OEQ))
-			return fail(v, id, "bad predicate %u (%s)", in->sub, in->sub < COUNT_OF(cmp_names) ? cmp_names[in->sub] : "?");
+		if (in->sub >= LCMP_COUNT || fl != (in->sub >= LCMP_OEQ))
+			return fail(v, id, "bad predicate %u (%s)", in->sub, lir_cmp_name((LCmp)in->sub));
 		return expect_result(v, id, LTYPE_I1) && expect_class(v, id, in->a, fl) &&
 		       expect(v, id, in->b, value_type(fn, in->a));
 	}
@@ -200,8 +249,11 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_SET:
 		return verify_cell(v, id, ctx) && expect(v, id, in->b, lir_type(fn, in->a));
 	case LOP_LOCAL_ARRAY:
+		v->par[id] = ctx.par;
 		if (in->imm < 1)
 			return fail(v, id, "%lld elements, expected at least 1", (long long)in->imm);
+		if (in->sub >= LSPACE_COUNT)
+			return fail(v, id, "bad memory space %u", in->sub);
 		return true;
 	case LOP_PARALLEL_FOR:
 		if (in->imm < 1)
@@ -232,9 +284,9 @@ static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
 
 	if (in->op >= LOP_COUNT)
 		return fail(v, id, "unknown opcode %u", in->op);
-	if (produces((LOp)in->op) && !is_value_type((LType)in->type))
+	if (lir_op_has_result((LOp)in->op) && !is_value_type((LType)in->type))
 		return fail(v, id, "result type is %s, expected a value type", lir_type_name((LType)in->type));
-	if (!produces((LOp)in->op) && in->op != LOP_STORE && in->type != LTYPE_VOID)
+	if (!lir_op_has_result((LOp)in->op) && in->op != LOP_STORE && in->op != LOP_PREFETCH && in->type != LTYPE_VOID)
 		return fail(v, id, "has no result but type %s", lir_type_name((LType)in->type));
 	for (uint32_t k = 0; k < 3; k++) {
 		if (k >= op_operands[in->op] && ops[k] != LIR_NONE)
@@ -246,7 +298,7 @@ static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
 	}
 	if ((!structured && in->body != LIR_NONE) || (in->op != LOP_IF && in->alt != LIR_NONE))
 		return fail(v, id, "has a nested region it cannot have");
-	return verify_types(v, id, ctx);
+	return verify_lanes(v, id) && verify_types(v, id, ctx);
 }
 
 static bool verify_region(Verifier *v, uint32_t first, Context ctx);
@@ -272,7 +324,7 @@ static bool verify_nested(Verifier *v, uint32_t id, Context ctx)
 	case LOP_IF:
 		return verify_region(v, in->body, ctx) && verify_region(v, in->alt, ctx);
 	default:
-		if (produces((LOp)in->op))
+		if (lir_op_has_result((LOp)in->op))
 			v->mark[id] |= VISIBLE;
 		return true;
 	}
@@ -319,11 +371,31 @@ static bool verify_func(Verifier *v, const LFunc *fn)
 	return ok;
 }
 
+/* The entry function must have predict's parameters (lir_predict_params), as the artifact ABI calls it. */
+static bool verify_predict_signature(const LFunc *fn, Error *e)
+{
+	bool same = fn->num_params == LIR_PREDICT_PARAMS;
+	for (uint32_t i = 0; same && i < LIR_PREDICT_PARAMS; i++)
+		same = fn->params[i] == lir_predict_params[i];
+	if (!same) {
+		char have[128] = "", want[128] = "";
+		for (uint32_t i = 0; i < fn->num_params && i < COUNT_OF(fn->params); i++)
+			snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", i ? ", " : "", lir_type_name(fn->params[i]));
+		for (uint32_t i = 0; i < LIR_PREDICT_PARAMS; i++)
+			snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? ", " : "",
+			         lir_type_name(lir_predict_params[i]));
+		return error_set(e, "lir: %s: the entry function takes (%s), expected (%s)", fn->name, have, want);
+	}
+	return true;
+}
+
 bool lir_verify(const LModule *m, Error *e)
 {
 	Verifier v = {.m = m, .e = e};
 	if (m->predict >= m->num_funcs)
 		return error_set(e, "lir: predict function %u out of range (%u functions)", m->predict, m->num_funcs);
+	if (!verify_predict_signature(m->funcs[m->predict], e))
+		return false;
 	for (uint32_t i = 0; i < m->num_buffers; i++) {
 		const LBuffer *b = &m->buffers[i];
 		if (!is_value_type(b->elem))

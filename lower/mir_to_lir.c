@@ -4,7 +4,7 @@
  * row's accumulator, and the post-transform is expanded into scalar code.
  *
  * The entry function is
- *   predict(ptr rows, i64 nrows, ptr out, i32 flags)
+ *   predict(ptr rows, i64 nrows, ptr out, i32 flags, ptr workspace)
  * Margins accumulate in LOCAL_ARRAYs, private to the thread that owns the rows, so
  * predicting allocates nothing: one per row, created by its INIT, when every batch
  * loop encloses every tree loop (hir_to_mir then puts INIT, the tree loops and
@@ -96,7 +96,8 @@ static void select_lane(Lowering *l, uint32_t lane)
 static const MInst *tile_init_loop(Lowering *l, uint32_t first)
 {
 	const MInst *inst = first != MIR_NONE ? &l->m->insts[first] : NULL;
-	if (!inst || inst->op != MOP_FOR || inst->body == MIR_NONE || l->m->insts[inst->body].op != MOP_INIT)
+	if (!inst || inst->op != MOP_FOR || inst->body == MIR_NONE || l->m->insts[inst->body].op != MOP_INIT ||
+	    l->m->insts[inst->body].next != MIR_NONE) /* a loop holding only the init: not a row's whole life */
 		return NULL;
 	return inst;
 }
@@ -444,7 +445,7 @@ static uint32_t add_output_buffer(LModule *module, const HForest *f)
 
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e)
 {
-	static const LType params[] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32};
+	static const LType params[] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
 	const HForest *f = m->forest;
 	Lowering l = {.m = m, .f = f, .e = e, .tree_outputs = LIR_NONE};
 	LFunc *fn;
@@ -480,8 +481,10 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	fn->insts[l.out].imm = 2;
 	{
 		uint32_t flags = lir_emit(&l.b, LOP_PARAM, LTYPE_I32, LIR_NONE, LIR_NONE, LIR_NONE);
+		uint32_t workspace = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE); /* unused: no scratch */
 		uint32_t one = lir_const_int(&l.b, LTYPE_I32, 1), zero = lir_const_int(&l.b, LTYPE_I32, 0);
 		fn->insts[flags].imm = 3;
+		fn->insts[workspace].imm = 4;
 		l.margin = lir_cmp(&l.b, LOP_ICMP, LCMP_NE, emit2(&l, LOP_AND, LTYPE_I32, flags, one), zero);
 	}
 	if (f->num_outputs > 1) {

@@ -2,29 +2,54 @@
  * The ABI between generated host code and the runtime. Every artifact defines a
  * constant GroveArtifact; shared libraries export it as `grove_artifact`, objects as
  * `<prefix>_artifact` (next to `<prefix>_predict`). Bump GROVE_ARTIFACT_VERSION when
- * this layout changes.
+ * this layout changes, and keep a copy of the old layout below for the runtime, which
+ * reads every version it knows by the `version` field (the first two fields are the
+ * same in all of them).
  */
 #ifndef GROVE_RT_ARTIFACT_H
 #define GROVE_RT_ARTIFACT_H
 
 #include <stdint.h>
 
-#define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian */
-#define GROVE_ARTIFACT_VERSION 1u
+#define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian, in every version */
+#define GROVE_ARTIFACT_VERSION 2u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
 
 /* flags for GroveArtifact.predict */
 #define GROVE_ARTIFACT_MARGIN 1
 
+/* Alignment of the workspace handed to predict (malloc's on x86-64). */
+#define GROVE_ARTIFACT_WORKSPACE_ALIGN 16u
+
+/*
+ * Version 2. predict gets a caller-provided workspace of at least
+ * workspace_fixed + nrows * workspace_per_row bytes, aligned to
+ * GROVE_ARTIFACT_WORKSPACE_ALIGN, overlapping neither rows nor out, used by this call
+ * only and uninitialised; NULL when that size is 0 (schedules that keep their scratch
+ * on the stack).
+ */
 typedef struct GroveArtifact {
-	uint32_t magic;        /* GROVE_ARTIFACT_MAGIC */
-	uint32_t version;      /* GROVE_ARTIFACT_VERSION */
-	uint32_t num_features; /* columns per row */
-	uint32_t num_outputs;  /* predictions per row */
-	uint32_t num_margins;  /* raw margins per row (GROVE_ARTIFACT_MARGIN) */
-	uint32_t transform;    /* post-transform code (HTransform) */
+	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
+	uint32_t version;           /* GROVE_ARTIFACT_VERSION */
+	uint32_t num_features;      /* columns per row */
+	uint32_t num_outputs;       /* predictions per row */
+	uint32_t num_margins;       /* raw margins per row (GROVE_ARTIFACT_MARGIN) */
+	uint32_t transform;         /* post-transform code (HTransform) */
+	uint64_t workspace_fixed;   /* workspace bytes for any number of rows */
+	uint64_t workspace_per_row; /* and per row */
 	/* rows: nrows x num_features floats, NaN = missing; out: nrows x (outputs or margins). Thread-safe. */
-	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags);
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
 } GroveArtifact;
+
+/* Version 1: no workspace. Artifacts written before version 2 still load. */
+typedef struct GroveArtifactV1 {
+	uint32_t magic;        /* GROVE_ARTIFACT_MAGIC */
+	uint32_t version;      /* 1 */
+	uint32_t num_features;
+	uint32_t num_outputs;
+	uint32_t num_margins;
+	uint32_t transform;
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags);
+} GroveArtifactV1;
 
 #endif

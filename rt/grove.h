@@ -3,8 +3,10 @@
  *
  * Every function that can fail returns a GroveStatus and, if err is not NULL, fills it
  * with a message. The library never prints and never exits. A loaded model may be
- * used by several threads at once; predicting allocates nothing, and batches smaller
- * than a few hundred rows run on the calling thread.
+ * used by several threads at once, and batches smaller than a few hundred rows run on
+ * the calling thread. Predicting allocates nothing, unless the model's schedule needs a
+ * workspace (grove_workspace_size is not 0): grove_predict then mallocs it for the call,
+ * and grove_predict_with_workspace takes the caller's instead.
  */
 #ifndef GROVE_H
 #define GROVE_H
@@ -44,10 +46,29 @@ size_t grove_num_features(const GroveModel *model);
 size_t grove_num_outputs(const GroveModel *model, unsigned flags);
 /*
  * Predict nrows rows of ncols floats (row-major, NaN = missing) into out, which holds
- * out_len floats (at least nrows * grove_num_outputs(model, flags)).
+ * out_len floats (at least nrows * grove_num_outputs(model, flags)) and must not overlap
+ * rows. GROVE_ERROR_MEMORY if the model needs a workspace that cannot be allocated.
  */
 GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
                           float *out, size_t out_len, unsigned flags, GroveError *err);
+/* Alignment of a workspace handed to grove_predict_with_workspace (malloc's). */
+#define GROVE_WORKSPACE_ALIGN 16u
+
+/*
+ * Bytes of scratch memory predicting nrows rows needs: 0 for models that keep their
+ * scratch on the stack (most); SIZE_MAX when it does not fit in a size_t.
+ */
+size_t grove_workspace_size(const GroveModel *model, size_t nrows);
+/*
+ * grove_predict with the caller's scratch memory instead of a malloc per call.
+ * workspace holds workspace_len bytes, at least grove_workspace_size(model, nrows)
+ * (an error if fewer), aligned to GROVE_WORKSPACE_ALIGN, overlapping neither rows nor
+ * out; it may be NULL when that size is 0. It needs no initialisation, holds garbage
+ * after, and serves one call at a time: threads predicting at once need one each.
+ */
+GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
+                                         float *out, size_t out_len, unsigned flags, void *workspace,
+                                         size_t workspace_len, GroveError *err);
 /* A short name for a status ("ok", "io error", ...). */
 const char *grove_status_name(GroveStatus status);
 

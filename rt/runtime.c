@@ -4,14 +4,25 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(GROVE_WORKSPACE_ALIGN == GROVE_ARTIFACT_WORKSPACE_ALIGN, "grove.h and artifact.h disagree");
+
+/* A loaded artifact of any version, its fields copied out of the descriptor. */
 struct GroveModel {
 	void *handle;                 /* from dlopen */
-	const GroveArtifact *artifact;
+	uint32_t version;
+	uint32_t num_features;
+	uint32_t num_outputs;
+	uint32_t num_margins;
+	uint64_t workspace_fixed;     /* 0 for version 1 */
+	uint64_t workspace_per_row;
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace); /* version 2 */
+	void (*predict_v1)(const float *rows, int64_t nrows, float *out, int32_t flags);             /* version 1 */
 };
 
 /* Fill err (if any) and return status. */
@@ -52,12 +63,44 @@ static void pin_openmp(void)
 	}
 }
 
+/* Fill m from the descriptor a of a version-1 or version-2 artifact; false for another version. */
+static bool read_descriptor(const void *a, GroveModel *m)
+{
+	uint32_t head[2]; /* magic and version, the same in every version */
+	memcpy(head, a, sizeof head);
+	m->version = head[1];
+	if (head[0] != GROVE_ARTIFACT_MAGIC)
+		return false;
+	if (head[1] == 1) {
+		const GroveArtifactV1 *v1 = a;
+		m->num_features = v1->num_features;
+		m->num_outputs = v1->num_outputs;
+		m->num_margins = v1->num_margins;
+		m->workspace_fixed = m->workspace_per_row = 0;
+		m->predict = NULL;
+		m->predict_v1 = v1->predict;
+		return v1->predict != NULL;
+	}
+	if (head[1] == GROVE_ARTIFACT_VERSION) {
+		const GroveArtifact *v2 = a;
+		m->num_features = v2->num_features;
+		m->num_outputs = v2->num_outputs;
+		m->num_margins = v2->num_margins;
+		m->workspace_fixed = v2->workspace_fixed;
+		m->workspace_per_row = v2->workspace_per_row;
+		m->predict = v2->predict;
+		m->predict_v1 = NULL;
+		return v2->predict != NULL;
+	}
+	return false;
+}
+
 GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 {
 	char *local = NULL;
 	const char *name = path;
 	void *handle;
-	const GroveArtifact *a;
+	const void *a;
 	GroveModel *m;
 
 	if (!model)
@@ -83,19 +126,19 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 		dlclose(handle);
 		return fail(err, GROVE_ERROR_FORMAT, "%s: not a grove artifact (no %s symbol)", path, GROVE_ARTIFACT_SYMBOL);
 	}
-	if (a->magic != GROVE_ARTIFACT_MAGIC || a->version != GROVE_ARTIFACT_VERSION || !a->predict || !a->num_features ||
-	    !a->num_outputs || !a->num_margins) {
-		GroveStatus s = fail(err, GROVE_ERROR_FORMAT, "%s: a grove artifact of another version (%u; this library reads %u)",
-		                     path, a->version, GROVE_ARTIFACT_VERSION);
-		dlclose(handle);
-		return s;
-	}
 	if (!(m = malloc(sizeof *m))) {
 		dlclose(handle);
 		return fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
 	}
+	if (!read_descriptor(a, m) || !m->num_features || !m->num_outputs || !m->num_margins) {
+		GroveStatus s = fail(err, GROVE_ERROR_FORMAT,
+		                     "%s: a grove artifact of another version (%u; this library reads 1 to %u)", path,
+		                     m->version, GROVE_ARTIFACT_VERSION);
+		free(m);
+		dlclose(handle);
+		return s;
+	}
 	m->handle = handle;
-	m->artifact = a;
 	*model = m;
 	return ok(err);
 }
@@ -108,44 +151,120 @@ void grove_free(GroveModel *model)
 	free(model);
 }
 
-size_t grove_num_features(const GroveModel *model) { return model ? model->artifact->num_features : 0; }
+size_t grove_num_features(const GroveModel *model) { return model ? model->num_features : 0; }
 
 size_t grove_num_outputs(const GroveModel *model, unsigned flags)
 {
 	if (!model)
 		return 0;
-	return flags & GROVE_PREDICT_MARGIN ? model->artifact->num_margins : model->artifact->num_outputs;
+	return flags & GROVE_PREDICT_MARGIN ? model->num_margins : model->num_outputs;
 }
 
-GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols, float *out,
-                          size_t out_len, unsigned flags, GroveError *err)
+size_t grove_workspace_size(const GroveModel *model, size_t nrows)
 {
-	const GroveArtifact *a;
-	size_t per_row;
+	uint64_t fixed, per_row;
+	if (!model)
+		return 0;
+	fixed = model->workspace_fixed;
+	per_row = model->workspace_per_row;
+	if (fixed > SIZE_MAX || (nrows && per_row > (SIZE_MAX - fixed) / nrows))
+		return SIZE_MAX;
+	return (size_t)(fixed + per_row * nrows);
+}
 
+/* Whether the n bytes at p and the m bytes at q overlap (addresses compared as integers). */
+static bool overlap(const void *p, size_t n, const void *q, size_t m)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+	return n && m && a < b + m && b < a + n;
+}
+
+/*
+ * The checks of every prediction's arguments but the workspace and where the buffers
+ * lie: GROVE_OK when nrows rows can be predicted, also when nrows is 0 (nothing to do).
+ * *rows_bytes and *out_bytes then say how many bytes of rows and out they span.
+ */
+static GroveStatus check_arguments(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
+                                   const float *out, size_t out_len, unsigned flags, size_t *rows_bytes,
+                                   size_t *out_bytes, GroveError *err)
+{
+	size_t per_row;
 	if (!model)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: model is NULL");
-	a = model->artifact;
 	if (flags & ~(unsigned)GROVE_PREDICT_MARGIN)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: unknown flags 0x%x", flags);
-	if (ncols != a->num_features)
-		return fail(err, GROVE_ERROR_ARGUMENT, "rows have %zu columns, the model needs %u", ncols, a->num_features);
+	if (ncols != model->num_features)
+		return fail(err, GROVE_ERROR_ARGUMENT, "rows have %zu columns, the model needs %u", ncols, model->num_features);
 	if (nrows == 0)
 		return ok(err);
 	if (!rows || !out)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %s is NULL", rows ? "out" : "rows");
 	per_row = grove_num_outputs(model, flags);
-	if (nrows > INT64_MAX / per_row || nrows > SIZE_MAX / ncols)
+	if (nrows > INT64_MAX / per_row || nrows > SIZE_MAX / sizeof(float) / per_row ||
+	    nrows > SIZE_MAX / sizeof(float) / ncols)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %zu rows is too many", nrows);
 	if (out_len < nrows * per_row)
 		return fail(err, GROVE_ERROR_ARGUMENT, "the output holds %zu floats, %zu rows need %zu", out_len, nrows,
 		            nrows * per_row);
-	{
-		const char *rows_end = (const char *)(rows + nrows * ncols), *out_end = (const char *)(out + nrows * per_row);
-		if ((const char *)rows < out_end && (const char *)out < rows_end)
-			return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
-	}
-	a->predict(rows, (int64_t)nrows, out, (int32_t)(flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0));
+	*rows_bytes = nrows * ncols * sizeof(float);
+	*out_bytes = nrows * per_row * sizeof(float);
+	return ok(err);
+}
+
+/* Run the artifact's predict on checked arguments. */
+static void run_predict(const GroveModel *model, const float *rows, size_t nrows, float *out, unsigned flags,
+                        void *workspace)
+{
+	int32_t artifact_flags = flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0;
+	if (model->predict_v1)
+		model->predict_v1(rows, (int64_t)nrows, out, artifact_flags);
+	else
+		model->predict(rows, (int64_t)nrows, out, artifact_flags, workspace);
+}
+
+GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols, float *out,
+                          size_t out_len, unsigned flags, GroveError *err)
+{
+	size_t rows_bytes = 0, out_bytes = 0, size;
+	void *workspace = NULL;
+	GroveStatus status = check_arguments(model, rows, nrows, ncols, out, out_len, flags, &rows_bytes, &out_bytes, err);
+	if (status != GROVE_OK || nrows == 0)
+		return status;
+	size = grove_workspace_size(model, nrows);
+	if (size == SIZE_MAX)
+		return fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
+	if (overlap(rows, rows_bytes, out, out_bytes))
+		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+	if (size && !(workspace = malloc(size)))
+		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", nrows, size);
+	run_predict(model, rows, nrows, out, flags, workspace);
+	free(workspace);
+	return ok(err);
+}
+
+GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
+                                         float *out, size_t out_len, unsigned flags, void *workspace,
+                                         size_t workspace_len, GroveError *err)
+{
+	size_t rows_bytes = 0, out_bytes = 0, size;
+	GroveStatus status = check_arguments(model, rows, nrows, ncols, out, out_len, flags, &rows_bytes, &out_bytes, err);
+	if (status != GROVE_OK || nrows == 0)
+		return status;
+	size = grove_workspace_size(model, nrows);
+	if (size == SIZE_MAX)
+		return fail(err, GROVE_ERROR_ARGUMENT, "%zu rows need a workspace larger than the address space", nrows);
+	if (workspace_len < size)
+		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace holds %zu bytes, %zu rows need %zu", workspace_len, nrows,
+		            size);
+	if (size && !workspace)
+		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_with_workspace: workspace is NULL");
+	if (size && (uintptr_t)workspace % GROVE_WORKSPACE_ALIGN)
+		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace is not aligned to %u bytes", GROVE_WORKSPACE_ALIGN);
+	if (overlap(rows, rows_bytes, out, out_bytes))
+		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+	if (overlap(workspace, size, rows, rows_bytes) || overlap(workspace, size, out, out_bytes))
+		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace overlaps the rows or the output");
+	run_predict(model, rows, nrows, out, flags, size ? workspace : NULL);
 	return ok(err);
 }
 

@@ -13,6 +13,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,15 +181,20 @@ static bool write_header(const LModule *m, const char *prefix, const char *path,
 	        "#define %s_NUM_FEATURES %u /* floats per row */\n"
 	        "#define %s_NUM_OUTPUTS %u  /* predictions per row */\n"
 	        "#define %s_NUM_MARGINS %u  /* raw margins per row (flags & %s_MARGIN) */\n"
-	        "#define %s_MARGIN 1\n\n"
+	        "#define %s_MARGIN 1\n"
+	        "/* Workspace bytes for nrows rows: %s_WORKSPACE_FIXED + nrows * %s_WORKSPACE_PER_ROW. */\n"
+	        "#define %s_WORKSPACE_FIXED %" PRIu64 "ull\n"
+	        "#define %s_WORKSPACE_PER_ROW %" PRIu64 "ull\n\n"
 	        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
 	        "/*\n * Predict nrows rows (row-major, %u floats each, NaN = missing) into out, which must not\n"
 	        " * overlap rows: nrows x %s_NUM_OUTPUTS values, or nrows x %s_NUM_MARGINS raw margins\n"
-	        " * when flags & %s_MARGIN. Thread-safe; small batches run on the calling thread.\n */\n"
-	        "void %s_predict(const float *rows, int64_t nrows, float *out, int32_t flags);\n\n"
+	        " * when flags & %s_MARGIN. workspace is scratch memory of the size above (NULL when it\n"
+	        " * is 0), 16-byte aligned (malloc's), overlapping neither rows nor out, uninitialised,\n"
+	        " * used by one call at a time. Thread-safe; small batches run on the calling thread.\n */\n"
+	        "void %s_predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);\n\n"
 	        "#ifdef __cplusplus\n}\n#endif\n\n#endif\n",
-	        upper, upper, upper, m->num_features, upper, m->num_outputs, upper, m->num_margins, upper, upper,
-	        m->num_features, upper, upper, upper, prefix);
+	        upper, upper, upper, m->num_features, upper, m->num_outputs, upper, m->num_margins, upper, upper, upper,
+	        upper, upper, m->workspace_fixed, upper, m->workspace_per_row, m->num_features, upper, upper, upper, prefix);
 	if (fclose(out) != 0) {
 		error_set(e, "%s: cannot write: %s", header, strerror(errno));
 		free(header);

@@ -7,7 +7,9 @@
  * context: the values its body uses from outside (captures), the iteration space and
  * an atomic counter from which threads take chunks of `grain` iterations. Small ranges
  * call the outlined function directly; large ones go through GOMP_parallel, which
- * libgomp and libomp both provide.
+ * libgomp and libomp both provide. SHARED LOCAL_ARRAYs reach the outlined body as
+ * captured pointers like any other value. Values with lanes are LLVM vectors, loaded
+ * and stored with the alignment of one element; ATOMIC_ADD is a monotonic atomicrmw.
  */
 #include "target/llvm.h"
 
@@ -96,6 +98,71 @@ static LLVMValueRef element(Emitter *em, LLVMTypeRef type, uint32_t ptr, uint32_
 {
 	LLVMValueRef i = value(em, index);
 	return LLVMBuildGEP2(em->b, type, value(em, ptr), &i, 1, "");
+}
+
+/* The type of values of LIR type t with lanes lanes: a vector type when lanes > 1. */
+static LLVMTypeRef lanes_type(Emitter *em, LType t, unsigned lanes)
+{
+	return lanes > 1 ? LLVMVectorType(em->types[t], lanes) : em->types[t];
+}
+
+/* A constant of LIR instruction inst: imm or fimm, splat over its lanes. */
+static LLVMValueRef emit_const(Emitter *em, const LInst *inst)
+{
+	LLVMTypeRef type = type_of(em, (LType)inst->type);
+	LLVMValueRef scalar, lanes[LIR_MAX_LANES];
+	if (inst->type == LTYPE_F32 || inst->type == LTYPE_F64)
+		scalar = LLVMConstReal(type, inst->fimm);
+	else
+		scalar = LLVMConstInt(type, (unsigned long long)inst->imm, 1);
+	if (inst->lanes <= 1)
+		return scalar;
+	for (unsigned i = 0; i < inst->lanes; i++)
+		lanes[i] = scalar;
+	return LLVMConstVector(lanes, inst->lanes);
+}
+
+/* LOAD: one element, or a vector of consecutive elements aligned as one element. */
+static LLVMValueRef emit_load(Emitter *em, const LInst *inst)
+{
+	LLVMTypeRef type = type_of(em, (LType)inst->type);
+	LLVMValueRef load = LLVMBuildLoad2(em->b, lanes_type(em, (LType)inst->type, inst->lanes),
+	                                   element(em, type, inst->a, inst->b), "");
+	if (inst->lanes > 1)
+		LLVMSetAlignment(load, (unsigned)lir_type_size((LType)inst->type));
+	return load;
+}
+
+/* STORE of c, a scalar or a vector (whose elements are the ones indexed, aligned as one element). */
+static void emit_store(Emitter *em, const LInst *inst)
+{
+	LLVMValueRef c = value(em, inst->c), store;
+	LLVMTypeRef type = LLVMTypeOf(c);
+	bool vector = LLVMGetTypeKind(type) == LLVMVectorTypeKind;
+	if (vector)
+		type = LLVMGetElementType(type);
+	store = LLVMBuildStore(em->b, c, element(em, type, inst->a, inst->b));
+	if (vector)
+		LLVMSetAlignment(store, (unsigned)lir_type_size((LType)em->fn->insts[inst->c].type));
+}
+
+/* ATOMIC_ADD: atomicrmw add (integers) or fadd (floats), monotonic (relaxed) ordering. */
+static void emit_atomic_add(Emitter *em, const LInst *inst)
+{
+	LLVMValueRef c = value(em, inst->c);
+	LLVMTypeRef type = LLVMTypeOf(c);
+	bool fl = LLVMGetTypeKind(type) == LLVMFloatTypeKind || LLVMGetTypeKind(type) == LLVMDoubleTypeKind;
+	LLVMBuildAtomicRMW(em->b, fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, element(em, type, inst->a, inst->b), c,
+	                   LLVMAtomicOrderingMonotonic, 0);
+}
+
+/* PREFETCH: llvm.prefetch of the element's address for reading (0), high locality (3), data cache (1). */
+static void emit_prefetch(Emitter *em, const LInst *inst)
+{
+	LLVMTypeRef i32 = em->types[LTYPE_I32];
+	LLVMValueRef args[4] = {element(em, type_of(em, (LType)inst->type), inst->a, inst->b), LLVMConstInt(i32, 0, 0),
+	                        LLVMConstInt(i32, 3, 0), LLVMConstInt(i32, 1, 0)};
+	call_intrinsic(em, "llvm.prefetch", em->types[LTYPE_PTR], args, 4);
 }
 
 /* for (iv = begin; iv < end; iv += step) body, with the LIR value of the loop bound to iv. */
@@ -341,17 +408,12 @@ static void emit_inst(Emitter *em, uint32_t id)
 
 	switch ((LOp)inst->op) {
 	case LOP_PARAM: *out = LLVMGetParam(em->func, (unsigned)inst->imm); break;
-	case LOP_CONST:
-		if (inst->type == LTYPE_F32 || inst->type == LTYPE_F64)
-			*out = LLVMConstReal(type, inst->fimm);
-		else
-			*out = LLVMConstInt(type, (unsigned long long)inst->imm, 1);
-		break;
+	case LOP_CONST: *out = emit_const(em, inst); break;
 	case LOP_BUFFER: *out = em->buffers[inst->imm]; break;
-	case LOP_LOAD: *out = LLVMBuildLoad2(em->b, type, element(em, type, inst->a, inst->b), ""); break;
-	case LOP_STORE:
-		LLVMBuildStore(em->b, value(em, inst->c), element(em, LLVMTypeOf(value(em, inst->c)), inst->a, inst->b));
-		break;
+	case LOP_LOAD: *out = emit_load(em, inst); break;
+	case LOP_STORE: emit_store(em, inst); break;
+	case LOP_ATOMIC_ADD: emit_atomic_add(em, inst); break;
+	case LOP_PREFETCH: emit_prefetch(em, inst); break;
 	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR:
 	case LOP_MIN: case LOP_SDIV: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV:
 		*out = emit_binary(em, (LOp)inst->op, value(em, inst->a), value(em, inst->b));
@@ -440,20 +502,25 @@ static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name
 	return func;
 }
 
-/* The artifact descriptor: a constant GroveArtifact named symbol pointing at predict. */
+/*
+ * The artifact descriptor: a constant GroveArtifact (version 2) named symbol pointing at
+ * predict: six i32 fields, the two i64 workspace sizes, the function pointer.
+ */
 static void emit_descriptor(Emitter *em, LLVMValueRef predict, const char *symbol)
 {
-	LLVMTypeRef i32 = em->types[LTYPE_I32];
-	LLVMTypeRef fields[7] = {i32, i32, i32, i32, i32, i32, em->types[LTYPE_PTR]};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 7, 0);
+	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64];
+	LLVMTypeRef fields[9] = {i32, i32, i32, i32, i32, i32, i64, i64, em->types[LTYPE_PTR]};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 9, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[7], global;
+	LLVMValueRef init[9], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
-	init[6] = predict;
+	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
+	init[7] = LLVMConstInt(i64, em->m->workspace_per_row, 0);
+	init[8] = predict;
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 7));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 9));
 	LLVMSetGlobalConstant(global, 1);
 }
 

@@ -4,42 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/check.h"
-
-
-/* lir_verify must reject m with a message containing text. */
-static void expect_invalid(const LModule *m, const char *text, int line)
-{
-	Error e = {{0}};
-	bool ok = lir_verify(m, &e);
-	if (ok || !strstr(e.message, text)) {
-		fprintf(stderr, "%s:%d: expected an error containing '%s', got %s'%s'\n", __FILE__, line, text,
-		        ok ? "success " : "", e.message);
-		failures++;
-	}
-}
-#define EXPECT_INVALID(m, text) expect_invalid((m), (text), __LINE__)
-
-/* lir_verify must accept m. */
-static void expect_valid(const LModule *m, int line)
-{
-	Error e = {{0}};
-	if (!lir_verify(m, &e)) {
-		fprintf(stderr, "%s:%d: expected a valid module, got '%s'\n", __FILE__, line, e.message);
-		failures++;
-	}
-}
-#define EXPECT_VALID(m) expect_valid((m), __LINE__)
-
-/* A module whose only function is f(ptr, i64) with %0 = param 0 and %1 = param 1; b appends to its body. */
-static LModule *tiny(LBuilder *b)
-{
-	static const LType params[] = {LTYPE_PTR, LTYPE_I64};
-	LModule *m = lir_module_new();
-	lir_builder_init(b, lir_func_add(m, "f", params, COUNT_OF(params)));
-	lir_emit(b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-	b->fn->insts[lir_emit(b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE)].imm = 1;
-	return m;
-}
+#include "tests/unit/lir_check.h"
 
 /* A forest of num_trees trees that each split on feature 0 then 1 (depth 2, 7 nodes). */
 static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs, HTransform t)
@@ -86,7 +51,7 @@ static void test_lowered(void)
 			EXPECT_VALID(m);
 			lir_print(out, m);
 			fclose(out);
-			CHECK(strstr(text, "func predict(ptr %0, i64 %1, ptr %2, i32 %3) entry {\n"));
+			CHECK(strstr(text, "func predict(ptr %0, i64 %1, ptr %2, i32 %3, ptr %4) entry {\n"));
 			CHECK(strstr(text, "\n\t%0 = param 0 ptr\n") && strstr(text, " = parallel_for ") && strstr(text, " grain 64 {\n"));
 			CHECK(strstr(text, "\n\t\t} else {\n") && strstr(text, "\n\t\t\tloop {\n") && strstr(text, "] fnv1a "));
 			free(text);

@@ -1,7 +1,7 @@
 /*
  * libgrove and the host target together: compile a small forest at every optimisation
  * level and interleave factor, load it, and check predictions, argument errors, thread
- * safety, and that a one-row prediction starts no threads.
+ * safety, and that a one-row prediction starts no threads and allocates nothing.
  */
 #include "lower/lower.h"
 #include "rt/grove.h"
@@ -13,6 +13,20 @@
 #include <string.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+
+#ifndef __SANITIZE_ADDRESS__ /* AddressSanitizer has its own malloc */
+/* Allocations counted while `counting` is set: glibc's allocator, interposed by this program. */
+static _Atomic int counting;
+static _Atomic long allocations;
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t count, size_t size);
+void *__libc_realloc(void *p, size_t n);
+void __libc_free(void *p);
+void *malloc(size_t n) { allocations += counting; return __libc_malloc(n); }
+void *calloc(size_t count, size_t size) { allocations += counting; return __libc_calloc(count, size); }
+void *realloc(void *p, size_t n) { allocations += counting; return __libc_realloc(p, n); }
+void free(void *p) { __libc_free(p); }
+#endif
 
 
 /* Two trees on two features: tree 0 splits x0 < 0.5 (missing left), then x1 < 2 (missing right). */
@@ -149,6 +163,25 @@ int main(void)
 		CHECK(grove_predict(model, rows, 1, 2, out, 1, 0, &err) == GROVE_OK);
 		CHECK(threads() == before);
 	}
+	CHECK(grove_workspace_size(model, 1) == 0 && grove_workspace_size(model, ROWS) == 0);
+#ifndef __SANITIZE_ADDRESS__
+	{
+		char *volatile copy; /* the count sees allocations, the library's included */
+		counting = 1;
+		copy = strdup("x");
+		free(copy);
+		counting = 0;
+		CHECK(allocations == 1);
+		allocations = 0;
+		counting = 1;
+		CHECK(grove_predict(model, rows, 1, 2, out, 1, 0, &err) == GROVE_OK);
+		counting = 0;
+		CHECK(allocations == 0);
+	}
+#endif
+	/* A model without a workspace needs none from the caller either. */
+	CHECK(grove_predict_with_workspace(model, rows, 4, 2, out, 4, 0, NULL, 0, &err) == GROVE_OK);
+	CHECK(fabs(out[3] - 1.0 / (1.0 + exp(-expected_margin(rows + 6)))) < 1e-6);
 	CHECK(grove_num_features(model) == 2);
 	CHECK(grove_num_outputs(model, 0) == 1 && grove_num_outputs(model, GROVE_PREDICT_MARGIN) == 1);
 
