@@ -139,8 +139,10 @@ static void no_loop_reason(const HSchedule *s, int32_t v, char *buf, size_t size
 	for (uint32_t w = 0; w < s->num_vars; w++) {
 		const HIndexVar *x = &s->vars[w];
 		if (x->parent == v && (x->kind == HVAR_TILE_OUTER || x->kind == HVAR_SPLIT_FIRST)) {
-			snprintf(buf, size, "it was %s into %s, %s (line %u)", x->kind == HVAR_TILE_OUTER ? "tiled" : "split",
-			         x->name, s->vars[x->partner].name, x->made.line);
+			n = (size_t)snprintf(buf, size, "it was %s into %s, %s", x->kind == HVAR_TILE_OUTER ? "tiled" : "split", x->name,
+			                     s->vars[x->partner].name);
+			if (x->made.line && n < size)
+				snprintf(buf + n, size - n, " (line %u)", x->made.line);
 			return;
 		}
 	}
@@ -180,7 +182,8 @@ static bool new_name(const HSchedule *s, const char *name, Error *e)
 	if (strlen(name) + 1 >= HIR_MAX_NAME)
 		return error_set(e, "'%s' is longer than %d characters", name, HIR_MAX_NAME - 2);
 	if (old != NONE)
-		return error_set(e, "'%s' is already a variable%s", name, s->vars[old].made.line ? "" : " (a root)");
+		return error_set(e, "'%s' is already a variable%s", name,
+		                 s->vars[old].kind == HVAR_ROOT && s->vars[old].origin == NONE ? " (a root)" : "");
 	return true;
 }
 
@@ -201,6 +204,12 @@ static bool has_directive(const HIndexVar *v, HDirectiveKind k)
 	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_COUNT: return false;
 	}
 	return false;
+}
+
+/* The directive that chose reduction strategy r (not HREDUCE_PRIVATE). */
+static HDirectiveKind reduce_directive(HReduce r)
+{
+	return r == HREDUCE_ATOMIC ? HDIR_ATOMIC_REDUCE : r == HREDUCE_VECTOR ? HDIR_VECTOR_REDUCE : HDIR_SHARED_REDUCE;
 }
 
 /* The first directive already given to v, or HDIR_COUNT if none. */
@@ -460,7 +469,9 @@ static bool apply_split(HSchedule *s, const HDirective *d, Error *e)
 	hir_schedule_range(s, v, &r);
 	if (d->value < 1)
 		return error_set(e, "split point %lld is outside the range: '%s' would never run", (long long)d->value, d->names[1]);
-	if (d->value > INT32_MAX || (r.max_trips >= 0 && d->value >= r.max_trips))
+	if (d->value > INT32_MAX)
+		return error_set(e, "split point %lld: must be at most %d", (long long)d->value, INT32_MAX);
+	if (r.max_trips >= 0 && d->value >= r.max_trips)
 		return error_set(e, "split point %lld is outside the range: '%s' runs at most %lld iterations, so '%s' would never run and the walk under it is unreachable",
 		                 (long long)d->value, d->names[0], (long long)r.max_trips, d->names[2]);
 	first = add_var(s, d->names[1], HVAR_SPLIT_FIRST, s->vars[v].over_trees, v, (uint32_t)d->value);
@@ -509,7 +520,11 @@ static bool apply_reorder(HSchedule *s, const HDirective *d, Error *e)
 			if (named[j] == named[i])
 				return error_set(e, "'%s' is named twice", d->names[i]);
 	}
-	/* They must lie on one chain of loops: the outermost encloses them all. */
+	/* They must lie on one chain of loops: any two nested one in the other; the outermost encloses them all. */
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++)
+			if (!encloses(s, named[i], named[j]) && !encloses(s, named[j], named[i]))
+				return error_set(e, "'%s' and '%s' are not nested in one another, so they cannot be reordered", d->names[i], d->names[j]);
 	for (uint32_t i = 0; i < n; i++) {
 		bool outermost = true;
 		for (uint32_t j = 0; j < n; j++)
@@ -518,9 +533,6 @@ static bool apply_reorder(HSchedule *s, const HDirective *d, Error *e)
 		if (outermost)
 			top = named[i];
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (!encloses(s, top, named[i]))
-			return error_set(e, "'%s' and '%s' are not nested in one another, so they cannot be reordered", s->vars[top].name, d->names[i]);
 	for (uint32_t i = 0; i < n; i++)
 		if (bottom == NONE || encloses(s, bottom, named[i]))
 			bottom = named[i];
@@ -616,7 +628,8 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		if (!x->over_trees)
 			return error_set(e, "'%s' runs over rows; reductions conflict only across trees", x->name);
 		if (x->reduce != HREDUCE_PRIVATE)
-			return error_set(e, "'%s' already has a reduction strategy", x->name);
+			return error_set(e, "'%s' already has %s: a loop has one reduction strategy", x->name,
+			                 hir_directive_name(reduce_directive((HReduce)x->reduce)));
 		if (d->kind == HDIR_VECTOR_REDUCE) {
 			if (d->value != 2 && d->value != 4 && d->value != 8 && d->value != 16)
 				return error_set(e, "vector width %lld: expected 2, 4, 8 or 16", (long long)d->value);
@@ -644,6 +657,8 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 {
 	if (d->kind >= HDIR_COUNT)
 		return error_set(e, "unknown directive %u", d->kind);
+	if (d->num_names > HIR_MAX_ARGS)
+		return error_set(e, "at most %d variables, got %u", HIR_MAX_ARGS, d->num_names);
 	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names)
 		return error_set(e, "expected %d variable names, got %u", directives[d->kind].names, d->num_names);
 	switch ((HDirectiveKind)d->kind) {
@@ -682,8 +697,11 @@ const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k
 	char where[300];
 	for (uint32_t i = 0; i < s->num_log; i++) {
 		const HDirective *d = &s->log[i];
-		if (d->kind == k && d->pos.line == pos.line && d->pos.column == pos.column &&
-		    (hir_schedule_find(s, d->names[0]) == var || s->vars[var].origin != NONE)) {
+		int32_t named = hir_schedule_find(s, d->names[0]), o = var;
+		/* The directive names var or, for a copy made by split, the variable it copies. */
+		while (o != NONE && o != named)
+			o = s->vars[o].origin;
+		if (d->kind == k && d->pos.line == pos.line && d->pos.column == pos.column && o != NONE) {
 			format_pos(s, pos, where, sizeof where);
 			snprintf(buf, size, "%s", where);
 			format_directive(d, buf + strlen(buf), size - strlen(buf));
@@ -734,10 +752,9 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 		}
 		if (x->unroll_walk && x->peel_walk)
 			return fail_at(s, v, HDIR_PEEL_WALK, e, "'%s' already unrolls its walks (unrollWalk)", x->name);
-		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim) {
-			HDirectiveKind k = x->reduce == HREDUCE_ATOMIC ? HDIR_ATOMIC_REDUCE : x->reduce == HREDUCE_VECTOR ? HDIR_VECTOR_REDUCE : HDIR_SHARED_REDUCE;
-			return fail_at(s, v, k, e, "'%s' is not parallel: its iterations never reduce into one place at once", x->name);
-		}
+		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim)
+			return fail_at(s, v, reduce_directive((HReduce)x->reduce), e,
+			               "'%s' is not parallel: its iterations never reduce into one place at once", x->name);
 	}
 	return true;
 }
