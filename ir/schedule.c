@@ -239,11 +239,14 @@ typedef struct Bounds {
 	int64_t step, trips;
 } Bounds;
 
+/* Append a node; when r is full, num_nodes becomes HIR_MAX_EXPR + 1 (see range_fits) and node 0 stands in. */
 static uint8_t expr(HRange *r, HExprOp op, int64_t value, int32_t var, uint8_t a, uint8_t b)
 {
 	HExpr *x;
-	if (r->num_nodes == HIR_MAX_EXPR)
-		die("schedule range expression too large");
+	if (r->num_nodes >= HIR_MAX_EXPR) {
+		r->num_nodes = HIR_MAX_EXPR + 1;
+		return 0;
+	}
 	x = &r->nodes[r->num_nodes];
 	*x = (HExpr){.op = (uint8_t)op, .value = value, .var = var, .a = a, .b = b};
 	return (uint8_t)r->num_nodes++;
@@ -269,14 +272,44 @@ static uint8_t binary(HRange *r, HExprOp op, uint8_t a, uint8_t b)
 	return expr(r, op, 0, NONE, a, b);
 }
 
-/* The loop of var in the context of loop `context`: var itself, or the copy of it that encloses context. */
-static int32_t resolve(const HSchedule *s, int32_t context, int32_t var)
+/*
+ * Whether the loops around context (context included) carry var's value: var's own
+ * loop, or, where a directive took var's loop away, the loops that replaced it: one
+ * split half or copy (each runs over var's own values), or both loops of its tile
+ * (the outer one runs over var's values in steps, the inner one over the offsets
+ * within a step, so var = outer + inner).
+ */
+static bool carried(const HSchedule *s, int32_t context, int32_t var)
 {
-	for (int32_t l = context; l != NONE; l = s->vars[l].loop_parent)
-		for (int32_t o = l; o != NONE; o = s->vars[o].origin)
-			if (o == var)
-				return l;
-	return var;
+	if (s->vars[var].has_loop)
+		return encloses(s, var, context);
+	for (uint32_t w = 0; w < s->num_vars; w++) {
+		const HIndexVar *y = &s->vars[w];
+		bool half = y->origin == NONE && y->parent == var && (y->kind == HVAR_SPLIT_FIRST || y->kind == HVAR_SPLIT_SECOND);
+		if (y->origin == NONE && y->parent == var && y->kind == HVAR_TILE_OUTER)
+			return carried(s, context, (int32_t)w) && carried(s, context, y->partner);
+		if ((half || y->origin == var) && carried(s, context, (int32_t)w))
+			return true;
+	}
+	return false;
+}
+
+/* The value of var inside loop `context`, from the loops that carry it; a bare var (which outside_var reports) where none do. */
+static uint8_t value_of(const HSchedule *s, HRange *r, int32_t context, int32_t var)
+{
+	if (!s->vars[var].has_loop)
+		for (uint32_t w = 0; w < s->num_vars; w++) {
+			const HIndexVar *y = &s->vars[w];
+			bool half = y->origin == NONE && y->parent == var && (y->kind == HVAR_SPLIT_FIRST || y->kind == HVAR_SPLIT_SECOND);
+			if (y->origin == NONE && y->parent == var && y->kind == HVAR_TILE_OUTER) {
+				if (carried(s, context, (int32_t)w) && carried(s, context, y->partner))
+					return binary(r, HEXPR_ADD, value_of(s, r, context, (int32_t)w), value_of(s, r, context, y->partner));
+				break;
+			}
+			if ((half || y->origin == var) && carried(s, context, (int32_t)w))
+				return value_of(s, r, context, (int32_t)w);
+		}
+	return expr(r, HEXPR_VAR, 0, var, 0, 0);
 }
 
 static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
@@ -300,7 +333,7 @@ static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
 		out.trips = p.trips < 0 ? -1 : (p.trips + x->size - 1) / x->size;
 		break;
 	case HVAR_TILE_INNER: {
-		uint8_t outer = expr(r, HEXPR_VAR, 0, resolve(s, context, x->partner), 0, 0);
+		uint8_t outer = value_of(s, r, context, x->partner);
 		out.begin = konst(r, 0);
 		out.end = binary(r, HEXPR_MIN, konst(r, (int64_t)x->size * p.step), binary(r, HEXPR_SUB, p.end, outer));
 		out.trips = p.trips < 0 || p.trips > x->size ? x->size : p.trips;
@@ -321,7 +354,8 @@ static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
 	return out;
 }
 
-void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
+/* Compute var's range into r; false if its bounds need more than HIR_MAX_EXPR nodes. */
+static bool range_fits(const HSchedule *s, int32_t var, HRange *r)
 {
 	Bounds b;
 	r->num_nodes = 0;
@@ -330,6 +364,26 @@ void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
 	r->end = b.end;
 	r->step = b.step;
 	r->max_trips = b.trips;
+	return r->num_nodes <= HIR_MAX_EXPR;
+}
+
+void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
+{
+	/* hir_schedule_apply rejects a directive after which some loop's range would not fit. */
+	if (!range_fits(s, var, r))
+		die("the range of schedule variable '%s' does not fit in %d expression nodes", s->vars[var].name, HIR_MAX_EXPR);
+}
+
+/* A variable whose value the bound at node x of r uses but whose loop does not enclose loop v, or NONE. */
+static int32_t outside_var(const HSchedule *s, const HRange *r, uint8_t x, int32_t v)
+{
+	const HExpr *n = &r->nodes[x];
+	int32_t w;
+	if (n->op == HEXPR_VAR)
+		return n->var != v && encloses(s, n->var, v) ? NONE : n->var;
+	if (n->op == HEXPR_ADD || n->op == HEXPR_SUB || n->op == HEXPR_MIN)
+		return (w = outside_var(s, r, n->a, v)) != NONE ? w : outside_var(s, r, n->b, v);
+	return NONE;
 }
 
 /* The trees variable v covers, [*lo, *hi), and whether its values are absolute tree numbers (else offsets). */
@@ -675,6 +729,19 @@ bool hir_schedule_apply(HSchedule *s, const HDirective *d, Error *e)
 	bool ok;
 	memcpy(t, s, sizeof *t);
 	ok = apply_directive(t, d, e);
+	/* Every loop's bounds must be expressible, over loops around it. */
+	for (uint32_t v = 0; ok && v < t->num_vars; v++) {
+		HRange r;
+		int32_t w;
+		if (!t->vars[v].has_loop)
+			continue;
+		if (!range_fits(t, (int32_t)v, &r))
+			ok = error_set(e, "the loops are nested too deeply: the bounds of '%s' would need more than %d expression nodes",
+			               t->vars[v].name, HIR_MAX_EXPR);
+		else if ((w = outside_var(t, &r, r.begin, (int32_t)v)) != NONE || (w = outside_var(t, &r, r.end, (int32_t)v)) != NONE)
+			ok = error_set(e, "'%s' would run outside %s '%s', on whose value its bounds depend", t->vars[v].name,
+			               t->vars[w].has_loop ? "loop" : "the loops made from", t->vars[w].name);
+	}
 	if (ok && t->num_log == HIR_MAX_DIRECTIVES)
 		ok = error_set(e, "too many directives (at most %d)", HIR_MAX_DIRECTIVES);
 	if (ok) {
