@@ -139,8 +139,10 @@ static void no_loop_reason(const HSchedule *s, int32_t v, char *buf, size_t size
 	for (uint32_t w = 0; w < s->num_vars; w++) {
 		const HIndexVar *x = &s->vars[w];
 		if (x->parent == v && (x->kind == HVAR_TILE_OUTER || x->kind == HVAR_SPLIT_FIRST)) {
-			snprintf(buf, size, "it was %s into %s, %s (line %u)", x->kind == HVAR_TILE_OUTER ? "tiled" : "split",
-			         x->name, s->vars[x->partner].name, x->made.line);
+			n = (size_t)snprintf(buf, size, "it was %s into %s, %s", x->kind == HVAR_TILE_OUTER ? "tiled" : "split", x->name,
+			                     s->vars[x->partner].name);
+			if (x->made.line && n < size)
+				snprintf(buf + n, size - n, " (line %u)", x->made.line);
 			return;
 		}
 	}
@@ -180,7 +182,8 @@ static bool new_name(const HSchedule *s, const char *name, Error *e)
 	if (strlen(name) + 1 >= HIR_MAX_NAME)
 		return error_set(e, "'%s' is longer than %d characters", name, HIR_MAX_NAME - 2);
 	if (old != NONE)
-		return error_set(e, "'%s' is already a variable%s", name, s->vars[old].made.line ? "" : " (a root)");
+		return error_set(e, "'%s' is already a variable%s", name,
+		                 s->vars[old].kind == HVAR_ROOT && s->vars[old].origin == NONE ? " (a root)" : "");
 	return true;
 }
 
@@ -200,6 +203,12 @@ bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k)
 	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_COUNT: return false;
 	}
 	return false;
+}
+
+/* The directive that chose reduction strategy r (not HREDUCE_PRIVATE). */
+static HDirectiveKind reduce_directive(HReduce r)
+{
+	return r == HREDUCE_ATOMIC ? HDIR_ATOMIC_REDUCE : r == HREDUCE_VECTOR ? HDIR_VECTOR_REDUCE : HDIR_SHARED_REDUCE;
 }
 
 /* The first directive already given to v, or HDIR_COUNT if none. */
@@ -229,11 +238,14 @@ typedef struct Bounds {
 	int64_t step, trips;
 } Bounds;
 
+/* Append a node; when r is full, num_nodes becomes HIR_MAX_EXPR + 1 (see range_fits) and node 0 stands in. */
 static uint8_t expr(HRange *r, HExprOp op, int64_t value, int32_t var, uint8_t a, uint8_t b)
 {
 	HExpr *x;
-	if (r->num_nodes == HIR_MAX_EXPR)
-		die("schedule range expression too large");
+	if (r->num_nodes >= HIR_MAX_EXPR) {
+		r->num_nodes = HIR_MAX_EXPR + 1;
+		return 0;
+	}
 	x = &r->nodes[r->num_nodes];
 	*x = (HExpr){.op = (uint8_t)op, .value = value, .var = var, .a = a, .b = b};
 	return (uint8_t)r->num_nodes++;
@@ -259,14 +271,44 @@ static uint8_t binary(HRange *r, HExprOp op, uint8_t a, uint8_t b)
 	return expr(r, op, 0, NONE, a, b);
 }
 
-/* The loop of var in the context of loop `context`: var itself, or the copy of it that encloses context. */
-static int32_t resolve(const HSchedule *s, int32_t context, int32_t var)
+/*
+ * Whether the loops around context (context included) carry var's value: var's own
+ * loop, or, where a directive took var's loop away, the loops that replaced it: one
+ * split half or copy (each runs over var's own values), or both loops of its tile
+ * (the outer one runs over var's values in steps, the inner one over the offsets
+ * within a step, so var = outer + inner).
+ */
+static bool carried(const HSchedule *s, int32_t context, int32_t var)
 {
-	for (int32_t l = context; l != NONE; l = s->vars[l].loop_parent)
-		for (int32_t o = l; o != NONE; o = s->vars[o].origin)
-			if (o == var)
-				return l;
-	return var;
+	if (s->vars[var].has_loop)
+		return encloses(s, var, context);
+	for (uint32_t w = 0; w < s->num_vars; w++) {
+		const HIndexVar *y = &s->vars[w];
+		bool half = y->origin == NONE && y->parent == var && (y->kind == HVAR_SPLIT_FIRST || y->kind == HVAR_SPLIT_SECOND);
+		if (y->origin == NONE && y->parent == var && y->kind == HVAR_TILE_OUTER)
+			return carried(s, context, (int32_t)w) && carried(s, context, y->partner);
+		if ((half || y->origin == var) && carried(s, context, (int32_t)w))
+			return true;
+	}
+	return false;
+}
+
+/* The value of var inside loop `context`, from the loops that carry it; a bare var (which outside_var reports) where none do. */
+static uint8_t value_of(const HSchedule *s, HRange *r, int32_t context, int32_t var)
+{
+	if (!s->vars[var].has_loop)
+		for (uint32_t w = 0; w < s->num_vars; w++) {
+			const HIndexVar *y = &s->vars[w];
+			bool half = y->origin == NONE && y->parent == var && (y->kind == HVAR_SPLIT_FIRST || y->kind == HVAR_SPLIT_SECOND);
+			if (y->origin == NONE && y->parent == var && y->kind == HVAR_TILE_OUTER) {
+				if (carried(s, context, (int32_t)w) && carried(s, context, y->partner))
+					return binary(r, HEXPR_ADD, value_of(s, r, context, (int32_t)w), value_of(s, r, context, y->partner));
+				break;
+			}
+			if ((half || y->origin == var) && carried(s, context, (int32_t)w))
+				return value_of(s, r, context, (int32_t)w);
+		}
+	return expr(r, HEXPR_VAR, 0, var, 0, 0);
 }
 
 static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
@@ -290,7 +332,7 @@ static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
 		out.trips = p.trips < 0 ? -1 : (p.trips + x->size - 1) / x->size;
 		break;
 	case HVAR_TILE_INNER: {
-		uint8_t outer = expr(r, HEXPR_VAR, 0, resolve(s, context, x->partner), 0, 0);
+		uint8_t outer = value_of(s, r, context, x->partner);
 		out.begin = konst(r, 0);
 		out.end = binary(r, HEXPR_MIN, konst(r, (int64_t)x->size * p.step), binary(r, HEXPR_SUB, p.end, outer));
 		out.trips = p.trips < 0 || p.trips > x->size ? x->size : p.trips;
@@ -311,7 +353,8 @@ static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
 	return out;
 }
 
-void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
+/* Compute var's range into r; false if its bounds need more than HIR_MAX_EXPR nodes. */
+static bool range_fits(const HSchedule *s, int32_t var, HRange *r)
 {
 	Bounds b;
 	r->num_nodes = 0;
@@ -320,6 +363,26 @@ void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
 	r->end = b.end;
 	r->step = b.step;
 	r->max_trips = b.trips;
+	return r->num_nodes <= HIR_MAX_EXPR;
+}
+
+void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
+{
+	/* hir_schedule_apply rejects a directive after which some loop's range would not fit. */
+	if (!range_fits(s, var, r))
+		die("the range of schedule variable '%s' does not fit in %d expression nodes", s->vars[var].name, HIR_MAX_EXPR);
+}
+
+/* A variable whose value the bound at node x of r uses but whose loop does not enclose loop v, or NONE. */
+static int32_t outside_var(const HSchedule *s, const HRange *r, uint8_t x, int32_t v)
+{
+	const HExpr *n = &r->nodes[x];
+	int32_t w;
+	if (n->op == HEXPR_VAR)
+		return n->var != v && encloses(s, n->var, v) ? NONE : n->var;
+	if (n->op == HEXPR_ADD || n->op == HEXPR_SUB || n->op == HEXPR_MIN)
+		return (w = outside_var(s, r, n->a, v)) != NONE ? w : outside_var(s, r, n->b, v);
+	return NONE;
 }
 
 /* The trees variable v covers, [*lo, *hi), and whether its values are absolute tree numbers (else offsets). */
@@ -459,7 +522,9 @@ static bool apply_split(HSchedule *s, const HDirective *d, Error *e)
 	hir_schedule_range(s, v, &r);
 	if (d->value < 1)
 		return error_set(e, "split point %lld is outside the range: '%s' would never run", (long long)d->value, d->names[1]);
-	if (d->value > INT32_MAX || (r.max_trips >= 0 && d->value >= r.max_trips))
+	if (d->value > INT32_MAX)
+		return error_set(e, "split point %lld: must be at most %d", (long long)d->value, INT32_MAX);
+	if (r.max_trips >= 0 && d->value >= r.max_trips)
 		return error_set(e, "split point %lld is outside the range: '%s' runs at most %lld iterations, so '%s' would never run and the walk under it is unreachable",
 		                 (long long)d->value, d->names[0], (long long)r.max_trips, d->names[2]);
 	first = add_var(s, d->names[1], HVAR_SPLIT_FIRST, s->vars[v].over_trees, v, (uint32_t)d->value);
@@ -508,7 +573,11 @@ static bool apply_reorder(HSchedule *s, const HDirective *d, Error *e)
 			if (named[j] == named[i])
 				return error_set(e, "'%s' is named twice", d->names[i]);
 	}
-	/* They must lie on one chain of loops: the outermost encloses them all. */
+	/* They must lie on one chain of loops: any two nested one in the other; the outermost encloses them all. */
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 1; j < n; j++)
+			if (!encloses(s, named[i], named[j]) && !encloses(s, named[j], named[i]))
+				return error_set(e, "'%s' and '%s' are not nested in one another, so they cannot be reordered", d->names[i], d->names[j]);
 	for (uint32_t i = 0; i < n; i++) {
 		bool outermost = true;
 		for (uint32_t j = 0; j < n; j++)
@@ -517,9 +586,6 @@ static bool apply_reorder(HSchedule *s, const HDirective *d, Error *e)
 		if (outermost)
 			top = named[i];
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (!encloses(s, top, named[i]))
-			return error_set(e, "'%s' and '%s' are not nested in one another, so they cannot be reordered", s->vars[top].name, d->names[i]);
 	for (uint32_t i = 0; i < n; i++)
 		if (bottom == NONE || encloses(s, bottom, named[i]))
 			bottom = named[i];
@@ -615,7 +681,8 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		if (!x->over_trees)
 			return error_set(e, "'%s' runs over rows; reductions conflict only across trees", x->name);
 		if (x->reduce != HREDUCE_PRIVATE)
-			return error_set(e, "'%s' already has a reduction strategy", x->name);
+			return error_set(e, "'%s' already has %s: a loop has one reduction strategy", x->name,
+			                 hir_directive_name(reduce_directive((HReduce)x->reduce)));
 		if (d->kind == HDIR_VECTOR_REDUCE) {
 			if (d->value != 2 && d->value != 4 && d->value != 8 && d->value != 16)
 				return error_set(e, "vector width %lld: expected 2, 4, 8 or 16", (long long)d->value);
@@ -643,6 +710,8 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 {
 	if (d->kind >= HDIR_COUNT)
 		return error_set(e, "unknown directive %u", d->kind);
+	if (d->num_names > HIR_MAX_ARGS)
+		return error_set(e, "at most %d variables, got %u", HIR_MAX_ARGS, d->num_names);
 	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names)
 		return error_set(e, "expected %d variable names, got %u", directives[d->kind].names, d->num_names);
 	switch ((HDirectiveKind)d->kind) {
@@ -659,6 +728,19 @@ bool hir_schedule_apply(HSchedule *s, const HDirective *d, Error *e)
 	bool ok;
 	memcpy(t, s, sizeof *t);
 	ok = apply_directive(t, d, e);
+	/* Every loop's bounds must be expressible, over loops around it. */
+	for (uint32_t v = 0; ok && v < t->num_vars; v++) {
+		HRange r;
+		int32_t w;
+		if (!t->vars[v].has_loop)
+			continue;
+		if (!range_fits(t, (int32_t)v, &r))
+			ok = error_set(e, "the loops are nested too deeply: the bounds of '%s' would need more than %d expression nodes",
+			               t->vars[v].name, HIR_MAX_EXPR);
+		else if ((w = outside_var(t, &r, r.begin, (int32_t)v)) != NONE || (w = outside_var(t, &r, r.end, (int32_t)v)) != NONE)
+			ok = error_set(e, "'%s' would run outside %s '%s', on whose value its bounds depend", t->vars[v].name,
+			               t->vars[w].has_loop ? "loop" : "the loops made from", t->vars[w].name);
+	}
 	if (ok && t->num_log == HIR_MAX_DIRECTIVES)
 		ok = error_set(e, "too many directives (at most %d)", HIR_MAX_DIRECTIVES);
 	if (ok) {
@@ -681,8 +763,11 @@ const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k
 	char where[300];
 	for (uint32_t i = 0; i < s->num_log; i++) {
 		const HDirective *d = &s->log[i];
-		if (d->kind == k && d->pos.line == pos.line && d->pos.column == pos.column &&
-		    (hir_schedule_find(s, d->names[0]) == var || s->vars[var].origin != NONE)) {
+		int32_t named = hir_schedule_find(s, d->names[0]), o = var;
+		/* The directive names var or, for a copy made by split, the variable it copies. */
+		while (o != NONE && o != named)
+			o = s->vars[o].origin;
+		if (d->kind == k && d->pos.line == pos.line && d->pos.column == pos.column && o != NONE) {
 			format_pos(s, pos, where, sizeof where);
 			snprintf(buf, size, "%s", where);
 			format_directive(d, buf + strlen(buf), size - strlen(buf));
@@ -733,10 +818,9 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 		}
 		if (x->unroll_walk && x->peel_walk)
 			return fail_at(s, v, HDIR_PEEL_WALK, e, "'%s' already unrolls its walks (unrollWalk)", x->name);
-		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim) {
-			HDirectiveKind k = x->reduce == HREDUCE_ATOMIC ? HDIR_ATOMIC_REDUCE : x->reduce == HREDUCE_VECTOR ? HDIR_VECTOR_REDUCE : HDIR_SHARED_REDUCE;
-			return fail_at(s, v, k, e, "'%s' is not parallel: its iterations never reduce into one place at once", x->name);
-		}
+		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim)
+			return fail_at(s, v, reduce_directive((HReduce)x->reduce), e,
+			               "'%s' is not parallel: its iterations never reduce into one place at once", x->name);
 	}
 	return true;
 }

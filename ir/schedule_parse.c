@@ -28,6 +28,7 @@ static const char *const gpu_dims[] = {
 /* Most arguments remembered for one directive; more are only counted (and rejected). */
 #define MAX_ARGS (HIR_MAX_ARGS + 1)
 
+/* Where the parser is in the text, and where its messages go. */
 typedef struct Parser {
 	const char *p;          /* the next character */
 	const char *line_start; /* the first character of the current line */
@@ -63,7 +64,9 @@ __attribute__((format(printf, 3, 4))) static bool fail(const Parser *P, uint32_t
 
 /* Spaces and tabs (and the '\r' of CRLF line ends) separate tokens. */
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+/* ASCII letters only: names are ASCII. */
 static bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+/* Decimal digits. */
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 /* Characters that end an argument or a directive name. */
 static bool ends_token(char c)
@@ -71,6 +74,7 @@ static bool ends_token(char c)
 	return !c || c == '\n' || is_space(c) || c == ',' || c == '(' || c == ')' || c == ';' || c == '#';
 }
 
+/* Move P past spaces and tabs (never past the end of the line). */
 static void skip_spaces(Parser *P)
 {
 	while (is_space(*P->p))
@@ -190,7 +194,7 @@ static bool parse_directive(Parser *P, HSchedule *s)
 	HDirectiveKind k;
 	Arg args[MAX_ARGS];
 	size_t len = 0, num_args = 0;
-	char buf[200], arity[80];
+	char buf[200], got[200], arity[80];
 	HDirective d;
 	int names, ints;
 
@@ -236,7 +240,7 @@ static bool parse_directive(Parser *P, HSchedule *s)
 		if (!a.len)
 			return fail(P, column_of(P, P->p), "expected an argument of %s, got %s", directives[k].name, describe(P->p, buf, sizeof buf));
 		return fail(P, column_of(P, P->p), "expected ',' or ')' after %s, got %s", quote(a.start, a.len, buf, sizeof buf),
-		            describe(P->p, arity, sizeof arity));
+		            describe(P->p, got, sizeof got));
 	}
 	close_column = column_of(P, P->p);
 	P->p++;
@@ -255,6 +259,10 @@ static bool parse_directive(Parser *P, HSchedule *s)
 	describe_arity(k, arity, sizeof arity);
 	if (names < 0 ? num_args < 1 || num_args > HIR_MAX_ARGS : num_args != (size_t)(names + ints)) {
 		size_t want = names < 0 ? HIR_MAX_ARGS : (size_t)(names + ints);
+		/* "parallel(batch, )": the empty argument, not the count, is the mistake to show. */
+		for (size_t i = 0; i < num_args && i < MAX_ARGS; i++)
+			if (!args[i].len)
+				return fail(P, args[i].column, "expected an argument before %s", i + 1 < num_args ? "','" : "')'");
 		return fail(P, num_args > want ? args[want].column : close_column, "%s takes %s, got %zu argument%s", directives[k].name, arity,
 		            num_args, num_args == 1 ? "" : "s");
 	}
