@@ -29,6 +29,12 @@ static const char *const gpu_dim_names[] = {
 };
 
 const char *hir_directive_name(HDirectiveKind k) { return k < HDIR_COUNT ? directives[k].name : "?"; }
+void hir_directive_arity(HDirectiveKind k, int *names, int *ints)
+{
+	*names = k < HDIR_COUNT ? directives[k].names : 0;
+	*ints = k < HDIR_COUNT ? directives[k].ints : 0;
+}
+
 const char *hir_gpu_dim_name(HGpuDim d) { return d < COUNT_OF(gpu_dim_names) ? gpu_dim_names[d] : "?"; }
 
 /* Append the directive as written, e.g. "tile(batch, b0, b1, 64)", to buf. */

@@ -213,6 +213,8 @@ bool hir_schedule_mark(HSchedule *s, HDirectiveKind kind, const char *var, int64
 bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, Error *e);
 
 const char *hir_directive_name(HDirectiveKind k);
+/* What directive k takes: *names variable names (-1: one or more) and *ints integers. */
+void hir_directive_arity(HDirectiveKind k, int *names, int *ints);
 const char *hir_gpu_dim_name(HGpuDim d);
 
 #endif

@@ -8,23 +8,6 @@
 
 #include <string.h>
 
-/* What each directive takes (the X-macro's columns 3 and 4). */
-static const struct {
-	const char *name;
-	int names, ints;
-} directives[] = {
-#define X(name, text, names, ints) {text, names, ints},
-	HIR_DIRECTIVES(X)
-#undef X
-};
-
-/* The GPU dimensions, for messages. */
-static const char *const gpu_dims[] = {
-#define X(name, text) text,
-	HIR_GPU_DIMS(X)
-#undef X
-};
-
 /* Most arguments remembered for one directive; more are only counted (and rejected). */
 #define MAX_ARGS (HIR_MAX_ARGS + 1)
 
@@ -124,7 +107,8 @@ static const char *describe(const char *p, char *buf, size_t size)
 /* "3 variables and 1 number": what directive k takes. */
 static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 {
-	int names = directives[k].names, ints = directives[k].ints;
+	int names, ints;
+	hir_directive_arity((HDirectiveKind)k, &names, &ints);
 	if (k == HDIR_GPU_DIMENSION)
 		snprintf(buf, size, "a variable and a GPU dimension");
 	else if (names < 0)
@@ -137,7 +121,7 @@ static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 static HDirectiveKind find_directive(const char *name, size_t len)
 {
 	for (int k = 0; k < HDIR_COUNT; k++)
-		if (strlen(directives[k].name) == len && !memcmp(directives[k].name, name, len))
+		if (strlen(hir_directive_name((HDirectiveKind)k)) == len && !memcmp(hir_directive_name((HDirectiveKind)k), name, len))
 			return (HDirectiveKind)k;
 	return HDIR_COUNT;
 }
@@ -151,8 +135,8 @@ static bool parse_name(const Parser *P, const Arg *a, bool gpu_dim, char out[HIR
 	if (gpu_dim && (!is_name(a->start, a->len) || a->len > HIR_MAX_NAME - 2)) {
 		char list[100];
 		size_t n = 0;
-		for (size_t d = 1; d < COUNT_OF(gpu_dims) && n < sizeof list; d++)
-			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", d == 1 ? "" : d + 1 == COUNT_OF(gpu_dims) ? " or " : ", ", gpu_dims[d]);
+		for (size_t d = 1; d < (size_t)(HGPU_BLOCK_Z + 1) && n < sizeof list; d++)
+			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", d == 1 ? "" : d + 1 == (size_t)(HGPU_BLOCK_Z + 1) ? " or " : ", ", hir_gpu_dim_name((HGpuDim)d));
 		return fail(P, a->column, "%s is not a GPU dimension (expected %s)", quote(a->start, a->len, buf, sizeof buf), list);
 	}
 	if (!is_name(a->start, a->len))
@@ -207,13 +191,13 @@ static bool parse_directive(Parser *P, HSchedule *s)
 		char list[300];
 		size_t n = 0;
 		for (int i = 0; i < HDIR_COUNT && n < sizeof list; i++)
-			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i == 0 ? "" : i + 1 == HDIR_COUNT ? " or " : ", ", directives[i].name);
+			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i == 0 ? "" : i + 1 == HDIR_COUNT ? " or " : ", ", hir_directive_name((HDirectiveKind)i));
 		return fail(P, column, "unknown directive %s (expected %s)", quote(name, len, buf, sizeof buf), list);
 	}
 	P->p = name + len;
 	skip_spaces(P);
 	if (*P->p != '(')
-		return fail(P, column_of(P, P->p), "expected '(' after %s, got %s", directives[k].name, describe(P->p, buf, sizeof buf));
+		return fail(P, column_of(P, P->p), "expected '(' after %s, got %s", hir_directive_name((HDirectiveKind)k), describe(P->p, buf, sizeof buf));
 	P->p++;
 
 	/* The arguments: tokens separated by ',' up to ')', all on this line. */
@@ -236,9 +220,9 @@ static bool parse_directive(Parser *P, HSchedule *s)
 		if (*P->p == ')')
 			break;
 		if (!*P->p || *P->p == '\n' || *P->p == ';' || *P->p == '#')
-			return fail(P, column_of(P, P->p), "expected ')' after the arguments of %s", directives[k].name);
+			return fail(P, column_of(P, P->p), "expected ')' after the arguments of %s", hir_directive_name((HDirectiveKind)k));
 		if (!a.len)
-			return fail(P, column_of(P, P->p), "expected an argument of %s, got %s", directives[k].name, describe(P->p, buf, sizeof buf));
+			return fail(P, column_of(P, P->p), "expected an argument of %s, got %s", hir_directive_name((HDirectiveKind)k), describe(P->p, buf, sizeof buf));
 		return fail(P, column_of(P, P->p), "expected ',' or ')' after %s, got %s", quote(a.start, a.len, buf, sizeof buf),
 		            describe(P->p, got, sizeof got));
 	}
@@ -251,11 +235,10 @@ static bool parse_directive(Parser *P, HSchedule *s)
 	skip_spaces(P);
 	if (*P->p && *P->p != '\n' && *P->p != ';' && *P->p != '#')
 		return fail(P, column_of(P, P->p), "unexpected %s after the ')' of %s (put directives on separate lines or separate them with ';')",
-		            describe(P->p, buf, sizeof buf), directives[k].name);
+		            describe(P->p, buf, sizeof buf), hir_directive_name((HDirectiveKind)k));
 
 	/* The number of arguments, then each one. */
-	names = directives[k].names;
-	ints = directives[k].ints;
+	hir_directive_arity((HDirectiveKind)k, &names, &ints);
 	describe_arity(k, arity, sizeof arity);
 	if (names < 0 ? num_args < 1 || num_args > HIR_MAX_ARGS : num_args != (size_t)(names + ints)) {
 		size_t want = names < 0 ? HIR_MAX_ARGS : (size_t)(names + ints);
@@ -263,7 +246,7 @@ static bool parse_directive(Parser *P, HSchedule *s)
 		for (size_t i = 0; i < num_args && i < MAX_ARGS; i++)
 			if (!args[i].len)
 				return fail(P, args[i].column, "expected an argument before %s", i + 1 < num_args ? "','" : "')'");
-		return fail(P, num_args > want ? args[want].column : close_column, "%s takes %s, got %zu argument%s", directives[k].name, arity,
+		return fail(P, num_args > want ? args[want].column : close_column, "%s takes %s, got %zu argument%s", hir_directive_name((HDirectiveKind)k), arity,
 		            num_args, num_args == 1 ? "" : "s");
 	}
 	memset(&d, 0, sizeof d);
