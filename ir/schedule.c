@@ -484,47 +484,80 @@ static void drop_loops(HSchedule *s, int32_t first)
 	}
 }
 
+/* Checks shared by tile and split of loop v into two new loops: v has no directives yet, and the names are new and distinct. */
+static bool check_pair_names(const HSchedule *s, const HDirective *d, int32_t v, const char *two_names, Error *e)
+{
+	if (!check_bare(s, v, e) || !new_name(s, d->names[1], e) || !new_name(s, d->names[2], e))
+		return false;
+	if (!strcmp(d->names[1], d->names[2]))
+		return error_set(e, "%s", two_names);
+	return true;
+}
+
+/* Add the two partner loops d names (d->names[1], [2]) derived from v; returns the first, or NONE with e filled. */
+static int32_t add_pair(HSchedule *s, const HDirective *d, int32_t v, HVarKind first_kind, HVarKind second_kind, Error *e)
+{
+	int32_t first = add_var(s, d->names[1], first_kind, s->vars[v].over_trees, v, (uint32_t)d->value);
+	int32_t second = add_var(s, d->names[2], second_kind, s->vars[v].over_trees, v, (uint32_t)d->value);
+	if (second == NONE)
+		return error_set(e, "too many index variables (at most %d)", HIR_MAX_VARS), NONE;
+	s->vars[first].partner = second;
+	s->vars[second].partner = first;
+	s->vars[first].made = s->vars[second].made = d->pos;
+	s->vars[first].has_loop = s->vars[second].has_loop = true;
+	return first;
+}
+
+/* v no longer has a loop: the loops that replace it have taken its place. */
+static void retire_loop(HSchedule *s, int32_t v)
+{
+	s->vars[v].has_loop = false;
+	s->vars[v].first_child = s->vars[v].next_sibling = s->vars[v].loop_parent = NONE;
+}
+
 static bool apply_tile(HSchedule *s, const HDirective *d, Error *e)
 {
 	int32_t v = loop_var(s, d->names[0], e), outer, inner;
 	if (v == NONE)
 		return false;
-	if (!check_bare(s, v, e) || !new_name(s, d->names[1], e) || !new_name(s, d->names[2], e))
+	if (!check_pair_names(s, d, v, "the outer and inner loops need two names", e))
 		return false;
-	if (!strcmp(d->names[1], d->names[2]))
-		return error_set(e, "the outer and inner loops need two names");
 	if (d->value < 1 || d->value > INT32_MAX)
 		return error_set(e, "tile size %lld: must be from 1 to %d", (long long)d->value, INT32_MAX);
-	outer = add_var(s, d->names[1], HVAR_TILE_OUTER, s->vars[v].over_trees, v, (uint32_t)d->value);
-	inner = add_var(s, d->names[2], HVAR_TILE_INNER, s->vars[v].over_trees, v, (uint32_t)d->value);
-	if (inner == NONE)
-		return error_set(e, "too many index variables (at most %d)", HIR_MAX_VARS);
-	s->vars[outer].partner = inner;
-	s->vars[inner].partner = outer;
-	s->vars[outer].made = s->vars[inner].made = d->pos;
-	s->vars[outer].has_loop = s->vars[inner].has_loop = true;
+	if ((outer = add_pair(s, d, v, HVAR_TILE_OUTER, HVAR_TILE_INNER, e)) == NONE)
+		return false;
+	inner = s->vars[outer].partner;
 	/* outer takes v's place; inner is its only loop; v's loops go inside inner. */
 	*slot_of(s, v) = outer;
 	s->vars[outer].loop_parent = s->vars[v].loop_parent;
 	s->vars[outer].next_sibling = s->vars[v].next_sibling;
 	adopt(s, inner, s->vars[v].first_child);
 	adopt(s, outer, inner);
-	s->vars[v].has_loop = false;
-	s->vars[v].first_child = s->vars[v].next_sibling = s->vars[v].loop_parent = NONE;
+	retire_loop(s, v);
+	return true;
+}
+
+/* Copy the loops from first on under loop half, names prefixed, copies' partners pointing at copies. */
+static bool copy_under(HSchedule *s, int32_t first, int32_t half, const char *prefix, Error *e)
+{
+	int32_t map[HIR_MAX_VARS];
+	uint32_t before = s->num_vars;
+	for (int i = 0; i < HIR_MAX_VARS; i++)
+		map[i] = NONE;
+	if (!copy_loops(s, first, half, prefix, map, e))
+		return false;
+	map_partners(s, map, before);
 	return true;
 }
 
 static bool apply_split(HSchedule *s, const HDirective *d, Error *e)
 {
-	int32_t v = loop_var(s, d->names[0], e), first, second, map[HIR_MAX_VARS];
-	uint32_t before;
+	int32_t v = loop_var(s, d->names[0], e), first, second;
 	HRange r;
 	if (v == NONE)
 		return false;
-	if (!check_bare(s, v, e) || !new_name(s, d->names[1], e) || !new_name(s, d->names[2], e))
+	if (!check_pair_names(s, d, v, "the two halves need two names", e))
 		return false;
-	if (!strcmp(d->names[1], d->names[2]))
-		return error_set(e, "the two halves need two names");
 	hir_schedule_range(s, v, &r);
 	if (d->value < 1)
 		return error_set(e, "split point %lld is outside the range: '%s' would never run", (long long)d->value, d->names[1]);
@@ -533,34 +566,19 @@ static bool apply_split(HSchedule *s, const HDirective *d, Error *e)
 	if (r.max_trips >= 0 && d->value >= r.max_trips)
 		return error_set(e, "split point %lld is outside the range: '%s' runs at most %lld iterations, so '%s' would never run and the walk under it is unreachable",
 		                 (long long)d->value, d->names[0], (long long)r.max_trips, d->names[2]);
-	first = add_var(s, d->names[1], HVAR_SPLIT_FIRST, s->vars[v].over_trees, v, (uint32_t)d->value);
-	second = add_var(s, d->names[2], HVAR_SPLIT_SECOND, s->vars[v].over_trees, v, (uint32_t)d->value);
-	if (second == NONE)
-		return error_set(e, "too many index variables (at most %d)", HIR_MAX_VARS);
-	s->vars[first].partner = second;
-	s->vars[second].partner = first;
-	s->vars[first].made = s->vars[second].made = d->pos;
-	s->vars[first].has_loop = s->vars[second].has_loop = true;
+	if ((first = add_pair(s, d, v, HVAR_SPLIT_FIRST, HVAR_SPLIT_SECOND, e)) == NONE)
+		return false;
+	second = s->vars[first].partner;
 	*slot_of(s, v) = first;
 	s->vars[first].loop_parent = s->vars[second].loop_parent = s->vars[v].loop_parent;
 	s->vars[first].next_sibling = second;
 	s->vars[second].next_sibling = s->vars[v].next_sibling;
 	/* The loops inside v are copied under each half; the originals lose their loops. */
-	for (int i = 0; i < HIR_MAX_VARS; i++)
-		map[i] = NONE;
-	before = s->num_vars;
-	if (!copy_loops(s, s->vars[v].first_child, first, d->names[1], map, e))
+	if (!copy_under(s, s->vars[v].first_child, first, d->names[1], e) ||
+	    !copy_under(s, s->vars[v].first_child, second, d->names[2], e))
 		return false;
-	map_partners(s, map, before);
-	for (int i = 0; i < HIR_MAX_VARS; i++)
-		map[i] = NONE;
-	before = s->num_vars;
-	if (!copy_loops(s, s->vars[v].first_child, second, d->names[2], map, e))
-		return false;
-	map_partners(s, map, before);
 	drop_loops(s, s->vars[v].first_child);
-	s->vars[v].has_loop = false;
-	s->vars[v].first_child = s->vars[v].next_sibling = s->vars[v].loop_parent = NONE;
+	retire_loop(s, v);
 	return true;
 }
 
