@@ -25,10 +25,11 @@ void mir_module_free(MModule *m)
 	if (!m)
 		return;
 	free(m->insts);
+	free(m->buffers);
 	free(m);
 }
 
-uint32_t mir_append(MModule *m, MList *l, MOp op)
+uint32_t mir_new(MModule *m, MOp op)
 {
 	uint32_t id = m->num_insts;
 	MInst *inst;
@@ -37,7 +38,35 @@ uint32_t mir_append(MModule *m, MList *l, MOp op)
 	memset(inst, 0, sizeof *inst);
 	inst->op = (uint8_t)op;
 	inst->var = HIR_NONE;
-	inst->a = inst->b = inst->body = inst->next = MIR_NONE;
+	inst->a = inst->b = inst->buf = inst->src = inst->body = inst->next = MIR_NONE;
+	return id;
+}
+
+void mir_link_after(MModule *m, uint32_t owner, uint32_t prev, uint32_t id)
+{
+	uint32_t *link = prev != MIR_NONE ? &m->insts[prev].next : owner != MIR_NONE ? &m->insts[owner].body : &m->body;
+	m->insts[id].next = *link;
+	*link = id;
+}
+
+uint32_t mir_buffer_add(MModule *m, const MBuffer *buffer)
+{
+	GROW(m->buffers, (size_t)m->num_buffers + 1, m->buffers_cap);
+	m->buffers[m->num_buffers] = *buffer;
+	return m->num_buffers++;
+}
+
+bool mir_index_has(const MIndex *index, int32_t var)
+{
+	for (uint32_t i = 0; i < index->num_terms; i++)
+		if (index->terms[i] == var)
+			return true;
+	return false;
+}
+
+uint32_t mir_append(MModule *m, MList *l, MOp op)
+{
+	uint32_t id = mir_new(m, op);
 	if (l->last == MIR_NONE)
 		l->first = id;
 	else
@@ -51,19 +80,22 @@ uint32_t mir_append(MModule *m, MList *l, MOp op)
 typedef struct Verifier {
 	const MModule *m;
 	uint8_t *defined;              /* instruction has been seen (in scope or earlier) */
+	uint8_t *declared;             /* buffer is declared in an enclosing list */
 	bool in_scope[HIR_MAX_VARS];   /* variable has an enclosing loop */
 	Error *e;
 } Verifier;
+
+static const char *op_of(const Verifier *v, uint32_t id) { return mir_op_name((MOp)v->m->insts[id].op); }
 
 static bool verify_index(Verifier *v, uint32_t id, const MIndex *index, bool over_trees)
 {
 	const HSchedule *s = &v->m->forest->schedule;
 	if (index->num_terms == 0 || index->num_terms > MIR_MAX_TERMS)
-		return error_set(v->e, "mir: %%%u (%s): empty index", id, mir_op_name((MOp)v->m->insts[id].op));
+		return error_set(v->e, "mir: %%%u (%s): empty index", id, op_of(v, id));
 	for (uint32_t i = 0; i < index->num_terms; i++) {
 		int var = index->terms[i];
 		if (var < 0 || (uint32_t)var >= s->num_vars || !v->in_scope[var])
-			return error_set(v->e, "mir: %%%u (%s): index variable %d not in scope", id, mir_op_name((MOp)v->m->insts[id].op), var);
+			return error_set(v->e, "mir: %%%u (%s): index variable %d not in scope", id, op_of(v, id), var);
 		if (s->vars[var].over_trees != over_trees)
 			return error_set(v->e, "mir: %%%u: variable '%s' indexes the wrong dimension", id, s->vars[var].name);
 	}
@@ -73,52 +105,84 @@ static bool verify_index(Verifier *v, uint32_t id, const MIndex *index, bool ove
 static bool verify_operand(Verifier *v, uint32_t id, uint32_t operand, MOp expected)
 {
 	if (operand >= v->m->num_insts || !v->defined[operand] || v->m->insts[operand].op != expected)
-		return error_set(v->e, "mir: %%%u (%s): operand %%%u is not a %s defined before it", id,
-		                 mir_op_name((MOp)v->m->insts[id].op), operand, mir_op_name(expected));
+		return error_set(v->e, "mir: %%%u (%s): operand %%%u is not a %s defined before it", id, op_of(v, id), operand,
+		                 mir_op_name(expected));
+	return true;
+}
+
+/* Buffer b is declared around instruction id, its copy variable bound; with row, row includes the buffer's base. */
+static bool verify_buffer(Verifier *v, uint32_t id, uint32_t b, const MIndex *row)
+{
+	const MBuffer *buf;
+	if (b >= v->m->num_buffers || !v->declared[b])
+		return error_set(v->e, "mir: %%%u (%s): buffer %u is not declared around it", id, op_of(v, id), b);
+	buf = &v->m->buffers[b];
+	if (buf->copy_var != HIR_NONE && !v->in_scope[buf->copy_var])
+		return error_set(v->e, "mir: %%%u (%s): buffer m%u is privatised along '%s', whose loop does not enclose it", id,
+		                 op_of(v, id), b, v->m->forest->schedule.vars[buf->copy_var].name);
+	for (uint32_t i = 0; row && i < buf->base.num_terms; i++)
+		if (!mir_index_has(row, buf->base.terms[i]))
+			return error_set(v->e, "mir: %%%u (%s): its row does not include the row base of buffer m%u", id, op_of(v, id), b);
 	return true;
 }
 
 static bool verify_list(Verifier *v, uint32_t first)
 {
-	const HSchedule *s = &v->m->forest->schedule;
-	for (uint32_t id = first; id != MIR_NONE; id = v->m->insts[id].next) {
+	const MModule *m = v->m;
+	const HSchedule *s = &m->forest->schedule;
+	bool ok = true;
+	uint32_t id;
+	for (id = first; ok && id != MIR_NONE; id = m->insts[id].next) {
 		const MInst *inst;
-		if (id >= v->m->num_insts || v->defined[id])
+		if (id >= m->num_insts || v->defined[id])
 			return error_set(v->e, "mir: instruction list is malformed at %%%u", id);
-		inst = &v->m->insts[id];
+		inst = &m->insts[id];
 		switch ((MOp)inst->op) {
 		case MOP_FOR:
 			if (inst->var < 0 || (uint32_t)inst->var >= s->num_vars || v->in_scope[inst->var])
 				return error_set(v->e, "mir: %%%u: loop over a bad or already bound variable", id);
 			v->in_scope[inst->var] = true;
-			if (!verify_list(v, inst->body))
-				return false;
+			ok = verify_list(v, inst->body);
 			v->in_scope[inst->var] = false;
 			break;
+		case MOP_BUFFER:
+			if (inst->buf >= m->num_buffers || v->declared[inst->buf])
+				return error_set(v->e, "mir: %%%u: buffer %u is unknown or declared twice", id, inst->buf);
+			v->declared[inst->buf] = 1;
+			break;
 		case MOP_INIT:
-		case MOP_TRANSFORM:
-			if (!verify_index(v, id, &inst->row, false))
-				return false;
+			ok = verify_buffer(v, id, inst->buf, NULL);
 			break;
 		case MOP_GET_TREE:
-			if (!verify_index(v, id, &inst->tree, true))
-				return false;
+			ok = verify_index(v, id, &inst->tree, true);
 			break;
 		case MOP_WALK:
-			if (!verify_index(v, id, &inst->row, false) || !verify_operand(v, id, inst->a, MOP_GET_TREE))
-				return false;
+			ok = verify_index(v, id, &inst->row, false) && verify_operand(v, id, inst->a, MOP_GET_TREE);
 			break;
 		case MOP_REDUCE:
-			if (!verify_index(v, id, &inst->row, false) || !verify_operand(v, id, inst->a, MOP_GET_TREE) ||
-			    !verify_operand(v, id, inst->b, MOP_WALK))
-				return false;
+			ok = verify_index(v, id, &inst->row, false) && verify_operand(v, id, inst->a, MOP_GET_TREE) &&
+			     verify_operand(v, id, inst->b, MOP_WALK) && verify_buffer(v, id, inst->buf, &inst->row);
+			break;
+		case MOP_REDUCE_DIM:
+			ok = verify_buffer(v, id, inst->buf, NULL) && verify_buffer(v, id, inst->src, NULL);
+			if (ok && m->buffers[inst->src].of != inst->buf)
+				return error_set(v->e, "mir: %%%u: m%u is not a privatised copy of m%u", id, inst->src, inst->buf);
+			break;
+		case MOP_TRANSFORM:
+			ok = verify_index(v, id, &inst->row, false) && verify_buffer(v, id, inst->buf, &inst->row);
+			if (ok && m->buffers[inst->buf].copy_var != HIR_NONE)
+				return error_set(v->e, "mir: %%%u: transform of the privatised buffer m%u", id, inst->buf);
 			break;
 		default:
 			return error_set(v->e, "mir: %%%u: unknown operation %u", id, inst->op);
 		}
 		v->defined[id] = 1;
 	}
-	return true;
+	/* The buffers declared in this list end with it. */
+	for (id = first; id != MIR_NONE && id < m->num_insts; id = m->insts[id].next)
+		if (m->insts[id].op == MOP_BUFFER && m->insts[id].buf < m->num_buffers)
+			v->declared[m->insts[id].buf] = 0;
+	return ok;
 }
 
 bool mir_verify(const MModule *m, Error *e)
@@ -126,8 +190,10 @@ bool mir_verify(const MModule *m, Error *e)
 	Verifier v = {.m = m, .e = e};
 	bool ok;
 	v.defined = xcalloc(m->num_insts ? m->num_insts : 1, 1);
+	v.declared = xcalloc(m->num_buffers ? m->num_buffers : 1, 1);
 	ok = verify_list(&v, m->body);
 	free(v.defined);
+	free(v.declared);
 	return ok;
 }
 
@@ -139,6 +205,47 @@ static void print_index(FILE *out, const MModule *m, const MIndex *index)
 		fprintf(out, "%s%s", i ? " + " : "", m->forest->schedule.vars[index->terms[i]].name);
 }
 
+/* The terms of row that are not in buffer b's base: its row within the buffer ("0" if none). */
+static void print_buffer_row(FILE *out, const MModule *m, uint32_t b, const MIndex *row)
+{
+	const MBuffer *buf = &m->buffers[b];
+	MIndex rest = {0};
+	for (uint32_t i = 0; i < row->num_terms; i++)
+		if (!mir_index_has(&buf->base, row->terms[i]))
+			rest.terms[rest.num_terms++] = row->terms[i];
+	if (rest.num_terms)
+		print_index(out, m, &rest);
+	else
+		fputc('0', out);
+}
+
+/* "m2[" with the copy index of a privatised buffer. */
+static void print_buffer_open(FILE *out, const MModule *m, uint32_t b)
+{
+	fprintf(out, "m%u[", b);
+	if (m->buffers[b].copy_var != HIR_NONE)
+		fprintf(out, "copy(%s), ", m->forest->schedule.vars[m->buffers[b].copy_var].name);
+}
+
+static void print_buffer(FILE *out, const MModule *m, uint32_t b)
+{
+	static const char *const spaces[] = {"local", "shared", "workspace"};
+	const MBuffer *buf = &m->buffers[b];
+	fprintf(out, "buffer m%u: ", b);
+	if (buf->copy_var != HIR_NONE)
+		fprintf(out, "%u copies along %s x ", buf->copies, m->forest->schedule.vars[buf->copy_var].name);
+	if (buf->rows == MIR_ROWS_ALL)
+		fputs("N", out);
+	else
+		fprintf(out, "%lld", (long long)buf->rows);
+	fprintf(out, " rows x %u, %s", buf->outputs, spaces[buf->space]);
+	if (buf->base.num_terms) {
+		fputs(", row 0 = ", out);
+		print_index(out, m, &buf->base);
+	}
+	if (buf->of != MIR_NONE)
+		fprintf(out, ", privatises m%u", buf->of);
+}
 /* Print node x of a range expression. */
 static void print_expr(FILE *out, const MModule *m, const HRange *r, uint8_t x)
 {
@@ -193,11 +300,12 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			print_list(out, m, inst->body, indent + 2);
 			fprintf(out, "%*s}\n", indent, "");
 			continue;
+		case MOP_BUFFER:
+			print_buffer(out, m, inst->buf);
+			break;
 		case MOP_INIT:
-			fputs("init result[", out);
-			print_index(out, m, &inst->row);
-			fputs("] = base_score\n", out);
-			continue;
+			fprintf(out, "init m%u = %s", inst->buf, m->buffers[inst->buf].zero ? "0" : "base_score");
+			break;
 		case MOP_GET_TREE:
 			fprintf(out, "%%%u = getTree ", id);
 			print_index(out, m, &inst->tree);
@@ -212,13 +320,22 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 				fprintf(out, " peel %u", inst->peel);
 			break;
 		case MOP_REDUCE:
-			fputs("reduce result[", out);
-			print_index(out, m, &inst->row);
+			fprintf(out, "reduce%s ", inst->strategy == MSTRATEGY_ATOMIC ? " atomic" : "");
+			print_buffer_open(out, m, inst->buf);
+			print_buffer_row(out, m, inst->buf, &inst->row);
 			fprintf(out, ", output(%%%u)] += %%%u", inst->a, inst->b);
 			break;
+		case MOP_REDUCE_DIM:
+			fprintf(out, "reduceDimension m%u", inst->buf);
+			if (m->buffers[inst->buf].copy_var != HIR_NONE)
+				fprintf(out, "[copy(%s)]", f->schedule.vars[m->buffers[inst->buf].copy_var].name);
+			fprintf(out, " += m%u over %s", inst->src, f->schedule.vars[m->buffers[inst->src].copy_var].name);
+			if (inst->strategy == MSTRATEGY_VECTOR)
+				fprintf(out, " vector %u", inst->vector);
+			break;
 		case MOP_TRANSFORM:
-			fprintf(out, "transform %s result[", hir_transform_name(f->transform));
-			print_index(out, m, &inst->row);
+			fprintf(out, "transform %s m%u[", hir_transform_name(f->transform), inst->buf);
+			print_buffer_row(out, m, inst->buf, &inst->row);
 			fputs("] -> out[", out);
 			print_index(out, m, &inst->row);
 			fputc(']', out);

@@ -4,9 +4,21 @@
  *
  * A function is a tree of operations stored in one array and named by 32-bit index:
  * loops over index variables (sequential or parallel) whose bodies are lists of
- * operations, tree walks, and explicit reductions into the result. An index variable's
- * value is an absolute offset, so the row of an iteration is the sum of the values of
- * the enclosing batch variables, and the tree the sum of the tree variables.
+ * operations, tree walks, and explicit reductions into named buffers. An index
+ * variable's value is an absolute offset or an offset within its tile, so the row of an
+ * iteration is the sum of the values of the enclosing batch variables, and the tree the
+ * sum of the tree variables.
+ *
+ * Buffers. The margins of the rows being predicted live in buffers of the module's
+ * table, each declared by a BUFFER operation and living until the end of that list:
+ * copies x rows x outputs elements of the margin type. A buffer declared where the
+ * batch variables `base` are bound holds the rows base + 0, base + 1, ...: an operation
+ * on row `row` (a sum that includes base's terms) addresses row `row - base`. A buffer
+ * privatised along a loop (copy_var) has one copy per iteration of that loop, addressed
+ * by the iteration number (value - begin) / step. `init`, `reduce`, `reduceDimension`
+ * and `transform` name the buffer they touch; reductions carry their operator and
+ * strategy, and mir_legalize_reductions makes every reduction under a parallel loop
+ * safe by privatising its buffer or making it atomic.
  */
 #ifndef GROVE_IR_MIR_H
 #define GROVE_IR_MIR_H
@@ -16,19 +28,40 @@
 #define MIR_NONE UINT32_MAX
 
 /* Columns: name, printed text. */
-#define MIR_OPS(X)                                                                     \
-	X(FOR, "for")             /* loop over index variable `var`; body */           \
-	X(INIT, "init")           /* result[row, :] = base scores */                    \
-	X(GET_TREE, "getTree")    /* the tree at index `tree` */                        \
-	X(WALK, "walk")           /* leaf value of tree `a` for row `row` */            \
-	X(REDUCE, "reduce")       /* result[row, output(tree a)] += value b */          \
-	X(TRANSFORM, "transform") /* out[row, :] = transform(result[row, :]) */
+#define MIR_OPS(X)                                                                              \
+	X(FOR, "for")             /* loop over index variable `var`; body */                    \
+	X(BUFFER, "buffer")       /* declare buffer `buf` for the rest of the list */            \
+	X(INIT, "init")           /* every element of buffer `buf` = base score (or 0) */        \
+	X(GET_TREE, "getTree")    /* the tree at index `tree` */                                 \
+	X(WALK, "walk")           /* leaf value of tree `a` for row `row` */                     \
+	X(REDUCE, "reduce")       /* buf[copy, row - base, output(tree a)] op= value b */        \
+	X(REDUCE_DIM, "reduceDimension") /* buf[copy, r, o] op= src[c, r, o] for each copy c */  \
+	X(TRANSFORM, "transform") /* out[row, :] = transform(buf[row - base, :]) */
 
 typedef enum MOp {
 #define X(name, text) MOP_##name,
 	MIR_OPS(X)
 #undef X
 } MOp;
+
+/* Reduction operators (ONNX brings min, max and average). */
+typedef enum MReduceOp {
+	MREDUCE_SUM,
+} MReduceOp;
+
+/* How a reduction writes its buffer. */
+typedef enum MStrategy {
+	MSTRATEGY_PLAIN,  /* load, combine, store: no other iteration touches the element meanwhile */
+	MSTRATEGY_ATOMIC, /* an atomic read-modify-write: parallel iterations share the element */
+	MSTRATEGY_VECTOR, /* reduceDimension: `vector` elements at a time */
+} MStrategy;
+
+/* Where a buffer lives. */
+typedef enum MSpace {
+	MSPACE_LOCAL,     /* on the stack of the code that declares it, private to it */
+	MSPACE_SHARED,    /* on the stack of the code that declares it, written by parallel loops inside */
+	MSPACE_WORKSPACE, /* in the caller's workspace (its size grows with the batch) */
+} MSpace;
 
 /* A sum of index variables (HSchedule.vars indices): a row or a tree number. */
 #define MIR_MAX_TERMS 8
@@ -37,16 +70,35 @@ typedef struct MIndex {
 	int8_t terms[MIR_MAX_TERMS];
 } MIndex;
 
+/* MBuffer.rows when the buffer holds every row of the batch. */
+#define MIR_ROWS_ALL (-1)
+
+typedef struct MBuffer {
+	uint8_t space;     /* MSpace */
+	uint8_t zero;      /* INIT writes 0 (a privatised copy) rather than the base scores */
+	MIndex base;       /* batch variables bound where it is declared: its row 0 is their sum (no terms: row 0) */
+	int64_t rows;      /* rows, or MIR_ROWS_ALL for N */
+	int32_t copy_var;  /* privatised along this variable's loop (HIR_NONE: one copy) */
+	uint32_t copies;   /* iterations of that loop (1 if none) */
+	uint32_t outputs;  /* margins per row */
+	uint32_t of;       /* the buffer this one privatises (MIR_NONE: none) */
+} MBuffer;
+
 typedef struct MInst {
 	uint8_t op;          /* MOp */
 	uint8_t parallel;    /* FOR: iterations may run concurrently */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
 	uint8_t interleave;  /* FOR: this many consecutive rows (or trees) run together, their walks interleaved (0, 1 = off) */
 	uint16_t peel;       /* WALK: steps taken before the first leaf test (no leaf is shallower) */
+	uint8_t reduce_op;   /* REDUCE, REDUCE_DIM: MReduceOp */
+	uint8_t strategy;    /* REDUCE, REDUCE_DIM: MStrategy */
+	uint16_t vector;     /* REDUCE_DIM with MSTRATEGY_VECTOR: elements per vector */
 	int32_t var;         /* FOR: the index variable */
-	MIndex row;          /* INIT, WALK, REDUCE, TRANSFORM: the row */
+	MIndex row;          /* WALK, REDUCE, TRANSFORM: the row */
 	MIndex tree;         /* GET_TREE: the tree */
 	uint32_t a, b;       /* operands: values of earlier instructions */
+	uint32_t buf;        /* BUFFER, INIT, REDUCE, REDUCE_DIM, TRANSFORM: the buffer */
+	uint32_t src;        /* REDUCE_DIM: the privatised buffer folded into buf */
 	uint32_t body;       /* FOR: first instruction of the body */
 	uint32_t next;       /* next instruction in the same list */
 } MInst;
@@ -60,6 +112,9 @@ typedef struct MModule {
 	MInst *insts;
 	uint32_t num_insts;
 	size_t insts_cap;
+	MBuffer *buffers;
+	uint32_t num_buffers;
+	size_t buffers_cap;
 	uint32_t body;       /* first instruction */
 } MModule;
 
@@ -74,8 +129,19 @@ typedef struct MList {
 
 /* Append a new instruction of kind op to list l (all fields MIR_NONE or zero); returns it. */
 uint32_t mir_append(MModule *m, MList *l, MOp op);
+/* A new instruction of kind op in no list yet; link it with mir_link_after. */
+uint32_t mir_new(MModule *m, MOp op);
+/*
+ * Link instruction id into a list: after instruction prev, or, when prev is MIR_NONE,
+ * first in the body of loop owner (or of the function when owner is MIR_NONE).
+ */
+void mir_link_after(MModule *m, uint32_t owner, uint32_t prev, uint32_t id);
+/* Add a buffer to the table; returns its number. */
+uint32_t mir_buffer_add(MModule *m, const MBuffer *buffer);
+/* Whether var is a term of index. */
+bool mir_index_has(const MIndex *index, int32_t var);
 
-/* Check the module: variables in scope, operands defined before use, every reduce inside its tree loops. */
+/* Check the module: variables in scope, operands defined before use, buffers declared where they are used. */
 bool mir_verify(const MModule *m, Error *e);
 /* Print the module as text (stable; used for golden tests). */
 void mir_print(FILE *out, const MModule *m);

@@ -379,6 +379,24 @@ void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r)
 		die("the range of schedule variable '%s' does not fit in %d expression nodes", s->vars[var].name, HIR_MAX_EXPR);
 }
 
+int64_t hir_schedule_max_offset(const HSchedule *s, int32_t var)
+{
+	const HIndexVar *x = &s->vars[var];
+	HRange r;
+	switch ((HVarKind)x->kind) {
+	case HVAR_ROOT:
+		return -1;
+	case HVAR_TILE_INNER:
+		hir_schedule_range(s, var, &r);
+		return (r.max_trips - 1) * r.step;
+	case HVAR_TILE_OUTER:
+	case HVAR_SPLIT_FIRST:
+	case HVAR_SPLIT_SECOND:
+		break;
+	}
+	return hir_schedule_max_offset(s, x->parent);
+}
+
 /* A variable whose value the bound at node x of r uses but whose loop does not enclose loop v, or NONE. */
 static int32_t outside_var(const HSchedule *s, const HRange *r, uint8_t x, int32_t v)
 {

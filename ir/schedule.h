@@ -198,6 +198,11 @@ bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k);
 int32_t hir_schedule_find(const HSchedule *s, const char *name);
 /* The range of var's loop, from its lineage. */
 void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r);
+/*
+ * The largest value var's loop takes when its values are offsets within a tile (var
+ * descends from the inner loop of a tile), or -1 when they are absolute rows or trees.
+ */
+int64_t hir_schedule_max_offset(const HSchedule *s, int32_t var);
 /* The trees that walks inside loop var can reach: [*first, *end). */
 void hir_schedule_tree_span(const HSchedule *s, int32_t var, uint32_t *first, uint32_t *end);
 /* "file:line:col: directive(args)" for the directive of kind k on var, into buf (for messages). */

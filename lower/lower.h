@@ -29,6 +29,19 @@ bool lower_padding_pays(const HForest *f);
  */
 void hir_choose_schedule(HForest *f, uint32_t tree_tile);
 
+/*
+ * MIR pass: make every reduction under a parallel loop safe. A reduction into a buffer
+ * conflicts with a parallel loop inside the buffer's scope whose variable its index
+ * does not include (iterations of that loop add into the same element). Unless the
+ * loop is marked atomicReduce, the buffer is privatised along the loop: one zeroed copy
+ * per iteration, declared before the loop, folded into the buffer by a
+ * reduceDimension after it (vectorReduce(i, w): w elements at a time). With
+ * atomicReduce the reduction adds atomically into the one buffer instead. Fails, with
+ * a message naming the loop, where a buffer would need a copy per iteration of a
+ * parallel loop that the workspace cannot give (a buffer of all N rows inside it).
+ */
+bool mir_legalize_reductions(MModule *m, Error *e);
+
 /* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
 void mir_unroll_walks(MModule *m);
 

@@ -16,15 +16,6 @@
  */
 #include "lower/lower.h"
 
-/* Whether var is a term of index. */
-static bool has_term(const MIndex *index, int32_t var)
-{
-	for (uint32_t i = 0; i < index->num_terms; i++)
-		if (index->terms[i] == var)
-			return true;
-	return false;
-}
-
 /* Whether every row index in the list (and nested lists) includes var, and no row loop is nested. */
 static bool rows_only(const MModule *m, uint32_t first, int32_t var)
 {
@@ -35,13 +26,16 @@ static bool rows_only(const MModule *m, uint32_t first, int32_t var)
 			if (!m->forest->schedule.vars[inst->var].over_trees || !rows_only(m, inst->body, var))
 				return false;
 			break;
-		case MOP_INIT:
 		case MOP_WALK:
 		case MOP_REDUCE:
 		case MOP_TRANSFORM:
-			if (!has_term(&inst->row, var))
+			if (!mir_index_has(&inst->row, var))
 				return false;
 			break;
+		case MOP_REDUCE_DIM: /* folds whole buffers: not per row */
+			return false;
+		case MOP_BUFFER: /* one per lane */
+		case MOP_INIT:
 		case MOP_GET_TREE:
 			break;
 		}
@@ -54,9 +48,9 @@ static bool walks_only(const MModule *m, uint32_t first, int32_t var)
 {
 	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
 		const MInst *inst = &m->insts[id];
-		if (inst->op == MOP_FOR || inst->op == MOP_INIT || inst->op == MOP_TRANSFORM)
+		if (inst->op != MOP_GET_TREE && inst->op != MOP_WALK && inst->op != MOP_REDUCE)
 			return false;
-		if (inst->op == MOP_GET_TREE && !has_term(&inst->tree, var))
+		if (inst->op == MOP_GET_TREE && !mir_index_has(&inst->tree, var))
 			return false;
 	}
 	return true;

@@ -1,17 +1,19 @@
 /*
  * MIR -> LIR: loops become FOR / PARALLEL_FOR over i64 offsets, walks become a LOOP
- * over the representation's node hooks, reductions become loads and stores on the
- * row's accumulator, and the post-transform is expanded into scalar code.
+ * over the representation's node hooks, buffers become storage, reductions loads and
+ * stores (or atomic adds) on it, and the post-transform is expanded into scalar code.
  *
  * The entry function is
  *   predict(ptr rows, i64 nrows, ptr out, i32 flags, ptr workspace)
- * Margins accumulate in LOCAL_ARRAYs, private to the thread that owns the rows, so
- * predicting allocates nothing: one per row, created by its INIT, when every batch
- * loop encloses every tree loop (hir_to_mir then puts INIT, the tree loops and
- * TRANSFORM in one body); or one per tile of rows, created at the top of the tile's
- * outer loop, when the tree loops sit between the halves of a row tile. Schedules
- * with a tree loop outside every batch loop would need a result buffer and are not
- * lowered yet.
+ * A buffer of a bounded number of rows is a LOCAL_ARRAY of the code that declares it
+ * (SHARED when parallel loops inside write it), so a prediction whose schedule keeps
+ * its margins in tiles allocates nothing. A buffer of all N rows lives in the caller's
+ * workspace (LModule.workspace_per_row), at an offset of N times the per-row size of
+ * the workspace buffers before it. Elements are addressed [copy][row][output].
+ *
+ * Interleaved loops run `lanes` rows (or trees) per iteration: every operation inside
+ * is emitted once per lane, lane r seeing the interleaved variable's value plus r
+ * steps. A buffer declared inside a loop interleaved over rows has a copy per lane.
  */
 #include "lower/lower.h"
 #include "lower/rep.h"
@@ -27,9 +29,15 @@ typedef struct LoopScope {
 	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
 	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
 	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
-	uint32_t tile_acc;          /* the accumulator of a tile of rows, or LIR_NONE */
-	int32_t tile_var;           /* the row's offset within the tile (its row is tile_var's value) */
 } LoopScope;
+
+/* A MIR buffer as lowered. */
+typedef struct Storage {
+	uint32_t base[MIR_MAX_INTERLEAVE]; /* its address per lane (one per lane when declared inside a loop interleaved over rows) */
+	bool per_lane;
+	uint32_t rows;      /* i64: its rows dimension */
+	uint32_t offset;    /* i64: its first element in base */
+} Storage;
 
 typedef struct Lowering {
 	const MModule *m;
@@ -43,8 +51,10 @@ typedef struct Lowering {
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
-	uint32_t acc, acc_offset;   /* the current row's margins: acc[acc_offset + c] (select_lane) */
-	uint32_t lane_acc[MIR_MAX_INTERLEAVE]; /* per-row accumulators (when scope.tile_acc is LIR_NONE) */
+	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
+	uint32_t workspace;         /* the workspace parameter */
+	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
+	Storage *storage;           /* per MIR buffer */
 	LoopScope scope;            /* what the enclosing loops set */
 	uint32_t var_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
@@ -55,64 +65,46 @@ typedef struct Lowering {
 static uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
-/* The i64 sum of the index variables of index. */
-static uint32_t lower_index(Lowering *l, const MIndex *index)
+/* The value of var in lane `lane`: the interleaved variable's lanes step from its value. */
+static uint32_t var_value(Lowering *l, int32_t var, uint32_t lane)
 {
-	uint32_t sum = l->var_value[index->terms[0]];
-	for (uint32_t i = 1; i < index->num_terms; i++)
-		sum = emit2(l, LOP_ADD, LTYPE_I64, sum, l->var_value[index->terms[i]]);
-	return sum;
+	uint32_t v = l->var_value[var];
+	if (lane && var == l->scope.lane_var)
+		v = emit2(l, LOP_ADD, LTYPE_I64, v, const_i64(l, lane * l->scope.lane_step));
+	return v;
 }
 
-/* The row (trees: false) or tree (trees: true) of lane `lane` at index: the lanes step along one of them. */
-static uint32_t lane_index(Lowering *l, const MIndex *index, uint32_t lane, bool trees)
+/* The i64 sum of the index variables of index (0 if none) in lane `lane`, leaving out those of skip. */
+static uint32_t lower_index_except(Lowering *l, const MIndex *index, const MIndex *skip, uint32_t lane)
 {
-	uint32_t v = lower_index(l, index);
-	return lane && l->scope.lanes_are_trees == trees ? emit2(l, LOP_ADD, LTYPE_I64, v, const_i64(l, lane * l->scope.lane_step)) : v;
+	uint32_t sum = LIR_NONE;
+	for (uint32_t i = 0; i < index->num_terms; i++) {
+		uint32_t v;
+		if (skip && mir_index_has(skip, index->terms[i]))
+			continue;
+		v = var_value(l, index->terms[i], lane);
+		sum = sum == LIR_NONE ? v : emit2(l, LOP_ADD, LTYPE_I64, sum, v);
+	}
+	return sum == LIR_NONE ? const_i64(l, 0) : sum;
 }
+
+/* The row (or tree) number index stands for in lane `lane`. */
+static uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane) { return lower_index_except(l, index, NULL, lane); }
 
 /* Where lane's entry for MIR instruction id sits in value[] and tree_index[]. */
 static size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id * MIR_MAX_INTERLEAVE + lane; }
 
-/* Make lane's row the current one for load_acc and the stores to its margins. */
-static void select_lane(Lowering *l, uint32_t lane)
-{
-	uint32_t row;
-	if (l->scope.lanes_are_trees)
-		lane = 0; /* tree lanes share their row */
-	if (l->scope.tile_acc == LIR_NONE) {
-		l->acc = l->lane_acc[lane];
-		l->acc_offset = const_i64(l, 0);
-		return;
-	}
-	row = l->var_value[l->scope.tile_var];
-	if (lane && l->scope.tile_var == l->scope.lane_var)
-		row = emit2(l, LOP_ADD, LTYPE_I64, row, const_i64(l, lane * l->scope.lane_step));
-	l->acc = l->scope.tile_acc;
-	l->acc_offset = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
-}
-
-/* The loop over a tile's rows that initialises their margins, if first is the start of a tile's body; else NULL. */
-static const MInst *tile_init_loop(Lowering *l, uint32_t first)
-{
-	const MInst *inst = first != MIR_NONE ? &l->m->insts[first] : NULL;
-	if (!inst || inst->op != MOP_FOR || inst->body == MIR_NONE || l->m->insts[inst->body].op != MOP_INIT ||
-	    l->m->insts[inst->body].next != MIR_NONE) /* a loop holding only the init: not a row's whole life */
-		return NULL;
-	return inst;
-}
-
 /* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
-static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x)
+static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 {
 	const HExpr *n = &r->nodes[x];
 	switch ((HExprOp)n->op) {
 	case HEXPR_CONST: return const_i64(l, n->value);
 	case HEXPR_ROWS: return l->num_rows;
-	case HEXPR_VAR: return l->var_value[n->var];
-	case HEXPR_ADD: return emit2(l, LOP_ADD, LTYPE_I64, lower_expr(l, r, n->a), lower_expr(l, r, n->b));
-	case HEXPR_SUB: return emit2(l, LOP_SUB, LTYPE_I64, lower_expr(l, r, n->a), lower_expr(l, r, n->b));
-	case HEXPR_MIN: return emit2(l, LOP_MIN, LTYPE_I64, lower_expr(l, r, n->a), lower_expr(l, r, n->b));
+	case HEXPR_VAR: return var_value(l, n->var, lane);
+	case HEXPR_ADD: return emit2(l, LOP_ADD, LTYPE_I64, lower_expr(l, r, n->a, lane), lower_expr(l, r, n->b, lane));
+	case HEXPR_SUB: return emit2(l, LOP_SUB, LTYPE_I64, lower_expr(l, r, n->a, lane), lower_expr(l, r, n->b, lane));
+	case HEXPR_MIN: return emit2(l, LOP_MIN, LTYPE_I64, lower_expr(l, r, n->a, lane), lower_expr(l, r, n->b, lane));
 	}
 	die("bad range expression");
 }
@@ -126,9 +118,7 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
 	uint32_t rows = (uint32_t)l->b.fn->insts[step].imm; /* rows per iteration: the step, a constant */
-	const MInst *init = tile_init_loop(l, inst->body);
 	LoopScope outer = l->scope;
-	HRange r;
 
 	if (parallel)
 		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
@@ -138,13 +128,6 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 		l->scope.lane_var = inst->var;
 		l->scope.lanes_are_trees = v->over_trees;
 		l->scope.lane_step = rows / lanes;
-	}
-	if (init) {
-		/* The body is a tile's life: its rows' margins share one scratch array. */
-		l->scope.tile_var = init->var;
-		l->scope.tile_acc = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
-		hir_schedule_range(&l->f->schedule, init->var, &r);
-		l->b.fn->insts[l->scope.tile_acc].imm = r.max_trips * r.step * l->f->num_outputs;
 	}
 	lower_list(l, inst->body);
 	l->scope = outer;
@@ -158,8 +141,8 @@ static void lower_for(Lowering *l, const MInst *inst)
 	uint32_t begin, end, step;
 
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
-	begin = lower_expr(l, &r, r.begin);
-	end = lower_expr(l, &r, r.end);
+	begin = lower_expr(l, &r, r.begin, 0);
+	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
 	/* Trees are interleaved only where rows run one at a time: lanes do not multiply. */
 	if (inst->interleave > 1 && !(v->over_trees && l->scope.lanes > 1)) {
@@ -215,7 +198,7 @@ static void lower_walk(Lowering *l, uint32_t id)
 	RepNode fields;
 
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		uint32_t row = lane_index(l, &walk->row, r, false);
+		uint32_t row = lower_index(l, &walk->row, r);
 		tree[r] = l->value[lane_slot(walk->a, r)];
 		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
@@ -364,6 +347,134 @@ static void lower_transform(Lowering *l, uint32_t row)
 	lir_end(&l->b);
 }
 
+/* The address of buffer b's storage in lane `lane`. */
+static uint32_t storage_base(Lowering *l, uint32_t b, uint32_t lane)
+{
+	const Storage *st = &l->storage[b];
+	return st->base[st->per_lane ? lane : 0];
+}
+
+/* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
+static uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	const Storage *st = &l->storage[b];
+	uint32_t at = row ? lower_index_except(l, row, &buf->base, lane) : const_i64(l, 0);
+	if (buf->copy_var != HIR_NONE) {
+		/* The copy of iteration (value - begin) / step of the loop it was privatised along. */
+		HRange r;
+		uint32_t copy;
+		hir_schedule_range(&l->f->schedule, buf->copy_var, &r);
+		copy = emit2(l, LOP_SUB, LTYPE_I64, var_value(l, buf->copy_var, lane), lower_expr(l, &r, r.begin, lane));
+		if (r.step != 1)
+			copy = emit2(l, LOP_SDIV, LTYPE_I64, copy, const_i64(l, r.step));
+		at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, copy, st->rows), at);
+	}
+	at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, buf->outputs)), c);
+	return emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
+}
+
+/* Bytes of stack a buffer of a bounded number of rows may take. */
+#define MAX_STACK_BUFFER (1u << 20)
+
+/* buffer: give MIR buffer b its storage (a copy per lane inside a loop interleaved over rows). */
+static void lower_buffer(Lowering *l, uint32_t b)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	Storage *st = &l->storage[b];
+	uint64_t per_row = (uint64_t)buf->copies * buf->outputs;
+	uint32_t lanes = l->scope.lanes_are_trees ? 1 : l->scope.lanes;
+
+	st->per_lane = lanes > 1;
+	if (buf->rows == MIR_ROWS_ALL) {
+		/* hir_to_mir and mir_interleave put no buffer of all rows inside an interleaved loop. */
+		if (st->per_lane)
+			die("mir_to_lir: a buffer of all rows inside an interleaved loop");
+		st->base[0] = l->workspace;
+		st->rows = l->num_rows;
+		st->offset = emit2(l, LOP_MUL, LTYPE_I64, l->num_rows, const_i64(l, (int64_t)l->workspace_elems));
+		l->workspace_elems += per_row;
+		return;
+	}
+	for (uint32_t r = 0; r < lanes; r++)
+		st->base[r] = lir_local_array(&l->b, l->acc_type, (int64_t)(per_row * (uint64_t)buf->rows),
+		                              buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE);
+	st->rows = const_i64(l, buf->rows);
+	st->offset = const_i64(l, 0);
+}
+
+/* init: every row of every copy of buffer b gets the base scores (or 0). */
+static void lower_init(Lowering *l, uint32_t b)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	const Storage *st = &l->storage[b];
+	bool one = buf->rows == 1 && buf->copies == 1;
+	for (uint32_t r = 0; r < (st->per_lane ? l->scope.lanes : 1); r++) {
+		uint32_t row = const_i64(l, 0), base = storage_base(l, b, r);
+		if (!one) {
+			uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
+			row = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), rows, const_i64(l, 1));
+		}
+		for (uint32_t c = 0; c < buf->outputs; c++) {
+			uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), const_i64(l, c));
+			double value = buf->zero ? 0.0 : l->f->base_score[c];
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, emit2(l, LOP_ADD, LTYPE_I64, st->offset, at),
+			         lir_const_float(&l->b, l->acc_type, value));
+		}
+		if (!one)
+			lir_end(&l->b);
+	}
+}
+
+/* reduce: add each lane's walk value into its row's margin for the tree's output, in lane order (tree order when the lanes are trees: sums round as XGBoost's). */
+static void lower_reduce(Lowering *l, const MInst *inst)
+{
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		uint32_t c = tree_output(l, l->tree_index[lane_slot(inst->a, r)]);
+		uint32_t base = storage_base(l, inst->buf, r), at = buffer_slot(l, inst->buf, r, &inst->row, c);
+		uint32_t value = l->value[lane_slot(inst->b, r)];
+		if (inst->strategy == MSTRATEGY_ATOMIC) {
+			lir_emit(&l->b, LOP_ATOMIC_ADD, LTYPE_VOID, base, at, value);
+		} else {
+			uint32_t sum = emit2(l, LOP_FADD, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, base, at), value);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, sum);
+		}
+	}
+}
+
+/* dst[dst_at + j] += src[src_at + j] for j in [begin, end), `lanes` elements at a time. */
+static void add_span(Lowering *l, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin, uint32_t end,
+                     uint8_t lanes)
+{
+	uint32_t j = lir_begin(&l->b, LOP_FOR, begin, end, const_i64(l, lanes));
+	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j), s = emit2(l, LOP_ADD, LTYPE_I64, src_at, j);
+	uint32_t x = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, dst, d, LIR_NONE);
+	uint32_t y = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, src, s, LIR_NONE);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, lir_emit_vector(&l->b, LOP_FADD, l->acc_type, lanes, x, y, LIR_NONE));
+	lir_end(&l->b);
+}
+
+/* reduceDimension: fold the copies of the privatised buffer into its target, copy by copy (a fixed order: the same sums every run). */
+static void lower_reduce_dim(Lowering *l, const MInst *inst)
+{
+	const MBuffer *src = &l->m->buffers[inst->src];
+	uint32_t dst_base = storage_base(l, inst->buf, 0), src_base = storage_base(l, inst->src, 0);
+	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
+	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, l->storage[inst->src].rows, const_i64(l, src->outputs)); /* elements per copy */
+	uint32_t copy = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, src->copies), const_i64(l, 1));
+	uint32_t src_at = emit2(l, LOP_ADD, LTYPE_I64, l->storage[inst->src].offset, emit2(l, LOP_MUL, LTYPE_I64, copy, n));
+	uint32_t zero = const_i64(l, 0);
+	if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
+		uint32_t width = const_i64(l, inst->vector);
+		uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, n, width), width);
+		add_span(l, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
+		add_span(l, dst_base, dst_at, src_base, src_at, whole, n, 1);
+	} else {
+		add_span(l, dst_base, dst_at, src_base, src_at, zero, n, 1);
+	}
+	lir_end(&l->b);
+}
+
 static void lower_list(Lowering *l, uint32_t first)
 {
 	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next) {
@@ -372,25 +483,17 @@ static void lower_list(Lowering *l, uint32_t first)
 		case MOP_FOR:
 			lower_for(l, inst);
 			break;
+		case MOP_BUFFER:
+			lower_buffer(l, inst->buf);
+			break;
 		case MOP_INIT:
-			for (uint32_t r = 0; r < l->scope.lanes; r++) {
-				if (l->scope.tile_acc == LIR_NONE) {
-					l->lane_acc[r] = lir_emit(&l->b, LOP_LOCAL_ARRAY, l->acc_type, LIR_NONE, LIR_NONE, LIR_NONE);
-					l->b.fn->insts[l->lane_acc[r]].imm = l->f->num_outputs;
-				}
-				select_lane(l, r);
-				for (uint32_t c = 0; c < l->f->num_outputs; c++) {
-					uint32_t index = acc_index(l, const_i64(l, c));
-					uint32_t base = lir_const_float(&l->b, l->acc_type, l->f->base_score[c]);
-					lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, index, base);
-				}
-			}
+			lower_init(l, inst->buf);
 			break;
 		case MOP_GET_TREE:
 			for (uint32_t r = 0; r < l->scope.lanes; r++) {
 				size_t at = lane_slot(id, r), lane0 = lane_slot(id, 0);
 				bool same = r && !l->scope.lanes_are_trees; /* row lanes share the tree */
-				l->tree_index[at] = same ? l->tree_index[lane0] : lane_index(l, &inst->tree, r, true);
+				l->tree_index[at] = same ? l->tree_index[lane0] : lower_index(l, &inst->tree, r);
 				l->value[at] = same ? l->value[lane0] : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
 			}
 			break;
@@ -398,18 +501,16 @@ static void lower_list(Lowering *l, uint32_t first)
 			lower_walk(l, id);
 			break;
 		case MOP_REDUCE:
-			/* In lane order, which is tree order when the lanes are trees: sums round as XGBoost's. */
-			for (uint32_t r = 0; r < l->scope.lanes; r++) {
-				uint32_t c = tree_output(l, l->tree_index[lane_slot(inst->a, r)]), sum;
-				select_lane(l, r);
-				sum = emit2(l, LOP_FADD, l->acc_type, load_acc(l, c), l->value[lane_slot(inst->b, r)]);
-				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->acc, acc_index(l, c), sum);
-			}
+			lower_reduce(l, inst);
+			break;
+		case MOP_REDUCE_DIM:
+			lower_reduce_dim(l, inst);
 			break;
 		case MOP_TRANSFORM:
 			for (uint32_t r = 0; r < l->scope.lanes; r++) {
-				select_lane(l, r);
-				lower_transform(l, lane_index(l, &inst->row, r, false));
+				l->acc = storage_base(l, inst->buf, r);
+				l->acc_offset = buffer_slot(l, inst->buf, r, &inst->row, const_i64(l, 0));
+				lower_transform(l, lower_index(l, &inst->row, r));
 			}
 			break;
 		}
@@ -434,6 +535,20 @@ static bool find_compare(const HForest *f, HCompare *compare, Error *e)
 	return true;
 }
 
+/* Buffers on the stack must fit there. */
+static bool check_buffers(const MModule *m, Error *e)
+{
+	uint64_t size = m->forest->leaf_type == HTYPE_F64 ? 8 : 4;
+	for (uint32_t b = 0; b < m->num_buffers; b++) {
+		const MBuffer *buf = &m->buffers[b];
+		uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * size;
+		if (buf->rows != MIR_ROWS_ALL && bytes > MAX_STACK_BUFFER)
+			return error_set(e, "schedule: buffer m%u (%u copies of %lld rows x %u margins) takes %llu bytes, more than the %u a stack buffer may take; use smaller tiles",
+			                 b, buf->copies, (long long)buf->rows, buf->outputs, (unsigned long long)bytes, MAX_STACK_BUFFER), false;
+	}
+	return true;
+}
+
 /* The per-tree output buffer: which margin each tree adds to. */
 static uint32_t add_output_buffer(LModule *module, const HForest *f)
 {
@@ -454,9 +569,7 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!l.rep)
 		return error_set(e, "unknown representation '%s'", representation), NULL;
-	if (m->body == MIR_NONE || m->insts[m->body].op != MOP_FOR || m->insts[m->body].next != MIR_NONE)
-		return error_set(e, "schedule: a tree loop outside a batch loop is not supported yet"), NULL;
-	if (!find_compare(f, &l.compare, e))
+	if (!check_buffers(m, e) || !find_compare(f, &l.compare, e))
 		return NULL;
 	l.module = lir_module_new();
 	if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
@@ -481,10 +594,12 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	fn->insts[l.out].imm = 2;
 	{
 		uint32_t flags = lir_emit(&l.b, LOP_PARAM, LTYPE_I32, LIR_NONE, LIR_NONE, LIR_NONE);
-		uint32_t workspace = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE); /* unused: no scratch */
-		uint32_t one = lir_const_int(&l.b, LTYPE_I32, 1), zero = lir_const_int(&l.b, LTYPE_I32, 0);
+		uint32_t one, zero;
+		l.workspace = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+		one = lir_const_int(&l.b, LTYPE_I32, 1);
+		zero = lir_const_int(&l.b, LTYPE_I32, 0);
 		fn->insts[flags].imm = 3;
-		fn->insts[workspace].imm = 4;
+		fn->insts[l.workspace].imm = 4;
 		l.margin = lir_cmp(&l.b, LOP_ICMP, LCMP_NE, emit2(&l, LOP_AND, LTYPE_I32, flags, one), zero);
 	}
 	if (f->num_outputs > 1) {
@@ -493,12 +608,15 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	}
 	l.rep->begin_function(&l.layout, &l.b);
 
-	l.scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE, .tile_acc = LIR_NONE, .tile_var = HIR_NONE};
+	l.scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
+	l.storage = xcalloc(m->num_buffers + 1, sizeof *l.storage);
 	l.value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.value);
 	l.tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.tree_index);
 	lower_list(&l, m->body);
 	free(l.value);
 	free(l.tree_index);
+	free(l.storage);
+	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
 	l.rep->free(&l.layout);
 
 	ok = lir_verify(l.module, e);

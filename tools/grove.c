@@ -6,7 +6,7 @@
  *   grove dump --level hir|mir|lir MODEL
  *
  * The pipeline (compile_model) is a straight list of calls:
- *   front_read_model -> hir_choose_schedule -> [hir_pad] -> lower_hir_to_mir -> mir_unroll_walks
+ *   front_read_model -> hir_choose_schedule -> [hir_pad] -> lower_hir_to_mir -> mir_legalize_reductions -> mir_unroll_walks
  *   -> mir_interleave -> lower_mir_to_lir -> target_emit
  */
 #include "front/front.h"
@@ -71,7 +71,7 @@ static void compiled_free(Compiled *c)
 }
 
 /* The passes -d can name, in pipeline order. */
-static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "unroll", "interleave", "lower-lir"};
+static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "legalize", "unroll", "interleave", "lower-lir"};
 
 /* Print c's newest level to standard error if -d names pass (or "all"). */
 static void dump_after(const PipelineOptions *o, const char *pass, const Compiled *c)
@@ -160,6 +160,9 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
 		fail("%s: %s", path, e.message);
 	dump_after(o, "lower-mir", c);
+	if (!mir_legalize_reductions(c->mir, &e))
+		fail("%s: %s", path, e.message);
+	dump_after(o, "legalize", c);
 	mir_unroll_walks(c->mir);
 	dump_after(o, "unroll", c);
 	if (o->schedule_file || o->schedule_text)

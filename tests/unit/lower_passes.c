@@ -86,8 +86,8 @@ static void test_hir_to_mir(void)
 	MModule *m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
-	/* for batch { init; for tree { getTree; walk; reduce }; transform } */
-	CHECK(strcmp(text, "f(if(gwr)t)") == 0);
+	/* for batch { buffer; init; for tree { getTree; walk; reduce }; transform } */
+	CHECK(strcmp(text, "f(bif(gwr)t)") == 0);
 	CHECK(m->insts[m->body].parallel);
 	mir_module_free(m);
 
@@ -98,8 +98,8 @@ static void test_hir_to_mir(void)
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
-	/* a tile of rows lives in one b0 iteration: init and transform get b1 loops in its body */
-	CHECK(strcmp(text, "f(f(i)f(f(gwr))f(t))") == 0);
+	/* a tile of rows lives in one b0 iteration: its buffer is declared there, the transform gets a b1 loop */
+	CHECK(strcmp(text, "f(bif(f(gwr))f(t))") == 0);
 	{
 		LModule *tiled = lower_mir_to_lir(m, NULL, &e);
 		CHECK(tiled != NULL);
@@ -107,14 +107,18 @@ static void test_hir_to_mir(void)
 	}
 	mir_module_free(m);
 
-	/* reorder(tree, b0, b1): the tree loop outside every batch loop; init and transform get nests of their own */
+	/* reorder(tree, b0, b1): the tree loop outside every batch loop; the margins of all rows live in the workspace */
 	CHECK(hir_schedule_parse(s, "reorder(tree, b0, b1)", "unit", &e));
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
-	CHECK(strcmp(text, "f(f(i))f(f(f(gwr)))f(f(t))") == 0);
-	/* the LIR lowering does not take such schedules yet, and says so */
-	CHECK(lower_mir_to_lir(m, NULL, &e) == NULL && strstr(e.message, "not supported yet"));
+	CHECK(strcmp(text, "bif(f(f(gwr)))f(f(t))") == 0);
+	CHECK(m->num_buffers == 1 && m->buffers[0].rows == MIR_ROWS_ALL && m->buffers[0].space == MSPACE_WORKSPACE);
+	{
+		LModule *outer = lower_mir_to_lir(m, NULL, &e);
+		CHECK(outer != NULL && outer->workspace_per_row == f->num_outputs * sizeof(float) && outer->workspace_fixed == 0);
+		lir_module_free(outer);
+	}
 	mir_module_free(m);
 
 	/* b0, b1, tree: both batch loops enclose the tree loop, the row lives in one body */
@@ -122,7 +126,7 @@ static void test_hir_to_mir(void)
 	m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
-	CHECK(strcmp(text, "f(f(if(gwr)t))") == 0);
+	CHECK(strcmp(text, "f(f(bif(gwr)t))") == 0);
 	LModule *l = lower_mir_to_lir(m, "sparse", &e);
 	CHECK(l != NULL);
 	lir_module_free(l);

@@ -1,0 +1,198 @@
+/*
+ * MIR pass: reduction legalization (see lower.h).
+ *
+ * A reduction writes one element of its buffer per (copy, row, output); iterations of a
+ * loop whose variable is not in that index write the same elements. When such a loop
+ * is parallel and inside the buffer's scope, its iterations would race. The pass finds
+ * the outermost such loop of some reduction and, unless the loop asks for atomics,
+ * privatises the buffer along it:
+ *
+ *   buffer m1: <copies> copies along P x (m0's shape)     declared before P
+ *   init m1 = 0
+ *   parallel for P { ... reduce m1[copy(P), ...] ... }     every write to m0 in P retargeted
+ *   reduceDimension m0 += m1 over P                         after P
+ *
+ * reduceDimension is itself a reduction into m0 and is checked like any other, so
+ * nested parallel loops (trees inside trees, or a tile of rows around parallel trees)
+ * are legalized by repeating until nothing conflicts. Last, buffers on the stack that
+ * parallel loops write become SHARED.
+ */
+#include "lower/lower.h"
+
+#include <stdlib.h>
+
+/* Privatisations one module may need at most (each adds a buffer). */
+#define MAX_ROUNDS 64
+
+/* A loop on the path being searched, and where it is linked. */
+typedef struct Frame {
+	uint32_t loop;  /* the FOR */
+	uint32_t owner; /* the FOR whose body lists it (MIR_NONE: the function body) */
+	uint32_t prev;  /* the instruction before it in that list (MIR_NONE: it is first) */
+} Frame;
+
+typedef struct Legalizer {
+	MModule *m;
+	Frame stack[HIR_MAX_VARS];
+	uint32_t depth;
+	uint32_t *decl_depth; /* per buffer: loops around its declaration */
+	uint32_t buf, at;     /* the conflict found: a buffer, and the depth of the loop to privatise along */
+	Error *e;
+} Legalizer;
+
+/* Whether the element reduction x writes depends on var. */
+static bool writes_along(const MModule *m, const MInst *x, int32_t var)
+{
+	return m->buffers[x->buf].copy_var == var || (x->op == MOP_REDUCE && mir_index_has(&x->row, var));
+}
+
+static bool is_reduction(const MInst *x) { return x->op == MOP_REDUCE || x->op == MOP_REDUCE_DIM; }
+
+/*
+ * Search the list first (the body of owner) for a reduction that conflicts with a
+ * parallel loop; record it and return true. Reductions whose conflicting loop asks
+ * for atomics become atomic on the way.
+ */
+static bool search(Legalizer *g, uint32_t owner, uint32_t first)
+{
+	MModule *m = g->m;
+	uint32_t prev = MIR_NONE;
+	for (uint32_t id = first; id != MIR_NONE; prev = id, id = m->insts[id].next) {
+		MInst *x = &m->insts[id];
+		if (x->op == MOP_BUFFER)
+			g->decl_depth[x->buf] = g->depth;
+		if (x->op == MOP_FOR) {
+			g->stack[g->depth++] = (Frame){id, owner, prev};
+			if (search(g, id, x->body))
+				return true;
+			g->depth--;
+		}
+		if (!is_reduction(x) || x->strategy == MSTRATEGY_ATOMIC)
+			continue;
+		for (uint32_t d = g->decl_depth[x->buf]; d < g->depth; d++) {
+			const MInst *loop = &m->insts[g->stack[d].loop];
+			if (!loop->parallel || writes_along(m, x, loop->var))
+				continue;
+			if (m->forest->schedule.vars[loop->var].reduce == HREDUCE_ATOMIC) {
+				x->strategy = MSTRATEGY_ATOMIC; /* covers the loops inside this one too */
+				break;
+			}
+			g->buf = x->buf;
+			g->at = d;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Point the reductions into buffer from inside the list first at buffer to. */
+static void retarget(MModule *m, uint32_t first, uint32_t from, uint32_t to)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		MInst *x = &m->insts[id];
+		if (x->op == MOP_FOR)
+			retarget(m, x->body, from, to);
+		else if (is_reduction(x) && x->buf == from) {
+			x->buf = to;
+			if (x->op == MOP_REDUCE_DIM)
+				m->buffers[x->src].of = to;
+		}
+	}
+}
+
+/* Privatise buffer g->buf along the loop at g->stack[g->at]. */
+static bool privatise(Legalizer *g)
+{
+	MModule *m = g->m;
+	Frame f = g->stack[g->at];
+	int32_t var = m->insts[f.loop].var;
+	const HIndexVar *v = &m->forest->schedule.vars[var];
+	MBuffer copy = m->buffers[g->buf];
+	uint32_t decl, init, fold, b;
+	HRange r;
+	char where[700];
+
+	hir_schedule_range(&m->forest->schedule, var, &r);
+	if (r.max_trips < 1)
+		return error_set(g->e, "%s: the reductions inside need a copy of their buffer per iteration, and the loop's trip count is not known before it runs",
+		                 hir_schedule_where(&m->forest->schedule, var, HDIR_PARALLEL, where, sizeof where));
+	copy.copy_var = var;
+	copy.copies = (uint32_t)r.max_trips;
+	copy.zero = 1;
+	copy.of = g->buf;
+	copy.space = copy.rows == MIR_ROWS_ALL ? MSPACE_WORKSPACE : MSPACE_SHARED;
+	b = mir_buffer_add(m, &copy);
+
+	decl = mir_new(m, MOP_BUFFER);
+	m->insts[decl].buf = b;
+	init = mir_new(m, MOP_INIT);
+	m->insts[init].buf = b;
+	mir_link_after(m, f.owner, f.prev, decl);
+	mir_link_after(m, f.owner, decl, init);
+	fold = mir_new(m, MOP_REDUCE_DIM);
+	m->insts[fold].buf = g->buf;
+	m->insts[fold].src = b;
+	if (v->reduce == HREDUCE_VECTOR) {
+		m->insts[fold].strategy = MSTRATEGY_VECTOR;
+		m->insts[fold].vector = v->vector_width;
+	}
+	mir_link_after(m, f.owner, f.loop, fold);
+	retarget(m, m->insts[f.loop].body, g->buf, b);
+	return true;
+}
+
+/* Make stack buffers that parallel loops write SHARED; reject workspace buffers inside parallel loops. */
+static bool assign_spaces(Legalizer *g, uint32_t first)
+{
+	MModule *m = g->m;
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		MInst *x = &m->insts[id];
+		if (x->op == MOP_FOR) {
+			bool ok;
+			g->stack[g->depth++] = (Frame){id, MIR_NONE, MIR_NONE};
+			ok = assign_spaces(g, x->body);
+			g->depth--;
+			if (!ok)
+				return false;
+		}
+		if (x->op == MOP_BUFFER) {
+			g->decl_depth[x->buf] = g->depth;
+			for (uint32_t d = 0; d < g->depth && m->buffers[x->buf].space == MSPACE_WORKSPACE; d++) {
+				int32_t var = m->insts[g->stack[d].loop].var;
+				char where[700];
+				if (m->insts[g->stack[d].loop].parallel)
+					return error_set(g->e, "%s: each iteration would need its own margins for all N rows (the batch loops inside the tree loops do not run over a tile of this loop); tile the batch loop and run the tile's rows inside the tree loops",
+					                 hir_schedule_where(&m->forest->schedule, var, HDIR_PARALLEL, where, sizeof where));
+			}
+		}
+		if (is_reduction(x) && m->buffers[x->buf].space == MSPACE_LOCAL)
+			for (uint32_t d = g->decl_depth[x->buf]; d < g->depth; d++)
+				if (m->insts[g->stack[d].loop].parallel)
+					m->buffers[x->buf].space = MSPACE_SHARED;
+	}
+	return true;
+}
+
+bool mir_legalize_reductions(MModule *m, Error *e)
+{
+	Legalizer g = {.m = m, .e = e};
+	bool ok = true;
+	for (uint32_t round = 0; ok; round++) {
+		free(g.decl_depth);
+		g.decl_depth = xcalloc(m->num_buffers + 1, sizeof *g.decl_depth);
+		g.depth = 0;
+		if (!search(&g, MIR_NONE, m->body))
+			break;
+		if (round == MAX_ROUNDS) {
+			ok = error_set(e, "schedule: reductions need more than %d privatised buffers", MAX_ROUNDS);
+			break;
+		}
+		ok = privatise(&g);
+	}
+	if (ok) {
+		g.depth = 0;
+		ok = assign_spaces(&g, m->body);
+	}
+	free(g.decl_depth);
+	return ok && mir_verify(m, e);
+}
