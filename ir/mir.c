@@ -110,14 +110,18 @@ static bool verify_operand(Verifier *v, uint32_t id, uint32_t operand, MOp expec
 	return true;
 }
 
-/* Buffer b is declared around instruction id, its copy variable bound; with row, row includes the buffer's base. */
-static bool verify_buffer(Verifier *v, uint32_t id, uint32_t b, const MIndex *row)
+/*
+ * Buffer b is declared around instruction id; one_copy: the operation touches the copy
+ * of the current iteration, so the loop the buffer is privatised along encloses it;
+ * with row, row includes the buffer's base.
+ */
+static bool verify_buffer(Verifier *v, uint32_t id, uint32_t b, bool one_copy, const MIndex *row)
 {
 	const MBuffer *buf;
 	if (b >= v->m->num_buffers || !v->declared[b])
 		return error_set(v->e, "mir: %%%u (%s): buffer %u is not declared around it", id, op_of(v, id), b);
 	buf = &v->m->buffers[b];
-	if (buf->copy_var != HIR_NONE && !v->in_scope[buf->copy_var])
+	if (one_copy && buf->copy_var != HIR_NONE && !v->in_scope[buf->copy_var])
 		return error_set(v->e, "mir: %%%u (%s): buffer m%u is privatised along '%s', whose loop does not enclose it", id,
 		                 op_of(v, id), b, v->m->forest->schedule.vars[buf->copy_var].name);
 	for (uint32_t i = 0; row && i < buf->base.num_terms; i++)
@@ -151,7 +155,7 @@ static bool verify_list(Verifier *v, uint32_t first)
 			v->declared[inst->buf] = 1;
 			break;
 		case MOP_INIT:
-			ok = verify_buffer(v, id, inst->buf, NULL);
+			ok = verify_buffer(v, id, inst->buf, false, NULL);
 			break;
 		case MOP_GET_TREE:
 			ok = verify_index(v, id, &inst->tree, true);
@@ -161,15 +165,15 @@ static bool verify_list(Verifier *v, uint32_t first)
 			break;
 		case MOP_REDUCE:
 			ok = verify_index(v, id, &inst->row, false) && verify_operand(v, id, inst->a, MOP_GET_TREE) &&
-			     verify_operand(v, id, inst->b, MOP_WALK) && verify_buffer(v, id, inst->buf, &inst->row);
+			     verify_operand(v, id, inst->b, MOP_WALK) && verify_buffer(v, id, inst->buf, true, &inst->row);
 			break;
 		case MOP_REDUCE_DIM:
-			ok = verify_buffer(v, id, inst->buf, NULL) && verify_buffer(v, id, inst->src, NULL);
+			ok = verify_buffer(v, id, inst->buf, true, NULL) && verify_buffer(v, id, inst->src, false, NULL);
 			if (ok && m->buffers[inst->src].of != inst->buf)
 				return error_set(v->e, "mir: %%%u: m%u is not a privatised copy of m%u", id, inst->src, inst->buf);
 			break;
 		case MOP_TRANSFORM:
-			ok = verify_index(v, id, &inst->row, false) && verify_buffer(v, id, inst->buf, &inst->row);
+			ok = verify_index(v, id, &inst->row, false) && verify_buffer(v, id, inst->buf, true, &inst->row);
 			if (ok && m->buffers[inst->buf].copy_var != HIR_NONE)
 				return error_set(v->e, "mir: %%%u: transform of the privatised buffer m%u", id, inst->buf);
 			break;

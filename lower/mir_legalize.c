@@ -161,7 +161,7 @@ static bool assign_spaces(Legalizer *g, uint32_t first)
 				int32_t var = m->insts[g->stack[d].loop].var;
 				char where[700];
 				if (m->insts[g->stack[d].loop].parallel)
-					return error_set(g->e, "%s: each iteration would need its own margins for all N rows (the batch loops inside the tree loops do not run over a tile of this loop); tile the batch loop and run the tile's rows inside the tree loops",
+					return error_set(g->e, "%s: each iteration would need its own buffer of all N rows (margins, or copies privatising a parallel loop inside it), which the workspace does not provide; tile the batch loop outside this loop, or use atomicReduce",
 					                 hir_schedule_where(&m->forest->schedule, var, HDIR_PARALLEL, where, sizeof where));
 			}
 		}
