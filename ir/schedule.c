@@ -833,6 +833,17 @@ __attribute__((format(printf, 5, 6))) static bool fail_at(const HSchedule *s, in
 	return false;
 }
 
+/* A batch loop among the loops first.. or inside them, or NONE. */
+static int32_t batch_loop_in(const HSchedule *s, int32_t first)
+{
+	for (int32_t c = first; c != NONE; c = s->vars[c].next_sibling) {
+		int32_t inner = s->vars[c].over_trees ? batch_loop_in(s, s->vars[c].first_child) : c;
+		if (inner != NONE)
+			return inner;
+	}
+	return NONE;
+}
+
 bool hir_schedule_check(const HSchedule *s, Error *e)
 {
 	static const HDirectiveKind innermost[] = {HDIR_INTERLEAVE, HDIR_UNROLL_WALK, HDIR_PEEL_WALK};
@@ -845,10 +856,19 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 		has[HDIR_INTERLEAVE] = x->flags & HVAR_INTERLEAVE;
 		has[HDIR_UNROLL_WALK] = x->unroll_walk;
 		has[HDIR_PEEL_WALK] = x->peel_walk;
+		/* A batch loop interleaves its rows over the tree loops inside it (unroll and jam). */
+		if (has[HDIR_INTERLEAVE] && !x->over_trees) {
+			int32_t rows = batch_loop_in(s, x->first_child);
+			if (rows != NONE)
+				return fail_at(s, v, HDIR_INTERLEAVE, e, "'%s' holds the batch loop '%s': rows are interleaved over tree loops only",
+				               x->name, s->vars[rows].name);
+			has[HDIR_INTERLEAVE] = false;
+		}
 		for (uint32_t k = 0; k < COUNT_OF(innermost); k++)
 			if (has[innermost[k]] && x->first_child != NONE)
 				return fail_at(s, v, innermost[k], e, "'%s' is not an innermost loop (it holds '%s')", x->name,
 				               s->vars[x->first_child].name);
+		has[HDIR_INTERLEAVE] = x->flags & HVAR_INTERLEAVE;
 		if (has[HDIR_INTERLEAVE]) {
 			HRange r;
 			hir_schedule_range(s, v, &r);

@@ -19,7 +19,8 @@
  *   reorder(b0, tree, b1)        permute perfectly nested loops, outermost first
  *   parallel(b0)                 iterations may run concurrently
  *   cache(b1)                    prefetch the working set of one iteration (rows or trees)
- *   interleave(t1)               walks of an innermost loop with a constant trip count run side by side
+ *   interleave(t1)               the walks of all iterations of a loop with a constant trip count run side
+ *                                by side: an innermost loop, or a batch loop holding only tree loops
  *   unrollWalk(t1, 8)            walks take 8 steps without leaf tests (trees padded so no leaf is shallower)
  *   peelWalk(t1, 3)              walks take their first 3 steps in straight-line code
  *   specialize(t0)               one copy of the body per iteration (constant trip count)

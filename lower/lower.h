@@ -23,11 +23,13 @@ bool lower_padding_pays(const HForest *f);
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX
 /*
- * HIR: give f the schedule it should have when the user gives none: the default nest
- * for models that fit in cache, row tiles walking tiles of trees for the others.
- * tree_tile: trees per tile, 0 for no tiling, HIR_TILE_AUTO to choose.
+ * HIR: give f the schedule it should have when the user gives none, written as
+ * directives: rows walking every tree for models that fit in cache, row tiles walking
+ * tiles of trees for the others. tree_tile: trees per tile, 0 for no tiling,
+ * HIR_TILE_AUTO to choose. rows: rows interleaved (1 = none); trees: trees interleaved
+ * where rows go one at a time (1 = none); each at most MIR_MAX_INTERLEAVE.
  */
-void hir_choose_schedule(HForest *f, uint32_t tree_tile);
+void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees);
 
 /*
  * MIR pass: make every reduction under a parallel loop safe. A reduction into a buffer
@@ -45,16 +47,10 @@ bool mir_legalize_reductions(MModule *m, Error *e);
 /* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
 void mir_unroll_walks(MModule *m);
 
-/* The most rows or trees mir_interleave lets run together. */
+/* The most rows or trees interleave(v) runs together (hir_schedule_check holds schedules to it). */
 #define MIR_MAX_INTERLEAVE 16
-/*
- * MIR pass: let row loops whose rows include their own variable run `rows` rows
- * together, and tree loops that only walk their trees walk `trees` trees together
- * where rows run one at a time (unroll and jam).
- */
-void mir_interleave(MModule *m, uint32_t rows, uint32_t trees);
 /* MIR pass: interleave the walks of the loops the schedule marks interleave(v), all v's iterations together. */
-void mir_interleave_directives(MModule *m);
+void mir_interleave(MModule *m);
 
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);

@@ -102,7 +102,7 @@ static void check_dump_list(const char *list)
 		while (i < COUNT_OF(pass_names) && (strlen(pass_names[i]) != k || strncmp(p, pass_names[i], k)))
 			i++;
 		if (i == COUNT_OF(pass_names) && !(k == 3 && !strncmp(p, "all", 3)))
-			fail("-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, unroll, interleave, lower-lir or all)", (int)k, p);
+			fail("-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, legalize, unroll, interleave, lower-lir or all)", (int)k, p);
 	}
 }
 
@@ -130,7 +130,7 @@ static void schedule_model(const PipelineOptions *o, Compiled *c)
 	Error e = {0};
 	char *file = NULL;
 	if (!o->schedule_file && !o->schedule_text) {
-		hir_choose_schedule(c->hir, o->tree_tile);
+		hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
 		return;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
@@ -165,10 +165,7 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 	dump_after(o, "legalize", c);
 	mir_unroll_walks(c->mir);
 	dump_after(o, "unroll", c);
-	if (o->schedule_file || o->schedule_text)
-		mir_interleave_directives(c->mir);
-	else
-		mir_interleave(c->mir, o->interleave, o->interleave_trees);
+	mir_interleave(c->mir);
 	dump_after(o, "interleave", c);
 	if (stop == LEVEL_MIR)
 		return;
@@ -241,9 +238,10 @@ static const char compile_usage[] =
 	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"
-	"                      pad, lower-mir, unroll, interleave, lower-lir, all\n"
+	"                      pad, lower-mir, legalize, unroll, interleave, lower-lir, all\n"
 	"  --interleave N      rows walked together, 1-16 (default 8; without --schedule)\n"
-	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8)\n"
+	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8;\n"
+	"                      without --schedule)\n"
 	"  --tile-trees N      walk trees in tiles of N for tiles of 64 rows (0: never; default: when\n"
 	"                      the model outgrows the L2 cache)\n";
 

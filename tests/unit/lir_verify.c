@@ -19,7 +19,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs, HTransfor
 		for (int k = 3; k < 7; k++)
 			n[k] = (HNode){.value = k, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(f, 0);
+	hir_choose_schedule(f, 0, 8, 8);
 	return f;
 }
 
@@ -52,8 +52,8 @@ static void test_lowered(void)
 			lir_print(out, m);
 			fclose(out);
 			CHECK(strstr(text, "func predict(ptr %0, i64 %1, ptr %2, i32 %3, ptr %4) entry {\n"));
-			CHECK(strstr(text, "\n\t%0 = param 0 ptr\n") && strstr(text, " = parallel_for ") && strstr(text, " grain 64 {\n"));
-			CHECK(strstr(text, "\n\t\t} else {\n") && strstr(text, "\n\t\t\tloop {\n") && strstr(text, "] fnv1a "));
+			CHECK(strstr(text, "\n\t%0 = param 0 ptr\n") && strstr(text, " = parallel_for ") && strstr(text, " grain 8 {\n"));
+			CHECK(strstr(text, "} else {\n") && strstr(text, "loop {\n") && strstr(text, "] fnv1a "));
 			free(text);
 
 			/* the last instruction of the walk loop's body goes back to the first: a cycle */

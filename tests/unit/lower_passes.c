@@ -19,7 +19,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 		for (int i = 3; i < 7; i++)
 			n[i] = (HNode){.value = i, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(f, 0);
+	hir_choose_schedule(f, 0, 8, 8);
 	return f;
 }
 
@@ -86,8 +86,8 @@ static void test_hir_to_mir(void)
 	MModule *m = lower_hir_to_mir(f, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
-	/* for batch { buffer; init; for tree { getTree; walk; reduce }; transform } */
-	CHECK(strcmp(text, "f(bif(gwr)t)") == 0);
+	/* the default: for b0 { for b1 { buffer; init; for t0 { for t1 { getTree; walk; reduce } }; transform } } */
+	CHECK(strcmp(text, "f(f(bif(f(gwr))t))") == 0);
 	CHECK(m->insts[m->body].parallel);
 	mir_module_free(m);
 

@@ -66,14 +66,14 @@ static bool build(const char *path, int opt_level, uint32_t interleave, uint32_t
 	HForest *f = small_forest();
 	Error e = {0};
 	MModule *mir;
-	hir_choose_schedule(f, tree_tile);
+	hir_choose_schedule(f, tree_tile, interleave, interleave);
 	mir = lower_hir_to_mir(f, &e);
 	LModule *lir;
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = opt_level, .cpu = cpu};
 	bool ok = false;
-	if (mir) {
+	if (mir && mir_legalize_reductions(mir, &e)) {
 		mir_unroll_walks(mir);
-		mir_interleave(mir, interleave, interleave);
+		mir_interleave(mir);
 		lir = lower_mir_to_lir(mir, NULL, &e);
 		ok = lir && target_emit(lir, &o, path, &e);
 		lir_module_free(lir);

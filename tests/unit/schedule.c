@@ -464,7 +464,7 @@ static void test_api(void)
 	CHECK(hir_schedule_mark(s, HDIR_INTERLEAVE, "b0", 0, &e));
 	CHECK(hir_schedule_split(s, "tree", "t0", "t1", 50, &e));
 	CHECK(!hir_schedule_check(s, &e));
-	CHECK(!strcmp(e.message, "interleave(b0): 't0.b0' is not an innermost loop (it holds 't0.b1')"));
+	CHECK(!strcmp(e.message, "interleave(b0): 't0.b0' holds the batch loop 't0.b1': rows are interleaved over tree loops only"));
 	CHECK(!strcmp(hir_schedule_where(s, hir_schedule_find(s, "t1.b1"), HDIR_INTERLEAVE, where, sizeof where), "interleave(b1)"));
 
 	/* hir_schedule_where names the place in the text. */
@@ -540,7 +540,7 @@ static void test_errors(void)
 	/* A name of 47 characters is one too many; an overlong one is shortened in the message. */
 	EXPECT_ERROR("parallel(bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb)", "is longer than 46 characters");
 	/* The end-of-schedule checks run after the last directive. */
-	EXPECT_ERROR("interleave(batch)\n# a comment\n\n", "t:1:1: interleave(batch): 'batch' is not an innermost loop (it holds 'tree')");
+	EXPECT_ERROR("reorder(tree, batch); interleave(tree)\n# a comment\n\n", "t:1:23: interleave(tree): 'tree' is not an innermost loop (it holds 'batch')");
 	EXPECT_ERROR("reorder(tree, batch); vectorReduce(tree, 4)", "t:1:23: vectorReduce(tree, 4): 'tree' is not parallel");
 	/* More directives than the log holds. */
 	text[0] = 0;
