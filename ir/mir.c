@@ -300,6 +300,8 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			print_range(out, m, inst->var);
 			if (inst->interleave > 1)
 				fprintf(out, " interleave %u", inst->interleave);
+			if (f->schedule.vars[inst->var].flags & HVAR_SPECIALIZE)
+				fputs(" specialized", out);
 			fputs(" {\n", out);
 			print_list(out, m, inst->body, indent + 2);
 			fprintf(out, "%*s}\n", indent, "");

@@ -878,6 +878,21 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 				return fail_at(s, v, HDIR_INTERLEAVE, e, "'%s' runs up to %lld iterations; at most %d walks can be interleaved", x->name,
 				               (long long)r.max_trips, MAX_INTERLEAVE);
 		}
+		if (x->flags & HVAR_SPECIALIZE) {
+			int64_t copies = 1;
+			if (x->flags & (HVAR_PARALLEL | HVAR_INTERLEAVE))
+				return fail_at(s, v, HDIR_SPECIALIZE, e, "'%s' is also %s: its iterations become copies of the body, run in turn", x->name,
+				               x->flags & HVAR_PARALLEL ? "parallel" : "interleaved");
+			for (int32_t l = v; l != NONE; l = s->vars[l].loop_parent)
+				if (s->vars[l].flags & HVAR_SPECIALIZE) {
+					HRange r;
+					hir_schedule_range(s, l, &r);
+					copies *= r.max_trips;
+				}
+			if (copies > MAX_SPECIALIZE)
+				return fail_at(s, v, HDIR_SPECIALIZE, e, "with the specialized loops around it, the body would be copied %lld times (at most %d)",
+				               (long long)copies, MAX_SPECIALIZE);
+		}
 		if (x->unroll_walk && x->peel_walk)
 			return fail_at(s, v, HDIR_PEEL_WALK, e, "'%s' already unrolls its walks (unrollWalk)", x->name);
 		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim)

@@ -29,6 +29,7 @@ typedef struct LoopScope {
 	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
 	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
 	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
+	MIndex rows;                /* the batch variables bound: the row (of lane 0) is their sum */
 } LoopScope;
 
 /* A MIR buffer as lowered. */
@@ -57,6 +58,8 @@ typedef struct Lowering {
 	Storage *storage;           /* per MIR buffer */
 	LoopScope scope;            /* what the enclosing loops set */
 	uint32_t var_value[HIR_MAX_VARS];
+	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
+	int64_t const_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
 	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
 	Error *e;
@@ -111,6 +114,21 @@ static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lan
 
 static void lower_list(Lowering *l, uint32_t first);
 
+/* Floats in a cache line of the rows. */
+#define LINE_FLOATS 16
+
+/* cache(v) of a batch loop: prefetch the rows of the next iteration (`rows` rows on from this one's first). */
+static void prefetch_rows(Lowering *l, uint32_t rows)
+{
+	uint32_t width = const_i64(l, l->f->num_features);
+	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, lower_index(l, &l->scope.rows, 0), const_i64(l, rows));
+	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, const_i64(l, rows)), l->num_rows);
+	uint32_t at = lir_begin(&l->b, LOP_FOR, emit2(l, LOP_MUL, LTYPE_I64, next, width), emit2(l, LOP_MUL, LTYPE_I64, last, width),
+	                        const_i64(l, LINE_FLOATS));
+	lir_emit(&l->b, LOP_PREFETCH, LTYPE_F32, l->rows, at, LIR_NONE);
+	lir_end(&l->b);
+}
+
 /* One loop of inst's variable over [begin, end) by step, its body lowered for `lanes` rows per iteration. */
 static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes,
                        bool interleaved, bool parallel)
@@ -129,9 +147,66 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 		l->scope.lanes_are_trees = v->over_trees;
 		l->scope.lane_step = rows / lanes;
 	}
+	if (!v->over_trees)
+		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
+	if (v->flags & HVAR_CACHE && !v->over_trees)
+		prefetch_rows(l, rows);
 	lower_list(l, inst->body);
 	l->scope = outer;
 	lir_end(&l->b);
+}
+
+/* The value of node x of a range expression when the loops it uses are specialized; false if it is known only at run time. */
+static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *value)
+{
+	const HExpr *n = &r->nodes[x];
+	int64_t a, b;
+	switch ((HExprOp)n->op) {
+	case HEXPR_CONST: *value = n->value; return true;
+	case HEXPR_ROWS: return false;
+	case HEXPR_VAR: *value = l->const_value[n->var]; return l->is_const[n->var];
+	case HEXPR_ADD:
+	case HEXPR_SUB:
+	case HEXPR_MIN:
+		if (!eval_expr(l, r, n->a, &a) || !eval_expr(l, r, n->b, &b))
+			return false;
+		*value = n->op == HEXPR_ADD ? a + b : n->op == HEXPR_SUB ? a - b : a < b ? a : b;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * specialize: one copy of the body per iteration, the variable a constant in each.
+ * Where the bounds are not constants (they use loops that are not specialized), each
+ * copy runs under a test that its iteration is in the range.
+ */
+static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
+{
+	int64_t begin, end;
+	bool const_begin = eval_expr(l, r, r->begin, &begin), const_end = eval_expr(l, r, r->end, &end);
+	for (int64_t i = 0; i < r->max_trips; i++) {
+		int64_t value = begin + i * r->step;
+		uint32_t branch = LIR_NONE;
+		if (const_begin && const_end && value >= end)
+			break;
+		l->is_const[inst->var] = const_begin;
+		l->const_value[inst->var] = value;
+		if (const_begin) {
+			l->var_value[inst->var] = const_i64(l, value);
+		} else {
+			uint32_t first = lower_expr(l, r, r->begin, 0);
+			l->var_value[inst->var] = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, i * r->step));
+		}
+		if (!const_begin || !const_end)
+			branch = lir_begin(&l->b, LOP_IF,
+			                   lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, l->var_value[inst->var], lower_expr(l, r, r->end, 0)),
+			                   LIR_NONE, LIR_NONE);
+		lower_list(l, inst->body);
+		if (branch != LIR_NONE)
+			lir_end(&l->b);
+	}
+	l->is_const[inst->var] = false;
 }
 
 static void lower_for(Lowering *l, const MInst *inst)
@@ -141,6 +216,10 @@ static void lower_for(Lowering *l, const MInst *inst)
 	uint32_t begin, end, step;
 
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
+	if (v->flags & HVAR_SPECIALIZE) {
+		lower_specialized(l, inst, &r);
+		return;
+	}
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
