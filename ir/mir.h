@@ -42,7 +42,8 @@ typedef struct MInst {
 	uint8_t parallel;    /* FOR: iterations may run concurrently */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
 	uint8_t interleave;  /* FOR: this many consecutive rows (or trees) run together, their walks interleaved (0, 1 = off) */
-	uint16_t peel;       /* WALK: steps taken before the first leaf test (no leaf is shallower) */
+	uint16_t peel;       /* WALK: steps taken in straight-line code before the first leaf test */
+	uint16_t peel_safe;  /* WALK: how many of them no leaf can end; a later peeled step from a leaf stays on it */
 	int32_t var;         /* FOR: the index variable */
 	MIndex row;          /* INIT, WALK, REDUCE, TRANSFORM: the row */
 	MIndex tree;         /* GET_TREE: the tree */

@@ -13,7 +13,7 @@ void mir_unroll_walks(MModule *m)
 		MInst *inst = &m->insts[id];
 		if (inst->op != MOP_WALK)
 			continue;
-		inst->peel = (uint16_t)min;
+		inst->peel = inst->peel_safe = (uint16_t)min;
 		inst->exact = min == max;
 	}
 }
