@@ -153,8 +153,7 @@ static void lower_row_nest(MModule *m, const Nest *s, MList *l, MOp op)
 /* Directives this lowering does not take yet (or not on the host): an error naming the first one. */
 static bool check_supported(const HSchedule *s, Error *e)
 {
-	static const HDirectiveKind unsupported[] = {HDIR_CACHE, HDIR_SPECIALIZE, HDIR_UNROLL_WALK, HDIR_PEEL_WALK,
-	                                             HDIR_ATOMIC_REDUCE, HDIR_VECTOR_REDUCE};
+	static const HDirectiveKind unsupported[] = {HDIR_CACHE, HDIR_SPECIALIZE, HDIR_ATOMIC_REDUCE, HDIR_VECTOR_REDUCE};
 	char where[700];
 	for (uint32_t i = 0; i < s->num_vars; i++) {
 		const HIndexVar *v = &s->vars[i];
