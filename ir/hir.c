@@ -98,11 +98,16 @@ uint32_t hir_tree_depth(const HForest *f, uint32_t t)
 
 void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max)
 {
+	hir_trees_leaf_depth_range(f, 0, f->num_trees, min, max);
+}
+
+void hir_trees_leaf_depth_range(const HForest *f, uint32_t first, uint32_t end, uint32_t *min, uint32_t *max)
+{
 	uint32_t *stack = NULL, tree_min, tree_max;
 	size_t cap = 0;
-	*min = f->num_trees ? UINT32_MAX : 0;
+	*min = first < end ? UINT32_MAX : 0;
 	*max = 0;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
+	for (uint32_t t = first; t < end; t++) {
 		leaf_depths(f, t, &stack, &cap, &tree_min, &tree_max);
 		*min = tree_min < *min ? tree_min : *min;
 		*max = tree_max > *max ? tree_max : *max;

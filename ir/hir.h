@@ -97,6 +97,8 @@ uint32_t hir_tree_depth(const HForest *f, uint32_t t);
 
 /* The depths of the shallowest and the deepest leaf in the whole forest (0, 0 with no trees). */
 void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max);
+/* The same over trees [first, end) only (0, 0 when the range is empty). */
+void hir_trees_leaf_depth_range(const HForest *f, uint32_t first, uint32_t end, uint32_t *min, uint32_t *max);
 
 /* Check structure: children in range, no cycles or shared nodes, features < num_features, finite values, outputs in range. */
 bool hir_verify(const HForest *f, Error *e);

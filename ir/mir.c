@@ -324,6 +324,8 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 				fprintf(out, " unroll %u", inst->peel);
 			else if (inst->peel)
 				fprintf(out, " peel %u", inst->peel);
+			if (inst->peel_safe < inst->peel)
+				fprintf(out, " (leaves possible after step %u)", inst->peel_safe);
 			break;
 		case MOP_REDUCE:
 			fprintf(out, "reduce%s ", inst->strategy == MSTRATEGY_ATOMIC ? " atomic" : "");

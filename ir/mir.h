@@ -89,7 +89,8 @@ typedef struct MInst {
 	uint8_t parallel;    /* FOR: iterations may run concurrently */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
 	uint8_t interleave;  /* FOR: this many consecutive rows (or trees) run together, their walks interleaved (0, 1 = off) */
-	uint16_t peel;       /* WALK: steps taken before the first leaf test (no leaf is shallower) */
+	uint16_t peel;       /* WALK: steps taken in straight-line code before the first leaf test */
+	uint16_t peel_safe;  /* WALK: how many of them no leaf can end; a later peeled step from a leaf stays on it */
 	uint8_t reduce_op;   /* REDUCE, REDUCE_DIM: MReduceOp */
 	uint8_t strategy;    /* REDUCE, REDUCE_DIM: MStrategy */
 	uint16_t vector;     /* REDUCE_DIM with MSTRATEGY_VECTOR: elements per vector */

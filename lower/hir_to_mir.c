@@ -135,10 +135,9 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
 	}
 }
 
-/* Directives this lowering does not take yet (or not on the host): an error naming the first one. */
+/* Directives the host lowering does not take (GPU ones) or not yet: an error naming the first one. */
 static bool check_supported(const HSchedule *s, Error *e)
 {
-	static const HDirectiveKind unsupported[] = {HDIR_UNROLL_WALK, HDIR_PEEL_WALK};
 	char where[700];
 	for (uint32_t i = 0; i < s->num_vars; i++) {
 		const HIndexVar *v = &s->vars[i];
@@ -154,9 +153,6 @@ static bool check_supported(const HSchedule *s, Error *e)
 		if (v->over_trees && v->flags & HVAR_CACHE)
 			return error_set(e, "%s: caching the trees of a tree loop is not implemented yet (only the rows of a batch loop)",
 			                 hir_schedule_where(s, var, HDIR_CACHE, where, sizeof where));
-		for (uint32_t k = 0; k < COUNT_OF(unsupported); k++)
-			if (hir_var_has_directive(v, unsupported[k]))
-				return error_set(e, "%s: not implemented yet", hir_schedule_where(s, var, unsupported[k], where, sizeof where));
 	}
 	return true;
 }

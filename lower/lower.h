@@ -15,6 +15,10 @@
 
 /* HIR pass: pad every tree so that all leaves sit at the forest's largest depth (new splits send both ways to copies of the leaf). */
 void hir_pad(HForest *f);
+/* HIR: pad trees [first, end) so that no leaf is shallower than depth (the others are kept as they are). */
+void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth);
+/* HIR pass: for each loop v with unrollWalk(v, d), pad the trees v's walks reach so that no leaf is shallower than d (or their deepest leaf). */
+void hir_pad_unrolled_walks(HForest *f);
 /* Analysis: the number of nodes f would have after hir_pad. */
 uint64_t hir_padded_nodes(const HForest *f);
 /* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
@@ -44,7 +48,12 @@ void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t
  */
 bool mir_legalize_reductions(MModule *m, Error *e);
 
-/* MIR pass: peel the steps of every walk that no leaf can end, and unroll walks whose leaves all sit at one depth. */
+/*
+ * MIR pass: set each walk's straight-line steps from the innermost loop around it:
+ * peelWalk(v, n) and unrollWalk(v, d) take n (d) steps; other walks the steps no leaf
+ * of the trees they reach can end. A walk whose steps reach every leaf of its trees
+ * needs no loop after them (exact).
+ */
 void mir_unroll_walks(MModule *m);
 
 /* The most rows or trees interleave(v) runs together (hir_schedule_check holds schedules to it). */

@@ -48,7 +48,6 @@ typedef struct Lowering {
 	LModule *module;
 	LBuilder b;
 	LType acc_type;             /* type of margins while they accumulate */
-	HCompare compare;           /* the comparison every split makes */
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
@@ -239,29 +238,10 @@ static void lower_for(Lowering *l, const MInst *inst)
 	}
 }
 
-/* go_right for x against threshold: the split's comparison, with NaN following default_left. */
-static uint32_t lower_compare(Lowering *l, uint32_t x, uint32_t threshold, uint32_t default_left)
+/* One step of a walk from node for row: the representation tests the split and yields the child (a leaf stays where leaf_stays). */
+static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, const RepRow *row, const RepNode *fields, bool leaf_stays)
 {
-	/*
-	 * x < t goes left, so right is the ordered x >= t, which sends NaN left; a NaN goes
-	 * right instead where default_left is false. Thresholds are never NaN, so "x is NaN"
-	 * is the unordered test of the same two operands, and both tests share one compare.
-	 */
-	LCmp ordered = l->compare == HCMP_LT ? LCMP_OGE : LCMP_OGT;
-	uint32_t right = lir_cmp(&l->b, LOP_FCMP, ordered, x, threshold);
-	uint32_t missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, threshold);
-	uint32_t yes = lir_const_int(&l->b, LTYPE_I1, 1), no = lir_const_int(&l->b, LTYPE_I1, 0);
-	uint32_t missing_right = lir_emit(&l->b, LOP_SELECT, LTYPE_I1, default_left, no, yes);
-	return lir_emit(&l->b, LOP_SELECT, LTYPE_I1, missing, missing_right, right);
-}
-
-/* One step of a walk from node: test the row's feature against the threshold and go to a child. */
-static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, uint32_t row_start, const RepNode *fields)
-{
-	uint32_t x = emit2(l, LOP_LOAD, LTYPE_F32, l->rows, emit2(l, LOP_ADD, LTYPE_I64, row_start, fields->feature));
-	if (l->layout.threshold_type == LTYPE_F64)
-		x = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, x);
-	return l->rep->child(&l->layout, &l->b, tree, node, lower_compare(l, x, fields->threshold, fields->default_left));
+	return l->rep->step(&l->layout, &l->b, tree, node, fields, row, leaf_stays);
 }
 
 /*
@@ -273,20 +253,21 @@ static void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], row_start[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell;
+	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell;
+	RepRow row[MIR_MAX_INTERLEAVE];
 	RepNode fields;
 
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		uint32_t row = lower_index(l, &walk->row, r);
+		uint32_t index = lower_index(l, &walk->row, r);
 		tree[r] = l->value[lane_slot(walk->a, r)];
-		row_start[r] = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_features));
+		row[r] = (RepRow){.base = l->rows, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features))};
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 	}
-	/* Peeled steps: no leaf is this shallow, so no test. */
+	/* Peeled steps: no test. The first peel_safe start on splits; later ones may start on a leaf and stay there. */
 	for (uint32_t i = 0; i < walk->peel; i++) {
 		for (uint32_t r = 0; r < l->scope.lanes; r++) {
 			fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
-			node[r] = lower_step(l, tree[r], node[r], row_start[r], &fields);
+			node[r] = lower_step(l, tree[r], node[r], &row[r], &fields, i >= walk->peel_safe);
 		}
 	}
 	for (uint32_t r = 0; r < l->scope.lanes && !walk->exact; r++) {
@@ -295,7 +276,7 @@ static void lower_walk(Lowering *l, uint32_t id)
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 		fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
 		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
-		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree[r], node[r], row_start[r], &fields));
+		emit2(l, LOP_SET, LTYPE_VOID, cell, lower_step(l, tree[r], node[r], &row[r], &fields, false));
 		lir_end(&l->b);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 	}
@@ -596,24 +577,6 @@ static void lower_list(Lowering *l, uint32_t first)
 	}
 }
 
-/* The comparison all splits share; the lowering does not handle mixed ones yet. */
-static bool find_compare(const HForest *f, HCompare *compare, Error *e)
-{
-	bool seen = false;
-	*compare = HCMP_LT;
-	for (uint64_t i = 0; i < f->num_nodes; i++) {
-		const HNode *n = &f->nodes[i];
-		if (n->feature == HIR_LEAF)
-			continue;
-		if (seen && n->compare != *compare)
-			return error_set(e, "splits mix the comparisons %s and %s; not supported yet", hir_compare_name(*compare),
-			                 hir_compare_name((HCompare)n->compare));
-		*compare = (HCompare)n->compare;
-		seen = true;
-	}
-	return true;
-}
-
 /* Buffers on the stack must fit there. */
 static bool check_buffers(const MModule *m, Error *e)
 {
@@ -648,7 +611,7 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!l.rep)
 		return error_set(e, "unknown representation '%s'", representation), NULL;
-	if (!check_buffers(m, e) || !find_compare(f, &l.compare, e))
+	if (!check_buffers(m, e))
 		return NULL;
 	l.module = lir_module_new();
 	if (!l.rep->lay_out(f, l.module, &l.layout, e)) {

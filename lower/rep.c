@@ -39,9 +39,30 @@ const LRepresentation *rep_choose(const HForest *f)
 
 bool rep_check_features(const HForest *f, const char *rep_name, Error *e)
 {
-	if (f->num_features >= (1u << 30))
-		return error_set(e, "%s representation: %u features, at most %u fit", rep_name, f->num_features, (1u << 30) - 1);
+	if (f->num_features >= REP_MAX_FEATURES)
+		return error_set(e, "%s representation: %u features, at most %u fit", rep_name, f->num_features, REP_MAX_FEATURES - 1);
 	return true;
+}
+
+/* The missing rule of split n. */
+static RepMissing split_missing(const HNode *n) { return n->default_left ? REP_MISSING_LEFT : REP_MISSING_RIGHT; }
+
+int32_t rep_split_word(const HNode *n)
+{
+	return (int32_t)((uint32_t)n->feature << REP_WORD_FEATURE_SHIFT | (uint32_t)split_missing(n) << REP_WORD_MISSING_SHIFT |
+	                 (n->compare & REP_WORD_COMPARE_MASK));
+}
+
+void rep_note_splits(const HForest *f, RepLayout *layout)
+{
+	layout->compares = layout->missing_rules = 0;
+	for (uint64_t i = 0; i < f->num_nodes; i++) {
+		const HNode *n = &f->nodes[i];
+		if (n->feature == HIR_LEAF)
+			continue;
+		layout->compares |= (uint8_t)(1u << n->compare);
+		layout->missing_rules |= (uint8_t)(1u << split_missing(n));
+	}
 }
 
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index)
@@ -53,10 +74,69 @@ uint32_t rep_buffer_address(LBuilder *b, uint32_t index)
 
 void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n)
 {
-	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), one = lir_const_int(b, LTYPE_I32, 1);
+	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), shift = lir_const_int(b, LTYPE_I32, REP_WORD_FEATURE_SHIFT);
 	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
-	n->feature = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_ASHR, LTYPE_I32, word, one, LIR_NONE));
-	n->default_left = lir_cmp(b, LOP_ICMP, LCMP_NE, lir_emit(b, LOP_AND, LTYPE_I32, word, one, LIR_NONE), zero);
+	n->feature = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_ASHR, LTYPE_I32, word, shift, LIR_NONE));
+	n->word = word;
+}
+
+/* i1: whether bits `mask` of n's word are not all clear. */
+static uint32_t word_bits_set(LBuilder *b, const RepNode *n, uint32_t mask)
+{
+	uint32_t bits = lir_emit(b, LOP_AND, LTYPE_I32, n->word, lir_const_int(b, LTYPE_I32, mask), LIR_NONE);
+	return lir_cmp(b, LOP_ICMP, LCMP_NE, bits, lir_const_int(b, LTYPE_I32, 0));
+}
+
+/* i1: the row goes right at n by the comparison alone (x not NaN): the negation of `x compare t`. */
+static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x)
+{
+	/*
+	 * x < t goes left, so right is the ordered x >= t; x <= t goes left, so right is
+	 * x > t. One kind in the whole forest (XGBoost's <, LightGBM's <=) is one compare;
+	 * a forest that mixes them picks per node by the word's comparison bits, both
+	 * compares reading the same operands (one ucomiss on x86).
+	 */
+	uint32_t ge = LIR_NONE, gt = LIR_NONE;
+	if (layout->compares & ~(1u << HCMP_LT | 1u << HCMP_LE))
+		die("rep: a comparison without a decoding");
+	if (layout->compares != 1u << HCMP_LE)
+		ge = lir_cmp(b, LOP_FCMP, LCMP_OGE, x, n->threshold);
+	if (layout->compares & 1u << HCMP_LE)
+		gt = lir_cmp(b, LOP_FCMP, LCMP_OGT, x, n->threshold);
+	if (ge == LIR_NONE || gt == LIR_NONE)
+		return ge == LIR_NONE ? gt : ge;
+	return lir_emit(b, LOP_SELECT, LTYPE_I1, word_bits_set(b, n, REP_WORD_COMPARE_MASK), gt, ge);
+}
+
+/* i1: where x is missing (NaN), whether the row goes right at n. */
+static uint32_t missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n)
+{
+	/* Rules whose codes differ in the low bit only: the bit is "goes left". */
+	if (layout->missing_rules & ~(1u << REP_MISSING_RIGHT | 1u << REP_MISSING_LEFT))
+		die("rep: a missing rule without a decoding");
+	if (layout->missing_rules == 1u << REP_MISSING_LEFT || layout->missing_rules == 1u << REP_MISSING_RIGHT)
+		return lir_const_int(b, LTYPE_I1, layout->missing_rules == 1u << REP_MISSING_RIGHT);
+	return lir_emit(b, LOP_SELECT, LTYPE_I1, word_bits_set(b, n, 1u << REP_WORD_MISSING_SHIFT), lir_const_int(b, LTYPE_I1, 0),
+	                lir_const_int(b, LTYPE_I1, 1));
+}
+
+uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
+{
+	uint32_t feature = n->feature, x, missing, right;
+	if (leaf_stays) /* a leaf's word reads as feature -1 */
+		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
+	x = lir_emit(b, LOP_LOAD, LTYPE_F32, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
+	if (layout->threshold_type == LTYPE_F64)
+		x = lir_cast(b, LCAST_FPEXT, LTYPE_F64, x);
+	right = compare_right(layout, b, n, x);
+	/* Thresholds are never NaN, so "x is NaN" is the unordered test of the compare's own operands. */
+	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, n->threshold);
+	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(layout, b, n), right);
+}
+
+uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays)
+{
+	return leaf_stays ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;
 }
 
 LType rep_value_type(const HForest *f)

@@ -2,7 +2,7 @@
  * The representation interface: how a forest is laid out in memory and how code
  * reaches its nodes. lower_mir_to_lir walks trees only through these hooks, so a new
  * layout (sparse, reorg, tiled, code-in-instructions) is a new LRepresentation and
- * an entry in lower/representations.c, with no change to the lowering.
+ * an entry in lower/rep.c, with no change to the lowering.
  *
  * Values are LIR values (instruction indices) built with the LBuilder passed in. A
  * tree handle is whatever value the representation needs to find a tree (an offset,
@@ -14,19 +14,53 @@
 #include "ir/hir.h"
 #include "ir/lir.h"
 
+/*
+ * The node word (i32) both layouts store per slot:
+ *
+ *   bit 31     set on leaves (a leaf's word is -1)
+ *   bits 4-30  the feature a split tests (so fewer than 2^27 features)
+ *   bits 2-3   the split's missing-value rule (RepMissing)
+ *   bits 0-1   the split's comparison (HCompare)
+ *
+ * A split sends the row right unless its feature `compare` the threshold holds; a
+ * missing (NaN) feature follows the missing rule. Only rep.c reads the low bits, so a
+ * new comparison or missing rule (LightGBM's missing-as-zero, ONNX's comparisons) is
+ * a change to rep.c, not to the walk lowering.
+ */
+#define REP_WORD_COMPARE_MASK 3u
+#define REP_WORD_MISSING_SHIFT 2
+#define REP_WORD_MISSING_MASK 3u
+#define REP_WORD_FEATURE_SHIFT 4
+#define REP_MAX_FEATURES (1u << 27)
+
+/* What a split does with a missing value. */
+typedef enum RepMissing {
+	REP_MISSING_RIGHT, /* NaN goes right */
+	REP_MISSING_LEFT,  /* NaN goes left */
+	/* 2, 3 free: e.g. LightGBM's missing-as-zero (NaN, and |x| <= 1e-35, compare as 0) */
+} RepMissing;
+
 /* The fields of a node the walk needs, as LIR values. */
 typedef struct RepNode {
 	uint32_t is_leaf;      /* i1 */
 	uint32_t feature;      /* i64: column of the row to test (meaningless on leaves) */
 	uint32_t threshold;    /* RepLayout.threshold_type */
-	uint32_t default_left; /* i1: a missing value goes left */
+	uint32_t word;         /* i32: the node word, whose comparison and missing rule the step decodes */
 } RepNode;
+
+/* The row a walk is for: features row[start], row[start + 1], ... of the f32 buffer at base. */
+typedef struct RepRow {
+	uint32_t base;         /* ptr */
+	uint32_t start;        /* i64: index of the row's first feature */
+} RepRow;
 
 /* What a layout tells the lowering about itself. */
 typedef struct RepLayout {
 	void *state;           /* the representation's own data */
 	LType threshold_type;  /* type of RepNode.threshold */
 	LType leaf_type;       /* type of leaf values */
+	uint8_t compares;      /* 1 << HCompare of every comparison some split makes (rep_note_splits) */
+	uint8_t missing_rules; /* 1 << RepMissing of every missing rule some split has */
 } RepLayout;
 
 typedef struct LRepresentation {
@@ -43,8 +77,13 @@ typedef struct LRepresentation {
 	uint32_t (*root)(RepLayout *layout, LBuilder *b, uint32_t tree);
 	/* Emit code loading node's fields. */
 	RepNode (*load_node)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node);
-	/* Emit code yielding the child of node taken when go_right (i1) is false (left) or true (right). */
-	uint32_t (*child)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, uint32_t go_right);
+	/*
+	 * Emit one step of a walk for row from node, whose fields are loaded: test the row's
+	 * feature as the split says and yield the child it goes to. node must be a split
+	 * unless leaf_stays, where a leaf yields itself (reading nothing out of bounds).
+	 */
+	uint32_t (*step)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
+	                 const RepRow *row, bool leaf_stays);
 	/* Emit code yielding the value of a leaf node (of layout->leaf_type). */
 	uint32_t (*leaf_value)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node);
 } LRepresentation;
@@ -61,8 +100,10 @@ const LRepresentation *rep_choose(const HForest *f);
 
 /* Helpers shared by representations. */
 
-/* The node word of a split: feature << 1 | default_left (leaves store -1). */
-static inline int32_t rep_split_word(const HNode *n) { return (int32_t)((uint32_t)n->feature << 1 | (n->default_left ? 1u : 0u)); }
+/* The node word of a split (leaves store -1). */
+int32_t rep_split_word(const HNode *n);
+/* Note in layout which comparisons and missing rules f's splits use (lay_out hooks call it). */
+void rep_note_splits(const HForest *f, RepLayout *layout);
 /* The type of a buffer holding both f's thresholds and leaf values. */
 LType rep_value_type(const HForest *f);
 /* values[at] = v, values being of type (F32 or F64). */
@@ -75,7 +116,14 @@ bool rep_check_features(const HForest *f, const char *rep_name, Error *e);
 void rep_free_state(RepLayout *layout);
 /* Emit the address of module buffer number index. */
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
-/* Emit the decoding of a node word into n's is_leaf, feature and default_left. */
+/* Emit the decoding of a node word into n's is_leaf, feature and word. */
 void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n);
+/*
+ * Emit the decision of a step: i1, true when the row goes right at split n. Where
+ * leaf_stays, n may be a leaf, whose feature is then read as 0 (any answer will do).
+ */
+uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays);
+/* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
+uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
 
 #endif

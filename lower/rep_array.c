@@ -3,7 +3,7 @@
  * tree of its depth in level order, so the children of slot i are 2i+1 and 2i+2 and
  * no child links are stored. Two parallel buffers hold a word and a value per slot:
  *
- *   word  (i32)  feature << 1 | default_left on splits; -1 on leaves and unused slots
+ *   word  (i32)  the node word (rep.h): feature, comparison, missing rule; -1 on leaves and unused slots
  *   value        threshold on splits; leaf value on leaves
  *
  * and a third holds each tree's first slot. A tree of depth d takes 2^(d+1) - 1 slots
@@ -87,6 +87,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	s->value_buffer = lir_buffer_add(m, "array.values", type, total, values);
 	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees, offsets);
 	layout->state = s;
+	rep_note_splits(f, layout);
 	layout->threshold_type = type;
 	layout->leaf_type = f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
 	return true;
@@ -124,14 +125,17 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	return n;
 }
 
-static uint32_t array_child(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, uint32_t go_right)
+/* The children of slot i are 2i+1 and 2i+2 (a leaf's lie outside the tree: it stays where leaf_stays). */
+static uint32_t array_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
+                           const RepRow *row, bool leaf_stays)
 {
+	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
 	uint32_t one = lir_const_int(b, LTYPE_I64, 1);
 	uint32_t twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
 	uint32_t left = lir_emit(b, LOP_ADD, LTYPE_I64, twice, one, LIR_NONE);
-	(void)layout;
+	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
 	(void)tree;
-	return lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, go_right), LIR_NONE);
+	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
 static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
@@ -148,6 +152,6 @@ const LRepresentation rep_array = {
 	.tree = array_tree,
 	.root = array_root,
 	.load_node = array_load_node,
-	.child = array_child,
+	.step = array_step,
 	.leaf_value = array_leaf_value,
 };

@@ -2,7 +2,7 @@
  * The sparse representation: every reachable node stored once, in breadth-first
  * order per tree with the two children of a split in adjacent slots. Per slot:
  *
- *   word  (i32)  feature << 1 | default_left on splits; -1 on leaves
+ *   word  (i32)  the node word (rep.h): feature, comparison, missing rule; -1 on leaves
  *   value        threshold on splits; leaf value on leaves
  *   child (i32)  slot of the left child (the right one follows it); 0 on leaves
  *
@@ -80,6 +80,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	s->child_buffer = lir_buffer_add(m, "sparse.children", LTYPE_I32, total, children);
 	s->root_buffer = lir_buffer_add(m, "sparse.roots", LTYPE_I32, f->num_trees, roots);
 	layout->state = s;
+	rep_note_splits(f, layout);
 	layout->threshold_type = type;
 	layout->leaf_type = f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
 	return true;
@@ -118,12 +119,16 @@ static RepNode sparse_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	return n;
 }
 
-static uint32_t sparse_child(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, uint32_t go_right)
+/* A split's children sit at children[node] and the slot after it (a leaf's entry is 0, in bounds). */
+static uint32_t sparse_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
+                            const RepRow *row, bool leaf_stays)
 {
 	SparseState *s = layout->state;
+	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
 	uint32_t left = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->children, node, LIR_NONE));
+	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
 	(void)tree;
-	return lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, go_right), LIR_NONE);
+	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
 static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
@@ -141,6 +146,6 @@ const LRepresentation rep_sparse = {
 	.tree = sparse_tree,
 	.root = sparse_root,
 	.load_node = sparse_load_node,
-	.child = sparse_child,
+	.step = sparse_step,
 	.leaf_value = sparse_leaf_value,
 };

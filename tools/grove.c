@@ -6,8 +6,8 @@
  *   grove dump --level hir|mir|lir MODEL
  *
  * The pipeline (compile_model) is a straight list of calls:
- *   front_read_model -> hir_choose_schedule -> [hir_pad] -> lower_hir_to_mir -> mir_legalize_reductions -> mir_unroll_walks
- *   -> mir_interleave -> lower_mir_to_lir -> target_emit
+ *   front_read_model -> hir_choose_schedule -> [hir_pad] -> hir_pad_unrolled_walks -> lower_hir_to_mir
+ *   -> mir_legalize_reductions -> mir_unroll_walks -> mir_interleave -> lower_mir_to_lir -> target_emit
  */
 #include "front/front.h"
 #include "lower/lower.h"
@@ -153,10 +153,10 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 	dump_after(o, "schedule", c);
 	if (stop == LEVEL_HIR)
 		return;
-	if (lower_padding_pays(c->hir)) {
+	if (lower_padding_pays(c->hir))
 		hir_pad(c->hir);
-		dump_after(o, "pad", c);
-	}
+	hir_pad_unrolled_walks(c->hir);
+	dump_after(o, "pad", c);
 	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
 		fail("%s: %s", path, e.message);
 	dump_after(o, "lower-mir", c);

@@ -1,0 +1,298 @@
+/*
+ * Tree walks end to end: random forests whose splits mix `<` and `<=` and both missing
+ * directions, with leaves at many depths, compiled with every representation under
+ * walk schedules (automatic, peelWalk, unrollWalk, on row and tree loops, on one half
+ * of a split tree loop) and run on rows that hit the thresholds exactly, against a
+ * straightforward walk of the HIR. Also: padding a range of trees, and the steps
+ * mir_unroll_walks gives each walk.
+ */
+#include "lower/lower.h"
+#include "lower/rep.h"
+#include "rt/grove.h"
+#include "target/target.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "tests/unit/check.h"
+
+#define FEATURES 5
+#define ROWS 257
+#define MAX_DEPTH 7
+
+/* Thresholds and row values share this grid, so that rows often equal a threshold. */
+static const float grid[] = {-1.0f, -0.5f, 0.0f, 0.25f, 0.5f, 1.0f, 2.0f};
+
+static uint32_t seed = 12345;
+
+/* A small deterministic random number in [0, n). */
+static uint32_t random_below(uint32_t n)
+{
+	seed = seed * 1103515245u + 12345u;
+	return (seed >> 8) % n;
+}
+
+/* Fill nodes[at] with a random subtree at depth `depth`; *count is the next free node. */
+static void random_subtree(HNode *nodes, uint32_t at, uint32_t depth, uint32_t *count, HCompare compare, bool mixed)
+{
+	if (depth == MAX_DEPTH || (depth > 0 && random_below(4) == 0)) {
+		nodes[at] = (HNode){.value = (double)((int)random_below(64) - 32) / 8.0, .feature = HIR_LEAF};
+		return;
+	}
+	nodes[at] = (HNode){.value = grid[random_below(COUNT_OF(grid))], .feature = (int32_t)random_below(FEATURES),
+	                    .default_left = (uint8_t)random_below(2),
+	                    .compare = (uint8_t)(mixed ? random_below(2) : compare)};
+	nodes[at].left = (*count)++;
+	nodes[at].right = (*count)++;
+	random_subtree(nodes, nodes[at].left, depth + 1, count, compare, mixed);
+	random_subtree(nodes, nodes[at].right, depth + 1, count, compare, mixed);
+}
+
+/* A forest of num_trees random trees; mixed: each split picks < or <=, else all use compare. */
+static HForest *random_forest(uint32_t num_trees, HCompare compare, bool mixed)
+{
+	HForest *f = hir_forest_new("walk", FEATURES, 1);
+	HNode scratch[1u << (MAX_DEPTH + 1)];
+	for (uint32_t t = 0; t < num_trees; t++) {
+		uint32_t count = 1;
+		random_subtree(scratch, 0, 0, &count, compare, mixed);
+		memcpy(hir_tree_add(f, count, 0), scratch, count * sizeof *scratch);
+	}
+	f->base_score[0] = 0.5;
+	hir_schedule_init(&f->schedule, num_trees);
+	return f;
+}
+
+/* The leaf value tree t gives row x, walking the HIR as the model format says. */
+static double reference_tree(const HForest *f, uint32_t t, const float *x)
+{
+	const HNode *nodes = hir_tree_nodes(f, t), *n = nodes;
+	while (n->feature != HIR_LEAF) {
+		float v = x[n->feature], threshold = (float)n->value;
+		bool left = isnan(v) ? n->default_left : n->compare == HCMP_LT ? v < threshold : v <= threshold;
+		n = &nodes[left ? n->left : n->right];
+	}
+	return n->value;
+}
+
+/* The margin f gives row x, summed in float in tree order as the generated code does. */
+static float reference_margin(const HForest *f, const float *x)
+{
+	float m = (float)f->base_score[0];
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		m += (float)reference_tree(f, t, x);
+	return m;
+}
+
+static float rows[ROWS * FEATURES];
+
+/* Rows from the grid, between its points and missing. */
+static void make_rows(void)
+{
+	for (int i = 0; i < ROWS * FEATURES; i++) {
+		uint32_t k = random_below(COUNT_OF(grid) + 3);
+		rows[i] = k < COUNT_OF(grid) ? grid[k] : k == COUNT_OF(grid) ? NAN : (float)random_below(40) / 16.0f - 1.25f;
+	}
+}
+
+/* Emit m (a module over f) with representation rep into a library at path, load it, and check its margins against the reference. */
+static void check_module(const HForest *reference, MModule *m, const char *rep, const char *dir, const char *what)
+{
+	static unsigned built;
+	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 2, .cpu = "x86-64"};
+	char file[128];
+	GroveModel *model = NULL;
+	GroveError err;
+	Error e = {{0}};
+	LModule *lir;
+	float out[ROWS];
+	int bad = 0;
+
+	/* A fresh file each time: the dynamic loader may keep a library it has seen at a path. */
+	snprintf(file, sizeof file, "%s/model%u.so", dir, built++);
+	mir_interleave(m);
+	lir = lower_mir_to_lir(m, rep, &e);
+	if (!lir || !target_emit(lir, &o, file, &e) || grove_load(file, &model, &err) != GROVE_OK) {
+		fprintf(stderr, "%s (%s): %s\n", what, rep, e.message[0] ? e.message : err.message);
+		failures++;
+		lir_module_free(lir);
+		return;
+	}
+	lir_module_free(lir);
+	/* Every batch size up to 9 (remainders of interleaved groups), then all rows at once. */
+	for (size_t n = 1; n <= 9; n++) {
+		CHECK(grove_predict(model, rows + FEATURES * n, n, FEATURES, out, n, GROVE_PREDICT_MARGIN, &err) == GROVE_OK);
+		for (size_t r = 0; r < n; r++)
+			bad += out[r] != reference_margin(reference, rows + FEATURES * (n + r));
+	}
+	CHECK(grove_predict(model, rows, ROWS, FEATURES, out, ROWS, GROVE_PREDICT_MARGIN, &err) == GROVE_OK);
+	for (size_t r = 0; r < ROWS; r++)
+		bad += out[r] != reference_margin(reference, rows + FEATURES * r);
+	if (bad) {
+		fprintf(stderr, "%s (%s): %d wrong margins\n", what, rep, bad);
+		failures++;
+	}
+	grove_free(model);
+	unlink(file);
+}
+
+/* A copy of f (nodes, trees and schedule). */
+static HForest *copy_forest(const HForest *f)
+{
+	HForest *c = hir_forest_new(f->name, f->num_features, f->num_outputs);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		memcpy(hir_tree_add(c, f->trees[t].num_nodes, f->trees[t].output), hir_tree_nodes(f, t),
+		       f->trees[t].num_nodes * sizeof(HNode));
+	c->base_score[0] = f->base_score[0];
+	c->schedule = f->schedule;
+	return c;
+}
+
+/* Compile a copy of f under schedule text with the driver's passes, with each representation, and check it. */
+static void check_schedule(const HForest *f, const char *schedule, const char *dir)
+{
+	static const char *const reps[] = {"array", "sparse"};
+	for (size_t r = 0; r < COUNT_OF(reps); r++) {
+		HForest *c = copy_forest(f);
+		Error e = {{0}};
+		MModule *m;
+		hir_schedule_init(&c->schedule, c->num_trees);
+		CHECK(hir_schedule_parse(&c->schedule, schedule, "test", &e));
+		hir_pad_unrolled_walks(c);
+		m = lower_hir_to_mir(c, &e);
+		if (!m || !mir_legalize_reductions(m, &e)) {
+			fprintf(stderr, "%s: %s\n", schedule, e.message);
+			failures++;
+		} else {
+			mir_unroll_walks(m);
+			check_module(f, m, reps[r], dir, schedule);
+		}
+		mir_module_free(m);
+		hir_forest_free(c);
+	}
+}
+
+static const char *const schedules[] = {
+	"",
+	"peelWalk(tree, 3)",
+	"peelWalk(tree, 7)",
+	"tile(batch, b0, b1, 4); reorder(b0, tree, b1); interleave(b1); peelWalk(b1, 5)",
+	"tile(tree, t0, t1, 4); interleave(t1); peelWalk(t1, 2)",
+	"unrollWalk(tree, 3)",
+	"tile(tree, t0, t1, 4); interleave(t1); unrollWalk(t1, 7)",
+	"tile(batch, b0, b1, 4); reorder(b0, tree, b1); interleave(b1); unrollWalk(b1, 5)",
+};
+
+/* Mixed comparisons (and forests of <= only) predict as the model says under every walk schedule. */
+static void test_schedules(const char *dir)
+{
+	struct {
+		HCompare compare;
+		bool mixed;
+	} kinds[] = {{HCMP_LT, true}, {HCMP_LE, false}, {HCMP_LT, false}};
+	for (size_t k = 0; k < COUNT_OF(kinds); k++) {
+		HForest *f = random_forest(10, kinds[k].compare, kinds[k].mixed);
+		Error e = {{0}};
+		CHECK(hir_verify(f, &e));
+		for (size_t s = 0; s < COUNT_OF(schedules); s++)
+			check_schedule(f, schedules[s], dir);
+		hir_forest_free(f);
+	}
+}
+
+/* hir_pad_trees pads only its range, to the depth asked, keeping every prediction. */
+static void test_pad_range(void)
+{
+	HForest *f = random_forest(8, HCMP_LT, true), *padded = copy_forest(f);
+	uint32_t min, max, min_after, max_after;
+	Error e = {{0}};
+	int bad = 0;
+	hir_trees_leaf_depth_range(f, 2, 5, &min, &max);
+	CHECK(min < 4);
+	hir_pad_trees(padded, 2, 5, 4);
+	CHECK(hir_verify(padded, &e));
+	hir_trees_leaf_depth_range(padded, 2, 5, &min_after, &max_after);
+	CHECK(min_after == 4 && max_after == (max > 4 ? max : 4));
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		if (t < 2 || t >= 5)
+			CHECK(padded->trees[t].num_nodes == f->trees[t].num_nodes &&
+			      !memcmp(hir_tree_nodes(padded, t), hir_tree_nodes(f, t), f->trees[t].num_nodes * sizeof(HNode)));
+		for (uint32_t r = 0; r < ROWS; r++)
+			bad += reference_tree(f, t, rows + FEATURES * r) != reference_tree(padded, t, rows + FEATURES * r);
+	}
+	CHECK(bad == 0);
+	hir_forest_free(padded);
+	hir_forest_free(f);
+}
+
+/* The walk of the first instruction list under the loop over var, searched depth first. */
+static MInst *find_walk(MModule *m, uint32_t first, int32_t var, bool inside)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		MInst *inst = &m->insts[id], *found;
+		if (inst->op == MOP_WALK && inside)
+			return inst;
+		if (inst->op == MOP_FOR && (found = find_walk(m, inst->body, var, inside || inst->var == var)))
+			return found;
+	}
+	return NULL;
+}
+
+/* Sibling loops made by split: each walk follows its own loop, the halves' trees padded and peeled apart. */
+static void test_split_halves(const char *dir)
+{
+	HForest *f = random_forest(9, HCMP_LT, true), *c;
+	const char *const texts[] = {"split(tree, t0, t1, 4); peelWalk(t1, 6)", "split(tree, t0, t1, 4); unrollWalk(t0, 5)"};
+	for (size_t i = 0; i < COUNT_OF(texts); i++) {
+		MModule *m;
+		uint32_t min0, max0, min1, max1;
+		MInst *w0, *w1;
+		Error e = {{0}};
+		c = copy_forest(f);
+		hir_schedule_init(&c->schedule, c->num_trees);
+		CHECK(hir_schedule_parse(&c->schedule, texts[i], "test", &e));
+		hir_pad_unrolled_walks(c);
+		hir_trees_leaf_depth_range(c, 0, 4, &min0, &max0);
+		hir_trees_leaf_depth_range(c, 4, 9, &min1, &max1);
+		/* for batch { buffer; init; for t0 {...}; for t1 {...}; transform } */
+		m = lower_hir_to_mir(c, &e);
+		CHECK(m && mir_legalize_reductions(m, &e));
+		if (!m) {
+			hir_forest_free(c);
+			continue;
+		}
+		mir_unroll_walks(m);
+		w0 = find_walk(m, m->body, hir_schedule_find(&c->schedule, "t0"), false);
+		w1 = find_walk(m, m->body, hir_schedule_find(&c->schedule, "t1"), false);
+		CHECK(w0 && w1);
+		if (i == 0) {
+			/* t0: automatic, from its own trees; t1: 6 steps, leaves possible past its shallowest */
+			CHECK(w0->peel == min0 && w0->peel_safe == min0 && w0->exact == (min0 == max0));
+			CHECK(w1->peel == (max1 < 6 ? max1 : 6) && w1->peel_safe == min1 && w1->exact == (max1 <= 6));
+		} else {
+			/* t0's trees padded to 5 (or their deepest leaf), t1's left alone */
+			CHECK(min0 == (max0 < 5 ? max0 : 5) && w0->peel == min0 && w0->peel_safe == min0 && w0->exact == (max0 <= 5));
+			CHECK(c->trees[5].num_nodes == f->trees[5].num_nodes && w1->peel == min1);
+		}
+		check_module(f, m, "array", dir, texts[i]);
+		mir_module_free(m);
+		hir_forest_free(c);
+	}
+	hir_forest_free(f);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/grove-walk-XXXXXX";
+	make_rows();
+	if (!mkdtemp(dir))
+		return 1;
+	test_pad_range();
+	test_schedules(dir);
+	test_split_halves(dir);
+	rmdir(dir);
+	if (failures)
+		fprintf(stderr, "%d checks failed\n", failures);
+	return failures != 0;
+}
