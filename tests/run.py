@@ -350,23 +350,28 @@ def schedule_round_trip(s, sched, options):
 
 
 def schedule_golden(s, sched, options):
-    """MIR of tests/golden/binary.json under the schedule, before and after reduction legalization and after the
-    last MIR pass, against tests/golden/schedules/NAME.mir."""
-    p = s.run("dump", "--level", "mir", os.path.join(ROOT, "tests", "golden", "binary.json"), "-d", "lower-mir,legalize",
-              *options)
-    expected_path = os.path.join(ROOT, "tests", "golden", "schedules", sched + ".mir")
-    if p.returncode != 0:
-        return s.record("schedules", f"{sched}/golden", False, p.stderr.strip())
-    if s.args.update:
-        os.makedirs(os.path.dirname(expected_path), exist_ok=True)
-        with open(expected_path, "w") as f:
-            f.write(p.stderr + "# after the MIR passes\n" + p.stdout)
-        return s.record("schedules", f"{sched}/golden", True, "updated")
-    if not os.path.exists(expected_path):
-        return s.record("schedules", f"{sched}/golden", False, f"no {expected_path} (run with --update)")
-    with open(expected_path) as f:
-        ok = f.read() == p.stderr + "# after the MIR passes\n" + p.stdout
-    s.record("schedules", f"{sched}/golden", ok, "" if ok else f"differs from {expected_path}")
+    """tests/golden/binary.json under the schedule, against tests/golden/schedules/NAME.{hir,mir,lir}: the HIR, the
+    MIR before and after reduction legalization and after the last MIR pass, and the LIR."""
+    binary = os.path.join(ROOT, "tests", "golden", "binary.json")
+    for level in ("hir", "mir", "lir"):
+        passes = ("-d", "lower-mir,legalize") if level == "mir" else ()
+        p = s.run("dump", "--level", level, binary, *passes, *options)
+        name, expected_path = f"{sched}/golden.{level}", os.path.join(ROOT, "tests", "golden", "schedules", f"{sched}.{level}")
+        if p.returncode != 0:
+            s.record("schedules", name, False, p.stderr.strip())
+            continue
+        text = p.stderr + "# after the MIR passes\n" + p.stdout if level == "mir" else p.stdout
+        if s.args.update:
+            os.makedirs(os.path.dirname(expected_path), exist_ok=True)
+            with open(expected_path, "w") as f:
+                f.write(text)
+            s.record("schedules", name, True, "updated")
+        elif not os.path.exists(expected_path):
+            s.record("schedules", name, False, f"no {expected_path} (run with --update)")
+        else:
+            with open(expected_path) as f:
+                ok = f.read() == text
+            s.record("schedules", name, ok, "" if ok else f"differs from {expected_path}")
 
 
 def scale_tests(s, pool):
