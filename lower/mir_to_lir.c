@@ -80,14 +80,22 @@ static uint32_t var_value(Lowering *l, int32_t var, uint32_t lane)
 static uint32_t lower_index_except(Lowering *l, const MIndex *index, const MIndex *skip, uint32_t lane)
 {
 	uint32_t sum = LIR_NONE;
+	int64_t known = 0; /* the sum of the terms that are constants (specialized loops) */
 	for (uint32_t i = 0; i < index->num_terms; i++) {
+		int32_t var = index->terms[i];
 		uint32_t v;
-		if (skip && mir_index_has(skip, index->terms[i]))
+		if (skip && mir_index_has(skip, var))
 			continue;
-		v = var_value(l, index->terms[i], lane);
+		if (l->is_const[var]) {
+			known += l->const_value[var];
+			continue;
+		}
+		v = var_value(l, var, lane);
 		sum = sum == LIR_NONE ? v : emit2(l, LOP_ADD, LTYPE_I64, sum, v);
 	}
-	return sum == LIR_NONE ? const_i64(l, 0) : sum;
+	if (sum == LIR_NONE)
+		return const_i64(l, known);
+	return known ? emit2(l, LOP_ADD, LTYPE_I64, sum, const_i64(l, known)) : sum;
 }
 
 /* The row (or tree) number index stands for in lane `lane`. */
@@ -245,6 +253,28 @@ static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, const RepR
 }
 
 /*
+ * A walk of a tree known at compile time (a specialized tree loop) takes that tree's
+ * own depths: as many straight steps as its shallowest leaf allows, and no loop when
+ * they reach its deepest leaf.
+ */
+static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, uint32_t *safe, bool *exact)
+{
+	const LInst *t = &l->b.fn->insts[tree_index];
+	uint32_t shallowest, deepest;
+	if (t->op != LOP_CONST || t->imm < 0 || (uint64_t)t->imm >= l->f->num_trees)
+		return;
+	hir_trees_leaf_depth_range(l->f, (uint32_t)t->imm, (uint32_t)t->imm + 1, &shallowest, &deepest);
+	if (*safe < shallowest)
+		*safe = shallowest;
+	if (*peel < shallowest)
+		*peel = shallowest;
+	if (*peel >= deepest) {
+		*peel = deepest;
+		*exact = true;
+	}
+}
+
+/*
  * walk: follow the tree from its root to a leaf for the row of every lane; sets the
  * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
  * so that their loads overlap.
@@ -253,7 +283,9 @@ static void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell;
+	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, most = walk->peel;
+	uint32_t peel[MIR_MAX_INTERLEAVE], safe[MIR_MAX_INTERLEAVE];
+	bool exact[MIR_MAX_INTERLEAVE];
 	RepRow row[MIR_MAX_INTERLEAVE];
 	RepNode fields;
 
@@ -262,15 +294,24 @@ static void lower_walk(Lowering *l, uint32_t id)
 		tree[r] = l->value[lane_slot(walk->a, r)];
 		row[r] = (RepRow){.base = l->rows, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features))};
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
+		peel[r] = walk->peel;
+		safe[r] = walk->peel_safe;
+		exact[r] = walk->exact;
+		specialize_walk(l, l->tree_index[lane_slot(walk->a, r)], &peel[r], &safe[r], &exact[r]);
+		most = peel[r] > most ? peel[r] : most;
 	}
-	/* Peeled steps: no test. The first peel_safe start on splits; later ones may start on a leaf and stay there. */
-	for (uint32_t i = 0; i < walk->peel; i++) {
+	/* Peeled steps: no test. The first `safe` start on splits; later ones may start on a leaf and stay there. */
+	for (uint32_t i = 0; i < most; i++) {
 		for (uint32_t r = 0; r < l->scope.lanes; r++) {
+			if (i >= peel[r])
+				continue;
 			fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
-			node[r] = lower_step(l, tree[r], node[r], &row[r], &fields, i >= walk->peel_safe);
+			node[r] = lower_step(l, tree[r], node[r], &row[r], &fields, i >= safe[r]);
 		}
 	}
-	for (uint32_t r = 0; r < l->scope.lanes && !walk->exact; r++) {
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		if (exact[r])
+			continue;
 		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
 		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
