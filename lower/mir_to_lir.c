@@ -136,19 +136,14 @@ static void prefetch_rows(Lowering *l, uint32_t rows)
 	lir_end(&l->b);
 }
 
-/* One loop of inst's variable over [begin, end) by step, its body lowered for `lanes` rows per iteration. */
-static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes,
-                       bool interleaved, bool parallel)
+/* The body of inst's loop for the iteration whose value is `value`, covering `rows` rows (or trees) in `lanes` lanes (0: not interleaved). */
+static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
-	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
-	uint32_t rows = (uint32_t)l->b.fn->insts[step].imm; /* rows per iteration: the step, a constant */
 	LoopScope outer = l->scope;
 
-	if (parallel)
-		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
-	l->var_value[inst->var] = loop;
-	if (interleaved) {
+	l->var_value[inst->var] = value;
+	if (lanes) {
 		l->scope.lanes = lanes;
 		l->scope.lane_var = inst->var;
 		l->scope.lanes_are_trees = v->over_trees;
@@ -157,9 +152,19 @@ static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t 
 	if (!v->over_trees)
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
 	if (v->flags & HVAR_CACHE && !v->over_trees)
-		prefetch_rows(l, rows);
+		prefetch_rows(l, (uint32_t)rows);
 	lower_list(l, inst->body);
 	l->scope = outer;
+}
+
+/* One loop of inst's variable over [begin, end) by step (a constant), each iteration's body in `lanes` lanes (0: not interleaved). */
+static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
+{
+	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
+	int64_t rows = l->b.fn->insts[step].imm; /* rows per iteration */
+	if (parallel)
+		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
+	lower_body(l, inst, loop, rows, lanes);
 	lir_end(&l->b);
 }
 
@@ -232,17 +237,20 @@ static void lower_for(Lowering *l, const MInst *inst)
 	step = const_i64(l, r.step);
 	/* Trees are interleaved only where rows run one at a time: lanes do not multiply. */
 	if (inst->interleave > 1 && !(v->over_trees && l->scope.lanes > 1)) {
-		/* Whole groups of k, then the rest one at a time (rows: on the calling thread). */
-		uint32_t group = const_i64(l, inst->interleave * r.step);
-		bool from_zero = r.nodes[r.begin].op == HEXPR_CONST && r.nodes[r.begin].value == 0;
-		uint32_t span = from_zero ? end : emit2(l, LOP_SUB, LTYPE_I64, end, begin);
-		uint32_t groups_end = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, span, group), group);
-		if (!from_zero)
-			groups_end = emit2(l, LOP_ADD, LTYPE_I64, begin, groups_end);
-		lower_loop(l, inst, begin, groups_end, group, inst->interleave, true, inst->parallel);
-		lower_loop(l, inst, groups_end, end, step, 1, true, false);
+		/*
+		 * interleave is the most iterations the loop runs (mir_interleave): when it runs
+		 * them all, they run side by side; else (the last tile of rows or trees) one at a
+		 * time.
+		 */
+		int64_t span = inst->interleave * r.step;
+		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, emit2(l, LOP_SUB, LTYPE_I64, end, begin), const_i64(l, span));
+		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
+		lower_body(l, inst, begin, span, inst->interleave);
+		lir_else(&l->b, branch);
+		lower_loop(l, inst, begin, end, step, 1, false);
+		lir_end(&l->b);
 	} else {
-		lower_loop(l, inst, begin, end, step, 1, false, inst->parallel);
+		lower_loop(l, inst, begin, end, step, 0, inst->parallel);
 	}
 }
 

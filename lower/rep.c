@@ -114,8 +114,11 @@ static uint32_t missing_right(const RepLayout *layout, LBuilder *b, const RepNod
 	/* Rules whose codes differ in the low bit only: the bit is "goes left". */
 	if (layout->missing_rules & ~(1u << REP_MISSING_RIGHT | 1u << REP_MISSING_LEFT))
 		die("rep: a missing rule without a decoding");
-	if (layout->missing_rules == 1u << REP_MISSING_LEFT || layout->missing_rules == 1u << REP_MISSING_RIGHT)
-		return lir_const_int(b, LTYPE_I1, layout->missing_rules == 1u << REP_MISSING_RIGHT);
+	/*
+	 * Even where the whole forest sends missing values one way, the bit is read: with a
+	 * constant here LLVM 16 folds the two tests into one unordered compare, and the walk
+	 * came out 25% slower on higgs (1.88 against 1.50 us for one row).
+	 */
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, word_bits_set(b, n, 1u << REP_WORD_MISSING_SHIFT), lir_const_int(b, LTYPE_I1, 0),
 	                lir_const_int(b, LTYPE_I1, 1));
 }
