@@ -112,9 +112,14 @@ static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lan
 	case HEXPR_CONST: return const_i64(l, n->value);
 	case HEXPR_ROWS: return l->num_rows;
 	case HEXPR_VAR: return var_value(l, n->var, lane);
-	case HEXPR_ADD: return emit2(l, LOP_ADD, LTYPE_I64, lower_expr(l, r, n->a, lane), lower_expr(l, r, n->b, lane));
-	case HEXPR_SUB: return emit2(l, LOP_SUB, LTYPE_I64, lower_expr(l, r, n->a, lane), lower_expr(l, r, n->b, lane));
-	case HEXPR_MIN: return emit2(l, LOP_MIN, LTYPE_I64, lower_expr(l, r, n->a, lane), lower_expr(l, r, n->b, lane));
+	case HEXPR_ADD:
+	case HEXPR_SUB:
+	case HEXPR_MIN: {
+		/* Operands in order (one declaration each): the numbering must not depend on the C compiler. */
+		uint32_t a = lower_expr(l, r, n->a, lane);
+		uint32_t b = lower_expr(l, r, n->b, lane);
+		return emit2(l, n->op == HEXPR_ADD ? LOP_ADD : n->op == HEXPR_SUB ? LOP_SUB : LOP_MIN, LTYPE_I64, a, b);
+	}
 	}
 	die("bad range expression");
 }
@@ -128,10 +133,11 @@ static void lower_list(Lowering *l, uint32_t first);
 static void prefetch_rows(Lowering *l, uint32_t rows)
 {
 	uint32_t width = const_i64(l, l->f->num_features);
-	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, lower_index(l, &l->scope.rows, 0), const_i64(l, rows));
-	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, const_i64(l, rows)), l->num_rows);
-	uint32_t at = lir_begin(&l->b, LOP_FOR, emit2(l, LOP_MUL, LTYPE_I64, next, width), emit2(l, LOP_MUL, LTYPE_I64, last, width),
-	                        const_i64(l, LINE_FLOATS));
+	uint32_t first = lower_index(l, &l->scope.rows, 0), count = const_i64(l, rows);
+	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, first, count);
+	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, count), l->num_rows);
+	uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
+	uint32_t at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, LINE_FLOATS));
 	lir_emit(&l->b, LOP_PREFETCH, LTYPE_F32, l->rows, at, LIR_NONE);
 	lir_end(&l->b);
 }
@@ -243,7 +249,8 @@ static void lower_for(Lowering *l, const MInst *inst)
 		 * time.
 		 */
 		int64_t span = inst->interleave * r.step;
-		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, emit2(l, LOP_SUB, LTYPE_I64, end, begin), const_i64(l, span));
+		uint32_t trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, trips, const_i64(l, span));
 		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
 		lower_body(l, inst, begin, span, inst->interleave);
 		lir_else(&l->b, branch);
@@ -474,7 +481,8 @@ static uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex
 		HRange r;
 		uint32_t copy;
 		hir_schedule_range(&l->f->schedule, buf->copy_var, &r);
-		copy = emit2(l, LOP_SUB, LTYPE_I64, var_value(l, buf->copy_var, lane), lower_expr(l, &r, r.begin, lane));
+		copy = var_value(l, buf->copy_var, lane);
+		copy = emit2(l, LOP_SUB, LTYPE_I64, copy, lower_expr(l, &r, r.begin, lane));
 		if (r.step != 1)
 			copy = emit2(l, LOP_SDIV, LTYPE_I64, copy, const_i64(l, r.step));
 		at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, copy, st->rows), at);
@@ -522,13 +530,15 @@ static void lower_init(Lowering *l, uint32_t b)
 		uint32_t row = const_i64(l, 0), base = storage_base(l, b, r);
 		if (!one) {
 			uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
-			row = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), rows, const_i64(l, 1));
+			uint32_t from = const_i64(l, 0), by = const_i64(l, 1);
+			row = lir_begin(&l->b, LOP_FOR, from, rows, by);
 		}
 		for (uint32_t c = 0; c < buf->outputs; c++) {
-			uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), const_i64(l, c));
-			double value = buf->zero ? 0.0 : l->f->base_score[c];
-			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, emit2(l, LOP_ADD, LTYPE_I64, st->offset, at),
-			         lir_const_float(&l->b, l->acc_type, value));
+			uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), value;
+			at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, c));
+			at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
+			value = lir_const_float(&l->b, l->acc_type, buf->zero ? 0.0 : l->f->base_score[c]);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 		}
 		if (!one)
 			lir_end(&l->b);
@@ -570,9 +580,9 @@ static void lower_reduce_dim(Lowering *l, const MInst *inst)
 	uint32_t dst_base = storage_base(l, inst->buf, 0), src_base = storage_base(l, inst->src, 0);
 	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
 	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, l->storage[inst->src].rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t copy = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, src->copies), const_i64(l, 1));
+	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
+	uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
 	uint32_t src_at = emit2(l, LOP_ADD, LTYPE_I64, l->storage[inst->src].offset, emit2(l, LOP_MUL, LTYPE_I64, copy, n));
-	uint32_t zero = const_i64(l, 0);
 	if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
 		uint32_t width = const_i64(l, inst->vector);
 		uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, n, width), width);
