@@ -46,14 +46,23 @@ static int64_t offsets_below(const HSchedule *s, int32_t first)
 	return most;
 }
 
-/* Append a FOR over v to l, bound into b; returns it. */
-static uint32_t add_loop(Walker *w, MList *l, int32_t v, Bound *b)
+/* What fills the body of a loop, given the loops inside it and what is bound there. */
+typedef void NestFn(Walker *w, MList *l, int32_t first, Bound b);
+
+/* Append a FOR for each of the sibling loops first.., each body filled by fill from the loop's children. */
+static void add_loops(Walker *w, MList *l, int32_t first, Bound b, NestFn *fill)
 {
-	uint32_t loop = mir_append(w->m, l, MOP_FOR);
-	w->m->insts[loop].var = v;
-	w->m->insts[loop].parallel = (w->s->vars[v].flags & HVAR_PARALLEL) != 0;
-	add_term(w->s->vars[v].over_trees ? &b->trees : &b->rows, v);
-	return loop;
+	for (int32_t v = first; v != HIR_NONE; v = w->s->vars[v].next_sibling) {
+		const HIndexVar *x = &w->s->vars[v];
+		Bound inner = b;
+		MList body = {MIR_NONE, MIR_NONE};
+		uint32_t loop = mir_append(w->m, l, MOP_FOR);
+		w->m->insts[loop].var = v;
+		w->m->insts[loop].parallel = (x->flags & HVAR_PARALLEL) != 0;
+		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
+		fill(w, &body, x->first_child, inner);
+		w->m->insts[loop].body = body.first;
+	}
 }
 
 /* The transform of every row below: a nest of the batch loops under the loops first.. (tree loops looked through). */
@@ -71,13 +80,7 @@ static void transform_nest(Walker *w, MList *l, int32_t first, Bound b)
 		transform_nest(w, l, s->vars[first].first_child, b);
 		return;
 	}
-	for (int32_t v = first; v != HIR_NONE; v = s->vars[v].next_sibling) {
-		Bound inner = b;
-		MList body = {MIR_NONE, MIR_NONE};
-		uint32_t loop = add_loop(w, l, v, &inner);
-		transform_nest(w, &body, s->vars[v].first_child, inner);
-		w->m->insts[loop].body = body.first;
-	}
+	add_loops(w, l, first, b, transform_nest);
 }
 
 static void lower_loops(Walker *w, MList *l, int32_t first, Bound b);
@@ -126,13 +129,7 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
 		m->insts[reduce].buf = b.buf;
 		return;
 	}
-	for (int32_t v = first; v != HIR_NONE; v = s->vars[v].next_sibling) {
-		Bound inner = b;
-		MList body = {MIR_NONE, MIR_NONE};
-		uint32_t loop = add_loop(w, l, v, &inner);
-		lower_loops(w, &body, s->vars[v].first_child, inner);
-		m->insts[loop].body = body.first;
-	}
+	add_loops(w, l, first, b, lower_loops);
 }
 
 /* Directives the host lowering does not take (GPU ones) or not yet: an error naming the first one. */
