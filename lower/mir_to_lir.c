@@ -20,7 +20,7 @@
 
 #include <stdlib.h>
 
-/* Rows handed to a thread at once by a parallel batch loop; smaller batches stay on the caller. */
+/* Walks handed to a thread at once by a parallel loop, at least; smaller loops stay on the caller. */
 #define BATCH_GRAIN 64
 
 /* What the loops around the code being lowered set; each loop restores its outer scope when it ends. */
@@ -142,6 +142,22 @@ static void prefetch_rows(Lowering *l, uint32_t rows)
 	lir_end(&l->b);
 }
 
+/* Whether the list first holds a loop over rows (directly or deeper). */
+static bool batch_loop_in(const MModule *m, uint32_t first)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next)
+		if (m->insts[id].op == MOP_FOR &&
+		    (!m->forest->schedule.vars[m->insts[id].var].over_trees || batch_loop_in(m, m->insts[id].body)))
+			return true;
+	return false;
+}
+
+/* Whether inst is a tree loop around batch loops: each of its iterations walks many rows. */
+static bool over_rows_in_trees(const Lowering *l, const MInst *inst)
+{
+	return l->f->schedule.vars[inst->var].over_trees && batch_loop_in(l->m, inst->body);
+}
+
 /* The body of inst's loop for the iteration whose value is `value`, covering `rows` rows (or trees) in `lanes` lanes (0: not interleaved). */
 static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes)
 {
@@ -167,9 +183,9 @@ static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t r
 static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
 {
 	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
-	int64_t rows = l->b.fn->insts[step].imm; /* rows per iteration */
-	if (parallel)
-		l->b.fn->insts[loop].imm = (BATCH_GRAIN + rows - 1) / rows; /* iterations of `rows` rows each */
+	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration */
+	if (parallel) /* iterations of `rows` walks each; a tree loop over batch loops walks the batch in each */
+		l->b.fn->insts[loop].imm = over_rows_in_trees(l, inst) ? 1 : (BATCH_GRAIN + rows - 1) / rows;
 	lower_body(l, inst, loop, rows, lanes);
 	lir_end(&l->b);
 }
