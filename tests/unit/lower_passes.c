@@ -197,8 +197,85 @@ static void test_pad_and_unroll(void)
 	hir_forest_free(f);
 }
 
+/* The instruction of kind op that comes first in a depth-first walk of list first, or NULL. */
+static const MInst *find_op(const MModule *m, uint32_t first, MOp op)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *found = m->insts[id].op == op ? &m->insts[id] : NULL;
+		if (!found && m->insts[id].op == MOP_FOR)
+			found = find_op(m, m->insts[id].body, op);
+		if (found)
+			return found;
+	}
+	return NULL;
+}
+
+/* Lower f under schedule text and legalize its reductions; NULL (and e filled) if either fails. */
+static MModule *legalized(HForest *f, const char *text, Error *e)
+{
+	MModule *m;
+	hir_schedule_init(&f->schedule, f->num_trees);
+	if (!hir_schedule_parse(&f->schedule, text, "unit", e) || !(m = lower_hir_to_mir(f, e)))
+		return NULL;
+	if (!mir_legalize_reductions(m, e)) {
+		mir_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void test_legalize(void)
+{
+	Error e = {{0}};
+	char text[128];
+	HForest *f = small_forest(4, 1);
+	MModule *m;
+
+	/* Trees in parallel over all rows: one zeroed copy of the margins per tree, folded after the tree loop. */
+	m = legalized(f, "reorder(tree, batch); parallel(tree)", &e);
+	CHECK(m && m->num_buffers == 2);
+	if (m) {
+		const MBuffer *copy = &m->buffers[1];
+		const MInst *reduce = find_op(m, m->body, MOP_REDUCE), *fold = find_op(m, m->body, MOP_REDUCE_DIM);
+		shape(m, m->body, text);
+		CHECK(strcmp(text, "bibif(f(gwr))rf(t)") == 0);
+		CHECK(copy->of == 0 && copy->copies == 4 && copy->zero && copy->space == MSPACE_WORKSPACE && copy->rows == MIR_ROWS_ALL);
+		CHECK(copy->copy_var == hir_schedule_find(&f->schedule, "tree"));
+		CHECK(reduce && reduce->buf == 1 && reduce->strategy == MSTRATEGY_PLAIN);
+		CHECK(fold && fold->buf == 0 && fold->src == 1 && fold->strategy == MSTRATEGY_PLAIN);
+	}
+	mir_module_free(m);
+
+	/* Rows parallel, then trees parallel inside each tile, atomically: one shared buffer, atomic adds. */
+	m = legalized(f, "tile(batch, b0, b1, 8); tile(tree, t0, t1, 2); reorder(b0, t0, b1, t1); parallel(b0); parallel(t0); atomicReduce(t0)", &e);
+	CHECK(m && m->num_buffers == 1 && m->buffers[0].space == MSPACE_SHARED && m->buffers[0].rows == 8);
+	if (m)
+		CHECK(find_op(m, m->body, MOP_REDUCE)->strategy == MSTRATEGY_ATOMIC && !find_op(m, m->body, MOP_REDUCE_DIM));
+	mir_module_free(m);
+
+	/* Two nested parallel tree loops: the copies along t0 are privatised again along t1, inside t0, and folded twice. */
+	m = legalized(f, "tile(batch, b0, b1, 8); tile(tree, t0, t1, 2); reorder(b0, t0, t1, b1); parallel(t0); parallel(t1); vectorReduce(t1, 4)", &e);
+	CHECK(m && m->num_buffers == 3);
+	if (m) {
+		const MInst *fold = find_op(m, m->body, MOP_REDUCE_DIM);
+		shape(m, m->body, text);
+		CHECK(strcmp(text, "f(bibif(bif(f(gwr))r)rf(t))") == 0);
+		CHECK(m->buffers[1].of == 0 && m->buffers[2].of == 1 && m->buffers[1].copies == 2 && m->buffers[2].copies == 2);
+		CHECK(m->buffers[0].rows == 8 && m->buffers[2].rows == 8 && m->buffers[2].space == MSPACE_SHARED);
+		/* the first fold found is the inner one, into t0's copy, 4 elements at a time */
+		CHECK(fold && fold->buf == 1 && fold->src == 2 && fold->strategy == MSTRATEGY_VECTOR && fold->vector == 4);
+	}
+	mir_module_free(m);
+
+	/* A parallel loop whose every iteration would need copies of all N rows is refused, naming it. */
+	CHECK(!legalized(f, "tile(tree, t0, t1, 2); reorder(t0, batch, t1); parallel(t0); parallel(t1)", &e));
+	CHECK(strstr(e.message, "unit:1:48: parallel(t0): each iteration would need its own buffer of all N rows") != NULL);
+	hir_forest_free(f);
+}
+
 int main(void)
 {
+	test_legalize();
 	test_pad_and_unroll();
 	test_verify();
 	test_hir_to_mir();
