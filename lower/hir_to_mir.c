@@ -147,9 +147,6 @@ static bool check_supported(const HSchedule *s, Error *e)
 		if (v->reduce == HREDUCE_SHARED)
 			return error_set(e, "%s: the host target has no shared memory (sharedReduce needs a GPU target)",
 			                 hir_schedule_where(s, var, HDIR_SHARED_REDUCE, where, sizeof where));
-		if (v->over_trees && v->flags & HVAR_CACHE)
-			return error_set(e, "%s: caching the trees of a tree loop is not implemented yet (only the rows of a batch loop)",
-			                 hir_schedule_where(s, var, HDIR_CACHE, where, sizeof where));
 	}
 	return true;
 }

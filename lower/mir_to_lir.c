@@ -29,7 +29,7 @@ typedef struct LoopScope {
 	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
 	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
 	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
-	MIndex rows;                /* the batch variables bound: the row (of lane 0) is their sum */
+	MIndex rows, trees;         /* the batch and tree variables bound: the row and tree (of lane 0) are their sums */
 } LoopScope;
 
 /* A MIR buffer as lowered. */
@@ -129,16 +129,26 @@ static void lower_list(Lowering *l, uint32_t first);
 /* Floats in a cache line of the rows. */
 #define LINE_FLOATS 16
 
-/* cache(v) of a batch loop: prefetch the rows of the next iteration (`rows` rows on from this one's first). */
-static void prefetch_rows(Lowering *l, uint32_t rows)
+/*
+ * cache(v): at the start of an iteration of v, prefetch what the next one works on:
+ * the `count` rows after this iteration's first (a batch loop), or the nodes of the
+ * `count` trees after this iteration's first (a tree loop).
+ */
+static void prefetch_next(Lowering *l, bool trees, int64_t count)
 {
-	uint32_t width = const_i64(l, l->f->num_features);
-	uint32_t first = lower_index(l, &l->scope.rows, 0), count = const_i64(l, rows);
-	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, first, count);
-	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, count), l->num_rows);
-	uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
-	uint32_t at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, LINE_FLOATS));
-	lir_emit(&l->b, LOP_PREFETCH, LTYPE_F32, l->rows, at, LIR_NONE);
+	uint32_t first = lower_index(l, trees ? &l->scope.trees : &l->scope.rows, 0), span = const_i64(l, count);
+	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, first, span), limit = trees ? const_i64(l, l->f->num_trees) : l->num_rows;
+	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, span), limit);
+	uint32_t at;
+	if (trees) {
+		uint32_t tree = lir_begin(&l->b, LOP_FOR, next, last, const_i64(l, 1));
+		l->rep->prefetch_tree(&l->layout, &l->b, tree);
+	} else {
+		uint32_t width = const_i64(l, l->f->num_features);
+		uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
+		at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, LINE_FLOATS));
+		lir_emit(&l->b, LOP_PREFETCH, LTYPE_F32, l->rows, at, LIR_NONE);
+	}
 	lir_end(&l->b);
 }
 
@@ -171,10 +181,12 @@ static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t r
 		l->scope.lanes_are_trees = v->over_trees;
 		l->scope.lane_step = rows / lanes;
 	}
-	if (!v->over_trees)
+	if (v->over_trees)
+		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
+	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
-	if (v->flags & HVAR_CACHE && !v->over_trees)
-		prefetch_rows(l, (uint32_t)rows);
+	if (v->flags & HVAR_CACHE)
+		prefetch_next(l, v->over_trees, rows);
 	lower_list(l, inst->body);
 	l->scope = outer;
 }

@@ -86,6 +86,8 @@ typedef struct LRepresentation {
 	                 const RepRow *row, bool leaf_stays);
 	/* Emit code yielding the value of a leaf node (of layout->leaf_type). */
 	uint32_t (*leaf_value)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node);
+	/* Emit prefetches of every node of tree number `tree` (i64): cache(v) of a tree loop. */
+	void (*prefetch_tree)(RepLayout *layout, LBuilder *b, uint32_t tree);
 } LRepresentation;
 
 /* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */
@@ -116,6 +118,11 @@ bool rep_check_features(const HForest *f, const char *rep_name, Error *e);
 void rep_free_state(RepLayout *layout);
 /* Emit the address of module buffer number index. */
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
+/*
+ * Emit prefetches of slots [starts[tree], starts[tree + 1]) (starts: an i32 buffer) of
+ * each of the n buffers, whose elements have the given types: one per cache line.
+ */
+void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n);
 /* Emit the decoding of a node word into n's is_leaf, feature and word. */
 void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n);
 /*

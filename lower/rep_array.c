@@ -6,7 +6,7 @@
  *   word  (i32)  the node word (rep.h): feature, comparison, missing rule; -1 on leaves and unused slots
  *   value        threshold on splits; leaf value on leaves
  *
- * and a third holds each tree's first slot. A tree of depth d takes 2^(d+1) - 1 slots
+ * and a third holds each tree's first slot (and, last, the end of the last tree). A tree of depth d takes 2^(d+1) - 1 slots
  * whatever its node count, so deep sparse trees are expensive here.
  */
 #include "lower/rep.h"
@@ -78,6 +78,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	values = xcalloc(total ? total : 1, lir_type_size(type));
 	memset(words, 0xff, (total ? total : 1) * sizeof *words); /* unused slots read as leaves */
 	stack = xmalloc(4 * max_nodes * sizeof *stack);
+	offsets[f->num_trees] = (int32_t)total; /* where the last tree ends */
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		store_tree(f, t, words, values, type, (uint64_t)offsets[t], stack);
 	free(stack);
@@ -85,7 +86,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	s = xcalloc(1, sizeof *s);
 	s->word_buffer = lir_buffer_add(m, "array.words", LTYPE_I32, total, words);
 	s->value_buffer = lir_buffer_add(m, "array.values", type, total, values);
-	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees, offsets);
+	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees + 1, offsets);
 	layout->state = s;
 	rep_note_splits(f, layout);
 	layout->threshold_type = type;
@@ -138,6 +139,14 @@ static uint32_t array_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
+static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+{
+	ArrayState *s = layout->state;
+	uint32_t buffers[] = {s->words, s->values};
+	LType types[] = {LTYPE_I32, layout->threshold_type};
+	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
+}
+
 static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	ArrayState *s = layout->state;
@@ -153,5 +162,6 @@ const LRepresentation rep_array = {
 	.root = array_root,
 	.load_node = array_load_node,
 	.step = array_step,
+	.prefetch_tree = array_prefetch_tree,
 	.leaf_value = array_leaf_value,
 };

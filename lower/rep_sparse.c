@@ -6,7 +6,7 @@
  *   value        threshold on splits; leaf value on leaves
  *   child (i32)  slot of the left child (the right one follows it); 0 on leaves
  *
- * and each tree's root slot. Memory is linear in the node count whatever the depth,
+ * and each tree's root slot (and, last, the end of the last tree). Memory is linear in the node count whatever the depth,
  * at the price of one more load per step than the array representation.
  */
 #include "lower/rep.h"
@@ -73,12 +73,13 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 		total = store_tree(f, t, words, values, children, type, total, queue);
 	}
 	free(queue);
+	roots[f->num_trees] = (int32_t)total; /* where the last tree ends */
 
 	s = xcalloc(1, sizeof *s);
 	s->word_buffer = lir_buffer_add(m, "sparse.words", LTYPE_I32, total, words);
 	s->value_buffer = lir_buffer_add(m, "sparse.values", type, total, values);
 	s->child_buffer = lir_buffer_add(m, "sparse.children", LTYPE_I32, total, children);
-	s->root_buffer = lir_buffer_add(m, "sparse.roots", LTYPE_I32, f->num_trees, roots);
+	s->root_buffer = lir_buffer_add(m, "sparse.roots", LTYPE_I32, f->num_trees + 1, roots);
 	layout->state = s;
 	rep_note_splits(f, layout);
 	layout->threshold_type = type;
@@ -131,6 +132,14 @@ static uint32_t sparse_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint3
 	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
+static void sparse_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+{
+	SparseState *s = layout->state;
+	uint32_t buffers[] = {s->words, s->values, s->children};
+	LType types[] = {LTYPE_I32, layout->threshold_type, LTYPE_I32};
+	rep_prefetch_slots(b, s->roots, tree, buffers, types, COUNT_OF(buffers));
+}
+
 static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	SparseState *s = layout->state;
@@ -147,5 +156,6 @@ const LRepresentation rep_sparse = {
 	.root = sparse_root,
 	.load_node = sparse_load_node,
 	.step = sparse_step,
+	.prefetch_tree = sparse_prefetch_tree,
 	.leaf_value = sparse_leaf_value,
 };

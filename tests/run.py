@@ -254,8 +254,6 @@ def cli_tests(s):
         ("schedule_stack_buffer_too_large",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tile(batch, b0, b1, 4096); reorder(b0, tree, b1); parallel(tree)"],
          1, "schedule: buffer m1 (100 copies of 4096 rows x 1 margins) takes 1638400 bytes"),
-        ("schedule_cache_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "cache(tree)"], 1,
-         "--schedule-text:1:1: cache(tree): caching the trees of a tree loop is not implemented yet"),
         ("schedule_gpu_on_host", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "gpuDimension(batch, grid.x)"],
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
