@@ -242,7 +242,7 @@ static void print_buffer(FILE *out, const MModule *m, uint32_t b)
 		fputs("N", out);
 	else
 		fprintf(out, "%lld", (long long)buf->rows);
-	fprintf(out, " rows x %u, %s", buf->outputs, spaces[buf->space]);
+	fprintf(out, " rows x %u %s, %s", buf->outputs, hir_type_name((HType)buf->type), spaces[buf->space]);
 	if (buf->base.num_terms) {
 		fputs(", row 0 = ", out);
 		print_index(out, m, &buf->base);

@@ -74,6 +74,7 @@ typedef struct MIndex {
 #define MIR_ROWS_ALL (-1)
 
 typedef struct MBuffer {
+	uint8_t type;      /* HType of the elements: the forest's leaf type, in which margins accumulate */
 	uint8_t space;     /* MSpace */
 	uint8_t zero;      /* INIT writes 0 (a privatised copy) rather than the base scores */
 	MIndex base;       /* batch variables bound where it is declared: its row 0 is their sum (no terms: row 0) */

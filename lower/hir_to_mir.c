@@ -89,7 +89,7 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b);
 static void declare_margins(Walker *w, MList *l, int32_t first, Bound b)
 {
 	int64_t offsets = offsets_below(w->s, first);
-	MBuffer buffer = {.space = MSPACE_LOCAL, .base = b.rows, .rows = offsets + 1, .copy_var = HIR_NONE, .copies = 1,
+	MBuffer buffer = {.type = w->m->forest->leaf_type, .space = MSPACE_LOCAL, .base = b.rows, .rows = offsets + 1, .copy_var = HIR_NONE, .copies = 1,
 	                  .outputs = w->m->forest->num_outputs, .of = MIR_NONE};
 	uint32_t decl, init;
 	if (offsets < 0) {

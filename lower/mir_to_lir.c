@@ -667,10 +667,12 @@ static void lower_list(Lowering *l, uint32_t first)
 /* Buffers on the stack must fit there. */
 static bool check_buffers(const MModule *m, Error *e)
 {
-	uint64_t size = m->forest->leaf_type == HTYPE_F64 ? 8 : 4;
 	for (uint32_t b = 0; b < m->num_buffers; b++) {
 		const MBuffer *buf = &m->buffers[b];
-		uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * size;
+		uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * (buf->type == HTYPE_F64 ? 8 : 4);
+		if (buf->type != m->forest->leaf_type)
+			return error_set(e, "mir: buffer m%u holds %s, the margins accumulate in %s", b, hir_type_name((HType)buf->type),
+			                 hir_type_name(m->forest->leaf_type)), false;
 		if (buf->rows != MIR_ROWS_ALL && bytes > MAX_STACK_BUFFER)
 			return error_set(e, "schedule: buffer m%u (%u copies of %lld rows x %u margins) takes %llu bytes, more than the %u a stack buffer may take; use smaller tiles",
 			                 b, buf->copies, (long long)buf->rows, buf->outputs, (unsigned long long)bytes, MAX_STACK_BUFFER), false;
