@@ -22,7 +22,7 @@
  *   interleave(t1)               the walks of all iterations of a loop with a constant trip count run side
  *                                by side: an innermost loop, or a batch loop holding only tree loops
  *   unrollWalk(t1, 8)            walks take 8 steps without leaf tests (trees padded so no leaf is shallower)
- *   peelWalk(t1, 3)              walks take their first 3 steps in straight-line code
+ *   peelWalk(t1, 3)              walks take (at least) their first 3 steps in straight-line code
  *   specialize(t0)               one copy of the body per iteration (constant trip count)
  *   atomicReduce(tree)           parallel iterations of `tree` add into one target with atomics
  *   vectorReduce(tree, 8)        the privatised copies of `tree` are folded with 8-wide vector adds

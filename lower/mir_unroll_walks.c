@@ -5,13 +5,13 @@
  *
  * How many steps, per walk, follows the innermost loop around it and the trees that
  * loop's walks reach (hir_schedule_tree_span):
- *  - peelWalk(v, n): n steps; those past the shallowest leaf may start on a leaf and
- *    stay there (peel_safe counts the ones before);
- *  - unrollWalk(v, d): d steps, which hir_pad_unrolled_walks made leaf-free by padding
- *    those trees (were they not padded, the steps past the shallowest leaf stay on
- *    leaves as with peelWalk);
- *  - neither: as many steps as no leaf can end (the shallowest leaf's depth), which is
- *    the whole walk where all leaves sit at one depth (as after hir_pad).
+ *  - always at least as many steps as no leaf can end (the shallowest leaf's depth),
+ *    which is the whole walk where all leaves sit at one depth (as after hir_pad);
+ *  - peelWalk(v, n): n steps if that is more; those past the shallowest leaf may start
+ *    on a leaf and stay there (peel_safe counts the ones before);
+ *  - unrollWalk(v, d): d steps if that is more, which hir_pad_unrolled_walks made
+ *    leaf-free by padding those trees (were they not padded, the steps past the
+ *    shallowest leaf stay on leaves as with peelWalk).
  * Loops are found by walking the MIR tree, whatever the shape of the nest.
  */
 #include "lower/lower.h"
@@ -32,7 +32,8 @@ static void unroll_walk(const MModule *m, MInst *walk, int32_t var)
 	if (v)
 		hir_schedule_tree_span(s, var, &first, &end);
 	hir_trees_leaf_depth_range(m->forest, first, end, &min, &max);
-	steps = v && v->peel_walk ? v->peel_walk : v && v->unroll_walk ? v->unroll_walk : min;
+	steps = v && v->peel_walk ? v->peel_walk : v && v->unroll_walk ? v->unroll_walk : 0;
+	steps = steps > min ? steps : min; /* steps no leaf can end cost nothing to take straight */
 	steps = steps < max ? steps : max; /* past the deepest leaf a step changes nothing */
 	walk->peel = (uint16_t)steps;
 	walk->peel_safe = (uint16_t)(steps < min ? steps : min);
