@@ -132,7 +132,7 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
 	add_loops(w, l, first, b, lower_loops);
 }
 
-/* Directives the host lowering does not take (GPU ones) or not yet: an error naming the first one. */
+/* Directives the host lowering does not take (the GPU ones): an error naming the first one. */
 static bool check_supported(const HSchedule *s, Error *e)
 {
 	char where[700];
