@@ -601,25 +601,28 @@ static void add_span(Lowering *l, uint32_t dst, uint32_t dst_at, uint32_t src, u
 	lir_end(&l->b);
 }
 
-/* reduceDimension: fold the copies of the privatised buffer into its target, copy by copy (a fixed order: the same sums every run). */
+/* reduceDimension: fold the copies of the privatised buffer into its target, copy by copy (a fixed order: the same sums every run); per lane where the buffers are. */
 static void lower_reduce_dim(Lowering *l, const MInst *inst)
 {
 	const MBuffer *src = &l->m->buffers[inst->src];
-	uint32_t dst_base = storage_base(l, inst->buf, 0), src_base = storage_base(l, inst->src, 0);
-	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
-	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, l->storage[inst->src].rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
-	uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
-	uint32_t src_at = emit2(l, LOP_ADD, LTYPE_I64, l->storage[inst->src].offset, emit2(l, LOP_MUL, LTYPE_I64, copy, n));
-	if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
-		uint32_t width = const_i64(l, inst->vector);
-		uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, n, width), width);
-		add_span(l, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
-		add_span(l, dst_base, dst_at, src_base, src_at, whole, n, 1);
-	} else {
-		add_span(l, dst_base, dst_at, src_base, src_at, zero, n, 1);
+	const Storage *from = &l->storage[inst->src];
+	for (uint32_t r = 0; r < (from->per_lane ? l->scope.lanes : 1); r++) {
+		uint32_t dst_base = storage_base(l, inst->buf, r), src_base = storage_base(l, inst->src, r);
+		uint32_t dst_at = buffer_slot(l, inst->buf, r, NULL, const_i64(l, 0));
+		uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
+		uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
+		uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
+		uint32_t src_at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, emit2(l, LOP_MUL, LTYPE_I64, copy, n));
+		if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
+			uint32_t width = const_i64(l, inst->vector);
+			uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, n, width), width);
+			add_span(l, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
+			add_span(l, dst_base, dst_at, src_base, src_at, whole, n, 1);
+		} else {
+			add_span(l, dst_base, dst_at, src_base, src_at, zero, n, 1);
+		}
+		lir_end(&l->b);
 	}
-	lir_end(&l->b);
 }
 
 static void lower_list(Lowering *l, uint32_t first)
