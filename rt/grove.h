@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 
+/* The version of grove (the compiler and this library). */
+#define GROVE_VERSION "0.1.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -127,23 +127,32 @@ static bool run(char *const argv[], Error *e)
 	return true;
 }
 
+/* A new empty file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e filled. */
+static char *temporary_beside(const char *path, const char *suffix, Error *e)
+{
+	size_t len = strlen(path) + strlen(suffix) + 8;
+	char *name = xmalloc(len);
+	int fd;
+	snprintf(name, len, "%s.XXXXXX%s", path, suffix);
+	fd = mkstemps(name, (int)strlen(suffix));
+	if (fd < 0) {
+		error_set(e, "%s: cannot create a temporary file: %s", name, strerror(errno));
+		free(name);
+		return NULL;
+	}
+	close(fd);
+	return name;
+}
+
 /* Emit an object to a temporary file beside path, then link it into the shared library path. */
 static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const char *path, Error *e)
 {
 	const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
-	size_t len = strlen(path) + 16;
-	char *object = xmalloc(len);
-	int fd;
+	char *object = temporary_beside(path, ".o", e);
 	bool ok;
 
-	snprintf(object, len, "%s.XXXXXX.o", path);
-	fd = mkstemps(object, 2);
-	if (fd < 0) {
-		error_set(e, "%s: cannot create a temporary object: %s", object, strerror(errno));
-		free(object);
+	if (!object)
 		return false;
-	}
-	close(fd);
 	ok = write_code(tm, mod, object, LLVMObjectFile, e);
 	if (ok) {
 		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
@@ -212,7 +221,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	LLVMModuleRef mod;
 	LLVMTargetMachineRef tm;
 	LLVMTargetDataRef layout;
-	char *triple;
+	char *triple, *temp = NULL;
 	bool ok = false;
 
 	if (!is_identifier(prefix) || strlen(prefix) > 48)
@@ -235,19 +244,25 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 
 	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &message)) {
 		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
-	} else if (optimise(mod, tm, o->opt_level, e)) {
+	} else if (optimise(mod, tm, o->opt_level, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
+		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
 		switch (o->emit) {
-		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, out_path, e); break;
-		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, out_path, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
-		case TARGET_EMIT_ASM: ok = write_code(tm, mod, out_path, LLVMAssemblyFile, e); break;
+		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, temp, e); break;
+		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
+		case TARGET_EMIT_ASM: ok = write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 		case TARGET_EMIT_LLVM:
 			LLVMDisposeMessage(message);
 			message = NULL;
-			ok = !LLVMPrintModuleToFile(mod, out_path, &message);
+			ok = !LLVMPrintModuleToFile(mod, temp, &message);
 			if (!ok)
-				error_set(e, "%s: cannot write: %s", out_path, message);
+				error_set(e, "%s: cannot write: %s", temp, message);
 			break;
 		}
+		if (ok && rename(temp, out_path) != 0)
+			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
+		if (!ok)
+			unlink(temp);
+		free(temp);
 	}
 	LLVMDisposeMessage(message);
 	LLVMDisposeModule(mod);

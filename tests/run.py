@@ -56,8 +56,9 @@ class Suite:
     def wanted(self, group, name):
         return not self.args.k or any(fnmatch.fnmatch(f"{group}/{name}", f"*{k}*") for k in self.args.k)
 
-    def run(self, *argv, stdin=None):
-        return subprocess.run([self.grove, *argv], capture_output=True, text=True, input=stdin, timeout=600)
+    def run(self, *argv, stdin=None, env=None):
+        return subprocess.run([self.grove, *argv], capture_output=True, text=True, input=stdin, timeout=600,
+                              env=None if env is None else {**os.environ, **env})
 
     def path(self, name):
         return os.path.join(self.scratch, name)
@@ -258,6 +259,7 @@ def cli_tests(s):
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
+        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 2, LLVM 16."),
         ("compile_help", ["compile", "--help"], 0, "usage: grove compile"),
         ("predict_help", ["predict", "--help"], 0, "usage: grove predict"),
         ("dump_help", ["dump", "--help"], 0, "usage: grove dump"),
@@ -275,6 +277,20 @@ def cli_tests(s):
         write_table(rows, [[1.0, 2.0, 3.0, 4.0], [math.nan] * 4])
         p = s.run("predict", os.path.join(ROOT, "tests", "golden", "empty.json"), "--input", rows)
         s.record("cli", name, p.returncode == 0 and p.stdout.split() == ["3.5", "3.5"], p.stdout + p.stderr)
+    name = "failed_compile_leaves_no_artifact"
+    if s.wanted("cli", name):
+        # The link fails (CC=false): the artifact already there stays as it was, and nothing else is left behind.
+        directory = s.path("cli-atomic")
+        os.makedirs(directory, exist_ok=True)
+        artifact = os.path.join(directory, "model.so")
+        with open(artifact, "w") as f:
+            f.write("the previous artifact")
+        p = s.run("compile", higgs, "-o", artifact, env={"CC": "false"})
+        with open(artifact) as f:
+            kept = f.read() == "the previous artifact"
+        left = sorted(os.listdir(directory))
+        s.record("cli", name, p.returncode == 1 and "linking the shared library" in p.stderr and kept and left == ["model.so"],
+                 f"exit {p.returncode}, files {left}, kept {kept}: {p.stderr.strip()}")
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
         name = f"emit_{emit}"
         if not s.wanted("cli", name):

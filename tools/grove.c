@@ -11,9 +11,12 @@
  */
 #include "front/front.h"
 #include "lower/lower.h"
+#include "rt/artifact.h"
 #include "rt/grove.h"
 #include "target/target.h"
 #include "tools/csv.h"
+
+#include <llvm-c/Core.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -480,13 +483,20 @@ static const char usage[] =
 	"grove compiles decision-forest models into fast inference code.\n"
 	"  compile   compile a model into a shared library, object, assembly or LLVM IR\n"
 	"  predict   predict CSV rows with a compiled artifact or a model\n"
-	"  dump      print a model's HIR, MIR or LIR\n";
+	"  dump      print a model's HIR, MIR or LIR\n"
+	"grove --version prints the version.\n";
 
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		unsigned major, minor, patch;
+		LLVMGetVersion(&major, &minor, &patch);
+		printf("grove %s (artifact ABI %u, LLVM %u.%u.%u)\n", GROVE_VERSION, GROVE_ARTIFACT_VERSION, major, minor, patch);
+		return 0;
 	}
 	if (!strcmp(argv[1], "compile"))
 		return cmd_compile(argc - 1, argv + 1);
