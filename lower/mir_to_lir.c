@@ -126,9 +126,6 @@ static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lan
 
 static void lower_list(Lowering *l, uint32_t first);
 
-/* Floats in a cache line of the rows. */
-#define LINE_FLOATS 16
-
 /*
  * cache(v): at the start of an iteration of v, prefetch what the next one works on:
  * the `count` rows after this iteration's first (a batch loop), or the nodes of the
@@ -146,7 +143,7 @@ static void prefetch_next(Lowering *l, bool trees, int64_t count)
 	} else {
 		uint32_t width = const_i64(l, l->f->num_features);
 		uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
-		at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, LINE_FLOATS));
+		at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, REP_CACHE_LINE / sizeof(float)));
 		lir_emit(&l->b, LOP_PREFETCH, LTYPE_F32, l->rows, at, LIR_NONE);
 	}
 	lir_end(&l->b);

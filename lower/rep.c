@@ -72,16 +72,13 @@ uint32_t rep_buffer_address(LBuilder *b, uint32_t index)
 	return v;
 }
 
-/* Bytes of a cache line. */
-#define CACHE_LINE 64
-
 void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n)
 {
 	uint32_t one = lir_const_int(b, LTYPE_I64, 1), next = lir_emit(b, LOP_ADD, LTYPE_I64, tree, one, LIR_NONE);
 	uint32_t first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, starts, tree, LIR_NONE));
 	uint32_t end = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, starts, next, LIR_NONE));
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t line = lir_const_int(b, LTYPE_I64, (int64_t)(CACHE_LINE / lir_type_size(types[i])));
+		uint32_t line = lir_const_int(b, LTYPE_I64, (int64_t)(REP_CACHE_LINE / lir_type_size(types[i])));
 		uint32_t slot = lir_begin(b, LOP_FOR, first, end, line);
 		lir_emit(b, LOP_PREFETCH, types[i], buffers[i], slot, LIR_NONE);
 		lir_end(b);

@@ -118,6 +118,8 @@ bool rep_check_features(const HForest *f, const char *rep_name, Error *e);
 void rep_free_state(RepLayout *layout);
 /* Emit the address of module buffer number index. */
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
+/* Bytes of a cache line: prefetches are issued one per line. */
+#define REP_CACHE_LINE 64
 /*
  * Emit prefetches of slots [starts[tree], starts[tree + 1]) (starts: an i32 buffer) of
  * each of the n buffers, whose elements have the given types: one per cache line.
