@@ -17,8 +17,29 @@ static const char *const transform_names[] = {
 #undef X
 };
 
+static const char *const missing_names[] = {
+#define X(name, text) text,
+	HIR_MISSINGS(X)
+#undef X
+};
+
+static const char *const category_rule_names[] = {
+#define X(name, text) text,
+	HIR_CATEGORY_RULES(X)
+#undef X
+};
+
+static const char *const aggregate_names[] = {
+#define X(name, text) text,
+	HIR_AGGREGATES(X)
+#undef X
+};
+
 const char *hir_compare_name(HCompare c) { return c < COUNT_OF(compare_names) ? compare_names[c] : "?"; }
 const char *hir_transform_name(HTransform t) { return t < COUNT_OF(transform_names) ? transform_names[t] : "?"; }
+const char *hir_missing_name(HMissing m) { return m < COUNT_OF(missing_names) ? missing_names[m] : "?"; }
+const char *hir_category_rule_name(HCategoryRule r) { return r < COUNT_OF(category_rule_names) ? category_rule_names[r] : "?"; }
+const char *hir_aggregate_name(HAggregate a) { return a < COUNT_OF(aggregate_names) ? aggregate_names[a] : "?"; }
 const char *hir_type_name(HType t) { return t == HTYPE_F64 ? "f64" : "f32"; }
 
 HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_outputs)
@@ -28,7 +49,11 @@ HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_ou
 	f->num_features = num_features;
 	f->num_outputs = num_outputs;
 	f->base_score = xcalloc(num_outputs ? num_outputs : 1, sizeof *f->base_score);
+	f->aggregate = HAGGREGATE_SUM;
+	f->average_count = 1;
 	f->transform = HTRANSFORM_IDENTITY;
+	f->sigmoid_alpha = 1.0;
+	f->category_rule = HCATEGORY_NONNEGATIVE;
 	f->threshold_type = HTYPE_F32;
 	f->leaf_type = HTYPE_F32;
 	hir_schedule_init(&f->schedule, 0);
@@ -43,6 +68,9 @@ void hir_forest_free(HForest *f)
 	free(f->nodes);
 	free(f->trees);
 	free(f->base_score);
+	free(f->sets);
+	free(f->set_words);
+	free(f->leaf_values);
 	free(f);
 }
 
@@ -55,11 +83,42 @@ HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output)
 	t->first_node = f->num_nodes;
 	t->num_nodes = num_nodes;
 	t->output = output;
+	t->width = 1;
 	memset(f->nodes + f->num_nodes, 0, num_nodes * sizeof *f->nodes);
 	f->num_nodes += num_nodes;
 	if (f->schedule.num_log == 0) /* the plain schedule follows the forest until directives are applied */
 		f->schedule.num_trees = f->num_trees;
 	return f->nodes + t->first_node;
+}
+
+uint32_t hir_set_add(HForest *f, uint32_t num_words, uint32_t **words)
+{
+	HSet *set;
+	GROW(f->sets, (size_t)f->num_sets + 1, f->sets_cap);
+	GROW(f->set_words, f->num_set_words + num_words, f->set_words_cap);
+	set = &f->sets[f->num_sets];
+	set->first = f->num_set_words;
+	set->num_words = num_words;
+	memset(f->set_words + set->first, 0, (size_t)num_words * sizeof *f->set_words);
+	f->num_set_words += num_words;
+	*words = f->set_words + set->first;
+	return f->num_sets++;
+}
+
+uint64_t hir_leaf_values_add(HForest *f, uint64_t n, double **values)
+{
+	uint64_t first = f->num_leaf_values;
+	GROW(f->leaf_values, first + n, f->leaf_values_cap);
+	memset(f->leaf_values + first, 0, n * sizeof *f->leaf_values);
+	f->num_leaf_values += n;
+	*values = f->leaf_values + first;
+	return first;
+}
+
+bool hir_set_has(const HForest *f, uint32_t s, uint64_t c)
+{
+	const HSet *set = &f->sets[s];
+	return c / 32 < set->num_words && (f->set_words[set->first + c / 32] >> (c % 32) & 1);
 }
 
 /* The depths of the shallowest and deepest leaves of tree t; *stack is scratch space of *cap entries. */
@@ -115,32 +174,73 @@ void hir_trees_leaf_depth_range(const HForest *f, uint32_t first, uint32_t end, 
 	free(stack);
 }
 
+/* Check a leaf's value (or its vector's values) for tree t. */
+static bool verify_leaf(const HForest *f, uint32_t t, uint32_t id, const HNode *node, Error *e)
+{
+	const HTree *tree = &f->trees[t];
+	/* Only MIN and MAX have an infinite identity, which vectors use for "adds nothing". */
+	double identity = f->aggregate == HAGGREGATE_MIN ? INFINITY : f->aggregate == HAGGREGATE_MAX ? -INFINITY : 0;
+	if (tree->width == 1) {
+		if (!isfinite(node->value))
+			return error_set(e, "tree %u node %u: leaf value is %s", t, id, isnan(node->value) ? "NaN" : "infinite");
+		return true;
+	}
+	if (node->vector > f->num_leaf_values || tree->width > f->num_leaf_values - node->vector)
+		return error_set(e, "tree %u node %u: leaf vector %u..%u out of range (the model has %llu leaf values)", t, id,
+		                 node->vector, node->vector + tree->width - 1, (unsigned long long)f->num_leaf_values);
+	for (uint32_t k = 0; k < tree->width; k++) {
+		double v = f->leaf_values[node->vector + k];
+		if (!isfinite(v) && v != identity)
+			return error_set(e, "tree %u node %u: leaf value %u is %s", t, id, k, isnan(v) ? "NaN" : v > 0 ? "+inf" : "-inf");
+	}
+	return true;
+}
+
+/* Check a split's test for tree t. */
+static bool verify_split(const HForest *f, uint32_t t, uint32_t id, const HNode *node, Error *e)
+{
+	if (node->feature < 0 || (uint32_t)node->feature >= f->num_features)
+		return error_set(e, "tree %u node %u: feature %d out of range (the model has %u)", t, id, node->feature, f->num_features);
+	if (node->compare >= HCMP_COUNT)
+		return error_set(e, "tree %u node %u: unknown comparison %u", t, id, node->compare);
+	if (node->missing >= HMISSING_COUNT)
+		return error_set(e, "tree %u node %u: unknown missing-value rule %u", t, id, node->missing);
+	if (node->compare == HCMP_IN && node->set >= f->num_sets)
+		return error_set(e, "tree %u node %u: category set %u out of range (the model has %u)", t, id, node->set, f->num_sets);
+	/* An infinite threshold is a legal split (everything goes one way); NaN never is. */
+	if (node->compare != HCMP_IN && isnan(node->value))
+		return error_set(e, "tree %u node %u: threshold is NaN", t, id);
+	return true;
+}
+
 /* Walk tree t from its root, checking that every reachable node is reached once. */
 static bool verify_tree(const HForest *f, uint32_t t, uint8_t *seen, uint32_t *stack, Error *e)
 {
+	const HTree *tree = &f->trees[t];
 	const HNode *nodes = hir_tree_nodes(f, t);
-	uint32_t n = f->trees[t].num_nodes, top = 0;
+	uint32_t n = tree->num_nodes, top = 0;
 
 	if (n == 0)
 		return error_set(e, "tree %u: no nodes", t);
-	if (f->trees[t].output >= f->num_outputs)
-		return error_set(e, "tree %u: output %u out of range (the model has %u)", t, f->trees[t].output, f->num_outputs);
+	if (tree->width == 0)
+		return error_set(e, "tree %u: adds to no outputs", t);
+	if (tree->output >= f->num_outputs || tree->width > f->num_outputs - tree->output)
+		return tree->width == 1 ? error_set(e, "tree %u: output %u out of range (the model has %u)", t, tree->output, f->num_outputs)
+		                        : error_set(e, "tree %u: outputs %u to %llu out of range (the model has %u)", t, tree->output,
+		                                    (unsigned long long)tree->output + tree->width - 1, f->num_outputs);
 	memset(seen, 0, n);
 	stack[top++] = 0;
 	seen[0] = 1;
 	while (top) {
 		uint32_t id = stack[--top];
 		const HNode *node = &nodes[id];
-		/* An infinite threshold is a legal split (everything goes one way); NaN never is. */
-		if (isnan(node->value) || (node->feature == HIR_LEAF && isinf(node->value)))
-			return error_set(e, "tree %u node %u: %s is %s", t, id, node->feature == HIR_LEAF ? "leaf value" : "threshold",
-			                 isnan(node->value) ? "NaN" : "infinite");
-		if (node->feature == HIR_LEAF)
+		if (node->feature == HIR_LEAF) {
+			if (!verify_leaf(f, t, id, node, e))
+				return false;
 			continue;
-		if (node->feature < 0 || (uint32_t)node->feature >= f->num_features)
-			return error_set(e, "tree %u node %u: feature %d out of range (the model has %u)", t, id, node->feature, f->num_features);
-		if (node->compare > HCMP_LE)
-			return error_set(e, "tree %u node %u: unknown comparison %u", t, id, node->compare);
+		}
+		if (!verify_split(f, t, id, node, e))
+			return false;
 		for (int side = 0; side < 2; side++) {
 			uint32_t child = side ? node->right : node->left;
 			if (child == 0 || child >= n)
@@ -163,6 +263,15 @@ bool hir_verify(const HForest *f, Error *e)
 
 	if (f->num_outputs == 0)
 		return error_set(e, "model has no outputs");
+	if (f->aggregate >= HAGGREGATE_COUNT || f->transform >= HTRANSFORM_COUNT || f->category_rule >= HCATEGORY_COUNT)
+		return error_set(e, "unknown aggregate, transform or category rule");
+	if (f->aggregate == HAGGREGATE_AVERAGE && f->average_count == 0)
+		return error_set(e, "average over 0 trees");
+	if (!isfinite(f->sigmoid_alpha))
+		return error_set(e, "sigmoid scale is %g", f->sigmoid_alpha);
+	for (uint32_t s = 0; s < f->num_sets; s++)
+		if (f->sets[s].first > f->num_set_words || f->sets[s].num_words > f->num_set_words - f->sets[s].first)
+			return error_set(e, "category set %u out of range", s);
 	for (uint32_t o = 0; o < f->num_outputs; o++)
 		if (!isfinite(f->base_score[o]))
 			return error_set(e, "base score %u is %g", o, f->base_score[o]);
@@ -192,12 +301,59 @@ static void print_value(FILE *out, double v, HType type)
 	fprintf(out, type == HTYPE_F32 ? "%.9g" : "%.17g", v);
 }
 
+/* Print the categories of set s as {c1,c2,...}. */
+static void print_set(FILE *out, const HForest *f, uint32_t s)
+{
+	const char *sep = "";
+	fputc('{', out);
+	for (uint64_t c = 0; c < (uint64_t)f->sets[s].num_words * 32; c++)
+		if (hir_set_has(f, s, c)) {
+			fprintf(out, "%s%llu", sep, (unsigned long long)c);
+			sep = ",";
+		}
+	fputc('}', out);
+}
+
+/* Print node n of a tree of the given width. */
+static void print_node(FILE *out, const HForest *f, const HNode *n, uint32_t width)
+{
+	if (n->feature == HIR_LEAF) {
+		fputs("leaf ", out);
+		if (width == 1) {
+			print_value(out, n->value, f->leaf_type);
+			return;
+		}
+		for (uint32_t k = 0; k < width; k++) {
+			fputs(k ? "," : "[", out);
+			print_value(out, f->leaf_values[n->vector + k], f->leaf_type);
+		}
+		fputc(']', out);
+		return;
+	}
+	fprintf(out, "x[%d] %s ", n->feature, hir_compare_name((HCompare)n->compare));
+	if (n->compare == HCMP_IN)
+		print_set(out, f, n->set);
+	else
+		print_value(out, n->value, f->threshold_type);
+	fprintf(out, " ? %u : %u, %s %s", n->left, n->right, n->missing == HMISSING_NAN ? "missing" : "zero or missing",
+	        n->default_left ? "left" : "right");
+}
+
 void hir_print(FILE *out, const HForest *f)
 {
-	fprintf(out, "forest features=%u outputs=%u trees=%u transform=%s threshold=%s leaf=%s\n", f->num_features,
+	fprintf(out, "forest features=%u outputs=%u trees=%u transform=%s threshold=%s leaf=%s", f->num_features,
 	        f->num_outputs, f->num_trees, hir_transform_name(f->transform), hir_type_name(f->threshold_type),
 	        hir_type_name(f->leaf_type));
-	fputs("base_score", out);
+	/* What most models leave at its default is printed only when set. */
+	if (f->sigmoid_alpha != 1.0)
+		fprintf(out, " sigmoid_alpha=%.17g", f->sigmoid_alpha);
+	if (f->aggregate != HAGGREGATE_SUM)
+		fprintf(out, " aggregate=%s", hir_aggregate_name(f->aggregate));
+	if (f->aggregate == HAGGREGATE_AVERAGE)
+		fprintf(out, "/%u", f->average_count);
+	if (f->num_sets)
+		fprintf(out, " categories=%s", hir_category_rule_name(f->category_rule));
+	fputs("\nbase_score", out);
 	for (uint32_t o = 0; o < f->num_outputs; o++) {
 		fputc(' ', out);
 		print_value(out, f->base_score[o], f->leaf_type);
@@ -205,19 +361,14 @@ void hir_print(FILE *out, const HForest *f)
 	fputc('\n', out);
 	print_schedule(out, &f->schedule);
 	for (uint32_t t = 0; t < f->num_trees; t++) {
-		const HNode *nodes = hir_tree_nodes(f, t);
-		fprintf(out, "tree %u output=%u nodes=%u {\n", t, f->trees[t].output, f->trees[t].num_nodes);
-		for (uint32_t i = 0; i < f->trees[t].num_nodes; i++) {
-			const HNode *n = &nodes[i];
+		const HTree *tree = &f->trees[t];
+		fprintf(out, "tree %u output=%u", t, tree->output);
+		if (tree->width > 1)
+			fprintf(out, " width=%u", tree->width);
+		fprintf(out, " nodes=%u {\n", tree->num_nodes);
+		for (uint32_t i = 0; i < tree->num_nodes; i++) {
 			fprintf(out, "  %u: ", i);
-			if (n->feature == HIR_LEAF) {
-				fputs("leaf ", out);
-				print_value(out, n->value, f->leaf_type);
-			} else {
-				fprintf(out, "x[%d] %s ", n->feature, hir_compare_name((HCompare)n->compare));
-				print_value(out, n->value, f->threshold_type);
-				fprintf(out, " ? %u : %u, missing %s", n->left, n->right, n->default_left ? "left" : "right");
-			}
+			print_node(out, f, &hir_tree_nodes(f, t)[i], tree->width);
 			fputc('\n', out);
 		}
 		fputs("}\n", out);

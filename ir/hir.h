@@ -8,6 +8,11 @@
  * Thresholds and leaf values are stored as double, which holds float32 values exactly;
  * `threshold_type` and `leaf_type` record the precision the source format uses, and
  * code generation compares and accumulates in that precision.
+ *
+ * What the readers of the formats need beyond `x < t`: every comparison (ONNX), which
+ * values count as missing (LightGBM), category sets (all three), leaves that add to
+ * several margins (ONNX, XGBoost's multi-output trees), how leaves combine (ONNX's
+ * aggregate functions), and the transforms of each library's objectives.
  */
 #ifndef GROVE_IR_HIR_H
 #define GROVE_IR_HIR_H
@@ -17,29 +22,105 @@
 #include "ir/common.h"
 #include "ir/schedule.h"
 
-/* The comparison a split makes: the row goes left when `x OP threshold` holds. */
+/*
+ * The test a split makes: the row goes left when `x OP threshold` holds, and right
+ * otherwise. IN tests membership of x's category in the split's category set (see
+ * HCategoryRule); its threshold is unused.
+ */
 #define HIR_COMPARES(X) \
 	X(LT, "<")      \
-	X(LE, "<=")
+	X(LE, "<=")     \
+	X(GT, ">")      \
+	X(GE, ">=")     \
+	X(EQ, "==")     \
+	X(NE, "!=")     \
+	X(IN, "in")
 
 typedef enum HCompare {
 #define X(name, text) HCMP_##name,
 	HIR_COMPARES(X)
 #undef X
+	HCMP_COUNT
 } HCompare;
 
+/*
+ * Which values of x a split treats as missing; a missing x goes where default_left
+ * says, without being compared. NaN is always missing: a format whose rule sends NaN
+ * through the comparison as some value v (LightGBM's missing type None compares NaN as
+ * 0) is read as NAN with default_left set to the side v goes to.
+ */
+#define HIR_MISSINGS(X)                                                             \
+	X(NAN, "nan")   /* NaN only */                                                \
+	X(ZERO, "zero") /* NaN, and |x| <= HIR_ZERO_THRESHOLD: LightGBM's missing type Zero */
+
+typedef enum HMissing {
+#define X(name, text) HMISSING_##name,
+	HIR_MISSINGS(X)
+#undef X
+	HMISSING_COUNT
+} HMissing;
+
+/* LightGBM's kZeroThreshold (a float): |x| at most this is zero for HMISSING_ZERO. */
+#define HIR_ZERO_THRESHOLD ((double)1e-35f)
+
+/*
+ * How a non-missing x becomes a category for an IN split. Category c is in a set when
+ * bit c % 32 of word c / 32 of the set is 1; a category past the set's last word is not
+ * in it. Each format has its own rule for the x that are not small non-negative
+ * integers, and the forest records which one its IN splits follow.
+ */
+#define HIR_CATEGORY_RULES(X)                                                                        \
+	X(TRUNCATE, "truncate") /* c = x truncated toward 0; none when c < 0 (LightGBM: -0.5 is 0) */      \
+	X(NONNEGATIVE, "nonnegative") /* none when x < 0; else c = x truncated (XGBoost: -0.5 is none) */  \
+	X(EXACT, "exact")       /* none unless x is an integer >= 0; c = x (ONNX's BRANCH_MEMBER) */
+
+typedef enum HCategoryRule {
+#define X(name, text) HCATEGORY_##name,
+	HIR_CATEGORY_RULES(X)
+#undef X
+	HCATEGORY_COUNT
+} HCategoryRule;
+
+/*
+ * How the leaves a row reaches combine into its margins. Margin o of a row is
+ * base_score[o] + A(values the row's leaves add to o), where A is
+ *   SUM      their sum, in tree order
+ *   AVERAGE  their sum divided by HForest.average_count
+ *   MIN/MAX  their least / greatest value, or 0 when no leaf adds to o
+ * (ONNX-ML's aggregate_function; LightGBM's average_output is AVERAGE). A tree adds to
+ * every output in its range; the entry of a leaf vector for an output that leaf does
+ * not add to holds the aggregate's identity: 0 for SUM and AVERAGE, +inf for MIN,
+ * -inf for MAX (the only infinite leaf values there are).
+ */
+#define HIR_AGGREGATES(X)          \
+	X(SUM, "sum")              \
+	X(AVERAGE, "average")      \
+	X(MIN, "min")              \
+	X(MAX, "max")
+
+typedef enum HAggregate {
+#define X(name, text) HAGGREGATE_##name,
+	HIR_AGGREGATES(X)
+#undef X
+	HAGGREGATE_COUNT
+} HAggregate;
+
 /* What turns the per-output margins of a row into its prediction. */
-#define HIR_TRANSFORMS(X)                                                   \
-	X(IDENTITY, "identity") /* prediction = margin */                   \
-	X(SIGMOID, "sigmoid")   /* 1 / (1 + exp(-margin)) per output */     \
-	X(SOFTMAX, "softmax")   /* exp(m_i - max) / sum exp(m_j - max) */   \
-	X(ARGMAX, "argmax")     /* index of the largest margin, 1 output */ \
-	X(EXP, "exp")           /* exp(margin) per output */
+#define HIR_TRANSFORMS(X)                                                                    \
+	X(IDENTITY, "identity") /* prediction = margin */                                    \
+	X(SIGMOID, "sigmoid")   /* 1 / (1 + exp(-sigmoid_alpha * margin)) per output */      \
+	X(SOFTMAX, "softmax")   /* exp(m_i - max) / sum exp(m_j - max) */                    \
+	X(ARGMAX, "argmax")     /* index of the largest margin, 1 output */                  \
+	X(EXP, "exp")           /* exp(margin) per output */                                 \
+	X(SIGNED_SQUARE, "signed_square") /* sign(m) * m * m: LightGBM's regression sqrt */ \
+	X(SOFTMAX_ZERO, "softmax_zero") /* softmax over the nonzero margins; zeros stay 0 */ \
+	X(PROBIT, "probit")     /* sqrt(2) * erfinv(2m - 1), as onnxruntime computes it */
 
 typedef enum HTransform {
 #define X(name, text) HTRANSFORM_##name,
 	HIR_TRANSFORMS(X)
 #undef X
+	HTRANSFORM_COUNT
 } HTransform;
 
 typedef enum HType {
@@ -53,19 +134,31 @@ enum {
 };
 
 typedef struct HNode {
-	double value;          /* threshold of a split; output of a leaf */
+	double value;          /* threshold of a split other than IN; output of a leaf of a width-1 tree */
 	uint32_t left, right;  /* children, relative to the tree's first node; 0 on leaves */
 	int32_t feature;       /* feature a split tests; HIR_LEAF on leaves */
-	uint8_t default_left;  /* a missing (NaN) feature goes left */
+	union {
+		uint32_t set;      /* IN splits: index of the split's category set in HForest.sets */
+		uint32_t vector;   /* leaves of a tree of width w > 1: its values are leaf_values[vector .. vector + w) */
+	};
+	uint8_t default_left;  /* a missing feature goes left */
 	uint8_t compare;       /* HCompare */
-	uint16_t unused;
+	uint8_t missing;       /* HMissing: which values are missing */
+	uint8_t unused;
 } HNode;
 
 typedef struct HTree {
 	uint64_t first_node;   /* index of the root in HForest.nodes */
 	uint32_t num_nodes;
-	uint32_t output;       /* which margin (class / target) the tree adds to */
+	uint32_t output;       /* the first margin (class / target) the tree adds to */
+	uint32_t width;        /* how many: margins output .. output + width - 1 (1 for most models) */
 } HTree;
+
+/* A category set: words[first .. first + num_words) of HForest.set_words. */
+typedef struct HSet {
+	uint64_t first;
+	uint32_t num_words;
+} HSet;
 
 typedef struct HForest {
 	char *name;            /* where it came from, for messages */
@@ -77,9 +170,22 @@ typedef struct HForest {
 	uint32_t num_features;
 	uint32_t num_outputs;  /* margins per row: classes, or 1 */
 	double *base_score;    /* num_outputs margins every row starts from */
+	HAggregate aggregate;  /* how leaves combine into margins */
+	uint32_t average_count; /* AVERAGE divides the sum by this (not 0) */
 	HTransform transform;
+	double sigmoid_alpha;  /* SIGMOID's scale of the margin (1 but for LightGBM's `sigmoid:`) */
 	HType threshold_type;  /* precision of split comparisons */
 	HType leaf_type;       /* precision of leaf values and their sum */
+	HCategoryRule category_rule; /* how IN splits map x to a category */
+	HSet *sets;            /* category sets of IN splits */
+	uint32_t num_sets;
+	size_t sets_cap;
+	uint32_t *set_words;
+	uint64_t num_set_words;
+	size_t set_words_cap;
+	double *leaf_values;   /* values of the leaves of trees wider than 1 */
+	uint64_t num_leaf_values;
+	size_t leaf_values_cap;
 	HSchedule schedule;
 } HForest;
 
@@ -87,8 +193,14 @@ typedef struct HForest {
 HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_outputs);
 /* Free a forest and everything it owns. */
 void hir_forest_free(HForest *f);
-/* Append a tree of num_nodes zeroed nodes adding to `output`; returns its nodes (valid until the next append). */
+/* Append a tree of num_nodes zeroed nodes adding to `output` (width 1); returns its nodes (valid until the next append). */
 HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output);
+/* Append a category set of num_words zeroed words; returns its index (*words: the words, valid until the next append). */
+uint32_t hir_set_add(HForest *f, uint32_t num_words, uint32_t **words);
+/* Append n zeroed leaf values; returns the index of the first (*values: them, valid until the next append). */
+uint64_t hir_leaf_values_add(HForest *f, uint64_t n, double **values);
+/* Whether category c is in set s. */
+bool hir_set_has(const HForest *f, uint32_t s, uint64_t c);
 /* The nodes of tree t. */
 static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->nodes + f->trees[t].first_node; }
 
@@ -100,7 +212,11 @@ void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max);
 /* The same over trees [first, end) only (0, 0 when the range is empty). */
 void hir_trees_leaf_depth_range(const HForest *f, uint32_t first, uint32_t end, uint32_t *min, uint32_t *max);
 
-/* Check structure: children in range, no cycles or shared nodes, features < num_features, finite values, outputs in range. */
+/*
+ * Check structure: children in range, no cycles or shared nodes, features <
+ * num_features, known comparisons and rules, sets and leaf vectors in range, finite
+ * values, outputs in range.
+ */
 bool hir_verify(const HForest *f, Error *e);
 
 /* Print the forest and its schedule as text (stable; used for golden tests). */
@@ -109,6 +225,9 @@ void hir_print(FILE *out, const HForest *f);
 /* Names of the enum constants, for printers and messages. */
 const char *hir_compare_name(HCompare c);
 const char *hir_transform_name(HTransform t);
+const char *hir_missing_name(HMissing m);
+const char *hir_category_rule_name(HCategoryRule r);
+const char *hir_aggregate_name(HAggregate a);
 const char *hir_type_name(HType t);
 
 #endif

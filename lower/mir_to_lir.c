@@ -394,16 +394,22 @@ static uint32_t begin_outputs(Lowering *l, int64_t from)
 	return lir_begin(&l->b, LOP_FOR, begin, end, step);
 }
 
-/* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid or exp. */
+/* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid, exp or signed square. */
 static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
 {
 	uint32_t c = begin_outputs(l, 0), m = load_acc(l, c);
 	if (t == HTRANSFORM_SIGMOID) {
-		uint32_t one = lir_const_float(&l->b, l->acc_type, 1.0);
-		uint32_t e = lir_emit(&l->b, LOP_EXP, l->acc_type, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+		uint32_t one = lir_const_float(&l->b, l->acc_type, 1.0), e;
+		if (l->f->sigmoid_alpha != 1.0)
+			m = emit2(l, LOP_FMUL, l->acc_type, lir_const_float(&l->b, l->acc_type, l->f->sigmoid_alpha), m);
+		e = lir_emit(&l->b, LOP_EXP, l->acc_type, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
 		m = emit2(l, LOP_FDIV, l->acc_type, one, emit2(l, LOP_FADD, l->acc_type, one, e));
 	} else if (t == HTRANSFORM_EXP) {
 		m = lir_emit(&l->b, LOP_EXP, l->acc_type, m, LIR_NONE, LIR_NONE);
+	} else if (t == HTRANSFORM_SIGNED_SQUARE) { /* m * |m| */
+		uint32_t negative = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, m, lir_const_float(&l->b, l->acc_type, 0.0));
+		uint32_t magnitude = lir_emit(&l->b, LOP_SELECT, l->acc_type, negative, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), m);
+		m = emit2(l, LOP_FMUL, l->acc_type, m, magnitude);
 	}
 	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), m);
 	lir_end(&l->b);
@@ -470,6 +476,7 @@ static void lower_transform(Lowering *l, uint32_t row)
 	switch (t) {
 	case HTRANSFORM_SIGMOID:
 	case HTRANSFORM_EXP:
+	case HTRANSFORM_SIGNED_SQUARE:
 		lower_elementwise(l, margins_start, t);
 		break;
 	case HTRANSFORM_SOFTMAX:
@@ -483,7 +490,10 @@ static void lower_transform(Lowering *l, uint32_t row)
 		break;
 	}
 	case HTRANSFORM_IDENTITY:
-		break;
+	case HTRANSFORM_SOFTMAX_ZERO:
+	case HTRANSFORM_PROBIT:
+	case HTRANSFORM_COUNT:
+		die("transform %s reached the lowering", hir_transform_name(t));
 	}
 	lir_end(&l->b);
 }
