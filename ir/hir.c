@@ -60,6 +60,31 @@ HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_ou
 	return f;
 }
 
+/* A malloc'ed copy of n elements of size elem at p (NULL when n is 0). */
+static void *copy_array(const void *p, size_t n, size_t elem)
+{
+	return n ? memcpy(xmalloc(n * elem), p, n * elem) : NULL;
+}
+
+HForest *hir_forest_copy(const HForest *f)
+{
+	HForest *c = xmalloc(sizeof *c);
+	*c = *f;
+	c->name = xstrdup(f->name);
+	c->nodes = copy_array(f->nodes, f->num_nodes, sizeof *f->nodes);
+	c->trees = copy_array(f->trees, f->num_trees, sizeof *f->trees);
+	c->base_score = copy_array(f->base_score, f->num_outputs ? f->num_outputs : 1, sizeof *f->base_score);
+	c->sets = copy_array(f->sets, f->num_sets, sizeof *f->sets);
+	c->set_words = copy_array(f->set_words, f->num_set_words, sizeof *f->set_words);
+	c->leaf_values = copy_array(f->leaf_values, f->num_leaf_values, sizeof *f->leaf_values);
+	c->nodes_cap = f->num_nodes;
+	c->trees_cap = f->num_trees;
+	c->sets_cap = f->num_sets;
+	c->set_words_cap = f->num_set_words;
+	c->leaf_values_cap = f->num_leaf_values;
+	return c;
+}
+
 void hir_forest_free(HForest *f)
 {
 	if (!f)

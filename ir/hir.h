@@ -191,6 +191,8 @@ typedef struct HForest {
 
 /* A new empty forest with num_outputs zero base scores and the plain schedule `batch { tree }` (reset it once the trees are in). */
 HForest *hir_forest_new(const char *name, uint32_t num_features, uint32_t num_outputs);
+/* A deep copy of f (its schedule included). */
+HForest *hir_forest_copy(const HForest *f);
 /* Free a forest and everything it owns. */
 void hir_forest_free(HForest *f);
 /* Append a tree of num_nodes zeroed nodes adding to `output` (width 1); returns its nodes (valid until the next append). */

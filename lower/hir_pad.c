@@ -65,9 +65,9 @@ bool lower_padding_pays(const HForest *f)
 
 /*
  * The split padding puts in place of a leaf: it sends the row either way to the same
- * value, so only its form matters. It copies the comparison and missing rule of f's
- * first split, so that a forest using one kind (which representations lower with a
- * single compare) still uses one.
+ * value, so only its form matters. It copies the comparison, missing rule and category
+ * set of f's first split, so that a forest using one kind (which representations lower
+ * with a single compare) still uses one.
  */
 static HNode padding_split(const HForest *f)
 {
@@ -76,6 +76,8 @@ static HNode padding_split(const HForest *f)
 		if (f->nodes[i].feature != HIR_LEAF) {
 			split.default_left = f->nodes[i].default_left;
 			split.compare = f->nodes[i].compare;
+			split.missing = f->nodes[i].missing;
+			split.set = f->nodes[i].set;
 			break;
 		}
 	}

@@ -161,10 +161,6 @@ static bool check_forest_supported(const HForest *f, Error *e)
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		if (f->trees[t].width > 1)
 			return error_set(e, "%s: tree %u: leaves adding to several outputs are not supported yet", f->name, t);
-	for (uint64_t i = 0; i < f->num_nodes; i++)
-		if (f->nodes[i].feature != HIR_LEAF && (f->nodes[i].compare > HCMP_LE || f->nodes[i].missing != HMISSING_NAN))
-			return error_set(e, "%s: splits with '%s' and missing rule '%s' are not supported yet", f->name,
-			                 hir_compare_name((HCompare)f->nodes[i].compare), hir_missing_name((HMissing)f->nodes[i].missing));
 	return true;
 }
 

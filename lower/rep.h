@@ -18,26 +18,28 @@
  * The node word (i32) both layouts store per slot:
  *
  *   bit 31     set on leaves (a leaf's word is -1)
- *   bits 4-30  the feature a split tests (so fewer than 2^27 features)
- *   bits 2-3   the split's missing-value rule (RepMissing)
- *   bits 0-1   the split's comparison (HCompare)
+ *   bits 5-30  the feature a split tests (so fewer than 2^26 features)
+ *   bits 3-4   the split's missing-value rule (RepMissing)
+ *   bits 0-2   the split's comparison (HCompare)
  *
- * A split sends the row right unless its feature `compare` the threshold holds; a
- * missing (NaN) feature follows the missing rule. Only rep.c reads the low bits, so a
- * new comparison or missing rule (LightGBM's missing-as-zero, ONNX's comparisons) is
- * a change to rep.c, not to the walk lowering.
+ * A split sends the row left when `x compare threshold` holds, right otherwise; a
+ * missing feature follows the missing rule. An IN split's value slot holds, instead of a
+ * threshold, the offset of its category set in the layout's set buffer. Only rep.c
+ * reads the low bits, so a new comparison or missing rule is a change to rep.c, not to
+ * the walk lowering.
  */
-#define REP_WORD_COMPARE_MASK 3u
-#define REP_WORD_MISSING_SHIFT 2
+#define REP_WORD_COMPARE_MASK 7u
+#define REP_WORD_MISSING_SHIFT 3
 #define REP_WORD_MISSING_MASK 3u
-#define REP_WORD_FEATURE_SHIFT 4
-#define REP_MAX_FEATURES (1u << 27)
+#define REP_WORD_FEATURE_SHIFT 5
+#define REP_MAX_FEATURES (1u << 26)
 
-/* What a split does with a missing value. */
+/* What a split does with a missing value: bit 0 is "goes left", bit 1 "zero is missing too". */
 typedef enum RepMissing {
-	REP_MISSING_RIGHT, /* NaN goes right */
-	REP_MISSING_LEFT,  /* NaN goes left */
-	/* 2, 3 free: e.g. LightGBM's missing-as-zero (NaN, and |x| <= 1e-35, compare as 0) */
+	REP_MISSING_RIGHT,      /* NaN goes right */
+	REP_MISSING_LEFT,       /* NaN goes left */
+	REP_MISSING_ZERO_RIGHT, /* NaN and |x| <= HIR_ZERO_THRESHOLD go right */
+	REP_MISSING_ZERO_LEFT,  /* ... go left */
 } RepMissing;
 
 /* The fields of a node the walk needs, as LIR values. */
@@ -59,8 +61,13 @@ typedef struct RepLayout {
 	void *state;           /* the representation's own data */
 	LType threshold_type;  /* type of RepNode.threshold */
 	LType leaf_type;       /* type of leaf values */
-	uint8_t compares;      /* 1 << HCompare of every comparison some split makes (rep_note_splits) */
+	uint8_t compares;      /* 1 << HCompare of every comparison some split makes */
 	uint8_t missing_rules; /* 1 << RepMissing of every missing rule some split has */
+	HCategoryRule category_rule; /* how IN splits turn x into a category */
+	uint32_t set_buffer;   /* module buffer of the category sets, LIR_NONE without IN splits: */
+	                       /*   per set, its word count, then its words (i32) */
+	uint64_t *set_offsets; /* where each of the forest's sets starts in it */
+	uint32_t sets;         /* the set buffer's address in the function being built */
 } RepLayout;
 
 typedef struct LRepresentation {
@@ -102,19 +109,25 @@ const LRepresentation *rep_choose(const HForest *f);
 
 /* Helpers shared by representations. */
 
+/*
+ * What every lay_out hook does first: check that f fits a node word, fill layout's
+ * types and what the splits use, and add the buffers every layout shares (the category
+ * sets). rep_name is for messages.
+ */
+bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e);
+/* What every begin_function hook does first: the shared buffers' addresses. */
+void rep_begin_forest(RepLayout *layout, LBuilder *b);
 /* The node word of a split (leaves store -1). */
 int32_t rep_split_word(const HNode *n);
-/* Note in layout which comparisons and missing rules f's splits use (lay_out hooks call it). */
-void rep_note_splits(const HForest *f, RepLayout *layout);
+/* What node n's value slot holds: its threshold or leaf value, or an IN split's set offset. */
+double rep_slot_value(const RepLayout *layout, const HNode *n);
 /* The type of a buffer holding both f's thresholds and leaf values. */
 LType rep_value_type(const HForest *f);
 /* values[at] = v, values being of type (F32 or F64). */
 void rep_store_value(void *values, LType type, uint64_t at, double v);
 /* Emit the load of the leaf value at values[slot], converted to layout->leaf_type. */
 uint32_t rep_load_leaf(const RepLayout *layout, LBuilder *b, uint32_t values, uint32_t slot);
-/* Check that f's features fit in a node word. */
-bool rep_check_features(const HForest *f, const char *rep_name, Error *e);
-/* The free hook of representations whose state is one malloc'ed block. */
+/* The free hook of representations whose state is one malloc'ed block (it frees the shared parts too). */
 void rep_free_state(RepLayout *layout);
 /* Emit the address of module buffer number index. */
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index);

@@ -23,7 +23,7 @@ typedef struct ArrayState {
 } ArrayState;
 
 /* Store tree t into words/values starting at slot `first`. */
-static void store_tree(const HForest *f, uint32_t t, int32_t *words, void *values, LType type, uint64_t first,
+static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *words, void *values, uint64_t first,
                        uint64_t *stack)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
@@ -34,7 +34,7 @@ static void store_tree(const HForest *f, uint32_t t, int32_t *words, void *value
 		uint64_t slot = stack[--top], id = stack[--top];
 		const HNode *n = &nodes[id];
 		uint64_t at = first + slot;
-		rep_store_value(values, type, at, n->value);
+		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
 			continue;
@@ -49,16 +49,12 @@ static void store_tree(const HForest *f, uint32_t t, int32_t *words, void *value
 
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
-	LType type = rep_value_type(f);
+	LType type;
 	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *words;
 	uint64_t total = 0, max_nodes = 1, *stack;
 	void *values;
 	ArrayState *s;
 
-	if (!rep_check_features(f, "array", e)) {
-		free(offsets);
-		return false;
-	}
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);
 		if (depth > ARRAY_MAX_DEPTH) {
@@ -74,13 +70,18 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		if (f->trees[t].num_nodes > max_nodes)
 			max_nodes = f->trees[t].num_nodes;
 	}
+	if (!rep_lay_out_forest(f, m, "array", layout, e)) {
+		free(offsets);
+		return false;
+	}
+	type = layout->threshold_type;
 	words = xmalloc((total ? total : 1) * sizeof *words);
 	values = xcalloc(total ? total : 1, lir_type_size(type));
 	memset(words, 0xff, (total ? total : 1) * sizeof *words); /* unused slots read as leaves */
 	stack = xmalloc(4 * max_nodes * sizeof *stack);
 	offsets[f->num_trees] = (int32_t)total; /* where the last tree ends */
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		store_tree(f, t, words, values, type, (uint64_t)offsets[t], stack);
+		store_tree(f, layout, t, words, values, (uint64_t)offsets[t], stack);
 	free(stack);
 
 	s = xcalloc(1, sizeof *s);
@@ -88,15 +89,13 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	s->value_buffer = lir_buffer_add(m, "array.values", type, total, values);
 	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees + 1, offsets);
 	layout->state = s;
-	rep_note_splits(f, layout);
-	layout->threshold_type = type;
-	layout->leaf_type = f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
 	return true;
 }
 
 static void array_begin_function(RepLayout *layout, LBuilder *b)
 {
 	ArrayState *s = layout->state;
+	rep_begin_forest(layout, b);
 	s->words = rep_buffer_address(b, s->word_buffer);
 	s->values = rep_buffer_address(b, s->value_buffer);
 	s->offsets = rep_buffer_address(b, s->offset_buffer);

@@ -19,8 +19,8 @@ typedef struct SparseState {
 } SparseState;
 
 /* Store tree t breadth-first from slot first; returns the slot after its last node. */
-static uint64_t store_tree(const HForest *f, uint32_t t, int32_t *words, void *values, int32_t *children, LType type,
-                           uint64_t first, uint32_t *queue)
+static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *words, void *values,
+                           int32_t *children, uint64_t first, uint32_t *queue)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint64_t next = first + 1;
@@ -29,7 +29,7 @@ static uint64_t store_tree(const HForest *f, uint32_t t, int32_t *words, void *v
 	while (head < tail) {
 		uint64_t at = first + head;
 		const HNode *n = &nodes[queue[head++]];
-		rep_store_value(values, type, at, n->value);
+		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
 			children[at] = 0;
@@ -46,15 +46,16 @@ static uint64_t store_tree(const HForest *f, uint32_t t, int32_t *words, void *v
 
 static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
-	LType type = rep_value_type(f);
+	LType type;
 	uint64_t total = 0, max_nodes = 1;
 	int32_t *roots, *words, *children;
 	uint32_t *queue;
 	void *values;
 	SparseState *s;
 
-	if (!rep_check_features(f, "sparse", e))
+	if (!rep_lay_out_forest(f, m, "sparse", layout, e))
 		return false;
+	type = layout->threshold_type;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		total += f->trees[t].num_nodes; /* an upper bound: unreachable nodes are dropped */
 		if (f->trees[t].num_nodes > max_nodes)
@@ -70,7 +71,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	total = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		roots[t] = (int32_t)total;
-		total = store_tree(f, t, words, values, children, type, total, queue);
+		total = store_tree(f, layout, t, words, values, children, total, queue);
 	}
 	free(queue);
 	roots[f->num_trees] = (int32_t)total; /* where the last tree ends */
@@ -81,15 +82,13 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	s->child_buffer = lir_buffer_add(m, "sparse.children", LTYPE_I32, total, children);
 	s->root_buffer = lir_buffer_add(m, "sparse.roots", LTYPE_I32, f->num_trees + 1, roots);
 	layout->state = s;
-	rep_note_splits(f, layout);
-	layout->threshold_type = type;
-	layout->leaf_type = f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
 	return true;
 }
 
 static void sparse_begin_function(RepLayout *layout, LBuilder *b)
 {
 	SparseState *s = layout->state;
+	rep_begin_forest(layout, b);
 	s->words = rep_buffer_address(b, s->word_buffer);
 	s->values = rep_buffer_address(b, s->value_buffer);
 	s->children = rep_buffer_address(b, s->child_buffer);

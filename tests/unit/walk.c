@@ -1,6 +1,7 @@
 /*
- * Tree walks end to end: random forests whose splits mix `<` and `<=` and both missing
- * directions, with leaves at many depths, compiled with every representation under
+ * Tree walks end to end: random forests whose splits mix every comparison (category
+ * sets under each category rule among them), both missing directions and both missing
+ * rules, with leaves at many depths, compiled with every representation under
  * walk schedules (automatic, peelWalk, unrollWalk, on row and tree loops, on one half
  * of a split tree loop) and run on rows that hit the thresholds exactly, against a
  * straightforward walk of the HIR. Also: padding a range of trees, and the steps
@@ -33,30 +34,49 @@ static uint32_t random_below(uint32_t n)
 	return (seed >> 8) % n;
 }
 
-/* Fill nodes[at] with a random subtree at depth `depth`; *count is the next free node. */
-static void random_subtree(HNode *nodes, uint32_t at, uint32_t depth, uint32_t *count, HCompare compare, bool mixed)
+/* What the splits of a random forest may be. */
+typedef struct Kinds {
+	uint32_t compares;  /* 1 << HCompare of the comparisons splits pick from */
+	bool zero;          /* splits pick the zero missing rule half the time */
+	HCategoryRule rule; /* for IN splits */
+} Kinds;
+
+/* Fill nodes[at] with a random subtree at depth `depth` of forest f; *count is the next free node. */
+static void random_subtree(HForest *f, HNode *nodes, uint32_t at, uint32_t depth, uint32_t *count, const Kinds *kinds)
 {
+	uint32_t compare;
 	if (depth == MAX_DEPTH || (depth > 0 && random_below(4) == 0)) {
 		nodes[at] = (HNode){.value = (double)((int)random_below(64) - 32) / 8.0, .feature = HIR_LEAF};
 		return;
 	}
+	do
+		compare = random_below(HCMP_COUNT);
+	while (!(kinds->compares & 1u << compare));
 	nodes[at] = (HNode){.value = grid[random_below(COUNT_OF(grid))], .feature = (int32_t)random_below(FEATURES),
-	                    .default_left = (uint8_t)random_below(2),
-	                    .compare = (uint8_t)(mixed ? random_below(2) : compare)};
+	                    .default_left = (uint8_t)random_below(2), .compare = (uint8_t)compare,
+	                    .missing = (uint8_t)(kinds->zero && random_below(2) ? HMISSING_ZERO : HMISSING_NAN)};
+	if (compare == HCMP_IN) { /* categories 0..95, about a third of them in the set */
+		uint32_t *words;
+		nodes[at].set = hir_set_add(f, 1 + random_below(3), &words);
+		for (uint32_t c = 0; c < 96; c++)
+			if (c / 32 < f->sets[nodes[at].set].num_words && random_below(3) == 0)
+				words[c / 32] |= 1u << (c % 32);
+	}
 	nodes[at].left = (*count)++;
 	nodes[at].right = (*count)++;
-	random_subtree(nodes, nodes[at].left, depth + 1, count, compare, mixed);
-	random_subtree(nodes, nodes[at].right, depth + 1, count, compare, mixed);
+	random_subtree(f, nodes, nodes[at].left, depth + 1, count, kinds);
+	random_subtree(f, nodes, nodes[at].right, depth + 1, count, kinds);
 }
 
-/* A forest of num_trees random trees; mixed: each split picks < or <=, else all use compare. */
-static HForest *random_forest(uint32_t num_trees, HCompare compare, bool mixed)
+/* A forest of num_trees random trees whose splits are of the given kinds. */
+static HForest *random_forest(uint32_t num_trees, Kinds kinds)
 {
 	HForest *f = hir_forest_new("walk", FEATURES, 1);
 	HNode scratch[1u << (MAX_DEPTH + 1)];
+	f->category_rule = kinds.rule;
 	for (uint32_t t = 0; t < num_trees; t++) {
 		uint32_t count = 1;
-		random_subtree(scratch, 0, 0, &count, compare, mixed);
+		random_subtree(f, scratch, 0, 0, &count, &kinds);
 		memcpy(hir_tree_add(f, count, 0), scratch, count * sizeof *scratch);
 	}
 	f->base_score[0] = 0.5;
@@ -64,15 +84,40 @@ static HForest *random_forest(uint32_t num_trees, HCompare compare, bool mixed)
 	return f;
 }
 
+/* Whether x is in the category set of split n, by the forest's rule. */
+static bool reference_in(const HForest *f, const HNode *n, float x)
+{
+	bool ok = f->category_rule == HCATEGORY_TRUNCATE ? x > -1.0f : x >= 0.0f;
+	if (!ok || x >= 2147483648.0f || (f->category_rule == HCATEGORY_EXACT && x != truncf(x)))
+		return false;
+	return hir_set_has(f, n->set, (uint64_t)x);
+}
+
+/* Whether row x goes left at split n. */
+static bool reference_left(const HForest *f, const HNode *n, float x)
+{
+	float t = (float)n->value;
+	if (isnan(x) || (n->missing == HMISSING_ZERO && fabsf(x) <= (float)HIR_ZERO_THRESHOLD))
+		return n->default_left;
+	switch ((HCompare)n->compare) {
+	case HCMP_LT: return x < t;
+	case HCMP_LE: return x <= t;
+	case HCMP_GT: return x > t;
+	case HCMP_GE: return x >= t;
+	case HCMP_EQ: return x == t;
+	case HCMP_NE: return x != t;
+	case HCMP_IN: return reference_in(f, n, x);
+	case HCMP_COUNT: break;
+	}
+	die("bad comparison");
+}
+
 /* The leaf value tree t gives row x, walking the HIR as the model format says. */
 static double reference_tree(const HForest *f, uint32_t t, const float *x)
 {
 	const HNode *nodes = hir_tree_nodes(f, t), *n = nodes;
-	while (n->feature != HIR_LEAF) {
-		float v = x[n->feature], threshold = (float)n->value;
-		bool left = isnan(v) ? n->default_left : n->compare == HCMP_LT ? v < threshold : v <= threshold;
-		n = &nodes[left ? n->left : n->right];
-	}
+	while (n->feature != HIR_LEAF)
+		n = &nodes[reference_left(f, n, x[n->feature]) ? n->left : n->right];
 	return n->value;
 }
 
@@ -85,14 +130,22 @@ static float reference_margin(const HForest *f, const float *x)
 	return m;
 }
 
+/* Every comparison there is. */
+#define ALL_KINDS ((1u << HCMP_COUNT) - 1)
+
 static float rows[ROWS * FEATURES];
 
-/* Rows from the grid, between its points and missing. */
+/* Rows from the grid, between its points, missing, near zero, and categories (some not integers, some past the sets). */
 static void make_rows(void)
 {
+	static const float odd[] = {1e-36f, -1e-36f, 1e-30f, -0.0f, -0.75f, 1.5f, 95.0f, 100.0f, 3e9f};
 	for (int i = 0; i < ROWS * FEATURES; i++) {
-		uint32_t k = random_below(COUNT_OF(grid) + 3);
-		rows[i] = k < COUNT_OF(grid) ? grid[k] : k == COUNT_OF(grid) ? NAN : (float)random_below(40) / 16.0f - 1.25f;
+		uint32_t k = random_below(COUNT_OF(grid) + 5);
+		rows[i] = k < COUNT_OF(grid)      ? grid[k]
+		          : k == COUNT_OF(grid)     ? NAN
+		          : k == COUNT_OF(grid) + 1 ? (float)random_below(40) / 16.0f - 1.25f
+		          : k == COUNT_OF(grid) + 2 ? odd[random_below(COUNT_OF(odd))]
+		                                    : (float)random_below(100);
 	}
 }
 
@@ -137,24 +190,12 @@ static void check_module(const HForest *reference, MModule *m, const char *rep, 
 	unlink(file);
 }
 
-/* A copy of f (nodes, trees and schedule). */
-static HForest *copy_forest(const HForest *f)
-{
-	HForest *c = hir_forest_new(f->name, f->num_features, f->num_outputs);
-	for (uint32_t t = 0; t < f->num_trees; t++)
-		memcpy(hir_tree_add(c, f->trees[t].num_nodes, f->trees[t].output), hir_tree_nodes(f, t),
-		       f->trees[t].num_nodes * sizeof(HNode));
-	c->base_score[0] = f->base_score[0];
-	c->schedule = f->schedule;
-	return c;
-}
-
 /* Compile a copy of f under schedule text with the driver's passes, with each representation, and check it. */
 static void check_schedule(const HForest *f, const char *schedule, const char *dir)
 {
 	static const char *const reps[] = {"array", "sparse"};
 	for (size_t r = 0; r < COUNT_OF(reps); r++) {
-		HForest *c = copy_forest(f);
+		HForest *c = hir_forest_copy(f);
 		Error e = {{0}};
 		MModule *m;
 		hir_schedule_init(&c->schedule, c->num_trees);
@@ -184,15 +225,22 @@ static const char *const schedules[] = {
 	"tile(batch, b0, b1, 4); reorder(b0, tree, b1); interleave(b1); unrollWalk(b1, 5)",
 };
 
-/* Mixed comparisons (and forests of <= only) predict as the model says under every walk schedule. */
+/* Every mix of comparisons and missing rules predicts as the model says under every walk schedule. */
 static void test_schedules(const char *dir)
 {
-	struct {
-		HCompare compare;
-		bool mixed;
-	} kinds[] = {{HCMP_LT, true}, {HCMP_LE, false}, {HCMP_LT, false}};
+	enum { ORDERED = 1u << HCMP_LT | 1u << HCMP_LE | 1u << HCMP_GT | 1u << HCMP_GE | 1u << HCMP_EQ | 1u << HCMP_NE };
+	static const Kinds kinds[] = {
+		{1u << HCMP_LT | 1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LT, false, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LE, true, HCATEGORY_NONNEGATIVE},
+		{ORDERED, true, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_IN, false, HCATEGORY_TRUNCATE},
+		{1u << HCMP_IN | 1u << HCMP_LE, true, HCATEGORY_EXACT},
+		{ORDERED | 1u << HCMP_IN, true, HCATEGORY_NONNEGATIVE},
+	};
 	for (size_t k = 0; k < COUNT_OF(kinds); k++) {
-		HForest *f = random_forest(10, kinds[k].compare, kinds[k].mixed);
+		HForest *f = random_forest(10, kinds[k]);
 		Error e = {{0}};
 		CHECK(hir_verify(f, &e));
 		for (size_t s = 0; s < COUNT_OF(schedules); s++)
@@ -204,7 +252,7 @@ static void test_schedules(const char *dir)
 /* hir_pad_trees pads only its range, to the depth asked, keeping every prediction. */
 static void test_pad_range(void)
 {
-	HForest *f = random_forest(8, HCMP_LT, true), *padded = copy_forest(f);
+	HForest *f = random_forest(8, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE}), *padded = hir_forest_copy(f);
 	uint32_t min, max, min_after, max_after;
 	Error e = {{0}};
 	int bad = 0;
@@ -242,14 +290,14 @@ static MInst *find_walk(MModule *m, uint32_t first, int32_t var, bool inside)
 /* Sibling loops made by split: each walk follows its own loop, the halves' trees padded and peeled apart. */
 static void test_split_halves(const char *dir)
 {
-	HForest *f = random_forest(9, HCMP_LT, true), *c;
+	HForest *f = random_forest(9, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE}), *c;
 	const char *const texts[] = {"split(tree, t0, t1, 4); peelWalk(t1, 6)", "split(tree, t0, t1, 4); unrollWalk(t0, 5)"};
 	for (size_t i = 0; i < COUNT_OF(texts); i++) {
 		MModule *m;
 		uint32_t min0, max0, min1, max1;
 		MInst *w0, *w1;
 		Error e = {{0}};
-		c = copy_forest(f);
+		c = hir_forest_copy(f);
 		hir_schedule_init(&c->schedule, c->num_trees);
 		CHECK(hir_schedule_parse(&c->schedule, texts[i], "test", &e));
 		hir_pad_unrolled_walks(c);
