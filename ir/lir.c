@@ -73,7 +73,9 @@ size_t lir_type_size(LType t)
 
 LModule *lir_module_new(void)
 {
-	return xcalloc(1, sizeof(LModule));
+	LModule *m = xcalloc(1, sizeof(LModule));
+	m->predict_f64 = LIR_NONE;
+	return m;
 }
 
 void lir_module_free(LModule *m)

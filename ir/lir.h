@@ -204,6 +204,7 @@ typedef struct LModule {
 	uint32_t num_funcs;
 	size_t funcs_cap;
 	uint32_t predict;      /* index of the entry function in funcs */
+	uint32_t predict_f64;  /* of the entry for double rows (same parameters, rows of doubles), or LIR_NONE */
 	uint32_t num_features;
 	uint32_t num_outputs;
 	uint32_t num_margins;

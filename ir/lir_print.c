@@ -259,7 +259,7 @@ static void print_func(FILE *out, const LModule *m, uint32_t index, const LFunc 
 			}
 		}
 	}
-	fprintf(out, ")%s {\n", index == m->predict ? " entry" : "");
+	fprintf(out, ")%s {\n", index == m->predict || index == m->predict_f64 ? " entry" : "");
 	print_region(out, m, fn, fn->body, 1, &budget);
 	fputs("}\n", out);
 }

@@ -396,6 +396,12 @@ bool lir_verify(const LModule *m, Error *e)
 		return error_set(e, "lir: predict function %u out of range (%u functions)", m->predict, m->num_funcs);
 	if (!verify_predict_signature(m->funcs[m->predict], e))
 		return false;
+	if (m->predict_f64 != LIR_NONE) {
+		if (m->predict_f64 >= m->num_funcs || m->predict_f64 == m->predict)
+			return error_set(e, "lir: predict_f64 function %u out of range or the same as predict", m->predict_f64);
+		if (!verify_predict_signature(m->funcs[m->predict_f64], e))
+			return false;
+	}
 	for (uint32_t i = 0; i < m->num_buffers; i++) {
 		const LBuffer *b = &m->buffers[i];
 		if (!is_value_type(b->elem))

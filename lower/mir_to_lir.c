@@ -5,6 +5,7 @@
  *
  * The entry function is
  *   predict(ptr rows, i64 nrows, ptr out, i32 flags, ptr workspace)
+ * and forests that compare in double have a second, predict_f64, whose rows are doubles.
  * A buffer of a bounded number of rows is a LOCAL_ARRAY of the code that declares it
  * (SHARED when parallel loops inside write it), so a prediction whose schedule keeps
  * its margins in tiles allocates nothing. A buffer of all N rows lives in the caller's
@@ -49,6 +50,7 @@ typedef struct Lowering {
 	LBuilder b;
 	LType acc_type;             /* type of margins while they accumulate */
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
+	LType row_type;             /* of the rows: f32, or f64 in the double-row entry */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
 	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
@@ -144,7 +146,7 @@ static void prefetch_next(Lowering *l, bool trees, int64_t count)
 		uint32_t width = const_i64(l, l->f->num_features);
 		uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
 		at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, REP_CACHE_LINE / sizeof(float)));
-		lir_emit(&l->b, LOP_PREFETCH, LTYPE_F32, l->rows, at, LIR_NONE);
+		lir_emit(&l->b, LOP_PREFETCH, l->row_type, l->rows, at, LIR_NONE);
 	}
 	lir_end(&l->b);
 }
@@ -332,7 +334,7 @@ static void lower_walk(Lowering *l, uint32_t id)
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		uint32_t index = lower_index(l, &walk->row, r);
 		tree[r] = l->value[lane_slot(walk->a, r)];
-		row[r] = (RepRow){.base = l->rows, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features))};
+		row[r] = (RepRow){.base = l->rows, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features))};
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 		peel[r] = walk->peel;
 		safe[r] = walk->peel_safe;
@@ -699,12 +701,52 @@ static uint32_t add_output_buffer(LModule *module, const HForest *f)
 	return lir_buffer_add(module, "tree_outputs", LTYPE_I32, f->num_trees, outputs);
 }
 
-LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e)
+/* Build the entry function `name`, whose rows are of row_type: the body of the MIR module once more. */
+static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 {
 	static const LType params[] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
+	const HForest *f = l->f;
+	const MModule *m = l->m;
+	LFunc *fn = lir_func_add(l->module, name, params, COUNT_OF(params));
+	uint32_t flags, one, zero;
+
+	lir_builder_init(&l->b, fn);
+	l->row_type = row_type;
+	l->rows = lir_emit(&l->b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+	l->num_rows = lir_emit(&l->b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	fn->insts[l->num_rows].imm = 1;
+	l->out = lir_emit(&l->b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+	fn->insts[l->out].imm = 2;
+	flags = lir_emit(&l->b, LOP_PARAM, LTYPE_I32, LIR_NONE, LIR_NONE, LIR_NONE);
+	l->workspace = lir_emit(&l->b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+	one = lir_const_int(&l->b, LTYPE_I32, 1);
+	zero = lir_const_int(&l->b, LTYPE_I32, 0);
+	fn->insts[flags].imm = 3;
+	fn->insts[l->workspace].imm = 4;
+	l->margin = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, emit2(l, LOP_AND, LTYPE_I32, flags, one), zero);
+	l->tree_outputs = LIR_NONE;
+	if (f->num_outputs > 1) {
+		l->tree_outputs = lir_emit(&l->b, LOP_BUFFER, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
+		fn->insts[l->tree_outputs].imm = l->output_buffer;
+	}
+	l->rep->begin_function(&l->layout, &l->b);
+
+	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
+	l->workspace_elems = 0;
+	l->storage = xcalloc(m->num_buffers + 1, sizeof *l->storage);
+	l->value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->value);
+	l->tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->tree_index);
+	lower_list(l, m->body);
+	free(l->value);
+	free(l->tree_index);
+	free(l->storage);
+	return l->module->num_funcs - 1;
+}
+
+LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e)
+{
 	const HForest *f = m->forest;
-	Lowering l = {.m = m, .f = f, .e = e, .tree_outputs = LIR_NONE};
-	LFunc *fn;
+	Lowering l = {.m = m, .f = f, .e = e};
 	bool ok;
 
 	l.rep = representation ? rep_find(representation) : rep_choose(f);
@@ -725,38 +767,14 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	if (f->num_outputs > 1)
 		l.output_buffer = add_output_buffer(l.module, f);
 
-	fn = lir_func_add(l.module, "predict", params, COUNT_OF(params));
-	l.module->predict = l.module->num_funcs - 1;
-	lir_builder_init(&l.b, fn);
-	l.rows = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-	l.num_rows = lir_emit(&l.b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
-	fn->insts[l.num_rows].imm = 1;
-	l.out = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-	fn->insts[l.out].imm = 2;
-	{
-		uint32_t flags = lir_emit(&l.b, LOP_PARAM, LTYPE_I32, LIR_NONE, LIR_NONE, LIR_NONE);
-		uint32_t one, zero;
-		l.workspace = lir_emit(&l.b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-		one = lir_const_int(&l.b, LTYPE_I32, 1);
-		zero = lir_const_int(&l.b, LTYPE_I32, 0);
-		fn->insts[flags].imm = 3;
-		fn->insts[l.workspace].imm = 4;
-		l.margin = lir_cmp(&l.b, LOP_ICMP, LCMP_NE, emit2(&l, LOP_AND, LTYPE_I32, flags, one), zero);
-	}
-	if (f->num_outputs > 1) {
-		l.tree_outputs = lir_emit(&l.b, LOP_BUFFER, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-		fn->insts[l.tree_outputs].imm = l.output_buffer;
-	}
-	l.rep->begin_function(&l.layout, &l.b);
-
-	l.scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
-	l.storage = xcalloc(m->num_buffers + 1, sizeof *l.storage);
-	l.value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.value);
-	l.tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l.tree_index);
-	lower_list(&l, m->body);
-	free(l.value);
-	free(l.tree_index);
-	free(l.storage);
+	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
+	/*
+	 * A forest that compares in double gets an entry for double rows too: rounding them
+	 * to float first would move values that lie between a threshold and its float to the
+	 * other side. Float-threshold forests compare floats, as their library does.
+	 */
+	if (f->threshold_type == HTYPE_F64)
+		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
 	l.rep->free(&l.layout);
 

@@ -253,9 +253,9 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 	uint32_t feature = n->feature, x, right, missing;
 	if (leaf_stays) /* a leaf's word reads as feature -1 */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
-	x = lir_emit(b, LOP_LOAD, LTYPE_F32, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
-	if (layout->threshold_type == LTYPE_F64)
-		x = lir_cast(b, LCAST_FPEXT, LTYPE_F64, x);
+	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
+	if (row->type != layout->threshold_type)
+		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	right = compare_right(layout, b, n, x);
 	missing = is_missing(layout, b, n, x);
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(b, n), right);

@@ -50,9 +50,10 @@ typedef struct RepNode {
 	uint32_t word;         /* i32: the node word, whose comparison and missing rule the step decodes */
 } RepNode;
 
-/* The row a walk is for: features row[start], row[start + 1], ... of the f32 buffer at base. */
+/* The row a walk is for: features row[start], row[start + 1], ... of the buffer at base. */
 typedef struct RepRow {
 	uint32_t base;         /* ptr */
+	LType type;            /* of the features: f32 or f64 */
 	uint32_t start;        /* i64: index of the row's first feature */
 } RepRow;
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian, in every version */
-#define GROVE_ARTIFACT_VERSION 2u
+#define GROVE_ARTIFACT_VERSION 3u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
 
 /* flags for GroveArtifact.predict */
@@ -22,11 +22,13 @@
 #define GROVE_ARTIFACT_WORKSPACE_ALIGN 16u
 
 /*
- * Version 2. predict gets a caller-provided workspace of at least
+ * Version 3. predict gets a caller-provided workspace of at least
  * workspace_fixed + nrows * workspace_per_row bytes, aligned to
  * GROVE_ARTIFACT_WORKSPACE_ALIGN, overlapping neither rows nor out, used by this call
  * only and uninitialised; NULL when that size is 0 (schedules that keep their scratch
- * on the stack).
+ * on the stack). predict_f64 is the same for rows of doubles; it exists (is not NULL)
+ * for models that compare in double, where rounding rows to float would change
+ * decisions.
  */
 typedef struct GroveArtifact {
 	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
@@ -39,7 +41,21 @@ typedef struct GroveArtifact {
 	uint64_t workspace_per_row; /* and per row */
 	/* rows: nrows x num_features floats, NaN = missing; out: nrows x (outputs or margins). Thread-safe. */
 	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
 } GroveArtifact;
+
+/* Version 2: no predict_f64. Artifacts written before version 3 still load. */
+typedef struct GroveArtifactV2 {
+	uint32_t magic;
+	uint32_t version;           /* 2 */
+	uint32_t num_features;
+	uint32_t num_outputs;
+	uint32_t num_margins;
+	uint32_t transform;
+	uint64_t workspace_fixed;
+	uint64_t workspace_per_row;
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+} GroveArtifactV2;
 
 /* Version 1: no workspace. Artifacts written before version 2 still load. */
 typedef struct GroveArtifactV1 {

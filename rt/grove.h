@@ -54,6 +54,15 @@ size_t grove_num_outputs(const GroveModel *model, unsigned flags);
  */
 GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
                           float *out, size_t out_len, unsigned flags, GroveError *err);
+/*
+ * grove_predict for rows of doubles. Models whose training library compares in double
+ * (LightGBM, ONNX models with double thresholds) read the doubles as they are, so a
+ * value between a threshold and its rounding to float goes where the library sends it;
+ * other models (XGBoost's compare floats) get the rows rounded to float, as their
+ * library rounds them, a chunk at a time. Allocates the chunk and any workspace.
+ */
+GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_t nrows, size_t ncols, float *out,
+                              size_t out_len, unsigned flags, GroveError *err);
 /* Alignment of a workspace handed to grove_predict_with_workspace (malloc's). */
 #define GROVE_WORKSPACE_ALIGN 16u
 

@@ -21,8 +21,9 @@ struct GroveModel {
 	uint32_t num_margins;
 	uint64_t workspace_fixed;     /* 0 for version 1 */
 	uint64_t workspace_per_row;
-	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace); /* version 2 */
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace); /* version 2, 3 */
 	void (*predict_v1)(const float *rows, int64_t nrows, float *out, int32_t flags);             /* version 1 */
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace); /* or NULL */
 };
 
 /* Fill err (if any) and return status. */
@@ -63,12 +64,15 @@ static void pin_openmp(void)
 	}
 }
 
-/* Fill m from the descriptor a of a version-1 or version-2 artifact; false for another version. */
+/* Fill m from the descriptor a of an artifact of version 1 to 3; false for another version. */
 static bool read_descriptor(const void *a, GroveModel *m)
 {
 	uint32_t head[2]; /* magic and version, the same in every version */
 	memcpy(head, a, sizeof head);
 	m->version = head[1];
+	m->predict = NULL;
+	m->predict_v1 = NULL;
+	m->predict_f64 = NULL;
 	if (head[0] != GROVE_ARTIFACT_MAGIC)
 		return false;
 	if (head[1] == 1) {
@@ -77,19 +81,19 @@ static bool read_descriptor(const void *a, GroveModel *m)
 		m->num_outputs = v1->num_outputs;
 		m->num_margins = v1->num_margins;
 		m->workspace_fixed = m->workspace_per_row = 0;
-		m->predict = NULL;
 		m->predict_v1 = v1->predict;
 		return v1->predict != NULL;
 	}
-	if (head[1] == GROVE_ARTIFACT_VERSION) {
-		const GroveArtifact *v2 = a;
+	if (head[1] == 2 || head[1] == GROVE_ARTIFACT_VERSION) {
+		const GroveArtifactV2 *v2 = a; /* version 3 begins as version 2 does */
 		m->num_features = v2->num_features;
 		m->num_outputs = v2->num_outputs;
 		m->num_margins = v2->num_margins;
 		m->workspace_fixed = v2->workspace_fixed;
 		m->workspace_per_row = v2->workspace_per_row;
 		m->predict = v2->predict;
-		m->predict_v1 = NULL;
+		if (head[1] == GROVE_ARTIFACT_VERSION)
+			m->predict_f64 = ((const GroveArtifact *)a)->predict_f64;
 		return v2->predict != NULL;
 	}
 	return false;
@@ -211,15 +215,17 @@ static GroveStatus check_arguments(const GroveModel *model, const float *rows, s
 	return ok(err);
 }
 
+/* The artifact's flags for grove's. */
+static int32_t artifact_flags(unsigned flags) { return flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0; }
+
 /* Run the artifact's predict on checked arguments. */
 static void run_predict(const GroveModel *model, const float *rows, size_t nrows, float *out, unsigned flags,
                         void *workspace)
 {
-	int32_t artifact_flags = flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0;
 	if (model->predict_v1)
-		model->predict_v1(rows, (int64_t)nrows, out, artifact_flags);
+		model->predict_v1(rows, (int64_t)nrows, out, artifact_flags(flags));
 	else
-		model->predict(rows, (int64_t)nrows, out, artifact_flags, workspace);
+		model->predict(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
 }
 
 GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols, float *out,
@@ -265,6 +271,53 @@ GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *r
 	if (overlap(workspace, size, rows, rows_bytes) || overlap(workspace, size, out, out_bytes))
 		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace overlaps the rows or the output");
 	run_predict(model, rows, nrows, out, flags, size ? workspace : NULL);
+	return ok(err);
+}
+
+/* Rows of doubles converted to float per chunk of at most this many values, for models that compare floats. */
+#define F64_CHUNK_VALUES (1u << 16)
+
+GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_t nrows, size_t ncols, float *out,
+                              size_t out_len, unsigned flags, GroveError *err)
+{
+	size_t rows_bytes = 0, out_bytes = 0, per_row, chunk, size;
+	float *floats;
+	void *workspace = NULL;
+	GroveStatus status = check_arguments(model, (const float *)rows, nrows, ncols, out, out_len, flags, &rows_bytes,
+	                                     &out_bytes, err);
+	if (status != GROVE_OK || nrows == 0)
+		return status;
+	if (nrows > SIZE_MAX / sizeof(double) / ncols)
+		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_f64: %zu rows is too many", nrows);
+	if (overlap(rows, nrows * ncols * sizeof(double), out, out_bytes))
+		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+	per_row = grove_num_outputs(model, flags);
+	/* A model that compares in double reads the doubles themselves. */
+	chunk = model->predict_f64 ? nrows : (F64_CHUNK_VALUES / ncols ? F64_CHUNK_VALUES / ncols : 1);
+	chunk = chunk < nrows ? chunk : nrows;
+	size = grove_workspace_size(model, chunk);
+	if (size == SIZE_MAX)
+		return fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
+	if (size && !(workspace = malloc(size)))
+		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", chunk, size);
+	if (model->predict_f64) {
+		model->predict_f64(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
+		free(workspace);
+		return ok(err);
+	}
+	/* A model that compares floats gets the rows rounded to float, as its training library rounds them. */
+	if (!(floats = malloc(chunk * ncols * sizeof *floats))) {
+		free(workspace);
+		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate %zu rows of floats", chunk);
+	}
+	for (size_t first = 0; first < nrows; first += chunk) {
+		size_t n = nrows - first < chunk ? nrows - first : chunk;
+		for (size_t i = 0; i < n * ncols; i++)
+			floats[i] = (float)rows[first * ncols + i];
+		run_predict(model, floats, n, out + first * per_row, flags, workspace);
+	}
+	free(floats);
+	free(workspace);
 	return ok(err);
 }
 

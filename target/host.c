@@ -200,10 +200,15 @@ static bool write_header(const LModule *m, const char *prefix, const char *path,
 	        " * when flags & %s_MARGIN. workspace is scratch memory of the size above (NULL when it\n"
 	        " * is 0), 16-byte aligned (malloc's), overlapping neither rows nor out, uninitialised,\n"
 	        " * used by one call at a time. Thread-safe; small batches run on the calling thread.\n */\n"
-	        "void %s_predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);\n\n"
-	        "#ifdef __cplusplus\n}\n#endif\n\n#endif\n",
+	        "void %s_predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);\n\n",
 	        upper, upper, upper, m->num_features, upper, m->num_outputs, upper, m->num_margins, upper, upper, upper,
 	        upper, upper, m->workspace_fixed, upper, m->workspace_per_row, m->num_features, upper, upper, upper, prefix);
+	if (m->predict_f64 != LIR_NONE)
+		fprintf(out,
+		        "/* The same for rows of doubles, compared in double as the model's library compares them. */\n"
+		        "void %s_predict_f64(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);\n\n",
+		        prefix);
+	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
 	if (fclose(out) != 0) {
 		error_set(e, "%s: cannot write: %s", header, strerror(errno));
 		free(header);

@@ -503,24 +503,26 @@ static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name
 }
 
 /*
- * The artifact descriptor: a constant GroveArtifact (version 2) named symbol pointing at
- * predict: six i32 fields, the two i64 workspace sizes, the function pointer.
+ * The artifact descriptor: a constant GroveArtifact (version 3) named symbol: six i32
+ * fields, the two i64 workspace sizes, the predict and predict_f64 pointers (the latter
+ * NULL when the module has no such entry).
  */
-static void emit_descriptor(Emitter *em, LLVMValueRef predict, const char *symbol)
+static void emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predict_f64, const char *symbol)
 {
-	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64];
-	LLVMTypeRef fields[9] = {i32, i32, i32, i32, i32, i32, i64, i64, em->types[LTYPE_PTR]};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 9, 0);
+	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
+	LLVMTypeRef fields[10] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 10, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[9], global;
+	LLVMValueRef init[10], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
 	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
 	init[7] = LLVMConstInt(i64, em->m->workspace_per_row, 0);
 	init[8] = predict;
+	init[9] = predict_f64 ? predict_f64 : LLVMConstPointerNull(ptr);
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 9));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 10));
 	LLVMSetGlobalConstant(global, 1);
 }
 
@@ -528,7 +530,7 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 {
 	Emitter em = {.ctx = ctx, .m = m};
 	char name[96];
-	LLVMValueRef predict = NULL;
+	LLVMValueRef predict = NULL, predict_f64 = NULL;
 
 	snprintf(em.prefix, sizeof em.prefix, "%s", prefix);
 	em.mod = LLVMModuleCreateWithNameInContext(prefix, ctx);
@@ -552,12 +554,14 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 		f = emit_function(&em, m->funcs[i], name);
 		if (i == m->predict)
 			predict = f;
+		else if (i == m->predict_f64)
+			predict_f64 = f;
 		else
 			LLVMSetLinkage(f, LLVMInternalLinkage);
 	}
 	if (!predict)
 		die("LIR module has no predict function");
-	emit_descriptor(&em, predict, artifact_symbol);
+	emit_descriptor(&em, predict, predict_f64, artifact_symbol);
 	free(em.buffers);
 	LLVMDisposeBuilder(em.b);
 	LLVMDisposeBuilder(em.entry_b);

@@ -102,8 +102,9 @@ def compare(got, want, probability):
     return bad is None, worst_abs, worst_rel, bad or ""
 
 
-def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=(), num_trees=None):
-    """Compile model (with options), predict rows_csv (with --margin if asked) and compare with expected rows.
+def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=(), num_trees=None,
+                      f64=False):
+    """Compile model (with options), predict rows_csv (with --margin, --f64 if asked) and compare with expected rows.
 
     With num_trees, a schedule that splits the tree loop at or past the model's last tree
     must be refused with the message that says so (and nothing else is checked)."""
@@ -116,7 +117,8 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
         if p.returncode != 0:
             return s.record(group, name, False, f"compile failed: {p.stderr.strip()}")
     out = s.path(f"{group}-{name}{'.margin' if margin else ''}.out.csv")
-    p = s.run("predict", artifact, "--input", rows_csv, "--output", out, *(["--margin"] if margin else []))
+    p = s.run("predict", artifact, "--input", rows_csv, "--output", out, *(["--margin"] if margin else []),
+              *(["--f64"] if f64 else []))
     if p.returncode != 0:
         return s.record(group, name, False, f"predict failed: {p.stderr.strip()}")
     ok, worst_abs, worst_rel, detail = compare(read_table(out), expected, probability and not margin)
@@ -197,7 +199,8 @@ def fixtures():
     tests/models/*/manifest.json (one folder per format or generator).
 
     An entry has name, probability, and optionally model (the file, default NAME.json),
-    num_trees, and schedules (false: not part of the schedule matrix; default true). Its
+    num_trees, schedules (false: not part of the schedule matrix; default true) and
+    f64_rows (true: predict with --f64, the rows being doubles the model compares as such). Its
     files are NAME.rows.csv, NAME.pred.csv and, where the library has margins, NAME.margin.csv."""
     manifests = [os.path.join(MODELS, "manifest.json")]
     manifests += sorted(glob.glob(os.path.join(MODELS, "*", "manifest.json")))
@@ -209,17 +212,18 @@ def fixtures():
                 yield {"name": m["name"], "model": os.path.join(directory, m.get("model", m["name"] + ".json")),
                        "rows": base + ".rows.csv", "pred": base + ".pred.csv", "margin": base + ".margin.csv",
                        "probability": m["probability"], "num_trees": m.get("num_trees"),
-                       "schedules": m.get("schedules", True)}
+                       "schedules": m.get("schedules", True), "f64": m.get("f64_rows", False)}
 
 
 def model_tests(s, pool):
     jobs = []
     for m in fixtures():
         def both(m=m):
-            check_predictions(s, "models", m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"])
+            check_predictions(s, "models", m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"],
+                              f64=m["f64"])
             if os.path.exists(m["margin"]):
                 check_predictions(s, "models", m["name"] + ".margin", m["model"], m["rows"], read_table(m["margin"]),
-                                  False, margin=True)
+                                  False, margin=True, f64=m["f64"])
         if s.wanted("models", m["name"]):
             jobs.append(pool.submit(both))
     return jobs
@@ -279,7 +283,7 @@ def cli_tests(s):
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
-        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 2, LLVM 16."),
+        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 3, LLVM 16."),
         ("compile_help", ["compile", "--help"], 0, "usage: grove compile"),
         ("predict_help", ["predict", "--help"], 0, "usage: grove predict"),
         ("dump_help", ["dump", "--help"], 0, "usage: grove dump"),
@@ -365,17 +369,18 @@ def schedule_tests(s, pool):
         table = read_table(os.path.join(REAL, rows))[:300]
         inputs = s.path(f"schedules-{model[:-5]}.rows.csv")
         write_table(inputs, [r[:-1] for r in table])
-        models.append((model[:-5], os.path.join(REAL, model), inputs, [[r[-1]] for r in table], probability, None))
+        models.append((model[:-5], os.path.join(REAL, model), inputs, [[r[-1]] for r in table], probability, None, False))
     for m in fixtures():
         if m["schedules"]:
-            models.append((m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"], m["num_trees"]))
+            models.append((m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"], m["num_trees"],
+                           m["f64"]))
     jobs = []
     for sched in names:
         options = ("--schedule", os.path.join(SCHEDULES, sched + ".sched"))
-        for name, model, rows, expected, probability, num_trees in models:
+        for name, model, rows, expected, probability, num_trees, f64 in models:
             if s.wanted("schedules", f"{sched}/{name}"):
                 jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}".replace("/", "."), model, rows,
-                                        expected, probability, False, options, num_trees))
+                                        expected, probability, False, options, num_trees, f64))
         if s.wanted("schedules", f"{sched}/roundtrip"):
             jobs.append(pool.submit(schedule_round_trip, s, sched, options))
         if s.wanted("schedules", f"{sched}/golden"):

@@ -33,8 +33,8 @@ static char *slurp(const char *path, size_t *len, Error *e)
 	return text;
 }
 
-/* Parse one field [s, end) into *v; false if it is not a number. */
-static bool parse_field(const char *s, const char *end, float *v)
+/* Parse one field [s, end) into *v (rounded to float unless as_double); false if it is not a number. */
+static bool parse_field(const char *s, const char *end, bool as_double, double *v)
 {
 	char *stop;
 	while (s < end && (*s == ' ' || *s == '\t'))
@@ -46,11 +46,11 @@ static bool parse_field(const char *s, const char *end, float *v)
 		return true;
 	}
 	errno = 0;
-	*v = strtof(s, &stop);
+	*v = as_double ? strtod(s, &stop) : (double)strtof(s, &stop);
 	return stop == end;
 }
 
-bool csv_read(const char *path, Table *t, Error *e)
+bool csv_read(const char *path, bool as_double, Table *t, Error *e)
 {
 	size_t len, cap = 0, line_no = 0;
 	char *text = slurp(path, &len, e), *line, *next;
@@ -68,16 +68,16 @@ bool csv_read(const char *path, Table *t, Error *e)
 			continue;
 		for (field = line;; ) {
 			char *comma = memchr(field, ',', (size_t)(eol - field)), *stop = comma ? comma : eol;
-			float v;
-			if (!parse_field(field, stop, &v)) {
+			double v;
+			if (!parse_field(field, stop, as_double, &v)) {
 				if (t->rows == 0 && cols == 0 && line_no == 1)
 					break; /* a header */
 				error_set(e, "%s:%zu: field %zu: '%.*s' is not a number", path, line_no, cols + 1,
 				          (int)(stop - field > 40 ? 40 : stop - field), field);
 				goto fail;
 			}
-			GROW(t->values, t->rows * (t->cols ? t->cols : cols + 1) + cols + 1, cap);
-			t->values[t->rows * t->cols + cols] = v;
+			GROW(t->doubles, t->rows * (t->cols ? t->cols : cols + 1) + cols + 1, cap);
+			t->doubles[t->rows * t->cols + cols] = v;
 			cols++;
 			if (!comma)
 				break;
@@ -94,6 +94,13 @@ bool csv_read(const char *path, Table *t, Error *e)
 		t->rows++;
 	}
 	free(text);
+	if (!as_double) { /* every value is a float already */
+		t->values = xmalloc((t->rows * t->cols + 1) * sizeof *t->values);
+		for (size_t i = 0; i < t->rows * t->cols; i++)
+			t->values[i] = (float)t->doubles[i];
+		free(t->doubles);
+		t->doubles = NULL;
+	}
 	return true;
 fail:
 	free(text);
@@ -111,5 +118,6 @@ void csv_write(FILE *out, const float *values, size_t rows, size_t cols)
 void table_free(Table *t)
 {
 	free(t->values);
+	free(t->doubles);
 	memset(t, 0, sizeof *t);
 }

@@ -2,7 +2,7 @@
  * grove: the command-line compiler.
  *
  *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME] [--representation R]
- *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--time] [--repeat N]
+ *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--f64] [--time] [--repeat N]
  *   grove dump --level hir|mir|lir MODEL
  *
  * The pipeline (compile_model) is a straight list of calls:
@@ -335,12 +335,14 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, ch
 }
 
 static const char predict_usage[] =
-	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--time] [--repeat N]\n"
+	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--f64] [--time] [--repeat N]\n"
 	"Predict rows with a compiled artifact (.so), or with a model file compiled on the fly.\n"
 	"  --input ROWS.csv   comma-separated floats, one row per line; an empty field or nan is missing\n"
 	"                     (\"-\" reads standard input); a first line that is not numeric is skipped\n"
 	"  --output OUT.csv   where predictions go (default: standard output)\n"
 	"  --margin           raw margins instead of probabilities / transformed outputs\n"
+	"  --f64              read the rows as doubles (grove_predict_f64): exact for models whose library\n"
+	"                     compares doubles (LightGBM), rounded to float for the others, as their library does\n"
 	"  --time             report the time per prediction call on standard error\n"
 	"  --repeat N         predict N times (for timing; default 1)\n"
 	"A model is compiled with compile's options (--schedule, --schedule-text, -d, ...).\n";
@@ -349,7 +351,7 @@ static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
-	bool margin = false, timing = false;
+	bool margin = false, timing = false, f64 = false;
 	long repeat = 1;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
@@ -372,6 +374,8 @@ static int cmd_predict(int argc, char **argv)
 			output = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--margin")) {
 			margin = true;
+		} else if (!strcmp(a, "--f64")) {
+			f64 = true;
 		} else if (!strcmp(a, "--time")) {
 			timing = true;
 		} else if (!strcmp(a, "--repeat")) {
@@ -389,7 +393,7 @@ static int cmd_predict(int argc, char **argv)
 	if (!artifact || !input)
 		fail("predict: %s (see grove predict --help)", artifact ? "no --input" : "no artifact or model");
 
-	if (!csv_read(input, &rows, &e))
+	if (!csv_read(input, f64, &rows, &e))
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
 		start = now();
@@ -409,8 +413,11 @@ static int cmd_predict(int argc, char **argv)
 	for (long r = 0; r < repeat; r++) {
 		double t;
 		start = now();
-		if (grove_predict(model, rows.values, rows.rows, rows.rows ? rows.cols : grove_num_features(model), out,
-		                  rows.rows * per_row, margin ? GROVE_PREDICT_MARGIN : 0, &err) != GROVE_OK)
+		size_t cols = rows.rows ? rows.cols : grove_num_features(model);
+		unsigned flags = margin ? GROVE_PREDICT_MARGIN : 0;
+		GroveStatus status = f64 ? grove_predict_f64(model, rows.doubles, rows.rows, cols, out, rows.rows * per_row, flags, &err)
+		                         : grove_predict(model, rows.values, rows.rows, cols, out, rows.rows * per_row, flags, &err);
+		if (status != GROVE_OK)
 			fail("%s: %s", input, err.message);
 		t = now() - start;
 		total += t;

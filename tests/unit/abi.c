@@ -1,16 +1,17 @@
 /*
- * The artifact ABI (version 2) and the new LIR features through LLVM: a hand-built LIR
+ * The artifact ABI (version 3) and the new LIR features through LLVM: a hand-built LIR
  * predict that uses vector loads, stores and arithmetic, a prefetch, atomic adds to a
  * shared local array and to the workspace, and the workspace itself, compiled at two
  * optimisation levels, loaded by libgrove and run on one thread and on a team; the
  * workspace API's errors; an object with its header, linked into tests/aot/main.c; and
- * version-1 artifacts, which still load.
+ * version-1 and version-2 artifacts, which still load.
  */
 #include "ir/lir.h"
 #include "rt/grove.h"
 #include "target/target.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -274,6 +275,44 @@ static bool write_v1(const char *dir, const char *name, unsigned version)
 	return shell(command);
 }
 
+/* An artifact of ABI version 2: predict with a workspace, no predict_f64. */
+static bool write_v2(const char *dir)
+{
+	char command[3 * PATH_MAX], path[PATH_MAX];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/v2.c", dir);
+	if (!(f = fopen(path, "w")))
+		return false;
+	fprintf(f, "#include <stdint.h>\n"
+	           "static void predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace)\n"
+	           "{\n\t(void)workspace;\n\tfor (int64_t i = 0; i < nrows; i++)\n"
+	           "\t\tout[i] = rows[2 * i] - rows[2 * i + 1] + (flags & 1 ? 100 : 0);\n}\n"
+	           "const struct { uint32_t magic, version, features, outputs, margins, transform; uint64_t fixed, per_row;\n"
+	           "\tvoid (*predict)(const float *, int64_t, float *, int32_t, void *); } grove_artifact =\n"
+	           "\t{0x31565247u, 2u, 2, 1, 1, 0, 0, 0, predict};\n");
+	fclose(f);
+	snprintf(command, sizeof command, "%s -shared -fPIC -o %s/v2.so %s", getenv("CC") ? getenv("CC") : "cc", dir, path);
+	return shell(command);
+}
+
+/* Version-2 artifacts load; their rows of doubles are rounded to float. */
+static void test_version_2(const char *dir)
+{
+	char path[PATH_MAX];
+	GroveModel *model = NULL;
+	GroveError err;
+	double in[4] = {1.5, 0.25, 1e300, 3.0};
+	float got[2];
+	CHECK(write_v2(dir));
+	snprintf(path, sizeof path, "%s/v2.so", dir);
+	CHECK(grove_load(path, &model, &err) == GROVE_OK);
+	if (model) {
+		CHECK(grove_predict_f64(model, in, 2, 2, got, 2, GROVE_PREDICT_MARGIN, &err) == GROVE_OK);
+		CHECK(got[0] == 101.25f && isinf(got[1]));
+	}
+	grove_free(model);
+}
+
 /* Version-1 artifacts load and predict; unknown versions are refused. */
 static void test_version_1(const char *dir)
 {
@@ -294,7 +333,7 @@ static void test_version_1(const char *dir)
 	grove_free(model);
 	snprintf(path, sizeof path, "%s/v99.so", dir);
 	CHECK(grove_load(path, &model, &err) == GROVE_ERROR_FORMAT && model == NULL);
-	CHECK(strstr(err.message, "a grove artifact of another version (99; this library reads 1 to 2)") != NULL);
+	CHECK(strstr(err.message, "a grove artifact of another version (99; this library reads 1 to 3)") != NULL);
 }
 
 int main(void)
@@ -320,6 +359,7 @@ int main(void)
 	CHECK(build(features_module(FIXED, PER_ROW), TARGET_EMIT_OBJ, 2, "x86-64", path));
 	test_object(dir);
 	test_version_1(dir);
+	test_version_2(dir);
 
 	snprintf(path, sizeof path, "rm -rf %s", dir);
 	shell(path);

@@ -60,10 +60,9 @@ static double expected_margin(const float *x)
 	return m;
 }
 
-/* Compile the small forest into a shared library at path. */
-static bool build(const char *path, int opt_level, uint32_t interleave, uint32_t tree_tile, const char *cpu)
+/* Compile forest f (which this frees) into a shared library at path. */
+static bool build_forest(HForest *f, const char *path, int opt_level, uint32_t interleave, uint32_t tree_tile, const char *cpu)
 {
-	HForest *f = small_forest();
 	Error e = {0};
 	MModule *mir;
 	hir_choose_schedule(f, tree_tile, interleave, interleave);
@@ -85,6 +84,12 @@ static bool build(const char *path, int opt_level, uint32_t interleave, uint32_t
 	return ok;
 }
 
+/* Compile the small forest into a shared library at path. */
+static bool build(const char *path, int opt_level, uint32_t interleave, uint32_t tree_tile, const char *cpu)
+{
+	return build_forest(small_forest(), path, opt_level, interleave, tree_tile, cpu);
+}
+
 #define ROWS 1000
 static float rows[ROWS * 2];
 
@@ -94,6 +99,49 @@ static void make_rows(void)
 	static const float values[] = {NAN, -2.0f, -1.0f, 0.0f, 0.5f, 0.49999997f, 1.0f, 2.0f, 1.9999999f, 3.0f};
 	for (int i = 0; i < ROWS * 2; i++)
 		rows[i] = values[(i * 7 + i / 13) % 10];
+}
+
+/*
+ * Rows of doubles: a model that compares in double decides on the doubles themselves
+ * (0.0999999999 <= 0.1 holds, though its float, 0.1f, is above 0.1), and a model that
+ * compares floats decides on their floats.
+ */
+static void test_f64_rows(const char *path)
+{
+	static const double doubles[] = {0.0999999999, 0.1, 0.1000000001, NAN, -3.0, 0.10000000149011612};
+	GroveModel *model = NULL;
+	GroveError err;
+	float out[6];
+	HForest *f = hir_forest_new("f64", 1, 1);
+	HNode *n = hir_tree_add(f, 3, 0);
+	n[0] = (HNode){.value = 0.1, .left = 1, .right = 2, .feature = 0, .compare = HCMP_LE};
+	n[1] = (HNode){.value = 1.0, .feature = HIR_LEAF};
+	n[2] = (HNode){.value = 2.0, .feature = HIR_LEAF};
+	f->threshold_type = HTYPE_F64;
+	hir_schedule_init(&f->schedule, 1);
+	CHECK(build_forest(f, path, 2, 4, 0, NULL));
+	CHECK(grove_load(path, &model, &err) == GROVE_OK);
+	CHECK(grove_predict_f64(model, doubles, 6, 1, out, 6, 0, &err) == GROVE_OK);
+	CHECK(out[0] == 1 && out[1] == 1 && out[2] == 2 && out[3] == 2 && out[4] == 1 && out[5] == 2);
+	grove_free(model);
+	unlink(path);
+
+	CHECK(build(path, 2, 4, 0, NULL)); /* float thresholds: the rows are rounded to float */
+	CHECK(grove_load(path, &model, &err) == GROVE_OK);
+	{
+		double wide[2 * ROWS];
+		float got[ROWS];
+		int bad = 0;
+		for (size_t i = 0; i < 2 * ROWS; i++)
+			wide[i] = rows[i];
+		CHECK(grove_predict_f64(model, wide, ROWS, 2, got, ROWS, GROVE_PREDICT_MARGIN, &err) == GROVE_OK);
+		for (size_t r = 0; r < ROWS; r++)
+			bad += fabs(got[r] - expected_margin(rows + 2 * r)) > 1e-6;
+		CHECK(bad == 0);
+		CHECK(grove_predict_f64(model, wide, 4, 3, got, 4, 0, &err) == GROVE_ERROR_ARGUMENT);
+	}
+	grove_free(model);
+	unlink(path);
 }
 
 /* The thread count of this process. */
@@ -219,6 +267,8 @@ int main(void)
 	check_predictions(model, "-O3 interleave 4");
 	grove_free(model);
 	unlink(path);
+
+	test_f64_rows(path);
 
 	/* Every optimisation level, a range of interleave factors, and tiles of one tree give the same answers. */
 	for (int level = 0; level <= 3; level++) {
