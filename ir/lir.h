@@ -77,6 +77,8 @@ typedef enum LType {
 	X(FDIV, "fdiv", 2)                                                                            \
 	X(FNEG, "fneg", 1)                                                                            \
 	X(EXP, "exp", 1)              /* e^a (llvm.exp) */                                           \
+	X(LOG, "log", 1)              /* natural logarithm (llvm.log) */                             \
+	X(SQRT, "sqrt", 1)            /* square root (llvm.sqrt) */                                  \
 	X(ICMP, "icmp", 2)            /* i1 result; predicate in sub (LCmp) */                       \
 	X(FCMP, "fcmp", 2)            /* i1 result; predicate in sub (LCmp) */                       \
 	X(SELECT, "select", 3)        /* a (i1) ? b : c */                                           \

@@ -225,7 +225,7 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (!is_int(t))
 			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));
 		return expect(v, id, in->a, t) && expect(v, id, in->b, t);
-	case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FNEG: case LOP_EXP:
+	case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FNEG: case LOP_EXP: case LOP_LOG: case LOP_SQRT:
 		if (!is_float(t))
 			return fail(v, id, "result is %s, expected a float type", lir_type_name(t));
 		return expect(v, id, in->a, t) && (op_operands[in->op] < 2 || expect(v, id, in->b, t));

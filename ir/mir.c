@@ -12,6 +12,14 @@ static const char *const op_names[] = {
 
 const char *mir_op_name(MOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
 
+MReduceOp mir_reduce_op(const HForest *f)
+{
+	return f->aggregate == HAGGREGATE_MIN ? MREDUCE_MIN : f->aggregate == HAGGREGATE_MAX ? MREDUCE_MAX : MREDUCE_SUM;
+}
+
+/* How a reduction of operator op is printed. */
+static const char *reduce_op_text(uint8_t op) { return op == MREDUCE_MIN ? "min=" : op == MREDUCE_MAX ? "max=" : "+="; }
+
 MModule *mir_module_new(const HForest *f)
 {
 	MModule *m = xcalloc(1, sizeof *m);
@@ -310,7 +318,9 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			print_buffer(out, m, inst->buf);
 			break;
 		case MOP_INIT:
-			fprintf(out, "init m%u = %s", inst->buf, m->buffers[inst->buf].zero ? "0" : "base_score");
+			/* Sums start from the base scores; the other aggregates add them when the margins are finished. */
+			fprintf(out, "init m%u = %s", inst->buf,
+			        f->aggregate != HAGGREGATE_SUM ? "identity" : m->buffers[inst->buf].zero ? "0" : "base_score");
 			break;
 		case MOP_GET_TREE:
 			fprintf(out, "%%%u = getTree ", id);
@@ -331,13 +341,13 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			fprintf(out, "reduce%s ", inst->strategy == MSTRATEGY_ATOMIC ? " atomic" : "");
 			print_buffer_open(out, m, inst->buf);
 			print_buffer_row(out, m, inst->buf, &inst->row);
-			fprintf(out, ", output(%%%u)] += %%%u", inst->a, inst->b);
+			fprintf(out, ", output(%%%u)] %s %%%u", inst->a, reduce_op_text(inst->reduce_op), inst->b);
 			break;
 		case MOP_REDUCE_DIM:
 			fprintf(out, "reduceDimension m%u", inst->buf);
 			if (m->buffers[inst->buf].copy_var != HIR_NONE)
 				fprintf(out, "[copy(%s)]", f->schedule.vars[m->buffers[inst->buf].copy_var].name);
-			fprintf(out, " += m%u over %s", inst->src, f->schedule.vars[m->buffers[inst->src].copy_var].name);
+			fprintf(out, " %s m%u over %s", reduce_op_text(inst->reduce_op), inst->src, f->schedule.vars[m->buffers[inst->src].copy_var].name);
 			if (inst->strategy == MSTRATEGY_VECTOR)
 				fprintf(out, " vector %u", inst->vector);
 			break;

@@ -31,10 +31,12 @@
 #define MIR_OPS(X)                                                                              \
 	X(FOR, "for")             /* loop over index variable `var`; body */                    \
 	X(BUFFER, "buffer")       /* declare buffer `buf` for the rest of the list */            \
-	X(INIT, "init")           /* every element of buffer `buf` = base score (or 0) */        \
+	X(INIT, "init")           /* every element of buffer `buf` = its starting margin, or the \
+	                             reduction's identity (`zero`: privatised copies) */          \
 	X(GET_TREE, "getTree")    /* the tree at index `tree` */                                 \
 	X(WALK, "walk")           /* leaf value of tree `a` for row `row` */                     \
-	X(REDUCE, "reduce")       /* buf[copy, row - base, output(tree a)] op= value b */        \
+	X(REDUCE, "reduce")       /* buf[copy, row - base, output(tree a) + k] op= leaf b [k],   \
+	                             k < width(tree a) (leaf b a scalar where all widths are 1) */ \
 	X(REDUCE_DIM, "reduceDimension") /* buf[copy, r, o] op= src[c, r, o] for each copy c */  \
 	X(TRANSFORM, "transform") /* out[row, :] = transform(buf[row - base, :]) */
 
@@ -44,9 +46,11 @@ typedef enum MOp {
 #undef X
 } MOp;
 
-/* Reduction operators (ONNX brings min, max and average). */
+/* Reduction operators: how a leaf value combines with a margin (HForest.aggregate: AVERAGE sums). */
 typedef enum MReduceOp {
 	MREDUCE_SUM,
+	MREDUCE_MIN,
+	MREDUCE_MAX,
 } MReduceOp;
 
 /* How a reduction writes its buffer. */
@@ -149,5 +153,7 @@ bool mir_verify(const MModule *m, Error *e);
 void mir_print(FILE *out, const MModule *m);
 
 const char *mir_op_name(MOp op);
+/* The reduction that combines f's leaves (AVERAGE sums). */
+MReduceOp mir_reduce_op(const HForest *f);
 
 #endif

@@ -127,6 +127,7 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
 		m->insts[reduce].b = walk;
 		m->insts[reduce].row = b.rows;
 		m->insts[reduce].buf = b.buf;
+		m->insts[reduce].reduce_op = mir_reduce_op(m->forest);
 		return;
 	}
 	add_loops(w, l, first, b, lower_loops);
@@ -151,26 +152,13 @@ static bool check_supported(const HSchedule *s, Error *e)
 	return true;
 }
 
-/* What the forest uses that the lowering does not take yet: an error naming the first. */
-static bool check_forest_supported(const HForest *f, Error *e)
-{
-	if (f->transform == HTRANSFORM_SOFTMAX_ZERO || f->transform == HTRANSFORM_PROBIT)
-		return error_set(e, "%s: the %s transform is not supported yet", f->name, hir_transform_name(f->transform));
-	if (f->aggregate != HAGGREGATE_SUM)
-		return error_set(e, "%s: the %s aggregate is not supported yet", f->name, hir_aggregate_name(f->aggregate));
-	for (uint32_t t = 0; t < f->num_trees; t++)
-		if (f->trees[t].width > 1)
-			return error_set(e, "%s: tree %u: leaves adding to several outputs are not supported yet", f->name, t);
-	return true;
-}
-
 MModule *lower_hir_to_mir(const HForest *f, Error *e)
 {
 	Walker w = {.s = &f->schedule};
 	MList top = {MIR_NONE, MIR_NONE};
 	Bound none = {.buf = MIR_NONE};
 
-	if (!hir_verify(f, e) || !check_forest_supported(f, e))
+	if (!hir_verify(f, e))
 		return NULL;
 	if (f->schedule.num_trees != f->num_trees)
 		return error_set(e, "schedule: made for %u trees, the forest has %u", f->schedule.num_trees, f->num_trees), NULL;

@@ -19,6 +19,7 @@
 #include "lower/lower.h"
 #include "lower/rep.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* Walks handed to a thread at once by a parallel loop, at least; smaller loops stay on the caller. */
@@ -53,6 +54,10 @@ typedef struct Lowering {
 	LType row_type;             /* of the rows: f32, or f64 in the double-row entry */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
+	uint32_t tree_widths;       /* address of the per-tree width buffer, or LIR_NONE (every width 1) */
+	uint32_t width_buffer;      /* its index */
+	uint32_t base_scores;       /* address of the base score buffer (aggregates that add the base last), or LIR_NONE */
+	uint32_t base_buffer;       /* its index */
 	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
 	uint32_t workspace;         /* the workspace parameter */
 	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
@@ -68,6 +73,18 @@ typedef struct Lowering {
 
 static uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
+
+/* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
+static double aggregate_identity(const HForest *f)
+{
+	return f->aggregate == HAGGREGATE_MIN ? INFINITY : f->aggregate == HAGGREGATE_MAX ? -INFINITY : 0.0;
+}
+
+/* Where margin c starts: the base score for sums (which XGBoost adds first), else the identity (the base is added last). */
+static double margin_start(const HForest *f, uint32_t c)
+{
+	return f->aggregate == HAGGREGATE_SUM ? f->base_score[c] : aggregate_identity(f);
+}
 
 /* The value of var in lane `lane`: the interleaved variable's lanes step from its value. */
 static uint32_t var_value(Lowering *l, int32_t var, uint32_t lane)
@@ -386,8 +403,31 @@ static void store_output(Lowering *l, uint32_t index, uint32_t value)
 /* The index of margin c of the current row in l->acc. */
 static uint32_t acc_index(Lowering *l, uint32_t c) { return emit2(l, LOP_ADD, LTYPE_I64, l->acc_offset, c); }
 
-/* acc[c] for c in a loop being built. */
-static uint32_t load_acc(Lowering *l, uint32_t c) { return emit2(l, LOP_LOAD, l->acc_type, l->acc, acc_index(l, c)); }
+/*
+ * Margin c (in a loop being built) of the row being transformed, finished: an average
+ * divided by its count, a min or max that no leaf reached set to 0, and then the base
+ * score added to those aggregates that add it last.
+ */
+static uint32_t load_acc(Lowering *l, uint32_t c)
+{
+	const HForest *f = l->f;
+	uint32_t m = emit2(l, LOP_LOAD, l->acc_type, l->acc, acc_index(l, c)), untouched;
+	switch (f->aggregate) {
+	case HAGGREGATE_SUM:
+		return m;
+	case HAGGREGATE_AVERAGE:
+		m = emit2(l, LOP_FDIV, l->acc_type, m, lir_const_float(&l->b, l->acc_type, (double)f->average_count));
+		break;
+	case HAGGREGATE_MIN:
+	case HAGGREGATE_MAX:
+		untouched = lir_cmp(&l->b, LOP_FCMP, LCMP_OEQ, m, lir_const_float(&l->b, l->acc_type, aggregate_identity(f)));
+		m = lir_emit(&l->b, LOP_SELECT, l->acc_type, untouched, lir_const_float(&l->b, l->acc_type, 0.0), m);
+		break;
+	case HAGGREGATE_COUNT:
+		die("unknown aggregate");
+	}
+	return emit2(l, LOP_FADD, l->acc_type, m, emit2(l, LOP_LOAD, l->acc_type, l->base_scores, c));
+}
 
 /* for c in [from, outputs): body. Returns the loop value; caller ends it. */
 static uint32_t begin_outputs(Lowering *l, int64_t from)
@@ -396,7 +436,28 @@ static uint32_t begin_outputs(Lowering *l, int64_t from)
 	return lir_begin(&l->b, LOP_FOR, begin, end, step);
 }
 
-/* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid, exp or signed square. */
+/*
+ * The probit of p as onnxruntime computes it: sqrt(2) * erfinv(2p - 1), erfinv by
+ * Winitzki's approximation (a = 0.147) with its float constants.
+ */
+static uint32_t lower_probit(Lowering *l, uint32_t p)
+{
+	LType t = l->acc_type;
+	const float c1 = 2.0f / (3.14159f * 0.147f), c2 = 1.0f / 0.147f, sqrt2 = 1.41421356f;
+	uint32_t one = lir_const_float(&l->b, t, 1.0), x, negative, sign, y, lg, v, v2, root, e;
+	x = emit2(l, LOP_FSUB, t, emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, 2.0), p), one);
+	negative = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, x, lir_const_float(&l->b, t, 0.0));
+	sign = lir_emit(&l->b, LOP_SELECT, t, negative, lir_const_float(&l->b, t, -1.0), one);
+	y = emit2(l, LOP_FMUL, t, emit2(l, LOP_FSUB, t, one, x), emit2(l, LOP_FADD, t, one, x));
+	lg = lir_emit(&l->b, LOP_LOG, t, y, LIR_NONE, LIR_NONE);
+	v = emit2(l, LOP_FADD, t, lir_const_float(&l->b, t, c1), emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, 0.5), lg));
+	v2 = emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, c2), lg);
+	root = lir_emit(&l->b, LOP_SQRT, t, emit2(l, LOP_FSUB, t, emit2(l, LOP_FMUL, t, v, v), v2), LIR_NONE, LIR_NONE);
+	e = lir_emit(&l->b, LOP_SQRT, t, emit2(l, LOP_FSUB, t, root, v), LIR_NONE, LIR_NONE);
+	return emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, sqrt2), emit2(l, LOP_FMUL, t, sign, e));
+}
+
+/* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid, exp, signed square or probit. */
 static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
 {
 	uint32_t c = begin_outputs(l, 0), m = load_acc(l, c);
@@ -412,6 +473,8 @@ static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
 		uint32_t negative = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, m, lir_const_float(&l->b, l->acc_type, 0.0));
 		uint32_t magnitude = lir_emit(&l->b, LOP_SELECT, l->acc_type, negative, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), m);
 		m = emit2(l, LOP_FMUL, l->acc_type, m, magnitude);
+	} else if (t == HTRANSFORM_PROBIT) {
+		m = lower_probit(l, m);
 	}
 	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), m);
 	lir_end(&l->b);
@@ -461,6 +524,39 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	lir_end(&l->b);
 }
 
+/*
+ * Softmax over the margins that are not (nearly) zero, as onnxruntime computes it:
+ * margins within 1e-7 of zero are not exponentiated but scaled by exp(-max), the sum
+ * is of the others' exponentials only, and everything is divided by that sum.
+ */
+static void lower_softmax_zero(Lowering *l, uint32_t out_start)
+{
+	LType t = l->acc_type;
+	uint32_t max_cell, index_cell, max, scale, sum, c, m, e, nonzero, total;
+	lower_max(l, &max_cell, &index_cell);
+	max = lir_emit(&l->b, LOP_GET, t, max_cell, LIR_NONE, LIR_NONE);
+	scale = lir_emit(&l->b, LOP_EXP, t, lir_emit(&l->b, LOP_FNEG, t, max, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+	sum = lir_emit(&l->b, LOP_VAR, t, lir_const_float(&l->b, t, 0.0), LIR_NONE, LIR_NONE);
+	for (int pass = 0; pass < 2; pass++) { /* the sum, then the outputs */
+		uint32_t above, below;
+		c = begin_outputs(l, 0);
+		m = load_acc(l, c);
+		above = lir_cmp(&l->b, LOP_FCMP, LCMP_OGT, m, lir_const_float(&l->b, t, (double)0.0000001f));
+		below = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, m, lir_const_float(&l->b, t, -(double)0.0000001f));
+		nonzero = lir_emit(&l->b, LOP_OR, LTYPE_I1, above, below, LIR_NONE);
+		e = lir_emit(&l->b, LOP_EXP, t, emit2(l, LOP_FSUB, t, m, max), LIR_NONE, LIR_NONE);
+		if (pass == 0) {
+			uint32_t add = lir_emit(&l->b, LOP_SELECT, t, nonzero, e, lir_const_float(&l->b, t, 0.0));
+			emit2(l, LOP_SET, LTYPE_VOID, sum, emit2(l, LOP_FADD, t, lir_emit(&l->b, LOP_GET, t, sum, LIR_NONE, LIR_NONE), add));
+		} else {
+			e = lir_emit(&l->b, LOP_SELECT, t, nonzero, e, emit2(l, LOP_FMUL, t, m, scale));
+			store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), emit2(l, LOP_FDIV, t, e, total));
+		}
+		lir_end(&l->b);
+		total = lir_emit(&l->b, LOP_GET, t, sum, LIR_NONE, LIR_NONE);
+	}
+}
+
 /* transform: write the row's predictions (or, when margin is set, its raw margins). */
 static void lower_transform(Lowering *l, uint32_t row)
 {
@@ -479,7 +575,11 @@ static void lower_transform(Lowering *l, uint32_t row)
 	case HTRANSFORM_SIGMOID:
 	case HTRANSFORM_EXP:
 	case HTRANSFORM_SIGNED_SQUARE:
+	case HTRANSFORM_PROBIT:
 		lower_elementwise(l, margins_start, t);
+		break;
+	case HTRANSFORM_SOFTMAX_ZERO:
+		lower_softmax_zero(l, margins_start);
 		break;
 	case HTRANSFORM_SOFTMAX:
 		lower_softmax(l, margins_start);
@@ -492,8 +592,6 @@ static void lower_transform(Lowering *l, uint32_t row)
 		break;
 	}
 	case HTRANSFORM_IDENTITY:
-	case HTRANSFORM_SOFTMAX_ZERO:
-	case HTRANSFORM_PROBIT:
 	case HTRANSFORM_COUNT:
 		die("transform %s reached the lowering", hir_transform_name(t));
 	}
@@ -557,7 +655,7 @@ static void lower_buffer(Lowering *l, uint32_t b)
 	st->offset = const_i64(l, 0);
 }
 
-/* init: every row of every copy of buffer b gets the base scores (or 0). */
+/* init: every row of every copy of buffer b gets its starting margins (or the identity). */
 static void lower_init(Lowering *l, uint32_t b)
 {
 	const MBuffer *buf = &l->m->buffers[b];
@@ -574,7 +672,7 @@ static void lower_init(Lowering *l, uint32_t b)
 			uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), value;
 			at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, c));
 			at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
-			value = lir_const_float(&l->b, l->acc_type, buf->zero ? 0.0 : l->f->base_score[c]);
+			value = lir_const_float(&l->b, l->acc_type, buf->zero ? aggregate_identity(l->f) : margin_start(l->f, c));
 			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 		}
 		if (!one)
@@ -582,31 +680,60 @@ static void lower_init(Lowering *l, uint32_t b)
 	}
 }
 
-/* reduce: add each lane's walk value into its row's margin for the tree's output, in lane order (tree order when the lanes are trees: sums round as XGBoost's). */
+/* x op y for reduction operator op (min and max keep x on ties and NaN-free inputs). */
+static uint32_t combine(Lowering *l, uint8_t op, uint32_t x, uint32_t y)
+{
+	LCmp keep_y = op == MREDUCE_MIN ? LCMP_OLT : LCMP_OGT;
+	if (op == MREDUCE_SUM)
+		return emit2(l, LOP_FADD, l->acc_type, x, y);
+	return lir_emit(&l->b, LOP_SELECT, l->acc_type, lir_cmp(&l->b, LOP_FCMP, keep_y, y, x), y, x);
+}
+
+/* base[at] op= value, as strategy says. */
+static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t at, uint32_t value)
+{
+	if (inst->strategy == MSTRATEGY_ATOMIC) {
+		lir_emit(&l->b, LOP_ATOMIC_ADD, LTYPE_VOID, base, at, value);
+		return;
+	}
+	value = combine(l, inst->reduce_op, emit2(l, LOP_LOAD, l->acc_type, base, at), value);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
+}
+
+/*
+ * reduce: combine each lane's leaf into its row's margins for the tree's outputs, in
+ * lane order (tree order when the lanes are trees: sums round as XGBoost's). Where
+ * trees have leaf vectors, a leaf's value is the index of its vector.
+ */
 static void lower_reduce(Lowering *l, const MInst *inst)
 {
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		uint32_t c = tree_output(l, l->tree_index[lane_slot(inst->a, r)]);
-		uint32_t base = storage_base(l, inst->buf, r), at = buffer_slot(l, inst->buf, r, &inst->row, c);
-		uint32_t value = l->value[lane_slot(inst->b, r)];
-		if (inst->strategy == MSTRATEGY_ATOMIC) {
-			lir_emit(&l->b, LOP_ATOMIC_ADD, LTYPE_VOID, base, at, value);
-		} else {
-			uint32_t sum = emit2(l, LOP_FADD, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, base, at), value);
-			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, sum);
+		uint32_t tree = l->tree_index[lane_slot(inst->a, r)], c = tree_output(l, tree), base = storage_base(l, inst->buf, r);
+		uint32_t value = l->value[lane_slot(inst->b, r)], width, first, k;
+		if (l->tree_widths == LIR_NONE) {
+			reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, c), value);
+			continue;
 		}
+		width = lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_widths, tree));
+		first = lir_cast(&l->b, LCAST_FPTOSI, LTYPE_I64, value);
+		k = const_i64(l, 0);
+		k = lir_begin(&l->b, LOP_FOR, k, width, const_i64(l, 1));
+		value = emit2(l, LOP_LOAD, l->acc_type, l->layout.vectors, emit2(l, LOP_ADD, LTYPE_I64, first, k));
+		reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), value);
+		lir_end(&l->b);
 	}
 }
 
-/* dst[dst_at + j] += src[src_at + j] for j in [begin, end), `lanes` elements at a time. */
-static void add_span(Lowering *l, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin, uint32_t end,
-                     uint8_t lanes)
+/* dst[dst_at + j] op= src[src_at + j] for j in [begin, end), `lanes` elements at a time (sums only; others one at a time). */
+static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin,
+                     uint32_t end, uint8_t lanes)
 {
 	uint32_t j = lir_begin(&l->b, LOP_FOR, begin, end, const_i64(l, lanes));
 	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j), s = emit2(l, LOP_ADD, LTYPE_I64, src_at, j);
 	uint32_t x = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, dst, d, LIR_NONE);
 	uint32_t y = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, src, s, LIR_NONE);
-	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, lir_emit_vector(&l->b, LOP_FADD, l->acc_type, lanes, x, y, LIR_NONE));
+	uint32_t z = lanes > 1 ? lir_emit_vector(&l->b, LOP_FADD, l->acc_type, lanes, x, y, LIR_NONE) : combine(l, op, x, y);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, z);
 	lir_end(&l->b);
 }
 
@@ -625,10 +752,10 @@ static void lower_reduce_dim(Lowering *l, const MInst *inst)
 		if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
 			uint32_t width = const_i64(l, inst->vector);
 			uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, n, width), width);
-			add_span(l, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
-			add_span(l, dst_base, dst_at, src_base, src_at, whole, n, 1);
+			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
+			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, whole, n, 1);
 		} else {
-			add_span(l, dst_base, dst_at, src_base, src_at, zero, n, 1);
+			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, zero, n, 1);
 		}
 		lir_end(&l->b);
 	}
@@ -692,13 +819,22 @@ static bool check_buffers(const MModule *m, Error *e)
 	return true;
 }
 
-/* The per-tree output buffer: which margin each tree adds to. */
-static uint32_t add_output_buffer(LModule *module, const HForest *f)
+/* A per-tree i32 buffer: each tree's first output (widths false) or its width. */
+static uint32_t add_tree_buffer(LModule *module, const HForest *f, bool widths)
 {
-	int32_t *outputs = xmalloc(((size_t)f->num_trees + 1) * sizeof *outputs);
+	int32_t *values = xmalloc(((size_t)f->num_trees + 1) * sizeof *values);
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		outputs[t] = (int32_t)f->trees[t].output;
-	return lir_buffer_add(module, "tree_outputs", LTYPE_I32, f->num_trees, outputs);
+		values[t] = (int32_t)(widths ? f->trees[t].width : f->trees[t].output);
+	return lir_buffer_add(module, widths ? "tree_widths" : "tree_outputs", LTYPE_I32, f->num_trees, values);
+}
+
+/* The base scores, for aggregates that add them when the margins are finished. */
+static uint32_t add_base_buffer(LModule *module, const HForest *f, LType type)
+{
+	void *values = xcalloc(f->num_outputs, lir_type_size(type));
+	for (uint32_t c = 0; c < f->num_outputs; c++)
+		rep_store_value(values, type, c, f->base_score[c]);
+	return lir_buffer_add(module, "base_scores", type, f->num_outputs, values);
 }
 
 /* Build the entry function `name`, whose rows are of row_type: the body of the MIR module once more. */
@@ -724,11 +860,9 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	fn->insts[flags].imm = 3;
 	fn->insts[l->workspace].imm = 4;
 	l->margin = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, emit2(l, LOP_AND, LTYPE_I32, flags, one), zero);
-	l->tree_outputs = LIR_NONE;
-	if (f->num_outputs > 1) {
-		l->tree_outputs = lir_emit(&l->b, LOP_BUFFER, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
-		fn->insts[l->tree_outputs].imm = l->output_buffer;
-	}
+	l->tree_outputs = f->num_outputs > 1 ? rep_buffer_address(&l->b, l->output_buffer) : LIR_NONE;
+	l->tree_widths = l->layout.vector_buffer != LIR_NONE ? rep_buffer_address(&l->b, l->width_buffer) : LIR_NONE;
+	l->base_scores = f->aggregate != HAGGREGATE_SUM ? rep_buffer_address(&l->b, l->base_buffer) : LIR_NONE;
 	l->rep->begin_function(&l->layout, &l->b);
 
 	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
@@ -765,7 +899,11 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.module->num_outputs = f->transform == HTRANSFORM_ARGMAX ? 1 : f->num_outputs;
 	l.module->transform = f->transform;
 	if (f->num_outputs > 1)
-		l.output_buffer = add_output_buffer(l.module, f);
+		l.output_buffer = add_tree_buffer(l.module, f, false);
+	if (l.layout.vector_buffer != LIR_NONE)
+		l.width_buffer = add_tree_buffer(l.module, f, true);
+	if (f->aggregate != HAGGREGATE_SUM)
+		l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*

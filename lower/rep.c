@@ -69,8 +69,44 @@ static void lay_out_sets(const HForest *f, LModule *m, RepLayout *layout)
 	layout->set_buffer = lir_buffer_add(m, "category_sets", LTYPE_I32, total, words);
 }
 
+/*
+ * Where some tree is wider than 1, every leaf is a vector: lay the forest's leaf values
+ * out with the values of width-1 leaves appended, and note each leaf's first index.
+ */
+static void lay_out_vectors(const HForest *f, LModule *m, RepLayout *layout)
+{
+	LType type = layout->leaf_type;
+	uint64_t total = f->num_leaf_values;
+	void *values;
+	layout->leaf_vectors = xcalloc(f->num_nodes + 1, sizeof *layout->leaf_vectors);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (uint32_t i = 0; i < f->trees[t].num_nodes; i++) {
+			const HNode *n = &hir_tree_nodes(f, t)[i];
+			if (n->feature == HIR_LEAF)
+				layout->leaf_vectors[n - f->nodes] = f->trees[t].width > 1 ? n->vector : total++;
+		}
+	values = xcalloc(total ? total : 1, lir_type_size(type));
+	for (uint64_t i = 0; i < f->num_leaf_values; i++)
+		rep_store_value(values, type, i, f->leaf_values[i]);
+	for (uint64_t i = 0; i < f->num_nodes; i++)
+		if (f->nodes[i].feature == HIR_LEAF && layout->leaf_vectors[i] >= f->num_leaf_values)
+			rep_store_value(values, type, layout->leaf_vectors[i], f->nodes[i].value);
+	layout->vector_buffer = lir_buffer_add(m, "leaf_vectors", type, total, values);
+}
+
+/* Whether some tree of f adds to several outputs. */
+static bool has_vectors(const HForest *f)
+{
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		if (f->trees[t].width > 1)
+			return true;
+	return false;
+}
+
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e)
 {
+	/* Set offsets and vector indices live in value slots: exact in a float up to 2^24, in a double up to 2^53. */
+	uint64_t limit;
 	if (f->num_features >= REP_MAX_FEATURES)
 		return error_set(e, "%s representation: %u features, at most %u fit", rep_name, f->num_features, REP_MAX_FEATURES - 1);
 	layout->threshold_type = rep_value_type(f);
@@ -84,27 +120,33 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 		layout->compares |= (uint8_t)(1u << n->compare);
 		layout->missing_rules |= (uint8_t)(1u << split_missing(n));
 	}
-	layout->set_buffer = LIR_NONE;
-	layout->set_offsets = NULL;
-	if (layout->compares & 1u << HCMP_IN) {
-		/* A set's offset lives in a value slot: exact in a float up to 2^24, in a double up to 2^53. */
-		uint64_t words = f->num_set_words + f->num_sets, limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;
-		if (words >= limit)
-			return error_set(e, "%s representation: the category sets take %llu words, at most %llu fit", rep_name,
-			                 (unsigned long long)words, (unsigned long long)limit - 1);
+	layout->set_buffer = layout->vector_buffer = LIR_NONE;
+	layout->set_offsets = layout->leaf_vectors = NULL;
+	limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;
+	if ((layout->compares & 1u << HCMP_IN) && f->num_set_words + f->num_sets >= limit)
+		return error_set(e, "%s representation: the category sets take %llu words, at most %llu fit", rep_name,
+		                 (unsigned long long)(f->num_set_words + f->num_sets), (unsigned long long)limit - 1);
+	if (has_vectors(f) && f->num_leaf_values + f->num_nodes >= limit)
+		return error_set(e, "%s representation: the leaf vectors take up to %llu values, at most %llu fit", rep_name,
+		                 (unsigned long long)(f->num_leaf_values + f->num_nodes), (unsigned long long)limit - 1);
+	if (layout->compares & 1u << HCMP_IN)
 		lay_out_sets(f, m, layout);
-	}
+	if (has_vectors(f))
+		lay_out_vectors(f, m, layout);
 	return true;
 }
 
 void rep_begin_forest(RepLayout *layout, LBuilder *b)
 {
 	layout->sets = layout->set_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, layout->set_buffer);
+	layout->vectors = layout->vector_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, layout->vector_buffer);
 }
 
-double rep_slot_value(const RepLayout *layout, const HNode *n)
+double rep_slot_value(const RepLayout *layout, const HForest *f, const HNode *n)
 {
-	return n->feature != HIR_LEAF && n->compare == HCMP_IN ? (double)layout->set_offsets[n->set] : n->value;
+	if (n->feature == HIR_LEAF)
+		return layout->leaf_vectors ? (double)layout->leaf_vectors[n - f->nodes] : n->value;
+	return n->compare == HCMP_IN ? (double)layout->set_offsets[n->set] : n->value;
 }
 
 uint32_t rep_buffer_address(LBuilder *b, uint32_t index)
@@ -291,6 +333,7 @@ void rep_free_state(RepLayout *layout)
 {
 	free(layout->state);
 	free(layout->set_offsets);
+	free(layout->leaf_vectors);
 	layout->state = NULL;
-	layout->set_offsets = NULL;
+	layout->set_offsets = layout->leaf_vectors = NULL;
 }

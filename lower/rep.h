@@ -69,6 +69,10 @@ typedef struct RepLayout {
 	                       /*   per set, its word count, then its words (i32) */
 	uint64_t *set_offsets; /* where each of the forest's sets starts in it */
 	uint32_t sets;         /* the set buffer's address in the function being built */
+	uint32_t vector_buffer; /* module buffer of leaf vectors (leaf_type), LIR_NONE when every tree has width 1: */
+	                       /*   then every leaf's value slot holds the index of its first value there */
+	uint64_t *leaf_vectors; /* that index per node of the forest (leaves only) */
+	uint32_t vectors;      /* the vector buffer's address in the function being built */
 } RepLayout;
 
 typedef struct LRepresentation {
@@ -120,8 +124,8 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 void rep_begin_forest(RepLayout *layout, LBuilder *b);
 /* The node word of a split (leaves store -1). */
 int32_t rep_split_word(const HNode *n);
-/* What node n's value slot holds: its threshold or leaf value, or an IN split's set offset. */
-double rep_slot_value(const RepLayout *layout, const HNode *n);
+/* What node n of f holds in its value slot: its threshold or leaf value, an IN split's set offset, or a leaf's vector index. */
+double rep_slot_value(const RepLayout *layout, const HForest *f, const HNode *n);
 /* The type of a buffer holding both f's thresholds and leaf values. */
 LType rep_value_type(const HForest *f);
 /* values[at] = v, values being of type (F32 or F64). */

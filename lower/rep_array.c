@@ -34,7 +34,7 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 		uint64_t slot = stack[--top], id = stack[--top];
 		const HNode *n = &nodes[id];
 		uint64_t at = first + slot;
-		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, n));
+		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
 			continue;

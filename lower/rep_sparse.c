@@ -29,7 +29,7 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 	while (head < tail) {
 		uint64_t at = first + head;
 		const HNode *n = &nodes[queue[head++]];
-		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, n));
+		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
 			children[at] = 0;

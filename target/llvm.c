@@ -419,9 +419,9 @@ static void emit_inst(Emitter *em, uint32_t id)
 		*out = emit_binary(em, (LOp)inst->op, value(em, inst->a), value(em, inst->b));
 		break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, value(em, inst->a), ""); break;
-	case LOP_EXP: {
+	case LOP_EXP: case LOP_LOG: case LOP_SQRT: {
 		LLVMValueRef x = value(em, inst->a);
-		*out = call_intrinsic(em, "llvm.exp", type, &x, 1);
+		*out = call_intrinsic(em, inst->op == LOP_EXP ? "llvm.exp" : inst->op == LOP_LOG ? "llvm.log" : "llvm.sqrt", type, &x, 1);
 		break;
 	}
 	case LOP_ICMP: *out = LLVMBuildICmp(em->b, int_predicates[inst->sub], value(em, inst->a), value(em, inst->b), ""); break;
