@@ -113,7 +113,8 @@ typedef enum HAggregate {
 	X(ARGMAX, "argmax")     /* index of the largest margin, 1 output */                  \
 	X(EXP, "exp")           /* exp(margin) per output */                                 \
 	X(SIGNED_SQUARE, "signed_square") /* sign(m) * m * m: LightGBM's regression sqrt */ \
-	X(SOFTMAX_ZERO, "softmax_zero") /* softmax over the nonzero margins; zeros stay 0 */ \
+	X(SOFTMAX_ZERO, "softmax_zero") /* softmax, margins within 1e-7 of 0 scaled by exp(-max) \
+	                                   instead and left out of the sum (onnxruntime's) */       \
 	X(PROBIT, "probit")     /* sqrt(2) * erfinv(2m - 1), as onnxruntime computes it */
 
 typedef enum HTransform {
