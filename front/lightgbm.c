@@ -264,14 +264,22 @@ static bool parse_double(Text t, double *out)
 	return true;
 }
 
-/* An integer in [min, max] from a whole value or token; `what` names it in messages. */
-static bool parse_integer(Reader *r, Text t, const char *what, int64_t min, int64_t max, int64_t *out)
+/* t as an integer ([+-]digits); false if it is not one or does not fit. */
+static bool integer_value(Text t, int64_t *out)
 {
 	Text m = magnitude(t);
 	if (!(m.length && m.p[0] >= '0' && m.p[0] <= '9' && json_text_int64(m.p, m.length, out)))
-		return fail(r, "%s: expected an integer, found '%.*s'", what, SHOWN(t));
+		return false;
 	if (m.p != t.p && t.p[0] == '-')
 		*out = -*out;
+	return true;
+}
+
+/* An integer in [min, max] from a whole value or token; `what` names it in messages. */
+static bool parse_integer(Reader *r, Text t, const char *what, int64_t min, int64_t max, int64_t *out)
+{
+	if (!integer_value(t, out))
+		return fail(r, "%s: expected an integer, found '%.*s'", what, SHOWN(t));
 	if (*out < min || *out > max)
 		return fail(r, "%s: %lld is out of range [%lld, %lld]", what, (long long)*out, (long long)min, (long long)max);
 	return true;
@@ -310,7 +318,11 @@ static bool array_integer(Reader *r, Array *a, int64_t min, int64_t max, int64_t
 	char what[64];
 	Text token;
 	next_token(&a->p, a->end, &token); /* array_open counted them */
-	snprintf(what, sizeof what, "%s[%llu]", a->key, (unsigned long long)a->index++);
+	if (integer_value(token, out) && *out >= min && *out <= max) {
+		a->index++;
+		return true;
+	}
+	snprintf(what, sizeof what, "%s[%llu]", a->key, (unsigned long long)a->index);
 	return parse_integer(r, token, what, min, max, out);
 }
 
