@@ -356,7 +356,7 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 {
 	const Objective *objective = NULL;
 	const char *p = line.p, *end = line.p + line.length;
-	bool sqrt = false, has_sigmoid = false, has_classes = false;
+	bool signed_square = false, has_sigmoid = false, has_classes = false;
 	int64_t classes = 0;
 	double sigmoid = 0;
 	Text name, token;
@@ -375,7 +375,7 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 		Text key, value;
 		const char *colon = memchr(token.p, ':', token.length);
 		if (!colon) {
-			sqrt |= text_is(token, "sqrt");
+			signed_square |= text_is(token, "sqrt");
 			continue;
 		}
 		key = (Text){token.p, (size_t)(colon - token.p)};
@@ -392,7 +392,7 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 	}
 	switch (objective->kind) {
 	case OBJECTIVE_RAW: f->transform = HTRANSFORM_IDENTITY; break;
-	case OBJECTIVE_SQRT: f->transform = sqrt ? HTRANSFORM_SIGNED_SQUARE : HTRANSFORM_IDENTITY; break;
+	case OBJECTIVE_SQRT: f->transform = signed_square ? HTRANSFORM_SIGNED_SQUARE : HTRANSFORM_IDENTITY; break;
 	case OBJECTIVE_LOGISTIC: f->transform = HTRANSFORM_SIGMOID; break;
 	case OBJECTIVE_EXP: f->transform = HTRANSFORM_EXP; break;
 	case OBJECTIVE_SIGMOID:
