@@ -113,6 +113,8 @@ HForest *front_read_model(const char *path, Error *e)
 		error_set(e, "%s: empty file", path);
 	else if (text[i] == '{')
 		f = front_read_xgboost_json(path, text, length, e);
+	else if (length - i >= 4 && memcmp(text + i, "tree", 4) == 0 && (length - i == 4 || text[i + 4] == '\n' || text[i + 4] == '\r'))
+		f = front_read_lightgbm(path, text, length, e);
 	else
 		error_set(e, "%s: unknown model format (expected an XGBoost JSON model)", path);
 	file_free(&file);

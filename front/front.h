@@ -12,6 +12,14 @@
  */
 HForest *front_read_xgboost_json(const char *name, const char *text, size_t len, Error *e);
 
+/*
+ * Read a LightGBM text model (Booster.save_model; LightGBM 2.x, 3.x and 4.x) from
+ * text[0..len), with LightGBM's float64 thresholds and leaves. Messages look like
+ * "model.txt: Tree=3: left_child[5]: index 912 out of range (the tree has 30 splits)".
+ * Returns NULL and fills e on bad input.
+ */
+HForest *front_read_lightgbm(const char *name, const char *text, size_t len, Error *e);
+
 /* Read a model file, choosing the reader from its contents. Returns NULL and fills e on failure. */
 HForest *front_read_model(const char *path, Error *e);
 
