@@ -17,9 +17,7 @@ the doubles between each float64 threshold and its float32 rounding), rows of va
 within 1e-35 of zero, and for categorical specs unseen, negative, fractional, huge and
 NaN categories.
 
-Entries go to manifest.json (what tests/run.py runs) when grove compiles them today,
-and to pending.json when they need what `needs` names (the lowering of IN splits, the
-zero missing rule, averages, float64 rows); move them once those land.
+Every entry goes to manifest.json, which tests/run.py runs.
 
   python3 tests/gen/gen_lightgbm.py           # write everything
   python3 tests/gen/gen_lightgbm.py --check   # evaluate `grove dump --level hir` of every
@@ -61,7 +59,6 @@ class Spec:
     zeros: float = 0.0    # fraction of exact zeros
     categorical: tuple = ()  # feature indices that are categorical
     f64: bool = False     # rows are float64 values that float32 cannot hold
-    needs: tuple = ()     # what grove must gain before it compiles the model
     schedules: bool = False
     notes: str = ""
 
@@ -86,24 +83,20 @@ SPECS = [
     Spec("tweedie", "tweedie", "tweedie", rounds=6, params={"tweedie_variance_power": 1.4}),
     Spec("lambdarank", "lambdarank", "rank", rounds=5),
     Spec("rank_xendcg", "rank_xendcg", "rank", rounds=5),
-    Spec("missing_zero", "regression", "regression", zeros=0.3, params={"zero_as_missing": True},
-         needs=("zero missing rule",), notes="zero_as_missing: missing type Zero"),
+    Spec("missing_zero", "regression", "regression", zeros=0.3, params={"zero_as_missing": True}, notes="zero_as_missing: missing type Zero"),
     Spec("missing_none", "regression", "regression", zeros=0.3, params={"use_missing": False},
          notes="use_missing=false: missing type None, NaN compared as 0"),
     Spec("missing_nan_zeros", "binary", "binary", zeros=0.3, notes="NaN missing type with thresholds at +-1e-35"),
     Spec("categorical", "regression", "categorical", rounds=10, categorical=(0, 1), missing=0.05,
-         params={"max_cat_to_onehot": 4, "cat_smooth": 1.0, "min_data_per_group": 5, "cat_l2": 1.0},
-         needs=("IN splits",), notes="categories 0..39 (bitsets of 2 words) and 0..2 (one-hot splits)"),
+         params={"max_cat_to_onehot": 4, "cat_smooth": 1.0, "min_data_per_group": 5, "cat_l2": 1.0}, notes="categories 0..39 (bitsets of 2 words) and 0..2 (one-hot splits)"),
     Spec("categorical_binary", "binary", "categorical", rounds=10, categorical=(0,), missing=0.05,
-         params={"min_data_per_group": 5, "cat_smooth": 1.0}, needs=("IN splits",)),
+         params={"min_data_per_group": 5, "cat_smooth": 1.0}),
     Spec("rf", "regression", "regression", rounds=6,
-         params={"boosting": "rf", "bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8},
-         needs=("average aggregate",), notes="boosting=rf: average_output; no margin.csv (see the docstring)"),
+         params={"boosting": "rf", "bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}, notes="boosting=rf: average_output; no margin.csv (see the docstring)"),
     Spec("constant", "regression", "regression", rounds=3, params={"min_data_in_leaf": 5000},
          notes="every tree is a single leaf"),
-    Spec("f64_thresholds", "regression", "regression", rounds=8, f64=True, missing=0.05,
-         needs=("float64 rows",), notes="rows between float64 thresholds and their float32 rounding"),
-    Spec("f64_binary", "binary", "binary", rounds=8, f64=True, missing=0.05, needs=("float64 rows",)),
+    Spec("f64_thresholds", "regression", "regression", rounds=8, f64=True, missing=0.05, notes="rows between float64 thresholds and their float32 rounding"),
+    Spec("f64_binary", "binary", "binary", rounds=8, f64=True, missing=0.05),
 ]
 
 BASE_PARAMS = {"verbose": -1, "num_threads": 1, "seed": 20240, "deterministic": True, "num_leaves": 8,
@@ -282,8 +275,6 @@ def generate(spec, lgb):
         entry["schedules"] = False
     if spec.f64:
         entry["f64_rows"] = True
-    if spec.needs:
-        entry["needs"] = list(spec.needs)
     return entry
 
 
@@ -312,15 +303,13 @@ def check_text(spec, text):
 def main_generate():
     import lightgbm as lgb
     os.makedirs(OUT, exist_ok=True)
-    ready, pending = [], []
+    entries = []
     for spec in SPECS:
-        entry = generate(spec, lgb)
-        (pending if spec.needs else ready).append(entry)
-        print(f"{spec.name}: {entry['num_trees']} trees, {entry['rows']} rows{' (pending)' if spec.needs else ''}")
-    for name, entries in (("manifest.json", ready), ("pending.json", pending)):
-        with open(os.path.join(OUT, name), "w") as f:
-            json.dump(entries, f, indent=1)
-            f.write("\n")
+        entries.append(generate(spec, lgb))
+        print(f"{spec.name}: {entries[-1]['num_trees']} trees, {entries[-1]['rows']} rows")
+    with open(os.path.join(OUT, "manifest.json"), "w") as f:
+        json.dump(entries, f, indent=1)
+        f.write("\n")
 
 
 # ----------------------------------------------------------------------------- check
@@ -394,7 +383,7 @@ def read_csv(path):
 def main_check():
     grove = os.path.join(ROOT, "build", "grove")
     worst = 0.0
-    for manifest in ("manifest.json", "pending.json"):
+    for manifest in ("manifest.json",):
         for m in json.load(open(os.path.join(OUT, manifest))):
             p = subprocess.run([grove, "dump", "--level", "hir", os.path.join(OUT, m["model"])], capture_output=True, text=True)
             if p.returncode != 0:
