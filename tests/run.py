@@ -3,7 +3,7 @@
 
 Groups:
   unit    every build/tests/* program (exit status 0 = pass)
-  golden  `grove dump --level hir|mir|lir` of tests/golden/*.json against NAME.LEVEL
+  golden  `grove dump --level hir|mir|lir` of each model tests/golden/NAME.* against NAME.LEVEL
           (--update rewrites them)
   real    compile + predict the XGBoost models in ../shared/models/real against their
           reference rows (last column = XGBoost's prediction)
@@ -138,8 +138,10 @@ def unit_tests(s):
 
 def golden_tests(s):
     directory = os.path.join(ROOT, "tests", "golden")
-    for model in sorted(f for f in os.listdir(directory) if f.endswith(".json")):
-        base = model[:-5]
+    levels = (".hir", ".mir", ".lir")
+    for model in sorted(f for f in os.listdir(directory) if os.path.isfile(os.path.join(directory, f))
+                        and not f.endswith(levels)):
+        base = os.path.splitext(model)[0]
         for level in ("hir", "mir", "lir"):
             name = f"{base}.{level}"
             if not s.wanted("golden", name):
