@@ -1,6 +1,7 @@
 /* Documents of values: walking the tape and converting scalars, whichever encoding they are in. */
 #include "front/doc.h"
 #include "front/json.h"
+#include "front/ubjson.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,18 +197,6 @@ uint32_t doc_member(const Document *doc, uint32_t v, const char *key)
 	return DOC_MISSING;
 }
 
-/* Bytes per element of a typed array of marker m (0 for text). */
-static inline uint8_t element_width(uint8_t m)
-{
-	switch (m) {
-	case 'i': case 'U': case 'C': return 1;
-	case 'I': return 2;
-	case 'l': case 'd': return 4;
-	case 'L': case 'D': return 8;
-	default: return 0;
-	}
-}
-
 void doc_iterate(const Document *doc, uint32_t v, DocIterator *it)
 {
 	const DocValue *value = &doc->values[v];
@@ -222,7 +211,7 @@ void doc_iterate(const Document *doc, uint32_t v, DocIterator *it)
 	it->value = v + 1;
 	if (!it->flat)
 		return;
-	it->width = element_width(value->encoding);
+	it->width = (uint8_t)ubjson_number_width(value->encoding);
 	if (value->encoding == DOC_TEXT)
 		json_flat_begin(it, value);
 	else
@@ -252,19 +241,15 @@ bool doc_next(DocIterator *it, DocItem *item)
 	return true;
 }
 
-bool doc_next_float(DocIterator *it, DocItem *item, float *out)
+bool doc_next_float_other(DocIterator *it, DocItem *item, float *out)
 {
-	if (it->flat && it->remaining && it->encoding == DOC_TEXT && json_flat_float(it, out))
-		return true;
 	if (!doc_next(it, item) || item->type != DOC_NUMBER)
 		return false;
 	*out = doc_item_float(item);
 	return true;
 }
 
-bool doc_next_int64(DocIterator *it, DocItem *item, int64_t *out)
+bool doc_next_int64_other(DocIterator *it, DocItem *item, int64_t *out)
 {
-	if (it->flat && it->remaining && it->encoding == DOC_TEXT && json_flat_int64(it, out))
-		return true;
 	return doc_next(it, item) && doc_item_int64(item, out);
 }

@@ -15,8 +15,10 @@
  *
  * Each scalar records how its bytes are written (its encoding): as text (JSON numbers
  * and strings, UBJSON strings and high-precision numbers) or as a big-endian binary
- * number (UBJSON's markers i U I l L d D C). Offsets and counts are 64-bit; the tape
- * holds at most DOC_MAX_VALUES entries, nesting is limited to DOC_MAX_DEPTH.
+ * number (UBJSON's markers i U I l L d D C). Offsets are 64-bit: files past 4 GiB are
+ * read. The tape holds at most DOC_MAX_VALUES entries, a string at most DOC_MAX_LENGTH
+ * bytes, a container as many elements (more is a clear error); nesting is limited to
+ * DOC_MAX_DEPTH.
  */
 #ifndef GROVE_FRONT_DOC_H
 #define GROVE_FRONT_DOC_H
@@ -25,6 +27,7 @@
 
 #define DOC_MAX_DEPTH 1000
 #define DOC_MAX_VALUES (UINT32_MAX - 1)
+#define DOC_MAX_LENGTH UINT32_MAX /* bytes of a scalar, elements of an array, members of an object */
 
 typedef enum DocType {
 	DOC_NULL,
@@ -54,7 +57,7 @@ typedef struct DocValue {
 	uint32_t end;     /* index of the first value after this one and everything inside it */
 	uint64_t start;   /* offset of its bytes: a scalar's payload (a string's text), a JSON container's bracket,
 	                     a typed array's first element */
-	uint64_t length;  /* scalars: bytes of payload; containers: elements or members */
+	uint32_t length;  /* scalars: bytes of payload; containers: elements or members (at most DOC_MAX_LENGTH) */
 } DocValue;
 
 typedef struct Document {
@@ -104,10 +107,23 @@ uint32_t doc_member(const Document *doc, uint32_t v, const char *key);
 void doc_iterate(const Document *doc, uint32_t v, DocIterator *it);
 /* Fill *item with the next element; false after the last. */
 bool doc_next(DocIterator *it, DocItem *item);
+/* doc_next_float and doc_next_int64 for the elements of flat JSON arrays (json.c) and for all others (doc.c). */
+bool json_flat_float(DocIterator *it, DocItem *item, float *out);
+bool json_flat_int64(DocIterator *it, DocItem *item, int64_t *out);
+bool doc_next_float_other(DocIterator *it, DocItem *item, float *out);
+bool doc_next_int64_other(DocIterator *it, DocItem *item, int64_t *out);
+
 /* Read the next element as a float; false if it is not a number, with *item describing it. */
-bool doc_next_float(DocIterator *it, DocItem *item, float *out);
+static inline bool doc_next_float(DocIterator *it, DocItem *item, float *out)
+{
+	return it->flat && it->encoding == DOC_TEXT ? json_flat_float(it, item, out) : doc_next_float_other(it, item, out);
+}
+
 /* Read the next element as an integer; false if it is not one (or does not fit), with *item describing it. */
-bool doc_next_int64(DocIterator *it, DocItem *item, int64_t *out);
+static inline bool doc_next_int64(DocIterator *it, DocItem *item, int64_t *out)
+{
+	return it->flat && it->encoding == DOC_TEXT ? json_flat_int64(it, item, out) : doc_next_int64_other(it, item, out);
+}
 
 /* Value v as an item (as an iterator would return it). */
 DocItem doc_item(const Document *doc, uint32_t v);

@@ -181,10 +181,16 @@ bool json_text_is_number(const char *text, size_t length)
 /* Whether the byte after a number would make it malformed ("01", "1x", "1.e"). */
 static inline bool bad_after_number(char c) { return is_digit(c) || c == '.' || (unsigned char)((c | 0x20) - 'a') < 26; }
 
-/* A scalar's tape entry. */
+/* A scalar's tape entry (length at most DOC_MAX_LENGTH). */
 static inline DocValue scalar(DocType type, uint8_t encoding, size_t start, size_t length, uint32_t end)
 {
-	return (DocValue){.type = (uint8_t)type, .encoding = encoding, .start = start, .length = length, .end = end};
+	return (DocValue){.type = (uint8_t)type, .encoding = encoding, .start = start, .length = (uint32_t)length, .end = end};
+}
+
+/* Report a string, number or container longer than the tape records. */
+static bool too_long(Parser *ps, const char *at, const char *what)
+{
+	return parse_error(ps, at, "%s of more than %u %s", what, (unsigned)DOC_MAX_LENGTH, *what == 's' ? "bytes" : "elements");
 }
 
 /* Make room for more values (kept out of line: it runs a few times per document); NULL past DOC_MAX_VALUES. */
@@ -203,17 +209,43 @@ static bool too_many_values(Parser *ps, const char *at)
 }
 
 /*
+ * Put the first n elements of array `array`, scalars all (it was flat until now), on the
+ * tape from values[count]; returns the new count, or 0 past the tape's limit.
+ */
+static uint32_t __attribute__((noinline)) unflatten(Parser *ps, DocValue **values, size_t *cap, uint32_t count, uint32_t array, uint64_t n)
+{
+	DocIterator it = {.doc = ps->doc, .remaining = n, .flat = 1, .end = ps->end};
+	DocItem item;
+	json_flat_begin(&it, &(*values)[array]);
+	while (it.remaining) {
+		DocValue *grown;
+		if (count == *cap) {
+			if (!(grown = grow_values(*values, count, cap)))
+				return 0;
+			*values = grown;
+		}
+		json_flat_next(&it, &item);
+		(*values)[count] = scalar(item.type, item.encoding, (size_t)(item.bytes - ps->text), item.length, count + 1);
+		count++;
+	}
+	return count;
+}
+
+/*
  * The parser: a loop over three states, `value` (a value must come next), `after`
  * (a value ended: ',' or a closing bracket must come next) and `key` (a member name
  * and ':' must come next). The innermost container and its element count live in
- * locals; an enclosing container's count waits in its `length` field.
+ * locals; an enclosing container's count waits in its `length` field. The scalars of
+ * an array that holds scalars only (so far) are written to one slot and not kept
+ * (`keep` is 0): the tape then only grows with the document's structure; an array
+ * that turns out to hold a container puts its earlier scalars on the tape then.
  */
 static bool parse_document(Parser *ps)
 {
 	const char *text = ps->text, *p = ps->text, *end = ps->end, *q;
 	DocValue *values = ps->doc->values, *grown;
 	size_t cap = ps->doc->values_cap;
-	uint32_t count = 0, depth = 0, top = 0;
+	uint32_t count = 0, depth = 0, top = 0, keep = 1;
 	uint64_t elements = 0;
 	uint32_t *stack = ps->stack;
 	DocType top_type = DOC_NULL; /* the innermost container's type, DOC_NULL at the top level */
@@ -243,15 +275,32 @@ value:
 			parse_error(ps, p, "arrays and objects nested more than %d deep", DOC_MAX_DEPTH);
 			goto out;
 		}
-		if (depth) {
-			values[top].length = elements;
-			values[top].flat = 0; /* it holds a container */
+		if (depth && values[top].flat) { /* it holds a container: its scalars go on the tape */
+			if (elements > 1 && !(count = unflatten(ps, &values, &cap, count, top, elements - 1))) {
+				too_many_values(ps, p);
+				goto out;
+			}
+			if (count == cap) {
+				if (!(grown = grow_values(values, count, &cap))) {
+					too_many_values(ps, p);
+					goto out;
+				}
+				values = grown;
+			}
+			values[top].flat = 0;
 		}
+		if (depth && elements > DOC_MAX_LENGTH) {
+			too_long(ps, p, top_type == DOC_ARRAY ? "an array" : "an object");
+			goto out;
+		}
+		if (depth)
+			values[top].length = (uint32_t)elements;
 		top = count;
 		top_type = *p == '[' ? DOC_ARRAY : DOC_OBJECT;
 		stack[depth++] = top;
 		elements = 0;
 		values[count++] = (DocValue){.type = (uint8_t)top_type, .flat = top_type == DOC_ARRAY, .start = (size_t)(p - text)};
+		keep = top_type == DOC_OBJECT;
 		close = *p == '[' ? ']' : '}';
 		p++;
 		while (p < end && is_space(*p))
@@ -267,8 +316,12 @@ value:
 		uint8_t escaped = 0;
 		if (!(q = scan_string(ps, p + 1, &escaped)))
 			goto out;
+		if ((size_t)(q - p - 1) > DOC_MAX_LENGTH) {
+			too_long(ps, p, "a string");
+			goto out;
+		}
 		values[count] = scalar(DOC_STRING, escaped ? DOC_TEXT_ESCAPED : DOC_TEXT, (size_t)(p + 1 - text), (size_t)(q - p - 1), count + 1);
-		count++;
+		count += keep;
 		p = q + 1;
 		goto after;
 	}
@@ -281,7 +334,7 @@ value:
 		if ((size_t)(end - p) < n || memcmp(p, word, n) != 0)
 			break;
 		values[count] = scalar(type, DOC_TEXT, (size_t)(p - text), n, count + 1);
-		count++;
+		count += keep;
 		p += n;
 		goto after;
 	}
@@ -289,12 +342,12 @@ value:
 		if (!is_digit(*p) && *p != '-' && *p != 'N' && *p != 'I')
 			break;
 		q = scan_number(p, end);
-		if (!q || (q < end && bad_after_number(*q))) {
+		if (!q || (q < end && bad_after_number(*q)) || (size_t)(q - p) > DOC_MAX_LENGTH) {
 			parse_error(ps, p, "invalid number");
 			goto out;
 		}
 		values[count] = scalar(DOC_NUMBER, DOC_TEXT, (size_t)(p - text), (size_t)(q - p), count + 1);
-		count++;
+		count += keep;
 		p = q;
 		goto after;
 	}
@@ -329,11 +382,13 @@ after:
 	goto out;
 
 close:
-	/* A flat array drops its elements: the tape then only grows with the document's structure. */
-	if (values[top].flat)
-		count = top + 1;
-	values[top].length = elements;
+	if (elements > DOC_MAX_LENGTH) {
+		too_long(ps, text + values[top].start, top_type == DOC_ARRAY ? "an array" : "an object");
+		goto out;
+	}
+	values[top].length = (uint32_t)elements;
 	values[top].end = count;
+	keep = 1; /* the enclosing container holds a container: it is not flat */
 	if (--depth) {
 		top = stack[depth - 1];
 		top_type = (DocType)values[top].type;
@@ -354,6 +409,10 @@ key:
 		uint8_t escaped = 0;
 		if (!(q = scan_string(ps, p + 1, &escaped)))
 			goto out;
+		if ((size_t)(q - p - 1) > DOC_MAX_LENGTH) {
+			too_long(ps, p, "a string");
+			goto out;
+		}
 		if (count == cap) {
 			if (!(grown = grow_values(values, count, &cap))) {
 				too_many_values(ps, p);
@@ -635,33 +694,40 @@ static inline void iterator_advance(DocIterator *it, const char *q)
 	it->remaining--;
 }
 
-bool json_flat_float(DocIterator *it, float *out)
+bool json_flat_float(DocIterator *it, DocItem *item, float *out)
 {
-	double d;
-	const char *q = decimal_fast(it->p, it->end, &d);
-	if (q && q != it->p && ends_element(*q) && float_rounds_once(d)) {
-		*out = (float)d;
-		iterator_advance(it, q);
-		return true;
+	if (it->remaining) {
+		double d;
+		const char *q = decimal_fast(it->p, it->end, &d);
+		if (q && q != it->p && ends_element(*q) && float_rounds_once(d)) {
+			*out = (float)d;
+			iterator_advance(it, q);
+			return true;
+		}
 	}
-	return false;
+	if (!doc_next(it, item) || item->type != DOC_NUMBER)
+		return false;
+	*out = doc_item_float(item);
+	return true;
 }
 
-bool json_flat_int64(DocIterator *it, int64_t *out)
+bool json_flat_int64(DocIterator *it, DocItem *item, int64_t *out)
 {
-	const char *p = it->p;
-	bool negative = *p == '-';
-	uint64_t n = 0;
-	int digits = 0;
-	p += negative;
-	for (; is_digit(*p) && digits < 18; p++, digits++)
-		n = n * 10 + (uint64_t)(*p - '0');
-	if (digits > 0 && ends_element(*p)) {
-		*out = negative ? -(int64_t)n : (int64_t)n;
-		iterator_advance(it, p);
-		return true;
+	if (it->remaining) {
+		const char *p = it->p;
+		bool negative = *p == '-';
+		uint64_t n = 0;
+		int digits = 0;
+		p += negative;
+		for (; is_digit(*p) && digits < 18; p++, digits++)
+			n = n * 10 + (uint64_t)(*p - '0');
+		if (digits > 0 && ends_element(*p)) {
+			*out = negative ? -(int64_t)n : (int64_t)n;
+			iterator_advance(it, p);
+			return true;
+		}
 	}
-	return false;
+	return doc_next(it, item) && doc_item_int64(item, out);
 }
 
 bool json_text_int64(const char *text, size_t length, int64_t *out)

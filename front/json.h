@@ -33,9 +33,6 @@ void json_position(const Document *doc, size_t offset, uint32_t *line, uint32_t 
 void json_flat_begin(DocIterator *it, const DocValue *value);
 /* The next element (it->remaining > 0). */
 void json_flat_next(DocIterator *it, DocItem *item);
-/* The next element as a float on the fast path; false (nothing consumed) where it needs the slow one. */
-bool json_flat_float(DocIterator *it, float *out);
-/* The next element as an integer of at most 18 digits; false (nothing consumed) otherwise. */
-bool json_flat_int64(DocIterator *it, int64_t *out);
+/* (json_flat_float and json_flat_int64, declared in doc.h: doc_next_float and doc_next_int64 on flat arrays.) */
 
 #endif

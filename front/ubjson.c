@@ -46,8 +46,7 @@ static void describe_marker(unsigned char c, char *buf, size_t size)
 		snprintf(buf, size, "byte 0x%02x", c);
 }
 
-/* Bytes of a number of marker m; 0 if m is not a fixed-size number. */
-static size_t number_width(unsigned char m)
+size_t ubjson_number_width(unsigned char m)
 {
 	switch (m) {
 	case 'i': case 'U': case 'C': return 1;
@@ -64,7 +63,7 @@ static inline size_t left(const Parser *ps) { return ps->size - ps->pos; }
 static int64_t read_int(const char *p, unsigned char m)
 {
 	uint64_t v = 0;
-	size_t n = number_width(m);
+	size_t n = ubjson_number_width(m);
 	for (size_t i = 0; i < n; i++)
 		v = v << 8 | (unsigned char)p[i];
 	switch (m) {
@@ -90,7 +89,7 @@ static bool read_count(Parser *ps, const char *what, uint64_t *out)
 		describe_marker(m, found, sizeof found);
 		return fail(ps, at, "expected %s (an integer: i, U, I, l or L), found %s", what, found);
 	}
-	n = number_width(m);
+	n = ubjson_number_width(m);
 	if (left(ps) - 1 < n)
 		return fail(ps, at, "the file ends inside %s ('%c' needs %zu bytes, %zu left)", what, m, n, left(ps) - 1);
 	v = read_int(ps->bytes + ps->pos + 1, m);
@@ -109,6 +108,8 @@ static bool read_payload(Parser *ps, const char *what, uint64_t *length)
 		return false;
 	if (*length > left(ps))
 		return fail(ps, at, "%s %llu runs past the end of the file (%zu bytes left)", what, (unsigned long long)*length, left(ps));
+	if (*length > DOC_MAX_LENGTH)
+		return fail(ps, at, "%s %llu is more than the reader takes (%u)", what, (unsigned long long)*length, (unsigned)DOC_MAX_LENGTH);
 	return true;
 }
 
@@ -152,7 +153,7 @@ static bool open_container(Parser *ps, size_t at, bool object, uint32_t *depth)
 		if (left(ps) == 0)
 			return fail(ps, type_at, "the file ends where the container's element type should be");
 		fixed = (uint8_t)ps->bytes[ps->pos++];
-		width = number_width(fixed);
+		width = ubjson_number_width(fixed);
 		if (!width && !strchr("HS[{", fixed)) {
 			describe_marker(fixed, found, sizeof found);
 			return fail(ps, type_at + 1, "%s is not a supported element type of a typed container", found);
@@ -169,13 +170,15 @@ static bool open_container(Parser *ps, size_t at, bool object, uint32_t *depth)
 		if (count > left(ps) / least)
 			return fail(ps, count_at, "count %llu runs past the end of the file (%zu bytes left)", (unsigned long long)count,
 			            left(ps));
+		if (count > DOC_MAX_LENGTH)
+			return fail(ps, count_at, "count %llu is more than the reader takes (%u)", (unsigned long long)count, (unsigned)DOC_MAX_LENGTH);
 		counted = true;
 	}
 	if (!object && width) { /* a flat array: its elements are read in place */
 		value.flat = 1;
 		value.encoding = fixed;
 		value.start = ps->pos;
-		value.length = count;
+		value.length = (uint32_t)count;
 		ps->pos += count * width;
 		return push_value(ps, at, value);
 	}
@@ -191,7 +194,7 @@ static bool open_container(Parser *ps, size_t at, bool object, uint32_t *depth)
 /* Read the value of marker m (at offset at): a scalar onto the tape, or a container opened. */
 static bool read_value(Parser *ps, unsigned char m, size_t at, uint32_t *depth)
 {
-	size_t width = number_width(m);
+	size_t width = ubjson_number_width(m);
 	uint64_t length;
 	char found[32];
 
@@ -214,7 +217,7 @@ static bool read_value(Parser *ps, unsigned char m, size_t at, uint32_t *depth)
 			return fail(ps, at, "high-precision number '%.*s' is not a number", (int)(length < 40 ? length : 40), ps->bytes + ps->pos);
 		ps->pos += length;
 		return push_value(ps, at, (DocValue){.type = (uint8_t)(m == 'S' ? DOC_STRING : DOC_NUMBER), .encoding = DOC_TEXT,
-		                                     .start = ps->pos - length, .length = length});
+		                                     .start = ps->pos - length, .length = (uint32_t)length});
 	case '[':
 	case '{':
 		return open_container(ps, at, m == '{', depth);
@@ -229,7 +232,7 @@ static void close_container(Parser *ps, uint32_t *depth)
 {
 	Frame *f = &ps->stack[--*depth];
 	DocValue *value = &ps->doc->values[f->value];
-	value->length = f->elements;
+	value->length = (uint32_t)f->elements; /* at most its count, or the bytes it spans: checked in read_element */
 	value->end = ps->doc->num_values;
 }
 
@@ -263,9 +266,12 @@ static bool read_element(Parser *ps, uint32_t *depth)
 		if (!read_payload(ps, "the key length", &length))
 			return false;
 		ps->pos += length;
-		if (!push_value(ps, at, (DocValue){.type = DOC_STRING, .encoding = DOC_TEXT, .start = ps->pos - length, .length = length}))
+		if (!push_value(ps, at, (DocValue){.type = DOC_STRING, .encoding = DOC_TEXT, .start = ps->pos - length, .length = (uint32_t)length}))
 			return false;
 	}
+	if (f->elements == DOC_MAX_LENGTH)
+		return fail(ps, ps->pos, "the %s that starts at offset %zu has more than %u elements", f->object ? "object" : "array",
+		            f->start, (unsigned)DOC_MAX_LENGTH);
 	f->remaining -= f->counted;
 	f->elements++;
 	at = ps->pos;

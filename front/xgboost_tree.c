@@ -77,7 +77,7 @@ static bool fail_item(TreeReader *tr, const char *key, uint64_t i, const DocItem
 }
 
 /* The next element of tree array `key` (element i) as an integer. */
-static bool next_integer(TreeReader *tr, DocIterator *it, const char *key, uint64_t i, int64_t *out)
+static inline bool next_integer(TreeReader *tr, DocIterator *it, const char *key, uint64_t i, int64_t *out)
 {
 	DocItem item;
 	if (doc_next_int64(it, &item, out))
@@ -86,7 +86,7 @@ static bool next_integer(TreeReader *tr, DocIterator *it, const char *key, uint6
 }
 
 /* The next element of tree array `key` (element i) as a float. */
-static bool next_float(TreeReader *tr, DocIterator *it, const char *key, uint64_t i, float *out)
+static inline bool next_float(TreeReader *tr, DocIterator *it, const char *key, uint64_t i, float *out)
 {
 	DocItem item;
 	if (doc_next_float(it, &item, out))

@@ -32,7 +32,8 @@ walked by a reference interpreter, against NAME.margin.csv.
 
 Run from the repository root with the project's venv:
 
-  /work/venv/bin/python tests/gen/gen_xgboost_formats.py
+  /work/venv/bin/python tests/gen/gen_xgboost_formats.py        # the fixtures
+  /work/venv/bin/python tests/gen/gen_xgboost_formats.py --bad  # tests/bad/xgboost (from mo_reg3.json and a tiny model)
 
 Seeds are fixed and training single-threaded: a given XGBoost writes the same files.
 """
@@ -269,7 +270,91 @@ def generate(spec):
     return out
 
 
+# ----------------------------------------------------------------------------- bad inputs
+
+BAD = os.path.join(HERE, "..", "bad", "xgboost")
+
+
+def tiny_categorical():
+    """A two-tree categorical model (one-hot and partition splits) to derive the bad inputs from."""
+    spec = Spec("tiny", "reg:squarederror", [40, 0], rounds=2, params={"max_depth": 2, "max_cat_to_onehot": 1})
+    rng = np.random.default_rng(7)
+    X = make_features(rng, spec, 400)
+    booster = xgb.train(dict(BASE_PARAMS, objective=spec.objective, **spec.params), dmatrix(spec, X, make_labels(spec, rng, X)),
+                        num_boost_round=spec.rounds)
+    model = json.loads(booster.save_raw("json"))
+    for tree in model["learner"]["gradient_booster"]["model"]["trees"]:
+        for key in ("loss_changes", "sum_hessian", "base_weights", "parents"):
+            tree.pop(key)  # grove does not read them: smaller files
+    return booster, model
+
+
+def write_bad(name, data, message):
+    with open(os.path.join(BAD, name), "wb") as f:
+        f.write(data)
+    with open(os.path.join(BAD, name.rsplit(".", 1)[0] + ".err"), "w") as f:
+        f.write(message + "\n")
+
+
+def bad_inputs():
+    """tests/bad/xgboost: UBJSON damaged at the byte level, and categorical / vector-leaf trees that break the rules."""
+    os.makedirs(BAD, exist_ok=True)
+    booster, model = tiny_categorical()
+    ubj = bytes(booster.save_raw("ubj"))
+    key = b"L" + (7).to_bytes(8, "big") + b"learner"
+    assert ubj.startswith(b"{" + key)
+    write_bad("ubj_truncated.ubj", ubj[:len(ubj) // 2], "runs past the end of the file")
+    write_bad("ubj_truncated_end.ubj", ubj[:-1], "offset %d: the file ends inside the object that starts at offset 0" % (len(ubj) - 1))
+    write_bad("ubj_key_past_end.ubj", b"{L" + (1 << 40).to_bytes(8, "big") + b"learner{}}",
+              "offset 1: the key length 1099511627776 runs past the end of the file")
+    write_bad("ubj_negative_length.ubj", b"{L" + (2**64 - 5).to_bytes(8, "big") + b"learner{}}", "offset 1: the key length is negative (-5)")
+    at = ubj.index(b"[$d#L")  # the first typed float array: claim 2^60 elements
+    write_bad("ubj_count_past_end.ubj", ubj[:at + 5] + (1 << 60).to_bytes(8, "big") + ubj[at + 13:],
+              "offset %d: count 1152921504606846976 runs past the end of the file" % (at + 3))
+    at = ubj.index(b"Sl") if b"Sl" in ubj else ubj.index(b"SL")
+    write_bad("ubj_unknown_marker.ubj", ubj[:at] + b"Q" + ubj[at + 1:], "offset %d: unknown marker 'Q'" % at)
+
+    def tree_variant(name, message, change):
+        m = json.loads(json.dumps(model))
+        change(m["learner"]["gradient_booster"]["model"]["trees"][0])
+        write_bad(name, json.dumps(m, separators=(",", ":")).encode(), message)
+
+    def segment(t):
+        t["categories_segments"][0] = len(t["categories"])
+    tree_variant("cat_segment_range.json", "trees[0].categories_segments[0]: segment of", segment)
+    tree_variant("cat_negative.json", "trees[0].categories[0]: category -3 is negative",
+                 lambda t: t["categories"].__setitem__(0, -3))
+    tree_variant("cat_enormous.json", "trees[0].categories[0]: category 16777216 is too large",
+                 lambda t: t["categories"].__setitem__(0, 1 << 24))
+    tree_variant("cat_not_listed.json", "a categorical split that categories_nodes does not list",
+                 lambda t: [t[k].pop() for k in ("categories_nodes", "categories_segments", "categories_sizes")])
+    tree_variant("cat_numerical_node.json", "is not a categorical split",
+                 lambda t: t["split_type"].__setitem__(t["categories_nodes"][0], 0))
+    tree_variant("cat_split_type.json", "unknown split type 2 (0: numerical, 1: categorical)",
+                 lambda t: t["split_type"].__setitem__(0, 2))
+    tree_variant("cat_sizes_length.json", "trees[0].categories_sizes: 0 elements, but the length of categories_nodes is",
+                 lambda t: t.__setitem__("categories_sizes", []))
+
+    mo = json.load(open(os.path.join(OUT, "mo_reg3.json")))
+    trees = mo["learner"]["gradient_booster"]["model"]["trees"]
+    del trees[1:]
+    mo["learner"]["gradient_booster"]["model"]["tree_info"] = [0]
+    mo["learner"]["gradient_booster"]["model"]["gbtree_model_param"]["num_trees"] = "1"
+    leaf = trees[0]["left_children"].index(-1)
+    trees[0]["right_children"][leaf] = 99
+    write_bad("mo_leaf_index.json", json.dumps(mo, separators=(",", ":")).encode(),
+              "trees[0].right_children[%d]: leaf index 99 out of range" % leaf)
+    trees[0]["right_children"][leaf] = 0
+    trees[0]["tree_param"]["size_leaf_vector"] = "2"
+    write_bad("mo_width.json", json.dumps(mo, separators=(",", ":")).encode(),
+              "trees[0].tree_param.size_leaf_vector: leaves of 2 values, but the model has 3 outputs")
+    print("bad inputs in", os.path.normpath(BAD))
+
+
 def main():
+    if sys.argv[1:] == ["--bad"]:
+        bad_inputs()
+        return
     os.makedirs(OUT, exist_ok=True)
     print("xgboost", xgb.__version__, "numpy", np.__version__, "python", sys.version.split()[0])
     entries = [ubj_copy(name, schedules) for name, schedules in UBJ_COPIES.items()]
