@@ -1,7 +1,12 @@
-/* Reading a model file: load it, recognize its format, hand it to that format's reader. */
+/*
+ * Reading a model file: load it, recognise its format from its first bytes (or take the
+ * one --format names), hand it to that format's reader. The formats are one table.
+ */
 #include "front/front.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,31 +97,160 @@ static void file_free(FileText *file)
 		free(file->text);
 }
 
-HForest *front_read_model(const char *path, Error *e)
+/* Skip JSON white space from p. */
+static size_t skip_space(const char *bytes, size_t length, size_t i)
+{
+	while (i < length && (bytes[i] == ' ' || bytes[i] == '\t' || bytes[i] == '\n' || bytes[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* XGBoost UBJSON: an object whose first key's length marker (or count, type, no-op) follows the '{'. */
+static bool is_ubjson(const char *bytes, size_t length)
+{
+	return length >= 2 && bytes[0] == '{' && bytes[1] && strchr("iUIlL#$N", bytes[1]);
+}
+
+/* JSON: '{' or '[' after white space (and not UBJSON). */
+static bool is_json(const char *bytes, size_t length)
+{
+	size_t i = skip_space(bytes, length, 0);
+	return i < length && (bytes[i] == '{' || bytes[i] == '[') && !is_ubjson(bytes, length);
+}
+
+/* LightGBM text: the first line is "tree". */
+static bool is_lightgbm(const char *bytes, size_t length)
+{
+	return length >= 5 && memcmp(bytes, "tree", 4) == 0 && (bytes[4] == '\n' || (bytes[4] == '\r' && length >= 6 && bytes[5] == '\n'));
+}
+
+/* A protobuf varint at bytes[*pos]; false if it does not end within the bytes (or 10 bytes). */
+static bool read_varint(const char *bytes, size_t length, size_t *pos, uint64_t *out)
+{
+	*out = 0;
+	for (int shift = 0; shift < 70 && *pos < length; shift += 7) {
+		unsigned char b = (unsigned char)bytes[(*pos)++];
+		*out |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * ONNX: a protobuf ModelProto, whose first field is one of ModelProto's with its wire
+ * type: ir_version (1) and model_version (5) varints, the others length-delimited.
+ * Only the first key and its varint are checked, so that a truncated model or one with
+ * a length past the end still reaches the reader, which says what is wrong.
+ */
+static bool is_onnx(const char *bytes, size_t length)
+{
+	static const uint8_t length_delimited[] = {2, 3, 4, 6, 7, 8, 14, 20, 21, 25};
+	uint64_t key, value;
+	size_t pos = 0;
+	bool known = false;
+	if (!read_varint(bytes, length, &pos, &key) || !read_varint(bytes, length, &pos, &value))
+		return false;
+	if (key >> 3 == 1 || key >> 3 == 5)
+		return (key & 7) == 0;
+	for (size_t i = 0; i < COUNT_OF(length_delimited); i++)
+		known |= key >> 3 == length_delimited[i];
+	return known && (key & 7) == 2;
+}
+
+typedef struct Format {
+	const char *name;        /* --format NAME */
+	const char *description; /* "an XGBoost JSON model" */
+	bool (*recognise)(const char *bytes, size_t length);
+	FrontReader *read;       /* NULL: recognised, but its reader is not in this build yet */
+} Format;
+
+/* Every format, in the order they are tried. A reader still to come is NULL (its function named beside it). */
+static const Format formats[] = {
+	{"xgboost", "an XGBoost JSON model", is_json, front_read_xgboost_json},
+	{"xgboost-ubj", "an XGBoost UBJSON model", is_ubjson, front_read_xgboost_ubjson},
+	{"lightgbm", "a LightGBM text model", is_lightgbm, front_read_lightgbm},
+	{"onnx", "an ONNX model", is_onnx, NULL /* front_read_onnx, front/onnx.c */},
+};
+
+const char *front_format_names(void)
+{
+	return "xgboost, xgboost-ubj, lightgbm or onnx";
+}
+
+/* The format named `name`, or NULL. */
+static const Format *format_named(const char *name)
+{
+	for (size_t i = 0; i < COUNT_OF(formats); i++)
+		if (strcmp(formats[i].name, name) == 0)
+			return &formats[i];
+	return NULL;
+}
+
+bool front_format_known(const char *format) { return format_named(format) != NULL; }
+
+/* Describe what the first bytes of a file look like, for "unknown model format". */
+static void describe_start(const char *bytes, size_t length, char *buf, size_t size)
+{
+	const unsigned char *b = (const unsigned char *)bytes;
+	size_t n = 0, shown = length < 16 ? length : 16;
+	bool text = true;
+	if (length >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+		snprintf(buf, size, "gzip-compressed data (decompress it first)");
+		return;
+	}
+	if (length >= 4 && memcmp(bytes, "PK\3\4", 4) == 0) {
+		snprintf(buf, size, "a zip archive (extract the model first)");
+		return;
+	}
+	if (length >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) {
+		snprintf(buf, size, "a Python pickle (save the model with the library's save_model instead)");
+		return;
+	}
+	for (size_t i = 0; i < length && i < 40 && bytes[i] != '\n' && bytes[i] != '\r'; i++, n++)
+		text &= isprint(b[i]) || b[i] == '\t';
+	if (text && n > 0) {
+		snprintf(buf, size, "the text '%.*s'%s", (int)n, bytes, n == 40 ? "..." : "");
+		return;
+	}
+	n = (size_t)snprintf(buf, size, "the bytes");
+	for (size_t i = 0; i < shown && n + 4 < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, " %02x", b[i]);
+}
+
+HForest *front_read_model(const char *path, const char *format, Error *e)
 {
 	FileText file;
-	const char *text;
-	size_t length, i = 0;
+	const char *bytes;
+	size_t length;
+	const Format *found = format ? format_named(format) : NULL;
 	HForest *f = NULL;
+	char start[128];
 
+	if (format && !found)
+		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
 	if (!file_load(path, &file, e))
 		return NULL;
-	text = file.text;
+	bytes = file.text;
 	length = file.length;
-	if (length >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
-		text += 3; /* a UTF-8 byte order mark */
+	if (length >= 3 && memcmp(bytes, "\xef\xbb\xbf", 3) == 0) {
+		bytes += 3; /* a UTF-8 byte order mark */
 		length -= 3;
 	}
-	while (i < length && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-		i++;
-	if (i == length)
+	for (size_t i = 0; !found && i < COUNT_OF(formats); i++)
+		if (formats[i].recognise(bytes, length))
+			found = &formats[i];
+	if (skip_space(bytes, length, 0) == length) {
 		error_set(e, "%s: empty file", path);
-	else if (text[i] == '{')
-		f = front_read_xgboost_json(path, text, length, e);
-	else if (length - i >= 4 && memcmp(text + i, "tree", 4) == 0 && (length - i == 4 || text[i + 4] == '\n' || text[i + 4] == '\r'))
-		f = front_read_lightgbm(path, text, length, e);
-	else
-		error_set(e, "%s: unknown model format (expected an XGBoost JSON model)", path);
+	} else if (!found) {
+		describe_start(bytes, length, start, sizeof start);
+		error_set(e, "%s: unknown model format: expected XGBoost JSON or UBJSON (starting with '{'), LightGBM text (starting "
+		          "with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path, start);
+	} else if (!found->read) {
+		error_set(e, "%s: %s, but this build of grove has no %s reader yet", path, found->description, found->name);
+	} else {
+		f = found->read(path, bytes, length, e);
+	}
 	file_free(&file);
 	return f;
 }

@@ -20,7 +20,25 @@ HForest *front_read_xgboost_json(const char *name, const char *text, size_t len,
  */
 HForest *front_read_lightgbm(const char *name, const char *text, size_t len, Error *e);
 
-/* Read a model file, choosing the reader from its contents. Returns NULL and fills e on failure. */
-HForest *front_read_model(const char *path, Error *e);
+/*
+ * Read an XGBoost UBJSON model (XGBoost 2.x/3.x `save_model("m.ubj")`) from
+ * bytes[0..len): the same reader as the JSON one, over the UBJSON document; errors in
+ * the encoding name the byte offset ("model.ubj: offset 812: ...").
+ */
+HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t len, Error *e);
+
+/* A model reader: the contents bytes[0..len) of file `name` -> HIR, or NULL with e filled. */
+typedef HForest *FrontReader(const char *name, const char *bytes, size_t len, Error *e);
+
+/*
+ * Read a model file. `format` names its format (--format: xgboost, xgboost-ubj,
+ * lightgbm, onnx), or is NULL to recognise it from the contents. Returns NULL and
+ * fills e on failure.
+ */
+HForest *front_read_model(const char *path, const char *format, Error *e);
+/* Whether `format` is the name of a format front_read_model knows. */
+bool front_format_known(const char *format);
+/* The names of the formats, "xgboost, xgboost-ubj, lightgbm or onnx", for messages. */
+const char *front_format_names(void);
 
 #endif

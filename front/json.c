@@ -7,21 +7,15 @@
 #include <string.h>
 
 typedef struct Parser {
-	JsonDocument *doc;
+	Document *doc;
 	const char *text, *p, *end;
 	Error *e;
-	uint32_t stack[JSON_MAX_DEPTH]; /* open containers, outermost first */
+	uint32_t stack[DOC_MAX_DEPTH]; /* open containers, outermost first */
 } Parser;
 
 /* Which bytes are JSON whitespace. */
 static inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
-
-const char *json_type_name(JsonType t)
-{
-	static const char *const names[] = {"null", "false", "true", "a number", "a string", "an array", "an object"};
-	return t < COUNT_OF(names) ? names[t] : "?";
-}
 
 /* The text after q's white space, one comma and the white space after it. */
 static inline const char *skip_separator(const char *q)
@@ -35,13 +29,13 @@ static inline const char *skip_separator(const char *q)
 	return q;
 }
 
-void json_position(const JsonDocument *doc, size_t offset, uint32_t *line, uint32_t *column)
+void json_position(const Document *doc, size_t offset, uint32_t *line, uint32_t *column)
 {
-	const char *text = doc->text;
+	const char *text = doc->bytes;
 	size_t line_start = 0;
 	uint32_t n = 1;
-	if (offset > doc->text_length)
-		offset = doc->text_length;
+	if (offset > doc->size)
+		offset = doc->size;
 	for (const char *q = text; (q = memchr(q, '\n', offset - (size_t)(q - text))) != NULL; q++) {
 		n++;
 		line_start = (size_t)(q - text) + 1;
@@ -187,33 +181,74 @@ bool json_text_is_number(const char *text, size_t length)
 /* Whether the byte after a number would make it malformed ("01", "1x", "1.e"). */
 static inline bool bad_after_number(char c) { return is_digit(c) || c == '.' || (unsigned char)((c | 0x20) - 'a') < 26; }
 
-/* A scalar's tape entry. */
-static inline JsonValue scalar(JsonType type, uint8_t escaped, uint32_t start, uint32_t length, uint32_t end)
+/* A scalar's tape entry (length at most DOC_MAX_LENGTH). */
+static inline DocValue scalar(DocType type, uint8_t encoding, size_t start, size_t length, uint32_t end)
 {
-	return (JsonValue){.type = (uint8_t)type, .escaped = escaped, .start = start, .length = length, .end = end};
+	return (DocValue){.type = (uint8_t)type, .encoding = encoding, .start = start, .length = (uint32_t)length, .end = end};
 }
 
-/* Make room for more values (kept out of line: it runs a few times per document). */
-static JsonValue *__attribute__((noinline)) grow_values(JsonValue *values, uint32_t count, size_t *cap)
+/* Report a string, number or container longer than the tape records. */
+static bool too_long(Parser *ps, const char *at, const char *what)
 {
+	return parse_error(ps, at, "%s of more than %u %s", what, (unsigned)DOC_MAX_LENGTH, *what == 's' ? "bytes" : "elements");
+}
+
+/* Make room for more values (kept out of line: it runs a few times per document); NULL past DOC_MAX_VALUES. */
+static DocValue *__attribute__((noinline)) grow_values(DocValue *values, uint32_t count, size_t *cap)
+{
+	if (count >= DOC_MAX_VALUES)
+		return NULL;
 	GROW(values, (size_t)count + 1, *cap);
 	return values;
+}
+
+/* Report a document with more values than the tape holds. */
+static bool too_many_values(Parser *ps, const char *at)
+{
+	return parse_error(ps, at, "more than %u values (arrays of numbers aside)", (unsigned)DOC_MAX_VALUES);
+}
+
+/*
+ * Put the first n elements of array `array`, scalars all (it was flat until now), on the
+ * tape from values[count]; returns the new count, or 0 past the tape's limit.
+ */
+static uint32_t __attribute__((noinline)) unflatten(Parser *ps, DocValue **values, size_t *cap, uint32_t count, uint32_t array, uint64_t n)
+{
+	DocIterator it = {.doc = ps->doc, .remaining = n, .flat = 1, .end = ps->end};
+	DocItem item;
+	json_flat_begin(&it, &(*values)[array]);
+	while (it.remaining) {
+		DocValue *grown;
+		if (count == *cap) {
+			if (!(grown = grow_values(*values, count, cap)))
+				return 0;
+			*values = grown;
+		}
+		json_flat_next(&it, &item);
+		(*values)[count] = scalar(item.type, item.encoding, (size_t)(item.bytes - ps->text), item.length, count + 1);
+		count++;
+	}
+	return count;
 }
 
 /*
  * The parser: a loop over three states, `value` (a value must come next), `after`
  * (a value ended: ',' or a closing bracket must come next) and `key` (a member name
  * and ':' must come next). The innermost container and its element count live in
- * locals; an enclosing container's count waits in its `length` field.
+ * locals; an enclosing container's count waits in its `length` field. The scalars of
+ * an array that holds scalars only (so far) are written to one slot and not kept
+ * (`keep` is 0): the tape then only grows with the document's structure; an array
+ * that turns out to hold a container puts its earlier scalars on the tape then.
  */
 static bool parse_document(Parser *ps)
 {
 	const char *text = ps->text, *p = ps->text, *end = ps->end, *q;
-	JsonValue *values = ps->doc->values;
+	DocValue *values = ps->doc->values, *grown;
 	size_t cap = ps->doc->values_cap;
-	uint32_t count = 0, depth = 0, top = 0, elements = 0;
+	uint32_t count = 0, depth = 0, top = 0, keep = 1;
+	uint64_t elements = 0;
 	uint32_t *stack = ps->stack;
-	JsonType top_type = JSON_NULL; /* the innermost container's type, JSON_NULL at the top level */
+	DocType top_type = DOC_NULL; /* the innermost container's type, DOC_NULL at the top level */
 	bool ok = false;
 	char close;
 
@@ -225,25 +260,47 @@ value:
 		expected(ps, "a value");
 		goto out;
 	}
-	if (count == cap)
-		values = grow_values(values, count, &cap);
-	elements += top_type == JSON_ARRAY;
+	if (count == cap) {
+		if (!(grown = grow_values(values, count, &cap))) {
+			too_many_values(ps, p);
+			goto out;
+		}
+		values = grown;
+	}
+	elements += top_type == DOC_ARRAY;
 	switch (*p) {
 	case '[':
 	case '{':
-		if (depth == JSON_MAX_DEPTH) {
-			parse_error(ps, p, "arrays and objects nested more than %d deep", JSON_MAX_DEPTH);
+		if (depth == DOC_MAX_DEPTH) {
+			parse_error(ps, p, "arrays and objects nested more than %d deep", DOC_MAX_DEPTH);
 			goto out;
 		}
-		if (depth) {
-			values[top].length = elements;
-			values[top].flat = 0; /* it holds a container */
+		if (depth && values[top].flat) { /* it holds a container: its scalars go on the tape */
+			if (elements > 1 && !(count = unflatten(ps, &values, &cap, count, top, elements - 1))) {
+				too_many_values(ps, p);
+				goto out;
+			}
+			if (count == cap) {
+				if (!(grown = grow_values(values, count, &cap))) {
+					too_many_values(ps, p);
+					goto out;
+				}
+				values = grown;
+			}
+			values[top].flat = 0;
 		}
+		if (depth && elements > DOC_MAX_LENGTH) {
+			too_long(ps, p, top_type == DOC_ARRAY ? "an array" : "an object");
+			goto out;
+		}
+		if (depth)
+			values[top].length = (uint32_t)elements;
 		top = count;
-		top_type = *p == '[' ? JSON_ARRAY : JSON_OBJECT;
+		top_type = *p == '[' ? DOC_ARRAY : DOC_OBJECT;
 		stack[depth++] = top;
 		elements = 0;
-		values[count++] = (JsonValue){.type = (uint8_t)top_type, .flat = top_type == JSON_ARRAY, .start = (uint32_t)(p - text)};
+		values[count++] = (DocValue){.type = (uint8_t)top_type, .flat = top_type == DOC_ARRAY, .start = (size_t)(p - text)};
+		keep = top_type == DOC_OBJECT;
 		close = *p == '[' ? ']' : '}';
 		p++;
 		while (p < end && is_space(*p))
@@ -252,15 +309,19 @@ value:
 			p++;
 			goto close;
 		}
-		if (top_type == JSON_OBJECT)
+		if (top_type == DOC_OBJECT)
 			goto key;
 		goto value;
 	case '"': {
 		uint8_t escaped = 0;
 		if (!(q = scan_string(ps, p + 1, &escaped)))
 			goto out;
-		values[count] = scalar(JSON_STRING, escaped, (uint32_t)(p + 1 - text), (uint32_t)(q - p - 1), count + 1);
-		count++;
+		if ((size_t)(q - p - 1) > DOC_MAX_LENGTH) {
+			too_long(ps, p, "a string");
+			goto out;
+		}
+		values[count] = scalar(DOC_STRING, escaped ? DOC_TEXT_ESCAPED : DOC_TEXT, (size_t)(p + 1 - text), (size_t)(q - p - 1), count + 1);
+		count += keep;
 		p = q + 1;
 		goto after;
 	}
@@ -268,12 +329,12 @@ value:
 	case 'f':
 	case 'n': {
 		const char *word = *p == 't' ? "true" : *p == 'f' ? "false" : "null";
-		JsonType type = *p == 't' ? JSON_TRUE : *p == 'f' ? JSON_FALSE : JSON_NULL;
+		DocType type = *p == 't' ? DOC_TRUE : *p == 'f' ? DOC_FALSE : DOC_NULL;
 		size_t n = strlen(word);
 		if ((size_t)(end - p) < n || memcmp(p, word, n) != 0)
 			break;
-		values[count] = scalar(type, 0, (uint32_t)(p - text), (uint32_t)n, count + 1);
-		count++;
+		values[count] = scalar(type, DOC_TEXT, (size_t)(p - text), n, count + 1);
+		count += keep;
 		p += n;
 		goto after;
 	}
@@ -281,12 +342,12 @@ value:
 		if (!is_digit(*p) && *p != '-' && *p != 'N' && *p != 'I')
 			break;
 		q = scan_number(p, end);
-		if (!q || (q < end && bad_after_number(*q))) {
+		if (!q || (q < end && bad_after_number(*q)) || (size_t)(q - p) > DOC_MAX_LENGTH) {
 			parse_error(ps, p, "invalid number");
 			goto out;
 		}
-		values[count] = scalar(JSON_NUMBER, 0, (uint32_t)(p - text), (uint32_t)(q - p), count + 1);
-		count++;
+		values[count] = scalar(DOC_NUMBER, DOC_TEXT, (size_t)(p - text), (size_t)(q - p), count + 1);
+		count += keep;
 		p = q;
 		goto after;
 	}
@@ -297,7 +358,7 @@ value:
 after:
 	while (p < end && is_space(*p))
 		p++;
-	if (top_type == JSON_NULL) {
+	if (top_type == DOC_NULL) {
 		if (p < end) {
 			parse_error(ps, p, "unexpected text after the JSON value");
 			goto out;
@@ -307,31 +368,33 @@ after:
 	}
 	if (p < end && *p == ',') {
 		p++;
-		if (top_type == JSON_OBJECT)
+		if (top_type == DOC_OBJECT)
 			goto key;
 		goto value;
 	}
-	close = top_type == JSON_OBJECT ? '}' : ']';
+	close = top_type == DOC_OBJECT ? '}' : ']';
 	if (p < end && *p == close) {
 		p++;
 		goto close;
 	}
 	ps->p = p;
-	expected(ps, top_type == JSON_OBJECT ? "',' or '}'" : "',' or ']'");
+	expected(ps, top_type == DOC_OBJECT ? "',' or '}'" : "',' or ']'");
 	goto out;
 
 close:
-	/* A flat array drops its elements: the tape then only grows with the document's structure. */
-	if (values[top].flat)
-		count = top + 1;
-	values[top].length = elements;
+	if (elements > DOC_MAX_LENGTH) {
+		too_long(ps, text + values[top].start, top_type == DOC_ARRAY ? "an array" : "an object");
+		goto out;
+	}
+	values[top].length = (uint32_t)elements;
 	values[top].end = count;
+	keep = 1; /* the enclosing container holds a container: it is not flat */
 	if (--depth) {
 		top = stack[depth - 1];
-		top_type = (JsonType)values[top].type;
+		top_type = (DocType)values[top].type;
 		elements = values[top].length;
 	} else {
-		top_type = JSON_NULL;
+		top_type = DOC_NULL;
 	}
 	goto after;
 
@@ -346,9 +409,18 @@ key:
 		uint8_t escaped = 0;
 		if (!(q = scan_string(ps, p + 1, &escaped)))
 			goto out;
-		if (count == cap)
-			values = grow_values(values, count, &cap);
-		values[count] = scalar(JSON_STRING, escaped, (uint32_t)(p + 1 - text), (uint32_t)(q - p - 1), count + 1);
+		if ((size_t)(q - p - 1) > DOC_MAX_LENGTH) {
+			too_long(ps, p, "a string");
+			goto out;
+		}
+		if (count == cap) {
+			if (!(grown = grow_values(values, count, &cap))) {
+				too_many_values(ps, p);
+				goto out;
+			}
+			values = grown;
+		}
+		values[count] = scalar(DOC_STRING, escaped ? DOC_TEXT_ESCAPED : DOC_TEXT, (size_t)(p + 1 - text), (size_t)(q - p - 1), count + 1);
 		count++;
 		elements++;
 		p = q + 1;
@@ -370,16 +442,14 @@ out:
 	return ok;
 }
 
-bool json_parse(JsonDocument *doc, const char *name, const char *text, size_t length, Error *e)
+bool json_parse(Document *doc, const char *name, const char *text, size_t length, Error *e)
 {
 	Parser *ps;
 	bool ok;
 	memset(doc, 0, sizeof *doc);
 	doc->name = name;
-	doc->text = text;
-	doc->text_length = length;
-	if (length >= UINT32_MAX)
-		return error_set(e, "%s: too large for the JSON reader (%zu bytes)", name, length);
+	doc->bytes = text;
+	doc->size = length;
 	GROW(doc->values, 1024, doc->values_cap);
 	ps = xmalloc(sizeof *ps);
 	ps->doc = doc;
@@ -391,25 +461,9 @@ bool json_parse(JsonDocument *doc, const char *name, const char *text, size_t le
 	return ok;
 }
 
-void json_free(JsonDocument *doc)
+void json_flat_begin(DocIterator *it, const DocValue *value)
 {
-	free(doc->values);
-	doc->values = NULL;
-	doc->num_values = 0;
-	doc->values_cap = 0;
-}
-
-void json_iterate(const JsonDocument *doc, uint32_t v, JsonIterator *it)
-{
-	const JsonValue *value = &doc->values[v];
-	memset(it, 0, sizeof *it);
-	it->doc = doc;
-	if (value->type != JSON_ARRAY)
-		return;
-	it->remaining = value->length;
-	it->flat = value->flat;
-	it->value = v + 1;
-	it->p = doc->text + value->start + 1;
+	it->p = it->doc->bytes + value->start + 1;
 	while (is_space(*it->p))
 		it->p++;
 }
@@ -418,55 +472,39 @@ void json_iterate(const JsonDocument *doc, uint32_t v, JsonIterator *it)
  * The elements of a flat array are read from the text, which the parser has checked:
  * each is a scalar followed by ',' or the closing ']', so no scan passes the end.
  */
-bool json_iterator_next(JsonIterator *it, JsonItem *item)
+void json_flat_next(DocIterator *it, DocItem *item)
 {
-	const char *p, *q;
-	if (it->remaining == 0) {
-		*item = (JsonItem){.type = JSON_NULL};
-		return false;
-	}
+	const char *p = it->p, *q;
 	it->remaining--;
-	if (!it->flat) {
-		const JsonValue *value = &it->doc->values[it->value];
-		item->type = (JsonType)value->type;
-		item->escaped = value->escaped;
-		item->value = it->value;
-		item->text = it->doc->text + value->start;
-		item->length = value->length;
-		it->value = value->end;
-		return true;
-	}
-	p = it->p;
-	item->value = JSON_MISSING;
-	item->escaped = 0;
+	item->value = DOC_MISSING;
+	item->encoding = DOC_TEXT;
 	switch (*p) {
 	case '"':
 		for (q = ++p; *q != '"'; q++)
 			if (*q == '\\') {
-				item->escaped = 1;
+				item->encoding = DOC_TEXT_ESCAPED;
 				q++;
 			}
-		item->type = JSON_STRING;
-		item->text = p;
-		item->length = (uint32_t)(q - p);
+		item->type = DOC_STRING;
+		item->bytes = p;
+		item->length = (uint64_t)(q - p);
 		q++;
 		break;
 	case 't': case 'f': case 'n':
-		item->type = *p == 't' ? JSON_TRUE : *p == 'f' ? JSON_FALSE : JSON_NULL;
+		item->type = *p == 't' ? DOC_TRUE : *p == 'f' ? DOC_FALSE : DOC_NULL;
 		q = p + (*p == 'f' ? 5 : 4);
-		item->text = p;
-		item->length = (uint32_t)(q - p);
+		item->bytes = p;
+		item->length = (uint64_t)(q - p);
 		break;
 	default:
 		for (q = p; *q != ',' && *q != ']' && !is_space(*q); q++)
 			;
-		item->type = JSON_NUMBER;
-		item->text = p;
-		item->length = (uint32_t)(q - p);
+		item->type = DOC_NUMBER;
+		item->bytes = p;
+		item->length = (uint64_t)(q - p);
 		break;
 	}
 	it->p = skip_separator(q);
-	return true;
 }
 
 static unsigned hex_value(char c) { return is_digit(c) ? (unsigned)(c - '0') : (unsigned)((c | 0x20) - 'a' + 10); }
@@ -496,8 +534,7 @@ static size_t put_utf8(char *out, uint32_t cp)
 	return 4;
 }
 
-/* Unescape raw string text (already checked by the parser) into out, which has room for n bytes; returns the length. */
-static size_t unescape(const char *raw, size_t n, char *out)
+size_t json_unescape(const char *raw, size_t n, char *out)
 {
 	size_t i = 0, o = 0;
 	while (i < n) {
@@ -534,58 +571,6 @@ static size_t unescape(const char *raw, size_t n, char *out)
 		o += put_utf8(out + o, cp);
 	}
 	return o;
-}
-
-size_t json_string_copy(const JsonDocument *doc, uint32_t v, char *buf, size_t size)
-{
-	const JsonValue *value = &doc->values[v];
-	const char *raw = doc->text + value->start;
-	size_t n = value->length;
-	char *tmp = NULL;
-	if (value->escaped) {
-		/* Unescaped text is never longer than the escaped text. */
-		tmp = xmalloc(n + 1);
-		n = unescape(raw, n, tmp);
-		raw = tmp;
-	}
-	if (size) {
-		size_t m = n < size - 1 ? n : size - 1;
-		memcpy(buf, raw, m);
-		buf[m] = '\0';
-	}
-	free(tmp);
-	return n;
-}
-
-bool json_string_equals(const JsonDocument *doc, uint32_t v, const char *s)
-{
-	const JsonValue *value = &doc->values[v];
-	size_t n = strlen(s);
-	bool equal;
-	char *tmp;
-	if (value->type != JSON_STRING)
-		return false;
-	if (!value->escaped)
-		return value->length == n && memcmp(doc->text + value->start, s, n) == 0;
-	tmp = xmalloc((size_t)value->length + 1);
-	equal = unescape(doc->text + value->start, value->length, tmp) == n && memcmp(tmp, s, n) == 0;
-	free(tmp);
-	return equal;
-}
-
-uint32_t json_member(const JsonDocument *doc, uint32_t v, const char *key)
-{
-	uint32_t k, n;
-	if (doc->values[v].type != JSON_OBJECT)
-		return JSON_MISSING;
-	n = doc->values[v].length;
-	k = v + 1;
-	for (uint32_t i = 0; i < n; i++) {
-		if (json_string_equals(doc, k, key))
-			return k + 1;
-		k = doc->values[k + 1].end;
-	}
-	return JSON_MISSING;
 }
 
 /* Exact powers of ten that a double holds. */
@@ -703,32 +688,32 @@ float json_text_float(const char *text, size_t length)
 static inline bool ends_element(char c) { return c == ',' || c == ']' || is_space(c); }
 
 /* Move a flat array's iterator past the element whose text ends at q. */
-static inline void iterator_advance(JsonIterator *it, const char *q)
+static inline void iterator_advance(DocIterator *it, const char *q)
 {
 	it->p = skip_separator(q);
 	it->remaining--;
 }
 
-bool json_iterator_float(JsonIterator *it, JsonItem *item, float *out)
+bool json_flat_float(DocIterator *it, DocItem *item, float *out)
 {
-	if (it->flat && it->remaining) {
+	if (it->remaining) {
 		double d;
-		const char *q = decimal_fast(it->p, it->doc->text + it->doc->text_length, &d);
+		const char *q = decimal_fast(it->p, it->end, &d);
 		if (q && q != it->p && ends_element(*q) && float_rounds_once(d)) {
 			*out = (float)d;
 			iterator_advance(it, q);
 			return true;
 		}
 	}
-	if (!json_iterator_next(it, item) || item->type != JSON_NUMBER)
+	if (!doc_next(it, item) || item->type != DOC_NUMBER)
 		return false;
-	*out = json_item_float(item);
+	*out = doc_item_float(item);
 	return true;
 }
 
-bool json_iterator_int64(JsonIterator *it, JsonItem *item, int64_t *out)
+bool json_flat_int64(DocIterator *it, DocItem *item, int64_t *out)
 {
-	if (it->flat && it->remaining) {
+	if (it->remaining) {
 		const char *p = it->p;
 		bool negative = *p == '-';
 		uint64_t n = 0;
@@ -742,19 +727,7 @@ bool json_iterator_int64(JsonIterator *it, JsonItem *item, int64_t *out)
 			return true;
 		}
 	}
-	return json_iterator_next(it, item) && json_item_int64(item, out);
-}
-
-double json_number_double(const JsonDocument *doc, uint32_t v)
-{
-	const JsonValue *value = &doc->values[v];
-	return json_text_double(doc->text + value->start, value->length);
-}
-
-float json_number_float(const JsonDocument *doc, uint32_t v)
-{
-	const JsonValue *value = &doc->values[v];
-	return json_text_float(doc->text + value->start, value->length);
+	return doc_next(it, item) && doc_item_int64(item, out);
 }
 
 bool json_text_int64(const char *text, size_t length, int64_t *out)
@@ -778,10 +751,4 @@ bool json_text_int64(const char *text, size_t length, int64_t *out)
 	}
 	*out = negative ? (int64_t)(0 - n) : (int64_t)n;
 	return true;
-}
-
-bool json_number_int64(const JsonDocument *doc, uint32_t v, int64_t *out)
-{
-	const JsonValue *value = &doc->values[v];
-	return value->type == JSON_NUMBER && json_text_int64(doc->text + value->start, value->length, out);
 }

@@ -4,6 +4,7 @@
  *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME] [--representation R]
  *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--f64] [--time] [--repeat N]
  *   grove dump --level hir|mir|lir MODEL
+ * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
  *
  * The pipeline (compile_model) is a straight list of calls:
  *   front_read_model -> hir_choose_schedule -> [hir_pad] -> hir_pad_unrolled_walks -> lower_hir_to_mir
@@ -36,6 +37,7 @@ typedef struct Compiled {
 
 /* Choices the pipeline leaves to the user. */
 typedef struct PipelineOptions {
+	const char *format;         /* --format: the model's format, NULL = recognised from its contents */
 	const char *representation; /* NULL = chosen per model */
 	uint32_t interleave;        /* rows walked together */
 	uint32_t interleave_trees;  /* trees walked together for one row */
@@ -149,7 +151,7 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 {
 	Error e = {0};
 	memset(c, 0, sizeof *c);
-	if (!(c->hir = front_read_model(path, &e)))
+	if (!(c->hir = front_read_model(path, o->format, &e)))
 		fail("%s", e.message);
 	dump_after(o, "read", c);
 	schedule_model(o, c);
@@ -196,7 +198,11 @@ static const char *option_value(int argc, char **argv, int *i)
 static long parse_count(const char *option, const char *s, long max);
 static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 {
-	if (!strcmp(argv[*i], "--representation"))
+	if (!strcmp(argv[*i], "--format")) {
+		o->format = option_value(argc, argv, i);
+		if (!front_format_known(o->format))
+			fail("--format %s: unknown format (expected %s)", o->format, front_format_names());
+	} else if (!strcmp(argv[*i], "--representation"))
 		o->representation = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--tile-trees"))
 		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
@@ -229,8 +235,9 @@ static long parse_count(const char *option, const char *s, long max)
 
 static const char compile_usage[] =
 	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME]\n"
-	"                           [--representation array|sparse]\n"
-	"Compile an XGBoost JSON model into an inference artifact for this (x86-64) host.\n"
+	"                           [--representation array|sparse] [--format FORMAT]\n"
+	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
+	"for this (x86-64) host.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
 	"  --emit KIND         so: shared library for libgrove (default); obj: object plus a C header\n"
 	"                      (OUT with .h) declaring PREFIX_predict; asm: assembly; llvm: LLVM IR text\n"
@@ -238,6 +245,8 @@ static const char compile_usage[] =
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
+	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
+	"                      (default: recognised from the file's contents)\n"
 	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"
@@ -345,7 +354,7 @@ static const char predict_usage[] =
 	"                     compares doubles (LightGBM), rounded to float for the others, as their library does\n"
 	"  --time             report the time per prediction call on standard error\n"
 	"  --repeat N         predict N times (for timing; default 1)\n"
-	"A model is compiled with compile's options (--schedule, --schedule-text, -d, ...).\n";
+	"A model is compiled with compile's options (--format, --schedule, --schedule-text, -d, ...).\n";
 
 static int cmd_predict(int argc, char **argv)
 {
@@ -443,6 +452,7 @@ static int cmd_predict(int argc, char **argv)
 
 static const char dump_usage[] =
 	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
+	"                  [--format xgboost|xgboost-ubj|lightgbm|onnx]\n"
 	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
 
 static int cmd_dump(int argc, char **argv)

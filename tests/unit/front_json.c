@@ -30,7 +30,7 @@ static double now_ms(void)
 /* Parsing must fail with a message containing `text`. */
 static void expect_json_error(const char *json, const char *text, int line)
 {
-	JsonDocument doc;
+	Document doc;
 	Error e = {{0}};
 	bool ok = json_parse(&doc, "t.json", json, strlen(json), &e);
 	if (ok) {
@@ -39,16 +39,16 @@ static void expect_json_error(const char *json, const char *text, int line)
 	} else {
 		expect_message(e.message, text, line);
 	}
-	json_free(&doc);
+	doc_free(&doc);
 }
 
 static void test_json_values(void)
 {
 	static const char text[] = "{\"a\": [1, 2.5, -3e2], \"b\": {\"c\": \"x\\u00e9\\ud83d\\ude00\\n\\\"\"},\n"
 	                           " \"d\": [true, false, null, [1], {}, \"s\"], \"e\": [], \"k\\u0065y\": 7}";
-	JsonDocument doc;
-	JsonIterator it;
-	JsonItem item;
+	Document doc;
+	DocIterator it;
+	DocItem item;
 	Error e;
 	char buf[64];
 	int64_t n;
@@ -56,53 +56,53 @@ static void test_json_values(void)
 	float x;
 
 	CHECK(json_parse(&doc, "t.json", text, strlen(text), &e));
-	CHECK(json_type(&doc, 0) == JSON_OBJECT && json_length(&doc, 0) == 5);
-	a = json_member(&doc, 0, "a");
-	CHECK(a && json_type(&doc, a) == JSON_ARRAY && json_length(&doc, a) == 3 && json_is_flat(&doc, a));
-	json_iterate(&doc, a, &it);
-	CHECK(json_iterator_int64(&it, &item, &n) && n == 1);
-	CHECK(json_iterator_float(&it, &item, &x) && x == 2.5f);
-	CHECK(!json_iterator_int64(&it, &item, &n) && item.type == JSON_NUMBER && json_item_float(&item) == -300.0f);
-	CHECK(!json_iterator_next(&it, &item));
+	CHECK(doc_type(&doc, 0) == DOC_OBJECT && doc_length(&doc, 0) == 5);
+	a = doc_member(&doc, 0, "a");
+	CHECK(a && doc_type(&doc, a) == DOC_ARRAY && doc_length(&doc, a) == 3 && doc_is_flat(&doc, a));
+	doc_iterate(&doc, a, &it);
+	CHECK(doc_next_int64(&it, &item, &n) && n == 1);
+	CHECK(doc_next_float(&it, &item, &x) && x == 2.5f);
+	CHECK(!doc_next_int64(&it, &item, &n) && item.type == DOC_NUMBER && doc_item_float(&item) == -300.0f);
+	CHECK(!doc_next(&it, &item));
 
-	b = json_member(&doc, 0, "b");
-	c = json_member(&doc, b, "c");
-	CHECK(c && json_type(&doc, c) == JSON_STRING);
-	CHECK(json_string_copy(&doc, c, buf, sizeof buf) == 9 && strcmp(buf, "x\xc3\xa9\xf0\x9f\x98\x80\n\"") == 0);
-	CHECK(json_string_equals(&doc, c, "x\xc3\xa9\xf0\x9f\x98\x80\n\""));
-	CHECK(json_member(&doc, b, "missing") == JSON_MISSING && json_member(&doc, c, "c") == JSON_MISSING);
-	CHECK(json_member(&doc, 0, "key") && json_number_int64(&doc, json_member(&doc, 0, "key"), &n) && n == 7);
+	b = doc_member(&doc, 0, "b");
+	c = doc_member(&doc, b, "c");
+	CHECK(c && doc_type(&doc, c) == DOC_STRING);
+	CHECK(doc_string_copy(&doc, c, buf, sizeof buf) == 9 && strcmp(buf, "x\xc3\xa9\xf0\x9f\x98\x80\n\"") == 0);
+	CHECK(doc_string_equals(&doc, c, "x\xc3\xa9\xf0\x9f\x98\x80\n\""));
+	CHECK(doc_member(&doc, b, "missing") == DOC_MISSING && doc_member(&doc, c, "c") == DOC_MISSING);
+	CHECK(doc_member(&doc, 0, "key") && doc_number_int64(&doc, doc_member(&doc, 0, "key"), &n) && n == 7);
 
-	d = json_member(&doc, 0, "d");
-	CHECK(d && !json_is_flat(&doc, d) && json_length(&doc, d) == 6);
-	json_iterate(&doc, d, &it);
-	static const JsonType types[] = {JSON_TRUE, JSON_FALSE, JSON_NULL, JSON_ARRAY, JSON_OBJECT, JSON_STRING};
-	for (count = 0; json_iterator_next(&it, &item); count++)
-		CHECK(count < 6 && item.type == types[count] && item.value != JSON_MISSING);
+	d = doc_member(&doc, 0, "d");
+	CHECK(d && !doc_is_flat(&doc, d) && doc_length(&doc, d) == 6);
+	doc_iterate(&doc, d, &it);
+	static const DocType types[] = {DOC_TRUE, DOC_FALSE, DOC_NULL, DOC_ARRAY, DOC_OBJECT, DOC_STRING};
+	for (count = 0; doc_next(&it, &item); count++)
+		CHECK(count < 6 && item.type == types[count] && item.value != DOC_MISSING);
 	CHECK(count == 6);
-	CHECK(json_length(&doc, json_member(&doc, 0, "e")) == 0);
-	json_free(&doc);
+	CHECK(doc_length(&doc, doc_member(&doc, 0, "e")) == 0);
+	doc_free(&doc);
 
 	/* Elements of a flat array as the iterator sees them, with spacing and strings. */
 	static const char flat[] = "[ \"a,b\" , \"q\\\"]\",true ,\n -0.0 ,1E400]";
-	CHECK(json_parse(&doc, "t.json", flat, strlen(flat), &e) && json_is_flat(&doc, 0) && doc.num_values == 1);
-	json_iterate(&doc, 0, &it);
-	CHECK(json_iterator_next(&it, &item) && item.type == JSON_STRING && item.length == 3 && memcmp(item.text, "a,b", 3) == 0);
-	CHECK(json_iterator_next(&it, &item) && item.type == JSON_STRING && item.escaped && item.length == 4);
-	CHECK(json_iterator_next(&it, &item) && item.type == JSON_TRUE);
-	CHECK(json_iterator_float(&it, &item, &x) && x == 0.0f && signbit(x));
-	CHECK(json_iterator_float(&it, &item, &x) && isinf(x));
-	CHECK(!json_iterator_next(&it, &item));
-	json_free(&doc);
+	CHECK(json_parse(&doc, "t.json", flat, strlen(flat), &e) && doc_is_flat(&doc, 0) && doc.num_values == 1);
+	doc_iterate(&doc, 0, &it);
+	CHECK(doc_next(&it, &item) && item.type == DOC_STRING && item.length == 3 && memcmp(item.bytes, "a,b", 3) == 0);
+	CHECK(doc_next(&it, &item) && item.type == DOC_STRING && item.encoding == DOC_TEXT_ESCAPED && item.length == 4);
+	CHECK(doc_next(&it, &item) && item.type == DOC_TRUE);
+	CHECK(doc_next_float(&it, &item, &x) && x == 0.0f && signbit(x));
+	CHECK(doc_next_float(&it, &item, &x) && isinf(x));
+	CHECK(!doc_next(&it, &item));
+	doc_free(&doc);
 
 	/* Python's json module writes these. */
 	static const char special[] = "[NaN, Infinity, -Infinity]";
 	CHECK(json_parse(&doc, "t.json", special, strlen(special), &e));
-	json_iterate(&doc, 0, &it);
-	CHECK(json_iterator_float(&it, &item, &x) && isnan(x));
-	CHECK(json_iterator_float(&it, &item, &x) && isinf(x) && x > 0);
-	CHECK(json_iterator_float(&it, &item, &x) && isinf(x) && x < 0);
-	json_free(&doc);
+	doc_iterate(&doc, 0, &it);
+	CHECK(doc_next_float(&it, &item, &x) && isnan(x));
+	CHECK(doc_next_float(&it, &item, &x) && isinf(x) && x > 0);
+	CHECK(doc_next_float(&it, &item, &x) && isinf(x) && x < 0);
+	doc_free(&doc);
 }
 
 static void test_json_errors(void)
@@ -243,7 +243,7 @@ static void test_reader_small(void)
 	CHECK(f && f->num_trees == 0 && f->base_score[0] == (double)logf(2.0f) && f->transform == HTRANSFORM_EXP);
 	hir_forest_free(f);
 
-	f = front_read_model("no/such/model.json", &e);
+	f = front_read_model("no/such/model.json", NULL, &e);
 	CHECK(!f);
 	expect_message(e.message, "no/such/model.json: No such file or directory", __LINE__);
 }
@@ -268,7 +268,7 @@ static void test_reader_higgs(void)
 	}
 	for (int run = 0; run < 5; run++) {
 		double start = now_ms();
-		HForest *f = front_read_model(path, &e);
+		HForest *f = front_read_model(path, NULL, &e);
 		double ms = now_ms() - start;
 		if (!f) {
 			fprintf(stderr, "%s\n", e.message);
