@@ -111,6 +111,8 @@ HForest *front_read_model(const char *path, Error *e)
 		i++;
 	if (i == length)
 		error_set(e, "%s: empty file", path);
+	else if (text[i] == 0x08 || (strlen(path) > 5 && strcmp(path + strlen(path) - 5, ".onnx") == 0)) /* ModelProto's ir_version */
+		f = front_read_onnx(path, file.text, file.length, e);
 	else if (text[i] == '{')
 		f = front_read_xgboost_json(path, text, length, e);
 	else
