@@ -23,12 +23,14 @@
  * The true branch is HIR's left child. Every tree is renumbered breadth-first from its
  * root. A leaf that adds to several outputs makes its tree a leaf-vector tree spanning
  * them. Decisions follow the ONNX specification where onnxruntime departs from it
- * (front/README notes them): NaN goes to the false branch of BRANCH_NEQ unless missing
- * values track true, and LOGISTIC / SOFTMAX apply to single-target regressors too.
+ * (README.md lists where): NaN goes to the false branch of BRANCH_NEQ unless missing
+ * values track true, LOGISTIC / SOFTMAX apply to single-target regressors too, and
+ * BRANCH_MEMBER tests x, not trunc(x).
  *
  * Nodes around the ensemble are accepted where their meaning is clear: Identity and
- * Cast (to float or double) on the input or the scores, ZipMap on the scores, Exp on
- * scores without post_transform, anything on the classifier's label output (grove
+ * Cast (to float or double) on the input or the scores, ZipMap and arithmetic with a
+ * neutral constant (x * 1, onnxmltools) on the scores, Exp on scores without
+ * post_transform, anything on the classifier's label output (grove
  * computes the scores, not the labels). Anything else is refused, naming the node.
  */
 #include "front/front.h"
@@ -823,14 +825,15 @@ static bool read_aggregate_transform(Reader *r, bool classifier, HForest *f)
 }
 
 /* base_values (or base_values_as_tensor): none, or one per output. */
-static bool read_base_values(Reader *r, HForest *f)
+static bool read_base_values(Reader *r, bool classifier, HForest *f)
 {
 	Values base;
 	if (r->v5)
 		return true;
 	if (!read_values(r, "base_values", true, false, &base, NULL))
 		return false;
-	if (base.name && base.count && base.count != f->num_outputs)
+	/* Two classes may have one base value, for class 0 (check_binary says what onnxruntime does with them). */
+	if (base.name && base.count && base.count != f->num_outputs && !(classifier && f->num_outputs == 2 && base.count == 1))
 		return fail(r, "%s.%s: %zu values for %u outputs", r->op, base.name, base.count, f->num_outputs);
 	for (size_t o = 0; base.name && o < base.count; o++)
 		f->base_score[o] = values_get(&base, o);
@@ -900,7 +903,7 @@ static HForest *read_ensemble(Reader *r, size_t file_size, uint32_t input_width,
 	if (!read_num_outputs(r, classifier, &num_outputs))
 		return NULL;
 	f = hir_forest_new(r->name, 0, num_outputs);
-	if (!read_aggregate_transform(r, classifier, f) || !read_base_values(r, f))
+	if (!read_aggregate_transform(r, classifier, f) || !read_base_values(r, classifier, f))
 		goto fail;
 	if (r->v5 ? !read_items_v5(r, num_outputs, f, file_size, &thresholds_double, &weights_double)
 	          : !read_items_v3(r, classifier ? "class_" : "target_", num_outputs, &thresholds_double, &weights_double))
@@ -1046,9 +1049,42 @@ static bool trace_input(Reader *r, const Onnx__GraphProto *g, const Node *ensemb
 	return fail(r, "the tree ensemble's input is computed in a cycle");
 }
 
+/* The one value of a single-element float or double initializer `name`; NAN if there is no such initializer. */
+static double constant(const Onnx__GraphProto *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		const Tensor *t = g->initializer[i];
+		float f;
+		double d;
+		if (strcmp(text(t->name), name) != 0)
+			continue;
+		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && t->n_float_data == 1)
+			return t->float_data[0];
+		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE && t->n_double_data == 1)
+			return t->double_data[0];
+		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && t->has_raw_data && t->raw_data.len == 4)
+			return memcpy(&f, t->raw_data.data, 4), f;
+		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE && t->has_raw_data && t->raw_data.len == 8)
+			return memcpy(&d, t->raw_data.data, 8), d;
+	}
+	return NAN;
+}
+
+/* Whether n passes the scores on unchanged: Identity, ZipMap, Cast to float or double, x * 1, x / 1, x + 0, x - 0. */
+static bool keeps_scores(const Onnx__GraphProto *g, const Node *n, const Names *scores)
+{
+	double neutral = is_op(n, "Mul") || is_op(n, "Div") ? 1 : is_op(n, "Add") || is_op(n, "Sub") ? 0 : NAN;
+	if (is_op(n, "Identity") || is_op(n, "ZipMap") || (is_op(n, "Cast") && is_real_type(cast_to(n))))
+		return true;
+	if (isnan(neutral) || n->n_input != 2 || !names_has(scores, text(n->input[0])))
+		return false;
+	return constant(g, text(n->input[1])) == neutral;
+}
+
 /*
  * The nodes after the ensemble: those on its scores must keep their meaning (Identity,
- * Cast to float or double, ZipMap; Exp becomes the transform); those on the label are
+ * Cast to float or double, ZipMap, arithmetic with a neutral constant; Exp becomes the
+ * transform); those on the label are
  * ignored; any other node is refused.
  */
 static bool check_outputs(Reader *r, const Onnx__GraphProto *g, size_t ensemble, const bool *path, HForest *f)
@@ -1075,7 +1111,7 @@ static bool check_outputs(Reader *r, const Onnx__GraphProto *g, size_t ensemble,
 		node_title(g, i, title, sizeof title);
 		if (on_scores && is_op(n, "Exp") && f->transform == HTRANSFORM_IDENTITY) {
 			f->transform = HTRANSFORM_EXP;
-		} else if (on_scores && !(is_op(n, "Identity") || is_op(n, "ZipMap") || (is_op(n, "Cast") && is_real_type(cast_to(n))))) {
+		} else if (on_scores && !keeps_scores(g, n, &scores)) {
 			fail(r, "%s reads the tree ensemble's scores: grove cannot express what it computes", title);
 			goto done;
 		} else if (!on_scores && !reads_any(n, &labels)) {
