@@ -97,6 +97,7 @@ ENTRIES = []
 
 def save(name, model, rows, expected, probability, double_rows=False, margin=None, schedules=False, reference=None):
     """Write the fixture's files and its manifest entry."""
+    model.graph.name = name  # onnxmltools names graphs with a random uuid
     onnx.checker.check_model(model)
     with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
         f.write(model.SerializeToString())
