@@ -2,7 +2,8 @@
 """Write build.ninja for grove.
 
     ./configure.py [--llvm-config llvm-config-16] [--cc cc] [--asan] [--debug]
-                   [--builddir build] [--no-werror]
+                   [--builddir build] [--no-werror] [--protoc-c protoc-c]
+                   [--onnx-proto /usr/include/onnx/onnx.proto]
 
 Targets: build/grove (the compiler), build/libgrove.a and build/libgrove.so (the
 runtime), build/tests/* (unit tests), and the phony `test`, which runs tests/run.py.
@@ -12,6 +13,7 @@ import argparse
 import glob
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -58,6 +60,15 @@ def llvm(config, *args):
     return out.split()
 
 
+def protobuf_c(protoc, proto):
+    """Check that protoc-c and ONNX's .proto are there; the generated sources are built from them."""
+    if not shutil.which(protoc):
+        sys.exit(f"configure.py: {protoc} not found: install protobuf-c-compiler (bash .ci/setup) or pass --protoc-c")
+    if not os.path.isfile(proto):
+        sys.exit(f"configure.py: {proto} not found: install libonnx-dev (bash .ci/setup) or pass --onnx-proto")
+    return os.path.dirname(os.path.dirname(proto))
+
+
 SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit"]
 
 
@@ -73,10 +84,14 @@ def main():
     ap.add_argument("--output", default="build.ninja", help="the ninja file to write")
     ap.add_argument("--asan", action="store_true", help="build with AddressSanitizer and UBSan")
     ap.add_argument("--debug", action="store_true", help="-O0 -g")
+    ap.add_argument("--protoc-c", default="protoc-c", help="the protobuf-c compiler")
+    ap.add_argument("--onnx-proto", default="/usr/include/onnx/onnx.proto",
+                    help="ONNX's onnx.proto (the ML variant, package onnx; Debian's libonnx-dev)")
     ap.add_argument("--no-werror", action="store_true", help="do not treat warnings as errors")
     args = ap.parse_args()
     os.chdir(ROOT)
 
+    proto_root = protobuf_c(args.protoc_c, args.onnx_proto)
     llvm_include = llvm(args.llvm_config, "--includedir")[0]
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
     llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
@@ -95,12 +110,14 @@ def main():
     w.var("ninja_required_version", "1.8")
     w.var("builddir", b)
     w.var("cc", args.cc)
-    w.var("cflags", f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -isystem {llvm_include} "
+    w.var("cflags", f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -I{b}/gen -isystem {llvm_include} "
           f"{' '.join(llvm_defs)} -fopenmp{sanitize}")
     w.var("ldflags", f"-fopenmp{sanitize}")
     w.var("llvm_libs", " ".join(llvm_ldflags + llvm_libs + [f"-Wl,-rpath,{llvm_ldflags[0][2:]}"]))
     w.lines.append("")
     w.rule("cc", "$cc -MMD -MF $out.d $cflags $extra -c $in -o $out", "CC $out", depfile="$out.d", deps="gcc")
+    w.rule("protoc", f"mkdir -p $builddir/gen && {shlex.quote(args.protoc_c)} --proto_path={shlex.quote(proto_root)} "
+           f"--c_out=$builddir/gen $in", "PROTOC $out")
     w.rule("ar", "rm -f $out && ar crs $out $in", "AR $out")
     w.rule("link", "$cc $ldflags -o $out $in $libs", "LINK $out")
     w.rule("shared", "$cc $ldflags -shared -o $out $in $libs", "LINK $out")
@@ -108,21 +125,27 @@ def main():
            "CONFIGURE", generator="1")
     w.rule("test", f"python3 tests/run.py --builddir {b}", "TEST", pool="console")
 
-    def objects(srcs, suffix="o", extra=""):
+    def objects(srcs, suffix="o", extra="", order_only=()):
         outs = []
         for src in srcs:
             out = f"$builddir/obj/{src[:-2]}.{suffix}"
-            w.build([out], "cc", [src], **({"extra": extra} if extra else {}))
+            w.build([out], "cc", [src], order_only=order_only, **({"extra": extra} if extra else {}))
             outs.append(out)
         return outs
 
-    compiler = objects(sources("ir", "front", "lower", "target"))
+    # ONNX's protobuf messages, generated at build time; the front end includes the header.
+    onnx_pb = "$builddir/gen/onnx/onnx.pb-c"
+    w.build([f"{onnx_pb}.c", f"{onnx_pb}.h"], "protoc", [args.onnx_proto])
+    w.build(["$builddir/obj/gen/onnx/onnx.pb-c.o"], "cc", [f"{onnx_pb}.c"], extra="-Wno-missing-prototypes -Wno-pedantic")
+    compiler = objects(sources("ir", "lower", "target"))
+    compiler += objects(sources("front"), order_only=[f"{onnx_pb}.h"])
+    compiler.append("$builddir/obj/gen/onnx/onnx.pb-c.o")
     runtime = objects(sources("rt"))
     runtime_pic = objects(sources("rt"), "pic.o", "-fPIC")
     w.build(["$builddir/libgrovec.a"], "ar", compiler)
     w.build(["$builddir/libgrove.a"], "ar", runtime)
     w.build(["$builddir/libgrove.so"], "shared", runtime_pic, libs="-ldl")
-    libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -ldl -lm"
+    libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -lprotobuf-c -ldl -lm"
     tool = objects(sources("tools"))
     w.build(["$builddir/grove"], "link", tool, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
 

@@ -160,17 +160,16 @@ static bool is_onnx(const char *bytes, size_t length)
 
 typedef struct Format {
 	const char *name;        /* --format NAME */
-	const char *description; /* "an XGBoost JSON model" */
 	bool (*recognise)(const char *bytes, size_t length);
-	FrontReader *read;       /* NULL: recognised, but its reader is not in this build yet */
+	FrontReader *read;
 } Format;
 
-/* Every format, in the order they are tried. A reader still to come is NULL (its function named beside it). */
+/* Every format, in the order they are tried. */
 static const Format formats[] = {
-	{"xgboost", "an XGBoost JSON model", is_json, front_read_xgboost_json},
-	{"xgboost-ubj", "an XGBoost UBJSON model", is_ubjson, front_read_xgboost_ubjson},
-	{"lightgbm", "a LightGBM text model", is_lightgbm, front_read_lightgbm},
-	{"onnx", "an ONNX model", is_onnx, NULL /* front_read_onnx, front/onnx.c */},
+	{"xgboost", is_json, front_read_xgboost_json},
+	{"xgboost-ubj", is_ubjson, front_read_xgboost_ubjson},
+	{"lightgbm", is_lightgbm, front_read_lightgbm},
+	{"onnx", is_onnx, front_read_onnx},
 };
 
 const char *front_format_names(void)
@@ -246,8 +245,6 @@ HForest *front_read_model(const char *path, const char *format, Error *e)
 		describe_start(bytes, length, start, sizeof start);
 		error_set(e, "%s: unknown model format: expected XGBoost JSON or UBJSON (starting with '{'), LightGBM text (starting "
 		          "with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path, start);
-	} else if (!found->read) {
-		error_set(e, "%s: %s, but this build of grove has no %s reader yet", path, found->description, found->name);
 	} else {
 		f = found->read(path, bytes, length, e);
 	}

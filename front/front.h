@@ -21,6 +21,14 @@ HForest *front_read_xgboost_json(const char *name, const char *text, size_t len,
 HForest *front_read_lightgbm(const char *name, const char *text, size_t len, Error *e);
 
 /*
+ * Read an ONNX model (a protobuf) whose graph holds one ai.onnx.ml tree ensemble:
+ * TreeEnsembleRegressor or TreeEnsembleClassifier (opsets 1-3) or TreeEnsemble (opset
+ * 5). Messages look like "model.onnx: TreeEnsembleRegressor.nodes_modes[7]: unknown
+ * mode 'BRANCH_XX'". Returns NULL and fills e on bad input.
+ */
+HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error *e);
+
+/*
  * Read an XGBoost UBJSON model (XGBoost 2.x/3.x `save_model("m.ubj")`) from
  * bytes[0..len): the same reader as the JSON one, over the UBJSON document; errors in
  * the encoding name the byte offset ("model.ubj: offset 812: ...").

@@ -5,8 +5,8 @@ Groups:
   unit    every build/tests/* program (exit status 0 = pass)
   golden  `grove dump --level hir|mir|lir` of each model tests/golden/NAME.* against NAME.LEVEL
           (--update rewrites them)
-  real    compile + predict the XGBoost models in ../shared/models/real against their
-          reference rows (last column = XGBoost's prediction)
+  real    compile + predict the XGBoost and ONNX models in ../shared/models/real against
+          their reference rows (last column = the library's prediction)
   models  compile + predict the fixtures of tests/models/manifest.json and
           tests/models/*/manifest.json (written by the scripts in tests/gen/) against the
           training library's predictions and margins
@@ -176,10 +176,22 @@ REAL_MODELS = [  # model, rows, probability
 ]
 
 
+# ONNX conversions of real models: model, rows, probability, expected value from the rows' last column. They stay
+# out of the schedule matrix (the XGBoost models of the same forests are in it). onnxmltools 1.13 converted higgs and
+# airline to TreeEnsembleRegressor without post_transform and with XGBoost's base_score 0.5 taken as a margin, so
+# onnxruntime predicts logit(p) + 0.5 where XGBoost's probability p is in the last column.
+REAL_ONNX_MODELS = [
+    ("abalone.onnx", "abalone.onnx.csv", False, lambda y: y),
+    ("higgs.onnx", "higgs.test.csv", False, lambda p: math.log(p / (1 - p)) + 0.5),
+    ("airline.onnx", "airline.test.csv", False, lambda p: math.log(p / (1 - p)) + 0.5),
+]
+
+
 def real_tests(s, pool):
     jobs = []
-    for model, rows, probability in REAL_MODELS:
-        name = model[:-5]
+    same = lambda y: y  # noqa: E731
+    for model, rows, probability, expected in [(*m, same) for m in REAL_MODELS] + REAL_ONNX_MODELS:
+        name = model[:-5] if model.endswith(".json") else model
         if not s.wanted("real", name):
             continue
         if not os.path.exists(os.path.join(REAL, model)):
@@ -189,7 +201,7 @@ def real_tests(s, pool):
         inputs = s.path(f"real-{name}.rows.csv")
         write_table(inputs, [r[:-1] for r in table])
         jobs.append(pool.submit(check_predictions, s, "real", name, os.path.join(REAL, model), inputs,
-                                [[r[-1]] for r in table], probability))
+                                [[expected(r[-1])] for r in table], probability))
     return jobs
 
 

@@ -143,8 +143,8 @@ static void expect_read_error(const char *name, const char *bytes, size_t n, con
 static void test_detection(void)
 {
 	READ_ERROR("m.txt", "tree\nversion=v4\n", NULL, "m.txt: missing key 'num_class'"); /* the LightGBM reader's */
-	READ_ERROR("m.onnx", "\x08\x07\x12\x08skl2onnx", NULL, "m.onnx: an ONNX model, but this build of grove has no onnx reader yet");
-	READ_ERROR("m.onnx", "\x3a\xff\xff\xff\xff\x0f", NULL, "an ONNX model"); /* a graph of 4 GiB: still ONNX */
+	READ_ERROR("m.onnx", "\x08\x07\x12\x08skl2onnx", NULL, "m.onnx: the model has no graph");
+	READ_ERROR("m.onnx", "\x3a\xff\xff\xff\xff\x0f", NULL, "not an ONNX model: the protobuf cannot be decoded"); /* a graph of 4 GiB */
 	READ_ERROR("m.bin", "\x1f\x8b\x08\x00", NULL, "unknown model format: expected XGBoost JSON or UBJSON");
 	READ_ERROR("m.bin", "\x1f\x8b\x08\x00", NULL, "the file starts with gzip-compressed data");
 	READ_ERROR("m.bin", "\x01\x02\x03", NULL, "the file starts with the bytes 01 02 03");
