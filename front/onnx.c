@@ -864,21 +864,36 @@ static bool read_num_outputs(Reader *r, bool classifier, uint32_t *num_outputs)
 }
 
 /*
- * Two classes are onnxruntime's binary case unless every row gets a class 1 score and
- * there are no base values for both: it then outputs [1 - s, s] or [-s, s] (s the
- * class 0 score, post_transform LOGISTIC applied to it), or class 1 = base_values[1] +
- * class 0's score and class 0 = its negation. HIR has no such outputs yet.
+ * Two classes whose weights all go to class 0 (how skl2onnx and onnxmltools write every
+ * binary classifier) are onnxruntime's binary case: one score s, and predictions
+ *   LOGISTIC                          [sigmoid(-s), sigmoid(s)]
+ *   NONE, every weight >= 0           [1 - s, s]
+ *   NONE, some weight < 0             [-s, s]
+ *   PROBIT                            probit(s) alone
+ * (SOFTMAX and SOFTMAX_ZERO of one score are ignored, as NONE.) onnxruntime also gives
+ * [1 - s, s] for LOGISTIC with every weight >= 0, leaving the sigmoid out; grove applies
+ * it, as the spec and the source library do. HIR: one margin and a binary expansion.
+ * Otherwise two classes are two margins, unless some row can reach no class 1 weight or
+ * there are two base values, where onnxruntime has encodings HIR cannot say.
  */
-static bool check_binary(Reader *r, bool all_rows_touch)
+static bool read_binary(Reader *r, HForest *f, bool all_rows_touch)
 {
 	Values base;
-	bool class1 = false;
-	for (size_t j = 0; j < r->num_weights; j++)
+	bool class1 = false, negative = false;
+	for (size_t j = 0; j < r->num_weights; j++) {
 		class1 |= r->weights[j].target == 1;
-	if (!class1)
-		return fail(r, "%s: binary classifier with weights for class 0 only: onnxruntime outputs [1 - s, s] "
-		            "(LOGISTIC: [1 - sigmoid(s), sigmoid(s)]; NONE with negative weights: [-s, s]), which grove cannot express yet",
-		            r->op);
+		negative |= r->weights[j].value < 0;
+	}
+	if (!class1) {
+		f->num_outputs = 1;
+		if (f->transform == HTRANSFORM_SOFTMAX || f->transform == HTRANSFORM_SOFTMAX_ZERO)
+			f->transform = HTRANSFORM_IDENTITY;
+		if (f->transform == HTRANSFORM_SIGMOID)
+			f->binary = HBINARY_COMPLEMENT;
+		else if (f->transform != HTRANSFORM_PROBIT)
+			f->binary = negative ? HBINARY_NEGATE : HBINARY_COMPLEMENT;
+		return true;
+	}
 	if (!read_values(r, "base_values", true, false, &base, NULL))
 		return false;
 	if (base.count == 2)
@@ -920,7 +935,7 @@ static HForest *read_ensemble(Reader *r, size_t file_size, uint32_t input_width,
 	f->leaf_type = weights_double ? HTYPE_F64 : HTYPE_F32;
 	if (!build_trees(r, f, classifier && num_outputs == 2 ? 1 : UINT32_MAX, &all_rows_touch))
 		goto fail;
-	if (classifier && num_outputs == 2 && !check_binary(r, all_rows_touch))
+	if (classifier && num_outputs == 2 && !read_binary(r, f, all_rows_touch))
 		goto fail;
 	f->average_count = r->num_trees ? r->num_trees : 1;
 	if (!hir_verify(f, r->e)) {

@@ -35,6 +35,19 @@ static const char *const aggregate_names[] = {
 #undef X
 };
 
+static const char *const binary_names[] = {
+#define X(name, text) text,
+	HIR_BINARIES(X)
+#undef X
+};
+
+const char *hir_binary_name(HBinary b) { return b < COUNT_OF(binary_names) ? binary_names[b] : "?"; }
+
+uint32_t hir_num_predictions(const HForest *f)
+{
+	return f->binary != HBINARY_NONE ? 2 : f->transform == HTRANSFORM_ARGMAX ? 1 : f->num_outputs;
+}
+
 const char *hir_compare_name(HCompare c) { return c < COUNT_OF(compare_names) ? compare_names[c] : "?"; }
 const char *hir_transform_name(HTransform t) { return t < COUNT_OF(transform_names) ? transform_names[t] : "?"; }
 const char *hir_missing_name(HMissing m) { return m < COUNT_OF(missing_names) ? missing_names[m] : "?"; }
@@ -288,8 +301,14 @@ bool hir_verify(const HForest *f, Error *e)
 
 	if (f->num_outputs == 0)
 		return error_set(e, "model has no outputs");
-	if (f->aggregate >= HAGGREGATE_COUNT || f->transform >= HTRANSFORM_COUNT || f->category_rule >= HCATEGORY_COUNT)
-		return error_set(e, "unknown aggregate, transform or category rule");
+	if (f->aggregate >= HAGGREGATE_COUNT || f->transform >= HTRANSFORM_COUNT || f->category_rule >= HCATEGORY_COUNT ||
+	    f->binary >= HBINARY_COUNT)
+		return error_set(e, "unknown aggregate, transform, category rule or binary expansion");
+	if (f->binary != HBINARY_NONE &&
+	    (f->num_outputs != 1 || f->transform == HTRANSFORM_SOFTMAX || f->transform == HTRANSFORM_SOFTMAX_ZERO ||
+	     f->transform == HTRANSFORM_ARGMAX))
+		return error_set(e, "a binary expansion needs one margin and a transform of each margin alone (not %s)",
+		                 hir_transform_name(f->transform));
 	if (f->aggregate == HAGGREGATE_AVERAGE && f->average_count == 0)
 		return error_set(e, "average over 0 trees");
 	if (!isfinite(f->sigmoid_alpha))
@@ -376,6 +395,8 @@ void hir_print(FILE *out, const HForest *f)
 		fprintf(out, " aggregate=%s", hir_aggregate_name(f->aggregate));
 	if (f->aggregate == HAGGREGATE_AVERAGE)
 		fprintf(out, "/%u", f->average_count);
+	if (f->binary != HBINARY_NONE)
+		fprintf(out, " binary=%s", hir_binary_name(f->binary));
 	if (f->num_sets)
 		fprintf(out, " categories=%s", hir_category_rule_name(f->category_rule));
 	fputs("\nbase_score", out);

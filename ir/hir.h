@@ -124,6 +124,25 @@ typedef enum HTransform {
 	HTRANSFORM_COUNT
 } HTransform;
 
+/*
+ * Two predictions from one margin, as binary classifiers in ONNX give them: after the
+ * transform makes p of the margin, the row's predictions are [q, p], with q
+ *   COMPLEMENT  1 - p (with SIGMOID: sigmoid(-alpha * margin), the same without cancellation)
+ *   NEGATE      -p
+ * NONE: one prediction per margin, as everywhere else.
+ */
+#define HIR_BINARIES(X)                  \
+	X(NONE, "none")                  \
+	X(COMPLEMENT, "complement")      \
+	X(NEGATE, "negate")
+
+typedef enum HBinary {
+#define X(name, text) HBINARY_##name,
+	HIR_BINARIES(X)
+#undef X
+	HBINARY_COUNT
+} HBinary;
+
 typedef enum HType {
 	HTYPE_F32,
 	HTYPE_F64,
@@ -175,6 +194,7 @@ typedef struct HForest {
 	uint32_t average_count; /* AVERAGE divides the sum by this (not 0) */
 	HTransform transform;
 	double sigmoid_alpha;  /* SIGMOID's scale of the margin (1 but for LightGBM's `sigmoid:`) */
+	HBinary binary;        /* with one margin, two predictions (an ONNX binary classifier) */
 	HType threshold_type;  /* precision of split comparisons */
 	HType leaf_type;       /* precision of leaf values and their sum */
 	HCategoryRule category_rule; /* how IN splits map x to a category */
@@ -231,6 +251,9 @@ const char *hir_transform_name(HTransform t);
 const char *hir_missing_name(HMissing m);
 const char *hir_category_rule_name(HCategoryRule r);
 const char *hir_aggregate_name(HAggregate a);
+const char *hir_binary_name(HBinary b);
+/* Predictions per row: num_outputs, 1 for ARGMAX, 2 for a binary expansion. */
+uint32_t hir_num_predictions(const HForest *f);
 const char *hir_type_name(HType t);
 
 #endif

@@ -457,10 +457,9 @@ static uint32_t lower_probit(Lowering *l, uint32_t p)
 	return emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, sqrt2), emit2(l, LOP_FMUL, t, sign, e));
 }
 
-/* Emit: for each margin c, out[out_start + c] = f(acc[c]) where f is identity, sigmoid, exp, signed square or probit. */
-static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
+/* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit. */
+static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 {
-	uint32_t c = begin_outputs(l, 0), m = load_acc(l, c);
 	if (t == HTRANSFORM_SIGMOID) {
 		uint32_t one = lir_const_float(&l->b, l->acc_type, 1.0), e;
 		if (l->f->sigmoid_alpha != 1.0)
@@ -476,6 +475,13 @@ static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
 	} else if (t == HTRANSFORM_PROBIT) {
 		m = lower_probit(l, m);
 	}
+	return m;
+}
+
+/* Emit: for each margin c, out[out_start + c] = t(acc[c]) (t a transform of each margin alone). */
+static void lower_elementwise(Lowering *l, uint32_t out_start, HTransform t)
+{
+	uint32_t c = begin_outputs(l, 0), m = elementwise(l, load_acc(l, c), t);
 	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), m);
 	lir_end(&l->b);
 }
@@ -557,6 +563,23 @@ static void lower_softmax_zero(Lowering *l, uint32_t out_start)
 	}
 }
 
+/* A binary expansion: predictions [q, p] of the one margin m, p its transform (see HBinary). */
+static void lower_binary(Lowering *l, uint32_t row)
+{
+	LType t = l->acc_type;
+	uint32_t start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, 2)), c = begin_outputs(l, 0), m = load_acc(l, c), p, q;
+	p = elementwise(l, m, l->f->transform);
+	if (l->f->binary == HBINARY_NEGATE)
+		q = lir_emit(&l->b, LOP_FNEG, t, p, LIR_NONE, LIR_NONE);
+	else if (l->f->transform == HTRANSFORM_SIGMOID)
+		q = elementwise(l, lir_emit(&l->b, LOP_FNEG, t, m, LIR_NONE, LIR_NONE), HTRANSFORM_SIGMOID);
+	else
+		q = emit2(l, LOP_FSUB, t, lir_const_float(&l->b, t, 1.0), p);
+	store_output(l, start, q);
+	store_output(l, emit2(l, LOP_ADD, LTYPE_I64, start, const_i64(l, 1)), p);
+	lir_end(&l->b);
+}
+
 /* transform: write the row's predictions (or, when margin is set, its raw margins). */
 static void lower_transform(Lowering *l, uint32_t row)
 {
@@ -564,6 +587,14 @@ static void lower_transform(Lowering *l, uint32_t row)
 	uint32_t margins_start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
 	uint32_t branch;
 
+	if (l->f->binary != HBINARY_NONE) {
+		branch = lir_begin(&l->b, LOP_IF, l->margin, LIR_NONE, LIR_NONE);
+		lower_elementwise(l, margins_start, HTRANSFORM_IDENTITY);
+		lir_else(&l->b, branch);
+		lower_binary(l, row);
+		lir_end(&l->b);
+		return;
+	}
 	if (t == HTRANSFORM_IDENTITY) {
 		lower_elementwise(l, margins_start, t);
 		return;
@@ -896,7 +927,7 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.acc_type = l.layout.leaf_type;
 	l.module->num_features = f->num_features;
 	l.module->num_margins = f->num_outputs;
-	l.module->num_outputs = f->transform == HTRANSFORM_ARGMAX ? 1 : f->num_outputs;
+	l.module->num_outputs = hir_num_predictions(f);
 	l.module->transform = f->transform;
 	if (f->num_outputs > 1)
 		l.output_buffer = add_tree_buffer(l.module, f, false);

@@ -17,7 +17,10 @@ For each model NAME it writes
   NAME.rows.csv     the input rows, no header; "%.9g" for float rows, "%.17g" for double
                     rows; a missing value is an empty field
   NAME.pred.csv     onnxruntime's output (the scores of a classifier), "%.17g"
-  NAME.margin.csv   the same model with post_transform NONE, where it has a transform
+  NAME.margin.csv   the same model with post_transform NONE, where it has a transform;
+                    for onnxruntime's binary case (two classes, weights for class 0 only)
+                    the one score s (column 1 of onnxruntime's [1 - s, s] or [-s, s]),
+                    which is grove's one margin
 
 Expected values come from onnxruntime after checking it against the source library
 (scikit-learn, XGBoost, LightGBM) or, for the hand-built graphs, against evaluate() below,
@@ -26,22 +29,16 @@ which follows the ONNX specification. Where onnxruntime departs from the specifi
 adds to, the root of a tree whose nodes are not listed root first) the expected values
 are the specification's; the script prints every disagreement it finds.
 
-manifest.json lists the fixtures that grove compiles today; pending.json (same schema)
-those waiting for HIR or lowering support, with grove's reason ("pending"). From the
-repository root, with grove built:
+manifest.json lists them in the schema of fixtures() in tests/run.py. From the
+repository root:
 
-  /work/venv/bin/python tests/gen/gen_onnx.py --grove build/grove
-
-(without --grove every fixture goes to manifest.json).
+  /work/venv/bin/python tests/gen/gen_onnx.py
 """
 
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import warnings
 
 import numpy as np
@@ -95,15 +92,30 @@ def report(name, what, got, want):
 ENTRIES = []
 
 
+def binary_case(model):
+    """Whether the model is onnxruntime's binary case: a classifier of two labels whose weights all go to class 0."""
+    for node in model.graph.node:
+        a = {x.name: x for x in node.attribute}
+        if node.op_type == "TreeEnsembleClassifier":
+            labels = len(a["classlabels_int64s"].ints) if "classlabels_int64s" in a else len(a["classlabels_strings"].strings)
+            return labels == 2 and set(a["class_ids"].ints) == {0}
+    return False
+
+
 def save(name, model, rows, expected, probability, double_rows=False, margin=None, schedules=False, reference=None):
     """Write the fixture's files and its manifest entry."""
     model.graph.name = name  # onnxmltools names graphs with a random uuid
+    imports = sorted((o.domain, o.version) for o in model.opset_import)  # skl2onnx lists them in set order
+    del model.opset_import[:]
+    model.opset_import.extend(helper.make_opsetid(d, v) for d, v in imports)
     onnx.checker.check_model(model)
     with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
         f.write(model.SerializeToString())
     fmt = "%.17g" if double_rows else "%.9g"
     write_csv(os.path.join(OUT, name + ".rows.csv"), rows, fmt)
     write_csv(os.path.join(OUT, name + ".pred.csv"), expected, "%.17g")
+    if margin is not None and binary_case(model):
+        margin = margin[:, 1:]
     if margin is not None:
         write_csv(os.path.join(OUT, name + ".margin.csv"), margin, "%.17g")
     num_trees = len({(n.name, t) for n in model.graph.node for a in n.attribute
@@ -613,21 +625,10 @@ def main():
     xgboost_models(rng)
     print("LightGBM (onnxmltools):")
     lightgbm_models(rng)
-    if len(sys.argv) > 2 and sys.argv[1] == "--grove":  # what grove refuses goes to pending.json, with its message
-        scratch = tempfile.mkdtemp()
-        for e in ENTRIES:
-            p = subprocess.run([sys.argv[2], "compile", os.path.join(OUT, e["model"]), "-o", os.path.join(scratch, "m.so")],
-                               capture_output=True, text=True)
-            if p.returncode != 0 or e.get("f64_rows"):
-                e["pending"] = p.stderr.strip().split(": ")[-1] if p.returncode else "needs grove predict --f64"
-        shutil.rmtree(scratch)
-    ready = [e for e in ENTRIES if "pending" not in e]
-    pending = [e for e in ENTRIES if "pending" in e]
-    for name, entries in (("manifest.json", ready), ("pending.json", pending)):
-        with open(os.path.join(OUT, name), "w") as f:
-            json.dump(entries, f, indent=1)
-            f.write("\n")
-    print(f"{len(ready)} fixtures in manifest.json, {len(pending)} in pending.json")
+    with open(os.path.join(OUT, "manifest.json"), "w") as f:
+        json.dump(ENTRIES, f, indent=1)
+        f.write("\n")
+    print(f"{len(ENTRIES)} fixtures in manifest.json")
 
 
 if __name__ == "__main__":

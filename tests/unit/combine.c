@@ -3,8 +3,8 @@
  * trees add to one output or to a range of them (leaf vectors), under each aggregate
  * (sum, average, min, max) and each transform, compiled with both representations under
  * schedules that interleave, tile and privatise the tree loop, against a direct
- * evaluation of the HIR's definition (hir.h). Strategies an aggregate has no form for
- * are refused by name.
+ * evaluation of the HIR's definition (hir.h); binary expansions of one margin into two
+ * predictions. Strategies an aggregate has no form for are refused by name.
  */
 #include "lower/lower.h"
 #include "lower/rep.h"
@@ -75,7 +75,7 @@ static void reference_margins(const HForest *f, const float *x, double *margins)
 {
 	double acc[OUTPUTS];
 	bool reached[OUTPUTS] = {false};
-	for (uint32_t o = 0; o < OUTPUTS; o++)
+	for (uint32_t o = 0; o < f->num_outputs; o++)
 		acc[o] = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		const HNode *nodes = hir_tree_nodes(f, t), *n = nodes;
@@ -99,7 +99,7 @@ static void reference_margins(const HForest *f, const float *x, double *margins)
 			reached[o] = true;
 		}
 	}
-	for (uint32_t o = 0; o < OUTPUTS; o++)
+	for (uint32_t o = 0; o < f->num_outputs; o++)
 		margins[o] = f->base_score[o] + (f->aggregate == HAGGREGATE_AVERAGE ? acc[o] / f->average_count : acc[o]);
 }
 
@@ -235,6 +235,70 @@ static void test_combinations(const char *dir)
 	}
 }
 
+/* Binary expansions: one margin m, predictions [q, p] with p = transform(m). */
+static void test_binary(const char *dir)
+{
+	static const struct {
+		HTransform transform;
+		HBinary binary;
+	} cases[] = {
+		{HTRANSFORM_SIGMOID, HBINARY_COMPLEMENT},
+		{HTRANSFORM_IDENTITY, HBINARY_COMPLEMENT},
+		{HTRANSFORM_IDENTITY, HBINARY_NEGATE},
+		{HTRANSFORM_PROBIT, HBINARY_NEGATE},
+	};
+	for (size_t i = 0; i < COUNT_OF(cases); i++) {
+		HForest *f = hir_forest_new("binary", FEATURES, 1);
+		char path[128];
+		Error e = {{0}};
+		GroveModel *model;
+		float out[2 * ROWS], margins[ROWS];
+		int bad = 0;
+		for (uint32_t t = 0; t < 3; t++) {
+			HNode *n = hir_tree_add(f, 3, 0);
+			n[0] = (HNode){.value = 0.5, .left = 1, .right = 2, .feature = (int32_t)t, .default_left = 1};
+			n[1] = (HNode){.value = 0.125 * t, .feature = HIR_LEAF};
+			n[2] = (HNode){.value = -0.25 + 0.0625 * t, .feature = HIR_LEAF};
+		}
+		f->base_score[0] = 0.3;
+		f->transform = cases[i].transform;
+		f->binary = cases[i].binary;
+		hir_schedule_init(&f->schedule, f->num_trees);
+		CHECK(hir_verify(f, &e));
+		snprintf(path, sizeof path, "%s/binary%zu.so", dir, i);
+		if (!(model = build(f, "tile(batch, b0, b1, 4); interleave(b1)", NULL, path, &e))) {
+			fprintf(stderr, "binary %zu: %s\n", i, e.message);
+			failures++;
+			hir_forest_free(f);
+			continue;
+		}
+		CHECK(grove_num_outputs(model, 0) == 2 && grove_num_outputs(model, GROVE_PREDICT_MARGIN) == 1);
+		CHECK(grove_predict(model, rows, ROWS, FEATURES, out, 2 * ROWS, 0, NULL) == GROVE_OK);
+		CHECK(grove_predict(model, rows, ROWS, FEATURES, margins, ROWS, GROVE_PREDICT_MARGIN, NULL) == GROVE_OK);
+		for (uint32_t r = 0; r < ROWS; r++) {
+			double m, p, q;
+			reference_margins(f, rows + r * FEATURES, &m);
+			p = f->transform == HTRANSFORM_SIGMOID ? 1 / (1 + exp(-m)) : f->transform == HTRANSFORM_PROBIT ? probit(m) : m;
+			q = f->binary == HBINARY_NEGATE ? -p : f->transform == HTRANSFORM_SIGMOID ? 1 / (1 + exp(m)) : 1 - p;
+			bad += fabs(margins[r] - m) > 1e-6 || !(fabs(out[2 * r + 1] - p) <= 1e-5 || (isnan(p) && isnan(out[2 * r + 1]))) ||
+			       !(fabs(out[2 * r] - q) <= 1e-5 || (isnan(q) && isnan(out[2 * r])));
+		}
+		if (bad)
+			fprintf(stderr, "binary %s %s: %d wrong rows\n", hir_transform_name(f->transform), hir_binary_name(f->binary), bad);
+		failures += bad != 0;
+		grove_free(model);
+		hir_forest_free(f);
+	}
+	{ /* two predictions of one margin need a transform of each margin alone */
+		HForest *f = hir_forest_new("binary", FEATURES, 1);
+		Error e = {{0}};
+		f->binary = HBINARY_COMPLEMENT;
+		f->transform = HTRANSFORM_SOFTMAX;
+		CHECK(!hir_verify(f, &e) && strstr(e.message, "binary expansion"));
+		hir_forest_free(f);
+	}
+}
+
 /* Atomic adds and vector adds exist for sums only: min and max refuse them by name. */
 static void test_refused(const char *dir)
 {
@@ -276,6 +340,7 @@ int main(void)
 	test_verify();
 	test_combinations(dir);
 	test_refused(dir);
+	test_binary(dir);
 	rmdir(dir);
 	if (failures)
 		fprintf(stderr, "%d checks failed\n", failures);
