@@ -157,7 +157,7 @@ def sklearn_models(rng):
         ("sk_gb_regressor", ensemble.GradientBoostingRegressor(n_estimators=20, max_depth=3, random_state=1), y, False),
         ("sk_dt_binary", tree.DecisionTreeClassifier(max_depth=5, random_state=1), binary, False),
         ("sk_rf_binary", ensemble.RandomForestClassifier(8, max_depth=5, random_state=1), binary, False),
-        ("sk_gb_binary", ensemble.GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=1), binary, False),
+        ("sk_gb_binary", ensemble.GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=1), binary, True),
         ("sk_rf_multiclass", ensemble.RandomForestClassifier(6, max_depth=5, random_state=1), multi, True),
         ("sk_et_multiclass", ensemble.ExtraTreesClassifier(6, max_depth=5, random_state=1), multi, False),
         ("sk_gb_multiclass", ensemble.GradientBoostingClassifier(n_estimators=8, max_depth=3, random_state=1), multi, False),
