@@ -33,6 +33,14 @@ const LType lir_predict_params[LIR_PREDICT_PARAMS] = {LTYPE_PTR, LTYPE_I64, LTYP
 const char *lir_type_name(LType t) { return t < COUNT_OF(type_names) ? type_names[t] : "?"; }
 const char *lir_op_name(LOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
 const char *lir_cmp_name(LCmp c) { return c < COUNT_OF(cmp_names) ? cmp_names[c] : "?"; }
+
+static const char *const atomic_names[] = {
+#define X(name, text) text,
+	LIR_ATOMICS(X)
+#undef X
+};
+
+const char *lir_atomic_name(LAtomic a) { return a < COUNT_OF(atomic_names) ? atomic_names[a] : "?"; }
 static const char *const space_names[] = {
 #define X(name, text) text,
 	LIR_SPACES(X)
@@ -46,7 +54,7 @@ bool lir_op_has_result(LOp op)
 {
 	switch (op) {
 	case LOP_STORE:
-	case LOP_ATOMIC_ADD:
+	case LOP_ATOMIC:
 	case LOP_PREFETCH:
 	case LOP_SET:
 	case LOP_BREAK_IF:

@@ -19,8 +19,8 @@
  * elements (i8, i32, i64, f32 or f64); 0 or 1 is a scalar. Only these carry lanes:
  * LOAD (n consecutive elements from element b, aligned as one element), STORE (takes
  * its lanes from c, which may be a vector; its own lanes are 0 or c's), FADD, FSUB,
- * FMUL (operands and result of equal lanes) and CONST (a splat). Every other operand
- * is a scalar.
+ * FMUL, FMIN, FMAX (operands and result of equal lanes) and CONST (a splat). Every other
+ * operand is a scalar.
  */
 #ifndef GROVE_IR_LIR_H
 #define GROVE_IR_LIR_H
@@ -58,8 +58,9 @@ typedef enum LType {
 	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
-	X(ATOMIC_ADD, "atomic_add", 3) /* *(a + b * sizeof(c)) += c atomically (relaxed ordering);    \
-	                                  a ptr, b i64, c i8, i32, i64, f32 or f64; no result */      \
+	X(ATOMIC, "atomic", 3)        /* *(a + b * sizeof(c)) op= c atomically (relaxed ordering), op \
+	                                 in sub (LAtomic: add, min, max); a ptr, b i64, c i8, i32, i64, \
+	                                 f32 or f64; no result */                                     \
 	X(PREFETCH, "prefetch", 2)    /* hint: the element of `type` at a + b * sizeof(type) will be \
 	                                 read soon; a ptr, b i64; no result (type is the element's) */ \
 	X(ADD, "add", 2)              /* integer arithmetic, wrapping */                             \
@@ -75,6 +76,8 @@ typedef enum LType {
 	X(FSUB, "fsub", 2)                                                                            \
 	X(FMUL, "fmul", 2)                                                                            \
 	X(FDIV, "fdiv", 2)                                                                            \
+	X(FMIN, "fmin", 2)            /* the lesser (llvm.minnum: a NaN operand yields the other) */   \
+	X(FMAX, "fmax", 2)            /* the greater (llvm.maxnum) */                                 \
 	X(FNEG, "fneg", 1)                                                                            \
 	X(EXP, "exp", 1)              /* e^a (llvm.exp) */                                           \
 	X(LOG, "log", 1)              /* natural logarithm (llvm.log) */                             \
@@ -123,6 +126,16 @@ typedef enum LCmp {
 	LCMP_COUNT
 } LCmp;
 
+/* The operations of ATOMIC (in sub): integer or float add, signed or float min and max. */
+#define LIR_ATOMICS(X) X(ADD, "add") X(MIN, "min") X(MAX, "max")
+
+typedef enum LAtomic {
+#define X(name, text) LATOMIC_##name,
+	LIR_ATOMICS(X)
+#undef X
+	LATOMIC_COUNT
+} LAtomic;
+
 /* Conversion kinds of CAST and their printed names. */
 #define LIR_CASTS(X)                                              \
 	X(SEXT, "sext") X(ZEXT, "zext") X(TRUNC, "trunc")         \
@@ -140,13 +153,13 @@ typedef enum LCast {
  * Memory spaces of LOCAL_ARRAYs. On the host both are allocas in the function that
  * defines them (a PARALLEL_FOR body is a function of its own); they differ in who may
  * write them, which lir_verify checks: a PRIVATE array defined outside a PARALLEL_FOR
- * must not be written (STORE or ATOMIC_ADD to it) inside it.
+ * must not be written (STORE or ATOMIC to it) inside it.
  */
 #define LIR_SPACES(X)                                                                              \
 	X(PRIVATE, "private") /* private to the iteration (or invocation) that defines it */          \
 	X(SHARED, "shared")   /* defined in the enclosing frame and shared with the PARALLEL_FORs     \
 	                         nested in it, whose iterations write disjoint elements (or add to    \
-	                         them with ATOMIC_ADD); captured by the outlined body on the host */
+	                         them with ATOMIC); captured by the outlined body on the host */
 
 typedef enum LSpace {
 #define X(name, text) LSPACE_##name,
@@ -160,7 +173,7 @@ typedef enum LSpace {
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */
-	uint8_t type;   /* LType of the result, or of its lanes (STORE, ATOMIC_ADD: unused, void) */
+	uint8_t type;   /* LType of the result, or of its lanes (STORE, ATOMIC: unused, void) */
 	uint8_t sub;    /* LCmp, LCast or LSpace */
 	uint8_t lanes;  /* 0 or 1: a scalar; 2..LIR_MAX_LANES: a vector of `type` (see above) */
 	uint32_t a, b, c;
@@ -277,11 +290,12 @@ const char *lir_type_name(LType t);
 const char *lir_op_name(LOp op);
 /* Printed name of a comparison predicate, "?" if out of range. */
 const char *lir_cmp_name(LCmp c);
+const char *lir_atomic_name(LAtomic a);
 /* Printed name of a cast kind, "?" if out of range. */
 const char *lir_cast_name(LCast c);
 /* Printed name of a memory space, "?" if out of range. */
 const char *lir_space_name(LSpace s);
-/* Whether instructions of kind op have a result (STORE, ATOMIC_ADD, PREFETCH, SET, BREAK_IF, LOOP, IF do not). */
+/* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF do not). */
 bool lir_op_has_result(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);

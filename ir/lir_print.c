@@ -165,10 +165,12 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		print_element_ref(out, fn, in->a, in->b);
 		break;
 	case LOP_STORE:
-	case LOP_ATOMIC_ADD:
+	case LOP_ATOMIC:
 		fputc(' ', out);
+		if (op == LOP_ATOMIC)
+			fprintf(out, "%s ", lir_atomic_name((LAtomic)in->sub));
 		print_element_ref(out, fn, in->a, in->b);
-		fputs(op == LOP_STORE ? " = " : " += ", out);
+		fputs(op == LOP_STORE ? " = " : in->sub == LATOMIC_ADD ? " += " : in->sub == LATOMIC_MIN ? " min= " : " max= ", out);
 		print_value(out, fn, in->c);
 		break;
 	case LOP_SET:

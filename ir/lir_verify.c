@@ -124,8 +124,8 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 static bool is_vector_element(LType t) { return t == LTYPE_I8 || t == LTYPE_I32 || t == LTYPE_I64 || is_float(t); }
 
 /*
- * Lanes of id and its operands: only LOAD, STORE, FADD, FSUB, FMUL and CONST are vectors,
- * of an element type vectors hold; FADD, FSUB and FMUL take operands of their own lanes,
+ * Lanes of id and its operands: only LOAD, STORE, CONST and the elementwise FADD, FSUB,
+ * FMUL, FMIN and FMAX are vectors, of an element type vectors hold; the elementwise take operands of their own lanes,
  * STORE a value c of its lanes (any when it has none), everything else scalars.
  */
 static bool verify_lanes(Verifier *v, uint32_t id)
@@ -133,7 +133,7 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 	const LInst *in = &v->fn->insts[id];
 	const uint32_t ops[3] = {in->a, in->b, in->c};
 	unsigned lanes = lir_lanes(v->fn, id);
-	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL;
+	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL || in->op == LOP_FMIN || in->op == LOP_FMAX;
 
 	if (in->lanes > LIR_MAX_LANES)
 		return fail(v, id, "%u lanes, at most %d", in->lanes, LIR_MAX_LANES);
@@ -160,7 +160,7 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 }
 
 /*
- * STORE, ATOMIC_ADD: a PRIVATE local_array defined outside the innermost enclosing
+ * STORE, ATOMIC: a PRIVATE local_array defined outside the innermost enclosing
  * PARALLEL_FOR belongs to one iteration of an outer loop (or to the invocation); the
  * iterations of the parallel loop writing it would race.
  */
@@ -211,8 +211,10 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
 	case LOP_STORE:
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
-	case LOP_ATOMIC_ADD: {
+	case LOP_ATOMIC: {
 		LType c = value_type(fn, in->c);
+		if (in->sub >= LATOMIC_COUNT)
+			return fail(v, id, "unknown atomic operation %u", in->sub);
 		if (c == LTYPE_I1 || c == LTYPE_PTR)
 			return fail(v, id, "operand %%%u is %s, expected i8, i32, i64, f32 or f64", in->c, lir_type_name(c));
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
@@ -225,7 +227,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (!is_int(t))
 			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));
 		return expect(v, id, in->a, t) && expect(v, id, in->b, t);
-	case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FNEG: case LOP_EXP: case LOP_LOG: case LOP_SQRT:
+	case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FMIN: case LOP_FMAX:
+	case LOP_FNEG: case LOP_EXP: case LOP_LOG: case LOP_SQRT:
 		if (!is_float(t))
 			return fail(v, id, "result is %s, expected a float type", lir_type_name(t));
 		return expect(v, id, in->a, t) && (op_operands[in->op] < 2 || expect(v, id, in->b, t));

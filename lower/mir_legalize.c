@@ -37,20 +37,8 @@ typedef struct Legalizer {
 	uint32_t depth;
 	uint32_t *decl_depth; /* per buffer: loops around its declaration */
 	uint32_t buf, at;     /* the conflict found: a buffer, and the depth of the loop to privatise along */
-	bool failed;          /* the search found a strategy it cannot give (e is filled) */
 	Error *e;
 } Legalizer;
-
-/* Refuse strategy directive k on var's loop, which needs `what` the model's aggregate has not; returns true (the search stops). */
-static bool fail_strategy(Legalizer *g, int32_t var, HDirectiveKind k, const char *what)
-{
-	char where[700];
-	const HForest *f = g->m->forest;
-	g->failed = true;
-	error_set(g->e, "%s: the model combines its leaves by %s, which has no %s (only sums do)",
-	          hir_schedule_where(&f->schedule, var, k, where, sizeof where), hir_aggregate_name(f->aggregate), what);
-	return true;
-}
 
 /* Whether the element reduction x writes depends on var. */
 static bool writes_along(const MModule *m, const MInst *x, int32_t var)
@@ -86,8 +74,6 @@ static bool search(Legalizer *g, uint32_t owner, uint32_t first)
 			if (!loop->parallel || writes_along(m, x, loop->var))
 				continue;
 			if (m->forest->schedule.vars[loop->var].reduce == HREDUCE_ATOMIC) {
-				if (x->reduce_op != MREDUCE_SUM)
-					return fail_strategy(g, loop->var, HDIR_ATOMIC_REDUCE, "atomic adds");
 				x->strategy = MSTRATEGY_ATOMIC; /* covers the loops inside this one too */
 				break;
 			}
@@ -126,8 +112,6 @@ static bool privatise(Legalizer *g)
 	HRange r;
 	char where[700];
 
-	if (v->reduce == HREDUCE_VECTOR && mir_reduce_op(m->forest) != MREDUCE_SUM)
-		return !fail_strategy(g, var, HDIR_VECTOR_REDUCE, "vector adds");
 	hir_schedule_range(&m->forest->schedule, var, &r);
 	if (r.max_trips < 1)
 		return error_set(g->e, "%s: the reductions inside need a copy of their buffer per iteration, and the loop's trip count is not known before it runs",
@@ -200,10 +184,6 @@ bool mir_legalize_reductions(MModule *m, Error *e)
 		g.depth = 0;
 		if (!search(&g, MIR_NONE, m->body))
 			break;
-		if (g.failed) {
-			ok = false;
-			break;
-		}
 		if (round == MAX_ROUNDS) {
 			ok = error_set(e, "schedule: reductions need more than %d privatised buffers", MAX_ROUNDS);
 			break;

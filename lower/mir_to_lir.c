@@ -711,23 +711,18 @@ static void lower_init(Lowering *l, uint32_t b)
 	}
 }
 
-/* x op y for reduction operator op (min and max keep x on ties and NaN-free inputs). */
-static uint32_t combine(Lowering *l, uint8_t op, uint32_t x, uint32_t y)
-{
-	LCmp keep_y = op == MREDUCE_MIN ? LCMP_OLT : LCMP_OGT;
-	if (op == MREDUCE_SUM)
-		return emit2(l, LOP_FADD, l->acc_type, x, y);
-	return lir_emit(&l->b, LOP_SELECT, l->acc_type, lir_cmp(&l->b, LOP_FCMP, keep_y, y, x), y, x);
-}
+/* The LIR operation of reduction operator op: fadd, fmin or fmax. */
+static LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
 
 /* base[at] op= value, as strategy says. */
 static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t at, uint32_t value)
 {
 	if (inst->strategy == MSTRATEGY_ATOMIC) {
-		lir_emit(&l->b, LOP_ATOMIC_ADD, LTYPE_VOID, base, at, value);
+		uint32_t atomic = lir_emit(&l->b, LOP_ATOMIC, LTYPE_VOID, base, at, value);
+		l->b.fn->insts[atomic].sub = inst->reduce_op == MREDUCE_MIN ? LATOMIC_MIN : inst->reduce_op == MREDUCE_MAX ? LATOMIC_MAX : LATOMIC_ADD;
 		return;
 	}
-	value = combine(l, inst->reduce_op, emit2(l, LOP_LOAD, l->acc_type, base, at), value);
+	value = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, emit2(l, LOP_LOAD, l->acc_type, base, at), value);
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 }
 
@@ -755,7 +750,7 @@ static void lower_reduce(Lowering *l, const MInst *inst)
 	}
 }
 
-/* dst[dst_at + j] op= src[src_at + j] for j in [begin, end), `lanes` elements at a time (sums only; others one at a time). */
+/* dst[dst_at + j] op= src[src_at + j] for j in [begin, end), `lanes` elements at a time. */
 static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin,
                      uint32_t end, uint8_t lanes)
 {
@@ -763,8 +758,7 @@ static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uin
 	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j), s = emit2(l, LOP_ADD, LTYPE_I64, src_at, j);
 	uint32_t x = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, dst, d, LIR_NONE);
 	uint32_t y = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, src, s, LIR_NONE);
-	uint32_t z = lanes > 1 ? lir_emit_vector(&l->b, LOP_FADD, l->acc_type, lanes, x, y, LIR_NONE) : combine(l, op, x, y);
-	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, z);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, lir_emit_vector(&l->b, reduce_lop(op), l->acc_type, lanes, x, y, LIR_NONE));
 	lir_end(&l->b);
 }
 

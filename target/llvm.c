@@ -9,7 +9,7 @@
  * call the outlined function directly; large ones go through GOMP_parallel, which
  * libgomp and libomp both provide. SHARED LOCAL_ARRAYs reach the outlined body as
  * captured pointers like any other value. Values with lanes are LLVM vectors, loaded
- * and stored with the alignment of one element; ATOMIC_ADD is a monotonic atomicrmw.
+ * and stored with the alignment of one element; ATOMIC is a monotonic atomicrmw.
  */
 #include "target/llvm.h"
 
@@ -146,13 +146,17 @@ static void emit_store(Emitter *em, const LInst *inst)
 		LLVMSetAlignment(store, (unsigned)lir_type_size((LType)em->fn->insts[inst->c].type));
 }
 
-/* ATOMIC_ADD: atomicrmw add (integers) or fadd (floats), monotonic (relaxed) ordering. */
-static void emit_atomic_add(Emitter *em, const LInst *inst)
+/* ATOMIC: atomicrmw add, min or max (integers: signed; floats: fadd, fmin, fmax), monotonic (relaxed) ordering. */
+static void emit_atomic(Emitter *em, const LInst *inst)
 {
+	static const LLVMAtomicRMWBinOp ints[] = {[LATOMIC_ADD] = LLVMAtomicRMWBinOpAdd, [LATOMIC_MIN] = LLVMAtomicRMWBinOpMin,
+	                                          [LATOMIC_MAX] = LLVMAtomicRMWBinOpMax};
+	static const LLVMAtomicRMWBinOp floats[] = {[LATOMIC_ADD] = LLVMAtomicRMWBinOpFAdd, [LATOMIC_MIN] = LLVMAtomicRMWBinOpFMin,
+	                                            [LATOMIC_MAX] = LLVMAtomicRMWBinOpFMax};
 	LLVMValueRef c = value(em, inst->c);
 	LLVMTypeRef type = LLVMTypeOf(c);
 	bool fl = LLVMGetTypeKind(type) == LLVMFloatTypeKind || LLVMGetTypeKind(type) == LLVMDoubleTypeKind;
-	LLVMBuildAtomicRMW(em->b, fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, element(em, type, inst->a, inst->b), c,
+	LLVMBuildAtomicRMW(em->b, (fl ? floats : ints)[inst->sub], element(em, type, inst->a, inst->b), c,
 	                   LLVMAtomicOrderingMonotonic, 0);
 }
 
@@ -395,6 +399,11 @@ static LLVMValueRef emit_binary(Emitter *em, LOp op, LLVMValueRef x, LLVMValueRe
 	case LOP_FSUB: return LLVMBuildFSub(em->b, x, y, "");
 	case LOP_FMUL: return LLVMBuildFMul(em->b, x, y, "");
 	case LOP_FDIV: return LLVMBuildFDiv(em->b, x, y, "");
+	case LOP_FMIN:
+	case LOP_FMAX: {
+		LLVMValueRef args[2] = {x, y};
+		return call_intrinsic(em, op == LOP_FMIN ? "llvm.minnum" : "llvm.maxnum", LLVMTypeOf(x), args, 2);
+	}
 	default: die("LIR op %s is not binary", lir_op_name(op));
 	}
 }
@@ -412,10 +421,10 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_BUFFER: *out = em->buffers[inst->imm]; break;
 	case LOP_LOAD: *out = emit_load(em, inst); break;
 	case LOP_STORE: emit_store(em, inst); break;
-	case LOP_ATOMIC_ADD: emit_atomic_add(em, inst); break;
+	case LOP_ATOMIC: emit_atomic(em, inst); break;
 	case LOP_PREFETCH: emit_prefetch(em, inst); break;
 	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR:
-	case LOP_MIN: case LOP_SDIV: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV:
+	case LOP_MIN: case LOP_SDIV: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FMIN: case LOP_FMAX:
 		*out = emit_binary(em, (LOp)inst->op, value(em, inst->a), value(em, inst->b));
 		break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, value(em, inst->a), ""); break;

@@ -91,8 +91,8 @@ static LModule *features_module(uint64_t fixed, uint64_t per_row)
 		lir_end(&b);
 		sum = lir_emit(&b, LOP_GET, LTYPE_F32, acc, LIR_NONE, LIR_NONE);
 		lir_emit(&b, LOP_STORE, LTYPE_VOID, p[2], op2(&b, LOP_MUL, LTYPE_I64, loop, three), sum);
-		lir_emit(&b, LOP_ATOMIC_ADD, LTYPE_VOID, total, zero, sum);
-		lir_emit(&b, LOP_ATOMIC_ADD, LTYPE_VOID, p[4], zero, one);
+		lir_emit(&b, LOP_ATOMIC, LTYPE_VOID, total, zero, sum);
+		lir_emit(&b, LOP_ATOMIC, LTYPE_VOID, p[4], zero, one);
 	}
 	lir_end(&b);
 	b.fn->insts[loop].imm = 4;

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the LIR features the lowering's schedules build on: ATOMIC_ADD, PREFETCH,
+ * Unit tests of the LIR features the lowering's schedules build on: ATOMIC, PREFETCH,
  * vector values and the memory spaces of LOCAL_ARRAYs, as lir_verify checks them and
  * lir_print shows them; predict's signature and workspace; the name functions of the enums.
  */
@@ -10,38 +10,38 @@
 #include "tests/unit/check.h"
 #include "tests/unit/lir_check.h"
 
-/* ATOMIC_ADD adds a float or an integer to an element; PREFETCH names one; neither has a result. */
-static void test_atomic_add_and_prefetch(void)
+/* ATOMIC adds a float or an integer to an element; PREFETCH names one; neither has a result. */
+static void test_atomic_and_prefetch(void)
 {
 	LBuilder b;
 	LModule *m = tiny(&b);
 	LInst *in;
 	uint32_t x = lir_const_float(&b, LTYPE_F32, 1.5), n = lir_const_int(&b, LTYPE_I64, 3);
 	uint32_t flag = lir_cmp(&b, LOP_ICMP, LCMP_EQ, n, n);
-	uint32_t add = lir_emit(&b, LOP_ATOMIC_ADD, LTYPE_VOID, 0, 1, x);
-	uint32_t iadd = lir_emit(&b, LOP_ATOMIC_ADD, LTYPE_VOID, 0, 1, n);
+	uint32_t add = lir_emit(&b, LOP_ATOMIC, LTYPE_VOID, 0, 1, x);
+	uint32_t iadd = lir_emit(&b, LOP_ATOMIC, LTYPE_VOID, 0, 1, n);
 	uint32_t fetch = lir_emit(&b, LOP_PREFETCH, LTYPE_F32, 0, 1, LIR_NONE);
 	uint32_t sum = lir_emit(&b, LOP_FADD, LTYPE_F32, x, x, LIR_NONE);
 	EXPECT_VALID(m);
-	EXPECT_PRINTED(m, "\n\tatomic_add %0[%1] += %2\n\tatomic_add %0[%1] += %3\n\tprefetch f32 %0[%1]\n\t%8 = fadd f32 %2, %2\n");
+	EXPECT_PRINTED(m, "\n\tatomic add %0[%1] += %2\n\tatomic add %0[%1] += %3\n\tprefetch f32 %0[%1]\n\t%8 = fadd f32 %2, %2\n");
 
 	in = b.fn->insts;
 	in[add].type = LTYPE_F32;
-	EXPECT_INVALID(m, "lir: f: %5 (atomic_add): has no result but type f32");
+	EXPECT_INVALID(m, "lir: f: %5 (atomic): has no result but type f32");
 	in[add].type = LTYPE_VOID;
 	in[iadd].c = 0;
-	EXPECT_INVALID(m, "lir: f: %6 (atomic_add): operand %0 is ptr, expected i8, i32, i64, f32 or f64");
+	EXPECT_INVALID(m, "lir: f: %6 (atomic): operand %0 is ptr, expected i8, i32, i64, f32 or f64");
 	in[iadd].c = flag;
-	EXPECT_INVALID(m, "lir: f: %6 (atomic_add): operand %4 is i1, expected i8, i32, i64, f32 or f64");
+	EXPECT_INVALID(m, "lir: f: %6 (atomic): operand %4 is i1, expected i8, i32, i64, f32 or f64");
 	in[iadd].c = n;
 	in[add].b = x;
-	EXPECT_INVALID(m, "lir: f: %5 (atomic_add): operand %2 is f32, expected i64");
+	EXPECT_INVALID(m, "lir: f: %5 (atomic): operand %2 is f32, expected i64");
 	in[add].b = 1;
 	in[add].a = 1;
-	EXPECT_INVALID(m, "lir: f: %5 (atomic_add): operand %1 is i64, expected ptr");
+	EXPECT_INVALID(m, "lir: f: %5 (atomic): operand %1 is i64, expected ptr");
 	in[add].a = 0;
 	in[add].c = LIR_NONE;
-	EXPECT_INVALID(m, "lir: f: %5 (atomic_add): operand c is missing");
+	EXPECT_INVALID(m, "lir: f: %5 (atomic): operand c is missing");
 	in[add].c = x;
 
 	in[fetch].type = LTYPE_VOID;
@@ -56,7 +56,7 @@ static void test_atomic_add_and_prefetch(void)
 	in[sum].b = fetch;
 	EXPECT_INVALID(m, "lir: f: %8 (fadd): operand %7 (prefetch) has no value");
 	in[sum].b = add;
-	EXPECT_INVALID(m, "lir: f: %8 (fadd): operand %5 (atomic_add) has no value");
+	EXPECT_INVALID(m, "lir: f: %8 (fadd): operand %5 (atomic) has no value");
 	in[sum].b = x;
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\tprefetch f64 %0[%1]\n");
@@ -142,7 +142,7 @@ static void test_spaces(void)
 	uint32_t inner = lir_local_array(&b, LTYPE_F32, 4, LSPACE_PRIVATE);
 	uint32_t store_inner = lir_emit(&b, LOP_STORE, LTYPE_VOID, inner, loop, x);
 	uint32_t store = lir_emit(&b, LOP_STORE, LTYPE_VOID, shared, loop, x);
-	uint32_t add = lir_emit(&b, LOP_ATOMIC_ADD, LTYPE_VOID, shared, zero, x);
+	uint32_t add = lir_emit(&b, LOP_ATOMIC, LTYPE_VOID, shared, zero, x);
 	uint32_t read = lir_emit(&b, LOP_LOAD, LTYPE_F32, private, loop, LIR_NONE); /* reading is no race */
 	uint32_t nested = lir_begin(&b, LOP_PARALLEL_FOR, zero, one, one);
 	uint32_t store_nested = lir_emit(&b, LOP_STORE, LTYPE_VOID, shared, nested, read);
@@ -154,7 +154,7 @@ static void test_spaces(void)
 	in[nested].imm = 1;
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\t%5 = local_array f32 x 4\n\t%6 = local_array shared f32 x 4\n");
-	EXPECT_PRINTED(m, "\t\tstore %8[%7] = %4\n\t\tstore %6[%7] = %4\n\t\tatomic_add %6[%2] += %4\n");
+	EXPECT_PRINTED(m, "\t\tstore %8[%7] = %4\n\t\tstore %6[%7] = %4\n\t\tatomic add %6[%2] += %4\n");
 	(void)store_inner;
 
 	in[store].a = private;
@@ -162,7 +162,7 @@ static void test_spaces(void)
 	                  "and written in it (a data race");
 	in[store].a = shared;
 	in[add].a = private;
-	EXPECT_INVALID(m, "lir: f: %11 (atomic_add): private local_array %5 is defined outside the enclosing parallel_for");
+	EXPECT_INVALID(m, "lir: f: %11 (atomic): private local_array %5 is defined outside the enclosing parallel_for");
 	in[loop].op = LOP_FOR; /* a sequential loop may write it */
 	EXPECT_VALID(m);
 	in[loop].op = LOP_PARALLEL_FOR;
@@ -208,14 +208,14 @@ static void test_names(void)
 	CHECK(!strcmp(lir_cmp_name(LCMP_COUNT), "?"));
 	CHECK(!strcmp(lir_cast_name(LCAST_FPTOSI), "fptosi") && !strcmp(lir_cast_name(LCAST_COUNT), "?"));
 	CHECK(!strcmp(lir_space_name(LSPACE_SHARED), "shared") && !strcmp(lir_space_name(LSPACE_COUNT), "?"));
-	CHECK(!strcmp(lir_op_name(LOP_ATOMIC_ADD), "atomic_add") && !strcmp(lir_op_name(LOP_PREFETCH), "prefetch"));
-	CHECK(!lir_op_has_result(LOP_ATOMIC_ADD) && !lir_op_has_result(LOP_PREFETCH) && !lir_op_has_result(LOP_STORE));
+	CHECK(!strcmp(lir_op_name(LOP_ATOMIC), "atomic") && !strcmp(lir_op_name(LOP_PREFETCH), "prefetch"));
+	CHECK(!lir_op_has_result(LOP_ATOMIC) && !lir_op_has_result(LOP_PREFETCH) && !lir_op_has_result(LOP_STORE));
 	CHECK(lir_op_has_result(LOP_LOAD) && lir_op_has_result(LOP_LOCAL_ARRAY) && !lir_op_has_result(LOP_COUNT));
 }
 
 int main(void)
 {
-	test_atomic_add_and_prefetch();
+	test_atomic_and_prefetch();
 	test_vectors();
 	test_spaces();
 	test_module();
