@@ -444,17 +444,24 @@ static uint32_t lower_probit(Lowering *l, uint32_t p)
 {
 	LType t = l->acc_type;
 	const float c1 = 2.0f / (3.14159f * 0.147f), c2 = 1.0f / 0.147f, sqrt2 = 1.41421356f;
-	uint32_t one = lir_const_float(&l->b, t, 1.0), x, negative, sign, y, lg, v, v2, root, e;
-	x = emit2(l, LOP_FSUB, t, emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, 2.0), p), one);
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	uint32_t one = lir_const_float(&l->b, t, 1.0), x, negative, sign, below, above, y, lg, v, v2, root, e;
+	x = emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, 2.0), p);
+	x = emit2(l, LOP_FSUB, t, x, one);
 	negative = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, x, lir_const_float(&l->b, t, 0.0));
 	sign = lir_emit(&l->b, LOP_SELECT, t, negative, lir_const_float(&l->b, t, -1.0), one);
-	y = emit2(l, LOP_FMUL, t, emit2(l, LOP_FSUB, t, one, x), emit2(l, LOP_FADD, t, one, x));
+	below = emit2(l, LOP_FSUB, t, one, x);
+	above = emit2(l, LOP_FADD, t, one, x);
+	y = emit2(l, LOP_FMUL, t, below, above);
 	lg = lir_emit(&l->b, LOP_LOG, t, y, LIR_NONE, LIR_NONE);
-	v = emit2(l, LOP_FADD, t, lir_const_float(&l->b, t, c1), emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, 0.5), lg));
+	v = emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, 0.5), lg);
+	v = emit2(l, LOP_FADD, t, lir_const_float(&l->b, t, c1), v);
 	v2 = emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, c2), lg);
-	root = lir_emit(&l->b, LOP_SQRT, t, emit2(l, LOP_FSUB, t, emit2(l, LOP_FMUL, t, v, v), v2), LIR_NONE, LIR_NONE);
+	root = emit2(l, LOP_FMUL, t, v, v);
+	root = lir_emit(&l->b, LOP_SQRT, t, emit2(l, LOP_FSUB, t, root, v2), LIR_NONE, LIR_NONE);
 	e = lir_emit(&l->b, LOP_SQRT, t, emit2(l, LOP_FSUB, t, root, v), LIR_NONE, LIR_NONE);
-	return emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, sqrt2), emit2(l, LOP_FMUL, t, sign, e));
+	e = emit2(l, LOP_FMUL, t, sign, e);
+	return emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, sqrt2), e);
 }
 
 /* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit. */
@@ -555,8 +562,9 @@ static void lower_softmax_zero(Lowering *l, uint32_t out_start)
 			uint32_t add = lir_emit(&l->b, LOP_SELECT, t, nonzero, e, lir_const_float(&l->b, t, 0.0));
 			emit2(l, LOP_SET, LTYPE_VOID, sum, emit2(l, LOP_FADD, t, lir_emit(&l->b, LOP_GET, t, sum, LIR_NONE, LIR_NONE), add));
 		} else {
+			uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, out_start, c);
 			e = lir_emit(&l->b, LOP_SELECT, t, nonzero, e, emit2(l, LOP_FMUL, t, m, scale));
-			store_output(l, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), emit2(l, LOP_FDIV, t, e, total));
+			store_output(l, at, emit2(l, LOP_FDIV, t, e, total));
 		}
 		lir_end(&l->b);
 		total = lir_emit(&l->b, LOP_GET, t, sum, LIR_NONE, LIR_NONE);
