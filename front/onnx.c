@@ -905,6 +905,38 @@ static bool read_binary(Reader *r, HForest *f, bool all_rows_touch)
 	return true;
 }
 
+/*
+ * The classifier's labels, and how onnxruntime picks a row's: the first largest score
+ * for more than two classes; for two, class 1 when the class 1 score is above 0, or, in
+ * the binary case (one score s), when s is above 0.5 (every weight >= 0) or 0 (not).
+ */
+static bool read_labels(Reader *r, HForest *f)
+{
+	const Attribute *ints = attribute(r, "classlabels_int64s"), *strings = attribute(r, "classlabels_strings");
+	HLabels *labels = &f->labels;
+	bool negative = false;
+	labels->count = (uint32_t)(ints ? ints->n_ints : strings->n_strings);
+	if (ints) {
+		labels->ints = xmalloc(labels->count * sizeof *labels->ints);
+		memcpy(labels->ints, ints->ints, labels->count * sizeof *labels->ints);
+	} else {
+		labels->strings = xcalloc(labels->count, sizeof *labels->strings);
+		for (uint32_t k = 0; k < labels->count; k++) {
+			const ProtobufCBinaryData *s = &strings->strings[k];
+			if (memchr(s->data, 0, s->len))
+				return fail(r, "%s.classlabels_strings[%u]: a label holds a NUL byte", r->op, k);
+			labels->strings[k] = xmalloc(s->len + 1);
+			memcpy(labels->strings[k], s->data, s->len);
+			labels->strings[k][s->len] = 0;
+		}
+	}
+	for (size_t j = 0; j < r->num_weights; j++)
+		negative |= r->weights[j].value < 0;
+	labels->margin = labels->count > 2 ? -1 : f->num_outputs == 1 ? 0 : 1;
+	labels->threshold = labels->count == 2 && f->num_outputs == 1 && !negative ? 0.5 : 0.0;
+	return true;
+}
+
 /* The tree ensemble node r->node into a forest reading rows of `input_width` columns (0: unknown). */
 static HForest *read_ensemble(Reader *r, size_t file_size, uint32_t input_width, bool double_rows)
 {
@@ -936,6 +968,8 @@ static HForest *read_ensemble(Reader *r, size_t file_size, uint32_t input_width,
 	if (!build_trees(r, f, classifier && num_outputs == 2 ? 1 : UINT32_MAX, &all_rows_touch))
 		goto fail;
 	if (classifier && num_outputs == 2 && !read_binary(r, f, all_rows_touch))
+		goto fail;
+	if (classifier && !read_labels(r, f))
 		goto fail;
 	f->average_count = r->num_trees ? r->num_trees : 1;
 	if (!hir_verify(f, r->e)) {

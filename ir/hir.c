@@ -90,6 +90,10 @@ HForest *hir_forest_copy(const HForest *f)
 	c->sets = copy_array(f->sets, f->num_sets, sizeof *f->sets);
 	c->set_words = copy_array(f->set_words, f->num_set_words, sizeof *f->set_words);
 	c->leaf_values = copy_array(f->leaf_values, f->num_leaf_values, sizeof *f->leaf_values);
+	c->labels.ints = copy_array(f->labels.ints, f->labels.ints ? f->labels.count : 0, sizeof *f->labels.ints);
+	c->labels.strings = copy_array(f->labels.strings, f->labels.strings ? f->labels.count : 0, sizeof *f->labels.strings);
+	for (uint32_t k = 0; c->labels.strings && k < f->labels.count; k++)
+		c->labels.strings[k] = xstrdup(f->labels.strings[k]);
 	c->nodes_cap = f->num_nodes;
 	c->trees_cap = f->num_trees;
 	c->sets_cap = f->num_sets;
@@ -109,6 +113,10 @@ void hir_forest_free(HForest *f)
 	free(f->sets);
 	free(f->set_words);
 	free(f->leaf_values);
+	free(f->labels.ints);
+	for (uint32_t k = 0; f->labels.strings && k < f->labels.count; k++)
+		free(f->labels.strings[k]);
+	free(f->labels.strings);
 	free(f);
 }
 
@@ -311,6 +319,10 @@ bool hir_verify(const HForest *f, Error *e)
 		                 hir_transform_name(f->transform));
 	if (f->aggregate == HAGGREGATE_AVERAGE && f->average_count == 0)
 		return error_set(e, "average over 0 trees");
+	if (f->labels.count && (!f->labels.ints == !f->labels.strings || f->labels.margin >= (int32_t)f->num_outputs ||
+	                        (f->labels.margin < 0 ? f->labels.count != f->num_outputs : f->labels.count != 2) ||
+	                        isnan(f->labels.threshold)))
+		return error_set(e, "class labels: %u labels do not fit the model's %u margins", f->labels.count, f->num_outputs);
 	if (!isfinite(f->sigmoid_alpha))
 		return error_set(e, "sigmoid scale is %g", f->sigmoid_alpha);
 	for (uint32_t s = 0; s < f->num_sets; s++)
@@ -399,6 +411,19 @@ void hir_print(FILE *out, const HForest *f)
 		fprintf(out, " binary=%s", hir_binary_name(f->binary));
 	if (f->num_sets)
 		fprintf(out, " categories=%s", hir_category_rule_name(f->category_rule));
+	if (f->labels.count) {
+		fputs(" labels=", out);
+		for (uint32_t k = 0; k < f->labels.count; k++) {
+			fputs(k ? "," : "[", out);
+			if (f->labels.strings)
+				fprintf(out, "\"%s\"", f->labels.strings[k]);
+			else
+				fprintf(out, "%lld", (long long)f->labels.ints[k]);
+		}
+		fputc(']', out);
+		if (f->labels.margin >= 0)
+			fprintf(out, " by margin %d > %.17g", f->labels.margin, f->labels.threshold);
+	}
 	fputs("\nbase_score", out);
 	for (uint32_t o = 0; o < f->num_outputs; o++) {
 		fputc(' ', out);

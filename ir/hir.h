@@ -180,6 +180,20 @@ typedef struct HSet {
 	uint32_t num_words;
 } HSet;
 
+/*
+ * Class labels (ONNX classifiers): a row's label is labels[k] for its class k. With
+ * `margin` < 0, k is the first margin that is largest; otherwise k is 1 when that
+ * margin is greater than `threshold` and 0 when not (two classes). Labels are int64
+ * values, or strings where `strings` is not NULL.
+ */
+typedef struct HLabels {
+	uint32_t count;        /* 0: the model has no labels */
+	int64_t *ints;         /* count values (NULL with strings) */
+	char **strings;        /* count strings, or NULL */
+	int32_t margin;        /* the margin two-class labels test, or -1 for the largest */
+	double threshold;
+} HLabels;
+
 typedef struct HForest {
 	char *name;            /* where it came from, for messages */
 	HNode *nodes;
@@ -195,6 +209,7 @@ typedef struct HForest {
 	HTransform transform;
 	double sigmoid_alpha;  /* SIGMOID's scale of the margin (1 but for LightGBM's `sigmoid:`) */
 	HBinary binary;        /* with one margin, two predictions (an ONNX binary classifier) */
+	HLabels labels;
 	HType threshold_type;  /* precision of split comparisons */
 	HType leaf_type;       /* precision of leaf values and their sum */
 	HCategoryRule category_rule; /* how IN splits map x to a category */

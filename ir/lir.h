@@ -207,7 +207,8 @@ typedef struct LFunc {
  *   void predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace)
  * rows is row-major nrows x num_features (NaN = missing); out receives
  * nrows x num_outputs predictions, or nrows x num_margins raw margins when
- * flags & 1 (GROVE_PREDICT_MARGIN). workspace is the caller's scratch memory of
+ * flags & 1 (GROVE_PREDICT_MARGIN), or, for a module with labels, each row's class (an
+ * index into the labels, as a float) when flags & 2. workspace is the caller's scratch memory of
  * workspace_fixed + nrows * workspace_per_row bytes, 16-byte aligned and uninitialised
  * (NULL when that is 0), overlapping neither rows nor out; one call uses it at a time.
  */
@@ -226,6 +227,9 @@ typedef struct LModule {
 	uint32_t transform;    /* HTransform, recorded in the artifact */
 	uint64_t workspace_fixed;   /* workspace bytes predict needs for any number of rows (0: none) */
 	uint64_t workspace_per_row; /* and per row (0 when the schedule keeps its scratch on the stack) */
+	uint32_t num_labels;        /* class labels recorded in the artifact (0: none); predict's flags & 2 */
+	int64_t *label_ints;        /*   asks for each row's class index. Owned: int64 labels, or */
+	char **label_strings;       /*   string labels (the other NULL) */
 } LModule;
 
 /* Parameters of predict, in order: rows, nrows, out, flags, workspace. */

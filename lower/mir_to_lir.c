@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Walks handed to a thread at once by a parallel loop, at least; smaller loops stay on the caller. */
 #define BATCH_GRAIN 64
@@ -51,6 +52,7 @@ typedef struct Lowering {
 	LBuilder b;
 	LType acc_type;             /* type of margins while they accumulate */
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
+	uint32_t label;             /* i1: flags ask for each row's class (models with labels) */
 	LType row_type;             /* of the rows: f32, or f64 in the double-row entry */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
 	uint32_t output_buffer;     /* its index */
@@ -588,8 +590,8 @@ static void lower_binary(Lowering *l, uint32_t row)
 	lir_end(&l->b);
 }
 
-/* transform: write the row's predictions (or, when margin is set, its raw margins). */
-static void lower_transform(Lowering *l, uint32_t row)
+/* Write the row's predictions (or, when margin is set, its raw margins). */
+static void lower_predictions(Lowering *l, uint32_t row)
 {
 	HTransform t = l->f->transform;
 	uint32_t margins_start = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->f->num_outputs));
@@ -634,6 +636,39 @@ static void lower_transform(Lowering *l, uint32_t row)
 	case HTRANSFORM_COUNT:
 		die("transform %s reached the lowering", hir_transform_name(t));
 	}
+	lir_end(&l->b);
+}
+
+/* Write the row's class: the first largest margin, or whether the labels' margin passes their threshold (see HLabels). */
+static void lower_label(Lowering *l, uint32_t row)
+{
+	const HLabels *labels = &l->f->labels;
+	uint32_t index;
+	if (labels->margin < 0) {
+		uint32_t max_cell, index_cell;
+		lower_max(l, &max_cell, &index_cell);
+		index = lir_emit(&l->b, LOP_GET, LTYPE_I64, index_cell, LIR_NONE, LIR_NONE);
+	} else {
+		uint32_t m = load_acc(l, const_i64(l, labels->margin));
+		uint32_t above = lir_cmp(&l->b, LOP_FCMP, LCMP_OGT, m, lir_const_float(&l->b, l->acc_type, labels->threshold));
+		uint32_t one = const_i64(l, 1);
+		index = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, above, one, const_i64(l, 0));
+	}
+	store_output(l, row, lir_cast(&l->b, LCAST_SITOFP, LTYPE_F32, index));
+}
+
+/* transform: write the row's predictions (or, as the flags ask, its raw margins or its class). */
+static void lower_transform(Lowering *l, uint32_t row)
+{
+	uint32_t branch;
+	if (!l->f->labels.count) {
+		lower_predictions(l, row);
+		return;
+	}
+	branch = lir_begin(&l->b, LOP_IF, l->label, LIR_NONE, LIR_NONE);
+	lower_label(l, row);
+	lir_else(&l->b, branch);
+	lower_predictions(l, row);
 	lir_end(&l->b);
 }
 
@@ -893,6 +928,10 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	fn->insts[flags].imm = 3;
 	fn->insts[l->workspace].imm = 4;
 	l->margin = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, emit2(l, LOP_AND, LTYPE_I32, flags, one), zero);
+	if (f->labels.count) {
+		uint32_t two = lir_const_int(&l->b, LTYPE_I32, 2);
+		l->label = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, emit2(l, LOP_AND, LTYPE_I32, flags, two), zero);
+	}
 	l->tree_outputs = f->num_outputs > 1 ? rep_buffer_address(&l->b, l->output_buffer) : LIR_NONE;
 	l->tree_widths = l->layout.vector_buffer != LIR_NONE ? rep_buffer_address(&l->b, l->width_buffer) : LIR_NONE;
 	l->base_scores = f->aggregate != HAGGREGATE_SUM ? rep_buffer_address(&l->b, l->base_buffer) : LIR_NONE;
@@ -930,6 +969,17 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	l.module->num_features = f->num_features;
 	l.module->num_margins = f->num_outputs;
 	l.module->num_outputs = hir_num_predictions(f);
+	if (f->labels.count) {
+		l.module->num_labels = f->labels.count;
+		if (f->labels.strings) {
+			l.module->label_strings = xmalloc(f->labels.count * sizeof *l.module->label_strings);
+			for (uint32_t k = 0; k < f->labels.count; k++)
+				l.module->label_strings[k] = xstrdup(f->labels.strings[k]);
+		} else {
+			l.module->label_ints = xmalloc(f->labels.count * sizeof *l.module->label_ints);
+			memcpy(l.module->label_ints, f->labels.ints, f->labels.count * sizeof *l.module->label_ints);
+		}
+	}
 	l.module->transform = f->transform;
 	if (f->num_outputs > 1)
 		l.output_buffer = add_tree_buffer(l.module, f, false);

@@ -17,6 +17,7 @@
 
 /* flags for GroveArtifact.predict */
 #define GROVE_ARTIFACT_MARGIN 1
+#define GROVE_ARTIFACT_LABEL 2 /* each row's class, an index into the labels (models with labels) */
 
 /* Alignment of the workspace handed to predict (malloc's on x86-64). */
 #define GROVE_ARTIFACT_WORKSPACE_ALIGN 16u
@@ -28,7 +29,8 @@
  * only and uninitialised; NULL when that size is 0 (schedules that keep their scratch
  * on the stack). predict_f64 is the same for rows of doubles; it exists (is not NULL)
  * for models that compare in double, where rounding rows to float would change
- * decisions.
+ * decisions. Classifiers with class labels (ONNX) list them; GROVE_ARTIFACT_LABEL then
+ * asks predict for each row's class, an index into them.
  */
 typedef struct GroveArtifact {
 	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
@@ -42,6 +44,9 @@ typedef struct GroveArtifact {
 	/* rows: nrows x num_features floats, NaN = missing; out: nrows x (outputs or margins). Thread-safe. */
 	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
 	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	uint32_t num_labels;              /* 0: no labels */
+	const int64_t *label_ints;        /* num_labels int64 labels, or NULL */
+	const char *const *label_strings; /* num_labels string labels, or NULL */
 } GroveArtifact;
 
 /* Version 2: no predict_f64. Artifacts written before version 3 still load. */

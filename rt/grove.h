@@ -38,6 +38,7 @@ typedef struct GroveModel GroveModel;
 
 /* Flags for grove_predict and grove_num_outputs. */
 #define GROVE_PREDICT_MARGIN 1u /* raw margins (before the sigmoid / softmax / ...) */
+#define GROVE_PREDICT_LABEL 2u  /* each row's class, as an index k into the model's labels (grove_label) */
 
 /* Load the artifact at path (a shared library written by `grove compile`). */
 GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err);
@@ -45,8 +46,15 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err);
 void grove_free(GroveModel *model);
 /* Columns each row must have. */
 size_t grove_num_features(const GroveModel *model);
-/* Values written per row: predictions, or margins with GROVE_PREDICT_MARGIN. */
+/* Values written per row: predictions, margins with GROVE_PREDICT_MARGIN, 1 with GROVE_PREDICT_LABEL. */
 size_t grove_num_outputs(const GroveModel *model, unsigned flags);
+/* Class labels the model has (ONNX classifiers); 0 when it has none. */
+size_t grove_num_labels(const GroveModel *model);
+/*
+ * Label k (0 <= k < grove_num_labels): *text is its string for string labels (NULL
+ * for integer labels), *value its integer for integer labels. Either pointer may be NULL.
+ */
+GroveStatus grove_label(const GroveModel *model, size_t k, long long *value, const char **text, GroveError *err);
 /*
  * Predict nrows rows of ncols floats (row-major, NaN = missing) into out, which holds
  * out_len floats (at least nrows * grove_num_outputs(model, flags)) and must not overlap

@@ -24,6 +24,9 @@ struct GroveModel {
 	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace); /* version 2, 3 */
 	void (*predict_v1)(const float *rows, int64_t nrows, float *out, int32_t flags);             /* version 1 */
 	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace); /* or NULL */
+	uint32_t num_labels;          /* version 3 */
+	const int64_t *label_ints;
+	const char *const *label_strings;
 };
 
 /* Fill err (if any) and return status. */
@@ -73,6 +76,9 @@ static bool read_descriptor(const void *a, GroveModel *m)
 	m->predict = NULL;
 	m->predict_v1 = NULL;
 	m->predict_f64 = NULL;
+	m->num_labels = 0;
+	m->label_ints = NULL;
+	m->label_strings = NULL;
 	if (head[0] != GROVE_ARTIFACT_MAGIC)
 		return false;
 	if (head[1] == 1) {
@@ -92,8 +98,15 @@ static bool read_descriptor(const void *a, GroveModel *m)
 		m->workspace_fixed = v2->workspace_fixed;
 		m->workspace_per_row = v2->workspace_per_row;
 		m->predict = v2->predict;
-		if (head[1] == GROVE_ARTIFACT_VERSION)
-			m->predict_f64 = ((const GroveArtifact *)a)->predict_f64;
+		if (head[1] == GROVE_ARTIFACT_VERSION) {
+			const GroveArtifact *v3 = a;
+			m->predict_f64 = v3->predict_f64;
+			m->num_labels = v3->num_labels;
+			m->label_ints = v3->label_ints;
+			m->label_strings = v3->label_strings;
+			if (m->num_labels && !m->label_ints == !m->label_strings)
+				return false;
+		}
 		return v2->predict != NULL;
 	}
 	return false;
@@ -161,7 +174,24 @@ size_t grove_num_outputs(const GroveModel *model, unsigned flags)
 {
 	if (!model)
 		return 0;
+	if (flags & GROVE_PREDICT_LABEL)
+		return 1;
 	return flags & GROVE_PREDICT_MARGIN ? model->num_margins : model->num_outputs;
+}
+
+size_t grove_num_labels(const GroveModel *model) { return model ? model->num_labels : 0; }
+
+GroveStatus grove_label(const GroveModel *model, size_t k, long long *value, const char **text, GroveError *err)
+{
+	if (!model)
+		return fail(err, GROVE_ERROR_ARGUMENT, "grove_label: model is NULL");
+	if (k >= model->num_labels)
+		return fail(err, GROVE_ERROR_ARGUMENT, "label %zu: the model has %u labels", k, model->num_labels);
+	if (value)
+		*value = model->label_ints ? (long long)model->label_ints[k] : 0;
+	if (text)
+		*text = model->label_strings ? model->label_strings[k] : NULL;
+	return ok(err);
 }
 
 size_t grove_workspace_size(const GroveModel *model, size_t nrows)
@@ -195,8 +225,12 @@ static GroveStatus check_arguments(const GroveModel *model, const float *rows, s
 	size_t per_row;
 	if (!model)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: model is NULL");
-	if (flags & ~(unsigned)GROVE_PREDICT_MARGIN)
+	if (flags & ~(unsigned)(GROVE_PREDICT_MARGIN | GROVE_PREDICT_LABEL))
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: unknown flags 0x%x", flags);
+	if ((flags & GROVE_PREDICT_LABEL) && (flags & GROVE_PREDICT_MARGIN))
+		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: margins or labels, not both");
+	if ((flags & GROVE_PREDICT_LABEL) && !model->num_labels)
+		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: the model has no class labels");
 	if (ncols != model->num_features)
 		return fail(err, GROVE_ERROR_ARGUMENT, "rows have %zu columns, the model needs %u", ncols, model->num_features);
 	if (nrows == 0)
@@ -216,7 +250,10 @@ static GroveStatus check_arguments(const GroveModel *model, const float *rows, s
 }
 
 /* The artifact's flags for grove's. */
-static int32_t artifact_flags(unsigned flags) { return flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0; }
+static int32_t artifact_flags(unsigned flags)
+{
+	return (flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0) | (flags & GROVE_PREDICT_LABEL ? GROVE_ARTIFACT_LABEL : 0);
+}
 
 /* Run the artifact's predict on checked arguments. */
 static void run_predict(const GroveModel *model, const float *rows, size_t nrows, float *out, unsigned flags,

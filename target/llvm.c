@@ -511,27 +511,62 @@ static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name
 	return func;
 }
 
+/* A private constant global holding init (of type). */
+static LLVMValueRef constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef init)
+{
+	LLVMValueRef global = LLVMAddGlobal(em->mod, type, "");
+	LLVMSetInitializer(global, init);
+	LLVMSetGlobalConstant(global, 1);
+	LLVMSetLinkage(global, LLVMPrivateLinkage);
+	return global;
+}
+
+/* The module's labels as constant arrays: *ints (int64) or *strings (pointers to NUL-terminated strings); NULL pointers where none. */
+static void emit_labels(Emitter *em, LLVMValueRef *ints, LLVMValueRef *strings)
+{
+	const LModule *m = em->m;
+	LLVMTypeRef i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
+	LLVMValueRef *items = xcalloc(m->num_labels + 1, sizeof *items);
+	*ints = *strings = LLVMConstPointerNull(ptr);
+	for (uint32_t k = 0; k < m->num_labels; k++) {
+		if (m->label_ints) {
+			items[k] = LLVMConstInt(i64, (unsigned long long)m->label_ints[k], 1);
+		} else {
+			const char *text = m->label_strings[k];
+			LLVMValueRef s = LLVMConstStringInContext(em->ctx, text, (unsigned)strlen(text), 0);
+			items[k] = constant_global(em, LLVMTypeOf(s), s);
+		}
+	}
+	if (m->label_ints)
+		*ints = constant_global(em, LLVMArrayType(i64, m->num_labels), LLVMConstArray(i64, items, m->num_labels));
+	else if (m->label_strings)
+		*strings = constant_global(em, LLVMArrayType(ptr, m->num_labels), LLVMConstArray(ptr, items, m->num_labels));
+	free(items);
+}
+
 /*
  * The artifact descriptor: a constant GroveArtifact (version 3) named symbol: six i32
  * fields, the two i64 workspace sizes, the predict and predict_f64 pointers (the latter
- * NULL when the module has no such entry).
+ * NULL when the module has no such entry), and the labels.
  */
 static void emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predict_f64, const char *symbol)
 {
 	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
-	LLVMTypeRef fields[10] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 10, 0);
+	LLVMTypeRef fields[13] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 13, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[10], global;
+	LLVMValueRef init[13], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
 	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
 	init[7] = LLVMConstInt(i64, em->m->workspace_per_row, 0);
 	init[8] = predict;
 	init[9] = predict_f64 ? predict_f64 : LLVMConstPointerNull(ptr);
+	init[10] = LLVMConstInt(i32, em->m->num_labels, 0);
+	emit_labels(em, &init[11], &init[12]);
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 10));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 13));
 	LLVMSetGlobalConstant(global, 1);
 }
 

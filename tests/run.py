@@ -215,7 +215,8 @@ def fixtures():
     An entry has name, probability, and optionally model (the file, default NAME.json),
     num_trees, schedules (false: not part of the schedule matrix; default true) and
     f64_rows (true: predict with --f64, the rows being doubles the model compares as such). Its
-    files are NAME.rows.csv, NAME.pred.csv and, where the library has margins, NAME.margin.csv."""
+    files are NAME.rows.csv, NAME.pred.csv and, where the library has them, NAME.margin.csv
+    and NAME.label.csv (a classifier's label per row)."""
     manifests = [os.path.join(MODELS, "manifest.json")]
     manifests += sorted(glob.glob(os.path.join(MODELS, "*", "manifest.json")))
     for manifest in manifests:
@@ -225,8 +226,24 @@ def fixtures():
                 base = os.path.join(directory, m["name"])
                 yield {"name": m["name"], "model": os.path.join(directory, m.get("model", m["name"] + ".json")),
                        "rows": base + ".rows.csv", "pred": base + ".pred.csv", "margin": base + ".margin.csv",
+                       "label": base + ".label.csv",
                        "probability": m["probability"], "num_trees": m.get("num_trees"),
                        "schedules": m.get("schedules", True), "f64": m.get("f64_rows", False)}
+
+
+def check_labels(s, m):
+    """`predict --label` gives the library's label of every row, exactly."""
+    name = m["name"] + ".label"
+    p = s.run("predict", m["model"], "--input", m["rows"], "--label", *(["--f64"] if m["f64"] else []))
+    with open(m["label"]) as f:
+        want = f.read().split("\n")
+    got = p.stdout.split("\n")
+    if p.returncode != 0:
+        return s.record("models", name, False, f"predict failed: {p.stderr.strip()}")
+    bad = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    ok = len(got) == len(want) and not bad
+    s.record("models", name, ok, "" if ok else f"{len(got)} lines, expected {len(want)}" if len(got) != len(want)
+             else f"row {bad[0]}: got {got[bad[0]]!r}, expected {want[bad[0]]!r} ({len(bad)} rows differ)")
 
 
 def model_tests(s, pool):
@@ -238,6 +255,8 @@ def model_tests(s, pool):
             if os.path.exists(m["margin"]):
                 check_predictions(s, "models", m["name"] + ".margin", m["model"], m["rows"], read_table(m["margin"]),
                                   False, margin=True, f64=m["f64"])
+            if os.path.exists(m["label"]):
+                check_labels(s, m)
         if s.wanted("models", m["name"]):
             jobs.append(pool.submit(both))
     return jobs

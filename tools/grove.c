@@ -2,7 +2,7 @@
  * grove: the command-line compiler.
  *
  *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME] [--representation R]
- *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--f64] [--time] [--repeat N]
+ *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N]
  *   grove dump --level hir|mir|lir MODEL
  * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
  *
@@ -344,23 +344,40 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, ch
 }
 
 static const char predict_usage[] =
-	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin] [--f64] [--time] [--repeat N]\n"
+	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N]\n"
 	"Predict rows with a compiled artifact (.so), or with a model file compiled on the fly.\n"
 	"  --input ROWS.csv   comma-separated floats, one row per line; an empty field or nan is missing\n"
 	"                     (\"-\" reads standard input); a first line that is not numeric is skipped\n"
 	"  --output OUT.csv   where predictions go (default: standard output)\n"
 	"  --margin           raw margins instead of probabilities / transformed outputs\n"
+	"  --label            each row's class label (classifiers that have labels: ONNX)\n"
 	"  --f64              read the rows as doubles (grove_predict_f64): exact for models whose library\n"
 	"                     compares doubles (LightGBM), rounded to float for the others, as their library does\n"
 	"  --time             report the time per prediction call on standard error\n"
 	"  --repeat N         predict N times (for timing; default 1)\n"
 	"A model is compiled with compile's options (--format, --schedule, --schedule-text, -d, ...).\n";
 
+/* Write the label of each row's class (out: the classes, as GROVE_PREDICT_LABEL gives them), one per line. */
+static void write_labels(FILE *f, const GroveModel *model, const float *out, size_t rows)
+{
+	for (size_t r = 0; r < rows; r++) {
+		long long value;
+		const char *text;
+		GroveError err;
+		if (grove_label(model, (size_t)out[r], &value, &text, &err) != GROVE_OK)
+			fail("row %zu: %s", r + 1, err.message);
+		if (text)
+			fprintf(f, "%s\n", text);
+		else
+			fprintf(f, "%lld\n", value);
+	}
+}
+
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
-	bool margin = false, timing = false, f64 = false;
+	bool margin = false, timing = false, f64 = false, label = false;
 	long repeat = 1;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
@@ -383,6 +400,8 @@ static int cmd_predict(int argc, char **argv)
 			output = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--margin")) {
 			margin = true;
+		} else if (!strcmp(a, "--label")) {
+			label = true;
 		} else if (!strcmp(a, "--f64")) {
 			f64 = true;
 		} else if (!strcmp(a, "--time")) {
@@ -417,13 +436,17 @@ static int cmd_predict(int argc, char **argv)
 		rmdir(temp_dir);
 		free(library);
 	}
-	per_row = grove_num_outputs(model, margin ? GROVE_PREDICT_MARGIN : 0);
+	if (margin && label)
+		fail("predict: --margin or --label, not both");
+	if (label && !grove_num_labels(model))
+		fail("%s: the model has no class labels (--label is for classifiers that have them, as ONNX's do)", artifact);
+	per_row = grove_num_outputs(model, margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0);
 	out = xcalloc(rows.rows * per_row + 1, sizeof *out);
 	for (long r = 0; r < repeat; r++) {
 		double t;
 		start = now();
 		size_t cols = rows.rows ? rows.cols : grove_num_features(model);
-		unsigned flags = margin ? GROVE_PREDICT_MARGIN : 0;
+		unsigned flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
 		GroveStatus status = f64 ? grove_predict_f64(model, rows.doubles, rows.rows, cols, out, rows.rows * per_row, flags, &err)
 		                         : grove_predict(model, rows.values, rows.rows, cols, out, rows.rows * per_row, flags, &err);
 		if (status != GROVE_OK)
@@ -440,7 +463,10 @@ static int cmd_predict(int argc, char **argv)
 		FILE *f = output ? fopen(output, "w") : stdout;
 		if (!f)
 			fail("%s: %s", output, strerror(errno));
-		csv_write(f, out, rows.rows, per_row);
+		if (label)
+			write_labels(f, model, out, rows.rows);
+		else
+			csv_write(f, out, rows.rows, per_row);
 		if ((output ? fclose(f) : fflush(f)) != 0)
 			fail("%s: %s", output ? output : "standard output", strerror(errno));
 	}

@@ -17,6 +17,7 @@ For each model NAME it writes
   NAME.rows.csv     the input rows, no header; "%.9g" for float rows, "%.17g" for double
                     rows; a missing value is an empty field
   NAME.pred.csv     onnxruntime's output (the scores of a classifier), "%.17g"
+  NAME.label.csv    onnxruntime's label output of a classifier, one label per line
   NAME.margin.csv   the same model with post_transform NONE, where it has a transform;
                     for onnxruntime's binary case (two classes, weights for class 0 only)
                     the one score s (column 1 of onnxruntime's [1 - s, s] or [-s, s]),
@@ -65,6 +66,26 @@ def run(model, rows):
     if isinstance(scores, list):  # ZipMap: a dict per row
         scores = np.array([[d[k] for k in sorted(d)] for d in scores])
     return np.asarray(scores, dtype=np.float64).reshape(len(rows), -1)
+
+
+def run_labels(model, rows):
+    """onnxruntime's label output for rows, when the classifier's label is a graph output; else None."""
+    nodes = [n for n in model.graph.node if n.op_type == "TreeEnsembleClassifier"]
+    outputs = [o.name for o in model.graph.output]
+    if not nodes or nodes[0].output[0] not in outputs:
+        return None
+    sess = rt.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    labels = sess.run([nodes[0].output[0]], {sess.get_inputs()[0].name: rows})[0]
+    labels = [x.decode() if isinstance(x, bytes) else str(x) for x in np.asarray(labels).reshape(-1)]
+    attributes = {a.name: a for a in nodes[0].attribute}
+    names = ([str(v) for v in attributes["classlabels_int64s"].ints] if "classlabels_int64s" in attributes
+             else [v.decode() for v in attributes["classlabels_strings"].strings])
+    if not set(labels) <= set(names) and set(labels) <= {"0", "1"}:
+        # Two classes that both have weights: onnxruntime answers 1 or 0 (its positive and
+        # negative label) instead of the class labels; the specification's label is the class's.
+        print(f"  onnxruntime labels classes by 0/1 instead of {names}: expected labels are the classes'")
+        labels = [names[int(x)] for x in labels]
+    return labels
 
 
 def without_transform(model):
@@ -118,6 +139,10 @@ def save(name, model, rows, expected, probability, double_rows=False, margin=Non
         margin = margin[:, 1:]
     if margin is not None:
         write_csv(os.path.join(OUT, name + ".margin.csv"), margin, "%.17g")
+    labels = run_labels(model, rows)
+    if labels is not None:
+        with open(os.path.join(OUT, name + ".label.csv"), "w") as f:
+            f.write("".join(label + "\n" for label in labels))
     num_trees = len({(n.name, t) for n in model.graph.node for a in n.attribute
                      if a.name in ("nodes_treeids",) for t in a.ints}) or None
     entry = {"name": name, "model": name + ".onnx", "probability": probability, "schedules": schedules}

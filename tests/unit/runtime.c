@@ -243,6 +243,11 @@ int main(void)
 	CHECK(grove_predict(model, rows, 4, 2, rows + 2, 4, 0, &err) == GROVE_ERROR_ARGUMENT);
 	CHECK(grove_predict(model, rows, 0, 2, NULL, 0, 0, &err) == GROVE_OK);
 	CHECK(grove_predict(NULL, rows, 1, 2, out, 1, 0, &err) == GROVE_ERROR_ARGUMENT);
+	CHECK(grove_num_labels(model) == 0 && grove_num_outputs(model, GROVE_PREDICT_LABEL) == 1);
+	CHECK(grove_predict(model, rows, 4, 2, out, 4, GROVE_PREDICT_LABEL, &err) == GROVE_ERROR_ARGUMENT);
+	CHECK(strstr(err.message, "the model has no class labels") != NULL);
+	CHECK(grove_predict(model, rows, 4, 2, out, 4, GROVE_PREDICT_LABEL | GROVE_PREDICT_MARGIN, &err) == GROVE_ERROR_ARGUMENT);
+	CHECK(grove_label(model, 0, NULL, NULL, &err) == GROVE_ERROR_ARGUMENT && strstr(err.message, "the model has 0 labels"));
 	grove_free(model);
 	CHECK(grove_load("/nonexistent/model.so", &model, &err) == GROVE_ERROR_IO && model == NULL);
 	CHECK(grove_load("/tmp", &model, &err) == GROVE_ERROR_IO);
