@@ -27,28 +27,19 @@
  * values track true, LOGISTIC / SOFTMAX apply to single-target regressors too, and
  * BRANCH_MEMBER tests x, not trunc(x).
  *
- * Nodes around the ensemble are accepted where their meaning is clear: Identity and
- * Cast (to float or double) on the input or the scores, ZipMap and arithmetic with a
- * neutral constant (x * 1, onnxmltools) on the scores, Exp on scores without
- * post_transform, anything on the classifier's label output (grove
- * computes the scores, not the labels). Anything else is refused, naming the node.
+ * A classifier keeps its labels and onnxruntime's rule for a row's class (read_labels).
+ * The graph around the ensemble is front/onnx_graph.c's.
  */
-#include "front/front.h"
+#include "front/onnx.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx/onnx.pb-c.h"
-
 #define MAX_OUTPUTS 65536
 #define MAX_CATEGORY (UINT32_C(1) << 20) /* BRANCH_MEMBER sets hold categories below this */
 #define MAX_NODES_PER_TREE (UINT32_C(1) << 31)
-
-typedef Onnx__AttributeProto Attribute;
-typedef Onnx__NodeProto Node;
-typedef Onnx__TensorProto Tensor;
 
 /* Node modes, in the order of opset 5's codes; LEAF is opsets 1-3's leaf mode. */
 enum { MODE_MEMBER = 6, MODE_LEAF = 7 };
@@ -77,6 +68,16 @@ static const struct {
 	{"AVERAGE", HAGGREGATE_AVERAGE}, {"SUM", HAGGREGATE_SUM}, {"MIN", HAGGREGATE_MIN}, {"MAX", HAGGREGATE_MAX},
 };
 
+bool onnx_fail(Reader *r, const char *fmt, ...)
+{
+	char message[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	return error_set(r->e, "%s: %s", r->name, message);
+}
+
 /* A numeric list attribute (ints, floats) or tensor (typed field or raw little-endian bytes). */
 typedef enum ValueKind { VALUES_INT64, VALUES_INT32, VALUES_UINT8, VALUES_FLOAT, VALUES_DOUBLE } ValueKind;
 
@@ -88,77 +89,12 @@ typedef struct Values {
 	const void *data;
 } Values;
 
-/*
- * A tree node or leaf as the operator describes it. Opsets 1-3 have one item per
- * nodes_* entry (leaves included); opset 5 has the nodes_* entries, then one item per
- * leaf_* entry.
- */
-typedef struct Item {
-	int64_t tree, id;      /* opsets 1-3: the node's tree id and node id */
-	double threshold;
-	size_t child[2];       /* the true and the false branch, as item indices */
-	size_t first_weight;   /* leaves: what they add is weights[first_weight .. + num_weights) */
-	uint32_t num_weights;
-	int32_t feature;
-	uint32_t set;          /* BRANCH_MEMBER: its set in the forest */
-	uint8_t mode;          /* index in modes[] */
-	uint8_t missing_true;
-} Item;
-
-typedef struct Weight {
-	uint32_t target;
-	double value;
-} Weight;
-
-typedef struct Reader {
-	const char *name;      /* the file, for messages */
-	const char *op;        /* the ensemble's op type, prefixed to attribute names in messages */
-	const Node *node;
-	Error *e;
-	bool v5;               /* opset 5's TreeEnsemble */
-	Item *items;
-	size_t num_items, num_splits; /* opset 5: items past num_splits are leaves */
-	Weight *weights;
-	size_t num_weights;
-	size_t *roots;
-	uint32_t num_trees;
-	int64_t max_feature;
-	uint32_t *stamp;       /* per item: 1 + the last tree that reached it, 0 for none */
-	size_t *order;         /* scratch: a tree's items breadth first */
-	HNode *nodes;          /* scratch: their HIR nodes */
-	size_t order_cap, nodes_cap;
-} Reader;
-
-/* Fill e with "name: " and the message; returns false. */
-static bool fail(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(Reader *r, const char *fmt, ...)
-{
-	char message[900];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(message, sizeof message, fmt, ap);
-	va_end(ap);
-	return error_set(r->e, "%s: %s", r->name, message);
-}
-
-static const char *text(const char *s) { return s ? s : ""; }
-
-/* "node 'name' (Op)", or "node 3 (Op)" for a node without a name. */
-static const char *node_title(const Onnx__GraphProto *g, size_t i, char *buf, size_t size)
-{
-	const Node *n = g->node[i];
-	if (n->name && *n->name)
-		snprintf(buf, size, "node '%s' (%s)", n->name, text(n->op_type));
-	else
-		snprintf(buf, size, "node %zu (%s)", i, text(n->op_type));
-	return buf;
-}
 
 /* The ensemble's attribute `name`, or NULL. */
 static const Attribute *attribute(const Reader *r, const char *name)
 {
 	for (size_t i = 0; i < r->node->n_attribute; i++)
-		if (strcmp(text(r->node->attribute[i]->name), name) == 0)
+		if (strcmp(onnx_text(r->node->attribute[i]->name), name) == 0)
 			return r->node->attribute[i];
 	return NULL;
 }
@@ -217,14 +153,14 @@ static bool read_tensor(Reader *r, const Attribute *a, Values *v)
 	const Tensor *t = a->t;
 	size_t k = 0, typed, count = 1;
 	if (!t)
-		return fail(r, "%s.%s: expected a tensor", r->op, a->name);
+		return onnx_fail(r, "%s.%s: expected a tensor", r->op, a->name);
 	while (k < COUNT_OF(types) && types[k].type != t->data_type)
 		k++;
 	if (k == COUNT_OF(types))
-		return fail(r, "%s.%s: tensor of element type %d (expected float, double or an integer type)", r->op, a->name,
+		return onnx_fail(r, "%s.%s: tensor of element type %d (expected float, double or an integer type)", r->op, a->name,
 		            (int)t->data_type);
 	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-		return fail(r, "%s.%s: the tensor's data is in an external file, which grove does not read", r->op, a->name);
+		return onnx_fail(r, "%s.%s: the tensor's data is in an external file, which grove does not read", r->op, a->name);
 	v->kind = types[k].kind;
 	switch (v->kind) {
 	case VALUES_FLOAT: typed = t->n_float_data, v->data = t->float_data; break;
@@ -234,18 +170,18 @@ static bool read_tensor(Reader *r, const Attribute *a, Values *v)
 	}
 	for (size_t d = 0; d < t->n_dims; d++) {
 		if (t->dims[d] < 0 || (t->dims[d] && count > SIZE_MAX / (size_t)t->dims[d]))
-			return fail(r, "%s.%s: dimension %zu is %lld", r->op, a->name, d, (long long)t->dims[d]);
+			return onnx_fail(r, "%s.%s: dimension %zu is %lld", r->op, a->name, d, (long long)t->dims[d]);
 		count *= (size_t)t->dims[d];
 	}
 	if (t->has_raw_data) {
 		if (t->raw_data.len % types[k].size || (t->n_dims && t->raw_data.len / types[k].size != count))
-			return fail(r, "%s.%s: %zu bytes of raw data for %zu elements of %zu bytes", r->op, a->name, t->raw_data.len,
+			return onnx_fail(r, "%s.%s: %zu bytes of raw data for %zu elements of %zu bytes", r->op, a->name, t->raw_data.len,
 			            count, types[k].size);
 		v->bytes = t->raw_data.data;
 		v->count = t->raw_data.len / types[k].size;
 	} else {
 		if (t->n_dims && typed != count)
-			return fail(r, "%s.%s: %zu elements, but the tensor's shape holds %zu", r->op, a->name, typed, count);
+			return onnx_fail(r, "%s.%s: %zu elements, but the tensor's shape holds %zu", r->op, a->name, typed, count);
 		v->count = typed;
 	}
 	return true;
@@ -264,12 +200,12 @@ static bool read_values(Reader *r, const char *name, bool as_tensor, bool requir
 		snprintf(tensor_name, sizeof tensor_name, "%s_as_tensor", name);
 		t = attribute(r, tensor_name);
 		if (a && t)
-			return fail(r, "%s: both %s and %s are given", r->op, name, tensor_name);
+			return onnx_fail(r, "%s: both %s and %s are given", r->op, name, tensor_name);
 		if (t)
 			a = t;
 	}
 	if (!a)
-		return required ? fail(r, "%s: missing attribute '%s'", r->op, name) : true;
+		return required ? onnx_fail(r, "%s: missing attribute '%s'", r->op, name) : true;
 	v->name = a->name;
 	if (a->t || (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)) {
 		if (!read_tensor(r, a, v))
@@ -292,10 +228,10 @@ static bool read_int(Reader *r, const char *name, int64_t min, int64_t max, int6
 	if (!a)
 		return true;
 	if (!a->has_i)
-		return fail(r, "%s.%s: expected an integer", r->op, name);
+		return onnx_fail(r, "%s.%s: expected an integer", r->op, name);
 	*out = a->i;
 	if (*out < min || *out > max)
-		return fail(r, "%s.%s: %lld is out of range [%lld, %lld]", r->op, name, (long long)*out, (long long)min, (long long)max);
+		return onnx_fail(r, "%s.%s: %lld is out of range [%lld, %lld]", r->op, name, (long long)*out, (long long)min, (long long)max);
 	return true;
 }
 
@@ -308,7 +244,7 @@ static bool read_string(Reader *r, const char *name, const char *otherwise, char
 		return true;
 	}
 	if (!a->has_s)
-		return fail(r, "%s.%s: expected a string", r->op, name);
+		return onnx_fail(r, "%s.%s: expected a string", r->op, name);
 	snprintf(buf, size, "%.*s", (int)(a->s.len < size ? a->s.len : size - 1), (const char *)a->s.data);
 	return true;
 }
@@ -317,7 +253,7 @@ static bool read_string(Reader *r, const char *name, const char *otherwise, char
 static bool same_length(Reader *r, const Values *v, const Values *like)
 {
 	if (v->name && v->count != like->count)
-		return fail(r, "%s.%s: %zu elements, but %s has %zu", r->op, v->name, v->count, like->name, like->count);
+		return onnx_fail(r, "%s.%s: %zu elements, but %s has %zu", r->op, v->name, v->count, like->name, like->count);
 	return true;
 }
 
@@ -340,14 +276,14 @@ static bool read_split(Reader *r, size_t i, const Values *features, const Values
 	Item *it = &r->items[i];
 	int64_t feature = values_int(features, i), track = missing->name ? values_int(missing, i) : 0;
 	if (feature < 0 || feature > INT32_MAX)
-		return fail(r, "%s.nodes_featureids[%zu]: feature %lld out of range", r->op, i, (long long)feature);
+		return onnx_fail(r, "%s.nodes_featureids[%zu]: feature %lld out of range", r->op, i, (long long)feature);
 	if (track != 0 && track != 1)
-		return fail(r, "%s.nodes_missing_value_tracks_true[%zu]: %lld (expected 0 or 1)", r->op, i, (long long)track);
+		return onnx_fail(r, "%s.nodes_missing_value_tracks_true[%zu]: %lld (expected 0 or 1)", r->op, i, (long long)track);
 	it->feature = (int32_t)feature;
 	it->missing_true = (uint8_t)track;
 	it->threshold = values_get(thresholds, i);
 	if (it->mode != MODE_MEMBER && isnan(it->threshold))
-		return fail(r, "%s.%s[%zu]: threshold is NaN", r->op, thresholds->name, i);
+		return onnx_fail(r, "%s.%s[%zu]: threshold is NaN", r->op, thresholds->name, i);
 	if (feature > r->max_feature)
 		r->max_feature = feature;
 	return true;
@@ -407,13 +343,13 @@ static bool read_weights_v3(Reader *r, const char *prefix, uint32_t num_outputs,
 		double w = values_get(&values, j);
 		bool ok = false;
 		if (u == SIZE_MAX)
-			fail(r, "%s.%s[%zu]: tree %lld has no node %lld", r->op, names[1], j, (long long)tree, (long long)id);
+			onnx_fail(r, "%s.%s[%zu]: tree %lld has no node %lld", r->op, names[1], j, (long long)tree, (long long)id);
 		else if (r->items[u].mode != MODE_LEAF)
-			fail(r, "%s.%s[%zu]: node %lld of tree %lld is not a leaf", r->op, names[1], j, (long long)id, (long long)tree);
+			onnx_fail(r, "%s.%s[%zu]: node %lld of tree %lld is not a leaf", r->op, names[1], j, (long long)id, (long long)tree);
 		else if (target < 0 || target >= num_outputs)
-			fail(r, "%s.%s[%zu]: %lld out of range (the model has %u outputs)", r->op, names[2], j, (long long)target, num_outputs);
+			onnx_fail(r, "%s.%s[%zu]: %lld out of range (the model has %u outputs)", r->op, names[2], j, (long long)target, num_outputs);
 		else if (!isfinite(w))
-			fail(r, "%s.%s[%zu]: weight is %s", r->op, values.name, j, isnan(w) ? "NaN" : "infinite");
+			onnx_fail(r, "%s.%s[%zu]: weight is %s", r->op, values.name, j, isnan(w) ? "NaN" : "infinite");
 		else
 			ok = true;
 		if (!ok) {
@@ -447,7 +383,7 @@ static bool child_v3(Reader *r, const Key *keys, const Values *ids, size_t i, in
 	int64_t id = values_int(ids, i);
 	size_t u = key_find(keys, r->num_items, r->items[i].tree, id);
 	if (u == SIZE_MAX)
-		return fail(r, "%s.%s[%zu]: node id %lld is not in tree %lld", r->op, ids->name, i, (long long)id,
+		return onnx_fail(r, "%s.%s[%zu]: node id %lld is not in tree %lld", r->op, ids->name, i, (long long)id,
 		            (long long)r->items[i].tree);
 	r->items[i].child[side] = u;
 	return true;
@@ -471,13 +407,13 @@ static bool read_items_v3(Reader *r, const char *prefix, uint32_t num_outputs, b
 	    !read_values(r, "nodes_missing_value_tracks_true", false, false, &missing, NULL))
 		return false;
 	if (!mode_names)
-		return fail(r, "%s: missing attribute 'nodes_modes'", r->op);
+		return onnx_fail(r, "%s: missing attribute 'nodes_modes'", r->op);
 	if (!same_length(r, &node_ids, &tree_ids) || !same_length(r, &features, &tree_ids) ||
 	    !same_length(r, &thresholds, &tree_ids) || !same_length(r, &true_ids, &tree_ids) ||
 	    !same_length(r, &false_ids, &tree_ids) || !same_length(r, &missing, &tree_ids))
 		return false;
 	if (mode_names->n_strings != tree_ids.count)
-		return fail(r, "%s.nodes_modes: %zu elements, but nodes_treeids has %zu", r->op, mode_names->n_strings, tree_ids.count);
+		return onnx_fail(r, "%s.nodes_modes: %zu elements, but nodes_treeids has %zu", r->op, mode_names->n_strings, tree_ids.count);
 	r->num_items = tree_ids.count;
 	r->items = xcalloc(r->num_items ? r->num_items : 1, sizeof *r->items);
 	keys = xcalloc(r->num_items ? r->num_items : 1, sizeof *keys);
@@ -492,7 +428,7 @@ static bool read_items_v3(Reader *r, const char *prefix, uint32_t num_outputs, b
 			if (m != MODE_MEMBER && strlen(modes[m].name) == s->len && memcmp(modes[m].name, s->data, s->len) == 0)
 				it->mode = m;
 		if (it->mode == COUNT_OF(modes)) {
-			fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s->len < 40 ? s->len : 40), (const char *)s->data);
+			onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s->len < 40 ? s->len : 40), (const char *)s->data);
 			goto done;
 		}
 		if (it->mode != MODE_LEAF && !read_split(r, i, &features, &thresholds, &missing))
@@ -501,7 +437,7 @@ static bool read_items_v3(Reader *r, const char *prefix, uint32_t num_outputs, b
 	qsort(keys, r->num_items, sizeof *keys, key_compare);
 	for (size_t k = 1; k < r->num_items; k++)
 		if (keys[k].tree == keys[k - 1].tree && keys[k].id == keys[k - 1].id) {
-			fail(r, "%s.nodes_nodeids[%zu]: tree %lld has node %lld twice (also at %zu)", r->op, keys[k].item,
+			onnx_fail(r, "%s.nodes_nodeids[%zu]: tree %lld has node %lld twice (also at %zu)", r->op, keys[k].item,
 			     (long long)keys[k].tree, (long long)keys[k].id, keys[k - 1].item);
 			goto done;
 		}
@@ -523,14 +459,14 @@ static bool read_items_v3(Reader *r, const char *prefix, uint32_t num_outputs, b
 			if (referenced[keys[j].item])
 				continue;
 			if (root != SIZE_MAX) {
-				fail(r, "%s: tree %lld has two roots, nodes %lld and %lld (nodes no other node points to)", r->op,
+				onnx_fail(r, "%s: tree %lld has two roots, nodes %lld and %lld (nodes no other node points to)", r->op,
 				     (long long)keys[k].tree, (long long)r->items[root].id, (long long)keys[j].id);
 				goto done;
 			}
 			root = keys[j].item;
 		}
 		if (root == SIZE_MAX) {
-			fail(r, "%s: tree %lld has no root (every node is another's child: a cycle)", r->op, (long long)keys[k].tree);
+			onnx_fail(r, "%s: tree %lld has no root (every node is another's child: a cycle)", r->op, (long long)keys[k].tree);
 			goto done;
 		}
 		r->roots[r->num_trees++] = root;
@@ -549,9 +485,9 @@ static bool child_v5(Reader *r, const Values *ids, const Values *leafs, size_t i
 	int64_t id = values_int(ids, i), is_leaf = values_int(leafs, i);
 	size_t limit = is_leaf ? r->num_items - r->num_splits : r->num_splits;
 	if (is_leaf != 0 && is_leaf != 1)
-		return fail(r, "%s.%s[%zu]: %lld (expected 0 or 1)", r->op, leafs->name, i, (long long)is_leaf);
+		return onnx_fail(r, "%s.%s[%zu]: %lld (expected 0 or 1)", r->op, leafs->name, i, (long long)is_leaf);
 	if (id < 0 || (uint64_t)id >= limit)
-		return fail(r, "%s.%s[%zu]: index %lld out of range (there are %zu %s)", r->op, ids->name, i, (long long)id, limit,
+		return onnx_fail(r, "%s.%s[%zu]: index %lld out of range (there are %zu %s)", r->op, ids->name, i, (long long)id, limit,
 		            is_leaf ? "leaves" : "nodes");
 	r->items[i].child[side] = (size_t)id + (is_leaf ? r->num_splits : 0);
 	return true;
@@ -573,18 +509,18 @@ static bool read_sets_v5(Reader *r, HForest *f, size_t file_size)
 		if (r->items[i].mode != MODE_MEMBER)
 			continue;
 		if (k > members.count || (k == members.count && (k > 0 || !members.name)))
-			return fail(r, "%s.membership_values: no set for the BRANCH_MEMBER node nodes_modes[%zu]", r->op, i);
+			return onnx_fail(r, "%s.membership_values: no set for the BRANCH_MEMBER node nodes_modes[%zu]", r->op, i);
 		for (; k < members.count && !isnan(values_get(&members, k)); k++) {
 			double c = values_get(&members, k);
 			if (c < 0 || c != floor(c) || c >= MAX_CATEGORY)
-				return fail(r, "%s.membership_values[%zu]: %g is not a category grove takes (an integer from 0 to %u)", r->op,
+				return onnx_fail(r, "%s.membership_values[%zu]: %g is not a category grove takes (an integer from 0 to %u)", r->op,
 				            k, c, MAX_CATEGORY - 1);
 			largest = c > largest ? c : largest;
 		}
 		{
 			uint32_t num_words = largest < 0 ? 0 : (uint32_t)largest / 32 + 1;
 			if (num_words > budget)
-				return fail(r, "%s.membership_values: the sets need more memory than a file of this size justifies", r->op);
+				return onnx_fail(r, "%s.membership_values: the sets need more memory than a file of this size justifies", r->op);
 			budget -= num_words;
 			r->items[i].set = hir_set_add(f, num_words, &words);
 		}
@@ -595,7 +531,7 @@ static bool read_sets_v5(Reader *r, HForest *f, size_t file_size)
 		k++; /* the NaN */
 	}
 	if (k < members.count)
-		return fail(r, "%s.membership_values[%zu]: more sets than BRANCH_MEMBER nodes", r->op, k);
+		return onnx_fail(r, "%s.membership_values[%zu]: more sets than BRANCH_MEMBER nodes", r->op, k);
 	return true;
 }
 
@@ -626,7 +562,7 @@ static bool read_items_v5(Reader *r, uint32_t num_outputs, HForest *f, size_t fi
 	for (size_t i = 0; i < r->num_splits; i++) {
 		int64_t mode = values_int(&modes_v, i);
 		if (mode < 0 || mode > MODE_MEMBER)
-			return fail(r, "%s.nodes_modes[%zu]: unknown mode %lld", r->op, i, (long long)mode);
+			return onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode %lld", r->op, i, (long long)mode);
 		r->items[i].mode = (uint8_t)mode;
 		if (!read_split(r, i, &features, &thresholds, &missing) || !child_v5(r, &true_ids, &true_leafs, i, 0) ||
 		    !child_v5(r, &false_ids, &false_leafs, i, 1))
@@ -637,10 +573,10 @@ static bool read_items_v5(Reader *r, uint32_t num_outputs, HForest *f, size_t fi
 		int64_t target = values_int(&targets, j);
 		double w = values_get(&weights, j);
 		if (target < 0 || target >= num_outputs)
-			return fail(r, "%s.leaf_targetids[%zu]: %lld out of range (the model has %u outputs)", r->op, j, (long long)target,
+			return onnx_fail(r, "%s.leaf_targetids[%zu]: %lld out of range (the model has %u outputs)", r->op, j, (long long)target,
 			            num_outputs);
 		if (!isfinite(w))
-			return fail(r, "%s.leaf_weights[%zu]: weight is %s", r->op, j, isnan(w) ? "NaN" : "infinite");
+			return onnx_fail(r, "%s.leaf_weights[%zu]: weight is %s", r->op, j, isnan(w) ? "NaN" : "infinite");
 		leaf->mode = MODE_LEAF;
 		leaf->first_weight = j;
 		leaf->num_weights = 1;
@@ -650,7 +586,7 @@ static bool read_items_v5(Reader *r, uint32_t num_outputs, HForest *f, size_t fi
 	for (size_t t = 0; t < roots.count; t++) {
 		int64_t root = values_int(&roots, t);
 		if (root < 0 || (uint64_t)root >= r->num_splits)
-			return fail(r, "%s.tree_roots[%zu]: index %lld out of range (there are %zu nodes)", r->op, t, (long long)root,
+			return onnx_fail(r, "%s.tree_roots[%zu]: index %lld out of range (there are %zu nodes)", r->op, t, (long long)root,
 			            r->num_splits);
 		r->roots[r->num_trees++] = (size_t)root;
 	}
@@ -700,7 +636,7 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 		const Item *it = &r->items[u];
 		HNode *n;
 		if (leaf != u && r->stamp[u])
-			return fail(r, "%s: %s is reached twice (a cycle, or a node shared by two parents)", r->op,
+			return onnx_fail(r, "%s: %s is reached twice (a cycle, or a node shared by two parents)", r->op,
 			            item_place(r, u, place, sizeof place));
 		r->stamp[u] = t + 1;
 		GROW(r->nodes, count, r->nodes_cap);
@@ -710,7 +646,7 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 			bool seen = false;
 			r->stamp[leaf] = t + 1;
 			if (!l->num_weights)
-				return fail(r, "%s: %s is a leaf without a weight", r->op, item_place(r, leaf, place, sizeof place));
+				return onnx_fail(r, "%s: %s is a leaf without a weight", r->op, item_place(r, leaf, place, sizeof place));
 			for (uint32_t k = 0; k < l->num_weights; k++) {
 				uint32_t target = r->weights[l->first_weight + k].target;
 				lo = target < lo ? target : lo;
@@ -723,7 +659,7 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 			continue;
 		}
 		if (count + 2 >= MAX_NODES_PER_TREE)
-			return fail(r, "%s: tree %u has more than %u nodes", r->op, t, MAX_NODES_PER_TREE);
+			return onnx_fail(r, "%s: tree %u has more than %u nodes", r->op, t, MAX_NODES_PER_TREE);
 		n->feature = it->feature;
 		n->value = it->threshold;
 		n->compare = (uint8_t)modes[it->mode].compare;
@@ -750,7 +686,7 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 		if (width > 1) {
 			nodes[i].vector = (uint32_t)hir_leaf_values_add(f, width, &values);
 			if (f->num_leaf_values > UINT32_MAX)
-				return fail(r, "%s: more than %u leaf values", r->op, UINT32_MAX);
+				return onnx_fail(r, "%s: more than %u leaf values", r->op, UINT32_MAX);
 		}
 		for (uint32_t k = 0; k < width; k++)
 			values[k] = identity;
@@ -780,7 +716,7 @@ static bool build_trees(Reader *r, HForest *f, uint32_t watch, bool *all_rows_to
 	}
 	for (size_t u = 0; u < r->num_items; u++)
 		if (!r->stamp[u])
-			return fail(r, "%s: %s is not reachable from any tree's root", r->op, item_place(r, u, place, sizeof place));
+			return onnx_fail(r, "%s: %s is not reachable from any tree's root", r->op, item_place(r, u, place, sizeof place));
 	return true;
 }
 
@@ -812,13 +748,13 @@ static bool read_aggregate_transform(Reader *r, bool classifier, HForest *f)
 		if (!read_string(r, "aggregate_function", "SUM", name, sizeof name))
 			return false;
 		if ((k = FIND(aggregates, name)) < 0)
-			return fail(r, "%s.aggregate_function: unknown function '%s' (expected AVERAGE, SUM, MIN or MAX)", r->op, name);
+			return onnx_fail(r, "%s.aggregate_function: unknown function '%s' (expected AVERAGE, SUM, MIN or MAX)", r->op, name);
 		f->aggregate = aggregates[k].aggregate;
 	}
 	if (!read_string(r, "post_transform", "NONE", name, sizeof name))
 		return false;
 	if ((k = FIND(transforms, name)) < 0)
-		return fail(r, "%s.post_transform: unknown transform '%s' (expected NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT)",
+		return onnx_fail(r, "%s.post_transform: unknown transform '%s' (expected NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT)",
 		            r->op, name);
 	f->transform = transforms[k].transform;
 	return true;
@@ -834,7 +770,7 @@ static bool read_base_values(Reader *r, bool classifier, HForest *f)
 		return false;
 	/* Two classes may have one base value, for class 0 (check_binary says what onnxruntime does with them). */
 	if (base.name && base.count && base.count != f->num_outputs && !(classifier && f->num_outputs == 2 && base.count == 1))
-		return fail(r, "%s.%s: %zu values for %u outputs", r->op, base.name, base.count, f->num_outputs);
+		return onnx_fail(r, "%s.%s: %zu values for %u outputs", r->op, base.name, base.count, f->num_outputs);
 	for (size_t o = 0; base.name && o < base.count; o++)
 		f->base_score[o] = values_get(&base, o);
 	return true;
@@ -852,12 +788,12 @@ static bool read_num_outputs(Reader *r, bool classifier, uint32_t *num_outputs)
 		return true;
 	}
 	if (ints && strings)
-		return fail(r, "%s: both classlabels_int64s and classlabels_strings are given", r->op);
+		return onnx_fail(r, "%s: both classlabels_int64s and classlabels_strings are given", r->op);
 	if (!ints && !strings)
-		return fail(r, "%s: missing attribute 'classlabels_int64s' or 'classlabels_strings'", r->op);
+		return onnx_fail(r, "%s: missing attribute 'classlabels_int64s' or 'classlabels_strings'", r->op);
 	n = ints ? (int64_t)ints->n_ints : (int64_t)strings->n_strings;
 	if (n < 2 || n > MAX_OUTPUTS)
-		return fail(r, "%s.%s: %lld classes (grove takes 2 to %d)", r->op, ints ? ints->name : strings->name, (long long)n,
+		return onnx_fail(r, "%s.%s: %lld classes (grove takes 2 to %d)", r->op, ints ? ints->name : strings->name, (long long)n,
 		            MAX_OUTPUTS);
 	*num_outputs = (uint32_t)n;
 	return true;
@@ -897,10 +833,10 @@ static bool read_binary(Reader *r, HForest *f, bool all_rows_touch)
 	if (!read_values(r, "base_values", true, false, &base, NULL))
 		return false;
 	if (base.count == 2)
-		return fail(r, "%s: two classes with base_values: onnxruntime outputs class 1 as base_values[1] plus the class 0 "
+		return onnx_fail(r, "%s: two classes with base_values: onnxruntime outputs class 1 as base_values[1] plus the class 0 "
 		            "score and class 0 as its negation, which grove cannot express yet", r->op);
 	if (!all_rows_touch)
-		return fail(r, "%s: two classes, and some rows may reach no leaf with a class 1 weight: onnxruntime then outputs "
+		return onnx_fail(r, "%s: two classes, and some rows may reach no leaf with a class 1 weight: onnxruntime then outputs "
 		            "[-s, s] from the class 0 score s, which grove cannot express yet", r->op);
 	return true;
 }
@@ -924,7 +860,7 @@ static bool read_labels(Reader *r, HForest *f)
 		for (uint32_t k = 0; k < labels->count; k++) {
 			const ProtobufCBinaryData *s = &strings->strings[k];
 			if (memchr(s->data, 0, s->len))
-				return fail(r, "%s.classlabels_strings[%u]: a label holds a NUL byte", r->op, k);
+				return onnx_fail(r, "%s.classlabels_strings[%u]: a label holds a NUL byte", r->op, k);
 			labels->strings[k] = xmalloc(s->len + 1);
 			memcpy(labels->strings[k], s->data, s->len);
 			labels->strings[k][s->len] = 0;
@@ -937,8 +873,7 @@ static bool read_labels(Reader *r, HForest *f)
 	return true;
 }
 
-/* The tree ensemble node r->node into a forest reading rows of `input_width` columns (0: unknown). */
-static HForest *read_ensemble(Reader *r, size_t file_size, uint32_t input_width, bool double_rows)
+HForest *onnx_read_ensemble(Reader *r, size_t file_size, uint32_t input_width, bool double_rows)
 {
 	bool classifier = strcmp(r->op, "TreeEnsembleClassifier") == 0, thresholds_double = false, weights_double = false;
 	bool all_rows_touch;
@@ -956,7 +891,7 @@ static HForest *read_ensemble(Reader *r, size_t file_size, uint32_t input_width,
 	          : !read_items_v3(r, classifier ? "class_" : "target_", num_outputs, &thresholds_double, &weights_double))
 		goto fail;
 	if (input_width && r->max_feature >= input_width) {
-		fail(r, "%s: a split tests feature %lld, but the input has %u columns", r->op, (long long)r->max_feature, input_width);
+		onnx_fail(r, "%s: a split tests feature %lld, but the input has %u columns", r->op, (long long)r->max_feature, input_width);
 		goto fail;
 	}
 	f->num_features = input_width ? input_width : (uint32_t)(r->max_feature + 1);
@@ -982,243 +917,3 @@ fail:
 	return NULL;
 }
 
-/* Names of tensors, for following them through the graph. */
-typedef struct Names {
-	const char **names;
-	size_t count, cap;
-} Names;
-
-static bool names_has(const Names *s, const char *name)
-{
-	for (size_t i = 0; i < s->count; i++)
-		if (strcmp(s->names[i], name) == 0)
-			return true;
-	return false;
-}
-
-static void names_add(Names *s, const char *name)
-{
-	GROW(s->names, s->count + 1, s->cap);
-	s->names[s->count++] = name;
-}
-
-/* Whether node n reads any tensor of s. */
-static bool reads_any(const Node *n, const Names *s)
-{
-	for (size_t i = 0; i < n->n_input; i++)
-		if (names_has(s, text(n->input[i])))
-			return true;
-	return false;
-}
-
-static bool is_op(const Node *n, const char *op) { return strcmp(text(n->op_type), op) == 0; }
-
-/* A Cast node's target type, or 0. */
-static int64_t cast_to(const Node *n)
-{
-	for (size_t i = 0; i < n->n_attribute; i++)
-		if (strcmp(text(n->attribute[i]->name), "to") == 0)
-			return n->attribute[i]->i;
-	return 0;
-}
-
-static bool is_real_type(int64_t type)
-{
-	return type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
-}
-
-/* The graph's one tree ensemble node, or SIZE_MAX after an error. */
-static size_t find_ensemble(Reader *r, const Onnx__GraphProto *g)
-{
-	static const char *const ops[] = {"TreeEnsembleRegressor", "TreeEnsembleClassifier", "TreeEnsemble"};
-	size_t found = SIZE_MAX;
-	char a[128], b[128];
-	for (size_t i = 0; i < g->n_node; i++) {
-		const Node *n = g->node[i];
-		bool ml = strcmp(text(n->domain), "ai.onnx.ml") == 0;
-		for (size_t k = 0; k < COUNT_OF(ops); k++) {
-			if (!ml || !is_op(n, ops[k]))
-				continue;
-			if (found != SIZE_MAX) {
-				fail(r, "the graph has two tree ensembles, %s and %s; grove reads models with one", node_title(g, found, a, sizeof a),
-				     node_title(g, i, b, sizeof b));
-				return SIZE_MAX;
-			}
-			found = i;
-		}
-	}
-	if (found == SIZE_MAX)
-		fail(r, "the graph has no tree ensemble (an ai.onnx.ml TreeEnsembleRegressor, TreeEnsembleClassifier or TreeEnsemble node)");
-	return found;
-}
-
-/*
- * Follow the ensemble's input back to a graph input through Identity and Cast nodes
- * (marked in *path): its width (0 when unknown) and whether rows stay double.
- */
-static bool trace_input(Reader *r, const Onnx__GraphProto *g, const Node *ensemble, bool *path, uint32_t *width, bool *double_rows)
-{
-	const char *x = ensemble->n_input ? text(ensemble->input[0]) : "";
-	char title[128];
-	*double_rows = true;
-	for (size_t steps = 0; steps <= g->n_node; steps++) {
-		size_t producer = SIZE_MAX;
-		for (size_t i = 0; i < g->n_input; i++) {
-			const Onnx__ValueInfoProto *in = g->input[i];
-			const Onnx__TypeProto__Tensor *t;
-			if (strcmp(text(in->name), x) != 0)
-				continue;
-			t = in->type && in->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? in->type->tensor_type : NULL;
-			if (!t || !is_real_type(t->elem_type))
-				return fail(r, "graph input '%s': grove reads tensors of float or double", x);
-			*double_rows &= t->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
-			*width = 0;
-			if (t->shape && t->shape->n_dim == 2 && t->shape->dim[1]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-				int64_t w = t->shape->dim[1]->dim_value;
-				if (w < 1 || w > INT32_MAX)
-					return fail(r, "graph input '%s': %lld columns", x, (long long)w);
-				*width = (uint32_t)w;
-			}
-			return true;
-		}
-		for (size_t i = 0; i < g->n_node && producer == SIZE_MAX; i++)
-			for (size_t o = 0; o < g->node[i]->n_output; o++)
-				if (strcmp(text(g->node[i]->output[o]), x) == 0)
-					producer = i;
-		if (producer == SIZE_MAX)
-			return fail(r, "the tree ensemble's input '%s' is neither a graph input nor a node's output", x);
-		if (!(is_op(g->node[producer], "Identity") || (is_op(g->node[producer], "Cast") && is_real_type(cast_to(g->node[producer])))))
-			return fail(r, "%s computes the tree ensemble's input, which grove cannot express",
-			            node_title(g, producer, title, sizeof title));
-		if (is_op(g->node[producer], "Cast"))
-			*double_rows &= cast_to(g->node[producer]) == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE;
-		path[producer] = true;
-		x = g->node[producer]->n_input ? text(g->node[producer]->input[0]) : "";
-	}
-	return fail(r, "the tree ensemble's input is computed in a cycle");
-}
-
-/* The one value of a single-element float or double initializer `name`; NAN if there is no such initializer. */
-static double constant(const Onnx__GraphProto *g, const char *name)
-{
-	for (size_t i = 0; i < g->n_initializer; i++) {
-		const Tensor *t = g->initializer[i];
-		float f;
-		double d;
-		if (strcmp(text(t->name), name) != 0)
-			continue;
-		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && t->n_float_data == 1)
-			return t->float_data[0];
-		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE && t->n_double_data == 1)
-			return t->double_data[0];
-		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT && t->has_raw_data && t->raw_data.len == 4)
-			return memcpy(&f, t->raw_data.data, 4), f;
-		if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE && t->has_raw_data && t->raw_data.len == 8)
-			return memcpy(&d, t->raw_data.data, 8), d;
-	}
-	return NAN;
-}
-
-/* Whether n passes the scores on unchanged: Identity, ZipMap, Cast to float or double, x * 1, x / 1, x + 0, x - 0. */
-static bool keeps_scores(const Onnx__GraphProto *g, const Node *n, const Names *scores)
-{
-	double neutral = is_op(n, "Mul") || is_op(n, "Div") ? 1 : is_op(n, "Add") || is_op(n, "Sub") ? 0 : NAN;
-	if (is_op(n, "Identity") || is_op(n, "ZipMap") || (is_op(n, "Cast") && is_real_type(cast_to(n))))
-		return true;
-	if (isnan(neutral) || n->n_input != 2 || !names_has(scores, text(n->input[0])))
-		return false;
-	return constant(g, text(n->input[1])) == neutral;
-}
-
-/*
- * The nodes after the ensemble: those on its scores must keep their meaning (Identity,
- * Cast to float or double, ZipMap, arithmetic with a neutral constant; Exp becomes the
- * transform); those on the label are
- * ignored; any other node is refused.
- */
-static bool check_outputs(Reader *r, const Onnx__GraphProto *g, size_t ensemble, const bool *path, HForest *f)
-{
-	const Node *e = g->node[ensemble];
-	size_t scores_output = strcmp(r->op, "TreeEnsembleClassifier") == 0 ? 1 : 0;
-	Names scores = {0}, labels = {0};
-	char title[128];
-	bool ok = false;
-
-	if (e->n_output <= scores_output) {
-		fail(r, "%s: no scores output", r->op);
-		goto done;
-	}
-	names_add(&scores, text(e->output[scores_output]));
-	for (size_t o = 0; o < e->n_output; o++)
-		if (o != scores_output)
-			names_add(&labels, text(e->output[o]));
-	for (size_t i = 0; i < g->n_node; i++) {
-		const Node *n = g->node[i];
-		bool on_scores = reads_any(n, &scores);
-		if (i == ensemble || path[i])
-			continue;
-		node_title(g, i, title, sizeof title);
-		if (on_scores && is_op(n, "Exp") && f->transform == HTRANSFORM_IDENTITY) {
-			f->transform = HTRANSFORM_EXP;
-		} else if (on_scores && !keeps_scores(g, n, &scores)) {
-			fail(r, "%s reads the tree ensemble's scores: grove cannot express what it computes", title);
-			goto done;
-		} else if (!on_scores && !reads_any(n, &labels)) {
-			fail(r, "%s is not connected to the tree ensemble", title);
-			goto done;
-		}
-		for (size_t o = 0; o < n->n_output; o++)
-			names_add(on_scores ? &scores : &labels, text(n->output[o]));
-	}
-	for (size_t o = 0; o < g->n_output && !ok; o++)
-		ok = names_has(&scores, text(g->output[o]->name));
-	if (!ok)
-		fail(r, "none of the graph's outputs is the tree ensemble's scores");
-done:
-	free(scores.names);
-	free(labels.names);
-	return ok;
-}
-
-HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error *e)
-{
-	Reader r = {.name = name, .e = e};
-	Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, len, (const uint8_t *)bytes);
-	const Onnx__GraphProto *g;
-	HForest *f = NULL;
-	bool *path = NULL, double_rows;
-	uint32_t width;
-	size_t ensemble;
-
-	if (!model) {
-		error_set(e, "%s: not an ONNX model: the protobuf cannot be decoded (a truncated or corrupt file)", name);
-		return NULL;
-	}
-	g = model->graph;
-	if (!g) {
-		fail(&r, "the model has no graph");
-		goto done;
-	}
-	if ((ensemble = find_ensemble(&r, g)) == SIZE_MAX)
-		goto done;
-	r.node = g->node[ensemble];
-	r.op = text(r.node->op_type);
-	path = xcalloc(g->n_node, sizeof *path);
-	if (!trace_input(&r, g, r.node, path, &width, &double_rows))
-		goto done;
-	f = read_ensemble(&r, len, width, double_rows);
-	if (f && !check_outputs(&r, g, ensemble, path, f)) {
-		hir_forest_free(f);
-		f = NULL;
-	}
-done:
-	free(path);
-	free(r.items);
-	free(r.weights);
-	free(r.roots);
-	free(r.stamp);
-	free(r.order);
-	free(r.nodes);
-	onnx__model_proto__free_unpacked(model, NULL);
-	return f;
-}
