@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Random schedules against the default schedule.
 
-For each model (an XGBoost JSON file with MODEL.rows.csv beside it, as in tests/models),
+For each model (a model file of any format with MODEL.rows.csv beside it, as in tests/models),
 write random schedules (loop structure first: tile, split, reorder; then directives on
 the loops that exist), and predict the rows under each one. A schedule grove refuses
 must be refused with exit status 1 and a message; a schedule it accepts must predict
 what the default schedule predicts (within 1e-5, relative). Exits 1 on any other
 outcome and prints the schedule, so it can be replayed with --schedule-text.
 
-    tools/schedule_check.py [--grove build/grove] [--count 200] [--seed 1] MODEL.json ...
+    tools/schedule_check.py [--grove build/grove] [--count 200] [--seed 1] MODEL ...
 """
 import argparse
 import os
@@ -67,7 +67,7 @@ def main():
     rng = random.Random(args.seed)
     accepted = refused = failed = 0
     for model in args.models:
-        rows = model[:-len(".json")] + ".rows.csv"
+        rows = os.path.splitext(model)[0] + ".rows.csv"
         p, want = predict(args.grove, model, rows)
         if want is None:
             sys.exit(f"{model}: the default schedule fails: {p.stderr.strip()}")
