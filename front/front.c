@@ -177,6 +177,13 @@ const char *front_format_names(void)
 	return "xgboost, xgboost-ubj, lightgbm or onnx";
 }
 
+bool front_fail(Error *e, const char *name, const char *place, const char *fmt, va_list ap)
+{
+	char message[900];
+	vsnprintf(message, sizeof message, fmt, ap);
+	return error_set(e, "%s: %s%s", name, place, message);
+}
+
 /* The format named `name`, or NULL. */
 static const Format *format_named(const char *name)
 {

@@ -35,6 +35,13 @@ HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error 
  */
 HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t len, Error *e);
 
+/*
+ * The readers' error: e gets "name: place" and the message fmt formats from ap (place
+ * is "" or ends in ": "). Returns false.
+ */
+bool front_fail(Error *e, const char *name, const char *place, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
 /* A model reader: the contents bytes[0..len) of file `name` -> HIR, or NULL with e filled. */
 typedef HForest *FrontReader(const char *name, const char *bytes, size_t len, Error *e);
 

@@ -160,14 +160,14 @@ typedef struct Reader {
 static bool fail(Reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool fail(Reader *r, const char *fmt, ...)
 {
-	char message[900], tree[32] = "";
+	char tree[32] = "";
 	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(message, sizeof message, fmt, ap);
-	va_end(ap);
 	if (r->tree >= 0)
 		snprintf(tree, sizeof tree, "Tree=%lld: ", (long long)r->tree);
-	return error_set(r->e, "%s: %s%s", r->name, tree, message);
+	va_start(ap, fmt);
+	front_fail(r->e, r->name, tree, fmt, ap);
+	va_end(ap);
+	return false;
 }
 
 /* Whether t is exactly the string s. */

@@ -70,12 +70,11 @@ static const struct {
 
 bool onnx_fail(Reader *r, const char *fmt, ...)
 {
-	char message[900];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof message, fmt, ap);
+	front_fail(r->e, r->name, "", fmt, ap);
 	va_end(ap);
-	return error_set(r->e, "%s: %s", r->name, message);
+	return false;
 }
 
 /* A numeric list attribute (ints, floats) or tensor (typed field or raw little-endian bytes). */

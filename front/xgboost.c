@@ -66,12 +66,11 @@ static const char *const unsupported_objectives[] = {
 /* Fill e with "name: " and the message; returns false. */
 bool xgboost_fail(XgboostReader *r, const char *fmt, ...)
 {
-	char message[900];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof message, fmt, ap);
+	front_fail(r->e, r->name, "", fmt, ap);
 	va_end(ap);
-	return error_set(r->e, "%s: %s", r->name, message);
+	return false;
 }
 
 bool xgboost_fail_type(XgboostReader *r, const char *path, uint32_t v, const char *expected)
