@@ -107,6 +107,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 {
 	/* Set offsets and vector indices live in value slots: exact in a float up to 2^24, in a double up to 2^53. */
 	uint64_t limit;
+	bool sets, vectors = has_vectors(f);
 	if (f->num_features >= REP_MAX_FEATURES)
 		return error_set(e, "%s representation: %u features, at most %u fit", rep_name, f->num_features, REP_MAX_FEATURES - 1);
 	layout->threshold_type = rep_value_type(f);
@@ -123,15 +124,16 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 	layout->set_buffer = layout->vector_buffer = LIR_NONE;
 	layout->set_offsets = layout->leaf_vectors = NULL;
 	limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;
-	if ((layout->compares & 1u << HCMP_IN) && f->num_set_words + f->num_sets >= limit)
+	sets = layout->compares & 1u << HCMP_IN;
+	if (sets && f->num_set_words + f->num_sets >= limit)
 		return error_set(e, "%s representation: the category sets take %llu words, at most %llu fit", rep_name,
 		                 (unsigned long long)(f->num_set_words + f->num_sets), (unsigned long long)limit - 1);
-	if (has_vectors(f) && f->num_leaf_values + f->num_nodes >= limit)
+	if (vectors && f->num_leaf_values + f->num_nodes >= limit)
 		return error_set(e, "%s representation: the leaf vectors take up to %llu values, at most %llu fit", rep_name,
 		                 (unsigned long long)(f->num_leaf_values + f->num_nodes), (unsigned long long)limit - 1);
-	if (layout->compares & 1u << HCMP_IN)
+	if (sets)
 		lay_out_sets(f, m, layout);
-	if (has_vectors(f))
+	if (vectors)
 		lay_out_vectors(f, m, layout);
 	return true;
 }
