@@ -265,21 +265,32 @@ static void run_predict(const GroveModel *model, const float *rows, size_t nrows
 		model->predict(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
 }
 
+/* *workspace: a malloc'ed workspace for nrows rows, or NULL where the model needs none. */
+static GroveStatus new_workspace(const GroveModel *model, size_t nrows, void **workspace, GroveError *err)
+{
+	size_t size = grove_workspace_size(model, nrows);
+	*workspace = NULL;
+	if (size == SIZE_MAX)
+		return fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
+	if (size && !(*workspace = malloc(size)))
+		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", nrows, size);
+	return GROVE_OK;
+}
+
 GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nrows, size_t ncols, float *out,
                           size_t out_len, unsigned flags, GroveError *err)
 {
-	size_t rows_bytes = 0, out_bytes = 0, size;
+	size_t rows_bytes = 0, out_bytes = 0;
 	void *workspace = NULL;
 	GroveStatus status = check_arguments(model, rows, nrows, ncols, out, out_len, flags, &rows_bytes, &out_bytes, err);
 	if (status != GROVE_OK || nrows == 0)
 		return status;
-	size = grove_workspace_size(model, nrows);
-	if (size == SIZE_MAX)
-		return fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
-	if (overlap(rows, rows_bytes, out, out_bytes))
+	if ((status = new_workspace(model, nrows, &workspace, err)) != GROVE_OK)
+		return status;
+	if (overlap(rows, rows_bytes, out, out_bytes)) {
+		free(workspace);
 		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
-	if (size && !(workspace = malloc(size)))
-		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", nrows, size);
+	}
 	run_predict(model, rows, nrows, out, flags, workspace);
 	free(workspace);
 	return ok(err);
@@ -317,7 +328,7 @@ GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *r
 GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_t nrows, size_t ncols, float *out,
                               size_t out_len, unsigned flags, GroveError *err)
 {
-	size_t rows_bytes = 0, out_bytes = 0, per_row, chunk, size;
+	size_t rows_bytes = 0, out_bytes = 0, per_row, chunk;
 	float *floats;
 	void *workspace = NULL;
 	GroveStatus status = check_arguments(model, (const float *)rows, nrows, ncols, out, out_len, flags, &rows_bytes,
@@ -332,11 +343,8 @@ GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_
 	/* A model that compares in double reads the doubles themselves. */
 	chunk = model->predict_f64 ? nrows : (F64_CHUNK_VALUES / ncols ? F64_CHUNK_VALUES / ncols : 1);
 	chunk = chunk < nrows ? chunk : nrows;
-	size = grove_workspace_size(model, chunk);
-	if (size == SIZE_MAX)
-		return fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
-	if (size && !(workspace = malloc(size)))
-		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", chunk, size);
+	if ((status = new_workspace(model, chunk, &workspace, err)) != GROVE_OK)
+		return status;
 	if (model->predict_f64) {
 		model->predict_f64(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
 		free(workspace);
