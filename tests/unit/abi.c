@@ -254,45 +254,47 @@ static void test_object(const char *dir)
 	CHECK(n == ROWS * OUTPUTS && outputs_right(out, ROWS));
 }
 
-/* An artifact of ABI version `version` written as version 1 was: a 4-argument predict, no workspace. */
-static bool write_v1(const char *dir, const char *name, unsigned version)
+/* Compile the C source into dir/name.so (kept as dir/name.c). */
+static bool build_source(const char *dir, const char *name, const char *source)
 {
 	char command[3 * PATH_MAX], path[PATH_MAX];
 	FILE *f;
 	snprintf(path, sizeof path, "%s/%s.c", dir, name);
 	if (!(f = fopen(path, "w")))
 		return false;
-	fprintf(f, "#include <stdint.h>\n"
-	           "static void predict(const float *rows, int64_t nrows, float *out, int32_t flags)\n"
-	           "{\n\tfor (int64_t i = 0; i < nrows; i++)\n\t\tout[i] = rows[2 * i] + rows[2 * i + 1] + (flags & 1 ? 100 : 0);\n}\n"
-	           "const struct { uint32_t magic, version, features, outputs, margins, transform;\n"
-	           "\tvoid (*predict)(const float *, int64_t, float *, int32_t); } grove_artifact =\n"
-	           "\t{0x31565247u, %uu, 2, 1, 1, 0, predict};\n",
-	           version);
+	fputs(source, f);
 	fclose(f);
 	snprintf(command, sizeof command, "%s -shared -fPIC -o %s/%s.so %s", getenv("CC") ? getenv("CC") : "cc", dir, name,
 	         path);
 	return shell(command);
 }
 
+/* An artifact of ABI version `version` written as version 1 was: a 4-argument predict, no workspace. */
+static bool write_v1(const char *dir, const char *name, unsigned version)
+{
+	char source[1024];
+	snprintf(source, sizeof source,
+	         "#include <stdint.h>\n"
+	         "static void predict(const float *rows, int64_t nrows, float *out, int32_t flags)\n"
+	         "{\n\tfor (int64_t i = 0; i < nrows; i++)\n\t\tout[i] = rows[2 * i] + rows[2 * i + 1] + (flags & 1 ? 100 : 0);\n}\n"
+	         "const struct { uint32_t magic, version, features, outputs, margins, transform;\n"
+	         "\tvoid (*predict)(const float *, int64_t, float *, int32_t); } grove_artifact =\n"
+	         "\t{0x31565247u, %uu, 2, 1, 1, 0, predict};\n",
+	         version);
+	return build_source(dir, name, source);
+}
+
 /* An artifact of ABI version 2: predict with a workspace, no predict_f64. */
 static bool write_v2(const char *dir)
 {
-	char command[3 * PATH_MAX], path[PATH_MAX];
-	FILE *f;
-	snprintf(path, sizeof path, "%s/v2.c", dir);
-	if (!(f = fopen(path, "w")))
-		return false;
-	fprintf(f, "#include <stdint.h>\n"
-	           "static void predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace)\n"
-	           "{\n\t(void)workspace;\n\tfor (int64_t i = 0; i < nrows; i++)\n"
-	           "\t\tout[i] = rows[2 * i] - rows[2 * i + 1] + (flags & 1 ? 100 : 0);\n}\n"
-	           "const struct { uint32_t magic, version, features, outputs, margins, transform; uint64_t fixed, per_row;\n"
-	           "\tvoid (*predict)(const float *, int64_t, float *, int32_t, void *); } grove_artifact =\n"
-	           "\t{0x31565247u, 2u, 2, 1, 1, 0, 0, 0, predict};\n");
-	fclose(f);
-	snprintf(command, sizeof command, "%s -shared -fPIC -o %s/v2.so %s", getenv("CC") ? getenv("CC") : "cc", dir, path);
-	return shell(command);
+	return build_source(dir, "v2",
+	                    "#include <stdint.h>\n"
+	                    "static void predict(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace)\n"
+	                    "{\n\t(void)workspace;\n\tfor (int64_t i = 0; i < nrows; i++)\n"
+	                    "\t\tout[i] = rows[2 * i] - rows[2 * i + 1] + (flags & 1 ? 100 : 0);\n}\n"
+	                    "const struct { uint32_t magic, version, features, outputs, margins, transform; uint64_t fixed, per_row;\n"
+	                    "\tvoid (*predict)(const float *, int64_t, float *, int32_t, void *); } grove_artifact =\n"
+	                    "\t{0x31565247u, 2u, 2, 1, 1, 0, 0, 0, predict};\n");
 }
 
 /* Version-2 artifacts load; their rows of doubles are rounded to float. */
