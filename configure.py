@@ -6,7 +6,9 @@
                    [--onnx-proto /usr/include/onnx/onnx.proto]
 
 Targets: build/grove (the compiler), build/libgrove.a and build/libgrove.so (the
-runtime), build/tests/* (unit tests), and the phony `test`, which runs tests/run.py.
+runtime), build/libgrovec.a and build/libgrovec.so (the compiler as a library,
+rt/grove_compile.h), build/tests/* (unit tests), and the phony `test`, which runs
+tests/run.py.
 build.ninja regenerates itself when configure.py changes, with the same arguments.
 """
 import argparse
@@ -136,15 +138,19 @@ def main():
     # ONNX's protobuf messages, generated at build time; the front end includes the header.
     onnx_pb = "$builddir/gen/onnx/onnx.pb-c"
     w.build([f"{onnx_pb}.c", f"{onnx_pb}.h"], "protoc", [args.onnx_proto])
-    w.build(["$builddir/obj/gen/onnx/onnx.pb-c.o"], "cc", [f"{onnx_pb}.c"], extra="-Wno-missing-prototypes -Wno-pedantic")
-    compiler = objects(sources("ir", "lower", "target"))
-    compiler += objects(sources("front"), order_only=[f"{onnx_pb}.h"])
+    w.build(["$builddir/obj/gen/onnx/onnx.pb-c.o"], "cc", [f"{onnx_pb}.c"], extra="-fPIC -Wno-missing-prototypes -Wno-pedantic")
+    # Position-independent, so that one set of objects makes both libgrovec.a and libgrovec.so.
+    compiler = objects(sources("ir", "lower", "target"), extra="-fPIC")
+    compiler += objects(sources("front"), extra="-fPIC", order_only=[f"{onnx_pb}.h"])
     compiler.append("$builddir/obj/gen/onnx/onnx.pb-c.o")
     runtime = objects(sources("rt"))
     runtime_pic = objects(sources("rt"), "pic.o", "-fPIC")
     w.build(["$builddir/libgrovec.a"], "ar", compiler)
     w.build(["$builddir/libgrove.a"], "ar", runtime)
     w.build(["$builddir/libgrove.so"], "shared", runtime_pic, libs="-ldl")
+    # libgrovec.so exports the compiler's C entry points (rt/grove_compile.h) and nothing else.
+    w.build(["$builddir/libgrovec.so"], "shared", compiler, implicit=["rt/libgrovec.map"],
+            libs="-Wl,--version-script=rt/libgrovec.map $llvm_libs -lprotobuf-c -lm")
     libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -lprotobuf-c -ldl -lm"
     tool = objects(sources("tools"))
     w.build(["$builddir/grove"], "link", tool, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
@@ -159,7 +165,8 @@ def main():
     w.lines.append("")
     # The source lists are globbed: a directory's mtime changes when a file is added or removed.
     w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
-    w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", *tests])
+    w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", "$builddir/libgrovec.a",
+                               "$builddir/libgrovec.so", *tests])
     w.build(["test"], "test", implicit=["all"])
     w.lines.append("default all")
     with open(args.output, "w") as f:

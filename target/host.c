@@ -218,6 +218,27 @@ static bool write_header(const LModule *m, const char *prefix, const char *path,
 	return true;
 }
 
+bool target_check(const TargetOptions *o, Error *e)
+{
+	const char *prefix = o->prefix ? o->prefix : "grove_model";
+	LLVMTargetMachineRef tm;
+	if (!is_identifier(prefix) || strlen(prefix) > 48)
+		return error_set(e, "--prefix %s: not a C identifier of at most 48 characters", prefix);
+	if (o->opt_level < 0 || o->opt_level > 3)
+		return error_set(e, "-O%d: the optimisation level must be 0 to 3", o->opt_level);
+	if (o->triple) {
+		char *host = LLVMGetDefaultTargetTriple();
+		bool same = !strcmp(o->triple, host);
+		LLVMDisposeMessage(host);
+		if (!same)
+			return error_set(e, "--target %s: grove emits code for this host's triple only", o->triple);
+	}
+	if (!(tm = create_machine(o, e)))
+		return false;
+	LLVMDisposeTargetMachine(tm);
+	return true;
+}
+
 bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path, Error *e)
 {
 	const char *prefix = o->prefix ? o->prefix : "grove_model";
@@ -229,12 +250,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	char *triple, *temp = NULL;
 	bool ok = false;
 
-	if (!is_identifier(prefix) || strlen(prefix) > 48)
-		return error_set(e, "--prefix %s: not a C identifier of at most 48 characters", prefix);
-	if (o->opt_level < 0 || o->opt_level > 3)
-		return error_set(e, "-O%d: the optimisation level must be 0 to 3", o->opt_level);
-	tm = create_machine(o, e);
-	if (!tm)
+	if (!target_check(o, e) || !(tm = create_machine(o, e)))
 		return false;
 
 	ctx = LLVMContextCreate();

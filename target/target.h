@@ -17,7 +17,11 @@ typedef struct TargetOptions {
 	int opt_level;       /* 0..3 */
 	const char *prefix;  /* symbol prefix for objects: <prefix>_predict, <prefix>_artifact; default "grove_model" */
 	const char *cc;      /* C compiler used to link shared libraries; default $CC or "cc" */
+	const char *triple;  /* the target triple; NULL = this host's */
 } TargetOptions;
+
+/* Whether options are ones target_emit can honour (prefix, optimisation level, triple, CPU); e says why not. */
+bool target_check(const TargetOptions *options, Error *e);
 
 /*
  * Emit module m as options say into out_path. Shared libraries are linked with the

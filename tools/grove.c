@@ -6,14 +6,13 @@
  *   grove dump --level hir|mir|lir MODEL
  * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
  *
- * The pipeline (compile_model) is a straight list of calls:
- *   front_read_model -> hir_choose_schedule -> [hir_pad] -> hir_pad_unrolled_walks -> lower_hir_to_mir
- *   -> mir_legalize_reductions -> mir_unroll_walks -> mir_interleave -> lower_mir_to_lir -> target_emit
+ * The pipeline itself is target/compile.c's, shared with libgrovec (rt/grove_compile.h).
  */
 #include "front/front.h"
 #include "lower/lower.h"
 #include "rt/artifact.h"
 #include "rt/grove.h"
+#include "target/compile.h"
 #include "target/target.h"
 #include "tools/csv.h"
 
@@ -25,32 +24,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
-
-/* The IR of one model at every level built so far. */
-typedef struct Compiled {
-	HForest *hir;
-	MModule *mir;
-	LModule *lir;
-} Compiled;
-
-/* Choices the pipeline leaves to the user. */
-typedef struct PipelineOptions {
-	const char *format;         /* --format: the model's format, NULL = recognised from its contents */
-	const char *representation; /* NULL = chosen per model */
-	uint32_t interleave;        /* rows walked together */
-	uint32_t interleave_trees;  /* trees walked together for one row */
-	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
-	const char *schedule_file;  /* --schedule FILE */
-	const char *schedule_text;  /* --schedule-text TEXT */
-	const char *dump_after;     /* -d PASS,PASS: print the IR after these passes to standard error */
-} PipelineOptions;
-
-#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
-
-/* Rows interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
-#define DEFAULT_INTERLEAVE 8
 
 static const char *program = "grove";
 
@@ -66,117 +39,12 @@ __attribute__((format(printf, 1, 2))) static _Noreturn void fail(const char *fmt
 	exit(1);
 }
 
-/* Free what c holds. */
-static void compiled_free(Compiled *c)
-{
-	lir_module_free(c->lir);
-	mir_module_free(c->mir);
-	hir_forest_free(c->hir);
-	memset(c, 0, sizeof *c);
-}
-
-/* The passes -d can name, in pipeline order. */
-static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "legalize", "unroll", "interleave", "lower-lir"};
-
-/* Print c's newest level to standard error if -d names pass (or "all"). */
-static void dump_after(const PipelineOptions *o, const char *pass, const Compiled *c)
-{
-	const char *list = o->dump_after;
-	size_t n = strlen(pass);
-	bool wanted = false;
-	for (const char *p = list; p && *p; p += strcspn(p, ","), p += *p == ',') {
-		size_t k = strcspn(p, ",");
-		wanted |= (k == n && !strncmp(p, pass, n)) || (k == 3 && !strncmp(p, "all", 3));
-	}
-	if (!wanted)
-		return;
-	fprintf(stderr, "# after %s\n", pass);
-	if (c->lir)
-		lir_print(stderr, c->lir);
-	else if (c->mir)
-		mir_print(stderr, c->mir);
-	else
-		hir_print(stderr, c->hir);
-}
-
-/* Check the -d list: every name a pass. */
-static void check_dump_list(const char *list)
-{
-	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
-		size_t k = strcspn(p, ","), i = 0;
-		while (i < COUNT_OF(pass_names) && (strlen(pass_names[i]) != k || strncmp(p, pass_names[i], k)))
-			i++;
-		if (i == COUNT_OF(pass_names) && !(k == 3 && !strncmp(p, "all", 3)))
-			fail("-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, legalize, unroll, interleave, lower-lir or all)", (int)k, p);
-	}
-}
-
-/* The contents of the schedule file at path (at most 1 MiB). */
-static char *read_schedule_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *text = xmalloc((1u << 20) + 1);
-	size_t n;
-	if (!f)
-		fail("%s: %s", path, strerror(errno));
-	n = fread(text, 1, 1u << 20, f);
-	if (ferror(f) || (n == 1u << 20 && fgetc(f) != EOF))
-		fail("%s: %s", path, ferror(f) ? strerror(errno) : "a schedule file is at most 1 MiB");
-	fclose(f);
-	text[n] = 0;
-	if (strlen(text) != n)
-		fail("%s: a schedule is text, this file holds a NUL byte", path);
-	return text;
-}
-
-/* Give c->hir the schedule the options ask for: the user's (file or text) or the heuristic's. */
-static void schedule_model(const PipelineOptions *o, Compiled *c)
-{
-	Error e = {0};
-	char *file = NULL;
-	if (!o->schedule_file && !o->schedule_text) {
-		hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
-		return;
-	}
-	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
-	if (o->schedule_file)
-		file = read_schedule_file(o->schedule_file);
-	if (!hir_schedule_parse(&c->hir->schedule, file ? file : o->schedule_text, file ? o->schedule_file : "--schedule-text", &e))
-		fail("%s", e.message);
-	free(file);
-}
-
-/* Run the pipeline on the model at path up to level stop. */
+/* Run the pipeline on the model at path up to level stop; exit with its message on failure. */
 static void compile_model(const char *path, Level stop, const PipelineOptions *o, Compiled *c)
 {
 	Error e = {0};
-	memset(c, 0, sizeof *c);
-	if (!(c->hir = front_read_model(path, o->format, &e)))
+	if (!pipeline_run(path, stop, o, c, &e))
 		fail("%s", e.message);
-	dump_after(o, "read", c);
-	schedule_model(o, c);
-	dump_after(o, "schedule", c);
-	if (stop == LEVEL_HIR)
-		return;
-	if (lower_padding_pays(c->hir))
-		hir_pad(c->hir);
-	hir_pad_unrolled_walks(c->hir);
-	dump_after(o, "pad", c);
-	if (!(c->mir = lower_hir_to_mir(c->hir, &e)))
-		fail("%s: %s", path, e.message);
-	dump_after(o, "lower-mir", c);
-	if (!mir_legalize_reductions(c->mir, &e))
-		fail("%s: %s", path, e.message);
-	dump_after(o, "legalize", c);
-	mir_unroll_walks(c->mir);
-	dump_after(o, "unroll", c);
-	mir_interleave(c->mir);
-	dump_after(o, "interleave", c);
-	if (stop == LEVEL_MIR)
-		return;
-	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, &e)))
-		fail("%s: %s", path, e.message);
-	dump_after(o, "lower-lir", c);
 }
 
 /* Whether the text ends with suffix. */
@@ -212,9 +80,11 @@ static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		o->schedule_file = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--schedule-text"))
 		o->schedule_text = option_value(argc, argv, i);
-	else if (!strcmp(argv[*i], "-d"))
-		check_dump_list(o->dump_after = option_value(argc, argv, i));
-	else if (!strcmp(argv[*i], "--interleave-trees"))
+	else if (!strcmp(argv[*i], "-d")) {
+		Error e = {0};
+		if (!pipeline_check_passes(o->dump_after = option_value(argc, argv, i), &e))
+			fail("%s", e.message);
+	} else if (!strcmp(argv[*i], "--interleave-trees"))
 		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
 	else
 		return false;

@@ -1,0 +1,51 @@
+/*
+ * libgrovec: compile a model into an artifact in-process, without running the grove
+ * command. Link with -lgrovec (pkg-config grove-compiler); the artifact it writes is
+ * loaded with libgrove (grove.h). The compiler uses LLVM and links shared libraries
+ * with the system C compiler ($CC, or cc), as `grove compile` does.
+ *
+ * Calls may run on several threads at once. The library never prints and never exits
+ * on bad input: errors come back as a GroveStatus and a message in err.
+ */
+#ifndef GROVE_COMPILE_H
+#define GROVE_COMPILE_H
+
+#include "grove.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What `grove compile`'s options choose. Start from grove_compile_options_init. */
+typedef struct GroveCompileOptions {
+	const char *format;         /* "xgboost", "xgboost-ubj", "lightgbm", "onnx"; NULL = recognised from the contents */
+	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
+	const char *representation; /* "array" or "sparse"; NULL = chosen per model */
+	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
+	const char *cpu;            /* "native" (the default), "x86-64", "x86-64-v3", an LLVM CPU name, ... */
+	const char *target;         /* a target triple; NULL = this host */
+	const char *prefix;         /* symbol prefix of "obj" output; NULL = "grove_model" */
+	int opt_level;              /* LLVM optimisation level 0-3 (default 3) */
+	unsigned interleave;        /* rows walked together, 1-16 (default 8; without a schedule) */
+	unsigned interleave_trees;  /* trees walked together where rows go one at a time, 1-16 (default 8) */
+	unsigned tile_trees;        /* trees per tile for tiles of rows, 0 = never; default: chosen per model */
+} GroveCompileOptions;
+
+/* Fill o with the defaults (those of `grove compile` without options). */
+void grove_compile_options_init(GroveCompileOptions *o);
+
+/*
+ * Compile the model file at model_path into out_path (written to a temporary file
+ * beside it and renamed over it, so that a failed compile leaves out_path as it was).
+ * options may be NULL for the defaults. GROVE_ERROR_IO: the model cannot be read or
+ * the output not written; GROVE_ERROR_FORMAT: the model is malformed or of a kind grove
+ * does not compile; GROVE_ERROR_ARGUMENT: a bad option or schedule.
+ */
+GroveStatus grove_compile_file(const char *model_path, const char *out_path, const GroveCompileOptions *options,
+                               GroveError *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,220 @@
+/* The pipeline from a model file to an artifact (compile.h), and libgrovec's entry point (rt/grove_compile.h). */
+#include "target/compile.h"
+#include "front/front.h"
+#include "rt/grove_compile.h"
+#include "target/target.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The passes dump_after can name, in pipeline order. */
+static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "legalize", "unroll", "interleave", "lower-lir"};
+
+/* Whether the k characters at p name pass (or "all"). */
+static bool names(const char *p, size_t k, const char *pass)
+{
+	return (k == strlen(pass) && !strncmp(p, pass, k)) || (k == 3 && !strncmp(p, "all", 3));
+}
+
+bool pipeline_check_passes(const char *list, Error *e)
+{
+	for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+		size_t k = strcspn(p, ","), i = 0;
+		while (i < COUNT_OF(pass_names) && !names(p, k, pass_names[i]))
+			i++;
+		if (i == COUNT_OF(pass_names))
+			return error_set(e, "-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, legalize, unroll, "
+			                    "interleave, lower-lir or all)", (int)k, p);
+	}
+	return true;
+}
+
+/* Print c's newest level if o->dump_after names pass. */
+static void dump_after(const PipelineOptions *o, const char *pass, const Compiled *c)
+{
+	FILE *out = o->dump ? o->dump : stderr;
+	bool wanted = false;
+	for (const char *p = o->dump_after; p && *p; p += strcspn(p, ","), p += *p == ',')
+		wanted |= names(p, strcspn(p, ","), pass);
+	if (!wanted)
+		return;
+	fprintf(out, "# after %s\n", pass);
+	if (c->lir)
+		lir_print(out, c->lir);
+	else if (c->mir)
+		mir_print(out, c->mir);
+	else
+		hir_print(out, c->hir);
+}
+
+/* The contents of the schedule file at path (at most 1 MiB, malloc'ed), or NULL with e filled. */
+static char *read_schedule_file(const char *path, Error *e)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	size_t n;
+	if (!f) {
+		error_set(e, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	text = xmalloc((1u << 20) + 1);
+	n = fread(text, 1, 1u << 20, f);
+	if (ferror(f) || (n == 1u << 20 && fgetc(f) != EOF))
+		error_set(e, "%s: %s", path, ferror(f) ? strerror(errno) : "a schedule file is at most 1 MiB");
+	else if (memchr(text, 0, n))
+		error_set(e, "%s: a schedule is text, this file holds a NUL byte", path);
+	else
+		e = NULL;
+	fclose(f);
+	if (e) {
+		free(text);
+		return NULL;
+	}
+	text[n] = 0;
+	return text;
+}
+
+/* Give c->hir the schedule the options ask for: the user's (file or text) or the heuristic's. */
+static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
+{
+	char *file = NULL;
+	bool ok;
+	if (!o->schedule_file && !o->schedule_text) {
+		hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
+		return true;
+	}
+	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
+	if (o->schedule_file && !(file = read_schedule_file(o->schedule_file, e)))
+		return false;
+	ok = hir_schedule_parse(&c->hir->schedule, file ? file : o->schedule_text, file ? o->schedule_file : "--schedule-text", e);
+	free(file);
+	return ok;
+}
+
+bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
+{
+	memset(c, 0, sizeof *c);
+	if (!(c->hir = front_read_model(path, o->format, e)))
+		return false;
+	dump_after(o, "read", c);
+	if (!schedule_model(o, c, e))
+		return false;
+	dump_after(o, "schedule", c);
+	if (stop == LEVEL_HIR)
+		return true;
+	if (lower_padding_pays(c->hir))
+		hir_pad(c->hir);
+	hir_pad_unrolled_walks(c->hir);
+	dump_after(o, "pad", c);
+	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
+		goto failed;
+	dump_after(o, "lower-mir", c);
+	if (!mir_legalize_reductions(c->mir, e))
+		goto failed;
+	dump_after(o, "legalize", c);
+	mir_unroll_walks(c->mir);
+	dump_after(o, "unroll", c);
+	mir_interleave(c->mir);
+	dump_after(o, "interleave", c);
+	if (stop == LEVEL_MIR)
+		return true;
+	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, e)))
+		goto failed;
+	dump_after(o, "lower-lir", c);
+	return true;
+failed:
+	error_prefix(e, path);
+	return false;
+}
+
+void compiled_free(Compiled *c)
+{
+	lir_module_free(c->lir);
+	mir_module_free(c->mir);
+	hir_forest_free(c->hir);
+	memset(c, 0, sizeof *c);
+}
+
+/* libgrovec */
+
+void grove_compile_options_init(GroveCompileOptions *o)
+{
+	memset(o, 0, sizeof *o);
+	o->opt_level = 3;
+	o->interleave = DEFAULT_INTERLEAVE;
+	o->interleave_trees = DEFAULT_INTERLEAVE;
+	o->tile_trees = HIR_TILE_AUTO;
+}
+
+/* Fill err (if not NULL) with status and e's message; returns status. */
+static GroveStatus report(GroveError *err, GroveStatus status, const Error *e)
+{
+	if (err) {
+		size_t n = strnlen(e->message, sizeof err->message - 1); /* a longer message is cut */
+		err->status = status;
+		memcpy(err->message, e->message, n);
+		err->message[n] = 0;
+	}
+	return status;
+}
+
+/* The TargetEmit named by name (NULL: a shared library); false if it names none. */
+static bool emit_kind(const char *name, TargetEmit *emit)
+{
+	static const char *const kinds[] = {[TARGET_EMIT_SHARED] = "so", [TARGET_EMIT_OBJ] = "obj", [TARGET_EMIT_ASM] = "asm",
+	                                    [TARGET_EMIT_LLVM] = "llvm"};
+	for (size_t k = 0; k < COUNT_OF(kinds); k++)
+		if (!name || !strcmp(name, kinds[k])) {
+			*emit = (TargetEmit)k;
+			return true;
+		}
+	return false;
+}
+
+GroveStatus grove_compile_file(const char *model_path, const char *out_path, const GroveCompileOptions *options,
+                               GroveError *err)
+{
+	GroveCompileOptions defaults;
+	PipelineOptions p = DEFAULT_PIPELINE;
+	TargetOptions t = {0};
+	Compiled c;
+	Error e = {0};
+	GroveStatus status = GROVE_OK;
+
+	if (!options)
+		grove_compile_options_init(&defaults), options = &defaults;
+	if (!model_path || !out_path)
+		error_set(&e, "grove_compile_file: %s is NULL", model_path ? "out_path" : "model_path");
+	else if (!emit_kind(options->emit, &t.emit))
+		error_set(&e, "emit %s: expected so, obj, asm or llvm", options->emit);
+	else if (options->format && !front_format_known(options->format))
+		error_set(&e, "format %s: unknown format (expected %s)", options->format, front_format_names());
+	else if (options->interleave < 1 || options->interleave > MIR_MAX_INTERLEAVE ||
+	         options->interleave_trees < 1 || options->interleave_trees > MIR_MAX_INTERLEAVE)
+		error_set(&e, "interleave %u, interleave_trees %u: each must be 1 to %d", options->interleave,
+		          options->interleave_trees, MIR_MAX_INTERLEAVE);
+	if (e.message[0])
+		return report(err, GROVE_ERROR_ARGUMENT, &e);
+	t.cpu = options->cpu;
+	t.triple = options->target;
+	t.prefix = options->prefix;
+	t.opt_level = options->opt_level;
+	if (!target_check(&t, &e))
+		return report(err, GROVE_ERROR_ARGUMENT, &e);
+
+	p.format = options->format;
+	p.representation = options->representation;
+	p.schedule_text = options->schedule;
+	p.interleave = options->interleave;
+	p.interleave_trees = options->interleave_trees;
+	p.tree_tile = options->tile_trees;
+	if (!pipeline_run(model_path, LEVEL_LIR, &p, &c, &e))
+		/* A model that cannot be opened is an I/O error; one that can, a bad model or schedule. */
+		status = !c.hir ? (access(model_path, R_OK) != 0 ? GROVE_ERROR_IO : GROVE_ERROR_FORMAT) : GROVE_ERROR_ARGUMENT;
+	else if (!target_emit(c.lir, &t, out_path, &e))
+		status = GROVE_ERROR_IO;
+	compiled_free(&c);
+	return status == GROVE_OK ? GROVE_OK : report(err, status, &e);
+}

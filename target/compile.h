@@ -1,0 +1,56 @@
+/*
+ * The compiler's pipeline, from a model file to an artifact, as one library call. The
+ * command line (tools/grove.c) and the C entry point grove_compile_file (rt/grove_compile.h)
+ * both go through it:
+ *
+ *   front_read_model -> schedule (the user's or hir_choose_schedule) -> [hir_pad] -> hir_pad_unrolled_walks
+ *   -> lower_hir_to_mir -> mir_legalize_reductions -> mir_unroll_walks -> mir_interleave -> lower_mir_to_lir
+ *   -> target_emit
+ */
+#ifndef GROVE_TARGET_COMPILE_H
+#define GROVE_TARGET_COMPILE_H
+
+#include "ir/hir.h"
+#include "ir/lir.h"
+#include "ir/mir.h"
+#include "lower/lower.h"
+
+#include <stdio.h>
+
+typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
+
+/* The IR of one model at every level built so far. */
+typedef struct Compiled {
+	HForest *hir;
+	MModule *mir;
+	LModule *lir;
+} Compiled;
+
+/* Rows (and trees) interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
+#define DEFAULT_INTERLEAVE 8
+
+/* Choices the pipeline leaves to the user. */
+typedef struct PipelineOptions {
+	const char *format;         /* the model's format, NULL = recognised from its contents */
+	const char *representation; /* NULL = chosen per model */
+	uint32_t interleave;        /* rows walked together */
+	uint32_t interleave_trees;  /* trees walked together for one row */
+	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
+	const char *schedule_file;  /* a file in the scheduling language */
+	const char *schedule_text;  /* the same inline */
+	const char *dump_after;     /* "PASS,PASS": print the IR after these passes to dump (or "all") */
+	FILE *dump;                 /* where dump_after's IR goes (standard error when NULL) */
+} PipelineOptions;
+
+#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
+
+/* Whether list is a comma-separated list of pass names (or "all"); e names the first that is not. */
+bool pipeline_check_passes(const char *list, Error *e);
+
+/* Run the pipeline on the model at path up to level stop into c (zeroed first; compiled_free it either way). */
+bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
+
+/* Free what c holds. */
+void compiled_free(Compiled *c);
+
+#endif
