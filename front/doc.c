@@ -125,6 +125,22 @@ DocItem doc_item(const Document *doc, uint32_t v)
 	                 .bytes = doc->bytes + value->start, .length = value->length};
 }
 
+char *doc_item_string(const DocItem *item)
+{
+	char *text = xmalloc(item->length + 1);
+	size_t n = item->length;
+	if (item->encoding == DOC_TEXT_ESCAPED)
+		n = json_unescape(item->bytes, n, text); /* unescaped text is never longer */
+	else
+		memcpy(text, item->bytes, n);
+	text[n] = 0;
+	if (memchr(text, 0, n)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 float doc_number_float(const Document *doc, uint32_t v)
 {
 	DocItem item = doc_item(doc, v);

@@ -141,6 +141,8 @@ float doc_number_float(const Document *doc, uint32_t v);
 double doc_number_double(const Document *doc, uint32_t v);
 bool doc_number_int64(const Document *doc, uint32_t v, int64_t *out);
 
+/* String item's text, unescaped, NUL-terminated (malloc'ed); NULL if it holds a NUL byte. */
+char *doc_item_string(const DocItem *item);
 /* Whether string v (unescaped) equals s; false if v is not a string. */
 bool doc_string_equals(const Document *doc, uint32_t v, const char *s);
 /* Copy string v, unescaped (\u escapes become UTF-8), to buf, cut to fit and NUL-terminated; returns its full length. */

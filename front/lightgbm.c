@@ -241,6 +241,30 @@ static uint64_t count_tokens(Text value)
 	return n;
 }
 
+/*
+ * The feature names (value: as many tokens as f has features) into f, unless they are
+ * LightGBM's own Column_0, Column_1, ...: a model trained on unnamed columns names none.
+ */
+static void read_feature_names(Text value, HForest *f)
+{
+	const char *p = value.p;
+	char generated[32];
+	bool named = false;
+	Text token;
+	f->feature_names = xcalloc(f->num_features, sizeof *f->feature_names);
+	for (uint32_t i = 0; i < f->num_features && next_token(&p, value.p + value.length, &token); i++) {
+		f->feature_names[i] = xmalloc(token.length + 1);
+		memcpy(f->feature_names[i], token.p, token.length);
+		f->feature_names[i][token.length] = 0;
+		snprintf(generated, sizeof generated, "Column_%u", i);
+		named |= strcmp(f->feature_names[i], generated) != 0;
+	}
+	if (!named) {
+		strings_free(f->feature_names, f->num_features);
+		f->feature_names = NULL;
+	}
+}
+
 /* t without a leading sign that is followed by a digit (inf and nan included). */
 static Text magnitude(Text t)
 {
@@ -456,6 +480,7 @@ static HForest *read_header(Reader *r)
 	f->threshold_type = HTYPE_F64;
 	f->leaf_type = HTYPE_F64;
 	f->category_rule = HCATEGORY_TRUNCATE;
+	read_feature_names(fields.value[HEADER_FEATURE_NAMES], f);
 	if (fields.value[HEADER_AVERAGE_OUTPUT].p)
 		f->aggregate = HAGGREGATE_AVERAGE;
 	if (fields.value[HEADER_OBJECTIVE].p && !read_objective(r, fields.value[HEADER_OBJECTIVE], f)) {

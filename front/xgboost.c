@@ -324,6 +324,34 @@ static bool read_trees(XgboostReader *r, HForest *f, uint32_t model, const char 
 	return true;
 }
 
+/* learner.feature_names, when the model has them (an array of num_features strings; none when empty or absent). */
+static bool read_feature_names(XgboostReader *r, uint32_t learner, HForest *f)
+{
+	static const char path[] = "learner.feature_names";
+	uint32_t names = doc_member(&r->doc, learner, "feature_names");
+	DocIterator it;
+	DocItem item;
+	char shown[64];
+	if (!names || (doc_type(&r->doc, names) == DOC_ARRAY && doc_length(&r->doc, names) == 0))
+		return true;
+	if (doc_type(&r->doc, names) != DOC_ARRAY)
+		return xgboost_fail_type(r, path, names, "an array of strings");
+	if (doc_length(&r->doc, names) != f->num_features)
+		return xgboost_fail(r, "%s: %llu names, but the model has %u features", path,
+		                    (unsigned long long)doc_length(&r->doc, names), f->num_features);
+	f->feature_names = xcalloc(f->num_features, sizeof *f->feature_names);
+	doc_iterate(&r->doc, names, &it);
+	for (uint32_t i = 0; doc_next(&it, &item); i++) {
+		if (item.type != DOC_STRING) {
+			doc_item_describe(&item, shown, sizeof shown);
+			return xgboost_fail(r, "%s[%u]: expected a string, found %s", path, i, shown);
+		}
+		if (!(f->feature_names[i] = doc_item_string(&item)))
+			return xgboost_fail(r, "%s[%u]: a name holds a NUL byte", path, i);
+	}
+	return true;
+}
+
 /* Read the model from the parsed document; NULL on error. */
 static HForest *read_model(XgboostReader *r)
 {
@@ -374,7 +402,7 @@ static HForest *read_model(XgboostReader *r)
 		for (uint32_t o = 0; o < f->num_outputs; o++)
 			f->base_score[o] = margin;
 	}
-	if (!read_trees(r, f, model, model_path, weights))
+	if (!read_feature_names(r, learner, f) || !read_trees(r, f, model, model_path, weights))
 		goto fail;
 	if (!hir_verify(f, r->e)) {
 		error_prefix(r->e, r->name);

@@ -79,3 +79,20 @@ void grow_array(void **array, size_t elem, size_t need, size_t *cap)
 	*array = xrealloc(*array, n * elem);
 	*cap = n;
 }
+
+/* A deep copy of n strings (NULL for NULL). */
+char **strings_copy(char *const *s, uint32_t n)
+{
+	char **c = s ? xmalloc((n ? n : 1) * sizeof *c) : NULL;
+	for (uint32_t k = 0; s && k < n; k++)
+		c[k] = xstrdup(s[k]);
+	return c;
+}
+
+/* Free n strings and their array (NULL is allowed). */
+void strings_free(char **s, uint32_t n)
+{
+	for (uint32_t k = 0; s && k < n; k++)
+		free(s[k]);
+	free(s);
+}

@@ -35,6 +35,11 @@ char *xstrdup(const char *s);
 void grow_array(void **array, size_t elem, size_t need, size_t *cap);
 #define GROW(array, need, cap) grow_array((void **)&(array), sizeof *(array), (need), &(cap))
 
+/* A deep copy of n strings (NULL for NULL). */
+char **strings_copy(char *const *s, uint32_t n);
+/* Free n strings and their array (NULL is allowed). */
+void strings_free(char **s, uint32_t n);
+
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -91,9 +91,8 @@ HForest *hir_forest_copy(const HForest *f)
 	c->set_words = copy_array(f->set_words, f->num_set_words, sizeof *f->set_words);
 	c->leaf_values = copy_array(f->leaf_values, f->num_leaf_values, sizeof *f->leaf_values);
 	c->labels.ints = copy_array(f->labels.ints, f->labels.ints ? f->labels.count : 0, sizeof *f->labels.ints);
-	c->labels.strings = copy_array(f->labels.strings, f->labels.strings ? f->labels.count : 0, sizeof *f->labels.strings);
-	for (uint32_t k = 0; c->labels.strings && k < f->labels.count; k++)
-		c->labels.strings[k] = xstrdup(f->labels.strings[k]);
+	c->labels.strings = strings_copy(f->labels.strings, f->labels.count);
+	c->feature_names = strings_copy(f->feature_names, f->num_features);
 	c->nodes_cap = f->num_nodes;
 	c->trees_cap = f->num_trees;
 	c->sets_cap = f->num_sets;
@@ -114,9 +113,8 @@ void hir_forest_free(HForest *f)
 	free(f->set_words);
 	free(f->leaf_values);
 	free(f->labels.ints);
-	for (uint32_t k = 0; f->labels.strings && k < f->labels.count; k++)
-		free(f->labels.strings[k]);
-	free(f->labels.strings);
+	strings_free(f->labels.strings, f->labels.count);
+	strings_free(f->feature_names, f->num_features);
 	free(f);
 }
 
@@ -423,6 +421,11 @@ void hir_print(FILE *out, const HForest *f)
 		fputc(']', out);
 		if (f->labels.margin >= 0)
 			fprintf(out, " by margin %d > %.17g", f->labels.margin, f->labels.threshold);
+	}
+	if (f->feature_names) {
+		fputs("\nfeature_names", out);
+		for (uint32_t i = 0; i < f->num_features; i++)
+			fprintf(out, " \"%s\"", f->feature_names[i]);
 	}
 	fputs("\nbase_score", out);
 	for (uint32_t o = 0; o < f->num_outputs; o++) {

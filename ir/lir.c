@@ -99,9 +99,8 @@ void lir_module_free(LModule *m)
 	free(m->buffers);
 	free(m->funcs);
 	free(m->label_ints);
-	for (uint32_t k = 0; m->label_strings && k < m->num_labels; k++)
-		free(m->label_strings[k]);
-	free(m->label_strings);
+	strings_free(m->label_strings, m->num_labels);
+	strings_free(m->feature_names, m->num_features);
 	free(m);
 }
 

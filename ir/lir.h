@@ -230,6 +230,7 @@ typedef struct LModule {
 	uint32_t num_labels;        /* class labels recorded in the artifact (0: none); predict's flags & 2 */
 	int64_t *label_ints;        /*   asks for each row's class index. Owned: int64 labels, or */
 	char **label_strings;       /*   string labels (the other NULL) */
+	char **feature_names;       /* num_features column names recorded in the artifact, or NULL (owned) */
 } LModule;
 
 /* Parameters of predict, in order: rows, nrows, out, flags, workspace. */

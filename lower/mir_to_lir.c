@@ -972,14 +972,13 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	if (f->labels.count) {
 		l.module->num_labels = f->labels.count;
 		if (f->labels.strings) {
-			l.module->label_strings = xmalloc(f->labels.count * sizeof *l.module->label_strings);
-			for (uint32_t k = 0; k < f->labels.count; k++)
-				l.module->label_strings[k] = xstrdup(f->labels.strings[k]);
+			l.module->label_strings = strings_copy(f->labels.strings, f->labels.count);
 		} else {
 			l.module->label_ints = xmalloc(f->labels.count * sizeof *l.module->label_ints);
 			memcpy(l.module->label_ints, f->labels.ints, f->labels.count * sizeof *l.module->label_ints);
 		}
 	}
+	l.module->feature_names = strings_copy(f->feature_names, f->num_features);
 	l.module->transform = f->transform;
 	if (f->num_outputs > 1)
 		l.output_buffer = add_tree_buffer(l.module, f, false);

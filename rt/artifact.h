@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian, in every version */
-#define GROVE_ARTIFACT_VERSION 3u
+#define GROVE_ARTIFACT_VERSION 4u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
 
 /* flags for GroveArtifact.predict */
@@ -23,14 +23,15 @@
 #define GROVE_ARTIFACT_WORKSPACE_ALIGN 16u
 
 /*
- * Version 3. predict gets a caller-provided workspace of at least
+ * Version 4. predict gets a caller-provided workspace of at least
  * workspace_fixed + nrows * workspace_per_row bytes, aligned to
  * GROVE_ARTIFACT_WORKSPACE_ALIGN, overlapping neither rows nor out, used by this call
  * only and uninitialised; NULL when that size is 0 (schedules that keep their scratch
  * on the stack). predict_f64 is the same for rows of doubles; it exists (is not NULL)
  * for models that compare in double, where rounding rows to float would change
  * decisions. Classifiers with class labels (ONNX) list them; GROVE_ARTIFACT_LABEL then
- * asks predict for each row's class, an index into them.
+ * asks predict for each row's class, an index into them. Models whose columns have names
+ * (XGBoost's feature_names, LightGBM's) list them.
  */
 typedef struct GroveArtifact {
 	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
@@ -47,7 +48,26 @@ typedef struct GroveArtifact {
 	uint32_t num_labels;              /* 0: no labels */
 	const int64_t *label_ints;        /* num_labels int64 labels, or NULL */
 	const char *const *label_strings; /* num_labels string labels, or NULL */
+	const char *const *feature_names; /* num_features column names, or NULL when the model names none */
 } GroveArtifact;
+
+/* Version 3: no feature names. */
+typedef struct GroveArtifactV3 {
+	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
+	uint32_t version;           /* GROVE_ARTIFACT_VERSION */
+	uint32_t num_features;      /* columns per row */
+	uint32_t num_outputs;       /* predictions per row */
+	uint32_t num_margins;       /* raw margins per row (GROVE_ARTIFACT_MARGIN) */
+	uint32_t transform;         /* post-transform code (HTransform) */
+	uint64_t workspace_fixed;   /* workspace bytes for any number of rows */
+	uint64_t workspace_per_row; /* and per row */
+	/* rows: nrows x num_features floats, NaN = missing; out: nrows x (outputs or margins). Thread-safe. */
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	uint32_t num_labels;              /* 0: no labels */
+	const int64_t *label_ints;        /* num_labels int64 labels, or NULL */
+	const char *const *label_strings; /* num_labels string labels, or NULL */
+} GroveArtifactV3;
 
 /* Version 2: no predict_f64. Artifacts written before version 3 still load. */
 typedef struct GroveArtifactV2 {

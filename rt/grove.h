@@ -48,6 +48,11 @@ void grove_free(GroveModel *model);
 size_t grove_num_features(const GroveModel *model);
 /* Values written per row: predictions, margins with GROVE_PREDICT_MARGIN, 1 with GROVE_PREDICT_LABEL. */
 size_t grove_num_outputs(const GroveModel *model, unsigned flags);
+/*
+ * The name of column i (XGBoost's feature_names, LightGBM's feature names), or NULL
+ * when the model names no columns (or i >= grove_num_features).
+ */
+const char *grove_feature_name(const GroveModel *model, size_t i);
 /* Class labels the model has (ONNX classifiers); 0 when it has none. */
 size_t grove_num_labels(const GroveModel *model);
 /*

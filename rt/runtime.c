@@ -27,6 +27,7 @@ struct GroveModel {
 	uint32_t num_labels;          /* version 3 */
 	const int64_t *label_ints;
 	const char *const *label_strings;
+	const char *const *feature_names; /* version 4, or NULL */
 };
 
 /* Fill err (if any) and return status. */
@@ -67,7 +68,7 @@ static void pin_openmp(void)
 	}
 }
 
-/* Fill m from the descriptor a of an artifact of version 1 to 3; false for another version. */
+/* Fill m from the descriptor a of an artifact of version 1 to 4; false for another version. */
 static bool read_descriptor(const void *a, GroveModel *m)
 {
 	uint32_t head[2]; /* magic and version, the same in every version */
@@ -79,6 +80,7 @@ static bool read_descriptor(const void *a, GroveModel *m)
 	m->num_labels = 0;
 	m->label_ints = NULL;
 	m->label_strings = NULL;
+	m->feature_names = NULL;
 	if (head[0] != GROVE_ARTIFACT_MAGIC)
 		return false;
 	if (head[1] == 1) {
@@ -90,16 +92,16 @@ static bool read_descriptor(const void *a, GroveModel *m)
 		m->predict_v1 = v1->predict;
 		return v1->predict != NULL;
 	}
-	if (head[1] == 2 || head[1] == GROVE_ARTIFACT_VERSION) {
-		const GroveArtifactV2 *v2 = a; /* version 3 begins as version 2 does */
+	if (head[1] >= 2 && head[1] <= GROVE_ARTIFACT_VERSION) {
+		const GroveArtifactV2 *v2 = a; /* each version begins as the one before it does */
 		m->num_features = v2->num_features;
 		m->num_outputs = v2->num_outputs;
 		m->num_margins = v2->num_margins;
 		m->workspace_fixed = v2->workspace_fixed;
 		m->workspace_per_row = v2->workspace_per_row;
 		m->predict = v2->predict;
-		if (head[1] == GROVE_ARTIFACT_VERSION) {
-			const GroveArtifact *v3 = a;
+		if (head[1] >= 3) {
+			const GroveArtifactV3 *v3 = a;
 			m->predict_f64 = v3->predict_f64;
 			m->num_labels = v3->num_labels;
 			m->label_ints = v3->label_ints;
@@ -107,6 +109,8 @@ static bool read_descriptor(const void *a, GroveModel *m)
 			if (m->num_labels && !m->label_ints == !m->label_strings)
 				return false;
 		}
+		if (head[1] >= 4)
+			m->feature_names = ((const GroveArtifact *)a)->feature_names;
 		return v2->predict != NULL;
 	}
 	return false;
@@ -180,6 +184,11 @@ size_t grove_num_outputs(const GroveModel *model, unsigned flags)
 }
 
 size_t grove_num_labels(const GroveModel *model) { return model ? model->num_labels : 0; }
+
+const char *grove_feature_name(const GroveModel *model, size_t i)
+{
+	return model && model->feature_names && i < model->num_features ? model->feature_names[i] : NULL;
+}
 
 GroveStatus grove_label(const GroveModel *model, size_t k, long long *value, const char **text, GroveError *err)
 {

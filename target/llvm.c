@@ -521,42 +521,52 @@ static LLVMValueRef constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef 
 	return global;
 }
 
-/* The module's labels as constant arrays: *ints (int64) or *strings (pointers to NUL-terminated strings); NULL pointers where none. */
-static void emit_labels(Emitter *em, LLVMValueRef *ints, LLVMValueRef *strings)
+/* n strings as a constant array of pointers to NUL-terminated strings; a NULL pointer for NULL. */
+static LLVMValueRef emit_strings(Emitter *em, char *const *strings, uint32_t n)
+{
+	LLVMTypeRef ptr = em->types[LTYPE_PTR];
+	LLVMValueRef *items, array;
+	if (!strings)
+		return LLVMConstPointerNull(ptr);
+	items = xcalloc(n + 1, sizeof *items);
+	for (uint32_t k = 0; k < n; k++) {
+		LLVMValueRef s = LLVMConstStringInContext(em->ctx, strings[k], (unsigned)strlen(strings[k]), 0);
+		items[k] = constant_global(em, LLVMTypeOf(s), s);
+	}
+	array = constant_global(em, LLVMArrayType(ptr, n), LLVMConstArray(ptr, items, n));
+	free(items);
+	return array;
+}
+
+/* The module's int64 labels as a constant array; a NULL pointer where it has none. */
+static LLVMValueRef emit_label_ints(Emitter *em)
 {
 	const LModule *m = em->m;
-	LLVMTypeRef i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
-	LLVMValueRef *items = xcalloc(m->num_labels + 1, sizeof *items);
-	*ints = *strings = LLVMConstPointerNull(ptr);
-	for (uint32_t k = 0; k < m->num_labels; k++) {
-		if (m->label_ints) {
-			items[k] = LLVMConstInt(i64, (unsigned long long)m->label_ints[k], 1);
-		} else {
-			const char *text = m->label_strings[k];
-			LLVMValueRef s = LLVMConstStringInContext(em->ctx, text, (unsigned)strlen(text), 0);
-			items[k] = constant_global(em, LLVMTypeOf(s), s);
-		}
-	}
-	if (m->label_ints)
-		*ints = constant_global(em, LLVMArrayType(i64, m->num_labels), LLVMConstArray(i64, items, m->num_labels));
-	else if (m->label_strings)
-		*strings = constant_global(em, LLVMArrayType(ptr, m->num_labels), LLVMConstArray(ptr, items, m->num_labels));
+	LLVMTypeRef i64 = em->types[LTYPE_I64];
+	LLVMValueRef *items, array;
+	if (!m->label_ints)
+		return LLVMConstPointerNull(em->types[LTYPE_PTR]);
+	items = xcalloc(m->num_labels + 1, sizeof *items);
+	for (uint32_t k = 0; k < m->num_labels; k++)
+		items[k] = LLVMConstInt(i64, (unsigned long long)m->label_ints[k], 1);
+	array = constant_global(em, LLVMArrayType(i64, m->num_labels), LLVMConstArray(i64, items, m->num_labels));
 	free(items);
+	return array;
 }
 
 /*
- * The artifact descriptor: a constant GroveArtifact (version 3) named symbol: six i32
+ * The artifact descriptor: a constant GroveArtifact (version 4) named symbol: six i32
  * fields, the two i64 workspace sizes, the predict and predict_f64 pointers (the latter
- * NULL when the module has no such entry), and the labels.
+ * NULL when the module has no such entry), the labels and the feature names.
  */
 static void emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predict_f64, const char *symbol)
 {
 	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
-	LLVMTypeRef fields[13] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 13, 0);
+	LLVMTypeRef fields[14] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr, ptr};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 14, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[13], global;
+	LLVMValueRef init[14], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
 	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
@@ -564,9 +574,11 @@ static void emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef pred
 	init[8] = predict;
 	init[9] = predict_f64 ? predict_f64 : LLVMConstPointerNull(ptr);
 	init[10] = LLVMConstInt(i32, em->m->num_labels, 0);
-	emit_labels(em, &init[11], &init[12]);
+	init[11] = emit_label_ints(em);
+	init[12] = emit_strings(em, em->m->label_strings, em->m->num_labels);
+	init[13] = emit_strings(em, em->m->feature_names, em->m->num_features);
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 13));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 14));
 	LLVMSetGlobalConstant(global, 1);
 }
 

@@ -316,7 +316,7 @@ def cli_tests(s):
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
-        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 3, LLVM 16."),
+        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 4, LLVM 16."),
         ("compile_help", ["compile", "--help"], 0, "usage: grove compile"),
         ("predict_help", ["predict", "--help"], 0, "usage: grove predict"),
         ("dump_help", ["dump", "--help"], 0, "usage: grove dump"),

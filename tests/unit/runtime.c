@@ -144,6 +144,23 @@ static void test_f64_rows(const char *path)
 	unlink(path);
 }
 
+/* Feature names travel from the HIR to the artifact; a model without them names no column. */
+static void test_feature_names(const char *path)
+{
+	char *names[] = {"age", "income \"net\""};
+	GroveModel *model = NULL;
+	GroveError err;
+	HForest *f = small_forest();
+	f->feature_names = strings_copy(names, 2);
+	CHECK(build_forest(f, path, 1, 1, 0, NULL));
+	CHECK(grove_load(path, &model, &err) == GROVE_OK);
+	CHECK(grove_feature_name(model, 0) && !strcmp(grove_feature_name(model, 0), "age"));
+	CHECK(grove_feature_name(model, 1) && !strcmp(grove_feature_name(model, 1), "income \"net\""));
+	CHECK(grove_feature_name(model, 2) == NULL && grove_feature_name(NULL, 0) == NULL);
+	grove_free(model);
+	unlink(path);
+}
+
 /* The thread count of this process. */
 static int threads(void)
 {
@@ -244,6 +261,7 @@ int main(void)
 	CHECK(grove_predict(model, rows, 0, 2, NULL, 0, 0, &err) == GROVE_OK);
 	CHECK(grove_predict(NULL, rows, 1, 2, out, 1, 0, &err) == GROVE_ERROR_ARGUMENT);
 	CHECK(grove_num_labels(model) == 0 && grove_num_outputs(model, GROVE_PREDICT_LABEL) == 1);
+	CHECK(grove_feature_name(model, 0) == NULL);
 	CHECK(grove_predict(model, rows, 4, 2, out, 4, GROVE_PREDICT_LABEL, &err) == GROVE_ERROR_ARGUMENT);
 	CHECK(strstr(err.message, "the model has no class labels") != NULL);
 	CHECK(grove_predict(model, rows, 4, 2, out, 4, GROVE_PREDICT_LABEL | GROVE_PREDICT_MARGIN, &err) == GROVE_ERROR_ARGUMENT);
@@ -274,6 +292,7 @@ int main(void)
 	unlink(path);
 
 	test_f64_rows(path);
+	test_feature_names(path);
 
 	/* Every optimisation level, a range of interleave factors, and tiles of one tree give the same answers. */
 	for (int level = 0; level <= 3; level++) {
