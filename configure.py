@@ -5,6 +5,8 @@
                    [--builddir build] [--no-werror] [--protoc-c protoc-c]
                    [--onnx-proto /usr/include/onnx/onnx.proto]
 
+`PREFIX=/usr/local DESTDIR= ninja install` installs them (tools/install.sh).
+
 Targets: build/grove (the compiler), build/libgrove.a and build/libgrove.so (the
 runtime), build/libgrovec.a and build/libgrovec.so (the compiler as a library,
 rt/grove_compile.h), build/tests/* (unit tests), and the phony `test`, which runs
@@ -126,6 +128,7 @@ def main():
     w.rule("configure", shlex.join(["python3", "configure.py", *sys.argv[1:]]),
            "CONFIGURE", generator="1")
     w.rule("test", f"python3 tests/run.py --builddir {b}", "TEST", pool="console")
+    w.rule("install", "tools/install.sh $builddir", "INSTALL", pool="console")
 
     def objects(srcs, suffix="o", extra="", order_only=()):
         outs = []
@@ -168,9 +171,14 @@ def main():
     w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", "$builddir/libgrovec.a",
                                "$builddir/libgrovec.so", *tests])
     w.build(["test"], "test", implicit=["all"])
+    w.build(["install"], "install", implicit=["all"])
     w.lines.append("default all")
     with open(args.output, "w") as f:
         f.write(w.text())
+    # What a program linking the static libgrovec.a needs besides it (grove-compiler.pc's Libs.private).
+    os.makedirs(b, exist_ok=True)
+    with open(os.path.join(b, "libgrovec.deps"), "w") as f:
+        f.write(" ".join(llvm_ldflags + llvm_libs + ["-lprotobuf-c", "-lm"]) + "\n")
     print(f"configure.py: wrote {args.output} (builddir {b}{', asan' if args.asan else ''})")
 
 

@@ -13,6 +13,9 @@ Groups:
   bad     every model tests/bad/**/NAME.* must fail to compile with the message in NAME.err
   cli     the command line's own errors and options
   aot     an object from `--emit obj` linked into tests/aot/main.c without libgrove
+  install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
+          with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
+          and predicts
   schedules every tests/schedules/*.sched on every real and generated model, against the
           training library's predictions; the schedule printed by `dump --level hir`
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
@@ -391,6 +394,48 @@ def aot_tests(s):
         s.record("aot", name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
 
 
+def sanitized(s):
+    """Whether the build under test is instrumented with AddressSanitizer (configure.py --asan)."""
+    with open(os.path.join(ROOT, s.args.builddir, "libgrove.so"), "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def install_tests(s):
+    """tools/install.sh into a staging DESTDIR; a C program built with pkg-config against it compiles and predicts."""
+    if not s.wanted("install", "pkg-config"):
+        return
+    dest, prefix = s.path("destdir"), "/opt/grove"
+    root = dest + prefix
+    env = {**os.environ, "DESTDIR": dest, "PREFIX": prefix}
+    p = subprocess.run([os.path.join(ROOT, "tools", "install.sh"), s.args.builddir], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return s.record("install", "pkg-config", False, p.stderr.strip())
+    version = subprocess.run([os.path.join(root, "bin", "grove"), "--version"], capture_output=True, text=True)
+    if version.returncode != 0 or not version.stdout.startswith("grove "):
+        return s.record("install", "pkg-config", False, f"installed grove --version: {version.stderr.strip()}")
+    env = {**os.environ, "PKG_CONFIG_PATH": os.path.join(root, "lib", "pkgconfig"), "PKG_CONFIG_SYSROOT_DIR": dest}
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "grove-compiler"], capture_output=True, text=True, env=env)
+    if flags.returncode != 0:
+        return s.record("install", "pkg-config", False, f"pkg-config: {flags.stderr.strip()}")
+    exe = s.path("deploy")
+    asan = ["-fsanitize=address,undefined"] if sanitized(s) else []
+    link = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Werror", *asan,
+                           os.path.join(ROOT, "tests", "install", "deploy.c"), "-o", exe, *flags.stdout.split()],
+                          capture_output=True, text=True)
+    if link.returncode != 0:
+        return s.record("install", "pkg-config", False, f"building against the installed tree: {link.stderr.strip()}")
+    model, rows, probability = REAL_MODELS[0]
+    table = read_table(os.path.join(REAL, rows))[:2000]
+    inputs = s.path("install.rows.csv")
+    write_table(inputs, [r[:-1] for r in table])
+    run = subprocess.run([exe, os.path.join(REAL, model), s.path("deploy.so"), inputs], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "LD_LIBRARY_PATH": os.path.join(root, "lib")})
+    if run.returncode != 0:
+        return s.record("install", "pkg-config", False, f"exit {run.returncode}: {run.stderr.strip()}")
+    ok, worst_abs, worst_rel, detail = compare([[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table], probability)
+    s.record("install", "pkg-config", ok, detail or f"{len(table)} rows, largest error {worst_abs:.3g}")
+
+
 SCHEDULES = os.path.join(ROOT, "tests", "schedules")
 
 
@@ -499,6 +544,7 @@ def main():
             golden_tests(s)
             cli_tests(s)
             aot_tests(s)
+            install_tests(s)
             for job in jobs:
                 job.result()
     finally:

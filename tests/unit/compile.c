@@ -1,0 +1,105 @@
+/*
+ * Unit tests of libgrovec's entry point, grove_compile_file: a model compiles into an
+ * artifact that libgrove loads, and each kind of failure has its status and leaves no
+ * output behind.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "rt/grove_compile.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "tests/unit/check.h"
+
+/* Compiling model into out with options must fail with status and a message containing text, writing nothing. */
+static void expect_failure(const char *model, const char *out, const GroveCompileOptions *options, GroveStatus status,
+                           const char *text, int line)
+{
+	GroveError err = {0};
+	GroveStatus got = grove_compile_file(model, out, options, &err);
+	if (got != status || err.status != status || !strstr(err.message, text)) {
+		fprintf(stderr, "%s:%d: got %s '%s', expected %s with '%s'\n", __FILE__, line, grove_status_name(got),
+		        err.message, grove_status_name(status), text);
+		failures++;
+	}
+	CHECK(!out || access(out, F_OK) != 0);
+}
+
+#define FAILS(model, out, options, status, text) expect_failure(model, out, options, status, text, __LINE__)
+
+int main(int argc, char **argv)
+{
+	char model[4096], dir[] = "/tmp/grove-compile-XXXXXX", out[64], bad[64];
+	GroveCompileOptions o;
+	GroveModel *m = NULL;
+	GroveError err;
+	float row[3] = {0.5f, 1.0f, -1.0f}, y[1];
+	FILE *f;
+
+	(void)argc;
+	snprintf(model, sizeof model, "%s/../../tests/golden/lightgbm.txt", dirname(argv[0])); /* build/tests/compile */
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(out, sizeof out, "%s/model.so", dir);
+	snprintf(bad, sizeof bad, "%s/bad.json", dir);
+
+	/* The defaults compile a model that loads and predicts, with its feature names. */
+	CHECK(grove_compile_file(model, out, NULL, &err) == GROVE_OK);
+	CHECK(grove_load(out, &m, &err) == GROVE_OK);
+	CHECK(m && grove_num_features(m) == 3 && grove_feature_name(m, 2) && !strcmp(grove_feature_name(m, 2), "c"));
+	CHECK(m && grove_predict(m, row, 1, 3, y, 1, 0, &err) == GROVE_OK && y[0] > 0 && y[0] < 1);
+	grove_free(m);
+	unlink(out);
+
+	/* Options: a schedule, another representation, portable code, LLVM IR. */
+	grove_compile_options_init(&o);
+	o.schedule = "tile(batch, b0, b1, 4); reorder(b0, tree, b1)";
+	o.representation = "sparse";
+	o.cpu = "x86-64";
+	o.opt_level = 1;
+	CHECK(grove_compile_file(model, out, &o, &err) == GROVE_OK);
+	unlink(out);
+	grove_compile_options_init(&o);
+	o.emit = "llvm";
+	CHECK(grove_compile_file(model, out, &o, &err) == GROVE_OK);
+	unlink(out);
+
+	/* Failures. */
+	FAILS(NULL, out, NULL, GROVE_ERROR_ARGUMENT, "model_path is NULL");
+	FAILS(model, NULL, NULL, GROVE_ERROR_ARGUMENT, "out_path is NULL");
+	FAILS("/nonexistent/model.json", out, NULL, GROVE_ERROR_IO, "/nonexistent/model.json");
+	f = fopen(bad, "w");
+	if (f) {
+		fputs("{\"learner\": {}}", f);
+		fclose(f);
+	}
+	FAILS(bad, out, NULL, GROVE_ERROR_FORMAT, "missing member 'learner_model_param'");
+	unlink(bad);
+	grove_compile_options_init(&o);
+	o.schedule = "tile(batch, a, b, 0)";
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "--schedule-text");
+	grove_compile_options_init(&o);
+	o.cpu = "pentium9";
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "unknown x86-64 CPU");
+	grove_compile_options_init(&o);
+	o.emit = "exe";
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "emit exe");
+	grove_compile_options_init(&o);
+	o.format = "csv";
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "format csv");
+	grove_compile_options_init(&o);
+	o.interleave = 0;
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "interleave 0");
+	grove_compile_options_init(&o);
+	o.representation = "bitvector";
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "bitvector");
+	FAILS(model, "/nonexistent/dir/model.so", NULL, GROVE_ERROR_IO, "/nonexistent/dir/model.so");
+
+	rmdir(dir);
+	if (failures)
+		fprintf(stderr, "compile: %d checks failed\n", failures);
+	return failures != 0;
+}
