@@ -93,4 +93,45 @@ typedef struct GroveArtifactV1 {
 	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags);
 } GroveArtifactV1;
 
+/*
+ * The seal. `grove compile` appends a GroveSeal to every shared-library artifact (after
+ * the ELF file, which the dynamic loader reads through its headers, so the bytes after it
+ * do not matter to the loader): the size of the file before it and a checksum of those
+ * bytes. libgrove checks it before it hands the file to dlopen, so that a truncated,
+ * bit-flipped or half-copied artifact is refused with a message instead of crashing the
+ * process or predicting wrong answers. Its fields are little-endian.
+ */
+#define GROVE_SEAL_MAGIC "GRVSEAL1"
+typedef struct GroveSeal {
+	char magic[8];     /* GROVE_SEAL_MAGIC, without its NUL */
+	uint64_t size;     /* bytes of the file before the seal */
+	uint64_t checksum; /* grove_checksum of those bytes */
+	uint64_t zero;     /* 0 */
+} GroveSeal;
+
+#define GROVE_CHECKSUM_START UINT64_C(0x6772766368656b31)
+
+/*
+ * The checksum, one step per 8-byte little-endian word (a last partial word padded with
+ * zeros): h = mix(h ^ word). mix is a bijection, so any change to one word changes the
+ * result; the seal's size catches a change of length. Feed it chunks of a multiple of 8
+ * bytes, the last one excepted.
+ */
+static inline uint64_t grove_checksum(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		const unsigned char *q = p + i;
+		uint64_t word = 0;
+		if (n - i >= 8) /* one load where the compiler sees it */
+			word = (uint64_t)q[0] | (uint64_t)q[1] << 8 | (uint64_t)q[2] << 16 | (uint64_t)q[3] << 24 |
+			       (uint64_t)q[4] << 32 | (uint64_t)q[5] << 40 | (uint64_t)q[6] << 48 | (uint64_t)q[7] << 56;
+		else
+			for (size_t k = 0; k < n - i; k++)
+				word |= (uint64_t)q[k] << (8 * k);
+		h = (h ^ word) * UINT64_C(0x9e3779b97f4a7c15);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
 #endif

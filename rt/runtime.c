@@ -3,12 +3,17 @@
 #include "rt/artifact.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 _Static_assert(GROVE_WORKSPACE_ALIGN == GROVE_ARTIFACT_WORKSPACE_ALIGN, "grove.h and artifact.h disagree");
 
@@ -68,6 +73,147 @@ static void pin_openmp(void)
 	}
 }
 
+/* The ELF machine this library runs on, and its name for messages. */
+#if defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#endif
+
+/* A name for ELF machine m. */
+static const char *machine_name(unsigned m)
+{
+	switch (m) {
+	case EM_X86_64: return "x86-64";
+	case EM_AARCH64: return "AArch64";
+	case EM_386: return "i386";
+	case EM_ARM: return "32-bit ARM";
+	case EM_RISCV: return "RISC-V";
+	case EM_PPC64: return "POWER";
+	case EM_AMDGPU: return "AMDGPU";
+	case EM_CUDA: return "CUDA";
+	default: return "another machine";
+	}
+}
+
+/* Read n bytes at offset into p; false on a short read or an error. */
+static bool read_at(int fd, void *p, size_t n, uint64_t offset)
+{
+	for (size_t done = 0; done < n;) {
+		ssize_t k = pread(fd, (char *)p + done, n - done, (off_t)(offset + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		done += (size_t)k;
+	}
+	return true;
+}
+
+/* Whether [offset, offset + count * size) lies within the first `within` bytes (no overflow). */
+static bool fits(uint64_t offset, uint64_t count, uint64_t size, uint64_t within)
+{
+	return offset <= within && (size == 0 || count <= (within - offset) / size);
+}
+
+/*
+ * Check the seal of the size-byte file fd (rt/artifact.h): *sealed says whether it has
+ * one, and *elf_size is the size of the ELF file before it.
+ */
+static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sealed, uint64_t *elf_size, GroveError *err)
+{
+	static _Thread_local unsigned char chunk[1 << 16];
+	unsigned char seal[sizeof(GroveSeal)];
+	uint64_t h = GROVE_CHECKSUM_START, want_size = 0, want_sum = 0, zero = 0;
+
+	*sealed = false;
+	*elf_size = size;
+	if (size < sizeof seal || !read_at(fd, seal, sizeof seal, size - sizeof seal) || memcmp(seal, GROVE_SEAL_MAGIC, 8))
+		return GROVE_OK;
+	for (int k = 7; k >= 0; k--) {
+		want_size = want_size << 8 | seal[8 + k];
+		want_sum = want_sum << 8 | seal[16 + k];
+		zero = zero << 8 | seal[24 + k];
+	}
+	if (want_size != size - sizeof seal || zero != 0)
+		return fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: the file holds %llu bytes before its seal, the seal "
+		            "says %llu (truncated, extended or overwritten)", path, (unsigned long long)(size - sizeof seal),
+		            (unsigned long long)want_size);
+	for (uint64_t at = 0; at < want_size; at += sizeof chunk) {
+		size_t n = want_size - at < sizeof chunk ? (size_t)(want_size - at) : sizeof chunk;
+		if (!read_at(fd, chunk, n, at))
+			return fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+		h = grove_checksum(h, chunk, n);
+	}
+	if (h != want_sum)
+		return fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its checksum does not match its contents (the file "
+		            "changed after grove wrote it)", path);
+	*sealed = true;
+	*elf_size = want_size;
+	return GROVE_OK;
+}
+
+/*
+ * Check, before dlopen sees it, that the file at path is a whole shared library for this
+ * machine: its ELF header, and that its program and section headers and every segment
+ * lie within the file (a truncated library makes the loader fault). With a seal, also
+ * its size and checksum. *sealed says whether it had one.
+ */
+static GroveStatus check_file(const char *path, bool *sealed, GroveError *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	Elf64_Ehdr eh;
+	uint64_t size;
+	GroveStatus status;
+
+	if (fd < 0)
+		return fail(err, GROVE_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		status = fail(err, GROVE_ERROR_IO, "%s: %s", path, S_ISDIR(st.st_mode) ? "a directory, not an artifact" :
+		                                                      "not a regular file");
+		goto done;
+	}
+	if ((status = check_seal(fd, path, (uint64_t)st.st_size, sealed, &size, err)) != GROVE_OK)
+		goto done;
+	status = GROVE_ERROR_FORMAT;
+	if (size < sizeof eh || !read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		fail(err, status, "%s: not a grove artifact (not an ELF shared library%s)", path, size ? "" : ": the file is empty");
+		goto done;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_DYN) {
+		fail(err, status, "%s: not a grove artifact (an ELF file, but not a 64-bit little-endian shared library)", path);
+		goto done;
+	}
+	if (eh.e_machine != HOST_MACHINE) {
+		fail(err, status, "%s: an artifact for %s; this library runs on %s (compile it with --target for this machine)",
+		     path, machine_name(eh.e_machine), machine_name(HOST_MACHINE));
+		goto done;
+	}
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || !fits(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr), size) ||
+	    (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || !fits(eh.e_shoff, eh.e_shnum, sizeof(Elf64_Shdr), size)))) {
+		fail(err, status, "%s: damaged artifact: its ELF headers lie outside the file's %llu bytes (truncated?)", path,
+		     (unsigned long long)size);
+		goto done;
+	}
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (!read_at(fd, &ph, sizeof ph, eh.e_phoff + (uint64_t)i * sizeof ph)) {
+			fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+			goto done;
+		}
+		if (ph.p_type == PT_LOAD && !fits(ph.p_offset, 1, ph.p_filesz, size)) {
+			fail(err, status, "%s: damaged artifact: segment %u ends past the file's %llu bytes (truncated?)", path, i,
+			     (unsigned long long)size);
+			goto done;
+		}
+	}
+	status = GROVE_OK;
+done:
+	close(fd);
+	return status;
+}
+
 /* Fill m from the descriptor a of an artifact of version 1 to 4; false for another version. */
 static bool read_descriptor(const void *a, GroveModel *m)
 {
@@ -123,6 +269,8 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	void *handle;
 	const void *a;
 	GroveModel *m;
+	GroveStatus status;
+	bool sealed;
 
 	if (!model)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_load: model is NULL");
@@ -137,8 +285,11 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 		snprintf(local, len, "./%s", path);
 		name = local;
 	}
-	handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	status = check_file(name, &sealed, err);
+	handle = status == GROVE_OK ? dlopen(name, RTLD_NOW | RTLD_LOCAL) : NULL;
 	free(local);
+	if (status != GROVE_OK)
+		return status;
 	if (!handle)
 		return fail(err, GROVE_ERROR_IO, "%s: cannot load: %s", path, dlerror());
 	pin_openmp();
@@ -151,13 +302,15 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 		dlclose(handle);
 		return fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
 	}
-	if (!read_descriptor(a, m) || !m->num_features || !m->num_outputs || !m->num_margins) {
-		GroveStatus s = fail(err, GROVE_ERROR_FORMAT,
-		                     "%s: a grove artifact of another version (%u; this library reads 1 to %u)", path,
-		                     m->version, GROVE_ARTIFACT_VERSION);
+	if (!read_descriptor(a, m) || !m->num_features || !m->num_outputs || !m->num_margins)
+		status = fail(err, GROVE_ERROR_FORMAT, "%s: a grove artifact of another version (%u; this library reads 1 to %u)",
+		              path, m->version, GROVE_ARTIFACT_VERSION);
+	else if (!sealed && m->version >= 4) /* grove seals every artifact since version 4 */
+		status = fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its seal is missing (truncated?)", path);
+	if (status != GROVE_OK) {
 		free(m);
 		dlclose(handle);
-		return s;
+		return status;
 	}
 	m->handle = handle;
 	*model = m;

@@ -268,7 +268,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	} else if (optimise(mod, tm, o->opt_level, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
 		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
 		switch (o->emit) {
-		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, temp, e); break;
+		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, temp, e) && target_seal(temp, e); break;
 		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
 		case TARGET_EMIT_ASM: ok = write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 		case TARGET_EMIT_LLVM:

@@ -20,6 +20,9 @@ typedef struct TargetOptions {
 	const char *triple;  /* the target triple; NULL = this host's */
 } TargetOptions;
 
+/* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */
+bool target_seal(const char *path, Error *e);
+
 /* Whether options are ones target_emit can honour (prefix, optimisation level, triple, CPU); e says why not. */
 bool target_check(const TargetOptions *options, Error *e);
 

@@ -295,6 +295,8 @@ def cli_tests(s):
     words = s.path("cli-words.csv")
     with open(words, "w") as f:
         f.write("1,2\n3,abc\n")
+    text_so = s.path("readme.so")
+    shutil.copyfile(os.path.join(ROOT, "README.md"), text_so)
     cases = [  # name, argv, expected exit, text expected in stderr (or stdout for exit 0)
         ("narrow_rows", ["predict", higgs, "--input", narrow], 1, "rows have 27 columns, the model needs 28"),
         ("ragged_rows", ["predict", higgs, "--input", ragged], 1, "cli-ragged.csv:2: 2 fields, earlier rows have 3"),
@@ -306,7 +308,8 @@ def cli_tests(s):
         ("bad_representation", ["compile", higgs, "--representation", "tiled9", "-o", s.path("x.so")], 1,
          "unknown representation 'tiled9'"),
         ("unknown_command", ["frobnicate"], 1, "unknown command 'frobnicate'"),
-        ("not_an_artifact", ["predict", os.path.join(ROOT, "README.md") + ".so", "--input", narrow], 1, "cannot load"),
+        ("missing_artifact", ["predict", os.path.join(ROOT, "README.md") + ".so", "--input", narrow], 1, "cannot open"),
+        ("not_an_artifact", ["predict", text_so, "--input", narrow], 1, "not a grove artifact (not an ELF shared library)"),
         # schedules the language accepts but the host lowering cannot give what they ask for
         ("schedule_workspace_per_iteration",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text",

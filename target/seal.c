@@ -1,0 +1,40 @@
+/* Sealing shared-library artifacts (rt/artifact.h's GroveSeal): their size and checksum, appended. */
+#include "target/target.h"
+#include "rt/artifact.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Store v little-endian at p. */
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int k = 0; k < 8; k++)
+		p[k] = (unsigned char)(v >> (8 * k));
+}
+
+bool target_seal(const char *path, Error *e)
+{
+	static unsigned char chunk[1 << 16]; /* a multiple of 8, as grove_checksum wants */
+	unsigned char seal[sizeof(GroveSeal)];
+	uint64_t h = GROVE_CHECKSUM_START, size = 0;
+	FILE *f = fopen(path, "r+b");
+	size_t n;
+	bool ok;
+	_Static_assert(sizeof(GroveSeal) == 32, "the seal is 32 bytes");
+
+	if (!f)
+		return error_set(e, "%s: cannot seal: %s", path, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		h = grove_checksum(h, chunk, n);
+		size += n;
+	}
+	memcpy(seal, GROVE_SEAL_MAGIC, 8);
+	put_le64(seal + 8, size);
+	put_le64(seal + 16, h);
+	put_le64(seal + 24, 0);
+	ok = !ferror(f) && fseek(f, 0, SEEK_END) == 0 && fwrite(seal, 1, sizeof seal, f) == sizeof seal;
+	if (fclose(f) != 0)
+		ok = false;
+	return ok || error_set(e, "%s: cannot seal: %s", path, strerror(errno));
+}
