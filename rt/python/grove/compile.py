@@ -1,0 +1,109 @@
+"""grove.compile: a model (a file, or a training library's object) to a loaded grove.Model, in-process through
+libgrovec's grove_compile_file."""
+import ctypes
+import os
+import sys
+import tempfile
+
+from . import _lib
+from .errors import argument, from_status
+from .model import Model
+
+# compile()'s keyword options: GroveCompileOptions fields and what each takes
+_TEXT_OPTIONS = ("format", "representation", "target")
+_NUMBER_OPTIONS = ("opt_level", "interleave", "interleave_trees", "tile_trees")
+
+
+def _library_model(model, directory):
+    """model (an object of a training library or onnx) written into directory as a file grove reads; None for
+    anything else. Only libraries the caller already imported are looked at."""
+    xgboost = sys.modules.get("xgboost")
+    if xgboost is not None and isinstance(model, (xgboost.Booster, xgboost.XGBModel)):
+        booster = model if isinstance(model, xgboost.Booster) else model.get_booster()
+        path = os.path.join(directory, "model.ubj")
+        booster.save_model(path)  # UBJSON: exact, and XGBoost's own format since 2.0
+        return path
+    lightgbm = sys.modules.get("lightgbm")
+    if lightgbm is not None and isinstance(model, (lightgbm.Booster, lightgbm.LGBMModel)):
+        booster = model if isinstance(model, lightgbm.Booster) else model.booster_
+        path = os.path.join(directory, "model.txt")
+        with open(path, "w") as f:
+            f.write(booster.model_to_string())  # the iterations Booster.predict uses (best_iteration, if any)
+        return path
+    onnx = sys.modules.get("onnx")
+    if onnx is not None and isinstance(model, onnx.ModelProto):
+        path = os.path.join(directory, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+        return path
+    return None
+
+
+def _options(schedule, cpu, options):
+    """GroveCompileOptions from compile()'s arguments, and the byte strings they point to (kept alive)."""
+    o = _lib.CompileOptions()
+    _lib.compiler().options_init(ctypes.byref(o))
+    keep = []
+
+    def text(field, value):
+        if not isinstance(value, str):
+            raise argument(f"{field}={value!r}: expected a string")
+        keep.append(value.encode())
+        setattr(o, field, keep[-1])
+
+    unknown = sorted(set(options) - set(_TEXT_OPTIONS) - set(_NUMBER_OPTIONS))
+    if unknown:
+        raise TypeError(f"compile() got unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                        f"(it takes schedule, cpu, {', '.join(_TEXT_OPTIONS + _NUMBER_OPTIONS)})")
+    if schedule is not None:
+        if isinstance(schedule, os.PathLike):
+            with open(schedule) as f:
+                schedule = f.read()
+        text("schedule", schedule)
+    if cpu is not None:
+        text("cpu", cpu)
+    for field in _TEXT_OPTIONS:
+        if options.get(field) is not None:
+            text(field, options[field])
+    for field in _NUMBER_OPTIONS:
+        value = options.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2**31:
+            raise argument(f"{field}={value!r}: expected a whole number from 0")
+        setattr(o, field, value)
+    return o, keep
+
+
+def compile(model, schedule=None, cpu="native", **options):
+    """Compile model into a loaded grove.Model.
+
+    model: a path (str or os.PathLike) to a model file grove reads (XGBoost JSON/UBJSON,
+    LightGBM text, ONNX), an xgboost.Booster or XGBModel, a lightgbm.Booster or LGBMModel,
+    or an onnx.ModelProto. schedule: a schedule in grove's scheduling language (text, or an
+    os.PathLike of a file holding one); None lets grove choose. cpu: "native" (this
+    machine), "x86-64", "x86-64-v3", or an LLVM CPU name; compile for the oldest CPU that
+    will run the model when it travels (pickled to other machines). options:
+    representation ("array", "sparse"), opt_level (0-3), interleave, interleave_trees,
+    tile_trees (as `grove compile`'s options), format (to force a reader), target (a
+    triple). Errors raise grove.GroveError subclasses with grove's message."""
+    with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
+        path = _library_model(model, directory)
+        if path is None:
+            if not isinstance(model, (str, bytes, os.PathLike)):
+                raise TypeError(f"grove.compile: cannot compile a {type(model).__module__}.{type(model).__qualname__}: "
+                                "expected a model file's path, an xgboost or lightgbm Booster or scikit-learn model, "
+                                "or an onnx.ModelProto")
+            path = model
+        o, keep = _options(schedule, cpu, options)
+        out = os.path.join(directory, "model.so")
+        error = _lib.Error()
+        status = _lib.compiler().compile_file(os.fsencode(path), os.fsencode(out), ctypes.byref(o),
+                                              ctypes.byref(error))
+        del keep
+        if status != _lib.OK:
+            raise from_status(status, error)
+        with open(out, "rb") as f:
+            artifact = f.read()
+        # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
+        return Model(out, artifact)

@@ -1,0 +1,259 @@
+"""grove.Model: a compiled artifact loaded with libgrove, and grove.load."""
+import ctypes
+import hashlib
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from . import _lib
+from .errors import GroveError, argument, from_status
+
+_rt = _lib.runtime
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+# How many models this process loaded from artifact bytes (grove.load, unpickling); the Dask test reads it on each
+# worker to check that the model travelled there once.
+loads_from_bytes = 0
+
+
+def _check(status, error):
+    if status != _lib.OK:
+        raise from_status(status, error)
+
+
+def _is_dataframe(x):
+    return type(x).__module__.startswith("pandas") and hasattr(x, "columns") and hasattr(x, "dtypes")
+
+
+class Model:
+    """A compiled forest: predict rows with it, save it, pickle it.
+
+    Made by grove.compile or grove.load; it owns the loaded artifact (freed by close(), by
+    leaving a `with` block, or when the object goes) and the artifact's bytes, which save()
+    writes and pickling carries, so that another process (a pool worker, a Dask worker on
+    a machine with the same CPU features) loads the same code."""
+
+    def __init__(self, path, artifact):
+        """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load)."""
+        handle = ctypes.c_void_p()
+        error = _lib.Error()
+        _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
+        self._handle = handle.value
+        self._artifact = bytes(artifact)
+        self._token = None
+        self.num_features = _rt.num_features(self._handle)
+        self._outputs = (_rt.num_outputs(self._handle, 0), _rt.num_outputs(self._handle, _lib.PREDICT_MARGIN))
+        names = [_rt.feature_name(self._handle, i) for i in range(self.num_features)]
+        self.feature_names = [n.decode("utf-8", "replace") for n in names] if all(n is not None for n in names) \
+            else None
+        self.labels = self._read_labels()
+
+    def _read_labels(self):
+        count = _rt.num_labels(self._handle)
+        if not count:
+            return None
+        labels = []
+        value, text, error = ctypes.c_longlong(), ctypes.c_char_p(), _lib.Error()
+        for k in range(count):
+            _check(_rt.label(self._handle, k, ctypes.byref(value), ctypes.byref(text), ctypes.byref(error)), error)
+            labels.append(text.value.decode("utf-8", "replace") if text.value is not None else value.value)
+        return labels
+
+    # -- predicting --------------------------------------------------------------------------------------------
+    def num_outputs(self, margin=False):
+        """Values predict() gives per row: predictions, or margins with margin=True."""
+        return self._outputs[1 if margin else 0]
+
+    def predict(self, X, margin=False, threads=None):
+        """Predict the rows of X (a 2-D numpy array, a pandas DataFrame, or anything np.asarray takes).
+
+        float32 rows are used in place when C-ordered (other layouts are copied once);
+        float64 rows go through grove_predict_f64, exact for models whose library compares
+        doubles (LightGBM, ONNX doubles); other numbers are converted to float64. A
+        DataFrame's columns are matched to the model's feature names when it has them. NaN
+        is a missing value. Returns float32 predictions (margin=True: raw margins), shape
+        (n,) for one value per row, else (n, k). threads limits the OpenMP threads of this
+        call (default: all cores for batches of 128 rows and more). Releases the GIL."""
+        return self._predict(X, _lib.PREDICT_MARGIN if margin else 0, threads)
+
+    def predict_labels(self, X, threads=None):
+        """Each row's class label (a classifier with labels, see .labels): a numpy array of them."""
+        if self.labels is None:
+            raise argument("the model has no class labels (only ONNX classifiers carry them); use predict()")
+        index = self._predict(X, _lib.PREDICT_LABEL, threads).astype(np.intp)
+        return np.asarray(self.labels)[index]
+
+    def _predict(self, X, flags, threads):
+        handle = self._handle
+        if handle is None:
+            raise argument("the model is closed")
+        if type(X) is not np.ndarray:
+            X = self._frame_rows(X) if _is_dataframe(X) else self._as_array(X)
+        dtype = X.dtype
+        if dtype is _F32 or (dtype.char == "f" and dtype.isnative):
+            fn = _rt.predict
+        elif dtype is _F64 or (dtype.char == "d" and dtype.isnative):
+            fn = _rt.predict_f64
+        else:
+            X = self._as_array(X)
+            fn = _rt.predict if X.dtype == _F32 else _rt.predict_f64
+        if X.ndim != 2:
+            raise argument(f"X has {X.ndim} dimension{'s' if X.ndim != 1 else ''}, expected 2 (rows x "
+                           f"{self.num_features} features){'; for one row use X.reshape(1, -1)' if X.ndim == 1 else ''}")
+        nrows, ncols = X.shape
+        if ncols != self.num_features:
+            raise argument(f"X has {ncols} columns, the model needs {self.num_features}")
+        if not X.flags.c_contiguous:
+            X = np.ascontiguousarray(X)  # grove reads rows: Fortran order and strided views are copied once
+        k = 1 if flags & _lib.PREDICT_LABEL else self._outputs[flags & _lib.PREDICT_MARGIN]
+        out = np.empty((nrows, k) if k != 1 else nrows, dtype=_F32)
+        if nrows == 0:
+            return out
+        error = _lib.Error()
+        if threads is None:
+            status = fn(handle, X.ctypes.data, nrows, ncols, out.ctypes.data, out.size, flags, ctypes.byref(error))
+        else:
+            status = self._predict_threads(fn, threads, handle, X, nrows, ncols, out, flags, error)
+        if status != _lib.OK:
+            raise from_status(status, error)
+        return out
+
+    @staticmethod
+    def _predict_threads(fn, threads, handle, X, nrows, ncols, out, flags, error):
+        """fn with OpenMP limited to threads in this thread (the limit is per thread; restored after)."""
+        if not isinstance(threads, int) or threads < 1:
+            raise argument(f"threads={threads!r}: expected a whole number of at least 1")
+        gomp = _lib.openmp()
+        before = gomp.omp_get_max_threads()
+        gomp.omp_set_num_threads(threads)
+        try:
+            return fn(handle, X.ctypes.data, nrows, ncols, out.ctypes.data, out.size, flags, ctypes.byref(error))
+        finally:
+            gomp.omp_set_num_threads(before)
+
+    @staticmethod
+    def _as_array(X):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise argument(f"X cannot be read as an array of numbers: {exc}") from None
+        if X.dtype.char in "fd" and X.dtype.isnative:
+            return X
+        if X.dtype.kind not in "biuf":
+            raise argument(f"X holds {X.dtype} values; grove predicts on numbers (float32 or float64)")
+        return X.astype(_F64)
+
+    def column_order(self, columns):
+        """The positions in columns (a table's column names) of the model's features, in the model's order;
+        None when the model has no feature names (columns are then taken by position).
+        GroveArgumentError naming the missing and unexpected columns when they do not match."""
+        names = self.feature_names
+        columns = [str(c) for c in columns]
+        if names is None or columns == names:
+            return None
+        where = {c: i for i, c in enumerate(columns)}
+        missing = [n for n in names if n not in where]
+        extra = [c for c in columns if c not in set(names)]
+        duplicated = sorted({c for c in columns if columns.count(c) > 1})
+        if missing or extra or duplicated:
+            parts = []
+            if missing:
+                parts.append(f"missing {_listed(missing)}")
+            if extra:
+                parts.append(f"not in the model {_listed(extra)}")
+            if duplicated:
+                parts.append(f"repeated {_listed(duplicated)}")
+            raise argument(f"the table's columns do not match the model's {len(names)} feature names: "
+                           + "; ".join(parts))
+        return [where[n] for n in names]
+
+    def _frame_rows(self, frame):
+        """A DataFrame's values as a 2-D array whose columns are in the model's order."""
+        order = self.column_order(frame.columns)
+        if order is not None:
+            frame = frame.iloc[:, order]
+        elif self.feature_names is None and frame.shape[1] != self.num_features:
+            raise argument(f"the table has {frame.shape[1]} columns, the model needs {self.num_features}")
+        kinds = {dt.kind for dt in frame.dtypes}
+        if not kinds <= set("biuf"):
+            bad = [f"{c} ({dt})" for c, dt in frame.dtypes.items() if dt.kind not in "biuf"]
+            raise argument(f"columns that are not numbers: {_listed(bad, quote=False)}; grove predicts on numbers "
+                           "(categories as the codes the training library saw)")
+        dtype = _F32 if all(dt == _F32 for dt in frame.dtypes) else _F64
+        return frame.to_numpy(dtype=dtype, na_value=np.nan)
+
+    # -- saving, loading, pickling -----------------------------------------------------------------------------
+    def save(self, path):
+        """Write the artifact (a shared library for libgrove and `grove predict`) to path."""
+        with open(path, "wb") as f:
+            f.write(self._artifact)
+
+    @property
+    def artifact(self):
+        """The artifact's bytes."""
+        return self._artifact
+
+    def __reduce__(self):
+        return _from_bytes, (self._artifact,)
+
+    def __dask_tokenize__(self):
+        if self._token is None:
+            self._token = hashlib.sha256(self._artifact).hexdigest()
+        return ("grove.Model", self._token)
+
+    def close(self):
+        """Free the loaded artifact; the model cannot predict after (no other thread may be predicting with it)."""
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle is not None:
+            _rt.free(handle)
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self._handle is None else f"{self.num_features} features"
+        outputs = self._outputs[0]
+        return f"<grove.Model {state}, {outputs} output{'s' if outputs != 1 else ''}>"
+
+
+def _listed(items, quote=True, most=10):
+    shown = [repr(i) if quote else str(i) for i in items[:most]]
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(shown) + more
+
+
+def _from_bytes(artifact, name="the artifact"):
+    """A Model from an artifact's bytes: written to a file of its own in a private folder, loaded, removed
+    (the loaded code stays mapped; a fresh name each time, so that the dynamic loader never mistakes it for
+    an artifact it loaded before). Errors name the artifact name instead of that file."""
+    global loads_from_bytes
+    directory = tempfile.mkdtemp(prefix="grove-")
+    path = os.path.join(directory, "model.so")
+    try:
+        with open(path, "wb") as f:
+            f.write(artifact)
+        model = Model(path, artifact)
+    except GroveError as exc:
+        exc.message = exc.message.replace(path, name)
+        exc.args = (exc.message,)
+        raise
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    loads_from_bytes += 1
+    return model
+
+
+def load(path):
+    """Load an artifact written by Model.save, grove.compile or `grove compile`."""
+    with open(path, "rb") as f:
+        artifact = f.read()
+    return _from_bytes(artifact, os.fspath(path))
