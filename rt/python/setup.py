@@ -21,7 +21,8 @@ def build_directory():
     if missing:
         raise SystemExit(f"grove: {', '.join(missing)} not found in {os.path.abspath(directory)}: build grove first "
                          "(from the repository root: bash .ci/setup && ./configure.py && ninja), or set "
-                         "GROVE_BUILDDIR to a grove build directory")
+                         "GROVE_BUILDDIR to a grove build directory (an absolute path: pip runs this hook in the "
+                         "package's folder)")
     return directory
 
 
