@@ -21,6 +21,8 @@ Groups:
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
           (tests/golden/schedules/NAME.mir)
   scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
+  python  the Python package's pytest tests (tests/python) in build/venv (made by `bash .ci/setup --python`), on the
+          build under test; each pytest test is one result. Skipped for a sanitizer build (Python cannot load it)
 
 Tolerance: 1e-5 absolute for probabilities, 1e-5 relative (to max(1, |expected|)) for
 margins and regression outputs. Ends with "N passed, N failed".
@@ -526,6 +528,61 @@ def scale_tests(s, pool):
     return [pool.submit(one)]
 
 
+VENV_PYTHON = os.path.join(ROOT, "build", "venv", "bin", "python")
+
+
+def sanitized(library):
+    """Whether library was built with AddressSanitizer (it then needs the ASan runtime loaded first)."""
+    with open(library, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def python_tests(s):
+    """tests/python under build/venv's pytest, one result per pytest test (read from its JUnit XML)."""
+    import xml.etree.ElementTree as ElementTree
+    library = os.path.join(ROOT, s.args.builddir, "libgrove.so")
+    ks = s.args.k or []
+    if ks and not any(fnmatch.fnmatch("python/", f"*{k}*") or k.startswith("python/") for k in ks):
+        return
+    if os.path.exists(library) and sanitized(library):
+        print(f"python: skipped: {s.args.builddir} is a sanitizer build, which Python cannot load", flush=True)
+        return
+    if not os.access(VENV_PYTHON, os.X_OK) or not os.path.exists(os.path.join(ROOT, "build", "venv", ".complete")):
+        return s.record("python", "venv", False, "build/venv is missing or incomplete: run `bash .ci/setup --python`")
+    report = s.path("python-junit.xml")
+    argv = [VENV_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", f"--junitxml={report}",
+            os.path.join(ROOT, "tests", "python")]
+    names = [k.removeprefix("python/") for k in ks if k.startswith("python/")]
+    argv += ["-k", " or ".join(names)] if names else []  # -k python/NAME: pytest's -k NAME
+    env = {**os.environ, "GROVE_BUILDDIR": os.path.join(ROOT, s.args.builddir),
+           "PYTHONPATH": os.path.join(ROOT, "rt", "python"), "TMPDIR": s.scratch}
+    start = time.monotonic()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=1200, env=env, cwd=s.scratch)
+    except subprocess.TimeoutExpired:
+        return s.record("python", "pytest", False, "pytest ran past 20 minutes")
+    if not os.path.exists(report):
+        return s.record("python", "pytest", False, f"pytest exited {p.returncode} without a report:\n"
+                        f"{(p.stdout + p.stderr)[-3000:]}")
+    count = 0
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        name = f"{case.get('classname', '').removeprefix('tests.python.')}.{case.get('name')}"
+        problem = case.find("failure")
+        if problem is None:
+            problem = case.find("error")
+        skipped = case.find("skipped")
+        if skipped is not None:
+            print(f"SKIP python/{name}: {skipped.get('message', '')}", flush=True)
+            continue
+        count += 1
+        detail = "" if problem is None else f"{problem.get('message', '')}\n{(problem.text or '')[-2000:]}"
+        s.record("python", name, problem is None, detail)
+    if count == 0 and p.returncode not in (0, 5):
+        s.record("python", "pytest", False, f"pytest exited {p.returncode}:\n{(p.stdout + p.stderr)[-3000:]}")
+    if s.args.verbose:
+        print(f"python: {count} tests in {time.monotonic() - start:.1f} s", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--builddir", default="build")
@@ -550,6 +607,7 @@ def main():
             install_tests(s)
             for job in jobs:
                 job.result()
+        python_tests(s)  # after the rest: its compiles and the Dask cluster take every core
     finally:
         if args.keep:
             print(f"scratch kept in {scratch}")
