@@ -531,12 +531,6 @@ def scale_tests(s, pool):
 VENV_PYTHON = os.path.join(ROOT, "build", "venv", "bin", "python")
 
 
-def sanitized(library):
-    """Whether library was built with AddressSanitizer (it then needs the ASan runtime loaded first)."""
-    with open(library, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 def python_tests(s):
     """tests/python under build/venv's pytest, one result per pytest test (read from its JUnit XML)."""
     import xml.etree.ElementTree as ElementTree
@@ -544,7 +538,7 @@ def python_tests(s):
     ks = s.args.k or []
     if ks and not any(fnmatch.fnmatch("python/", f"*{k}*") or k.startswith("python/") for k in ks):
         return
-    if os.path.exists(library) and sanitized(library):
+    if os.path.exists(library) and sanitized(s):
         print(f"python: skipped: {s.args.builddir} is a sanitizer build, which Python cannot load", flush=True)
         return
     if not os.access(VENV_PYTHON, os.X_OK) or not os.path.exists(os.path.join(ROOT, "build", "venv", ".complete")):

@@ -48,6 +48,18 @@ def test_xgboost_sklearn_multiclass_and_regressor():
     assert_close(grove.compile(regressor).predict(X.astype(np.float64)), regressor.predict(X), False)
 
 
+def test_xgboost_sklearn_early_stopping():
+    """An estimator trained with early stopping predicts with the rounds up to its best one; so does grove."""
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (XGBoost's estimators need it)")
+    X, y = data(rows=800, seed=8)
+    y = y + np.random.default_rng(8).normal(scale=2.0, size=len(y)).astype(np.float32)  # noise: stops early
+    regressor = xgb.XGBRegressor(n_estimators=300, max_depth=6, learning_rate=0.5, early_stopping_rounds=3,
+                                 random_state=0).fit(X[:600], y[:600], eval_set=[(X[600:], y[600:])], verbose=False)
+    assert regressor.best_iteration < 290
+    assert_close(grove.compile(regressor).predict(X), regressor.predict(X), False)
+
+
 def test_xgboost_dataframe_feature_names():
     xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
     pd = pytest.importorskip("pandas", reason="pandas is not installed")

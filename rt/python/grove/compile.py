@@ -20,6 +20,9 @@ def _library_model(model, directory):
     xgboost = sys.modules.get("xgboost")
     if xgboost is not None and isinstance(model, (xgboost.Booster, xgboost.XGBModel)):
         booster = model if isinstance(model, xgboost.Booster) else model.get_booster()
+        best = None if isinstance(model, xgboost.Booster) else getattr(model, "best_iteration", None)
+        if best is not None:  # an estimator trained with early stopping predicts with the rounds up to its best
+            booster = booster[: best + 1]
         path = os.path.join(directory, "model.ubj")
         booster.save_model(path)  # UBJSON: exact, and XGBoost's own format since 2.0
         return path
