@@ -3,6 +3,7 @@ import ctypes
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 
 import numpy as np
@@ -34,7 +35,8 @@ def _address(array):
 
 
 def _is_dataframe(x):
-    return type(x).__module__.startswith("pandas") and hasattr(x, "columns") and hasattr(x, "dtypes")
+    pandas = sys.modules.get("pandas")  # a DataFrame means pandas is imported; grove does not import it
+    return pandas is not None and isinstance(x, pandas.DataFrame)
 
 
 class Model:
@@ -187,13 +189,15 @@ class Model:
             frame = frame.iloc[:, order]
         elif self.feature_names is None and frame.shape[1] != self.num_features:
             raise argument(f"the table has {frame.shape[1]} columns, the model needs {self.num_features}")
-        kinds = {dt.kind for dt in frame.dtypes}
-        if not kinds <= set("biuf"):
-            bad = [f"{c} ({dt})" for c, dt in frame.dtypes.items() if dt.kind not in "biuf"]
+        values = frame.to_numpy()  # one common numpy dtype, when the columns have one (the fast way: no dtypes)
+        if values.dtype.kind in "biuf":
+            return values
+        dtypes = list(frame.dtypes)  # nullable, categorical or text columns
+        if any(dt.kind not in "biuf" for dt in dtypes):
+            bad = [f"{c} ({dt})" for c, dt in zip(frame.columns, dtypes) if dt.kind not in "biuf"]
             raise argument(f"columns that are not numbers: {_listed(bad, quote=False)}; grove predicts on numbers "
                            "(categories as the codes the training library saw)")
-        dtype = _F32 if all(dt == _F32 for dt in frame.dtypes) else _F64
-        return frame.to_numpy(dtype=dtype, na_value=np.nan)
+        return frame.to_numpy(dtype=_F64, na_value=np.nan)
 
     # -- saving, loading, pickling -----------------------------------------------------------------------------
     def save(self, path):
