@@ -354,6 +354,7 @@ def cli_tests(s):
         left = sorted(os.listdir(directory))
         s.record("cli", name, p.returncode == 1 and "linking the shared library" in p.stderr and kept and left == ["model.so"],
                  f"exit {p.returncode}, files {left}, kept {kept}: {p.stderr.strip()}")
+    csv_chunk_tests(s, higgs)
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
         name = f"emit_{emit}"
         if not s.wanted("cli", name):
@@ -362,6 +363,32 @@ def cli_tests(s):
         p = s.run("compile", higgs, "--emit", emit, "--cpu", "x86-64", "-o", out)
         ok = p.returncode == 0 and marker in open(out).read()
         s.record("cli", name, ok, p.stderr.strip())
+
+
+def csv_chunk_tests(s, higgs):
+    """grove predict streams its CSV a chunk at a time: 160,000 rows span two chunks of higgs's 28 columns."""
+    artifact = s.path("cli-chunks.so")
+    pattern = [[0.25 * ((i * 7 + j) % 9) - 1 for j in range(28)] for i in range(5)]
+    rows = s.path("cli-chunks.csv")
+    with open(rows, "w") as f:
+        text = "".join(",".join(repr(x) for x in row) + "\n" for row in pattern)
+        f.write("f" + ",f".join(str(j) for j in range(28)) + "\n")  # a header line
+        f.write(text * 32000)
+    bad = s.path("cli-chunks-bad.csv")
+    with open(bad, "w") as f:
+        f.write(text * 31000 + "1,2,x" + ",0" * 25 + "\n")
+    name = "csv_streamed_in_chunks"
+    if s.wanted("cli", name):
+        p = s.run("compile", higgs, "-o", artifact)
+        q = s.run("predict", artifact, "--input", rows) if p.returncode == 0 else p
+        lines = q.stdout.split()
+        ok = q.returncode == 0 and len(lines) == 160000 and all(lines[i] == lines[i % 5] for i in range(len(lines)))
+        s.record("cli", name, ok, f"exit {q.returncode}, {len(lines)} lines: {q.stderr.strip()}")
+    name = "csv_bad_field_late"
+    if s.wanted("cli", name):
+        p = s.run("predict", higgs, "--input", bad)
+        ok = p.returncode == 1 and "cli-chunks-bad.csv:155001: field 3: 'x' is not a number" in p.stderr
+        s.record("cli", name, ok, f"exit {p.returncode}: {p.stderr.strip()}")
 
 
 def aot_tests(s):

@@ -243,6 +243,34 @@ static void write_labels(FILE *f, const GroveModel *model, const float *out, siz
 	}
 }
 
+/* Timing of the prediction calls over all chunks: the sum of each chunk's best and mean. */
+typedef struct Timing {
+	double best, total;
+	size_t rows;
+} Timing;
+
+/* Predict the chunk t into out `repeat` times, adding the times to *timing; exits on an error. */
+static void predict_chunk(const GroveModel *model, const Table *t, bool f64, unsigned flags, float *out, size_t out_len,
+                          long repeat, const char *input, Timing *timing)
+{
+	double best = 1e30, total = 0;
+	size_t cols = t->rows ? t->cols : grove_num_features(model);
+	GroveError err;
+	for (long r = 0; r < repeat; r++) {
+		double start = now(), spent;
+		GroveStatus status = f64 ? grove_predict_f64(model, t->doubles, t->rows, cols, out, out_len, flags, &err)
+		                         : grove_predict(model, t->values, t->rows, cols, out, out_len, flags, &err);
+		if (status != GROVE_OK)
+			fail("%s: %s", input, err.message);
+		spent = now() - start;
+		total += spent;
+		best = spent < best ? spent : best;
+	}
+	timing->best += best;
+	timing->total += total;
+	timing->rows += t->rows;
+}
+
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
@@ -252,11 +280,14 @@ static int cmd_predict(int argc, char **argv)
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
 	GroveError err;
-	Table rows;
+	CsvReader csv;
+	Table rows = {0};
+	Timing spent = {0};
 	Error e = {0};
 	float *out;
-	size_t per_row;
-	double start, best = 1e30, total = 0;
+	size_t per_row, chunk;
+	unsigned flags;
+	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -290,11 +321,13 @@ static int cmd_predict(int argc, char **argv)
 	}
 	if (!artifact || !input)
 		fail("predict: %s (see grove predict --help)", artifact ? "no --input" : "no artifact or model");
+	if (margin && label)
+		fail("predict: --margin or --label, not both");
 
-	if (!csv_read(input, f64, &rows, &e))
+	if (!csv_open(&csv, input, f64, &e))
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
-		start = now();
+		double start = now();
 		library = compile_to_temporary(artifact, &p, temp_dir);
 		if (timing)
 			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);
@@ -306,42 +339,35 @@ static int cmd_predict(int argc, char **argv)
 		rmdir(temp_dir);
 		free(library);
 	}
-	if (margin && label)
-		fail("predict: --margin or --label, not both");
 	if (label && !grove_num_labels(model))
 		fail("%s: the model has no class labels (--label is for classifiers that have them, as ONNX's do)", artifact);
-	per_row = grove_num_outputs(model, margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0);
-	out = xcalloc(rows.rows * per_row + 1, sizeof *out);
-	for (long r = 0; r < repeat; r++) {
-		double t;
-		start = now();
-		size_t cols = rows.rows ? rows.cols : grove_num_features(model);
-		unsigned flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
-		GroveStatus status = f64 ? grove_predict_f64(model, rows.doubles, rows.rows, cols, out, rows.rows * per_row, flags, &err)
-		                         : grove_predict(model, rows.values, rows.rows, cols, out, rows.rows * per_row, flags, &err);
-		if (status != GROVE_OK)
-			fail("%s: %s", input, err.message);
-		t = now() - start;
-		total += t;
-		if (t < best)
-			best = t;
-	}
-	if (timing)
-		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", rows.rows,
-		        best * 1e3, rows.rows ? best * 1e6 / (double)rows.rows : 0.0, total * 1e3 / (double)repeat, repeat);
-	{
-		FILE *f = output ? fopen(output, "w") : stdout;
-		if (!f)
-			fail("%s: %s", output, strerror(errno));
+	flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
+	per_row = grove_num_outputs(model, flags);
+	/* The CSV is read, predicted and written a chunk of rows at a time (csv_next may return fewer for wide rows). */
+	chunk = CSV_CHUNK_VALUES / (grove_num_features(model) ? grove_num_features(model) : 1);
+	chunk = chunk ? chunk : 1;
+	out = xcalloc(chunk * per_row + 1, sizeof *out);
+	if (!(f = output ? fopen(output, "w") : stdout))
+		fail("%s: %s", output, strerror(errno));
+	do {
+		if (!csv_next(&csv, chunk, &rows, &e))
+			fail("%s", e.message);
+		if (rows.rows || !spent.rows) /* an empty input still checks its width, as one empty call */
+			predict_chunk(model, &rows, f64, flags, out, rows.rows * per_row, repeat, input, &spent);
 		if (label)
 			write_labels(f, model, out, rows.rows);
 		else
 			csv_write(f, out, rows.rows, per_row);
-		if ((output ? fclose(f) : fflush(f)) != 0)
-			fail("%s: %s", output ? output : "standard output", strerror(errno));
-	}
+	} while (rows.rows);
+	if ((output ? fclose(f) : fflush(f)) != 0)
+		fail("%s: %s", output ? output : "standard output", strerror(errno));
+	if (timing)
+		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", spent.rows,
+		        spent.best * 1e3, spent.rows ? spent.best * 1e6 / (double)spent.rows : 0.0, spent.total * 1e3 / (double)repeat,
+		        repeat);
 	free(out);
 	table_free(&rows);
+	csv_close(&csv);
 	grove_free(model);
 	return 0;
 }
