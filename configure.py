@@ -97,7 +97,8 @@ def main():
     llvm_include = llvm(args.llvm_config, "--includedir")[0]
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
     llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
-                     "x86codegen", "x86asmparser", "x86desc", "x86info")
+                     "x86codegen", "x86asmparser", "x86desc", "x86info",
+                     "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info")
     llvm_defs = [f for f in llvm(args.llvm_config, "--cflags") if f.startswith("-D") and f != "-D_GNU_SOURCE"]
 
     warnings = "-Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic -Wno-overlength-strings"
