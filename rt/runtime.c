@@ -3,6 +3,7 @@
 #include "rt/artifact.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -112,6 +113,38 @@ static bool read_descriptor(const void *a, GroveModel *m)
 	return false;
 }
 
+/* The name of the ELF machine e_machine. */
+static const char *machine_name(unsigned e_machine)
+{
+	return e_machine == EM_X86_64 ? "x86-64" : e_machine == EM_AARCH64 ? "AArch64" : "another architecture";
+}
+
+/*
+ * After dlopen refused path: whether path is an ELF file for another machine than this
+ * library's (e.g. built with grove compile --target), with the message that says so. dlopen's own
+ * message for such a file is "No such file or directory".
+ */
+static bool other_machine(const char *path, GroveError *err)
+{
+#if defined(__x86_64__)
+	const unsigned here = EM_X86_64;
+#elif defined(__aarch64__)
+	const unsigned here = EM_AARCH64;
+#else
+	const unsigned here = EM_NONE;
+#endif
+	Elf64_Ehdr header;
+	FILE *f = fopen(path, "rb");
+	bool elf = f && fread(&header, sizeof header, 1, f) == 1 && !memcmp(header.e_ident, ELFMAG, SELFMAG);
+	if (f)
+		fclose(f);
+	if (!elf || here == EM_NONE || header.e_machine == here)
+		return false;
+	fail(err, GROVE_ERROR_FORMAT, "%s: cannot load: an artifact for %s; this library runs %s code (run it there)", path,
+	     machine_name(header.e_machine), machine_name(here));
+	return true;
+}
+
 GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 {
 	char *local = NULL;
@@ -135,6 +168,8 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	}
 	handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	free(local);
+	if (!handle && other_machine(path, err))
+		return GROVE_ERROR_FORMAT;
 	if (!handle)
 		return fail(err, GROVE_ERROR_IO, "%s: cannot load: %s", path, dlerror());
 	pin_openmp();
