@@ -3,14 +3,16 @@
 
     ./configure.py [--llvm-config llvm-config-16] [--cc cc] [--asan] [--debug]
                    [--builddir build] [--no-werror] [--protoc-c protoc-c]
-                   [--onnx-proto /usr/include/onnx/onnx.proto]
+                   [--onnx-proto /usr/include/onnx/onnx.proto] [--cc-aarch64 aarch64-linux-gnu-gcc]
 
 `PREFIX=/usr/local DESTDIR= ninja install` installs them (tools/install.sh).
 
 Targets: build/grove (the compiler), build/libgrove.a and build/libgrove.so (the
 runtime), build/libgrovec.a and build/libgrovec.so (the compiler as a library,
 rt/grove_compile.h), build/tests/* (unit tests), and the phony `test`, which runs
-tests/run.py.
+tests/run.py. Where the AArch64 cross compiler is found (--cc-aarch64), also
+build/aarch64/libgrove.so and build/aarch64/predict: the runtime and a driver that
+tests/run.py's aarch64 group runs under qemu-aarch64.
 build.ninja regenerates itself when configure.py changes, with the same arguments.
 """
 import argparse
@@ -80,6 +82,39 @@ def sources(*dirs):
     return sorted(f for d in dirs for f in glob.glob(os.path.join(d, "*.c")))
 
 
+# The runtime and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads rows with tools/csv.c,
+# which needs ir/common.c).
+AARCH64_RUNTIME = ["rt/runtime.c"]
+AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "ir/common.c"]
+
+
+def aarch64_runtime(w, cross_cc, cflags):
+    """Rules for $builddir/aarch64/libgrove.so and $builddir/aarch64/predict, built by cross_cc; the outputs, or
+    none (with a note) when cross_cc is not installed: the host build does not need it."""
+    if not shutil.which(cross_cc):
+        print(f"configure.py: {cross_cc} not found: skipping the AArch64 runtime (install gcc-aarch64-linux-gnu, "
+              "e.g. with bash .ci/setup, for the aarch64 tests)")
+        return []
+    w.var("cc_aarch64", cross_cc)
+    w.var("cflags_aarch64", cflags)
+    w.rule("cc_aarch64", "$cc_aarch64 -MMD -MF $out.d $cflags_aarch64 -c $in -o $out", "CC $out", depfile="$out.d",
+           deps="gcc")
+    w.rule("link_aarch64", "$cc_aarch64 -fopenmp -o $out $in $libs", "LINK $out")
+
+    def objects(srcs):
+        outs = [f"$builddir/aarch64/obj/{src[:-2]}.o" for src in srcs]
+        for src, out in zip(srcs, outs):
+            w.build([out], "cc_aarch64", [src])
+        return outs
+
+    library = "$builddir/aarch64/libgrove.so"
+    w.build([library], "link_aarch64", objects(AARCH64_RUNTIME), libs="-shared -ldl")
+    # The driver finds libgrove.so beside itself, also under qemu-aarch64.
+    w.build(["$builddir/aarch64/predict"], "link_aarch64", objects(AARCH64_DRIVER), implicit=[library],
+            libs=f"-L$builddir/aarch64 -lgrove -lm '-Wl,-rpath,$$ORIGIN'")
+    return [library, "$builddir/aarch64/predict"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llvm-config", default=os.environ.get("LLVM_CONFIG", "llvm-config-16"))
@@ -92,6 +127,8 @@ def main():
     ap.add_argument("--onnx-proto", default="/usr/include/onnx/onnx.proto",
                     help="ONNX's onnx.proto (the ML variant, package onnx; Debian's libonnx-dev)")
     ap.add_argument("--no-werror", action="store_true", help="do not treat warnings as errors")
+    ap.add_argument("--cc-aarch64", default=os.environ.get("GROVE_CC_AARCH64", "aarch64-linux-gnu-gcc"),
+                    help="the AArch64 cross compiler that builds build/aarch64/ (skipped when not installed)")
     args = ap.parse_args()
     os.chdir(ROOT)
 
@@ -99,7 +136,8 @@ def main():
     llvm_include = llvm(args.llvm_config, "--includedir")[0]
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
     llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
-                     "x86codegen", "x86asmparser", "x86desc", "x86info")
+                     "x86codegen", "x86asmparser", "x86desc", "x86info",
+                     "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info")
     llvm_defs = [f for f in llvm(args.llvm_config, "--cflags") if f.startswith("-D") and f != "-D_GNU_SOURCE"]
 
     warnings = "-Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic -Wno-overlength-strings"
@@ -165,11 +203,13 @@ def main():
         w.build([out], "link", objects([src]), implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
         tests.append(out)
 
+    cross = aarch64_runtime(w, args.cc_aarch64, f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -fPIC -fopenmp")
+
     w.lines.append("")
     # The source lists are globbed: a directory's mtime changes when a file is added or removed.
     w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
     w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", "$builddir/libgrovec.a",
-                               "$builddir/libgrovec.so", *tests])
+                               "$builddir/libgrovec.so", *tests, *cross])
     w.build(["test"], "test", implicit=["all"])
     w.build(["install"], "install", implicit=["all"])
     w.lines.append("default all")

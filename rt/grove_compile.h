@@ -2,7 +2,8 @@
  * libgrovec: compile a model into an artifact in-process, without running the grove
  * command. Link with -lgrovec (pkg-config grove-compiler); the artifact it writes is
  * loaded with libgrove (grove.h). The compiler uses LLVM and links shared libraries
- * with the system C compiler ($CC, or cc), as `grove compile` does.
+ * with the system C compiler ($CC, or cc), as `grove compile` does; AArch64 ones with
+ * aarch64-linux-gnu-gcc (or $GROVE_CC_AARCH64).
  *
  * Calls may run on several threads at once. The library never prints and never exits
  * on bad input: errors come back as a GroveStatus and a message in err.
@@ -22,8 +23,9 @@ typedef struct GroveCompileOptions {
 	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
 	const char *representation; /* "array" or "sparse"; NULL = chosen per model */
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
-	const char *cpu;            /* "native" (the default), "x86-64", "x86-64-v3", an LLVM CPU name, ... */
-	const char *target;         /* a target triple; NULL = this host */
+	const char *cpu;            /* "native" (the host's default), "x86-64", "x86-64-v3", "neoverse-n1", an LLVM CPU
+	                               name of the target's architecture; NULL = native, or generic for another one */
+	const char *target;         /* "x86_64-linux-gnu", "aarch64-linux-gnu" (or LLVM's spellings); NULL = this host */
 	const char *prefix;         /* symbol prefix of "obj" output; NULL = "grove_model" */
 	int opt_level;              /* LLVM optimisation level 0-3 (default 3) */
 	unsigned interleave;        /* rows walked together, 1-16 (default 8; without a schedule) */

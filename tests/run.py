@@ -21,6 +21,11 @@ Groups:
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
           (tests/golden/schedules/NAME.mir)
   scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
+  aarch64 `compile --target aarch64-linux-gnu` of the real models and two fixtures (LightGBM,
+          ONNX), run by the cross-built runtime and driver (build/aarch64/predict) under
+          qemu-aarch64 against the libraries' predictions; --emit obj linked into tests/aot/main.c
+          by aarch64-linux-gnu-gcc; the vectorReduce schedule's NEON code; bad --target and --cpu
+          (needs qemu-user and gcc-aarch64-linux-gnu: bash .ci/setup)
 
 Tolerance: 1e-5 absolute for probabilities, 1e-5 relative (to max(1, |expected|)) for
 margins and regression outputs. Ends with "N passed, N failed".
@@ -105,6 +110,13 @@ def compare(got, want, probability):
     return bad is None, worst_abs, worst_rel, bad or ""
 
 
+def judge(s, group, name, got, expected, probability, note=""):
+    """Compare predictions with the expected rows, keep the largest error for the table, and record the result."""
+    ok, worst_abs, worst_rel, detail = compare(got, expected, probability)
+    s.errors.append((f"{group}/{name}", worst_abs, worst_rel))
+    s.record(group, name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel{note}")
+
+
 def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=(), num_trees=None,
                       f64=False):
     """Compile model (with options), predict rows_csv (with --margin, --f64 if asked) and compare with expected rows.
@@ -124,9 +136,7 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
               *(["--f64"] if f64 else []))
     if p.returncode != 0:
         return s.record(group, name, False, f"predict failed: {p.stderr.strip()}")
-    ok, worst_abs, worst_rel, detail = compare(read_table(out), expected, probability and not margin)
-    s.errors.append((f"{group}/{name}", worst_abs, worst_rel))
-    s.record(group, name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
+    judge(s, group, name, read_table(out), expected, probability and not margin)
 
 
 def unit_tests(s):
@@ -190,11 +200,16 @@ REAL_ONNX_MODELS = [
 ]
 
 
+def real_cases():
+    """Every real model: (name, model file, rows file, probability, expected value from the rows' last column)."""
+    same = lambda y: y  # noqa: E731
+    return [(model[:-5] if model.endswith(".json") else model, model, rows, probability, expected)
+            for model, rows, probability, expected in [(*m, same) for m in REAL_MODELS] + REAL_ONNX_MODELS]
+
+
 def real_tests(s, pool):
     jobs = []
-    same = lambda y: y  # noqa: E731
-    for model, rows, probability, expected in [(*m, same) for m in REAL_MODELS] + REAL_ONNX_MODELS:
-        name = model[:-5] if model.endswith(".json") else model
+    for name, model, rows, probability, expected in real_cases():
         if not s.wanted("real", name):
             continue
         if not os.path.exists(os.path.join(REAL, model)):
@@ -393,35 +408,33 @@ def csv_chunk_tests(s, higgs):
 
 def aot_tests(s):
     """An object from --emit obj, linked into a C program against its generated header (no libgrove)."""
-    cc = os.environ.get("CC", "cc")
     for model, rows, probability in REAL_MODELS[:1] + REAL_MODELS[2:]:
         name = model[:-5]
-        if not s.wanted("aot", name):
-            continue
-        obj = s.path(f"aot_{name}.o")
-        p = s.run("compile", os.path.join(REAL, model), "--emit", "obj", "--prefix", "aot_model", "--cpu", "x86-64",
-                  "-o", obj)
-        if p.returncode != 0:
-            s.record("aot", name, False, p.stderr.strip())
-            continue
-        exe = s.path(f"aot_{name}")
-        link = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{s.scratch}", f"-include", s.path(f"aot_{name}.h"),
-                               os.path.join(ROOT, "tests", "aot", "main.c"), obj, "-o", exe, "-fopenmp", "-lm"],
-                              capture_output=True, text=True)
-        if link.returncode != 0:
-            s.record("aot", name, False, f"linking failed: {link.stderr.strip()}")
-            continue
-        table = read_table(os.path.join(REAL, rows))
-        inputs = s.path(f"aot-{name}.rows.csv")
-        write_table(inputs, [r[:-1] for r in table])
-        run = subprocess.run([exe, inputs], capture_output=True, text=True, timeout=600)
-        if run.returncode != 0:
-            s.record("aot", name, False, f"exit {run.returncode}: {run.stderr.strip()}")
-            continue
-        got = [[float(x)] for x in run.stdout.split()]
-        ok, worst_abs, worst_rel, detail = compare(got, [[r[-1]] for r in table], probability)
-        s.errors.append((f"aot/{name}", worst_abs, worst_rel))
-        s.record("aot", name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
+        if s.wanted("aot", name):
+            aot_check(s, "aot", name, model, rows, probability, os.environ.get("CC", "cc"), ("--cpu", "x86-64"))
+
+
+def aot_check(s, group, name, model, rows, probability, cc, options, runner=()):
+    """Compile the real model with --emit obj (and options), link it into tests/aot/main.c with cc, run the program
+    (under runner, e.g. qemu) on the model's rows and compare with their last column."""
+    stem = f"{group}_{name}"
+    obj = s.path(f"{stem}.o")
+    p = s.run("compile", os.path.join(REAL, model), "--emit", "obj", "--prefix", "aot_model", *options, "-o", obj)
+    if p.returncode != 0:
+        return s.record(group, name, False, p.stderr.strip())
+    exe = s.path(stem)
+    link = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{s.scratch}", "-include", s.path(f"{stem}.h"),
+                           os.path.join(ROOT, "tests", "aot", "main.c"), obj, "-o", exe, "-fopenmp", "-lm"],
+                          capture_output=True, text=True)
+    if link.returncode != 0:
+        return s.record(group, name, False, f"linking failed: {link.stderr.strip()}")
+    table = read_table(os.path.join(REAL, rows))
+    inputs = s.path(f"{stem}.rows.csv")
+    write_table(inputs, [r[:-1] for r in table])
+    run = subprocess.run([*runner, exe, inputs], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        return s.record(group, name, False, f"exit {run.returncode}: {run.stderr.strip()}")
+    judge(s, group, name, [[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table], probability)
 
 
 def sanitized(s):
@@ -552,6 +565,141 @@ def scale_tests(s, pool):
         print(f"scale/{name}: compiled in {seconds:.2f} s", flush=True)
     return [pool.submit(one)]
 
+# AArch64: artifacts cross-compiled by grove, run by the cross-built runtime under qemu-aarch64.
+
+QEMU_AARCH64 = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
+AARCH64_CC = os.environ.get("GROVE_CC_AARCH64", "aarch64-linux-gnu-gcc")
+AARCH64_CPUS = ["generic", "neoverse-n1", "cortex-a72"]  # the models take turns, so that named CPUs are tried too
+AARCH64_FIXTURES = ["f64_binary", "sk_rf_multiclass"]  # LightGBM compared in double (--f64 rows), an ONNX classifier
+
+
+def aarch64_missing(s):
+    """What the aarch64 group needs and does not find, as a message; None when all is there."""
+    driver = os.path.join(ROOT, s.args.builddir, "aarch64", "predict")
+    for what, there in ((f"{driver} (./configure.py builds it where {AARCH64_CC} is installed)", os.path.exists(driver)),
+                        ("qemu-aarch64 (package qemu-user)", shutil.which("qemu-aarch64")),
+                        (f"{AARCH64_CC} (package gcc-aarch64-linux-gnu)", shutil.which(AARCH64_CC)),
+                        ("/usr/aarch64-linux-gnu (package libc6-dev-arm64-cross)", os.path.isdir("/usr/aarch64-linux-gnu"))):
+        if not there:
+            return f"{what} is missing: run bash .ci/setup, then ./configure.py && ninja"
+    return None
+
+
+def check_aarch64(s, name, model, rows_csv, expected, probability, options=(), f64=False):
+    """Compile model for aarch64-linux-gnu (with options), predict rows_csv with the cross-built driver under
+    qemu-aarch64 and compare with expected."""
+    artifact = s.path(f"aarch64-{name}.so")
+    p = s.run("compile", model, "--target", "aarch64-linux-gnu", "-o", artifact, *options)
+    if p.returncode != 0:
+        return s.record("aarch64", name, False, f"compile failed: {p.stderr.strip()}")
+    driver = os.path.join(ROOT, s.args.builddir, "aarch64", "predict")
+    run = subprocess.run([*QEMU_AARCH64, driver, artifact, rows_csv, *(["--f64"] if f64 else [])], capture_output=True,
+                         text=True, timeout=600)
+    if run.returncode != 0:
+        return s.record("aarch64", name, False, f"qemu-aarch64 {driver}: exit {run.returncode}: {run.stderr.strip()}")
+    got = [[float(x) for x in line.split(",")] for line in run.stdout.splitlines() if line]
+    judge(s, "aarch64", name, got, expected, probability, f" ({' '.join(options)})" if options else "")
+
+
+def aarch64_prediction_jobs(s, pool):
+    """Every real model and the AARCH64_FIXTURES, compiled for AArch64 and run under qemu."""
+    jobs = []
+    for i, (name, model, rows, probability, expected) in enumerate(real_cases()):
+        if s.wanted("aarch64", name):
+            table = read_table(os.path.join(REAL, rows))
+            inputs = s.path(f"aarch64-{name}.rows.csv")
+            write_table(inputs, [r[:-1] for r in table])
+            jobs.append(pool.submit(check_aarch64, s, name, os.path.join(REAL, model), inputs,
+                                    [[expected(r[-1])] for r in table], probability,
+                                    ("--cpu", AARCH64_CPUS[i % len(AARCH64_CPUS)])))
+    for m in fixtures():
+        if m["name"] in AARCH64_FIXTURES and s.wanted("aarch64", m["name"]):
+            jobs.append(pool.submit(check_aarch64, s, m["name"], m["model"], m["rows"], read_table(m["pred"]),
+                                    m["probability"], f64=m["f64"]))
+    return jobs
+
+
+def neon_fadds(s, name, options):
+    """How many NEON float adds (fadd vN.4s) the aarch64 assembly of higgs has under options; None if it fails."""
+    out = s.path(f"aarch64-{name}.s")
+    p = s.run("compile", os.path.join(REAL, "higgs.json"), "--target", "aarch64-linux-gnu", "--emit", "asm", *options,
+              "-o", out)
+    if p.returncode != 0:
+        s.record("aarch64", name, False, p.stderr.strip())
+        return None
+    with open(out) as f:
+        return len(re.findall(r"^\s+fadd\s+v\d+\.4s", f.read(), re.M))
+
+
+def aarch64_vector_tests(s, pool):
+    """vectorReduce folds its copies 8 floats at a time: its predictions under qemu, and its NEON code. At -O0 (no
+    LLVM vectoriser) NEON adds come from the schedule alone, so the default schedule there must have none."""
+    schedule = ("--schedule", os.path.join(SCHEDULES, "vector_reduce.sched"))
+    jobs = []
+    if s.wanted("aarch64", "vector_reduce"):
+        table = read_table(os.path.join(REAL, "higgs.test.csv"))
+        inputs = s.path("aarch64-vector_reduce.rows.csv")
+        write_table(inputs, [r[:-1] for r in table])
+        jobs.append(pool.submit(check_aarch64, s, "vector_reduce", os.path.join(REAL, "higgs.json"), inputs,
+                                [[r[-1]] for r in table], True, (*schedule, "--cpu", "neoverse-n1")))
+    if s.wanted("aarch64", "vector_reduce.neon"):
+        scheduled, default = neon_fadds(s, "vector_reduce.neon", (*schedule, "-O0")), neon_fadds(s, "default.O0", ("-O0",))
+        optimised = neon_fadds(s, "vector_reduce.O3", schedule)
+        if None not in (scheduled, default, optimised):
+            s.record("aarch64", "vector_reduce.neon", scheduled > 0 and default == 0 and optimised > 0,
+                     f"fadd vN.4s: {scheduled} with vectorReduce at -O0, {default} without, {optimised} at -O3")
+    return jobs
+
+
+def aarch64_cli_cases(s):
+    """Bad --target and --cpu, a missing cross compiler, predict and grove_load refusing AArch64: (name, argv,
+    environment, text expected in stderr with exit status 1)."""
+    higgs = os.path.join(REAL, "higgs.json")
+    return [
+        ("bad_target", ["compile", higgs, "--target", "sparc-sun-solaris"], None,
+         "--target sparc-sun-solaris: unknown target triple (grove emits code for x86_64-linux-gnu or"),
+        ("bad_cpu", ["compile", higgs, "--target", "aarch64-linux-gnu", "--cpu", "skylake", "-o", s.path("x.so")], None,
+         "--cpu skylake: unknown aarch64 CPU (try generic, neoverse-n1"),
+        ("native_cpu", ["compile", higgs, "--target", "aarch64-linux-gnu", "--cpu", "native", "-o", s.path("x.so")], None,
+         "--cpu native: tunes for the machine grove runs on, which is not aarch64-linux-gnu"),
+        ("missing_cross_compiler", ["compile", higgs, "--target", "aarch64-linux-gnu", "-o", s.path("x.so")],
+         {"GROVE_CC_AARCH64": "aarch64-nowhere-gcc"}, "cannot run aarch64-nowhere-gcc to link the aarch64 shared "
+         "library: No such file or directory (install gcc-aarch64-linux-gnu"),
+        ("predict_target", ["predict", higgs, "--target", "aarch64-linux-gnu", "--input", "-"], None,
+         "predict: --target: predict runs its artifact on this host"),
+        ("load_foreign_artifact", ["predict", s.path("aarch64-higgs.so"), "--input", "-"], None,
+         "an artifact for AArch64; this library runs on x86-64"),
+    ]
+
+
+def aarch64_cli_tests(s):
+    """The command line's errors for other targets (aarch64_cli_cases)."""
+    for name, argv, env, text in aarch64_cli_cases(s):
+        if not s.wanted("aarch64", name):
+            continue
+        if name == "load_foreign_artifact":  # an artifact of its own, whatever else -k selects
+            s.run("compile", os.path.join(REAL, "higgs.json"), "--target", "aarch64-unknown-linux-gnu", "-o", argv[1])
+        p = s.run(*argv, stdin="", env=env)
+        ok = p.returncode == 1 and text in p.stderr and p.stderr.startswith("grove: ")
+        s.record("aarch64", name, ok, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}, expected {text!r}")
+
+
+def aarch64_tests(s, pool):
+    """The aarch64 group: predictions, the AOT object, NEON and the command line's errors (jobs for the pool)."""
+    names = [c[0] for c in real_cases()] + AARCH64_FIXTURES + ["vector_reduce", "vector_reduce.neon", "aot.higgs"]
+    if not any(s.wanted("aarch64", n) for n in names + [c[0] for c in aarch64_cli_cases(s)]):
+        return []
+    missing = aarch64_missing(s)
+    if missing:
+        s.record("aarch64", "setup", False, missing)
+        return []
+    jobs = aarch64_prediction_jobs(s, pool) + aarch64_vector_tests(s, pool)
+    if s.wanted("aarch64", "aot.higgs"):
+        jobs.append(pool.submit(aot_check, s, "aarch64", "aot.higgs", "higgs.json", "higgs.test.csv", True, AARCH64_CC,
+                                ("--target", "aarch64-linux-gnu", "--cpu", "neoverse-n1"), QEMU_AARCH64))
+    aarch64_cli_tests(s)
+    return jobs
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -569,7 +717,7 @@ def main():
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             jobs = (scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool) +
-                    schedule_tests(s, pool))
+                    schedule_tests(s, pool) + aarch64_tests(s, pool))
             unit_tests(s)
             golden_tests(s)
             cli_tests(s)

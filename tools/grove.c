@@ -1,7 +1,8 @@
 /*
  * grove: the command-line compiler.
  *
- *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME] [--representation R]
+ *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--target TRIPLE] [--cpu CPU] [-O N] [--prefix NAME]
+ *                 [--representation R]
  *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N]
  *   grove dump --level hir|mir|lir MODEL
  * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
@@ -104,14 +105,19 @@ static long parse_count(const char *option, const char *s, long max)
 }
 
 static const char compile_usage[] =
-	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME]\n"
-	"                           [--representation array|sparse] [--format FORMAT]\n"
+	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--target TRIPLE] [--cpu CPU] [-O N]\n"
+	"                           [--prefix NAME] [--representation array|sparse] [--format FORMAT]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
-	"for this (x86-64) host.\n"
+	"for this (x86-64) host or, with --target, for AArch64.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
 	"  --emit KIND         so: shared library for libgrove (default); obj: object plus a C header\n"
 	"                      (OUT with .h) declaring PREFIX_predict; asm: assembly; llvm: LLVM IR text\n"
-	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...\n"
+	"  --target TRIPLE     x86_64-linux-gnu (this host, the default) or aarch64-linux-gnu (LLVM's\n"
+	"                      aarch64-unknown-linux-gnu too); AArch64 shared libraries are linked by\n"
+	"                      aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu) or $GROVE_CC_AARCH64\n"
+	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...;\n"
+	"                      for aarch64: generic (default), neoverse-n1, neoverse-v1, cortex-a72, ...\n"
+	"                      (native is refused there: it names the machine grove runs on)\n"
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
@@ -155,6 +161,8 @@ static int cmd_compile(int argc, char **argv)
 			o.emit = (TargetEmit)k;
 		} else if (!strcmp(a, "--cpu")) {
 			o.cpu = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--target")) {
+			o.triple = option_value(argc, argv, &i);
 		} else if (!strncmp(a, "-O", 2)) {
 			o.opt_level = (int)parse_count("-O", a[2] ? a + 2 : option_value(argc, argv, &i), 3);
 		} else if (!strcmp(a, "--prefix")) {
@@ -170,6 +178,9 @@ static int cmd_compile(int argc, char **argv)
 	}
 	if (!model)
 		fail("compile: no model (see grove compile --help)");
+	/* Options are checked before the model is read: a misspelt --target or --cpu fails at once. */
+	if (!target_check(&o, &e))
+		fail("%s", e.message);
 	if (!out) {
 		size_t n = strlen(model);
 		const char *dot = strrchr(model, '.'), *slash = strrchr(model, '/');
@@ -295,6 +306,9 @@ static int cmd_predict(int argc, char **argv)
 			fputs(predict_usage, stdout);
 			return 0;
 		} else if (pipeline_option(argc, argv, &i, &p)) {
+		} else if (!strcmp(a, "--target")) {
+			fail("predict: --target: predict runs its artifact on this host; compile for another target with "
+			     "grove compile --target and run it there");
 		} else if (!strcmp(a, "--input")) {
 			input = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
