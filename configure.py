@@ -17,6 +17,7 @@ build.ninja regenerates itself when configure.py changes, with the same argument
 """
 import argparse
 import glob
+import json
 import os
 import shlex
 import shutil
@@ -75,7 +76,7 @@ def protobuf_c(protoc, proto):
     return os.path.dirname(os.path.dirname(proto))
 
 
-SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit"]
+SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit", "tests/fuzz"]
 
 
 def sources(*dirs):
@@ -115,6 +116,27 @@ def aarch64_runtime(w, cross_cc, cflags):
     return [library, "$builddir/aarch64/predict"]
 
 
+# The libFuzzer harnesses: name, source, extra compiler flags. The model harness is built once per format.
+FUZZ_HARNESSES = [(f"model-{name}", "tests/fuzz/model.c", f'-DFUZZ_FORMAT=\\"{name}\\"')
+                  for name in ("xgboost", "xgboost-ubj", "lightgbm", "onnx")] + [
+    ("schedule", "tests/fuzz/schedule.c", ""), ("csv", "tests/fuzz/csv.c", ""), ("artifact", "tests/fuzz/artifact.c", "")]
+
+
+def fuzz_harnesses(w, libs):
+    """Rules for $builddir/fuzz/NAME, each a libFuzzer program (tools/fuzz.sh runs them); their paths."""
+    w.rule("fuzz_link", "$cc $ldflags -fsanitize=fuzzer -o $out $in $libs", "LINK $out")
+    outs = []
+    for name, src, extra in FUZZ_HARNESSES:
+        obj = f"$builddir/obj/fuzz/{name}.o"
+        w.build([obj], "cc", [src], order_only=["$builddir/gen/onnx/onnx.pb-c.h"], extra=extra)
+        # csv.c is the command line's; the others are in the libraries.
+        inputs = [obj] + (["$builddir/obj/tools/csv.o"] if name == "csv" else [])
+        w.build([f"$builddir/fuzz/{name}"], "fuzz_link", inputs,
+                implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
+        outs.append(f"$builddir/fuzz/{name}")
+    return outs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llvm-config", default=os.environ.get("LLVM_CONFIG", "llvm-config-16"))
@@ -122,6 +144,8 @@ def main():
     ap.add_argument("--builddir", default="build")
     ap.add_argument("--output", default="build.ninja", help="the ninja file to write")
     ap.add_argument("--asan", action="store_true", help="build with AddressSanitizer and UBSan")
+    ap.add_argument("--fuzz", action="store_true",
+                    help="also build the libFuzzer harnesses of tests/fuzz into $builddir/fuzz/ (with --asan; needs --cc clang-16)")
     ap.add_argument("--debug", action="store_true", help="-O0 -g")
     ap.add_argument("--protoc-c", default="protoc-c", help="the protobuf-c compiler")
     ap.add_argument("--onnx-proto", default="/usr/include/onnx/onnx.proto",
@@ -144,7 +168,11 @@ def main():
     if not args.no_werror:
         warnings += " -Werror"
     opt = "-O0 -g" if args.debug else "-O2 -g"
+    if args.fuzz and ("clang" not in os.path.basename(args.cc) or not args.asan):
+        sys.exit("configure.py: --fuzz needs --asan and --cc clang-16 (libFuzzer is clang's)")
     sanitize = " -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" if args.asan else ""
+    if args.fuzz:  # every object gets the fuzzer's coverage instrumentation; the harnesses link its main
+        sanitize += " -fsanitize=fuzzer-no-link"
     b = args.builddir
 
     w = Writer()
@@ -203,20 +231,25 @@ def main():
         w.build([out], "link", objects([src]), implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
         tests.append(out)
 
+    fuzzers = fuzz_harnesses(w, libs) if args.fuzz else []
     cross = aarch64_runtime(w, args.cc_aarch64, f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -fPIC -fopenmp")
 
     w.lines.append("")
     # The source lists are globbed: a directory's mtime changes when a file is added or removed.
     w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
     w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", "$builddir/libgrovec.a",
-                               "$builddir/libgrovec.so", *tests, *cross])
+                               "$builddir/libgrovec.so", *tests, *cross, *fuzzers])
     w.build(["test"], "test", implicit=["all"])
     w.build(["install"], "install", implicit=["all"])
     w.lines.append("default all")
     with open(args.output, "w") as f:
         f.write(w.text())
-    # What a program linking the static libgrovec.a needs besides it (grove-compiler.pc's Libs.private).
     os.makedirs(b, exist_ok=True)
+    # How this build was configured, for tests/run.py (a sanitized build links test programs with its compiler and flags).
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump({"cc": args.cc, "asan": args.asan, "fuzz": args.fuzz}, f)
+        f.write("\n")
+    # What a program linking the static libgrovec.a needs besides it (grove-compiler.pc's Libs.private).
     with open(os.path.join(b, "libgrovec.deps"), "w") as f:
         f.write(" ".join(llvm_ldflags + llvm_libs + ["-lprotobuf-c", "-lm"]) + "\n")
     print(f"configure.py: wrote {args.output} (builddir {b}{', asan' if args.asan else ''})")

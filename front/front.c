@@ -227,18 +227,23 @@ static void describe_start(const char *bytes, size_t length, char *buf, size_t s
 HForest *front_read_model(const char *path, const char *format, Error *e)
 {
 	FileText file;
-	const char *bytes;
-	size_t length;
+	HForest *f;
+	if (format && !format_named(format))
+		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
+	if (!file_load(path, &file, e))
+		return NULL;
+	f = front_read_bytes(path, file.text, file.length, format, e);
+	file_free(&file);
+	return f;
+}
+
+HForest *front_read_bytes(const char *path, const char *bytes, size_t length, const char *format, Error *e)
+{
 	const Format *found = format ? format_named(format) : NULL;
-	HForest *f = NULL;
 	char start[128];
 
 	if (format && !found)
 		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
-	if (!file_load(path, &file, e))
-		return NULL;
-	bytes = file.text;
-	length = file.length;
 	if (length >= 3 && memcmp(bytes, "\xef\xbb\xbf", 3) == 0) {
 		bytes += 3; /* a UTF-8 byte order mark */
 		length -= 3;
@@ -246,15 +251,13 @@ HForest *front_read_model(const char *path, const char *format, Error *e)
 	for (size_t i = 0; !found && i < COUNT_OF(formats); i++)
 		if (formats[i].recognise(bytes, length))
 			found = &formats[i];
-	if (skip_space(bytes, length, 0) == length) {
-		error_set(e, "%s: empty file", path);
-	} else if (!found) {
+	if (skip_space(bytes, length, 0) == length)
+		return error_set(e, "%s: empty file", path), NULL;
+	if (!found) {
 		describe_start(bytes, length, start, sizeof start);
-		error_set(e, "%s: unknown model format: expected XGBoost JSON or UBJSON (starting with '{'), LightGBM text (starting "
-		          "with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path, start);
-	} else {
-		f = found->read(path, bytes, length, e);
+		return error_set(e, "%s: unknown model format: expected XGBoost JSON or UBJSON (starting with '{'), LightGBM text "
+		                 "(starting with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path,
+		                 start), NULL;
 	}
-	file_free(&file);
-	return f;
+	return found->read(path, bytes, length, e);
 }

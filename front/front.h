@@ -51,6 +51,8 @@ typedef HForest *FrontReader(const char *name, const char *bytes, size_t len, Er
  * fills e on failure.
  */
 HForest *front_read_model(const char *path, const char *format, Error *e);
+/* front_read_model for the contents bytes[0..length) of a file named path. */
+HForest *front_read_bytes(const char *path, const char *bytes, size_t length, const char *format, Error *e);
 /* Whether `format` is the name of a format front_read_model knows. */
 bool front_format_known(const char *format);
 /* The names of the formats, "xgboost, xgboost-ubj, lightgbm or onnx", for messages. */

@@ -81,6 +81,8 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 {
 	char *file = NULL;
 	bool ok;
+	if (o->scheduled)
+		return true;
 	if (!o->schedule_file && !o->schedule_text) {
 		hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
 		return true;
@@ -96,8 +98,11 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
 	memset(c, 0, sizeof *c);
-	if (!(c->hir = front_read_model(path, o->format, e)))
-		return false;
+	return (c->hir = front_read_model(path, o->format, e)) && pipeline_lower(path, stop, o, c, e);
+}
+
+bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
+{
 	dump_after(o, "read", c);
 	if (!schedule_model(o, c, e))
 		return false;

@@ -281,7 +281,8 @@ def model_tests(s, pool):
 
 
 def bad_tests(s, pool):
-    """tests/bad/**/NAME.err: the model NAME.* beside it must fail to compile with that message."""
+    """tests/bad/**/NAME.err: the model NAME.* beside it must fail to compile with that message (an artifact NAME.so
+    must fail to load)."""
     directory = os.path.join(ROOT, "tests", "bad")
 
     def one(err):
@@ -291,7 +292,10 @@ def bad_tests(s, pool):
         models = [p for p in glob.glob(glob.escape(err[:-4]) + ".*") if p != err]
         if len(models) != 1:
             return s.record("bad", name, False, f"expected one model file beside {name}.err, found {len(models)}")
-        p = s.run("compile", models[0], "-o", s.path(f"bad-{name.replace('/', '.')}.so"))
+        if models[0].endswith(".so"):
+            p = s.run("predict", models[0], "--input", os.devnull)
+        else:
+            p = s.run("compile", models[0], "-o", s.path(f"bad-{name.replace('/', '.')}.so"))
         crashed = p.returncode < 0 or p.returncode > 1
         ok = p.returncode == 1 and expected in p.stderr and p.stderr.startswith("grove: ")
         s.record("bad", name, ok and not crashed, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}, "
@@ -323,6 +327,7 @@ def cli_tests(s):
         ("bad_representation", ["compile", higgs, "--representation", "tiled9", "-o", s.path("x.so")], 1,
          "unknown representation 'tiled9'"),
         ("unknown_command", ["frobnicate"], 1, "unknown command 'frobnicate'"),
+        ("empty_rows", ["predict", higgs, "--input", os.devnull], 0, ""),
         ("missing_artifact", ["predict", os.path.join(ROOT, "README.md") + ".so", "--input", narrow], 1, "cannot open"),
         ("not_an_artifact", ["predict", text_so, "--input", narrow], 1, "not a grove artifact (not an ELF shared library)"),
         # schedules the language accepts but the host lowering cannot give what they ask for
@@ -437,10 +442,10 @@ def aot_check(s, group, name, model, rows, probability, cc, options, runner=()):
     judge(s, group, name, [[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table], probability)
 
 
-def sanitized(s):
-    """Whether the build under test is instrumented with AddressSanitizer (configure.py --asan)."""
-    with open(os.path.join(ROOT, s.args.builddir, "libgrove.so"), "rb") as f:
-        return b"__asan_init" in f.read()
+def build_config(s):
+    """How configure.py configured the build under test: {"cc", "asan", "fuzz"}."""
+    with open(os.path.join(ROOT, s.args.builddir, "config.json")) as f:
+        return json.load(f)
 
 
 def install_tests(s):
@@ -461,8 +466,9 @@ def install_tests(s):
     if flags.returncode != 0:
         return s.record("install", "pkg-config", False, f"pkg-config: {flags.stderr.strip()}")
     exe = s.path("deploy")
-    asan = ["-fsanitize=address,undefined"] if sanitized(s) else []
-    link = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Werror", *asan,
+    config = build_config(s)  # a sanitized library needs a program built by the same compiler, sanitized
+    asan = ["-fsanitize=address,undefined"] if config["asan"] else []
+    link = subprocess.run([config["cc"], "-std=c11", "-Wall", "-Werror", *asan,
                            os.path.join(ROOT, "tests", "install", "deploy.c"), "-o", exe, *flags.stdout.split()],
                           capture_output=True, text=True)
     if link.returncode != 0:

@@ -40,6 +40,8 @@ static int read_line(CsvReader *r, char **line, size_t *len, Error *e)
 {
 	char *eol;
 	size_t scanned = 0;
+	if (!r->buf)
+		r->buf = xmalloc(r->cap = 1 << 16);
 	while (!(eol = memchr(r->buf + r->start + scanned, '\n', r->end - r->start - scanned))) {
 		size_t got;
 		scanned = r->end - r->start;
@@ -57,7 +59,7 @@ static int read_line(CsvReader *r, char **line, size_t *len, Error *e)
 		if (r->end + 1 >= r->cap) {
 			if (r->cap > CSV_MAX_LINE)
 				return error_set(e, "%s:%zu: a line longer than %u MiB", r->name, r->line_no + 1, CSV_MAX_LINE >> 20), -1;
-			r->buf = xrealloc(r->buf, r->cap = r->cap ? 2 * r->cap : 1 << 16);
+			r->buf = xrealloc(r->buf, r->cap *= 2);
 		}
 		got = fread(r->buf + r->end, 1, r->cap - r->end - 1, r->in);
 		if (got == 0 && ferror(r->in))
