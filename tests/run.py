@@ -13,6 +13,8 @@ Groups:
   bad     every model tests/bad/**/NAME.* must fail to compile with the message in NAME.err
   cli     the command line's own errors and options
   aot     an object from `--emit obj` linked into tests/aot/main.c without libgrove
+  tsan    8 threads predicting at once on one model (mixed batch sizes, OpenMP and not) under
+          ThreadSanitizer (tests/tsan), each result against a single-threaded reference
   install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
           with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
           and predicts
@@ -485,6 +487,28 @@ def install_tests(s):
     s.record("install", "pkg-config", ok, detail or f"{len(table)} rows, largest error {worst_abs:.3g}")
 
 
+def tsan_tests(s):
+    """tests/tsan/threads.c and rt/runtime.c built with ThreadSanitizer: 8 threads predicting at once on one model."""
+    name = "threads"
+    if not s.wanted("tsan", name) or build_config(s)["asan"]:
+        return  # ASan and TSan do not mix; the test builds its own runtime, so one run (the normal build's) is enough
+    exe, artifact = s.path("tsan-threads"), s.path("tsan-higgs.so")
+    build = subprocess.run(["clang-16", "-fsanitize=thread", "-g", "-O1", "-std=c11", "-D_GNU_SOURCE", f"-I{ROOT}",
+                            os.path.join(ROOT, "tests", "tsan", "threads.c"), os.path.join(ROOT, "rt", "runtime.c"),
+                            "-o", exe, "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
+    if build.returncode != 0:
+        return s.record("tsan", name, False, f"building with -fsanitize=thread (bash .ci/setup installs clang-16 and "
+                        f"libclang-rt-16-dev): {build.stderr.strip()}")
+    p = s.run("compile", os.path.join(REAL, "higgs.json"), "-o", artifact)
+    if p.returncode != 0:
+        return s.record("tsan", name, False, p.stderr.strip())
+    options = f"suppressions={os.path.join(ROOT, 'tests', 'tsan', 'suppressions.txt')} halt_on_error=1 exitcode=66"
+    run = subprocess.run([exe, artifact, "10"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TSAN_OPTIONS": options})
+    s.record("tsan", name, run.returncode == 0, run.stdout.strip() if run.returncode == 0 else
+             f"exit {run.returncode}: {(run.stdout + run.stderr).strip()[-3000:]}")
+
+
 SCHEDULES = os.path.join(ROOT, "tests", "schedules")
 
 
@@ -729,6 +753,7 @@ def main():
             cli_tests(s)
             aot_tests(s)
             install_tests(s)
+            tsan_tests(s)
             for job in jobs:
                 job.result()
     finally:
