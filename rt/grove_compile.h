@@ -31,6 +31,8 @@ typedef struct GroveCompileOptions {
 	unsigned interleave;        /* rows walked together, 1-16 (default 8; without a schedule) */
 	unsigned interleave_trees;  /* trees walked together where rows go one at a time, 1-16 (default 8) */
 	unsigned tile_trees;        /* trees per tile for tiles of rows, 0 = never; default: chosen per model */
+	const char *limits;         /* "features=N,outputs=N,trees=N,nodes=N" (any of them): the sizes of model
+	                               accepted (README: Limits); NULL = the defaults */
 } GroveCompileOptions;
 
 /* Fill o with the defaults (those of `grove compile` without options). */

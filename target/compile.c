@@ -97,8 +97,10 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 
 bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
+	FrontLimits limits = front_default_limits();
 	memset(c, 0, sizeof *c);
-	return (c->hir = front_read_model(path, o->format, e)) && pipeline_lower(path, stop, o, c, e);
+	return (!o->limits || front_limits_parse(&limits, o->limits, e)) &&
+	       (c->hir = front_read_model(path, o->format, &limits, e)) && pipeline_lower(path, stop, o, c, e);
 }
 
 bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
@@ -182,6 +184,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
                                GroveError *err)
 {
 	GroveCompileOptions defaults;
+	FrontLimits limits = front_default_limits();
 	PipelineOptions p = DEFAULT_PIPELINE;
 	TargetOptions t = {0};
 	Compiled c;
@@ -200,6 +203,8 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	         options->interleave_trees < 1 || options->interleave_trees > MIR_MAX_INTERLEAVE)
 		error_set(&e, "interleave %u, interleave_trees %u: each must be 1 to %d", options->interleave,
 		          options->interleave_trees, MIR_MAX_INTERLEAVE);
+	else if (options->limits)
+		front_limits_parse(&limits, options->limits, &e);
 	if (e.message[0])
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 	t.cpu = options->cpu;
@@ -210,6 +215,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 
 	p.format = options->format;
+	p.limits = options->limits;
 	p.representation = options->representation;
 	p.schedule_text = options->schedule;
 	p.interleave = options->interleave;

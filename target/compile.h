@@ -32,6 +32,7 @@ typedef struct Compiled {
 /* Choices the pipeline leaves to the user. */
 typedef struct PipelineOptions {
 	const char *format;         /* the model's format, NULL = recognised from its contents */
+	const char *limits;         /* "NAME=N,..." raising or lowering front_default_limits, or NULL */
 	const char *representation; /* NULL = chosen per model */
 	uint32_t interleave;        /* rows walked together */
 	uint32_t interleave_trees;  /* trees walked together for one row */

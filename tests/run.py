@@ -330,6 +330,11 @@ def cli_tests(s):
          "unknown representation 'tiled9'"),
         ("unknown_command", ["frobnicate"], 1, "unknown command 'frobnicate'"),
         ("empty_rows", ["predict", higgs, "--input", os.devnull], 0, ""),
+        ("limit_trees", ["compile", higgs, "--limit", "trees=99", "-o", s.path("x.so")], 1,
+         "the model has 100 trees, more than grove's limit of 99 (raise it with --limit trees=N)"),
+        ("limit_raised", ["compile", higgs, "--limit", "trees=100,nodes=1000000", "-o", s.path("x.so")], 0, ""),
+        ("limit_bad", ["compile", higgs, "--limit", "leaves=3"], 1,
+         "--limit leaves=3: expected NAME=N,... with NAME one of features, outputs, trees, nodes"),
         ("missing_artifact", ["predict", os.path.join(ROOT, "README.md") + ".so", "--input", narrow], 1, "cannot open"),
         ("not_an_artifact", ["predict", text_so, "--input", narrow], 1, "not a grove artifact (not an ELF shared library)"),
         # schedules the language accepts but the host lowering cannot give what they ask for

@@ -71,6 +71,11 @@ static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		o->format = option_value(argc, argv, i);
 		if (!front_format_known(o->format))
 			fail("--format %s: unknown format (expected %s)", o->format, front_format_names());
+	} else if (!strcmp(argv[*i], "--limit")) {
+		FrontLimits limits = front_default_limits();
+		Error e = {0};
+		if (!front_limits_parse(&limits, o->limits = option_value(argc, argv, i), &e))
+			fail("%s", e.message);
 	} else if (!strcmp(argv[*i], "--representation"))
 		o->representation = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--tile-trees"))
@@ -123,6 +128,8 @@ static const char compile_usage[] =
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
+	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"
+	"                      trees (16777216), nodes (1073741824)\n"
 	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"

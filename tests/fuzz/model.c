@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	PipelineOptions o = DEFAULT_PIPELINE;
 	Compiled c = {0};
 	Error e = {0};
-	if (!(c.hir = front_read_bytes("fuzz", (const char *)data, size, FUZZ_FORMAT, &e))) {
+	if (!(c.hir = front_read_bytes("fuzz", (const char *)data, size, FUZZ_FORMAT, NULL, &e))) {
 		if (!e.message[0])
 			abort(); /* a refusal always says why */
 		return 0;
