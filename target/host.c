@@ -56,16 +56,33 @@ static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Erro
 	return true;
 }
 
-/* Write the machine code of mod to path as an object or assembly file. */
+/* Write size bytes to the file at path; false with a message (a full disk, a size limit) if they do not all get there. */
+static bool write_bytes(const char *path, const char *bytes, size_t size, Error *e)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(bytes, 1, size, f) == size;
+	if (f && fclose(f) != 0)
+		ok = false;
+	return ok || error_set(e, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+}
+
+/*
+ * Write the machine code of mod to path as an object or assembly file. It goes through
+ * memory: LLVM's own file streams end the process on a write error (a full disk).
+ */
 static bool write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *path, LLVMCodeGenFileType kind, Error *e)
 {
 	char *message = NULL;
-	if (LLVMTargetMachineEmitToFile(tm, mod, (char *)path, kind, &message)) {
-		error_set(e, "%s: cannot write: %s", path, message);
+	LLVMMemoryBufferRef code;
+	bool ok;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, kind, &message, &code)) {
+		error_set(e, "%s: cannot generate code: %s", path, message);
 		LLVMDisposeMessage(message);
 		return false;
 	}
-	return true;
+	ok = write_bytes(path, LLVMGetBufferStart(code), LLVMGetBufferSize(code), e);
+	LLVMDisposeMemoryBuffer(code);
+	return ok;
 }
 
 /* Run the linker argv[0] for p with argv and wait; false with a message unless it exits with 0. */
@@ -83,7 +100,10 @@ static bool run_linker(const TargetPlatform *p, char *const argv[], Error *e)
 	return true;
 }
 
-/* A new empty file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e filled. */
+/*
+ * A new empty file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e
+ * filled. It is pending (removed should the compiler exit) until drop_temporary.
+ */
 static char *temporary_beside(const char *path, const char *suffix, Error *e)
 {
 	size_t len = strlen(path) + strlen(suffix) + 8;
@@ -97,7 +117,17 @@ static char *temporary_beside(const char *path, const char *suffix, Error *e)
 		return NULL;
 	}
 	close(fd);
+	pending_file_add(name);
 	return name;
+}
+
+/* Done with temporary file name: keep it (renamed away) or remove it; free the name. */
+static void drop_temporary(char *name, bool keep)
+{
+	pending_file_remove(name);
+	if (!keep)
+		unlink(name);
+	free(name);
 }
 
 /* Emit an object to a temporary file beside path, then link it into the shared library path with p's linker. */
@@ -115,8 +145,7 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
 		ok = run_linker(p, argv, e);
 	}
-	unlink(object);
-	free(object);
+	drop_temporary(object, false);
 	return ok;
 }
 
@@ -224,17 +253,13 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		case TARGET_EMIT_ASM: ok = write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 		case TARGET_EMIT_LLVM:
 			LLVMDisposeMessage(message);
-			message = NULL;
-			ok = !LLVMPrintModuleToFile(mod, temp, &message);
-			if (!ok)
-				error_set(e, "%s: cannot write: %s", temp, message);
+			message = LLVMPrintModuleToString(mod);
+			ok = write_bytes(temp, message, strlen(message), e);
 			break;
 		}
 		if (ok && rename(temp, out_path) != 0)
 			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
-		if (!ok)
-			unlink(temp);
-		free(temp);
+		drop_temporary(temp, ok);
 	}
 	LLVMDisposeMessage(message);
 	LLVMDisposeModule(mod);

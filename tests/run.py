@@ -15,6 +15,9 @@ Groups:
   aot     an object from `--emit obj` linked into tests/aot/main.c without libgrove
   tsan    8 threads predicting at once on one model (mixed batch sizes, OpenMP and not) under
           ThreadSanitizer (tests/tsan), each result against a single-threaded reference
+  oom     allocation failures injected at every allocation while reading and lowering a model of
+          each format (tests/oom/failmalloc.c), and at some while compiling: a message, no file left
+  io      output that cannot be written (/dev/full, a file-size limit): a message, no file left
   install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
           with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
           and predicts
@@ -514,6 +517,89 @@ def tsan_tests(s):
              f"exit {run.returncode}: {(run.stdout + run.stderr).strip()[-3000:]}")
 
 
+# Models whose every allocation the oom group fails in turn: one per reader.
+OOM_MODELS = ["tests/golden/lightgbm.txt", "tests/golden/binary.json", "tests/golden/onnx_binary.onnx",
+              "tests/models/xgboost/ubj_dart.ubj", os.path.join(REAL, "higgs.json")]
+
+
+def oom_tests(s, pool):
+    """Allocation failures injected (tests/oom/failmalloc.c) at every allocation grove's code makes while reading and
+    lowering each of OOM_MODELS, and at some while compiling and predicting: each run succeeds or exits 1 with a
+    message, never with a signal, and a failed compile or predict leaves no file behind."""
+    if build_config(s)["asan"] or not any(s.wanted("oom", os.path.basename(m)) for m in OOM_MODELS):
+        return []  # ASan has its own allocator: the normal build's run covers this
+    preload = s.path("failmalloc.so")
+    p = subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-o", preload,
+                        os.path.join(ROOT, "tests", "oom", "failmalloc.c")], capture_output=True, text=True)
+    if p.returncode != 0:
+        s.record("oom", "failmalloc", False, p.stderr.strip())
+        return []
+
+    def run(k, *argv):
+        return s.run(*argv, env={"LD_PRELOAD": preload, "GROVE_FAIL_ALLOC": str(k)})
+
+    def one(model):
+        name = os.path.basename(model)
+        count = run(0, "dump", "--level", "lir", model)
+        found = re.search(r"allocations: (\d+)", count.stderr)
+        if count.returncode != 0 or not found:
+            return s.record("oom", name, False, f"counting allocations: exit {count.returncode}: {count.stderr.strip()}")
+        n = int(found.group(1))
+        bad = []
+        for k in range(1, n + 1):
+            p = run(k, "dump", "--level", "lir", model)
+            if p.returncode not in (0, 1) or (p.returncode == 1 and not p.stderr.startswith("grove: ")):
+                bad.append(f"allocation {k}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+        # Compiling: a failure anywhere leaves the directory as it was (empty).
+        directory = s.path(f"oom-{name}")
+        os.makedirs(directory, exist_ok=True)
+        for k in range(1, n + 1, max(1, n // 8)):
+            p = run(k, "compile", model, "-o", os.path.join(directory, "model.so"))
+            left = os.listdir(directory)
+            if p.returncode == 0:
+                os.unlink(os.path.join(directory, "model.so"))
+            elif p.returncode != 1 or left:
+                bad.append(f"compile, allocation {k}: exit {p.returncode}, left {left}: {p.stderr.strip()[-300:]}")
+        s.record("oom", name, not bad, "; ".join(bad[:3]) if bad else f"{n} allocations failed in turn")
+    return [pool.submit(one, m) for m in OOM_MODELS if s.wanted("oom", os.path.basename(m))]
+
+
+def io_failure_tests(s):
+    """Output that cannot be written (a full disk, a file-size limit) gives an error and leaves no partial file."""
+    import resource
+    import signal
+    higgs = os.path.join(REAL, "higgs.json")
+    rows = s.path("io-rows.csv")
+    write_table(rows, [[0.25 * (i % 7)] * 28 for i in range(20000)])
+
+    def limited(*argv):  # writes past 64 KiB fail with EFBIG (SIGXFSZ ignored, as a service would)
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+        return subprocess.run([s.grove, *argv], capture_output=True, text=True, preexec_fn=limit, timeout=600)
+
+    directory = s.path("io")
+    os.makedirs(directory, exist_ok=True)
+    artifact = s.path("io-higgs.so")
+    if s.run("compile", higgs, "-o", artifact).returncode != 0:
+        return s.record("io", "compile", False, "cannot compile higgs")
+    cases = [
+        ("predict_disk_full", lambda: s.run("predict", higgs, "--input", rows, "--output", "/dev/full"),
+         "/dev/full: No space left on device"),
+        ("predict_file_too_large", lambda: limited("predict", artifact, "--input", rows, "--output",
+                                                   os.path.join(directory, "out.csv")), "out.csv: File too large"),
+        ("compile_file_too_large", lambda: limited("compile", higgs, "-o", os.path.join(directory, "model.so")),
+         "cannot write"),
+    ]
+    for name, command, text in cases:
+        if not s.wanted("io", name):
+            continue
+        p = command()
+        left = os.listdir(directory)
+        s.record("io", name, p.returncode == 1 and text in p.stderr and not left,
+                 f"exit {p.returncode}, files left {left}: {p.stderr.strip()}")
+
+
 SCHEDULES = os.path.join(ROOT, "tests", "schedules")
 
 
@@ -752,13 +838,14 @@ def main():
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             jobs = (scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool) +
-                    schedule_tests(s, pool) + aarch64_tests(s, pool))
+                    schedule_tests(s, pool) + aarch64_tests(s, pool) + oom_tests(s, pool))
             unit_tests(s)
             golden_tests(s)
             cli_tests(s)
             aot_tests(s)
             install_tests(s)
             tsan_tests(s)
+            io_failure_tests(s)
             for job in jobs:
                 job.result()
     finally:

@@ -20,6 +20,7 @@
 #include <llvm-c/Core.h>
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ __attribute__((format(printf, 1, 2))) static _Noreturn void fail(const char *fmt
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	pending_files_unlink();
 	exit(1);
 }
 
@@ -261,6 +263,49 @@ static void write_labels(FILE *f, const GroveModel *model, const float *out, siz
 	}
 }
 
+/* predict's output while it is written: a temporary file beside the requested one, removed if grove exits before
+   renaming it (a failed run leaves no partial output). */
+static char *pending_output;
+
+/*
+ * Open a temporary file beside path for the output (path itself once complete:
+ * finish_output); a path that is not a regular file (a device, a pipe) is written as it is.
+ */
+static FILE *open_output(const char *path)
+{
+	size_t len = strlen(path) + 8;
+	struct stat st;
+	int fd;
+	FILE *f;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(f = fopen(path, "w")))
+			fail("%s: %s", path, strerror(errno));
+		return f;
+	}
+	pending_output = xmalloc(len);
+	snprintf(pending_output, len, "%s.XXXXXX", path);
+	if ((fd = mkstemp(pending_output)) < 0) {
+		free(pending_output);
+		pending_output = NULL;
+		fail("%s: %s", path, strerror(errno));
+	}
+	pending_file_add(pending_output);
+	if (!(f = fdopen(fd, "w")))
+		fail("%s: %s", path, strerror(errno));
+	return f;
+}
+
+/* Close the output and rename it to path. */
+static void finish_output(FILE *f, const char *path)
+{
+	if (fclose(f) != 0 || (pending_output && rename(pending_output, path) != 0))
+		fail("%s: %s", path, strerror(errno));
+	if (pending_output)
+		pending_file_remove(pending_output);
+	free(pending_output);
+	pending_output = NULL;
+}
+
 /* Timing of the prediction calls over all chunks: the sum of each chunk's best and mean. */
 typedef struct Timing {
 	double best, total;
@@ -368,8 +413,7 @@ static int cmd_predict(int argc, char **argv)
 	chunk = CSV_CHUNK_VALUES / (grove_num_features(model) ? grove_num_features(model) : 1);
 	chunk = chunk ? chunk : 1;
 	out = xcalloc(chunk * per_row + 1, sizeof *out);
-	if (!(f = output ? fopen(output, "w") : stdout))
-		fail("%s: %s", output, strerror(errno));
+	f = output ? open_output(output) : stdout;
 	do {
 		if (!csv_next(&csv, chunk, &rows, &e))
 			fail("%s", e.message);
@@ -380,8 +424,10 @@ static int cmd_predict(int argc, char **argv)
 		else
 			csv_write(f, out, rows.rows, per_row);
 	} while (rows.rows);
-	if ((output ? fclose(f) : fflush(f)) != 0)
-		fail("%s: %s", output ? output : "standard output", strerror(errno));
+	if (output)
+		finish_output(f, output);
+	else if (fflush(f) != 0 || ferror(f))
+		fail("standard output: %s", strerror(errno ? errno : EIO));
 	if (timing)
 		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", spent.rows,
 		        spent.best * 1e3, spent.rows ? spent.best * 1e6 / (double)spent.rows : 0.0, spent.total * 1e3 / (double)repeat,
