@@ -52,7 +52,8 @@ run() {
 	local execs corpus findings
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	corpus=$(find "$build/corpus/$h" -type f | wc -l)
-	findings=$(find "$build/findings" -name "$h-*" -newer "$build/logs/started" | wc -l)
+	# crash-, leak-, timeout- and oom- files; libFuzzer's slow-unit- files only note the slowest input
+	findings=$(find "$build/findings" -name "$h-*" ! -name "$h-slow-unit-*" -newer "$build/logs/started" | wc -l)
 	printf '%-18s %12s execs %6ss corpus %6s findings %s%s\n' "$h" "${execs:-?}" "$seconds" "$corpus" "$findings" \
 		"$( ((status)) && echo " (exit $status, see $log)")"
 	((status == 0 && findings == 0))
