@@ -6,7 +6,10 @@
  * aarch64-linux-gnu-gcc (or $GROVE_CC_AARCH64).
  *
  * Calls may run on several threads at once. The library never prints and never exits
- * on bad input: errors come back as a GroveStatus and a message in err.
+ * on bad input: errors come back as a GroveStatus and a message in err. One exception:
+ * when memory runs out while compiling, the compiler (unlike libgrove) ends the process
+ * with status 1 and "grove: out of memory" on standard error, after removing its
+ * temporary files.
  */
 #ifndef GROVE_COMPILE_H
 #define GROVE_COMPILE_H
