@@ -3,18 +3,21 @@
 
     ./configure.py [--llvm-config llvm-config-16] [--cc cc] [--asan] [--debug]
                    [--builddir build] [--no-werror] [--protoc-c protoc-c]
-                   [--onnx-proto /usr/include/onnx/onnx.proto]
+                   [--onnx-proto /usr/include/onnx/onnx.proto] [--cc-aarch64 aarch64-linux-gnu-gcc]
 
 `PREFIX=/usr/local DESTDIR= ninja install` installs them (tools/install.sh).
 
 Targets: build/grove (the compiler), build/libgrove.a and build/libgrove.so (the
 runtime), build/libgrovec.a and build/libgrovec.so (the compiler as a library,
 rt/grove_compile.h), build/tests/* (unit tests), and the phony `test`, which runs
-tests/run.py.
+tests/run.py. Where the AArch64 cross compiler is found (--cc-aarch64), also
+build/aarch64/libgrove.so and build/aarch64/predict: the runtime and a driver that
+tests/run.py's aarch64 group runs under qemu-aarch64.
 build.ninja regenerates itself when configure.py changes, with the same arguments.
 """
 import argparse
 import glob
+import json
 import os
 import shlex
 import shutil
@@ -73,11 +76,65 @@ def protobuf_c(protoc, proto):
     return os.path.dirname(os.path.dirname(proto))
 
 
-SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit"]
+SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit", "tests/fuzz"]
 
 
 def sources(*dirs):
     return sorted(f for d in dirs for f in glob.glob(os.path.join(d, "*.c")))
+
+
+# The runtime and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads rows with tools/csv.c,
+# which needs ir/common.c).
+AARCH64_RUNTIME = ["rt/runtime.c"]
+AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "ir/common.c"]
+
+
+def aarch64_runtime(w, cross_cc, cflags):
+    """Rules for $builddir/aarch64/libgrove.so and $builddir/aarch64/predict, built by cross_cc; the outputs, or
+    none (with a note) when cross_cc is not installed: the host build does not need it."""
+    if not shutil.which(cross_cc):
+        print(f"configure.py: {cross_cc} not found: skipping the AArch64 runtime (install gcc-aarch64-linux-gnu, "
+              "e.g. with bash .ci/setup, for the aarch64 tests)")
+        return []
+    w.var("cc_aarch64", cross_cc)
+    w.var("cflags_aarch64", cflags)
+    w.rule("cc_aarch64", "$cc_aarch64 -MMD -MF $out.d $cflags_aarch64 -c $in -o $out", "CC $out", depfile="$out.d",
+           deps="gcc")
+    w.rule("link_aarch64", "$cc_aarch64 -fopenmp -o $out $in $libs", "LINK $out")
+
+    def objects(srcs):
+        outs = [f"$builddir/aarch64/obj/{src[:-2]}.o" for src in srcs]
+        for src, out in zip(srcs, outs):
+            w.build([out], "cc_aarch64", [src])
+        return outs
+
+    library = "$builddir/aarch64/libgrove.so"
+    w.build([library], "link_aarch64", objects(AARCH64_RUNTIME), libs="-shared -ldl")
+    # The driver finds libgrove.so beside itself, also under qemu-aarch64.
+    w.build(["$builddir/aarch64/predict"], "link_aarch64", objects(AARCH64_DRIVER), implicit=[library],
+            libs=f"-L$builddir/aarch64 -lgrove -lm '-Wl,-rpath,$$ORIGIN'")
+    return [library, "$builddir/aarch64/predict"]
+
+
+# The libFuzzer harnesses: name, source, extra compiler flags. The model harness is built once per format.
+FUZZ_HARNESSES = [(f"model-{name}", "tests/fuzz/model.c", f'-DFUZZ_FORMAT=\\"{name}\\"')
+                  for name in ("xgboost", "xgboost-ubj", "lightgbm", "onnx")] + [
+    ("schedule", "tests/fuzz/schedule.c", ""), ("csv", "tests/fuzz/csv.c", ""), ("artifact", "tests/fuzz/artifact.c", "")]
+
+
+def fuzz_harnesses(w, libs):
+    """Rules for $builddir/fuzz/NAME, each a libFuzzer program (tools/fuzz.sh runs them); their paths."""
+    w.rule("fuzz_link", "$cc $ldflags -fsanitize=fuzzer -o $out $in $libs", "LINK $out")
+    outs = []
+    for name, src, extra in FUZZ_HARNESSES:
+        obj = f"$builddir/obj/fuzz/{name}.o"
+        w.build([obj], "cc", [src], order_only=["$builddir/gen/onnx/onnx.pb-c.h"], extra=extra)
+        # csv.c is the command line's; the others are in the libraries.
+        inputs = [obj] + (["$builddir/obj/tools/csv.o"] if name == "csv" else [])
+        w.build([f"$builddir/fuzz/{name}"], "fuzz_link", inputs,
+                implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
+        outs.append(f"$builddir/fuzz/{name}")
+    return outs
 
 
 def main():
@@ -87,11 +144,15 @@ def main():
     ap.add_argument("--builddir", default="build")
     ap.add_argument("--output", default="build.ninja", help="the ninja file to write")
     ap.add_argument("--asan", action="store_true", help="build with AddressSanitizer and UBSan")
+    ap.add_argument("--fuzz", action="store_true",
+                    help="also build the libFuzzer harnesses of tests/fuzz into $builddir/fuzz/ (with --asan; needs --cc clang-16)")
     ap.add_argument("--debug", action="store_true", help="-O0 -g")
     ap.add_argument("--protoc-c", default="protoc-c", help="the protobuf-c compiler")
     ap.add_argument("--onnx-proto", default="/usr/include/onnx/onnx.proto",
                     help="ONNX's onnx.proto (the ML variant, package onnx; Debian's libonnx-dev)")
     ap.add_argument("--no-werror", action="store_true", help="do not treat warnings as errors")
+    ap.add_argument("--cc-aarch64", default=os.environ.get("GROVE_CC_AARCH64", "aarch64-linux-gnu-gcc"),
+                    help="the AArch64 cross compiler that builds build/aarch64/ (skipped when not installed)")
     args = ap.parse_args()
     os.chdir(ROOT)
 
@@ -99,14 +160,19 @@ def main():
     llvm_include = llvm(args.llvm_config, "--includedir")[0]
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
     llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
-                     "x86codegen", "x86asmparser", "x86desc", "x86info")
+                     "x86codegen", "x86asmparser", "x86desc", "x86info",
+                     "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info")
     llvm_defs = [f for f in llvm(args.llvm_config, "--cflags") if f.startswith("-D") and f != "-D_GNU_SOURCE"]
 
     warnings = "-Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic -Wno-overlength-strings"
     if not args.no_werror:
         warnings += " -Werror"
     opt = "-O0 -g" if args.debug else "-O2 -g"
+    if args.fuzz and ("clang" not in os.path.basename(args.cc) or not args.asan):
+        sys.exit("configure.py: --fuzz needs --asan and --cc clang-16 (libFuzzer is clang's)")
     sanitize = " -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" if args.asan else ""
+    if args.fuzz:  # every object gets the fuzzer's coverage instrumentation; the harnesses link its main
+        sanitize += " -fsanitize=fuzzer-no-link"
     b = args.builddir
 
     w = Writer()
@@ -165,18 +231,25 @@ def main():
         w.build([out], "link", objects([src]), implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
         tests.append(out)
 
+    fuzzers = fuzz_harnesses(w, libs) if args.fuzz else []
+    cross = aarch64_runtime(w, args.cc_aarch64, f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -fPIC -fopenmp")
+
     w.lines.append("")
     # The source lists are globbed: a directory's mtime changes when a file is added or removed.
     w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
     w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", "$builddir/libgrovec.a",
-                               "$builddir/libgrovec.so", *tests])
+                               "$builddir/libgrovec.so", *tests, *cross, *fuzzers])
     w.build(["test"], "test", implicit=["all"])
     w.build(["install"], "install", implicit=["all"])
     w.lines.append("default all")
     with open(args.output, "w") as f:
         f.write(w.text())
-    # What a program linking the static libgrovec.a needs besides it (grove-compiler.pc's Libs.private).
     os.makedirs(b, exist_ok=True)
+    # How this build was configured, for tests/run.py (a sanitized build links test programs with its compiler and flags).
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump({"cc": args.cc, "asan": args.asan, "fuzz": args.fuzz}, f)
+        f.write("\n")
+    # What a program linking the static libgrovec.a needs besides it (grove-compiler.pc's Libs.private).
     with open(os.path.join(b, "libgrovec.deps"), "w") as f:
         f.write(" ".join(llvm_ldflags + llvm_libs + ["-lprotobuf-c", "-lm"]) + "\n")
     print(f"configure.py: wrote {args.output} (builddir {b}{', asan' if args.asan else ''})")

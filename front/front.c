@@ -224,21 +224,75 @@ static void describe_start(const char *bytes, size_t length, char *buf, size_t s
 		n += (size_t)snprintf(buf + n, size - n, " %02x", b[i]);
 }
 
-HForest *front_read_model(const char *path, const char *format, Error *e)
+/* The limits' names, and FrontLimits' fields in their order. */
+static const char *const limit_names[] = {"features", "outputs", "trees", "nodes"};
+static uint64_t *limit_field(FrontLimits *l, size_t i)
+{
+	uint64_t *fields[] = {&l->features, &l->outputs, &l->trees, &l->nodes};
+	return fields[i];
+}
+
+FrontLimits front_default_limits(void)
+{
+	return (FrontLimits){.features = UINT64_C(1) << 22, .outputs = 65536, .trees = UINT64_C(1) << 24,
+	                     .nodes = UINT64_C(1) << 30};
+}
+
+bool front_limits_parse(FrontLimits *l, const char *text, Error *e)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, ",="), i = 0;
+		char *end;
+		unsigned long long v;
+		while (i < COUNT_OF(limit_names) && (strlen(limit_names[i]) != len || strncmp(p, limit_names[i], len)))
+			i++;
+		if (i == COUNT_OF(limit_names) || p[len] != '=')
+			return error_set(e, "--limit %s: expected NAME=N,... with NAME one of %s", text, FRONT_LIMIT_NAMES);
+		errno = 0;
+		v = strtoull(p + len + 1, &end, 10);
+		if (errno || end == p + len + 1 || (*end && *end != ',') || v == 0 || p[len + 1] == '-')
+			return error_set(e, "--limit %s: %s needs a whole number above 0", text, limit_names[i]);
+		*limit_field(l, i) = v;
+		p = *end ? end + 1 : end;
+	}
+	return true;
+}
+
+/* Whether f fits the limits; e names the first it exceeds and how to raise it. */
+static bool check_limits(const HForest *f, FrontLimits l, const char *path, Error *e)
+{
+	uint64_t have[] = {f->num_features, f->num_outputs, f->num_trees, f->num_nodes};
+	for (size_t i = 0; i < COUNT_OF(limit_names); i++)
+		if (have[i] > *limit_field(&l, i))
+			return error_set(e, "%s: the model has %llu %s, more than grove's limit of %llu (raise it with --limit %s=N)",
+			                 path, (unsigned long long)have[i], limit_names[i], (unsigned long long)*limit_field(&l, i),
+			                 limit_names[i]);
+	return true;
+}
+
+HForest *front_read_model(const char *path, const char *format, const FrontLimits *limits, Error *e)
 {
 	FileText file;
-	const char *bytes;
-	size_t length;
-	const Format *found = format ? format_named(format) : NULL;
-	HForest *f = NULL;
-	char start[128];
-
-	if (format && !found)
+	HForest *f;
+	if (format && !format_named(format))
 		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
 	if (!file_load(path, &file, e))
 		return NULL;
-	bytes = file.text;
-	length = file.length;
+	f = front_read_bytes(path, file.text, file.length, format, limits, e);
+	file_free(&file);
+	return f;
+}
+
+HForest *front_read_bytes(const char *path, const char *bytes, size_t length, const char *format,
+                          const FrontLimits *limits, Error *e)
+{
+	const Format *found = format ? format_named(format) : NULL;
+	FrontLimits defaults = front_default_limits();
+	char start[128];
+	HForest *f;
+
+	if (format && !found)
+		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
 	if (length >= 3 && memcmp(bytes, "\xef\xbb\xbf", 3) == 0) {
 		bytes += 3; /* a UTF-8 byte order mark */
 		length -= 3;
@@ -246,15 +300,17 @@ HForest *front_read_model(const char *path, const char *format, Error *e)
 	for (size_t i = 0; !found && i < COUNT_OF(formats); i++)
 		if (formats[i].recognise(bytes, length))
 			found = &formats[i];
-	if (skip_space(bytes, length, 0) == length) {
-		error_set(e, "%s: empty file", path);
-	} else if (!found) {
+	if (skip_space(bytes, length, 0) == length)
+		return error_set(e, "%s: empty file", path), NULL;
+	if (!found) {
 		describe_start(bytes, length, start, sizeof start);
-		error_set(e, "%s: unknown model format: expected XGBoost JSON or UBJSON (starting with '{'), LightGBM text (starting "
-		          "with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path, start);
-	} else {
-		f = found->read(path, bytes, length, e);
+		return error_set(e, "%s: unknown model format: expected XGBoost JSON or UBJSON (starting with '{'), LightGBM text "
+		                 "(starting with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path,
+		                 start), NULL;
 	}
-	file_free(&file);
+	if ((f = found->read(path, bytes, length, e)) && !check_limits(f, limits ? *limits : defaults, path, e)) {
+		hir_forest_free(f);
+		return NULL;
+	}
 	return f;
 }

@@ -46,11 +46,34 @@ bool front_fail(Error *e, const char *name, const char *place, const char *fmt, 
 typedef HForest *FrontReader(const char *name, const char *bytes, size_t len, Error *e);
 
 /*
- * Read a model file. `format` names its format (--format: xgboost, xgboost-ubj,
- * lightgbm, onnx), or is NULL to recognise it from the contents. Returns NULL and
- * fills e on failure.
+ * The sizes grove accepts in a model (`--limit NAME=N,...` overrides them). Readers
+ * never allocate more than the file's contents justify, so these bound what a model
+ * that is well-formed but huge costs later: rows of num_features floats, scratch memory
+ * per output, code and buffers per tree and node.
  */
-HForest *front_read_model(const char *path, const char *format, Error *e);
+typedef struct FrontLimits {
+	uint64_t features; /* columns of a row (default 2^22; the representations take up to 2^26 - 1) */
+	uint64_t outputs;  /* margins per row: classes or targets (default 65,536, the readers' own bound) */
+	uint64_t trees;    /* default 2^24 */
+	uint64_t nodes;    /* all trees' nodes together (default 2^30) */
+} FrontLimits;
+
+#define FRONT_LIMIT_NAMES "features, outputs, trees, nodes"
+
+/* The default limits. */
+FrontLimits front_default_limits(void);
+/* Apply "NAME=N,NAME=N" (names from FRONT_LIMIT_NAMES) to l; false with a message on a bad list. */
+bool front_limits_parse(FrontLimits *l, const char *text, Error *e);
+
+/*
+ * Read a model file. `format` names its format (--format: xgboost, xgboost-ubj,
+ * lightgbm, onnx), or is NULL to recognise it from the contents; limits is NULL for the
+ * defaults. Returns NULL and fills e on failure, also for a model past the limits.
+ */
+HForest *front_read_model(const char *path, const char *format, const FrontLimits *limits, Error *e);
+/* front_read_model for the contents bytes[0..length) of a file named path. */
+HForest *front_read_bytes(const char *path, const char *bytes, size_t length, const char *format,
+                          const FrontLimits *limits, Error *e);
 /* Whether `format` is the name of a format front_read_model knows. */
 bool front_format_known(const char *format);
 /* The names of the formats, "xgboost, xgboost-ubj, lightgbm or onnx", for messages. */

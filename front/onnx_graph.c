@@ -222,10 +222,25 @@ done:
 	return ok;
 }
 
+/* protobuf-c allocates through the compiler's allocation, so that running out of memory is reported as such. */
+static void *pb_alloc(void *data, size_t size)
+{
+	(void)data;
+	return xmalloc(size);
+}
+
+static void pb_free(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
+
+static ProtobufCAllocator allocator = {.alloc = pb_alloc, .free = pb_free};
+
 HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error *e)
 {
 	Reader r = {.name = name, .e = e};
-	Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, len, (const uint8_t *)bytes);
+	Onnx__ModelProto *model = onnx__model_proto__unpack(&allocator, len, (const uint8_t *)bytes);
 	const Onnx__GraphProto *g;
 	HForest *f = NULL;
 	bool *path = NULL, double_rows;
@@ -261,6 +276,6 @@ done:
 	free(r.stamp);
 	free(r.order);
 	free(r.nodes);
-	onnx__model_proto__free_unpacked(model, NULL);
+	onnx__model_proto__free_unpacked(model, &allocator);
 	return f;
 }

@@ -1,8 +1,10 @@
 #include "ir/common.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 bool error_set(Error *e, const char *fmt, ...)
 {
@@ -38,11 +40,52 @@ _Noreturn void die(const char *fmt, ...)
 	abort();
 }
 
+/* The files pending_file_add names (a few at a time: one temporary output per compile in progress). */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *pending[64];
+
+void pending_file_add(const char *path)
+{
+	pthread_mutex_lock(&pending_lock);
+	for (size_t i = 0; i < COUNT_OF(pending); i++)
+		if (!pending[i]) {
+			pending[i] = path;
+			break;
+		}
+	pthread_mutex_unlock(&pending_lock);
+}
+
+void pending_file_remove(const char *path)
+{
+	pthread_mutex_lock(&pending_lock);
+	for (size_t i = 0; i < COUNT_OF(pending); i++)
+		if (pending[i] == path)
+			pending[i] = NULL;
+	pthread_mutex_unlock(&pending_lock);
+}
+
+void pending_files_unlink(void)
+{
+	pthread_mutex_lock(&pending_lock);
+	for (size_t i = 0; i < COUNT_OF(pending); i++)
+		if (pending[i])
+			unlink(pending[i]);
+	pthread_mutex_unlock(&pending_lock);
+}
+
+/* Exhausted memory is the machine's state, not a bug: say so and exit 1 (no core dump, no half-written file). */
+static _Noreturn void out_of_memory(size_t n)
+{
+	fprintf(stderr, "grove: out of memory (allocating %zu bytes)\n", n);
+	pending_files_unlink();
+	exit(1);
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		die("out of memory allocating %zu bytes", n);
+		out_of_memory(n);
 	return p;
 }
 
@@ -50,7 +93,7 @@ void *xcalloc(size_t count, size_t size)
 {
 	void *p = calloc(count ? count : 1, size ? size : 1);
 	if (!p)
-		die("out of memory allocating %zu x %zu bytes", count, size);
+		out_of_memory(size && count > SIZE_MAX / size ? SIZE_MAX : count * size);
 	return p;
 }
 
@@ -58,7 +101,7 @@ void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		die("out of memory allocating %zu bytes", n);
+		out_of_memory(n);
 	return p;
 }
 

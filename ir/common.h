@@ -22,10 +22,22 @@ bool error_set(Error *e, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* Prefix e's message with "prefix: ". */
 void error_prefix(Error *e, const char *prefix);
 
+/*
+ * Temporary output files (an artifact before its rename, predict's output): removed by
+ * pending_files_unlink when the compiler exits before it finishes them (out of memory, a
+ * fatal error of the command). At most 64 at a time; path must stay valid until removed.
+ */
+void pending_file_add(const char *path);
+void pending_file_remove(const char *path);
+void pending_files_unlink(void);
+
 /* Report an internal compiler bug and abort. */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Allocation that dies on exhaustion; compiler only (the runtime library never uses these). */
+/*
+ * Allocation that exits (status 1, "grove: out of memory") on exhaustion; compiler only
+ * (the runtime library never uses these).
+ */
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -139,7 +139,7 @@ uint32_t hir_set_add(HForest *f, uint32_t num_words, uint32_t **words)
 {
 	HSet *set;
 	GROW(f->sets, (size_t)f->num_sets + 1, f->sets_cap);
-	GROW(f->set_words, f->num_set_words + num_words, f->set_words_cap);
+	GROW(f->set_words, f->num_set_words + num_words + 1, f->set_words_cap); /* + 1: allocated for an empty set too */
 	set = &f->sets[f->num_sets];
 	set->first = f->num_set_words;
 	set->num_words = num_words;
@@ -152,7 +152,7 @@ uint32_t hir_set_add(HForest *f, uint32_t num_words, uint32_t **words)
 uint64_t hir_leaf_values_add(HForest *f, uint64_t n, double **values)
 {
 	uint64_t first = f->num_leaf_values;
-	GROW(f->leaf_values, first + n, f->leaf_values_cap);
+	GROW(f->leaf_values, first + n + 1, f->leaf_values_cap); /* + 1: allocated for n = 0 too */
 	memset(f->leaf_values + first, 0, n * sizeof *f->leaf_values);
 	f->num_leaf_values += n;
 	*values = f->leaf_values + first;

@@ -267,11 +267,16 @@ static void print_expr(FILE *out, const MModule *m, const HRange *r, uint8_t x)
 	case HEXPR_ROWS: fputs("N", out); break;
 	case HEXPR_VAR: fputs(m->forest->schedule.vars[n->var].name, out); break;
 	case HEXPR_ADD:
-	case HEXPR_SUB:
+	case HEXPR_SUB: {
+		/* a - (b + c): a sum or difference subtracted needs its parentheses */
+		bool grouped = n->op == HEXPR_SUB && (r->nodes[n->b].op == HEXPR_ADD || r->nodes[n->b].op == HEXPR_SUB);
 		print_expr(out, m, r, n->a);
-		fputs(n->op == HEXPR_ADD ? " + " : " - ", out);
+		fputs(n->op == HEXPR_ADD ? " + " : grouped ? " - (" : " - ", out);
 		print_expr(out, m, r, n->b);
+		if (grouped)
+			fputc(')', out);
 		break;
+	}
 	case HEXPR_MIN:
 		fputs("min(", out);
 		print_expr(out, m, r, n->a);

@@ -844,6 +844,26 @@ static int32_t batch_loop_in(const HSchedule *s, int32_t first)
 	return NONE;
 }
 
+/* Whether the loops over rows around innermost loop v (and those over trees) are at most HIR_MAX_NESTED. */
+static bool nesting_fits(const HSchedule *s, int32_t v, Error *e)
+{
+	for (int trees = 0; trees < 2; trees++) {
+		int32_t loops[HIR_MAX_VARS];
+		char names[HIR_MAX_VARS * (HIR_MAX_NAME + 2)];
+		size_t n = 0, used = 0;
+		for (int32_t l = v; l != NONE; l = s->vars[l].loop_parent) /* innermost first */
+			if (s->vars[l].over_trees == trees)
+				loops[n++] = l;
+		if (n <= HIR_MAX_NESTED)
+			continue;
+		for (size_t i = n; i-- > 0;)
+			used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", s->vars[loops[i]].name, i ? ", " : "");
+		return error_set(e, "%s%s%zu loops over the %s nest in one another (%s; at most %d)", s->source,
+		                 s->source[0] ? ": " : "", n, trees ? "trees" : "rows", names, HIR_MAX_NESTED);
+	}
+	return true;
+}
+
 bool hir_schedule_check(const HSchedule *s, Error *e)
 {
 	static const HDirectiveKind innermost[] = {HDIR_INTERLEAVE, HDIR_UNROLL_WALK, HDIR_PEEL_WALK};
@@ -893,6 +913,8 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 				return fail_at(s, v, HDIR_SPECIALIZE, e, "with the specialized loops around it, the body would be copied %lld times (at most %d)",
 				               (long long)copies, MAX_SPECIALIZE);
 		}
+		if (x->first_child == NONE && !nesting_fits(s, v, e)) /* innermost: its indices sum the loops around */
+			return false;
 		if (x->unroll_walk && x->peel_walk)
 			return fail_at(s, v, HDIR_PEEL_WALK, e, "'%s' already unrolls its walks (unrollWalk)", x->name);
 		if (x->reduce != HREDUCE_PRIVATE && !(x->flags & HVAR_PARALLEL) && !x->gpu_dim)

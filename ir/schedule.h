@@ -40,6 +40,8 @@
 #include "ir/common.h"
 
 #define HIR_MAX_VARS 64
+/* Loops over rows (or over trees) nested in one another: a row's index sums their variables. */
+#define HIR_MAX_NESTED 8
 #define HIR_MAX_DIRECTIVES 64
 #define HIR_MAX_NAME 48
 /* reorder takes at most this many loops */

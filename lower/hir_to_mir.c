@@ -29,7 +29,13 @@ typedef struct Bound {
 	uint32_t buf;       /* the margins buffer (MIR_NONE until declared) */
 } Bound;
 
-static void add_term(MIndex *index, int32_t var) { index->terms[index->num_terms++] = (int8_t)var; }
+_Static_assert(MIR_MAX_TERMS >= HIR_MAX_NESTED && HIR_MAX_VARS <= INT8_MAX, "hir_schedule_check bounds index terms");
+static void add_term(MIndex *index, int32_t var)
+{
+	if (index->num_terms == MIR_MAX_TERMS)
+		die("an index of more than %d terms (hir_schedule_check limits nesting)", MIR_MAX_TERMS);
+	index->terms[index->num_terms++] = (int8_t)var;
+}
 
 /* The largest sum of batch-loop offsets on a path down from the loops first..; -1 if some batch loop there is absolute. */
 static int64_t offsets_below(const HSchedule *s, int32_t first)

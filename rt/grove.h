@@ -42,7 +42,10 @@ typedef struct GroveModel GroveModel;
 
 /* Load the artifact at path (a shared library written by `grove compile`). */
 GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err);
-/* Free a model (NULL is allowed). */
+/*
+ * Free a model (NULL is allowed). The caller makes sure no other thread is predicting
+ * with it: freeing a model in use is the caller's error, as free() of memory in use is.
+ */
 void grove_free(GroveModel *model);
 /* Columns each row must have. */
 size_t grove_num_features(const GroveModel *model);

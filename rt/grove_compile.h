@@ -2,10 +2,14 @@
  * libgrovec: compile a model into an artifact in-process, without running the grove
  * command. Link with -lgrovec (pkg-config grove-compiler); the artifact it writes is
  * loaded with libgrove (grove.h). The compiler uses LLVM and links shared libraries
- * with the system C compiler ($CC, or cc), as `grove compile` does.
+ * with the system C compiler ($CC, or cc), as `grove compile` does; AArch64 ones with
+ * aarch64-linux-gnu-gcc (or $GROVE_CC_AARCH64).
  *
  * Calls may run on several threads at once. The library never prints and never exits
- * on bad input: errors come back as a GroveStatus and a message in err.
+ * on bad input: errors come back as a GroveStatus and a message in err. One exception:
+ * when memory runs out while compiling, the compiler (unlike libgrove) ends the process
+ * with status 1 and "grove: out of memory" on standard error, after removing its
+ * temporary files.
  */
 #ifndef GROVE_COMPILE_H
 #define GROVE_COMPILE_H
@@ -22,13 +26,16 @@ typedef struct GroveCompileOptions {
 	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
 	const char *representation; /* "array" or "sparse"; NULL = chosen per model */
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
-	const char *cpu;            /* "native" (the default), "x86-64", "x86-64-v3", an LLVM CPU name, ... */
-	const char *target;         /* a target triple; NULL = this host */
+	const char *cpu;            /* "native" (the host's default), "x86-64", "x86-64-v3", "neoverse-n1", an LLVM CPU
+	                               name of the target's architecture; NULL = native, or generic for another one */
+	const char *target;         /* "x86_64-linux-gnu", "aarch64-linux-gnu" (or LLVM's spellings); NULL = this host */
 	const char *prefix;         /* symbol prefix of "obj" output; NULL = "grove_model" */
 	int opt_level;              /* LLVM optimisation level 0-3 (default 3) */
 	unsigned interleave;        /* rows walked together, 1-16 (default 8; without a schedule) */
 	unsigned interleave_trees;  /* trees walked together where rows go one at a time, 1-16 (default 8) */
 	unsigned tile_trees;        /* trees per tile for tiles of rows, 0 = never; default: chosen per model */
+	const char *limits;         /* "features=N,outputs=N,trees=N,nodes=N" (any of them): the sizes of model
+	                               accepted (README: Limits); NULL = the defaults */
 } GroveCompileOptions;
 
 /* Fill o with the defaults (those of `grove compile` without options). */

@@ -155,9 +155,9 @@ static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sea
 
 /*
  * Check, before dlopen sees it, that the file at path is a whole shared library for this
- * machine: its ELF header, and that its program and section headers and every segment
- * lie within the file (a truncated library makes the loader fault). With a seal, also
- * its size and checksum. *sealed says whether it had one.
+ * machine: its seal's size and checksum (*sealed says whether it has one), its ELF
+ * header, and that its program and section headers and every segment lie within the
+ * file.
  */
 static GroveStatus check_file(const char *path, bool *sealed, GroveError *err)
 {
@@ -286,6 +286,10 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 		name = local;
 	}
 	status = check_file(name, &sealed, err);
+	/* dlopen trusts the file: a damaged one can crash it, so only a sealed file gets there. */
+	if (status == GROVE_OK && !sealed)
+		status = fail(err, GROVE_ERROR_FORMAT, "%s: not a sealed grove artifact (truncated, or not written by grove "
+		              "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
 	handle = status == GROVE_OK ? dlopen(name, RTLD_NOW | RTLD_LOCAL) : NULL;
 	free(local);
 	if (status != GROVE_OK)
@@ -305,8 +309,6 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	if (!read_descriptor(a, m) || !m->num_features || !m->num_outputs || !m->num_margins)
 		status = fail(err, GROVE_ERROR_FORMAT, "%s: a grove artifact of another version (%u; this library reads 1 to %u)",
 		              path, m->version, GROVE_ARTIFACT_VERSION);
-	else if (!sealed && m->version >= 4) /* grove seals every artifact since version 4 */
-		status = fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its seal is missing (truncated?)", path);
 	if (status != GROVE_OK) {
 		free(m);
 		dlclose(handle);

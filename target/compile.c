@@ -81,6 +81,8 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 {
 	char *file = NULL;
 	bool ok;
+	if (o->scheduled)
+		return true;
 	if (!o->schedule_file && !o->schedule_text) {
 		hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
 		return true;
@@ -95,9 +97,14 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 
 bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
+	FrontLimits limits = front_default_limits();
 	memset(c, 0, sizeof *c);
-	if (!(c->hir = front_read_model(path, o->format, e)))
-		return false;
+	return (!o->limits || front_limits_parse(&limits, o->limits, e)) &&
+	       (c->hir = front_read_model(path, o->format, &limits, e)) && pipeline_lower(path, stop, o, c, e);
+}
+
+bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
+{
 	dump_after(o, "read", c);
 	if (!schedule_model(o, c, e))
 		return false;
@@ -177,6 +184,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
                                GroveError *err)
 {
 	GroveCompileOptions defaults;
+	FrontLimits limits = front_default_limits();
 	PipelineOptions p = DEFAULT_PIPELINE;
 	TargetOptions t = {0};
 	Compiled c;
@@ -195,6 +203,8 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	         options->interleave_trees < 1 || options->interleave_trees > MIR_MAX_INTERLEAVE)
 		error_set(&e, "interleave %u, interleave_trees %u: each must be 1 to %d", options->interleave,
 		          options->interleave_trees, MIR_MAX_INTERLEAVE);
+	else if (options->limits)
+		front_limits_parse(&limits, options->limits, &e);
 	if (e.message[0])
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 	t.cpu = options->cpu;
@@ -205,6 +215,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 
 	p.format = options->format;
+	p.limits = options->limits;
 	p.representation = options->representation;
 	p.schedule_text = options->schedule;
 	p.interleave = options->interleave;

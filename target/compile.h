@@ -32,6 +32,7 @@ typedef struct Compiled {
 /* Choices the pipeline leaves to the user. */
 typedef struct PipelineOptions {
 	const char *format;         /* the model's format, NULL = recognised from its contents */
+	const char *limits;         /* "NAME=N,..." raising or lowering front_default_limits, or NULL */
 	const char *representation; /* NULL = chosen per model */
 	uint32_t interleave;        /* rows walked together */
 	uint32_t interleave_trees;  /* trees walked together for one row */
@@ -40,6 +41,7 @@ typedef struct PipelineOptions {
 	const char *schedule_text;  /* the same inline */
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes to dump (or "all") */
 	FILE *dump;                 /* where dump_after's IR goes (standard error when NULL) */
+	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 } PipelineOptions;
 
 #define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
@@ -49,6 +51,9 @@ bool pipeline_check_passes(const char *list, Error *e);
 
 /* Run the pipeline on the model at path up to level stop into c (zeroed first; compiled_free it either way). */
 bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
+
+/* The pipeline after the reader: c->hir (read from path) scheduled and lowered up to level stop. */
+bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
 
 /* Free what c holds. */
 void compiled_free(Compiled *c);

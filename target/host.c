@@ -1,10 +1,11 @@
 /*
- * Host (x86-64) artifacts: LIR -> LLVM module -> verify -> optimise -> object,
- * assembly, LLVM IR, or a shared library linked by the system C compiler.
+ * CPU artifacts, for this host or another architecture (target/machine.c's table):
+ * LIR -> LLVM module -> verify -> optimise -> object, assembly, LLVM IR, or a shared
+ * library linked by the system C compiler (a cross compiler for another architecture).
  */
 #include "target/target.h"
 #include "target/llvm.h"
-#include "target/x86_cpus.h"
+#include "target/machine.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Target.h>
@@ -34,51 +35,6 @@ static bool is_identifier(const char *s)
 	return true;
 }
 
-/* Whether LLVM knows the x86-64 CPU name. */
-static bool known_cpu(const char *name)
-{
-	for (size_t i = 0; i < COUNT_OF(x86_cpus); i++)
-		if (!strcmp(x86_cpus[i], name))
-			return true;
-	return false;
-}
-
-/* A target machine for the host triple and the requested CPU. */
-static LLVMTargetMachineRef create_machine(const TargetOptions *o, Error *e)
-{
-	static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
-	                                             LLVMCodeGenLevelAggressive};
-	const char *cpu = o->cpu && *o->cpu ? o->cpu : "native";
-	char *triple = LLVMGetDefaultTargetTriple(), *message = NULL, *host_cpu = NULL, *features = NULL;
-	LLVMTargetRef target;
-	LLVMTargetMachineRef tm = NULL;
-
-	LLVMInitializeX86TargetInfo();
-	LLVMInitializeX86Target();
-	LLVMInitializeX86TargetMC();
-	LLVMInitializeX86AsmPrinter();
-	LLVMInitializeX86AsmParser();
-	if (LLVMGetTargetFromTriple(triple, &target, &message)) {
-		error_set(e, "no LLVM target for %s: %s", triple, message);
-	} else if (!strcmp(cpu, "native")) {
-		host_cpu = LLVMGetHostCPUName();
-		features = LLVMGetHostCPUFeatures();
-		tm = LLVMCreateTargetMachine(target, triple, host_cpu, features, levels[o->opt_level], LLVMRelocPIC,
-		                             LLVMCodeModelDefault);
-	} else if (!known_cpu(cpu)) {
-		error_set(e, "--cpu %s: unknown x86-64 CPU (try native, x86-64, x86-64-v3, skylake, znver3)", cpu);
-	} else {
-		tm = LLVMCreateTargetMachine(target, triple, cpu, "", levels[o->opt_level], LLVMRelocPIC, LLVMCodeModelDefault);
-	}
-	if (!tm && !message && e && !e->message[0])
-		error_set(e, "cannot create an LLVM target machine for %s", triple);
-	LLVMDisposeMessage(triple);
-	LLVMDisposeMessage(message);
-	LLVMDisposeMessage(host_cpu);
-	LLVMDisposeMessage(features);
-	return tm;
-}
-
 /* Run the standard LLVM pipeline for the optimisation level. */
 static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Error *e)
 {
@@ -100,25 +56,42 @@ static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Erro
 	return true;
 }
 
-/* Write the machine code of mod to path as an object or assembly file. */
+/* Write size bytes to the file at path; false with a message (a full disk, a size limit) if they do not all get there. */
+static bool write_bytes(const char *path, const char *bytes, size_t size, Error *e)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok = f && fwrite(bytes, 1, size, f) == size;
+	if (f && fclose(f) != 0)
+		ok = false;
+	return ok || error_set(e, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+}
+
+/*
+ * Write the machine code of mod to path as an object or assembly file. It goes through
+ * memory: LLVM's own file streams end the process on a write error (a full disk).
+ */
 static bool write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *path, LLVMCodeGenFileType kind, Error *e)
 {
 	char *message = NULL;
-	if (LLVMTargetMachineEmitToFile(tm, mod, (char *)path, kind, &message)) {
-		error_set(e, "%s: cannot write: %s", path, message);
+	LLVMMemoryBufferRef code;
+	bool ok;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, kind, &message, &code)) {
+		error_set(e, "%s: cannot generate code: %s", path, message);
 		LLVMDisposeMessage(message);
 		return false;
 	}
-	return true;
+	ok = write_bytes(path, LLVMGetBufferStart(code), LLVMGetBufferSize(code), e);
+	LLVMDisposeMemoryBuffer(code);
+	return ok;
 }
 
-/* Run argv[0] with argv and wait; false with a message unless it exits with 0. */
-static bool run(char *const argv[], Error *e)
+/* Run the linker argv[0] for p with argv and wait; false with a message unless it exits with 0. */
+static bool run_linker(const TargetPlatform *p, char *const argv[], Error *e)
 {
 	pid_t pid;
 	int status, rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
 	if (rc != 0)
-		return error_set(e, "cannot run %s: %s", argv[0], strerror(rc));
+		return target_linker_missing(p, argv[0], rc, e);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return error_set(e, "waiting for %s: %s", argv[0], strerror(errno));
@@ -127,7 +100,10 @@ static bool run(char *const argv[], Error *e)
 	return true;
 }
 
-/* A new empty file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e filled. */
+/*
+ * A new empty file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e
+ * filled. It is pending (removed should the compiler exit) until drop_temporary.
+ */
 static char *temporary_beside(const char *path, const char *suffix, Error *e)
 {
 	size_t len = strlen(path) + strlen(suffix) + 8;
@@ -141,13 +117,24 @@ static char *temporary_beside(const char *path, const char *suffix, Error *e)
 		return NULL;
 	}
 	close(fd);
+	pending_file_add(name);
 	return name;
 }
 
-/* Emit an object to a temporary file beside path, then link it into the shared library path. */
-static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const char *path, Error *e)
+/* Done with temporary file name: keep it (renamed away) or remove it; free the name. */
+static void drop_temporary(char *name, bool keep)
 {
-	const char *cc = o->cc ? o->cc : getenv("CC") ? getenv("CC") : "cc";
+	pending_file_remove(name);
+	if (!keep)
+		unlink(name);
+	free(name);
+}
+
+/* Emit an object to a temporary file beside path, then link it into the shared library path with p's linker. */
+static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
+                         const char *path, Error *e)
+{
+	const char *cc = target_linker(p, o->cc);
 	char *object = temporary_beside(path, ".o", e);
 	bool ok;
 
@@ -156,10 +143,9 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 	ok = write_code(tm, mod, object, LLVMObjectFile, e);
 	if (ok) {
 		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
-		ok = run(argv, e);
+		ok = run_linker(p, argv, e);
 	}
-	unlink(object);
-	free(object);
+	drop_temporary(object, false);
 	return ok;
 }
 
@@ -221,19 +207,13 @@ static bool write_header(const LModule *m, const char *prefix, const char *path,
 bool target_check(const TargetOptions *o, Error *e)
 {
 	const char *prefix = o->prefix ? o->prefix : "grove_model";
+	TargetPlatform platform;
 	LLVMTargetMachineRef tm;
 	if (!is_identifier(prefix) || strlen(prefix) > 48)
 		return error_set(e, "--prefix %s: not a C identifier of at most 48 characters", prefix);
 	if (o->opt_level < 0 || o->opt_level > 3)
 		return error_set(e, "-O%d: the optimisation level must be 0 to 3", o->opt_level);
-	if (o->triple) {
-		char *host = LLVMGetDefaultTargetTriple();
-		bool same = !strcmp(o->triple, host);
-		LLVMDisposeMessage(host);
-		if (!same)
-			return error_set(e, "--target %s: grove emits code for this host's triple only", o->triple);
-	}
-	if (!(tm = create_machine(o, e)))
+	if (!target_platform(o->triple, &platform, e) || !(tm = target_machine_create(&platform, o->cpu, o->opt_level, e)))
 		return false;
 	LLVMDisposeTargetMachine(tm);
 	return true;
@@ -247,18 +227,18 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	LLVMModuleRef mod;
 	LLVMTargetMachineRef tm;
 	LLVMTargetDataRef layout;
-	char *triple, *temp = NULL;
+	TargetPlatform platform;
+	char *temp = NULL;
 	bool ok = false;
 
-	if (!target_check(o, e) || !(tm = create_machine(o, e)))
+	if (!target_check(o, e) || !target_platform(o->triple, &platform, e) ||
+	    !(tm = target_machine_create(&platform, o->cpu, o->opt_level, e)))
 		return false;
 
 	ctx = LLVMContextCreate();
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol);
-	triple = LLVMGetDefaultTargetTriple();
-	LLVMSetTarget(mod, triple);
-	LLVMDisposeMessage(triple);
+	LLVMSetTarget(mod, platform.triple);
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetModuleDataLayout(mod, layout);
 	LLVMDisposeTargetData(layout);
@@ -268,22 +248,18 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	} else if (optimise(mod, tm, o->opt_level, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
 		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
 		switch (o->emit) {
-		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, temp, e) && target_seal(temp, e); break;
+		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, &platform, temp, e) && target_seal(temp, e); break;
 		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
 		case TARGET_EMIT_ASM: ok = write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 		case TARGET_EMIT_LLVM:
 			LLVMDisposeMessage(message);
-			message = NULL;
-			ok = !LLVMPrintModuleToFile(mod, temp, &message);
-			if (!ok)
-				error_set(e, "%s: cannot write: %s", temp, message);
+			message = LLVMPrintModuleToString(mod);
+			ok = write_bytes(temp, message, strlen(message), e);
 			break;
 		}
 		if (ok && rename(temp, out_path) != 0)
 			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
-		if (!ok)
-			unlink(temp);
-		free(temp);
+		drop_temporary(temp, ok);
 	}
 	LLVMDisposeMessage(message);
 	LLVMDisposeModule(mod);

@@ -1,4 +1,4 @@
-/* LIR -> LLVM IR through the LLVM-C API, optimisation, and emission of host artifacts. */
+/* LIR -> LLVM IR through the LLVM-C API, optimisation, and emission of CPU artifacts (this host's or AArch64's). */
 #ifndef GROVE_TARGET_TARGET_H
 #define GROVE_TARGET_TARGET_H
 
@@ -13,11 +13,12 @@ typedef enum TargetEmit {
 
 typedef struct TargetOptions {
 	TargetEmit emit;
-	const char *cpu;     /* "native" (default when NULL), "x86-64", or an LLVM CPU name */
+	const char *cpu;     /* an LLVM CPU name of the triple's architecture; NULL = "native" on the host, else "generic" */
 	int opt_level;       /* 0..3 */
 	const char *prefix;  /* symbol prefix for objects: <prefix>_predict, <prefix>_artifact; default "grove_model" */
-	const char *cc;      /* C compiler used to link shared libraries; default $CC or "cc" */
-	const char *triple;  /* the target triple; NULL = this host's */
+	const char *cc;      /* C compiler that links the host's shared libraries; default $CC or "cc" */
+	const char *triple;  /* x86_64-linux-gnu, aarch64-linux-gnu or their LLVM spellings; NULL = this host's. Another
+	                        architecture's shared libraries are linked by its cross compiler (target/machine.h) */
 } TargetOptions;
 
 /* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */
@@ -28,7 +29,8 @@ bool target_check(const TargetOptions *options, Error *e);
 
 /*
  * Emit module m as options say into out_path. Shared libraries are linked with the
- * system C compiler and OpenMP (the generated code may call GOMP_parallel).
+ * system C compiler (or the triple's cross compiler) and OpenMP (the generated code may
+ * call GOMP_parallel).
  */
 bool target_emit(const LModule *m, const TargetOptions *options, const char *out_path, Error *e);
 

@@ -13,6 +13,11 @@ Groups:
   bad     every model tests/bad/**/NAME.* must fail to compile with the message in NAME.err
   cli     the command line's own errors and options
   aot     an object from `--emit obj` linked into tests/aot/main.c without libgrove
+  tsan    8 threads predicting at once on one model (mixed batch sizes, OpenMP and not) under
+          ThreadSanitizer (tests/tsan), each result against a single-threaded reference
+  oom     allocation failures injected at every allocation while reading and lowering a model of
+          each format (tests/oom/failmalloc.c), and at some while compiling: a message, no file left
+  io      output that cannot be written (/dev/full, a file-size limit): a message, no file left
   install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
           with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
           and predicts
@@ -21,6 +26,11 @@ Groups:
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
           (tests/golden/schedules/NAME.mir)
   scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
+  aarch64 `compile --target aarch64-linux-gnu` of the real models and two fixtures (LightGBM,
+          ONNX), run by the cross-built runtime and driver (build/aarch64/predict) under
+          qemu-aarch64 against the libraries' predictions; --emit obj linked into tests/aot/main.c
+          by aarch64-linux-gnu-gcc; the vectorReduce schedule's NEON code; bad --target and --cpu
+          (needs qemu-user and gcc-aarch64-linux-gnu: bash .ci/setup)
   python  the Python package's pytest tests (tests/python) in build/venv (made by `bash .ci/setup --python`), on the
           build under test; each pytest test is one result. Skipped for a sanitizer build (Python cannot load it)
 
@@ -107,6 +117,13 @@ def compare(got, want, probability):
     return bad is None, worst_abs, worst_rel, bad or ""
 
 
+def judge(s, group, name, got, expected, probability, note=""):
+    """Compare predictions with the expected rows, keep the largest error for the table, and record the result."""
+    ok, worst_abs, worst_rel, detail = compare(got, expected, probability)
+    s.errors.append((f"{group}/{name}", worst_abs, worst_rel))
+    s.record(group, name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel{note}")
+
+
 def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=(), num_trees=None,
                       f64=False):
     """Compile model (with options), predict rows_csv (with --margin, --f64 if asked) and compare with expected rows.
@@ -126,9 +143,7 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
               *(["--f64"] if f64 else []))
     if p.returncode != 0:
         return s.record(group, name, False, f"predict failed: {p.stderr.strip()}")
-    ok, worst_abs, worst_rel, detail = compare(read_table(out), expected, probability and not margin)
-    s.errors.append((f"{group}/{name}", worst_abs, worst_rel))
-    s.record(group, name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
+    judge(s, group, name, read_table(out), expected, probability and not margin)
 
 
 def unit_tests(s):
@@ -192,11 +207,16 @@ REAL_ONNX_MODELS = [
 ]
 
 
+def real_cases():
+    """Every real model: (name, model file, rows file, probability, expected value from the rows' last column)."""
+    same = lambda y: y  # noqa: E731
+    return [(model[:-5] if model.endswith(".json") else model, model, rows, probability, expected)
+            for model, rows, probability, expected in [(*m, same) for m in REAL_MODELS] + REAL_ONNX_MODELS]
+
+
 def real_tests(s, pool):
     jobs = []
-    same = lambda y: y  # noqa: E731
-    for model, rows, probability, expected in [(*m, same) for m in REAL_MODELS] + REAL_ONNX_MODELS:
-        name = model[:-5] if model.endswith(".json") else model
+    for name, model, rows, probability, expected in real_cases():
         if not s.wanted("real", name):
             continue
         if not os.path.exists(os.path.join(REAL, model)):
@@ -268,7 +288,8 @@ def model_tests(s, pool):
 
 
 def bad_tests(s, pool):
-    """tests/bad/**/NAME.err: the model NAME.* beside it must fail to compile with that message."""
+    """tests/bad/**/NAME.err: the model NAME.* beside it must fail to compile with that message (an artifact NAME.so
+    must fail to load)."""
     directory = os.path.join(ROOT, "tests", "bad")
 
     def one(err):
@@ -278,7 +299,10 @@ def bad_tests(s, pool):
         models = [p for p in glob.glob(glob.escape(err[:-4]) + ".*") if p != err]
         if len(models) != 1:
             return s.record("bad", name, False, f"expected one model file beside {name}.err, found {len(models)}")
-        p = s.run("compile", models[0], "-o", s.path(f"bad-{name.replace('/', '.')}.so"))
+        if models[0].endswith(".so"):
+            p = s.run("predict", models[0], "--input", os.devnull)
+        else:
+            p = s.run("compile", models[0], "-o", s.path(f"bad-{name.replace('/', '.')}.so"))
         crashed = p.returncode < 0 or p.returncode > 1
         ok = p.returncode == 1 and expected in p.stderr and p.stderr.startswith("grove: ")
         s.record("bad", name, ok and not crashed, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}, "
@@ -310,6 +334,12 @@ def cli_tests(s):
         ("bad_representation", ["compile", higgs, "--representation", "tiled9", "-o", s.path("x.so")], 1,
          "unknown representation 'tiled9'"),
         ("unknown_command", ["frobnicate"], 1, "unknown command 'frobnicate'"),
+        ("empty_rows", ["predict", higgs, "--input", os.devnull], 0, ""),
+        ("limit_trees", ["compile", higgs, "--limit", "trees=99", "-o", s.path("x.so")], 1,
+         "the model has 100 trees, more than grove's limit of 99 (raise it with --limit trees=N)"),
+        ("limit_raised", ["compile", higgs, "--limit", "trees=100,nodes=1000000", "-o", s.path("x.so")], 0, ""),
+        ("limit_bad", ["compile", higgs, "--limit", "leaves=3"], 1,
+         "--limit leaves=3: expected NAME=N,... with NAME one of features, outputs, trees, nodes"),
         ("missing_artifact", ["predict", os.path.join(ROOT, "README.md") + ".so", "--input", narrow], 1, "cannot open"),
         ("not_an_artifact", ["predict", text_so, "--input", narrow], 1, "not a grove artifact (not an ELF shared library)"),
         # schedules the language accepts but the host lowering cannot give what they ask for
@@ -356,6 +386,7 @@ def cli_tests(s):
         left = sorted(os.listdir(directory))
         s.record("cli", name, p.returncode == 1 and "linking the shared library" in p.stderr and kept and left == ["model.so"],
                  f"exit {p.returncode}, files {left}, kept {kept}: {p.stderr.strip()}")
+    csv_chunk_tests(s, higgs)
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
         name = f"emit_{emit}"
         if not s.wanted("cli", name):
@@ -366,43 +397,67 @@ def cli_tests(s):
         s.record("cli", name, ok, p.stderr.strip())
 
 
+def csv_chunk_tests(s, higgs):
+    """grove predict streams its CSV a chunk at a time: 160,000 rows span two chunks of higgs's 28 columns."""
+    artifact = s.path("cli-chunks.so")
+    pattern = [[0.25 * ((i * 7 + j) % 9) - 1 for j in range(28)] for i in range(5)]
+    rows = s.path("cli-chunks.csv")
+    with open(rows, "w") as f:
+        text = "".join(",".join(repr(x) for x in row) + "\n" for row in pattern)
+        f.write("f" + ",f".join(str(j) for j in range(28)) + "\n")  # a header line
+        f.write(text * 32000)
+    bad = s.path("cli-chunks-bad.csv")
+    with open(bad, "w") as f:
+        f.write(text * 31000 + "1,2,x" + ",0" * 25 + "\n")
+    name = "csv_streamed_in_chunks"
+    if s.wanted("cli", name):
+        p = s.run("compile", higgs, "-o", artifact)
+        q = s.run("predict", artifact, "--input", rows) if p.returncode == 0 else p
+        lines = q.stdout.split()
+        ok = q.returncode == 0 and len(lines) == 160000 and all(lines[i] == lines[i % 5] for i in range(len(lines)))
+        s.record("cli", name, ok, f"exit {q.returncode}, {len(lines)} lines: {q.stderr.strip()}")
+    name = "csv_bad_field_late"
+    if s.wanted("cli", name):
+        p = s.run("predict", higgs, "--input", bad)
+        ok = p.returncode == 1 and "cli-chunks-bad.csv:155001: field 3: 'x' is not a number" in p.stderr
+        s.record("cli", name, ok, f"exit {p.returncode}: {p.stderr.strip()}")
+
+
 def aot_tests(s):
     """An object from --emit obj, linked into a C program against its generated header (no libgrove)."""
-    cc = os.environ.get("CC", "cc")
     for model, rows, probability in REAL_MODELS[:1] + REAL_MODELS[2:]:
         name = model[:-5]
-        if not s.wanted("aot", name):
-            continue
-        obj = s.path(f"aot_{name}.o")
-        p = s.run("compile", os.path.join(REAL, model), "--emit", "obj", "--prefix", "aot_model", "--cpu", "x86-64",
-                  "-o", obj)
-        if p.returncode != 0:
-            s.record("aot", name, False, p.stderr.strip())
-            continue
-        exe = s.path(f"aot_{name}")
-        link = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{s.scratch}", f"-include", s.path(f"aot_{name}.h"),
-                               os.path.join(ROOT, "tests", "aot", "main.c"), obj, "-o", exe, "-fopenmp", "-lm"],
-                              capture_output=True, text=True)
-        if link.returncode != 0:
-            s.record("aot", name, False, f"linking failed: {link.stderr.strip()}")
-            continue
-        table = read_table(os.path.join(REAL, rows))
-        inputs = s.path(f"aot-{name}.rows.csv")
-        write_table(inputs, [r[:-1] for r in table])
-        run = subprocess.run([exe, inputs], capture_output=True, text=True, timeout=600)
-        if run.returncode != 0:
-            s.record("aot", name, False, f"exit {run.returncode}: {run.stderr.strip()}")
-            continue
-        got = [[float(x)] for x in run.stdout.split()]
-        ok, worst_abs, worst_rel, detail = compare(got, [[r[-1]] for r in table], probability)
-        s.errors.append((f"aot/{name}", worst_abs, worst_rel))
-        s.record("aot", name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel")
+        if s.wanted("aot", name):
+            aot_check(s, "aot", name, model, rows, probability, os.environ.get("CC", "cc"), ("--cpu", "x86-64"))
 
 
-def sanitized(s):
-    """Whether the build under test is instrumented with AddressSanitizer (configure.py --asan)."""
-    with open(os.path.join(ROOT, s.args.builddir, "libgrove.so"), "rb") as f:
-        return b"__asan_init" in f.read()
+def aot_check(s, group, name, model, rows, probability, cc, options, runner=()):
+    """Compile the real model with --emit obj (and options), link it into tests/aot/main.c with cc, run the program
+    (under runner, e.g. qemu) on the model's rows and compare with their last column."""
+    stem = f"{group}_{name}"
+    obj = s.path(f"{stem}.o")
+    p = s.run("compile", os.path.join(REAL, model), "--emit", "obj", "--prefix", "aot_model", *options, "-o", obj)
+    if p.returncode != 0:
+        return s.record(group, name, False, p.stderr.strip())
+    exe = s.path(stem)
+    link = subprocess.run([cc, "-std=c11", "-Wall", "-Werror", f"-I{s.scratch}", "-include", s.path(f"{stem}.h"),
+                           os.path.join(ROOT, "tests", "aot", "main.c"), obj, "-o", exe, "-fopenmp", "-lm"],
+                          capture_output=True, text=True)
+    if link.returncode != 0:
+        return s.record(group, name, False, f"linking failed: {link.stderr.strip()}")
+    table = read_table(os.path.join(REAL, rows))
+    inputs = s.path(f"{stem}.rows.csv")
+    write_table(inputs, [r[:-1] for r in table])
+    run = subprocess.run([*runner, exe, inputs], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        return s.record(group, name, False, f"exit {run.returncode}: {run.stderr.strip()}")
+    judge(s, group, name, [[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table], probability)
+
+
+def build_config(s):
+    """How configure.py configured the build under test: {"cc", "asan", "fuzz"}."""
+    with open(os.path.join(ROOT, s.args.builddir, "config.json")) as f:
+        return json.load(f)
 
 
 def install_tests(s):
@@ -423,8 +478,9 @@ def install_tests(s):
     if flags.returncode != 0:
         return s.record("install", "pkg-config", False, f"pkg-config: {flags.stderr.strip()}")
     exe = s.path("deploy")
-    asan = ["-fsanitize=address,undefined"] if sanitized(s) else []
-    link = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Werror", *asan,
+    config = build_config(s)  # a sanitized library needs a program built by the same compiler, sanitized
+    asan = ["-fsanitize=address,undefined"] if config["asan"] else []
+    link = subprocess.run([config["cc"], "-std=c11", "-Wall", "-Werror", *asan,
                            os.path.join(ROOT, "tests", "install", "deploy.c"), "-o", exe, *flags.stdout.split()],
                           capture_output=True, text=True)
     if link.returncode != 0:
@@ -439,6 +495,111 @@ def install_tests(s):
         return s.record("install", "pkg-config", False, f"exit {run.returncode}: {run.stderr.strip()}")
     ok, worst_abs, worst_rel, detail = compare([[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table], probability)
     s.record("install", "pkg-config", ok, detail or f"{len(table)} rows, largest error {worst_abs:.3g}")
+
+
+def tsan_tests(s):
+    """tests/tsan/threads.c and rt/runtime.c built with ThreadSanitizer: 8 threads predicting at once on one model."""
+    name = "threads"
+    if not s.wanted("tsan", name) or build_config(s)["asan"]:
+        return  # ASan and TSan do not mix; the test builds its own runtime, so one run (the normal build's) is enough
+    exe, artifact = s.path("tsan-threads"), s.path("tsan-higgs.so")
+    build = subprocess.run(["clang-16", "-fsanitize=thread", "-g", "-O1", "-std=c11", "-D_GNU_SOURCE", f"-I{ROOT}",
+                            os.path.join(ROOT, "tests", "tsan", "threads.c"), os.path.join(ROOT, "rt", "runtime.c"),
+                            "-o", exe, "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
+    if build.returncode != 0:
+        return s.record("tsan", name, False, f"building with -fsanitize=thread (bash .ci/setup installs clang-16 and "
+                        f"libclang-rt-16-dev): {build.stderr.strip()}")
+    p = s.run("compile", os.path.join(REAL, "higgs.json"), "-o", artifact)
+    if p.returncode != 0:
+        return s.record("tsan", name, False, p.stderr.strip())
+    options = f"suppressions={os.path.join(ROOT, 'tests', 'tsan', 'suppressions.txt')} halt_on_error=1 exitcode=66"
+    run = subprocess.run([exe, artifact, "10"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TSAN_OPTIONS": options})
+    s.record("tsan", name, run.returncode == 0, run.stdout.strip() if run.returncode == 0 else
+             f"exit {run.returncode}: {(run.stdout + run.stderr).strip()[-3000:]}")
+
+
+# Models whose every allocation the oom group fails in turn: one per reader.
+OOM_MODELS = ["tests/golden/lightgbm.txt", "tests/golden/binary.json", "tests/golden/onnx_binary.onnx",
+              "tests/models/xgboost/ubj_dart.ubj", os.path.join(REAL, "higgs.json")]
+
+
+def oom_tests(s, pool):
+    """Allocation failures injected (tests/oom/failmalloc.c) at every allocation grove's code makes while reading and
+    lowering each of OOM_MODELS, and at some while compiling and predicting: each run succeeds or exits 1 with a
+    message, never with a signal, and a failed compile or predict leaves no file behind."""
+    if build_config(s)["asan"] or not any(s.wanted("oom", os.path.basename(m)) for m in OOM_MODELS):
+        return []  # ASan has its own allocator: the normal build's run covers this
+    preload = s.path("failmalloc.so")
+    p = subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-o", preload,
+                        os.path.join(ROOT, "tests", "oom", "failmalloc.c")], capture_output=True, text=True)
+    if p.returncode != 0:
+        s.record("oom", "failmalloc", False, p.stderr.strip())
+        return []
+
+    def run(k, *argv):
+        return s.run(*argv, env={"LD_PRELOAD": preload, "GROVE_FAIL_ALLOC": str(k)})
+
+    def one(model):
+        name = os.path.basename(model)
+        count = run(0, "dump", "--level", "lir", model)
+        found = re.search(r"allocations: (\d+)", count.stderr)
+        if count.returncode != 0 or not found:
+            return s.record("oom", name, False, f"counting allocations: exit {count.returncode}: {count.stderr.strip()}")
+        n = int(found.group(1))
+        bad = []
+        for k in range(1, n + 1):
+            p = run(k, "dump", "--level", "lir", model)
+            if p.returncode not in (0, 1) or (p.returncode == 1 and not p.stderr.startswith("grove: ")):
+                bad.append(f"allocation {k}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+        # Compiling: a failure anywhere leaves the directory as it was (empty).
+        directory = s.path(f"oom-{name}")
+        os.makedirs(directory, exist_ok=True)
+        for k in range(1, n + 1, max(1, n // 8)):
+            p = run(k, "compile", model, "-o", os.path.join(directory, "model.so"))
+            left = os.listdir(directory)
+            if p.returncode == 0:
+                os.unlink(os.path.join(directory, "model.so"))
+            elif p.returncode != 1 or left:
+                bad.append(f"compile, allocation {k}: exit {p.returncode}, left {left}: {p.stderr.strip()[-300:]}")
+        s.record("oom", name, not bad, "; ".join(bad[:3]) if bad else f"{n} allocations failed in turn")
+    return [pool.submit(one, m) for m in OOM_MODELS if s.wanted("oom", os.path.basename(m))]
+
+
+def io_failure_tests(s):
+    """Output that cannot be written (a full disk, a file-size limit) gives an error and leaves no partial file."""
+    import resource
+    import signal
+    higgs = os.path.join(REAL, "higgs.json")
+    rows = s.path("io-rows.csv")
+    write_table(rows, [[0.25 * (i % 7)] * 28 for i in range(20000)])
+
+    def limited(*argv):  # writes past 64 KiB fail with EFBIG (SIGXFSZ ignored, as a service would)
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (65536, 65536))
+        return subprocess.run([s.grove, *argv], capture_output=True, text=True, preexec_fn=limit, timeout=600)
+
+    directory = s.path("io")
+    os.makedirs(directory, exist_ok=True)
+    artifact = s.path("io-higgs.so")
+    if s.run("compile", higgs, "-o", artifact).returncode != 0:
+        return s.record("io", "compile", False, "cannot compile higgs")
+    cases = [
+        ("predict_disk_full", lambda: s.run("predict", higgs, "--input", rows, "--output", "/dev/full"),
+         "/dev/full: No space left on device"),
+        ("predict_file_too_large", lambda: limited("predict", artifact, "--input", rows, "--output",
+                                                   os.path.join(directory, "out.csv")), "out.csv: File too large"),
+        ("compile_file_too_large", lambda: limited("compile", higgs, "-o", os.path.join(directory, "model.so")),
+         "cannot write"),
+    ]
+    for name, command, text in cases:
+        if not s.wanted("io", name):
+            continue
+        p = command()
+        left = os.listdir(directory)
+        s.record("io", name, p.returncode == 1 and text in p.stderr and not left,
+                 f"exit {p.returncode}, files left {left}: {p.stderr.strip()}")
 
 
 SCHEDULES = os.path.join(ROOT, "tests", "schedules")
@@ -527,6 +688,141 @@ def scale_tests(s, pool):
         print(f"scale/{name}: compiled in {seconds:.2f} s", flush=True)
     return [pool.submit(one)]
 
+# AArch64: artifacts cross-compiled by grove, run by the cross-built runtime under qemu-aarch64.
+
+QEMU_AARCH64 = ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]
+AARCH64_CC = os.environ.get("GROVE_CC_AARCH64", "aarch64-linux-gnu-gcc")
+AARCH64_CPUS = ["generic", "neoverse-n1", "cortex-a72"]  # the models take turns, so that named CPUs are tried too
+AARCH64_FIXTURES = ["f64_binary", "sk_rf_multiclass"]  # LightGBM compared in double (--f64 rows), an ONNX classifier
+
+
+def aarch64_missing(s):
+    """What the aarch64 group needs and does not find, as a message; None when all is there."""
+    driver = os.path.join(ROOT, s.args.builddir, "aarch64", "predict")
+    for what, there in ((f"{driver} (./configure.py builds it where {AARCH64_CC} is installed)", os.path.exists(driver)),
+                        ("qemu-aarch64 (package qemu-user)", shutil.which("qemu-aarch64")),
+                        (f"{AARCH64_CC} (package gcc-aarch64-linux-gnu)", shutil.which(AARCH64_CC)),
+                        ("/usr/aarch64-linux-gnu (package libc6-dev-arm64-cross)", os.path.isdir("/usr/aarch64-linux-gnu"))):
+        if not there:
+            return f"{what} is missing: run bash .ci/setup, then ./configure.py && ninja"
+    return None
+
+
+def check_aarch64(s, name, model, rows_csv, expected, probability, options=(), f64=False):
+    """Compile model for aarch64-linux-gnu (with options), predict rows_csv with the cross-built driver under
+    qemu-aarch64 and compare with expected."""
+    artifact = s.path(f"aarch64-{name}.so")
+    p = s.run("compile", model, "--target", "aarch64-linux-gnu", "-o", artifact, *options)
+    if p.returncode != 0:
+        return s.record("aarch64", name, False, f"compile failed: {p.stderr.strip()}")
+    driver = os.path.join(ROOT, s.args.builddir, "aarch64", "predict")
+    run = subprocess.run([*QEMU_AARCH64, driver, artifact, rows_csv, *(["--f64"] if f64 else [])], capture_output=True,
+                         text=True, timeout=600)
+    if run.returncode != 0:
+        return s.record("aarch64", name, False, f"qemu-aarch64 {driver}: exit {run.returncode}: {run.stderr.strip()}")
+    got = [[float(x) for x in line.split(",")] for line in run.stdout.splitlines() if line]
+    judge(s, "aarch64", name, got, expected, probability, f" ({' '.join(options)})" if options else "")
+
+
+def aarch64_prediction_jobs(s, pool):
+    """Every real model and the AARCH64_FIXTURES, compiled for AArch64 and run under qemu."""
+    jobs = []
+    for i, (name, model, rows, probability, expected) in enumerate(real_cases()):
+        if s.wanted("aarch64", name):
+            table = read_table(os.path.join(REAL, rows))
+            inputs = s.path(f"aarch64-{name}.rows.csv")
+            write_table(inputs, [r[:-1] for r in table])
+            jobs.append(pool.submit(check_aarch64, s, name, os.path.join(REAL, model), inputs,
+                                    [[expected(r[-1])] for r in table], probability,
+                                    ("--cpu", AARCH64_CPUS[i % len(AARCH64_CPUS)])))
+    for m in fixtures():
+        if m["name"] in AARCH64_FIXTURES and s.wanted("aarch64", m["name"]):
+            jobs.append(pool.submit(check_aarch64, s, m["name"], m["model"], m["rows"], read_table(m["pred"]),
+                                    m["probability"], f64=m["f64"]))
+    return jobs
+
+
+def neon_fadds(s, name, options):
+    """How many NEON float adds (fadd vN.4s) the aarch64 assembly of higgs has under options; None if it fails."""
+    out = s.path(f"aarch64-{name}.s")
+    p = s.run("compile", os.path.join(REAL, "higgs.json"), "--target", "aarch64-linux-gnu", "--emit", "asm", *options,
+              "-o", out)
+    if p.returncode != 0:
+        s.record("aarch64", name, False, p.stderr.strip())
+        return None
+    with open(out) as f:
+        return len(re.findall(r"^\s+fadd\s+v\d+\.4s", f.read(), re.M))
+
+
+def aarch64_vector_tests(s, pool):
+    """vectorReduce folds its copies 8 floats at a time: its predictions under qemu, and its NEON code. At -O0 (no
+    LLVM vectoriser) NEON adds come from the schedule alone, so the default schedule there must have none."""
+    schedule = ("--schedule", os.path.join(SCHEDULES, "vector_reduce.sched"))
+    jobs = []
+    if s.wanted("aarch64", "vector_reduce"):
+        table = read_table(os.path.join(REAL, "higgs.test.csv"))
+        inputs = s.path("aarch64-vector_reduce.rows.csv")
+        write_table(inputs, [r[:-1] for r in table])
+        jobs.append(pool.submit(check_aarch64, s, "vector_reduce", os.path.join(REAL, "higgs.json"), inputs,
+                                [[r[-1]] for r in table], True, (*schedule, "--cpu", "neoverse-n1")))
+    if s.wanted("aarch64", "vector_reduce.neon"):
+        scheduled, default = neon_fadds(s, "vector_reduce.neon", (*schedule, "-O0")), neon_fadds(s, "default.O0", ("-O0",))
+        optimised = neon_fadds(s, "vector_reduce.O3", schedule)
+        if None not in (scheduled, default, optimised):
+            s.record("aarch64", "vector_reduce.neon", scheduled > 0 and default == 0 and optimised > 0,
+                     f"fadd vN.4s: {scheduled} with vectorReduce at -O0, {default} without, {optimised} at -O3")
+    return jobs
+
+
+def aarch64_cli_cases(s):
+    """Bad --target and --cpu, a missing cross compiler, predict and grove_load refusing AArch64: (name, argv,
+    environment, text expected in stderr with exit status 1)."""
+    higgs = os.path.join(REAL, "higgs.json")
+    return [
+        ("bad_target", ["compile", higgs, "--target", "sparc-sun-solaris"], None,
+         "--target sparc-sun-solaris: unknown target triple (grove emits code for x86_64-linux-gnu or"),
+        ("bad_cpu", ["compile", higgs, "--target", "aarch64-linux-gnu", "--cpu", "skylake", "-o", s.path("x.so")], None,
+         "--cpu skylake: unknown aarch64 CPU (try generic, neoverse-n1"),
+        ("native_cpu", ["compile", higgs, "--target", "aarch64-linux-gnu", "--cpu", "native", "-o", s.path("x.so")], None,
+         "--cpu native: tunes for the machine grove runs on, which is not aarch64-linux-gnu"),
+        ("missing_cross_compiler", ["compile", higgs, "--target", "aarch64-linux-gnu", "-o", s.path("x.so")],
+         {"GROVE_CC_AARCH64": "aarch64-nowhere-gcc"}, "cannot run aarch64-nowhere-gcc to link the aarch64 shared "
+         "library: No such file or directory (install gcc-aarch64-linux-gnu"),
+        ("predict_target", ["predict", higgs, "--target", "aarch64-linux-gnu", "--input", "-"], None,
+         "predict: --target: predict runs its artifact on this host"),
+        ("load_foreign_artifact", ["predict", s.path("aarch64-higgs.so"), "--input", "-"], None,
+         "an artifact for AArch64; this library runs on x86-64"),
+    ]
+
+
+def aarch64_cli_tests(s):
+    """The command line's errors for other targets (aarch64_cli_cases)."""
+    for name, argv, env, text in aarch64_cli_cases(s):
+        if not s.wanted("aarch64", name):
+            continue
+        if name == "load_foreign_artifact":  # an artifact of its own, whatever else -k selects
+            s.run("compile", os.path.join(REAL, "higgs.json"), "--target", "aarch64-unknown-linux-gnu", "-o", argv[1])
+        p = s.run(*argv, stdin="", env=env)
+        ok = p.returncode == 1 and text in p.stderr and p.stderr.startswith("grove: ")
+        s.record("aarch64", name, ok, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}, expected {text!r}")
+
+
+def aarch64_tests(s, pool):
+    """The aarch64 group: predictions, the AOT object, NEON and the command line's errors (jobs for the pool)."""
+    names = [c[0] for c in real_cases()] + AARCH64_FIXTURES + ["vector_reduce", "vector_reduce.neon", "aot.higgs"]
+    if not any(s.wanted("aarch64", n) for n in names + [c[0] for c in aarch64_cli_cases(s)]):
+        return []
+    missing = aarch64_missing(s)
+    if missing:
+        s.record("aarch64", "setup", False, missing)
+        return []
+    jobs = aarch64_prediction_jobs(s, pool) + aarch64_vector_tests(s, pool)
+    if s.wanted("aarch64", "aot.higgs"):
+        jobs.append(pool.submit(aot_check, s, "aarch64", "aot.higgs", "higgs.json", "higgs.test.csv", True, AARCH64_CC,
+                                ("--target", "aarch64-linux-gnu", "--cpu", "neoverse-n1"), QEMU_AARCH64))
+    aarch64_cli_tests(s)
+    return jobs
+
 
 VENV_PYTHON = os.path.join(ROOT, "build", "venv", "bin", "python")
 
@@ -534,11 +830,10 @@ VENV_PYTHON = os.path.join(ROOT, "build", "venv", "bin", "python")
 def python_tests(s):
     """tests/python under build/venv's pytest, one result per pytest test (read from its JUnit XML)."""
     import xml.etree.ElementTree as ElementTree
-    library = os.path.join(ROOT, s.args.builddir, "libgrove.so")
     ks = s.args.k or []
     if ks and not any(fnmatch.fnmatch("python/", f"*{k}*") or k.startswith("python/") for k in ks):
         return
-    if os.path.exists(library) and sanitized(s):
+    if build_config(s)["asan"]:
         print(f"python: skipped: {s.args.builddir} is a sanitizer build, which Python cannot load", flush=True)
         return
     if not os.access(VENV_PYTHON, os.X_OK) or not os.path.exists(os.path.join(ROOT, "build", "venv", ".complete")):
@@ -593,12 +888,14 @@ def main():
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             jobs = (scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool) +
-                    schedule_tests(s, pool))
+                    schedule_tests(s, pool) + aarch64_tests(s, pool) + oom_tests(s, pool))
             unit_tests(s)
             golden_tests(s)
             cli_tests(s)
             aot_tests(s)
             install_tests(s)
+            tsan_tests(s)
+            io_failure_tests(s)
             for job in jobs:
                 job.result()
         python_tests(s)  # after the rest: its compiles and the Dask cluster take every core

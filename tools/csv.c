@@ -1,4 +1,4 @@
-/* Numeric CSV reading and writing. */
+/* Numeric CSV reading, a chunk of rows at a time, and writing. */
 #include "tools/csv.h"
 
 #include <errno.h>
@@ -6,31 +6,75 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The whole of path (or stdin for "-") as a NUL-terminated string. */
-static char *slurp(const char *path, size_t *len, Error *e)
+bool csv_open(CsvReader *r, const char *path, bool as_double, Error *e)
 {
 	FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 1 << 16, n = 0, got;
-	char *text;
 	if (!in)
-		return error_set(e, "%s: %s", path, strerror(errno)), NULL;
-	text = xmalloc(cap);
-	while ((got = fread(text + n, 1, cap - n - 1, in)) > 0) {
-		n += got;
-		if (cap - n - 1 == 0)
-			text = xrealloc(text, cap *= 2);
+		return error_set(e, "%s: %s", path, strerror(errno));
+	csv_attach(r, in, path, as_double);
+	r->owned = in != stdin;
+	return true;
+}
+
+void csv_attach(CsvReader *r, FILE *in, const char *name, bool as_double)
+{
+	memset(r, 0, sizeof *r);
+	r->in = in;
+	r->name = name;
+	r->as_double = as_double;
+}
+
+void csv_close(CsvReader *r)
+{
+	if (r->owned)
+		fclose(r->in);
+	free(r->buf);
+	memset(r, 0, sizeof *r);
+}
+
+/*
+ * The next line, without its line end, at *line (NUL-terminated, valid until the next
+ * call), its length in *len: 1, or 0 at the end of the input, or -1 on an error.
+ */
+static int read_line(CsvReader *r, char **line, size_t *len, Error *e)
+{
+	char *eol;
+	size_t scanned = 0;
+	if (!r->buf)
+		r->buf = xmalloc(r->cap = 1 << 16);
+	while (!(eol = memchr(r->buf + r->start + scanned, '\n', r->end - r->start - scanned))) {
+		size_t got;
+		scanned = r->end - r->start;
+		if (r->eof) {
+			if (!scanned)
+				return 0;
+			eol = r->buf + r->end; /* the last line has no newline */
+			break;
+		}
+		if (r->start > 0) { /* keep the partial line, drop what was parsed */
+			memmove(r->buf, r->buf + r->start, scanned);
+			r->end = scanned;
+			r->start = 0;
+		}
+		if (r->end + 1 >= r->cap) {
+			if (r->cap > CSV_MAX_LINE)
+				return error_set(e, "%s:%zu: a line longer than %u MiB", r->name, r->line_no + 1, CSV_MAX_LINE >> 20), -1;
+			r->buf = xrealloc(r->buf, r->cap *= 2);
+		}
+		got = fread(r->buf + r->end, 1, r->cap - r->end - 1, r->in);
+		if (got == 0 && ferror(r->in))
+			return error_set(e, "%s: %s", r->name, strerror(errno)), -1;
+		r->eof = got == 0;
+		r->end += got;
 	}
-	if (ferror(in)) {
-		error_set(e, "%s: %s", path, strerror(errno));
-		free(text);
-		text = NULL;
-	} else {
-		text[n] = 0;
-		*len = n;
-	}
-	if (in != stdin)
-		fclose(in);
-	return text;
+	*line = r->buf + r->start;
+	*len = (size_t)(eol - *line);
+	r->start = eol < r->buf + r->end ? (size_t)(eol - r->buf) + 1 : r->end;
+	r->line_no++;
+	if (*len && (*line)[*len - 1] == '\r')
+		--*len;
+	(*line)[*len] = 0;
+	return 1;
 }
 
 /* Parse one field [s, end) into *v (rounded to float unless as_double); false if it is not a number. */
@@ -39,7 +83,7 @@ static bool parse_field(const char *s, const char *end, bool as_double, double *
 	char *stop;
 	while (s < end && (*s == ' ' || *s == '\t'))
 		s++;
-	while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+	while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	if (s == end) {
 		*v = NAN;
@@ -50,62 +94,62 @@ static bool parse_field(const char *s, const char *end, bool as_double, double *
 	return stop == end;
 }
 
-bool csv_read(const char *path, bool as_double, Table *t, Error *e)
+/* Fields of the line: its commas and one. */
+static size_t count_fields(const char *line, size_t len)
 {
-	size_t len, cap = 0, line_no = 0;
-	char *text = slurp(path, &len, e), *line, *next;
-	memset(t, 0, sizeof *t);
-	if (!text)
-		return false;
-	for (line = text; line < text + len; line = next) {
-		char *eol = memchr(line, '\n', (size_t)(text + len - line)), *field;
-		size_t cols = 0;
-		if (!eol)
-			eol = text + len;
-		next = eol + 1;
-		line_no++;
-		if (eol == line || (eol == line + 1 && *line == '\r'))
+	size_t n = 1;
+	for (const char *p = line, *end = line + len; (p = memchr(p, ',', (size_t)(end - p))); p++)
+		n++;
+	return n;
+}
+
+bool csv_next(CsvReader *r, size_t max_rows, Table *t, Error *e)
+{
+	t->rows = 0;
+	while (t->rows < max_rows) {
+		char *line, *field;
+		size_t len, cols;
+		int got = read_line(r, &line, &len, e);
+		if (got <= 0)
+			return got == 0;
+		if (len == 0)
 			continue;
-		for (field = line;; ) {
-			char *comma = memchr(field, ',', (size_t)(eol - field)), *stop = comma ? comma : eol;
+		cols = count_fields(line, len);
+		if (!r->cols) { /* the first row: its width; a first line that is not numeric is a header */
 			double v;
-			if (!parse_field(field, stop, as_double, &v)) {
-				if (t->rows == 0 && cols == 0 && line_no == 1)
-					break; /* a header */
-				error_set(e, "%s:%zu: field %zu: '%.*s' is not a number", path, line_no, cols + 1,
-				          (int)(stop - field > 40 ? 40 : stop - field), field);
-				goto fail;
-			}
-			GROW(t->doubles, t->rows * (t->cols ? t->cols : cols + 1) + cols + 1, cap);
-			t->doubles[t->rows * t->cols + cols] = v;
-			cols++;
-			if (!comma)
-				break;
-			field = comma + 1;
+			char *comma = memchr(line, ',', len);
+			if (r->line_no == 1 && !parse_field(line, comma ? comma : line + len, r->as_double, &v))
+				continue;
+			r->cols = cols;
 		}
-		if (cols == 0)
-			continue;
-		if (t->rows == 0)
-			t->cols = cols;
-		else if (cols != t->cols) {
-			error_set(e, "%s:%zu: %zu fields, earlier rows have %zu", path, line_no, cols, t->cols);
-			goto fail;
+		if (max_rows > CSV_CHUNK_VALUES / r->cols)
+			max_rows = CSV_CHUNK_VALUES / r->cols ? CSV_CHUNK_VALUES / r->cols : 1;
+		if (cols != r->cols)
+			return error_set(e, "%s:%zu: %zu fields, earlier rows have %zu", r->name, r->line_no, cols, r->cols);
+		if (t->cols != r->cols || t->cap < max_rows * r->cols) {
+			free(t->values);
+			free(t->doubles);
+			t->cap = max_rows * r->cols;
+			t->values = r->as_double ? NULL : xmalloc(t->cap * sizeof *t->values);
+			t->doubles = r->as_double ? xmalloc(t->cap * sizeof *t->doubles) : NULL;
+			t->cols = r->cols;
+		}
+		field = line;
+		for (size_t c = 0; c < cols; c++) {
+			char *comma = memchr(field, ',', (size_t)(line + len - field)), *stop = comma ? comma : line + len;
+			double v;
+			if (!parse_field(field, stop, r->as_double, &v))
+				return error_set(e, "%s:%zu: field %zu: '%.*s' is not a number", r->name, r->line_no, c + 1,
+				                 (int)(stop - field > 40 ? 40 : stop - field), field);
+			if (r->as_double)
+				t->doubles[t->rows * cols + c] = v;
+			else
+				t->values[t->rows * cols + c] = (float)v;
+			field = stop + 1;
 		}
 		t->rows++;
 	}
-	free(text);
-	if (!as_double) { /* every value is a float already */
-		t->values = xmalloc((t->rows * t->cols + 1) * sizeof *t->values);
-		for (size_t i = 0; i < t->rows * t->cols; i++)
-			t->values[i] = (float)t->doubles[i];
-		free(t->doubles);
-		t->doubles = NULL;
-	}
 	return true;
-fail:
-	free(text);
-	table_free(t);
-	return false;
 }
 
 void csv_write(FILE *out, const float *values, size_t rows, size_t cols)

@@ -1,7 +1,8 @@
 /*
  * grove: the command-line compiler.
  *
- *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME] [--representation R]
+ *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--target TRIPLE] [--cpu CPU] [-O N] [--prefix NAME]
+ *                 [--representation R]
  *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N]
  *   grove dump --level hir|mir|lir MODEL
  * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
@@ -19,6 +20,7 @@
 #include <llvm-c/Core.h>
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,7 @@ __attribute__((format(printf, 1, 2))) static _Noreturn void fail(const char *fmt
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	pending_files_unlink();
 	exit(1);
 }
 
@@ -70,6 +73,11 @@ static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		o->format = option_value(argc, argv, i);
 		if (!front_format_known(o->format))
 			fail("--format %s: unknown format (expected %s)", o->format, front_format_names());
+	} else if (!strcmp(argv[*i], "--limit")) {
+		FrontLimits limits = front_default_limits();
+		Error e = {0};
+		if (!front_limits_parse(&limits, o->limits = option_value(argc, argv, i), &e))
+			fail("%s", e.message);
 	} else if (!strcmp(argv[*i], "--representation"))
 		o->representation = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--tile-trees"))
@@ -104,19 +112,26 @@ static long parse_count(const char *option, const char *s, long max)
 }
 
 static const char compile_usage[] =
-	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--cpu CPU] [-O N] [--prefix NAME]\n"
-	"                           [--representation array|sparse] [--format FORMAT]\n"
+	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--target TRIPLE] [--cpu CPU] [-O N]\n"
+	"                           [--prefix NAME] [--representation array|sparse] [--format FORMAT]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
-	"for this (x86-64) host.\n"
+	"for this (x86-64) host or, with --target, for AArch64.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
 	"  --emit KIND         so: shared library for libgrove (default); obj: object plus a C header\n"
 	"                      (OUT with .h) declaring PREFIX_predict; asm: assembly; llvm: LLVM IR text\n"
-	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...\n"
+	"  --target TRIPLE     x86_64-linux-gnu (this host, the default) or aarch64-linux-gnu (LLVM's\n"
+	"                      aarch64-unknown-linux-gnu too); AArch64 shared libraries are linked by\n"
+	"                      aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu) or $GROVE_CC_AARCH64\n"
+	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...;\n"
+	"                      for aarch64: generic (default), neoverse-n1, neoverse-v1, cortex-a72, ...\n"
+	"                      (native is refused there: it names the machine grove runs on)\n"
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
+	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"
+	"                      trees (16777216), nodes (1073741824)\n"
 	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"
@@ -155,6 +170,8 @@ static int cmd_compile(int argc, char **argv)
 			o.emit = (TargetEmit)k;
 		} else if (!strcmp(a, "--cpu")) {
 			o.cpu = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--target")) {
+			o.triple = option_value(argc, argv, &i);
 		} else if (!strncmp(a, "-O", 2)) {
 			o.opt_level = (int)parse_count("-O", a[2] ? a + 2 : option_value(argc, argv, &i), 3);
 		} else if (!strcmp(a, "--prefix")) {
@@ -170,6 +187,9 @@ static int cmd_compile(int argc, char **argv)
 	}
 	if (!model)
 		fail("compile: no model (see grove compile --help)");
+	/* Options are checked before the model is read: a misspelt --target or --cpu fails at once. */
+	if (!target_check(&o, &e))
+		fail("%s", e.message);
 	if (!out) {
 		size_t n = strlen(model);
 		const char *dot = strrchr(model, '.'), *slash = strrchr(model, '/');
@@ -243,6 +263,77 @@ static void write_labels(FILE *f, const GroveModel *model, const float *out, siz
 	}
 }
 
+/* predict's output while it is written: a temporary file beside the requested one, removed if grove exits before
+   renaming it (a failed run leaves no partial output). */
+static char *pending_output;
+
+/*
+ * Open a temporary file beside path for the output (path itself once complete:
+ * finish_output); a path that is not a regular file (a device, a pipe) is written as it is.
+ */
+static FILE *open_output(const char *path)
+{
+	size_t len = strlen(path) + 8;
+	struct stat st;
+	int fd;
+	FILE *f;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(f = fopen(path, "w")))
+			fail("%s: %s", path, strerror(errno));
+		return f;
+	}
+	pending_output = xmalloc(len);
+	snprintf(pending_output, len, "%s.XXXXXX", path);
+	if ((fd = mkstemp(pending_output)) < 0) {
+		free(pending_output);
+		pending_output = NULL;
+		fail("%s: %s", path, strerror(errno));
+	}
+	pending_file_add(pending_output);
+	if (!(f = fdopen(fd, "w")))
+		fail("%s: %s", path, strerror(errno));
+	return f;
+}
+
+/* Close the output and rename it to path. */
+static void finish_output(FILE *f, const char *path)
+{
+	if (fclose(f) != 0 || (pending_output && rename(pending_output, path) != 0))
+		fail("%s: %s", path, strerror(errno));
+	if (pending_output)
+		pending_file_remove(pending_output);
+	free(pending_output);
+	pending_output = NULL;
+}
+
+/* Timing of the prediction calls over all chunks: the sum of each chunk's best and mean. */
+typedef struct Timing {
+	double best, total;
+	size_t rows;
+} Timing;
+
+/* Predict the chunk t into out `repeat` times, adding the times to *timing; exits on an error. */
+static void predict_chunk(const GroveModel *model, const Table *t, bool f64, unsigned flags, float *out, size_t out_len,
+                          long repeat, const char *input, Timing *timing)
+{
+	double best = 1e30, total = 0;
+	size_t cols = t->rows ? t->cols : grove_num_features(model);
+	GroveError err;
+	for (long r = 0; r < repeat; r++) {
+		double start = now(), spent;
+		GroveStatus status = f64 ? grove_predict_f64(model, t->doubles, t->rows, cols, out, out_len, flags, &err)
+		                         : grove_predict(model, t->values, t->rows, cols, out, out_len, flags, &err);
+		if (status != GROVE_OK)
+			fail("%s: %s", input, err.message);
+		spent = now() - start;
+		total += spent;
+		best = spent < best ? spent : best;
+	}
+	timing->best += best;
+	timing->total += total;
+	timing->rows += t->rows;
+}
+
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
@@ -252,11 +343,14 @@ static int cmd_predict(int argc, char **argv)
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
 	GroveError err;
-	Table rows;
+	CsvReader csv;
+	Table rows = {0};
+	Timing spent = {0};
 	Error e = {0};
 	float *out;
-	size_t per_row;
-	double start, best = 1e30, total = 0;
+	size_t per_row, chunk;
+	unsigned flags;
+	FILE *f;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -264,6 +358,9 @@ static int cmd_predict(int argc, char **argv)
 			fputs(predict_usage, stdout);
 			return 0;
 		} else if (pipeline_option(argc, argv, &i, &p)) {
+		} else if (!strcmp(a, "--target")) {
+			fail("predict: --target: predict runs its artifact on this host; compile for another target with "
+			     "grove compile --target and run it there");
 		} else if (!strcmp(a, "--input")) {
 			input = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
@@ -290,11 +387,13 @@ static int cmd_predict(int argc, char **argv)
 	}
 	if (!artifact || !input)
 		fail("predict: %s (see grove predict --help)", artifact ? "no --input" : "no artifact or model");
+	if (margin && label)
+		fail("predict: --margin or --label, not both");
 
-	if (!csv_read(input, f64, &rows, &e))
+	if (!csv_open(&csv, input, f64, &e))
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
-		start = now();
+		double start = now();
 		library = compile_to_temporary(artifact, &p, temp_dir);
 		if (timing)
 			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);
@@ -306,42 +405,36 @@ static int cmd_predict(int argc, char **argv)
 		rmdir(temp_dir);
 		free(library);
 	}
-	if (margin && label)
-		fail("predict: --margin or --label, not both");
 	if (label && !grove_num_labels(model))
 		fail("%s: the model has no class labels (--label is for classifiers that have them, as ONNX's do)", artifact);
-	per_row = grove_num_outputs(model, margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0);
-	out = xcalloc(rows.rows * per_row + 1, sizeof *out);
-	for (long r = 0; r < repeat; r++) {
-		double t;
-		start = now();
-		size_t cols = rows.rows ? rows.cols : grove_num_features(model);
-		unsigned flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
-		GroveStatus status = f64 ? grove_predict_f64(model, rows.doubles, rows.rows, cols, out, rows.rows * per_row, flags, &err)
-		                         : grove_predict(model, rows.values, rows.rows, cols, out, rows.rows * per_row, flags, &err);
-		if (status != GROVE_OK)
-			fail("%s: %s", input, err.message);
-		t = now() - start;
-		total += t;
-		if (t < best)
-			best = t;
-	}
-	if (timing)
-		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", rows.rows,
-		        best * 1e3, rows.rows ? best * 1e6 / (double)rows.rows : 0.0, total * 1e3 / (double)repeat, repeat);
-	{
-		FILE *f = output ? fopen(output, "w") : stdout;
-		if (!f)
-			fail("%s: %s", output, strerror(errno));
+	flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
+	per_row = grove_num_outputs(model, flags);
+	/* The CSV is read, predicted and written a chunk of rows at a time (csv_next may return fewer for wide rows). */
+	chunk = CSV_CHUNK_VALUES / (grove_num_features(model) ? grove_num_features(model) : 1);
+	chunk = chunk ? chunk : 1;
+	out = xcalloc(chunk * per_row + 1, sizeof *out);
+	f = output ? open_output(output) : stdout;
+	do {
+		if (!csv_next(&csv, chunk, &rows, &e))
+			fail("%s", e.message);
+		if (rows.rows || !spent.rows) /* an empty input still checks its width, as one empty call */
+			predict_chunk(model, &rows, f64, flags, out, rows.rows * per_row, repeat, input, &spent);
 		if (label)
 			write_labels(f, model, out, rows.rows);
 		else
 			csv_write(f, out, rows.rows, per_row);
-		if ((output ? fclose(f) : fflush(f)) != 0)
-			fail("%s: %s", output ? output : "standard output", strerror(errno));
-	}
+	} while (rows.rows);
+	if (output)
+		finish_output(f, output);
+	else if (fflush(f) != 0 || ferror(f))
+		fail("standard output: %s", strerror(errno ? errno : EIO));
+	if (timing)
+		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", spent.rows,
+		        spent.best * 1e3, spent.rows ? spent.best * 1e6 / (double)spent.rows : 0.0, spent.total * 1e3 / (double)repeat,
+		        repeat);
 	free(out);
 	table_free(&rows);
+	csv_close(&csv);
 	grove_free(model);
 	return 0;
 }

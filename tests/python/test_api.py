@@ -96,6 +96,10 @@ def test_bad_models_and_options(higgs, tmp_path):
         grove.compile(path, interleave=99)
     with pytest.raises(grove.GroveArgumentError, match="opt_level=-1"):
         grove.compile(path, opt_level=-1)
+    with pytest.raises(grove.GroveFormatError, match="the model has 100 trees, more than grove's limit of 10"):
+        grove.compile(path, limits="trees=10")
+    with pytest.raises(grove.GroveArgumentError, match="frob=1: expected NAME=N"):
+        grove.compile(path, limits="frob=1")
     with pytest.raises(TypeError, match="unknown option emit"):
         grove.compile(path, emit="asm")
     with pytest.raises(TypeError, match="cannot compile a builtins.dict"):

@@ -4,6 +4,15 @@
 
 #include <stdio.h>
 
+/* GROVE_ASAN: built with AddressSanitizer (gcc defines __SANITIZE_ADDRESS__, clang 16 answers __has_feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define GROVE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GROVE_ASAN 1
+#endif
+#endif
+
 static int failures;
 
 #define CHECK(cond)                                                                              \

@@ -97,6 +97,11 @@ int main(int argc, char **argv)
 	o.representation = "bitvector";
 	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "bitvector");
 	FAILS(model, "/nonexistent/dir/model.so", NULL, GROVE_ERROR_IO, "/nonexistent/dir/model.so");
+	grove_compile_options_init(&o);
+	o.limits = "features=2";
+	FAILS(model, out, &o, GROVE_ERROR_FORMAT, "the model has 3 features, more than grove's limit of 2");
+	o.limits = "features=-1";
+	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "features needs a whole number above 0");
 
 	rmdir(dir);
 	if (failures)

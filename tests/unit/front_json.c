@@ -243,7 +243,7 @@ static void test_reader_small(void)
 	CHECK(f && f->num_trees == 0 && f->base_score[0] == (double)logf(2.0f) && f->transform == HTRANSFORM_EXP);
 	hir_forest_free(f);
 
-	f = front_read_model("no/such/model.json", NULL, &e);
+	f = front_read_model("no/such/model.json", NULL, NULL, &e);
 	CHECK(!f);
 	expect_message(e.message, "no/such/model.json: No such file or directory", __LINE__);
 }
@@ -268,7 +268,7 @@ static void test_reader_higgs(void)
 	}
 	for (int run = 0; run < 5; run++) {
 		double start = now_ms();
-		HForest *f = front_read_model(path, NULL, &e);
+		HForest *f = front_read_model(path, NULL, NULL, &e);
 		double ms = now_ms() - start;
 		if (!f) {
 			fprintf(stderr, "%s\n", e.message);

@@ -127,7 +127,7 @@ static void expect_read_error(const char *name, const char *bytes, size_t n, con
 	Error e = {{0}};
 	HForest *f;
 	write_file(name, bytes, n);
-	f = front_read_model(name, format, &e);
+	f = front_read_model(name, format, NULL, &e);
 	if (f) {
 		fprintf(stderr, "%s:%d: %s was read, expected an error '%s'\n", __FILE__, line, name, text);
 		failures++;
@@ -232,7 +232,7 @@ static void check_fixture(const char *dir, const char *name, const char *model, 
 	HForest *f;
 	double worst = 0;
 
-	if (snprintf(path, sizeof path, "%s/%s", dir, model) >= (int)sizeof path || !(f = front_read_model(path, NULL, &e))) {
+	if (snprintf(path, sizeof path, "%s/%s", dir, model) >= (int)sizeof path || !(f = front_read_model(path, NULL, NULL, &e))) {
 		fprintf(stderr, "%s\n", e.message);
 		failures++;
 		return;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "tests/unit/check.h"
 
-#ifndef __SANITIZE_ADDRESS__ /* AddressSanitizer has its own malloc */
+#ifndef GROVE_ASAN /* AddressSanitizer has its own malloc */
 /* Allocations counted while `counting` is set: glibc's allocator, interposed by this program. */
 static _Atomic int counting;
 static _Atomic long allocations;
@@ -229,7 +229,7 @@ int main(void)
 		CHECK(threads() == before);
 	}
 	CHECK(grove_workspace_size(model, 1) == 0 && grove_workspace_size(model, ROWS) == 0);
-#ifndef __SANITIZE_ADDRESS__
+#ifndef GROVE_ASAN
 	{
 		char *volatile copy; /* the count sees allocations, the library's included */
 		counting = 1;

@@ -39,6 +39,7 @@ class CompileOptions(ctypes.Structure):
         ("interleave", ctypes.c_uint),
         ("interleave_trees", ctypes.c_uint),
         ("tile_trees", ctypes.c_uint),
+        ("limits", ctypes.c_char_p),
     ]
 
 

@@ -10,7 +10,7 @@ from .errors import argument, from_status
 from .model import Model
 
 # compile()'s keyword options: GroveCompileOptions fields and what each takes
-_TEXT_OPTIONS = ("format", "representation", "target")
+_TEXT_OPTIONS = ("format", "representation", "target", "limits")
 _NUMBER_OPTIONS = ("opt_level", "interleave", "interleave_trees", "tile_trees")
 
 
@@ -88,8 +88,10 @@ def compile(model, schedule=None, cpu="native", **options):
     machine), "x86-64", "x86-64-v3", or an LLVM CPU name; compile for the oldest CPU that
     will run the model when it travels (pickled to other machines). options:
     representation ("array", "sparse"), opt_level (0-3), interleave, interleave_trees,
-    tile_trees (as `grove compile`'s options), format (to force a reader), target (a
-    triple). Errors raise grove.GroveError subclasses with grove's message."""
+    tile_trees (as `grove compile`'s options), format (to force a reader), limits
+    ("features=N,trees=N,...": the sizes of model accepted), target (a triple; the
+    Model loads only this host's architecture: cross-compile with `grove compile
+    --target`). Errors raise grove.GroveError subclasses with grove's message."""
     with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
         path = _library_model(model, directory)
         if path is None:

@@ -1,0 +1,165 @@
+/*
+ * The architectures grove emits code for, one row of a table each, and LLVM target
+ * machines for them. The row of the host's architecture compiles for this machine
+ * (--cpu native, $CC links); the others are cross targets (a generic CPU, a cross
+ * compiler links). Adding an architecture is adding a row, its CPU list and its LLVM
+ * components in configure.py.
+ */
+#include "target/machine.h"
+#include "target/aarch64_cpus.h"
+#include "target/x86_cpus.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct TargetArch {
+	const char *name;          /* in messages: "x86-64", "aarch64" */
+	const char *llvm_arch;     /* a triple's first component, as LLVM spells it */
+	const char *gnu_triple;    /* Debian's multiarch triple, the cross compiler's prefix */
+	const char *llvm_triple;   /* LLVM's spelling, emitted for when this is not the host */
+	const char *cross_cc;      /* the cross compiler that links its shared libraries elsewhere */
+	const char *cc_variable;   /* the environment variable naming another one */
+	const char *cc_package;    /* the Debian package holding cross_cc */
+	void (*init)(void);        /* registers the LLVM target */
+	const char *const *cpus;   /* the CPU names LLVM knows */
+	size_t num_cpus;
+	const char *cpu_examples;  /* a few of them, for messages */
+};
+
+/* LLVM's X86 target, registered when a compile asks for it. */
+static void init_x86(void)
+{
+	LLVMInitializeX86TargetInfo();
+	LLVMInitializeX86Target();
+	LLVMInitializeX86TargetMC();
+	LLVMInitializeX86AsmPrinter();
+	LLVMInitializeX86AsmParser();
+}
+
+/* LLVM's AArch64 target, registered when a compile asks for it. */
+static void init_aarch64(void)
+{
+	LLVMInitializeAArch64TargetInfo();
+	LLVMInitializeAArch64Target();
+	LLVMInitializeAArch64TargetMC();
+	LLVMInitializeAArch64AsmPrinter();
+	LLVMInitializeAArch64AsmParser();
+}
+
+static const TargetArch arches[] = {
+	{"x86-64", "x86_64", "x86_64-linux-gnu", "x86_64-pc-linux-gnu", "x86_64-linux-gnu-gcc", "GROVE_CC_X86_64",
+	 "gcc-x86-64-linux-gnu", init_x86, x86_cpus, COUNT_OF(x86_cpus), "x86-64, x86-64-v3, skylake, znver3"},
+	{"aarch64", "aarch64", "aarch64-linux-gnu", "aarch64-unknown-linux-gnu", "aarch64-linux-gnu-gcc", "GROVE_CC_AARCH64",
+	 "gcc-aarch64-linux-gnu", init_aarch64, aarch64_cpus, COUNT_OF(aarch64_cpus),
+	 "generic, neoverse-n1, neoverse-v1, cortex-a72, apple-m1"},
+};
+
+/* Whether triple's first component is arch's. */
+static bool triple_has_arch(const char *triple, const TargetArch *arch)
+{
+	size_t n = strlen(arch->llvm_arch);
+	return !strncmp(triple, arch->llvm_arch, n) && triple[n] == '-';
+}
+
+/* Fill e with the triples --target accepts. */
+static bool unknown_triple(const char *triple, const char *host, Error *e)
+{
+	char list[512] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < COUNT_OF(arches); i++)
+		used += (size_t)snprintf(list + used, sizeof list - used, "%s%s or %s%s", i ? ", " : "", arches[i].gnu_triple,
+		                         arches[i].llvm_triple, triple_has_arch(host, &arches[i]) ? " (this host)" : "");
+	return error_set(e, "--target %s: unknown target triple (grove emits code for %s)", triple, list);
+}
+
+bool target_platform(const char *triple, TargetPlatform *p, Error *e)
+{
+	char *host = LLVMGetDefaultTargetTriple();
+	bool ok = false;
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < COUNT_OF(arches) && !p->arch; i++) {
+		const TargetArch *arch = &arches[i];
+		bool is_host = triple_has_arch(host, arch);
+		if (triple ? !strcmp(triple, arch->gnu_triple) || !strcmp(triple, arch->llvm_triple) ||
+		                 (is_host && !strcmp(triple, host))
+		           : is_host) {
+			p->arch = arch;
+			p->host = is_host;
+			snprintf(p->triple, sizeof p->triple, "%s", is_host ? host : arch->llvm_triple);
+		}
+	}
+	if (p->arch)
+		ok = true;
+	else if (triple)
+		unknown_triple(triple, host, e);
+	else
+		error_set(e, "this host (%s) is none of the architectures grove emits code for", host);
+	LLVMDisposeMessage(host);
+	return ok;
+}
+
+/* Whether LLVM knows the CPU name for arch. */
+static bool known_cpu(const TargetArch *arch, const char *name)
+{
+	for (size_t i = 0; i < arch->num_cpus; i++)
+		if (!strcmp(arch->cpus[i], name))
+			return true;
+	return false;
+}
+
+LLVMTargetMachineRef target_machine_create(const TargetPlatform *p, const char *cpu, int opt_level, Error *e)
+{
+	static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
+	                                             LLVMCodeGenLevelAggressive};
+	const TargetArch *arch = p->arch;
+	char *message = NULL, *host_cpu = NULL, *features = NULL;
+	LLVMTargetRef target;
+	LLVMTargetMachineRef tm = NULL;
+
+	if (!cpu || !*cpu)
+		cpu = p->host ? "native" : "generic";
+	arch->init();
+	if (LLVMGetTargetFromTriple(p->triple, &target, &message)) {
+		error_set(e, "no LLVM target for %s: %s", p->triple, message);
+	} else if (!strcmp(cpu, "native") && !p->host) {
+		error_set(e, "--cpu native: tunes for the machine grove runs on, which is not %s; name an %s CPU (%s; "
+		          "default generic)", arch->gnu_triple, arch->name, arch->cpu_examples);
+	} else if (!strcmp(cpu, "native")) {
+		host_cpu = LLVMGetHostCPUName();
+		features = LLVMGetHostCPUFeatures();
+		tm = LLVMCreateTargetMachine(target, p->triple, host_cpu, features, levels[opt_level], LLVMRelocPIC,
+		                             LLVMCodeModelDefault);
+	} else if (!known_cpu(arch, cpu)) {
+		error_set(e, "--cpu %s: unknown %s CPU (try %s%s)", cpu, arch->name, p->host ? "native, " : "", arch->cpu_examples);
+	} else {
+		tm = LLVMCreateTargetMachine(target, p->triple, cpu, "", levels[opt_level], LLVMRelocPIC, LLVMCodeModelDefault);
+	}
+	if (!tm && e && !e->message[0])
+		error_set(e, "cannot create an LLVM target machine for %s", p->triple);
+	LLVMDisposeMessage(message);
+	LLVMDisposeMessage(host_cpu);
+	LLVMDisposeMessage(features);
+	return tm;
+}
+
+const char *target_linker(const TargetPlatform *p, const char *cc)
+{
+	const char *named;
+	if (p->host)
+		return cc ? cc : getenv("CC") ? getenv("CC") : "cc";
+	named = getenv(p->arch->cc_variable);
+	return named && *named ? named : p->arch->cross_cc;
+}
+
+bool target_linker_missing(const TargetPlatform *p, const char *linker, int error, Error *e)
+{
+	if (p->host)
+		return error_set(e, "cannot run %s: %s", linker, strerror(error));
+	return error_set(e, "cannot run %s to link the %s shared library: %s (install %s, e.g. with bash .ci/setup, or "
+	                 "name a cross compiler in %s)", linker, p->arch->name, strerror(error), p->arch->cc_package,
+	                 p->arch->cc_variable);
+}
