@@ -1,9 +1,9 @@
 #!/bin/bash
-# Install what is missing, build grove, compile the bundled example model and predict
+# Install what is missing (apt; the Python tests' build/venv from PyPI), build grove, compile the bundled example model and predict
 # with it, printing grove's predictions next to XGBoost's and the time per row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash .ci/setup
+bash .ci/setup --python
 ./configure.py
 ninja
 model=tests/models/binary_logistic.x3
