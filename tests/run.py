@@ -104,8 +104,11 @@ def compare(got, want, probability):
         if len(g_row) != len(w_row):
             return False, math.inf, math.inf, f"row {r}: {len(g_row)} values, expected {len(w_row)}"
         for c, (g, w) in enumerate(zip(g_row, w_row)):
-            err = abs(g - w) if not (math.isnan(g) or math.isnan(w)) else math.inf
-            rel = err / max(1.0, abs(w))
+            if math.isfinite(g) and math.isfinite(w):
+                err = abs(g - w)
+                rel = err / max(1.0, abs(w))
+            else:  # inf and NaN match only themselves (abs(inf - inf) is NaN, which no test would catch)
+                err = rel = 0.0 if g == w or (math.isnan(g) and math.isnan(w)) else math.inf
             worst_abs, worst_rel = max(worst_abs, err), max(worst_rel, rel)
             if (err if probability else rel) > TOLERANCE and bad is None:
                 bad = f"row {r} column {c}: got {g!r}, expected {w!r}"
