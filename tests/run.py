@@ -236,8 +236,9 @@ def fixtures():
     tests/models/*/manifest.json (one folder per format or generator).
 
     An entry has name, probability, and optionally model (the file, default NAME.json),
-    num_trees, schedules (false: not part of the schedule matrix; default true) and
-    f64_rows (true: predict with --f64, the rows being doubles the model compares as such). Its
+    num_trees, schedules (false: not part of the schedule matrix; default true),
+    f64_rows (true: predict with --f64, the rows being doubles the model compares as such) and
+    representations (each also compiled with --representation R, tested as NAME.R). Its
     files are NAME.rows.csv, NAME.pred.csv and, where the library has them, NAME.margin.csv
     and NAME.label.csv (a classifier's label per row)."""
     manifests = [os.path.join(MODELS, "manifest.json")]
@@ -251,7 +252,8 @@ def fixtures():
                        "rows": base + ".rows.csv", "pred": base + ".pred.csv", "margin": base + ".margin.csv",
                        "label": base + ".label.csv",
                        "probability": m["probability"], "num_trees": m.get("num_trees"),
-                       "schedules": m.get("schedules", True), "f64": m.get("f64_rows", False)}
+                       "schedules": m.get("schedules", True), "f64": m.get("f64_rows", False),
+                       "representations": m.get("representations", [])}
 
 
 def check_labels(s, m):
@@ -280,6 +282,9 @@ def model_tests(s, pool):
                                   False, margin=True, f64=m["f64"])
             if os.path.exists(m["label"]):
                 check_labels(s, m)
+            for rep in m["representations"]:
+                check_predictions(s, "models", f"{m['name']}.{rep}", m["model"], m["rows"], read_table(m["pred"]),
+                                  m["probability"], options=("--representation", rep), f64=m["f64"])
         if s.wanted("models", m["name"]):
             jobs.append(pool.submit(both))
     return jobs
