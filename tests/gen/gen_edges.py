@@ -22,6 +22,7 @@ library's own prediction from the edited file (onnxruntime for ONNX), never comp
                      missing types with default left and right; leaves of +-1e300 and
                      1.5e308 (sums overflowing to +inf); a categorical feature with
                      categories +-inf, -0, subnormals, 2^31, 1e300 and NaN
+  lgb_edges_f32      the same model on the same rows rounded to float32 (grove_predict)
   onnx_edges         ONNX TreeEnsembleRegressor (floats): every comparison mode at +-inf,
                      +-0, subnormal and +-FLT_MAX thresholds, missing_value_tracks_true
                      either way; leaves of +-3e38 overflowing to +-inf
@@ -180,8 +181,9 @@ def check_payloads(name, predict, X, f64):
 
 
 ENTRIES = []
-# The fixtures in the schedule matrix (tests/run.py's schedules group): one per format, to keep it short.
-SCHEDULES = ("xgb_edges", "lgb_edges", "onnx_edges")
+# The fixtures in the schedule matrix (tests/run.py's schedules group): floats and doubles, to keep it short (about
+# 30 compiles each); the others run with each representation under the default schedule.
+SCHEDULES = ("xgb_edges", "lgb_edges")
 
 
 def save(name, model, X, pred, margin, probability, f64, num_trees, library, notes):
@@ -353,6 +355,12 @@ def lightgbm_fixture(lgb):
     print(f"{name}: {beyond} margins beyond FLT_MAX (written as +-inf, their float32 rounding)")
     save(name, name + ".txt", rows, pred, margin, False, True, edited.num_trees(), "lightgbm " + lgb.__version__,
          "edited thresholds, missing types, huge leaves; categorical feature 0; expected values rounded to float32")
+    # The same model on float32 rows (grove_predict): LightGBM gets the floats as doubles.
+    rows32 = rows.astype(np.float32)
+    pred, margin = (np.asarray(predict(rows32.astype(np.float64), raw), np.float32).astype(np.float64)
+                    for raw in (False, True))
+    save(name + "_f32", name + ".txt", rows32, pred, margin, False, False, edited.num_trees(),
+         "lightgbm " + lgb.__version__, "lgb_edges on its rows rounded to float32; expected values rounded to float32")
 
 
 # ----------------------------------------------------------------------------- ONNX
