@@ -109,8 +109,11 @@ def compare(got, want, probability):
         if len(g_row) != len(w_row):
             return False, math.inf, math.inf, f"row {r}: {len(g_row)} values, expected {len(w_row)}"
         for c, (g, w) in enumerate(zip(g_row, w_row)):
-            err = abs(g - w) if not (math.isnan(g) or math.isnan(w)) else math.inf
-            rel = err / max(1.0, abs(w))
+            if math.isfinite(g) and math.isfinite(w):
+                err = abs(g - w)
+                rel = err / max(1.0, abs(w))
+            else:  # inf and NaN match only themselves (abs(inf - inf) is NaN, which no test would catch)
+                err = rel = 0.0 if g == w or (math.isnan(g) and math.isnan(w)) else math.inf
             worst_abs, worst_rel = max(worst_abs, err), max(worst_rel, rel)
             if (err if probability else rel) > TOLERANCE and bad is None:
                 bad = f"row {r} column {c}: got {g!r}, expected {w!r}"
@@ -238,8 +241,9 @@ def fixtures():
     tests/models/*/manifest.json (one folder per format or generator).
 
     An entry has name, probability, and optionally model (the file, default NAME.json),
-    num_trees, schedules (false: not part of the schedule matrix; default true) and
-    f64_rows (true: predict with --f64, the rows being doubles the model compares as such). Its
+    num_trees, schedules (false: not part of the schedule matrix; default true),
+    f64_rows (true: predict with --f64, the rows being doubles the model compares as such) and
+    representations (each also compiled with --representation R, tested as NAME.R). Its
     files are NAME.rows.csv, NAME.pred.csv and, where the library has them, NAME.margin.csv
     and NAME.label.csv (a classifier's label per row)."""
     manifests = [os.path.join(MODELS, "manifest.json")]
@@ -253,7 +257,8 @@ def fixtures():
                        "rows": base + ".rows.csv", "pred": base + ".pred.csv", "margin": base + ".margin.csv",
                        "label": base + ".label.csv",
                        "probability": m["probability"], "num_trees": m.get("num_trees"),
-                       "schedules": m.get("schedules", True), "f64": m.get("f64_rows", False)}
+                       "schedules": m.get("schedules", True), "f64": m.get("f64_rows", False),
+                       "representations": m.get("representations", [])}
 
 
 def check_labels(s, m):
@@ -282,6 +287,9 @@ def model_tests(s, pool):
                                   False, margin=True, f64=m["f64"])
             if os.path.exists(m["label"]):
                 check_labels(s, m)
+            for rep in m["representations"]:
+                check_predictions(s, "models", f"{m['name']}.{rep}", m["model"], m["rows"], read_table(m["pred"]),
+                                  m["probability"], options=("--representation", rep), f64=m["f64"])
         if s.wanted("models", m["name"]):
             jobs.append(pool.submit(both))
     return jobs
