@@ -18,6 +18,12 @@ REAL = os.path.join(ROOT, "..", "shared", "models", "real")
 TOLERANCE = 1e-5
 
 
+def number(field):
+    """A CSV field as grove reads it: empty, nan, -nan or nan(PAYLOAD) is NaN (Python's float() takes no payload)."""
+    field = field.strip()
+    return math.nan if not field or field.lstrip("+-").lower().startswith("nan") else float(field)
+
+
 def read_rows(path):
     """A CSV of numbers as a float64 array (an empty field or nan: NaN)."""
     rows = []
@@ -25,7 +31,7 @@ def read_rows(path):
         for line in f:
             line = line.strip()
             if line:
-                rows.append([float(x) if x.strip() not in ("", "nan", "NaN") else math.nan for x in line.split(",")])
+                rows.append([number(x) for x in line.split(",")])
     return np.array(rows, dtype=np.float64)
 
 
@@ -33,9 +39,14 @@ def assert_close(got, want, probability):
     """The suite's tolerance: 1e-5 absolute for probabilities, 1e-5 relative to max(1, |want|) otherwise."""
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     assert got.shape == want.shape, f"shape {got.shape}, expected {want.shape}"
-    error = np.abs(got - want)
-    if not probability:
-        error = error / np.maximum(1.0, np.abs(want))
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(got - want)
+        if not probability:
+            error = error / np.maximum(1.0, np.abs(want))
+    # Non-finite values match only themselves: inf of the same sign, NaN with NaN (as tests/run.py's compare).
+    finite = np.isfinite(got) & np.isfinite(want)
+    same = (got == want) | (np.isnan(got) & np.isnan(want))
+    error = np.where(finite, error, np.where(same, 0.0, np.inf))
     worst = np.unravel_index(np.argmax(error), error.shape) if error.size else None
     assert error.size == 0 or error.max() <= TOLERANCE, \
         f"largest error {error.max():.3g} at {worst}: got {got[worst]!r}, expected {want[worst]!r}"
