@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Store v little-endian at p. */
@@ -15,8 +16,8 @@ static void put_le64(unsigned char *p, uint64_t v)
 
 bool target_seal(const char *path, Error *e)
 {
-	static unsigned char chunk[1 << 16]; /* a multiple of 8, as grove_checksum wants */
-	unsigned char seal[sizeof(GroveSeal)];
+	enum { CHUNK = 1 << 16 };                /* a multiple of 8, as grove_checksum wants */
+	unsigned char *chunk, seal[sizeof(GroveSeal)]; /* per call: compiles may run on several threads at once */
 	uint64_t h = GROVE_CHECKSUM_START, size = 0;
 	FILE *f = fopen(path, "r+b");
 	size_t n;
@@ -25,7 +26,8 @@ bool target_seal(const char *path, Error *e)
 
 	if (!f)
 		return error_set(e, "%s: cannot seal: %s", path, strerror(errno));
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+	chunk = xmalloc(CHUNK);
+	while ((n = fread(chunk, 1, CHUNK, f)) > 0) {
 		h = grove_checksum(h, chunk, n);
 		size += n;
 	}
@@ -33,6 +35,7 @@ bool target_seal(const char *path, Error *e)
 	put_le64(seal + 8, size);
 	put_le64(seal + 16, h);
 	put_le64(seal + 24, 0);
+	free(chunk);
 	ok = !ferror(f) && fseek(f, 0, SEEK_END) == 0 && fwrite(seal, 1, sizeof seal, f) == sizeof seal;
 	if (fclose(f) != 0)
 		ok = false;

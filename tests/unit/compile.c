@@ -7,6 +7,7 @@
 #include "rt/grove_compile.h"
 
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,48 @@ static void expect_failure(const char *model, const char *out, const GroveCompil
 }
 
 #define FAILS(model, out, options, status, text) expect_failure(model, out, options, status, text, __LINE__)
+
+/* One of several compiles at once: model into its own path, which must then load (its seal intact). */
+typedef struct Job {
+	const char *model;
+	char out[96];
+	GroveStatus status;
+	char message[512];
+} Job;
+
+static void *compile_job(void *arg)
+{
+	Job *j = arg;
+	GroveModel *m = NULL;
+	GroveError err = {0};
+	for (int round = 0; round < 3 && (j->status = grove_compile_file(j->model, j->out, NULL, &err)) == GROVE_OK; round++) {
+		if ((j->status = grove_load(j->out, &m, &err)) != GROVE_OK)
+			break;
+		grove_free(m);
+	}
+	snprintf(j->message, sizeof j->message, "%s", err.message);
+	return NULL;
+}
+
+/* Compiles on several threads at once share nothing: each artifact loads. */
+static void test_threads(const char *model, const char *dir)
+{
+	pthread_t threads[4];
+	Job jobs[4];
+	for (int t = 0; t < 4; t++) {
+		jobs[t] = (Job){.model = model};
+		snprintf(jobs[t].out, sizeof jobs[t].out, "%s/thread%d.so", dir, t);
+		pthread_create(&threads[t], NULL, compile_job, &jobs[t]);
+	}
+	for (int t = 0; t < 4; t++) {
+		pthread_join(threads[t], NULL);
+		if (jobs[t].status != GROVE_OK) {
+			fprintf(stderr, "%s:%d: thread %d: %s\n", __FILE__, __LINE__, t, jobs[t].message);
+			failures++;
+		}
+		unlink(jobs[t].out);
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -103,6 +146,7 @@ int main(int argc, char **argv)
 	o.limits = "features=-1";
 	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "features needs a whole number above 0");
 
+	test_threads(model, dir);
 	rmdir(dir);
 	if (failures)
 		fprintf(stderr, "compile: %d checks failed\n", failures);
