@@ -1,5 +1,6 @@
 #include "ir/common.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,8 @@ _Noreturn void die(const char *fmt, ...)
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *pending[64];
 
-void pending_file_add(const char *path)
+/* Note path, to be removed should the compiler exit before pending_file_remove. */
+static void pending_file_add(const char *path)
 {
 	pthread_mutex_lock(&pending_lock);
 	for (size_t i = 0; i < COUNT_OF(pending); i++)
@@ -55,7 +57,7 @@ void pending_file_add(const char *path)
 	pthread_mutex_unlock(&pending_lock);
 }
 
-void pending_file_remove(const char *path)
+static void pending_file_remove(const char *path)
 {
 	pthread_mutex_lock(&pending_lock);
 	for (size_t i = 0; i < COUNT_OF(pending); i++)
@@ -71,6 +73,31 @@ void pending_files_unlink(void)
 		if (pending[i])
 			unlink(pending[i]);
 	pthread_mutex_unlock(&pending_lock);
+}
+
+char *temporary_beside(const char *path, const char *suffix, Error *e)
+{
+	size_t len = strlen(path) + strlen(suffix) + 8;
+	char *name = xmalloc(len);
+	int fd;
+	snprintf(name, len, "%s.XXXXXX%s", path, suffix);
+	fd = mkstemps(name, (int)strlen(suffix));
+	if (fd < 0) {
+		error_set(e, "%s: cannot create a temporary file: %s", name, strerror(errno));
+		free(name);
+		return NULL;
+	}
+	close(fd);
+	pending_file_add(name);
+	return name;
+}
+
+void temporary_drop(char *name, bool keep)
+{
+	pending_file_remove(name);
+	if (!keep)
+		unlink(name);
+	free(name);
 }
 
 /* Exhausted memory is the machine's state, not a bug: say so and exit 1 (no core dump, no half-written file). */

@@ -23,12 +23,15 @@ bool error_set(Error *e, const char *fmt, ...) __attribute__((format(printf, 2, 
 void error_prefix(Error *e, const char *prefix);
 
 /*
- * Temporary output files (an artifact before its rename, predict's output): removed by
- * pending_files_unlink when the compiler exits before it finishes them (out of memory, a
- * fatal error of the command). At most 64 at a time; path must stay valid until removed.
+ * Temporary output files (an artifact before its rename, predict's output): a new empty
+ * file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e filled. Until
+ * temporary_drop, it is pending: pending_files_unlink, called when the compiler exits
+ * before finishing (out of memory, a fatal error of the command), removes it. At most
+ * 64 are pending at a time.
  */
-void pending_file_add(const char *path);
-void pending_file_remove(const char *path);
+char *temporary_beside(const char *path, const char *suffix, Error *e);
+/* Done with temporary file name: keep it (renamed away) or remove it; free the name. */
+void temporary_drop(char *name, bool keep);
 void pending_files_unlink(void);
 
 /* Report an internal compiler bug and abort. */

@@ -122,9 +122,10 @@ static bool fits(uint64_t offset, uint64_t count, uint64_t size, uint64_t within
  */
 static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sealed, uint64_t *elf_size, GroveError *err)
 {
-	static _Thread_local unsigned char chunk[1 << 16];
-	unsigned char seal[sizeof(GroveSeal)];
+	enum { CHUNK = 1 << 16 }; /* a multiple of 8, as grove_checksum wants */
+	unsigned char seal[sizeof(GroveSeal)], *chunk;
 	uint64_t h = GROVE_CHECKSUM_START, want_size = 0, want_sum = 0, zero = 0;
+	GroveStatus status = GROVE_OK;
 
 	*sealed = false;
 	*elf_size = size;
@@ -139,12 +140,18 @@ static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sea
 		return fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: the file holds %llu bytes before its seal, the seal "
 		            "says %llu (truncated, extended or overwritten)", path, (unsigned long long)(size - sizeof seal),
 		            (unsigned long long)want_size);
-	for (uint64_t at = 0; at < want_size; at += sizeof chunk) {
-		size_t n = want_size - at < sizeof chunk ? (size_t)(want_size - at) : sizeof chunk;
-		if (!read_at(fd, chunk, n, at))
-			return fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
-		h = grove_checksum(h, chunk, n);
+	if (!(chunk = malloc(CHUNK)))
+		return fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
+	for (uint64_t at = 0; at < want_size && status == GROVE_OK; at += CHUNK) {
+		size_t n = want_size - at < CHUNK ? (size_t)(want_size - at) : CHUNK;
+		if (read_at(fd, chunk, n, at))
+			h = grove_checksum(h, chunk, n);
+		else
+			status = fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
 	}
+	free(chunk);
+	if (status != GROVE_OK)
+		return status;
 	if (h != want_sum)
 		return fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its checksum does not match its contents (the file "
 		            "changed after grove wrote it)", path);
@@ -155,17 +162,19 @@ static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sea
 
 /*
  * Check, before dlopen sees it, that the file at path is a whole shared library for this
- * machine: its seal's size and checksum (*sealed says whether it has one), its ELF
- * header, and that its program and section headers and every segment lie within the
- * file.
+ * machine: its ELF header, that its program and section headers and every segment lie
+ * within the file, and its seal's size and checksum. dlopen trusts the file (a damaged
+ * one can crash it), so a file without a seal is refused too, once the ELF checks have
+ * said what else is wrong with it.
  */
-static GroveStatus check_file(const char *path, bool *sealed, GroveError *err)
+static GroveStatus check_file(const char *path, GroveError *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	Elf64_Ehdr eh;
 	uint64_t size;
 	GroveStatus status;
+	bool sealed;
 
 	if (fd < 0)
 		return fail(err, GROVE_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -174,7 +183,7 @@ static GroveStatus check_file(const char *path, bool *sealed, GroveError *err)
 		                                                      "not a regular file");
 		goto done;
 	}
-	if ((status = check_seal(fd, path, (uint64_t)st.st_size, sealed, &size, err)) != GROVE_OK)
+	if ((status = check_seal(fd, path, (uint64_t)st.st_size, &sealed, &size, err)) != GROVE_OK)
 		goto done;
 	status = GROVE_ERROR_FORMAT;
 	if (size < sizeof eh || !read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
@@ -208,7 +217,8 @@ static GroveStatus check_file(const char *path, bool *sealed, GroveError *err)
 			goto done;
 		}
 	}
-	status = GROVE_OK;
+	status = sealed ? GROVE_OK : fail(err, status, "%s: not a sealed grove artifact (truncated, or not written by grove "
+	                                  "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
 done:
 	close(fd);
 	return status;
@@ -270,7 +280,6 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	const void *a;
 	GroveModel *m;
 	GroveStatus status;
-	bool sealed;
 
 	if (!model)
 		return fail(err, GROVE_ERROR_ARGUMENT, "grove_load: model is NULL");
@@ -285,11 +294,7 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 		snprintf(local, len, "./%s", path);
 		name = local;
 	}
-	status = check_file(name, &sealed, err);
-	/* dlopen trusts the file: a damaged one can crash it, so only a sealed file gets there. */
-	if (status == GROVE_OK && !sealed)
-		status = fail(err, GROVE_ERROR_FORMAT, "%s: not a sealed grove artifact (truncated, or not written by grove "
-		              "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
+	status = check_file(name, err);
 	handle = status == GROVE_OK ? dlopen(name, RTLD_NOW | RTLD_LOCAL) : NULL;
 	free(local);
 	if (status != GROVE_OK)

@@ -34,19 +34,18 @@ bool pipeline_check_passes(const char *list, Error *e)
 /* Print c's newest level if o->dump_after names pass. */
 static void dump_after(const PipelineOptions *o, const char *pass, const Compiled *c)
 {
-	FILE *out = o->dump ? o->dump : stderr;
 	bool wanted = false;
 	for (const char *p = o->dump_after; p && *p; p += strcspn(p, ","), p += *p == ',')
 		wanted |= names(p, strcspn(p, ","), pass);
 	if (!wanted)
 		return;
-	fprintf(out, "# after %s\n", pass);
+	fprintf(stderr, "# after %s\n", pass);
 	if (c->lir)
-		lir_print(out, c->lir);
+		lir_print(stderr, c->lir);
 	else if (c->mir)
-		mir_print(out, c->mir);
+		mir_print(stderr, c->mir);
 	else
-		hir_print(out, c->hir);
+		hir_print(stderr, c->hir);
 }
 
 /* The contents of the schedule file at path (at most 1 MiB, malloc'ed), or NULL with e filled. */
@@ -55,6 +54,7 @@ static char *read_schedule_file(const char *path, Error *e)
 	FILE *f = fopen(path, "rb");
 	char *text;
 	size_t n;
+	bool ok = true;
 	if (!f) {
 		error_set(e, "%s: %s", path, strerror(errno));
 		return NULL;
@@ -62,13 +62,11 @@ static char *read_schedule_file(const char *path, Error *e)
 	text = xmalloc((1u << 20) + 1);
 	n = fread(text, 1, 1u << 20, f);
 	if (ferror(f) || (n == 1u << 20 && fgetc(f) != EOF))
-		error_set(e, "%s: %s", path, ferror(f) ? strerror(errno) : "a schedule file is at most 1 MiB");
+		ok = error_set(e, "%s: %s", path, ferror(f) ? strerror(errno) : "a schedule file is at most 1 MiB");
 	else if (memchr(text, 0, n))
-		error_set(e, "%s: a schedule is text, this file holds a NUL byte", path);
-	else
-		e = NULL;
+		ok = error_set(e, "%s: a schedule is text, this file holds a NUL byte", path);
 	fclose(f);
-	if (e) {
+	if (!ok) {
 		free(text);
 		return NULL;
 	}

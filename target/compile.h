@@ -15,8 +15,6 @@
 #include "ir/mir.h"
 #include "lower/lower.h"
 
-#include <stdio.h>
-
 typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
 
 /* The IR of one model at every level built so far. */
@@ -39,8 +37,7 @@ typedef struct PipelineOptions {
 	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
 	const char *schedule_file;  /* a file in the scheduling language */
 	const char *schedule_text;  /* the same inline */
-	const char *dump_after;     /* "PASS,PASS": print the IR after these passes to dump (or "all") */
-	FILE *dump;                 /* where dump_after's IR goes (standard error when NULL) */
+	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 } PipelineOptions;
 

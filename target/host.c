@@ -100,36 +100,6 @@ static bool run_linker(const TargetPlatform *p, char *const argv[], Error *e)
 	return true;
 }
 
-/*
- * A new empty file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e
- * filled. It is pending (removed should the compiler exit) until drop_temporary.
- */
-static char *temporary_beside(const char *path, const char *suffix, Error *e)
-{
-	size_t len = strlen(path) + strlen(suffix) + 8;
-	char *name = xmalloc(len);
-	int fd;
-	snprintf(name, len, "%s.XXXXXX%s", path, suffix);
-	fd = mkstemps(name, (int)strlen(suffix));
-	if (fd < 0) {
-		error_set(e, "%s: cannot create a temporary file: %s", name, strerror(errno));
-		free(name);
-		return NULL;
-	}
-	close(fd);
-	pending_file_add(name);
-	return name;
-}
-
-/* Done with temporary file name: keep it (renamed away) or remove it; free the name. */
-static void drop_temporary(char *name, bool keep)
-{
-	pending_file_remove(name);
-	if (!keep)
-		unlink(name);
-	free(name);
-}
-
 /* Emit an object to a temporary file beside path, then link it into the shared library path with p's linker. */
 static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
                          const char *path, Error *e)
@@ -145,7 +115,7 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
 		ok = run_linker(p, argv, e);
 	}
-	drop_temporary(object, false);
+	temporary_drop(object, false);
 	return ok;
 }
 
@@ -259,7 +229,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		}
 		if (ok && rename(temp, out_path) != 0)
 			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
-		drop_temporary(temp, ok);
+		temporary_drop(temp, ok);
 	}
 	LLVMDisposeMessage(message);
 	LLVMDisposeModule(mod);

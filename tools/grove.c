@@ -273,24 +273,18 @@ static char *pending_output;
  */
 static FILE *open_output(const char *path)
 {
-	size_t len = strlen(path) + 8;
 	struct stat st;
-	int fd;
+	Error e = {0};
+	mode_t mask = umask(0);
 	FILE *f;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (!(f = fopen(path, "w")))
-			fail("%s: %s", path, strerror(errno));
-		return f;
-	}
-	pending_output = xmalloc(len);
-	snprintf(pending_output, len, "%s.XXXXXX", path);
-	if ((fd = mkstemp(pending_output)) < 0) {
-		free(pending_output);
-		pending_output = NULL;
-		fail("%s: %s", path, strerror(errno));
-	}
-	pending_file_add(pending_output);
-	if (!(f = fdopen(fd, "w")))
+	umask(mask);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		f = fopen(path, "w");
+	else if (!(pending_output = temporary_beside(path, "", &e)))
+		fail("%s", e.message);
+	else /* the temporary file is private (0600): give it the mode fopen would give the output */
+		f = chmod(pending_output, 0666 & ~mask) == 0 ? fopen(pending_output, "w") : NULL;
+	if (!f)
 		fail("%s: %s", path, strerror(errno));
 	return f;
 }
@@ -301,8 +295,7 @@ static void finish_output(FILE *f, const char *path)
 	if (fclose(f) != 0 || (pending_output && rename(pending_output, path) != 0))
 		fail("%s: %s", path, strerror(errno));
 	if (pending_output)
-		pending_file_remove(pending_output);
-	free(pending_output);
+		temporary_drop(pending_output, true);
 	pending_output = NULL;
 }
 
