@@ -231,6 +231,16 @@ def main():
         w.build([out], "link", objects([src]), implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
         tests.append(out)
 
+    # The oom group's programs: grove, and a runtime driver, whose own allocations go through tests/oom/failmalloc.c.
+    wrap = "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc"
+    failmalloc = objects(["tests/oom/failmalloc.c"])
+    oom = ["$builddir/tests/oom/grove", "$builddir/tests/oom/runtime"]
+    w.build([oom[0]], "link", tool + failmalloc, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"],
+            libs=f"{wrap} {libs}")
+    w.build([oom[1]], "link", objects(["tests/oom/runtime.c"]) + failmalloc, implicit=["$builddir/libgrove.a"],
+            libs=f"{wrap} $builddir/libgrove.a -ldl -lm")
+    tests += oom
+
     fuzzers = fuzz_harnesses(w, libs) if args.fuzz else []
     cross = aarch64_runtime(w, args.cc_aarch64, f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -fPIC -fopenmp")
 

@@ -16,7 +16,9 @@ Groups:
   tsan    8 threads predicting at once on one model (mixed batch sizes, OpenMP and not) under
           ThreadSanitizer (tests/tsan), each result against a single-threaded reference
   oom     allocation failures injected at every allocation while reading and lowering a model of
-          each format (tests/oom/failmalloc.c), and at some while compiling: a message, no file left
+          each format (tests/oom/failmalloc.c), and at some while compiling: a message, no file left;
+          and at every allocation of the runtime's load and predictions: an error or the right answer
+          (under ASan, also no leak on any of these paths)
   io      output that cannot be written (/dev/full, a file-size limit): a message, no file left
   install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
           with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
@@ -152,7 +154,7 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
 def unit_tests(s):
     directory = os.path.join(ROOT, s.args.builddir, "tests")
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
-        if not s.wanted("unit", name):
+        if not s.wanted("unit", name) or not os.path.isfile(os.path.join(directory, name)):
             continue
         p = subprocess.run([os.path.join(directory, name)], capture_output=True, text=True, timeout=600,
                            cwd=s.scratch)
@@ -530,23 +532,23 @@ def tsan_tests(s):
 # Models whose every allocation the oom group fails in turn: one per reader.
 OOM_MODELS = ["tests/golden/lightgbm.txt", "tests/golden/binary.json", "tests/golden/onnx_binary.onnx",
               "tests/models/xgboost/ubj_dart.ubj", os.path.join(REAL, "higgs.json")]
+# Artifacts the oom group loads and predicts with under allocation failures: one whose double rows go through float
+# chunks, one with a workspace, one that reads doubles as they are.
+OOM_RUNTIME = [("tests/golden/binary.json", None), ("tests/golden/binary.json", "tests/schedules/parallel_trees.sched"),
+               ("tests/golden/lightgbm.txt", None)]
 
 
 def oom_tests(s, pool):
-    """Allocation failures injected (tests/oom/failmalloc.c) at every allocation grove's code makes while reading and
-    lowering each of OOM_MODELS, and at some while compiling and predicting: each run succeeds or exits 1 with a
-    message, never with a signal, and a failed compile or predict leaves no file behind."""
-    if build_config(s)["asan"] or not any(s.wanted("oom", os.path.basename(m)) for m in OOM_MODELS):
-        return []  # ASan has its own allocator: the normal build's run covers this
-    preload = s.path("failmalloc.so")
-    p = subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-o", preload,
-                        os.path.join(ROOT, "tests", "oom", "failmalloc.c")], capture_output=True, text=True)
-    if p.returncode != 0:
-        s.record("oom", "failmalloc", False, p.stderr.strip())
-        return []
+    """Allocation failures injected (tests/oom/failmalloc.c, linked into build/tests/oom/) at every allocation grove's
+    code makes while reading and lowering each of OOM_MODELS, and at some while compiling: each run succeeds or exits 1
+    with a message, never with a signal, and a failed compile leaves no file behind. The runtime (tests/oom/runtime.c)
+    fails each of its allocations in turn while loading and predicting: each call returns an error or the right answer.
+    In an AddressSanitizer build the leak check runs at every exit, so a path that leaks fails the test."""
+    grove = os.path.join(ROOT, s.args.builddir, "tests", "oom", "grove")
 
     def run(k, *argv):
-        return s.run(*argv, env={"LD_PRELOAD": preload, "GROVE_FAIL_ALLOC": str(k)})
+        return subprocess.run([grove, *argv], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "GROVE_FAIL_ALLOC": str(k)})
 
     def one(model):
         name = os.path.basename(model)
@@ -571,7 +573,23 @@ def oom_tests(s, pool):
             elif p.returncode != 1 or left:
                 bad.append(f"compile, allocation {k}: exit {p.returncode}, left {left}: {p.stderr.strip()[-300:]}")
         s.record("oom", name, not bad, "; ".join(bad[:3]) if bad else f"{n} allocations failed in turn")
-    return [pool.submit(one, m) for m in OOM_MODELS if s.wanted("oom", os.path.basename(m))]
+
+    def runtime(model, schedule):
+        name = f"runtime-{os.path.basename(model)}" + (f"-{os.path.basename(schedule)}" if schedule else "")
+        artifact = s.path(f"oom-{name}.so")
+        c = s.run("compile", model, "-o", artifact, *(["--schedule", schedule] if schedule else []))
+        if c.returncode != 0:
+            return s.record("oom", name, False, c.stderr.strip())
+        p = subprocess.run([os.path.join(ROOT, s.args.builddir, "tests", "oom", "runtime"), artifact],
+                           capture_output=True, text=True, timeout=600)
+        s.record("oom", name, p.returncode == 0, p.stdout.strip() if p.returncode == 0 else
+                 f"exit {p.returncode}: {(p.stdout + p.stderr).strip()[-2000:]}")
+
+    jobs = [pool.submit(one, m) for m in OOM_MODELS if s.wanted("oom", os.path.basename(m))]
+    for model, schedule in OOM_RUNTIME:
+        if s.wanted("oom", f"runtime-{os.path.basename(model)}"):
+            jobs.append(pool.submit(runtime, model, schedule and os.path.join(ROOT, schedule)))
+    return jobs
 
 
 def io_failure_tests(s):
