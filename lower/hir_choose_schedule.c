@@ -1,25 +1,34 @@
 /*
- * The schedule a forest gets when the user gives none, written with the schedule
- * language's directives (so `grove dump --level hir` shows it).
+ * The schedules grove writes itself, with the schedule language's directives (so
+ * `grove dump --level hir` shows them): a small family described by HScheduleKnobs,
+ * from which the heuristic picks one without timing anything and `grove tune` searches
+ * by timing candidates.
  *
- * Forests that fit in a core's L2 cache: every row walks every tree, R rows at a time
- * with their walks interleaved, and where rows go one at a time (a single-row
- * prediction, the last rows of a batch) K trees of the row interleaved instead:
+ * Every row walks every tree, R rows at a time with their walks interleaved, and where
+ * rows go one at a time (a single-row prediction, the last rows of a batch) K trees of
+ * the row interleaved instead:
  *
  *   tile(batch, b0, b1, R); tile(tree, t0, t1, K)
  *   parallel(b0); interleave(b1); interleave(t1)
  *
- * A model that does not fit there is streamed from L3 (or memory) once per group of
- * rows, which is what bounds large forests. For those, tiles of 64 rows walk tiles of
- * T trees, T chosen so that a tile's nodes fill half of L2; the rows' margins live in
- * a 64-row buffer on the stack for the tile's whole life:
+ * With a tree tile (models that do not fit in a core's L2 cache are streamed from L3
+ * or memory once per group of rows, which is what bounds large forests), tiles of B
+ * rows walk tiles of T trees; the rows' margins live in a B-row buffer on the stack for
+ * the tile's whole life:
  *
- *   tile(batch, b0, b1, 64); tile(b1, b2, b3, R)
+ *   tile(batch, b0, b1, B); tile(b1, b2, b3, R)
  *   tile(tree, t0, t1, T); tile(t1, t2, t3, K)
  *   reorder(b0, t0, b2, b3, t2, t3)
  *   parallel(b0); interleave(b3); interleave(t3)
+ *
+ * Either way the parallel loop may instead be the outermost tree loop (one prediction
+ * split across cores by trees, the margins privatised per thread), or none; and the
+ * walk loop may be unrolled to the forest's depth (unrollWalk) or get its first steps
+ * peeled (peelWalk).
  */
 #include "lower/lower.h"
+
+#include <stdio.h>
 
 /* A core's L2 cache (512 KiB on the AMD EPYC this was tuned on); a tile of trees fills half of it. */
 #define L2_BYTES (512u << 10)
@@ -28,6 +37,8 @@
 /* Margins per row beyond which the row tile's buffer would crowd the stack. */
 #define MAX_TILED_OUTPUTS 16
 
+const char *const hir_parallel_names[] = {"rows", "trees", "none"};
+
 /* Bytes tree t takes in memory, as the array layout stores it (a complete tree, 8 bytes a slot). */
 static uint64_t tree_bytes(const HForest *f, uint32_t t)
 {
@@ -35,41 +46,9 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
 	return depth > 24 ? (uint64_t)f->trees[t].num_nodes * 12 : 8 * ((2ull << depth) - 1);
 }
 
-/* Apply a directive the heuristic writes; it is valid by construction. */
-static void must(bool ok, const Error *e)
+void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, HScheduleKnobs *k)
 {
-	if (!ok)
-		die("default schedule: %s", e->message);
-}
-
-/* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
-static const char *interleave_tile(HSchedule *s, const char *var, const char *outer, const char *inner, uint32_t size)
-{
-	Error e;
-	if (size <= 1)
-		return var;
-	must(hir_schedule_tile(s, var, outer, inner, size, &e), &e);
-	must(hir_schedule_mark(s, HDIR_INTERLEAVE, inner, 0, &e), &e);
-	return outer;
-}
-
-/* interleave_tile, appending the loops that replace var to order[n..]; returns the new n. */
-static uint32_t add_interleaved(HSchedule *s, const char *var, const char *outer, const char *inner, uint32_t size,
-                                const char **order, uint32_t n)
-{
-	order[n++] = interleave_tile(s, var, outer, inner, size);
-	if (size > 1)
-		order[n++] = inner;
-	return n;
-}
-
-void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees)
-{
-	HSchedule *s = &f->schedule;
 	uint64_t total = 0;
-	Error e;
-
-	hir_schedule_init(s, f->num_trees);
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
 	if (tree_tile == HIR_TILE_AUTO) {
@@ -78,22 +57,70 @@ void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t
 		else
 			tree_tile = (uint32_t)(L2_BYTES / 2 / (total / f->num_trees + 1));
 	}
-	if (f->num_trees < 2)
-		trees = 1;
-	if (tree_tile == 0 || tree_tile >= f->num_trees || f->num_outputs > MAX_TILED_OUTPUTS) {
-		const char *outer = interleave_tile(s, "batch", "b0", "b1", rows);
-		interleave_tile(s, "tree", "t0", "t1", trees);
-		must(hir_schedule_mark(s, HDIR_PARALLEL, outer, 0, &e), &e);
-		return;
-	}
-	{
+	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = ROW_TILE,
+	                      .parallel = HPARALLEL_ROWS};
+}
+
+/* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
+static const char *interleave_tile(HSchedule *s, const char *var, const char *outer, const char *inner, uint32_t size,
+                                   bool *ok, Error *e)
+{
+	if (size <= 1 || !*ok)
+		return var;
+	*ok = hir_schedule_tile(s, var, outer, inner, size, e) && hir_schedule_mark(s, HDIR_INTERLEAVE, inner, 0, e);
+	return outer;
+}
+
+bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
+{
+	HSchedule *s = &f->schedule;
+	const char *rows_outer, *trees_outer, *walk; /* the outermost row and tree loops, and the loop holding the walk */
+	uint32_t trees = f->num_trees < 2 ? 1 : k->trees, depth = 0;
+	bool ok = true;
+
+	hir_schedule_init(s, f->num_trees);
+	if (k->tree_tile == 0 || k->tree_tile >= f->num_trees || f->num_outputs > MAX_TILED_OUTPUTS) {
+		rows_outer = interleave_tile(s, "batch", "b0", "b1", k->rows, &ok, e);
+		trees_outer = interleave_tile(s, "tree", "t0", "t1", trees, &ok, e);
+		walk = trees > 1 ? "t1" : "tree";
+	} else {
 		const char *order[6] = {"b0", "t0"};
 		uint32_t n = 2;
-		must(hir_schedule_tile(s, "batch", "b0", "b1", ROW_TILE, &e), &e);
-		must(hir_schedule_tile(s, "tree", "t0", "t1", tree_tile, &e), &e);
-		n = add_interleaved(s, "b1", "b2", "b3", rows, order, n);
-		n = add_interleaved(s, "t1", "t2", "t3", trees, order, n);
-		must(hir_schedule_reorder(s, order, n, &e), &e);
-		must(hir_schedule_mark(s, HDIR_PARALLEL, "b0", 0, &e), &e);
+		rows_outer = "b0";
+		trees_outer = "t0";
+		ok = hir_schedule_tile(s, "batch", "b0", "b1", k->row_tile, e) && hir_schedule_tile(s, "tree", "t0", "t1", k->tree_tile, e);
+		order[n++] = interleave_tile(s, "b1", "b2", "b3", k->rows, &ok, e);
+		if (k->rows > 1)
+			order[n++] = "b3";
+		order[n++] = walk = interleave_tile(s, "t1", "t2", "t3", trees, &ok, e);
+		if (trees > 1)
+			order[n++] = walk = "t3";
+		ok = ok && hir_schedule_reorder(s, order, n, e);
 	}
+	if (k->parallel != HPARALLEL_NONE)
+		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, k->parallel == HPARALLEL_ROWS ? rows_outer : trees_outer, 0, e);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint32_t d = hir_tree_depth(f, t);
+		depth = d > depth ? d : depth;
+	}
+	if (k->unroll && depth > 0)
+		ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, walk, depth, e);
+	if (k->peel)
+		ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, walk, k->peel, e);
+	return ok && hir_schedule_check(s, e);
+}
+
+void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees)
+{
+	HScheduleKnobs k;
+	Error e;
+	hir_choose_knobs(f, tree_tile, rows, trees, &k);
+	if (!hir_apply_knobs(f, &k, &e))
+		die("default schedule: %s", e.message);
+}
+
+int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
+{
+	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u", k->rows, k->trees,
+	                k->tree_tile, k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel], k->unroll, k->peel);
 }

@@ -26,14 +26,37 @@ bool lower_padding_pays(const HForest *f);
 
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX
+
+/* Which loop of a schedule grove writes runs on all cores. */
+typedef enum HParallel { HPARALLEL_ROWS, HPARALLEL_TREES, HPARALLEL_NONE, HPARALLEL_COUNT } HParallel;
+extern const char *const hir_parallel_names[]; /* "rows", "trees", "none" */
+
 /*
- * HIR: give f the schedule it should have when the user gives none, written as
- * directives: rows walking every tree for models that fit in cache, row tiles walking
- * tiles of trees for the others. tree_tile: trees per tile, 0 for no tiling,
- * HIR_TILE_AUTO to choose. rows: rows interleaved (1 = none); trees: trees interleaved
- * where rows go one at a time (1 = none); each at most MIR_MAX_INTERLEAVE.
+ * The family of schedules grove writes itself (lower/hir_choose_schedule.c shows their
+ * directives): the heuristic picks one, `grove tune` searches them.
  */
+typedef struct HScheduleKnobs {
+	uint32_t rows;      /* rows whose walks are interleaved (1 = none), at most MIR_MAX_INTERLEAVE */
+	uint32_t trees;     /* trees interleaved where rows go one at a time (1 = none), at most MIR_MAX_INTERLEAVE */
+	uint32_t tree_tile; /* 0: every row walks every tree; else tiles of row_tile rows walk tiles of tree_tile trees */
+	uint32_t row_tile;
+	uint8_t parallel;   /* HParallel */
+	uint8_t unroll;     /* walks unrolled to the forest's depth (unrollWalk) */
+	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none */
+} HScheduleKnobs;
+
+/*
+ * The heuristic: rows walking every tree for models that fit in cache, row tiles
+ * walking tiles of trees for the others. tree_tile: trees per tile, 0 for no tiling,
+ * HIR_TILE_AUTO to choose; rows, trees: as in HScheduleKnobs.
+ */
+void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, HScheduleKnobs *k);
+/* Write k's schedule into f->schedule as directives; fails (e says why) where they do not apply to f. */
+bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
+/* HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs). */
 void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees);
+/* "rows 8 trees 8 tree_tile 0 ..." into buf, as snprintf. */
+int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size);
 
 /*
  * MIR pass: make every reduction under a parallel loop safe. A reduction into a buffer

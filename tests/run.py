@@ -44,6 +44,7 @@ import concurrent.futures
 import csv
 import fnmatch
 import glob
+import io
 import json
 import math
 import os
@@ -397,6 +398,7 @@ def cli_tests(s):
         s.record("cli", name, p.returncode == 1 and "linking the shared library" in p.stderr and kept and left == ["model.so"],
                  f"exit {p.returncode}, files {left}, kept {kept}: {p.stderr.strip()}")
     csv_chunk_tests(s, higgs)
+    tune_tests(s)
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
         name = f"emit_{emit}"
         if not s.wanted("cli", name):
@@ -405,6 +407,36 @@ def cli_tests(s):
         p = s.run("compile", higgs, "--emit", emit, "--cpu", "x86-64", "-o", out)
         ok = p.returncode == 0 and marker in open(out).read()
         s.record("cli", name, ok, p.stderr.strip())
+
+
+def tune_tests(s):
+    """grove tune: a short search on a multiclass fixture, whose best schedule compiles and predicts as the library
+    does, whose log has a row per timed candidate, and whose bad options get messages. (How fast the winner is, is
+    the benchmark's business, not a test's.)"""
+    base = os.path.join(MODELS, "multi_softprob7.x1")
+    if s.wanted("cli", "tune"):
+        sched, log = s.path("tune.sched"), s.path("tune.csv")
+        p = s.run("tune", base + ".json", "--batch", "64", "--budget", "3", "--input", base + ".rows.csv", "-o", sched,
+                  "--log", log)
+        with open(log) if os.path.exists(log) else io.StringIO() as f:
+            logged = list(csv.reader(f))
+        ok = (p.returncode == 0 and "(heuristic)" in p.stdout and os.path.exists(sched) and len(logged) >= 2 and
+              logged[0][0] == "time" and all(len(r) == len(logged[0]) for r in logged))
+        s.record("cli", "tune", ok, f"exit {p.returncode}, {len(logged)} log lines: {p.stdout[-1000:]}{p.stderr.strip()}")
+        if ok:
+            check_predictions(s, "cli", "tune_schedule", base + ".json", base + ".rows.csv", read_table(base + ".pred.csv"),
+                              True, options=["--schedule", sched])
+    narrow = s.path("tune-narrow.csv")
+    write_table(narrow, [[0.5] * 3])
+    for name, argv, message in [
+            ("tune_no_rows", ["--batch", "0"], "--batch 0: at least one row"),
+            ("tune_narrow_rows", ["--input", narrow], "tune-narrow.csv: rows of 3 values, the model takes"),
+            ("tune_bad_representation", ["--representation", "tiled9"], "--representation tiled9: unknown representation"),
+            ("tune_bad_log", ["--log", s.path("no/such/dir/log.csv")], "no/such/dir/log.csv: No such file or directory")]:
+        if s.wanted("cli", name):
+            p = s.run("tune", base + ".json", "--budget", "1", "-o", s.path("never.sched"), *argv)
+            s.record("cli", name, p.returncode == 1 and message in p.stderr and not os.path.exists(s.path("never.sched")),
+                     f"exit {p.returncode}: {p.stderr.strip()}")
 
 
 def csv_chunk_tests(s, higgs):

@@ -15,6 +15,7 @@
 #include "rt/grove.h"
 #include "target/compile.h"
 #include "target/target.h"
+#include "tools/cli.h"
 #include "tools/csv.h"
 
 #include <llvm-c/Core.h>
@@ -26,21 +27,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char *program = "grove";
-
-/* Print "grove: message" and exit 1. */
-__attribute__((format(printf, 1, 2))) static _Noreturn void fail(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, "%s: ", program);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	pending_files_unlink();
-	exit(1);
-}
 
 /* Run the pipeline on the model at path up to level stop; exit with its message on failure. */
 static void compile_model(const char *path, Level stop, const PipelineOptions *o, Compiled *c)
@@ -55,60 +41,6 @@ static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 	return n >= k && !strcmp(s + n - k, suffix);
-}
-
-/* The value of option argv[*i] (which needs one), advancing *i. */
-static const char *option_value(int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc)
-		fail("%s needs a value", argv[*i]);
-	return argv[++*i];
-}
-
-/* Parse argv[*i] if it is a pipeline option (advancing *i past its value); false if it is not one. */
-static long parse_count(const char *option, const char *s, long max);
-static bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
-{
-	if (!strcmp(argv[*i], "--format")) {
-		o->format = option_value(argc, argv, i);
-		if (!front_format_known(o->format))
-			fail("--format %s: unknown format (expected %s)", o->format, front_format_names());
-	} else if (!strcmp(argv[*i], "--limit")) {
-		FrontLimits limits = front_default_limits();
-		Error e = {0};
-		if (!front_limits_parse(&limits, o->limits = option_value(argc, argv, i), &e))
-			fail("%s", e.message);
-	} else if (!strcmp(argv[*i], "--representation"))
-		o->representation = option_value(argc, argv, i);
-	else if (!strcmp(argv[*i], "--tile-trees"))
-		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
-	else if (!strcmp(argv[*i], "--interleave"))
-		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
-	else if (!strcmp(argv[*i], "--schedule"))
-		o->schedule_file = option_value(argc, argv, i);
-	else if (!strcmp(argv[*i], "--schedule-text"))
-		o->schedule_text = option_value(argc, argv, i);
-	else if (!strcmp(argv[*i], "-d")) {
-		Error e = {0};
-		if (!pipeline_check_passes(o->dump_after = option_value(argc, argv, i), &e))
-			fail("%s", e.message);
-	} else if (!strcmp(argv[*i], "--interleave-trees"))
-		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
-	else
-		return false;
-	return true;
-}
-
-/* A non-negative integer option value. */
-static long parse_count(const char *option, const char *s, long max)
-{
-	char *end;
-	long v;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < 0 || v > max)
-		fail("%s %s: expected a whole number from 0 to %ld", option, s, max);
-	return v;
 }
 
 static const char compile_usage[] =
@@ -205,14 +137,6 @@ static int cmd_compile(int argc, char **argv)
 	compiled_free(&c);
 	free(default_out);
 	return 0;
-}
-
-/* Seconds on a monotonic clock. */
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Compile the model at path to a shared library in a fresh temporary directory; returns the library's path. */
@@ -483,6 +407,7 @@ static const char usage[] =
 	"  compile   compile a model into a shared library, object, assembly or LLVM IR\n"
 	"  predict   predict CSV rows with a compiled artifact or a model\n"
 	"  dump      print a model's HIR, MIR or LIR\n"
+	"  tune      search schedules for a model by timing them on this machine\n"
 	"grove --version prints the version.\n";
 
 int main(int argc, char **argv)
@@ -503,5 +428,7 @@ int main(int argc, char **argv)
 		return cmd_predict(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "tune"))
+		return cmd_tune(argc - 1, argv + 1);
 	fail("unknown command '%s' (try grove --help)", argv[1]);
 }

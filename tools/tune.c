@@ -1,0 +1,579 @@
+/*
+ * grove tune: the auto-scheduler that times. It searches the schedules grove writes
+ * itself (HScheduleKnobs: rows and trees interleaved, tree tiles, the parallel loop,
+ * unrolled and peeled walks) by compiling each candidate for this machine and timing
+ * it on representative rows at the batch size asked for, and writes the fastest as a
+ * schedule file for `grove compile --schedule`.
+ *
+ * The search is coordinate descent from the heuristic's choice: one knob at a time
+ * takes each of its values with the others held at the best so far, until a whole
+ * round improves nothing or the time budget is spent. The few fastest are timed again
+ * at the end, and the ranking uses each candidate's best time, so that one noisy
+ * measurement does not pick the winner. Every timed candidate is appended to a CSV log
+ * (the model's shape, the knobs, the batch size, the CPU, the time), the data a cost
+ * model can later be trained on in place of timing runs.
+ */
+#include "front/front.h"
+#include "lower/lower.h"
+#include "rt/grove.h"
+#include "target/compile.h"
+#include "target/target.h"
+#include "tools/cli.h"
+#include "tools/csv.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char tune_usage[] =
+	"usage: grove tune MODEL [--batch N] [--budget SECONDS] [--input ROWS.csv] [-o OUT.sched] [--log LOG.csv]\n"
+	"Search schedules for MODEL by compiling and timing them on this machine; write the fastest.\n"
+	"  --batch N          rows per prediction call to tune for (default 4096)\n"
+	"  --budget SECONDS   time to spend searching (default 60); the heuristic's schedule is always timed\n"
+	"  --input ROWS.csv   rows to time on (default: rows drawn from the model's thresholds)\n"
+	"  -o OUT.sched       where the best schedule goes (default: MODEL with .sched), for\n"
+	"                     grove compile --schedule OUT.sched\n"
+	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune.csv,\n"
+	"                     else ~/.cache/grove/tune.csv; --log '' for none)\n"
+	"  -v                 print every candidate as it is timed\n"
+	"Also takes compile's --format, --limit and --representation. Candidates use all cores as\n"
+	"OpenMP is told (OMP_NUM_THREADS), as the artifact will. Timing wants a quiet machine.\n";
+
+/* The most rows of the row pool, in floats (64 MiB). */
+#define POOL_FLOATS (16u << 20)
+/* Timing: a sample is calls until this many seconds pass; a candidate's time is the median of SAMPLES. */
+#define SAMPLE_SECONDS 0.01
+#define SAMPLES 5
+/* Candidates timed again at the end. */
+#define RETIME 4
+#define MAX_CANDIDATES 512
+
+typedef struct Candidate {
+	HScheduleKnobs knobs;
+	double seconds;  /* best time per row over its timings; INFINITY when it failed */
+	double compile;  /* seconds to compile */
+} Candidate;
+
+typedef struct Tuner {
+	const char *model, *log_path;
+	PipelineOptions options;
+	const HForest *forest;     /* as read, never scheduled */
+	uint32_t depth;            /* the deepest tree's */
+	size_t batch, pool_rows, features;
+	float *pool;               /* pool_rows rows */
+	float *out;
+	char dir[32];              /* a temporary directory for the artifacts */
+	char cpu[128];
+	Candidate candidates[MAX_CANDIDATES];
+	uint32_t num;
+	double start, budget;
+	bool verbose, progress;
+	FILE *log;
+} Tuner;
+
+/* A uniform double in [0, 1) from a 64-bit xorshift state. */
+static double uniform(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (double)(*state >> 11) * 0x1p-53;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Rows drawn from the model's thresholds: each feature a value between two neighbouring
+ * thresholds of the splits that test it (or beyond the last), chosen uniformly among
+ * those gaps, so that walks spread over the trees' branches as real rows do; features
+ * no split tests are 0, and features of category splits a small category.
+ */
+static void rows_from_thresholds(Tuner *t)
+{
+	const HForest *f = t->forest;
+	size_t nf = t->features;
+	uint64_t *count = xcalloc(nf + 1, sizeof *count), *at = xcalloc(nf + 1, sizeof *at), state = 0x9e3779b97f4a7c15u;
+	bool *categorical = xcalloc(nf + 1, sizeof *categorical);
+	double *thresholds;
+	for (uint64_t i = 0; i < f->num_nodes; i++) {
+		const HNode *n = &f->nodes[i];
+		if (n->feature == HIR_LEAF || (size_t)n->feature >= nf)
+			continue;
+		if (n->compare == HCMP_IN)
+			categorical[n->feature] = true;
+		else
+			count[n->feature]++;
+	}
+	for (size_t j = 0; j < nf; j++)
+		at[j + 1] = at[j] + count[j];
+	thresholds = xmalloc((at[nf] + 1) * sizeof *thresholds);
+	memset(count, 0, nf * sizeof *count);
+	for (uint64_t i = 0; i < f->num_nodes; i++) {
+		const HNode *n = &f->nodes[i];
+		if (n->feature != HIR_LEAF && (size_t)n->feature < nf && n->compare != HCMP_IN)
+			thresholds[at[n->feature] + count[n->feature]++] = n->value;
+	}
+	for (size_t j = 0; j < nf; j++)
+		qsort(thresholds + at[j], count[j], sizeof *thresholds, compare_doubles);
+	for (size_t r = 0; r < t->pool_rows; r++)
+		for (size_t j = 0; j < nf; j++) {
+			const double *v = thresholds + at[j];
+			size_t n = count[j], gap = (size_t)(uniform(&state) * (double)(n + 1));
+			double x = 0;
+			if (categorical[j] && (n == 0 || uniform(&state) < 0.5))
+				x = floor(uniform(&state) * 32);
+			else if (n && gap == 0)
+				x = v[0] - 1 - fabs(v[0]) * 0.1;
+			else if (n && gap == n)
+				x = v[n - 1] + 1 + fabs(v[n - 1]) * 0.1;
+			else if (n)
+				x = v[gap - 1] + (v[gap] - v[gap - 1]) * uniform(&state);
+			t->pool[r * nf + j] = (float)x;
+		}
+	free(thresholds);
+	free(categorical);
+	free(at);
+	free(count);
+}
+
+/* Rows from the user's CSV, repeated to fill the pool when there are fewer. */
+static void rows_from_csv(Tuner *t, const char *path)
+{
+	CsvReader csv;
+	Table rows = {0};
+	Error e = {0};
+	size_t have = 0;
+	if (!csv_open(&csv, path, false, &e))
+		fail("%s", e.message);
+	while (have < t->pool_rows) {
+		if (!csv_next(&csv, t->pool_rows - have, &rows, &e))
+			fail("%s", e.message);
+		if (!rows.rows)
+			break;
+		if (rows.cols != t->features)
+			fail("%s: rows of %zu values, the model takes %zu features", path, rows.cols, t->features);
+		memcpy(t->pool + have * t->features, rows.values, rows.rows * rows.cols * sizeof *rows.values);
+		have += rows.rows;
+	}
+	if (!have)
+		fail("%s: no rows", path);
+	for (size_t r = have; r < t->pool_rows; r++)
+		memcpy(t->pool + r * t->features, t->pool + (r % have) * t->features, t->features * sizeof *t->pool);
+	table_free(&rows);
+	csv_close(&csv);
+}
+
+/* Seconds per row of model at the tuner's batch size: the median of SAMPLES samples, each cycling through the pool. */
+static double time_model(Tuner *t, const GroveModel *model)
+{
+	size_t slices = t->pool_rows / t->batch, next = 0, per_row = grove_num_outputs(model, 0);
+	double samples[SAMPLES];
+	GroveError err;
+	for (int s = -1; s < SAMPLES; s++) { /* sample -1 warms up */
+		double begin = now(), elapsed;
+		size_t calls = 0;
+		do {
+			const float *rows = t->pool + (next++ % slices) * t->batch * t->features;
+			if (grove_predict(model, rows, t->batch, t->features, t->out, t->batch * per_row, 0, &err) != GROVE_OK)
+				fail("tune: %s", err.message);
+			calls++;
+		} while ((elapsed = now() - begin) < SAMPLE_SECONDS);
+		if (s >= 0)
+			samples[s] = elapsed / (double)(calls * t->batch);
+	}
+	qsort(samples, SAMPLES, sizeof *samples, compare_doubles);
+	return samples[SAMPLES / 2];
+}
+
+/* Compile knobs' schedule into the temporary directory; false (e says why) where the knobs do not apply. */
+static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Error *e)
+{
+	TargetOptions target = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
+	PipelineOptions o = t->options;
+	Compiled c = {.hir = hir_forest_copy(t->forest)};
+	bool ok;
+	o.scheduled = true;
+	ok = hir_apply_knobs(c.hir, k, e) && pipeline_lower(t->model, LEVEL_LIR, &o, &c, e) && target_emit(c.lir, &target, out, e);
+	compiled_free(&c);
+	return ok;
+}
+
+/* Append candidate c to the log. */
+static void log_candidate(Tuner *t, const Candidate *c)
+{
+	const HForest *f = t->forest;
+	char when[32];
+	time_t now_s = time(NULL);
+	if (!t->log)
+		return;
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now_s));
+	fprintf(t->log, "%s,\"%s\",%u,%u,%u,%llu,%u,%zu,\"%s\",%s,%u,%u,%u,%u,%s,%u,%u,%.6g,%.3f\n", when, t->model, f->num_trees,
+	        f->num_features, f->num_outputs, (unsigned long long)f->num_nodes, t->depth, t->batch, t->cpu,
+	        t->options.representation ? t->options.representation : "auto", c->knobs.rows, c->knobs.trees,
+	        c->knobs.tree_tile, c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel],
+	        c->knobs.unroll, c->knobs.peel, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile);
+	fflush(t->log);
+}
+
+static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
+{
+	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
+	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
+	       a->peel == b->peel;
+}
+
+static void show_progress(const Tuner *t, const Candidate *best)
+{
+	double spent = now() - t->start, part = spent / t->budget;
+	int filled = (int)(20 * (part > 1 ? 1 : part));
+	if (!t->progress)
+		return;
+	fprintf(stderr, "\rtune: [%.*s%.*s] %3u candidates, %4.0f/%.0f s, best %.4g us/row ", filled, "####################",
+	        20 - filled, "....................", t->num, spent, t->budget, best ? best->seconds * 1e6 : 0.0);
+}
+
+/* Time candidate knobs (once: a second call returns the first's result). */
+static Candidate *evaluate(Tuner *t, const HScheduleKnobs *k)
+{
+	char path[64], what[160];
+	GroveModel *model;
+	GroveError err;
+	Candidate *c;
+	Error e = {0};
+	double begin;
+	for (uint32_t i = 0; i < t->num; i++)
+		if (same_knobs(&t->candidates[i].knobs, k))
+			return &t->candidates[i];
+	if (t->num == MAX_CANDIDATES)
+		return NULL;
+	c = &t->candidates[t->num++];
+	*c = (Candidate){.knobs = *k, .seconds = INFINITY};
+	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
+	begin = now();
+	if (!compile_knobs(t, k, path, &e)) {
+		if (t->verbose)
+			fprintf(stderr, "tune: skipped (%s)\n", e.message);
+		return c;
+	}
+	c->compile = now() - begin;
+	if (grove_load(path, &model, &err) != GROVE_OK)
+		fail("tune: %s", err.message);
+	c->seconds = time_model(t, model);
+	grove_free(model);
+	unlink(path);
+	log_candidate(t, c);
+	if (t->verbose) {
+		hir_knobs_describe(k, what, sizeof what);
+		fprintf(stderr, "%s%9.4f us/row  %s\n", t->progress ? "\r" : "", c->seconds * 1e6, what);
+	}
+	return c;
+}
+
+static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; }
+
+/* The values knob i takes in the search (at most 8), for forest f; returns how many. */
+static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
+{
+	uint32_t n = 0, trees = t->forest->num_trees;
+	switch (i) {
+	case 0: /* rows */
+	case 1: /* trees */
+		for (uint32_t x = 1; x <= MIR_MAX_INTERLEAVE; x *= 2)
+			v[n++] = x;
+		return n;
+	case 2: /* parallel */
+		for (uint32_t x = 0; x < HPARALLEL_COUNT; x++)
+			v[n++] = x;
+		return n;
+	case 3: { /* tree_tile: none, or around the L2-sized tile */
+		HScheduleKnobs tiled;
+		uint32_t base;
+		hir_choose_knobs(t->forest, HIR_TILE_AUTO, 1, 1, &tiled);
+		base = tiled.tree_tile ? tiled.tree_tile : heuristic->tree_tile ? heuristic->tree_tile : trees / 4;
+		v[n++] = 0;
+		for (uint32_t x = base / 4; x <= base * 4 && x < trees; x *= 2)
+			if (x >= 2)
+				v[n++] = x;
+		return n > 8 ? 8 : n;
+	}
+	case 4: /* row_tile */
+		v[n++] = 16, v[n++] = 64, v[n++] = 256;
+		return n;
+	case 5: /* unroll */
+		v[n++] = 0, v[n++] = 1;
+		return n;
+	default: /* peel */
+		for (uint32_t x = 0; x <= 6 && x < t->depth; x += 2)
+			v[n++] = x;
+		return n;
+	}
+}
+
+static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
+{
+	switch (i) {
+	case 0: k->rows = v; break;
+	case 1: k->trees = v; break;
+	case 2: k->parallel = (uint8_t)v; break;
+	case 3: k->tree_tile = v; break;
+	case 4: k->row_tile = v; break;
+	case 5: k->unroll = (uint8_t)v; break;
+	default: k->peel = (uint8_t)v; break;
+	}
+}
+
+/* Compile and time c again; it keeps the better of its times. */
+static void retime(Tuner *t, Candidate *c)
+{
+	Candidate again = *c;
+	char path[64];
+	GroveModel *model;
+	GroveError err;
+	Error e = {0};
+	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
+	if (!compile_knobs(t, &c->knobs, path, &e))
+		fail("tune: compiling a candidate again: %s", e.message);
+	if (grove_load(path, &model, &err) != GROVE_OK)
+		fail("tune: %s", err.message);
+	again.seconds = time_model(t, model);
+	grove_free(model);
+	unlink(path);
+	log_candidate(t, &again);
+	if (again.seconds < c->seconds)
+		c->seconds = again.seconds;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	return compare_doubles(&((const Candidate *)a)->seconds, &((const Candidate *)b)->seconds);
+}
+
+/* The default log: $XDG_CACHE_HOME/grove/tune.csv or ~/.cache/grove/tune.csv (directories made as needed), or NULL. */
+static char *default_log(void)
+{
+	const char *base = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	size_t len;
+	char *path;
+	if ((!base || !*base) && (!home || !*home))
+		return NULL;
+	len = strlen(base && *base ? base : home) + 32;
+	path = xmalloc(len);
+	if (base && *base)
+		snprintf(path, len, "%s/grove", base);
+	else {
+		snprintf(path, len, "%s/.cache", home);
+		mkdir(path, 0777);
+		snprintf(path, len, "%s/.cache/grove", home);
+	}
+	mkdir(path, 0777);
+	strcat(path, "/tune.csv");
+	return path;
+}
+
+static void open_log(Tuner *t)
+{
+	struct stat st;
+	bool fresh = stat(t->log_path, &st) != 0 || st.st_size == 0;
+	if (!(t->log = fopen(t->log_path, "a")))
+		fail("--log %s: %s", t->log_path, strerror(errno));
+	if (fresh)
+		fputs("time,model,trees,features,outputs,nodes,depth,batch,cpu,representation,rows,interleave_trees,tree_tile,"
+		      "row_tile,parallel,unroll,peel,us_per_row,compile_s\n", t->log);
+}
+
+/* Write the best schedule to path, atomically, with a comment saying where it came from. */
+static void write_schedule(const Tuner *t, const Candidate *best, const Candidate *heuristic, const char *path)
+{
+	HForest *f = hir_forest_copy(t->forest);
+	Error e = {0};
+	char *temp;
+	FILE *out;
+	if (!hir_apply_knobs(f, &best->knobs, &e))
+		fail("tune: %s", e.message);
+	if (!(temp = temporary_beside(path, ".sched", &e)))
+		fail("%s", e.message);
+	if (!(out = fopen(temp, "w")))
+		fail("%s: %s", temp, strerror(errno));
+	fprintf(out, "# grove tune %s --batch %zu on %s: %.4g us/row (the heuristic's schedule: %.4g)\n", t->model, t->batch,
+	        t->cpu, best->seconds * 1e6, heuristic->seconds * 1e6);
+	hir_schedule_print(out, &f->schedule, "");
+	if (fclose(out) != 0 || rename(temp, path) != 0)
+		fail("%s: %s", path, strerror(errno));
+	temporary_drop(temp, true);
+	hir_forest_free(f);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	const char *input = NULL, *output = NULL;
+	char *log_path = NULL, *default_out = NULL, *host;
+	Tuner *t = xcalloc(1, sizeof *t);
+	FrontLimits limits = front_default_limits();
+	HScheduleKnobs k, heuristic_knobs;
+	Candidate *heuristic, *best;
+	Error e = {0};
+	bool log_given = false;
+
+	t->options = (PipelineOptions)DEFAULT_PIPELINE;
+	t->batch = 4096;
+	t->budget = 60;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(tune_usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--format") || !strcmp(a, "--limit") || !strcmp(a, "--representation")) {
+			pipeline_option(argc, argv, &i, &t->options);
+		} else if (!strcmp(a, "--batch")) {
+			t->batch = (size_t)parse_count("--batch", option_value(argc, argv, &i), 1 << 24);
+			if (!t->batch)
+				fail("--batch 0: at least one row");
+		} else if (!strcmp(a, "--budget")) {
+			t->budget = (double)parse_count("--budget", option_value(argc, argv, &i), 1000000);
+		} else if (!strcmp(a, "--input")) {
+			input = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "-o")) {
+			output = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--log")) {
+			log_path = (char *)option_value(argc, argv, &i);
+			log_given = true;
+		} else if (!strcmp(a, "-v")) {
+			t->verbose = true;
+		} else if (a[0] == '-' && a[1]) {
+			fail("tune: unknown option %s (see grove tune --help)", a);
+		} else if (t->model) {
+			fail("tune: one model at a time (%s and %s)", t->model, a);
+		} else {
+			t->model = a;
+		}
+	}
+	if (!t->model)
+		fail("tune: no model (see grove tune --help)");
+	if (t->options.limits && !front_limits_parse(&limits, t->options.limits, &e))
+		fail("%s", e.message);
+	if (!(t->forest = front_read_model(t->model, t->options.format, &limits, &e)))
+		fail("%s", e.message);
+	if (t->options.representation) {
+		const char *const *r = lower_representation_names;
+		while (*r && strcmp(*r, t->options.representation))
+			r++;
+		if (!*r)
+			fail("--representation %s: unknown representation", t->options.representation);
+	}
+	for (uint32_t i = 0; i < t->forest->num_trees; i++) {
+		uint32_t d = hir_tree_depth(t->forest, i);
+		t->depth = d > t->depth ? d : t->depth;
+	}
+	t->features = t->forest->num_features ? t->forest->num_features : 1;
+	t->pool_rows = 4 * t->batch > 4096 ? 4 * t->batch : 4096;
+	if (t->pool_rows * t->features > POOL_FLOATS)
+		t->pool_rows = POOL_FLOATS / t->features > t->batch ? POOL_FLOATS / t->features : t->batch;
+	t->pool = xmalloc(t->pool_rows * t->features * sizeof *t->pool);
+	t->out = xmalloc(t->batch * (t->forest->num_outputs + 1) * sizeof *t->out);
+	if (input)
+		rows_from_csv(t, input);
+	else
+		rows_from_thresholds(t);
+	host = LLVMGetHostCPUName();
+	snprintf(t->cpu, sizeof t->cpu, "%s", host);
+	LLVMDisposeMessage(host);
+	if (!log_given)
+		log_path = default_log();
+	if (log_path && *log_path) {
+		t->log_path = log_path;
+		open_log(t);
+	}
+	if (!output) {
+		const char *dot = strrchr(t->model, '.'), *slash = strrchr(t->model, '/');
+		size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - t->model) : strlen(t->model);
+		default_out = xmalloc(stem + 8);
+		memcpy(default_out, t->model, stem);
+		strcpy(default_out + stem, ".sched");
+		output = default_out;
+	}
+	strcpy(t->dir, "/tmp/grove-tune-XXXXXX");
+	if (!mkdtemp(t->dir))
+		fail("cannot create a temporary directory: %s", strerror(errno));
+	t->progress = isatty(2);
+	t->start = now();
+
+	/* The heuristic's schedule first: the baseline, and where the descent starts. */
+	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees, &k);
+	heuristic = evaluate(t, &k);
+	if (isinf(heuristic->seconds))
+		fail("tune: the heuristic's schedule does not compile");
+	best = heuristic;
+	show_progress(t, best);
+	for (bool improved = true; improved && !over_budget(t);) {
+		improved = false;
+		for (int knob = 0; knob < 7 && !over_budget(t); knob++) {
+			uint32_t values[8], n = knob_values(t, &heuristic->knobs, knob, values);
+			if ((knob == 4 && !best->knobs.tree_tile) || (knob == 1 && t->forest->num_trees < 2))
+				continue;
+			for (uint32_t i = 0; i < n && !over_budget(t); i++) {
+				Candidate *c;
+				k = best->knobs;
+				set_knob(&k, knob, values[i]);
+				if (!(c = evaluate(t, &k)))
+					break;
+				if (c->seconds < best->seconds * 0.99) {
+					best = c;
+					improved = true;
+				}
+				show_progress(t, best);
+			}
+		}
+	}
+	/* Time the fastest few and the heuristic again: each keeps its best time. */
+	heuristic_knobs = heuristic->knobs;
+	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
+	for (uint32_t i = 0; i < t->num; i++)
+		if (!isinf(t->candidates[i].seconds) && (i < RETIME || same_knobs(&t->candidates[i].knobs, &heuristic_knobs)))
+			retime(t, &t->candidates[i]);
+	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
+	rmdir(t->dir);
+	if (t->progress)
+		fputc('\n', stderr);
+
+	best = &t->candidates[0];
+	for (uint32_t i = 0; i < t->num; i++)
+		if (same_knobs(&t->candidates[i].knobs, &heuristic_knobs))
+			heuristic = &t->candidates[i];
+	printf("grove tune %s: batch %zu, %u candidates in %.0f s on %s\n", t->model, t->batch, t->num, now() - t->start, t->cpu);
+	printf("rank    us/row  vs heuristic  schedule\n");
+	for (uint32_t i = 0; i < t->num && !isinf(t->candidates[i].seconds); i++) {
+		Candidate *c = &t->candidates[i];
+		char what[160];
+		if (i >= 10 && c != heuristic)
+			continue;
+		hir_knobs_describe(&c->knobs, what, sizeof what);
+		printf("%4u %9.4f %12.2fx  %s%s\n", i + 1, c->seconds * 1e6, heuristic->seconds / c->seconds, what,
+		       c == heuristic ? "  (heuristic)" : "");
+	}
+	write_schedule(t, best, heuristic, output);
+	printf("best schedule written to %s (grove compile %s --schedule %s)\n", output, t->model, output);
+	if (t->log) {
+		if (fclose(t->log) != 0)
+			fail("--log %s: %s", t->log_path, strerror(errno));
+	}
+	if (!log_given)
+		free(log_path);
+	free(default_out);
+	free(t->pool);
+	free(t->out);
+	hir_forest_free((HForest *)t->forest);
+	free(t);
+	return 0;
+}
