@@ -185,6 +185,11 @@ static bool verify_list(Verifier *v, uint32_t first)
 			if (ok && m->buffers[inst->buf].copy_var != HIR_NONE)
 				return error_set(v->e, "mir: %%%u: transform of the privatised buffer m%u", id, inst->buf);
 			break;
+		case MOP_IF_COMPLETE:
+			if (inst->span != MIR_ROWS_ALL && inst->span < 1)
+				return error_set(v->e, "mir: %%%u: ifComplete over %lld rows", id, (long long)inst->span);
+			ok = (inst->row.num_terms == 0 || verify_index(v, id, &inst->row, false)) && verify_list(v, inst->body);
+			break;
 		default:
 			return error_set(v->e, "mir: %%%u: unknown operation %u", id, inst->op);
 		}
@@ -356,6 +361,19 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			if (inst->strategy == MSTRATEGY_VECTOR)
 				fprintf(out, " vector %u", inst->vector);
 			break;
+		case MOP_IF_COMPLETE:
+			fputs("ifComplete rows[", out);
+			if (inst->row.num_terms)
+				print_index(out, m, &inst->row);
+			else
+				fputc('0', out);
+			if (inst->span == MIR_ROWS_ALL)
+				fputs(", N) {\n", out);
+			else
+				fprintf(out, ", +%lld) {\n", (long long)inst->span);
+			print_list(out, m, inst->body, indent + 2);
+			fprintf(out, "%*s}\n", indent, "");
+			continue;
 		case MOP_TRANSFORM:
 			fprintf(out, "transform %s m%u[", hir_transform_name(f->transform), inst->buf);
 			print_buffer_row(out, m, inst->buf, &inst->row);

@@ -38,7 +38,9 @@
 	X(REDUCE, "reduce")       /* buf[copy, row - base, output(tree a) + k] op= leaf b [k],   \
 	                             k < width(tree a) (leaf b a scalar where all widths are 1) */ \
 	X(REDUCE_DIM, "reduceDimension") /* buf[copy, r, o] op= src[c, r, o] for each copy c */  \
-	X(TRANSFORM, "transform") /* out[row, :] = transform(buf[row - base, :]) */
+	X(TRANSFORM, "transform") /* out[row, :] = transform(buf[row - base, :]) */                \
+	X(IF_COMPLETE, "ifComplete") /* body, specialised to rows that hold no missing value when  \
+	                             rows [row, row + span) hold none, as written otherwise */
 
 typedef enum MOp {
 #define X(name, text) MOP_##name,
@@ -99,13 +101,14 @@ typedef struct MInst {
 	uint8_t reduce_op;   /* REDUCE, REDUCE_DIM: MReduceOp */
 	uint8_t strategy;    /* REDUCE, REDUCE_DIM: MStrategy */
 	uint16_t vector;     /* REDUCE_DIM with MSTRATEGY_VECTOR: elements per vector */
+	int64_t span;        /* IF_COMPLETE: the rows it checks from `row` (MIR_ROWS_ALL: to the end of the batch) */
 	int32_t var;         /* FOR: the index variable */
-	MIndex row;          /* WALK, REDUCE, TRANSFORM: the row */
+	MIndex row;          /* WALK, REDUCE, TRANSFORM: the row; IF_COMPLETE: the first row it checks (no terms: row 0) */
 	MIndex tree;         /* GET_TREE: the tree */
 	uint32_t a, b;       /* operands: values of earlier instructions */
 	uint32_t buf;        /* BUFFER, INIT, REDUCE, REDUCE_DIM, TRANSFORM: the buffer */
 	uint32_t src;        /* REDUCE_DIM: the privatised buffer folded into buf */
-	uint32_t body;       /* FOR: first instruction of the body */
+	uint32_t body;       /* FOR, IF_COMPLETE: first instruction of the body */
 	uint32_t next;       /* next instruction in the same list */
 } MInst;
 

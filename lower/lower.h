@@ -84,6 +84,13 @@ void mir_unroll_walks(MModule *m);
 /* MIR pass: interleave the walks of the loops the schedule marks interleave(v), all v's iterations together. */
 void mir_interleave(MModule *m);
 
+/*
+ * MIR pass: wrap the walks of each group of rows (the rows one iteration of the
+ * innermost batch loop around them covers) in ifComplete, so that rows without a
+ * missing value take walks without missing-value tests.
+ */
+void mir_version_complete(MModule *m);
+
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);
 

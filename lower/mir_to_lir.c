@@ -41,6 +41,7 @@ typedef struct Storage {
 	bool per_lane;
 	uint32_t rows;      /* i64: its rows dimension */
 	uint32_t offset;    /* i64: its first element in base */
+	uint64_t workspace_at; /* a buffer of all rows: its place in the workspace, in elements per row (0: none yet) */
 } Storage;
 
 typedef struct Lowering {
@@ -65,6 +66,7 @@ typedef struct Lowering {
 	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
 	Storage *storage;           /* per MIR buffer */
 	LoopScope scope;            /* what the enclosing loops set */
+	bool complete;              /* inside the complete-rows copy of an ifComplete */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
 	int64_t const_value[HIR_MAX_VARS];
@@ -353,7 +355,8 @@ static void lower_walk(Lowering *l, uint32_t id)
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		uint32_t index = lower_index(l, &walk->row, r);
 		tree[r] = l->value[lane_slot(walk->a, r)];
-		row[r] = (RepRow){.base = l->rows, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features))};
+		row[r] = (RepRow){.base = l->rows, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features)),
+		                  .complete = l->complete};
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 		peel[r] = walk->peel;
 		safe[r] = walk->peel_safe;
@@ -716,10 +719,14 @@ static void lower_buffer(Lowering *l, uint32_t b)
 		/* hir_to_mir and mir_interleave put no buffer of all rows inside an interleaved loop. */
 		if (st->per_lane)
 			die("mir_to_lir: a buffer of all rows inside an interleaved loop");
+		/* A body lowered twice (ifComplete) declares its buffers twice: they keep their first place. */
+		if (!st->workspace_at) {
+			st->workspace_at = l->workspace_elems + 1;
+			l->workspace_elems += per_row;
+		}
 		st->base[0] = l->workspace;
 		st->rows = l->num_rows;
-		st->offset = emit2(l, LOP_MUL, LTYPE_I64, l->num_rows, const_i64(l, (int64_t)l->workspace_elems));
-		l->workspace_elems += per_row;
+		st->offset = emit2(l, LOP_MUL, LTYPE_I64, l->num_rows, const_i64(l, (int64_t)st->workspace_at - 1));
 		return;
 	}
 	for (uint32_t r = 0; r < lanes; r++)
@@ -756,6 +763,42 @@ static void lower_init(Lowering *l, uint32_t b)
 
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 static LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
+
+/*
+ * ifComplete: scan the rows it names for a missing value (NaN, and values within
+ * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
+ * twice: walks without missing-value tests where none is, the usual ones otherwise.
+ */
+static void lower_if_complete(Lowering *l, const MInst *inst)
+{
+	LType t = l->row_type;
+	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
+	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width, any, at,
+	         x, missing, branch;
+	bool outer = l->complete;
+	if (inst->span != MIR_ROWS_ALL)
+		end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->num_rows);
+	width = const_i64(l, l->f->num_features);
+	any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
+	at = lir_begin(&l->b, LOP_FOR, emit2(l, LOP_MUL, LTYPE_I64, first, width), emit2(l, LOP_MUL, LTYPE_I64, end, width),
+	               const_i64(l, 1));
+	x = emit2(l, LOP_LOAD, t, l->rows, at);
+	missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
+	if (zero) {
+		uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
+		uint32_t down = lir_cmp(&l->b, LOP_FCMP, LCMP_OGE, x, lir_const_float(&l->b, t, -HIR_ZERO_THRESHOLD));
+		missing = emit2(l, LOP_OR, LTYPE_I1, missing, emit2(l, LOP_AND, LTYPE_I1, up, down));
+	}
+	emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
+	lir_end(&l->b);
+	branch = lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+	lower_list(l, inst->body);
+	lir_else(&l->b, branch);
+	l->complete = true;
+	lower_list(l, inst->body);
+	l->complete = outer;
+	lir_end(&l->b);
+}
 
 /* base[at] op= value, as strategy says. */
 static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t at, uint32_t value)
@@ -859,6 +902,9 @@ static void lower_list(Lowering *l, uint32_t first)
 			break;
 		case MOP_REDUCE_DIM:
 			lower_reduce_dim(l, inst);
+			break;
+		case MOP_IF_COMPLETE:
+			lower_if_complete(l, inst);
 			break;
 		case MOP_TRANSFORM:
 			for (uint32_t r = 0; r < l->scope.lanes; r++) {

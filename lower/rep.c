@@ -301,6 +301,8 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 	if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	right = compare_right(layout, b, n, x);
+	if (row->complete)
+		return right;
 	missing = is_missing(layout, b, n, x);
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(b, n), right);
 }

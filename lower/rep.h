@@ -55,6 +55,7 @@ typedef struct RepRow {
 	uint32_t base;         /* ptr */
 	LType type;            /* of the features: f32 or f64 */
 	uint32_t start;        /* i64: index of the row's first feature */
+	bool complete;         /* the row holds no missing value: steps skip the missing-value test */
 } RepRow;
 
 /* What a layout tells the lowering about itself. */

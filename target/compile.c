@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 /* The passes dump_after can name, in pipeline order. */
-static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "legalize", "unroll", "interleave", "lower-lir"};
+static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
 
 /* Whether the k characters at p name pass (or "all"). */
 static bool names(const char *p, size_t k, const char *pass)
@@ -26,7 +26,7 @@ bool pipeline_check_passes(const char *list, Error *e)
 			i++;
 		if (i == COUNT_OF(pass_names))
 			return error_set(e, "-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, legalize, unroll, "
-			                    "interleave, lower-lir or all)", (int)k, p);
+			                    "interleave, version, lower-lir or all)", (int)k, p);
 	}
 	return true;
 }
@@ -123,6 +123,8 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	dump_after(o, "unroll", c);
 	mir_interleave(c->mir);
 	dump_after(o, "interleave", c);
+	mir_version_complete(c->mir);
+	dump_after(o, "version", c);
 	if (stop == LEVEL_MIR)
 		return true;
 	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, e)))
