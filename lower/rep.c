@@ -46,8 +46,8 @@ static RepMissing split_missing(const HNode *n)
 
 int32_t rep_split_word(const HNode *n)
 {
-	return (int32_t)((uint32_t)n->feature << REP_WORD_FEATURE_SHIFT | (uint32_t)split_missing(n) << REP_WORD_MISSING_SHIFT |
-	                 (n->compare & REP_WORD_COMPARE_MASK));
+	return (int32_t)((uint32_t)split_missing(n) << REP_WORD_MISSING_SHIFT |
+	                 (n->compare & REP_WORD_COMPARE_MASK) << REP_WORD_COMPARE_SHIFT | (uint32_t)n->feature);
 }
 
 /* Lay the forest's category sets out in one i32 buffer: per set its word count, then its words. */
@@ -173,9 +173,9 @@ void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint3
 
 void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n)
 {
-	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), shift = lir_const_int(b, LTYPE_I32, REP_WORD_FEATURE_SHIFT);
+	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, REP_WORD_FEATURE_MASK);
 	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
-	n->feature = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_ASHR, LTYPE_I32, word, shift, LIR_NONE));
+	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;
 }
 
@@ -248,17 +248,19 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 		if (!(layout->compares & 1u << k))
 			continue;
 		if (code == LIR_NONE && layout->compares != 1u << k)
-			code = lir_emit(b, LOP_AND, LTYPE_I32, n->word, lir_const_int(b, LTYPE_I32, REP_WORD_COMPARE_MASK), LIR_NONE);
+			code = lir_emit(b, LOP_AND, LTYPE_I32, n->word,
+			                lir_const_int(b, LTYPE_I32, (int32_t)(REP_WORD_COMPARE_MASK << REP_WORD_COMPARE_SHIFT)), LIR_NONE);
 		if (k == HCMP_IN) {
 			/* A leaf's word (-1) has comparison bits 7, which no kind has. */
 			uint32_t is_in = code == LIR_NONE ? not1(b, n->is_leaf)
-			                                  : lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, HCMP_IN));
+			                                  : lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, HCMP_IN << REP_WORD_COMPARE_SHIFT));
 			kind_right = not1(b, category_in(layout, b, n, x, is_in));
 		} else {
 			kind_right = lir_cmp(b, LOP_FCMP, right_when[k], x, n->threshold);
 		}
 		right = right == LIR_NONE ? kind_right
-		                          : lir_emit(b, LOP_SELECT, LTYPE_I1, lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, k)),
+		                          : lir_emit(b, LOP_SELECT, LTYPE_I1,
+		                                     lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, (int32_t)(k << REP_WORD_COMPARE_SHIFT))),
 		                                     kind_right, right);
 	}
 	if (right == LIR_NONE)
@@ -295,7 +297,7 @@ static uint32_t missing_right(LBuilder *b, const RepNode *n)
 uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
 {
 	uint32_t feature = n->feature, x, right, missing;
-	if (leaf_stays) /* a leaf's word reads as feature -1 */
+	if (leaf_stays) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
 	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
 	if (row->type != layout->threshold_type)

@@ -17,21 +17,24 @@
 /*
  * The node word (i32) both layouts store per slot:
  *
- *   bit 31     set on leaves (a leaf's word is -1)
- *   bits 5-30  the feature a split tests (so fewer than 2^26 features)
- *   bits 3-4   the split's missing-value rule (RepMissing)
- *   bits 0-2   the split's comparison (HCompare)
+ *   bit 31      set on leaves (a leaf's word is -1)
+ *   bits 29-30  the split's missing-value rule (RepMissing)
+ *   bits 26-28  the split's comparison (HCompare)
+ *   bits 0-25   the feature a split tests (so fewer than 2^26 features)
  *
- * A split sends the row left when `x compare threshold` holds, right otherwise; a
- * missing feature follows the missing rule. An IN split's value slot holds, instead of a
- * threshold, the offset of its category set in the layout's set buffer. Only rep.c
- * reads the low bits, so a new comparison or missing rule is a change to rep.c, not to
- * the walk lowering.
+ * The feature sits in the low bits so that a step reads it with one mask, the other
+ * fields staying unread where a walk has no use for them (one comparison in the whole
+ * forest, rows known to hold no missing value). A split sends the row left when
+ * `x compare threshold` holds, right otherwise; a missing feature follows the missing
+ * rule. An IN split's value slot holds, instead of a threshold, the offset of its
+ * category set in the layout's set buffer. Only rep.c reads the fields, so a new
+ * comparison or missing rule is a change to rep.c, not to the walk lowering.
  */
+#define REP_WORD_FEATURE_MASK 0x03ffffffu
+#define REP_WORD_COMPARE_SHIFT 26
 #define REP_WORD_COMPARE_MASK 7u
-#define REP_WORD_MISSING_SHIFT 3
+#define REP_WORD_MISSING_SHIFT 29
 #define REP_WORD_MISSING_MASK 3u
-#define REP_WORD_FEATURE_SHIFT 5
 #define REP_MAX_FEATURES (1u << 26)
 
 /* What a split does with a missing value: bit 0 is "goes left", bit 1 "zero is missing too". */
