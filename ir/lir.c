@@ -178,6 +178,13 @@ uint32_t lir_emit_vector(LBuilder *b, LOp op, LType type, uint8_t lanes, uint32_
 	return id;
 }
 
+uint32_t lir_index(LBuilder *b, uint32_t ptr, uint32_t index, LType type)
+{
+	uint32_t id = lir_emit(b, LOP_INDEX, LTYPE_PTR, ptr, index, LIR_NONE);
+	b->fn->insts[id].imm = (int64_t)lir_type_size(type);
+	return id;
+}
+
 uint32_t lir_local_array(LBuilder *b, LType type, int64_t count, LSpace space)
 {
 	uint32_t id = lir_emit(b, LOP_LOCAL_ARRAY, type, LIR_NONE, LIR_NONE, LIR_NONE);

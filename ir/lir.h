@@ -57,6 +57,7 @@ typedef enum LType {
 	                                 with lanes, the same value in every lane */                  \
 	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
+	X(INDEX, "index", 2)          /* ptr: a + b * imm bytes; a ptr, b i64 */                     \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
 	X(ATOMIC, "atomic", 3)        /* *(a + b * sizeof(c)) op= c atomically (relaxed ordering), op \
 	                                 in sub (LAtomic: add, min, max); a ptr, b i64, c i8, i32, i64, \
@@ -277,6 +278,8 @@ uint32_t lir_begin(LBuilder *b, LOp op, uint32_t x, uint32_t y, uint32_t z);
 void lir_else(LBuilder *b, uint32_t if_inst);
 /* Leave the innermost structured instruction; appending continues after it. */
 void lir_end(LBuilder *b);
+/* Append an INDEX: the address of element index (i64) of type at ptr. */
+uint32_t lir_index(LBuilder *b, uint32_t ptr, uint32_t index, LType type);
 /* Append a LOCAL_ARRAY of count elements of type in memory space space. */
 uint32_t lir_local_array(LBuilder *b, LType type, int64_t count, LSpace space);
 /* Type of value v of fn (of its lanes for a vector). */

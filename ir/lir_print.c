@@ -164,6 +164,9 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		fprintf(out, " %s ", type);
 		print_element_ref(out, fn, in->a, in->b);
 		break;
+	case LOP_INDEX:
+		fprintf(out, " %%%u + %%%u x %" PRId64, in->a, in->b, in->imm);
+		break;
 	case LOP_STORE:
 	case LOP_ATOMIC:
 		fputc(' ', out);

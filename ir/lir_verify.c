@@ -209,6 +209,10 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect_result(v, id, LTYPE_PTR);
 	case LOP_LOAD:
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+	case LOP_INDEX:
+		if (in->imm < 1 || in->imm > 64)
+			return fail(v, id, "element of %lld bytes", (long long)in->imm);
+		return expect_result(v, id, LTYPE_PTR) && expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
 	case LOP_STORE:
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
 	case LOP_ATOMIC: {

@@ -1,13 +1,18 @@
 /*
  * The array representation (Treebeard's): every tree is stored as a complete binary
  * tree of its depth in level order, so the children of slot i are 2i+1 and 2i+2 and
- * no child links are stored. Two parallel buffers hold a word and a value per slot:
+ * no child links are stored. A slot is one record of the `nodes` buffer, its word and
+ * its value side by side so that a step reads one cache line:
  *
  *   word  (i32)  the node word (rep.h): feature, comparison, missing rule; -1 on leaves and unused slots
- *   value        threshold on splits; leaf value on leaves
+ *   value        threshold on splits; leaf value on leaves (f32, or f64 after 4 bytes of padding)
  *
- * and a third holds each tree's first slot (and, last, the end of the last tree). A tree of depth d takes 2^(d+1) - 1 slots
- * whatever its node count, so deep sparse trees are expensive here.
+ * The buffer is typed i32 (the value's bits stored as they are): a record is RECORD
+ * i32 elements, the value of slot s the element 2s + 1 of its own type. A second buffer
+ * holds where each tree's records start (in i32 elements), and, last, where the last
+ * tree ends. A tree's handle is the address of its root record, so a step indexes from
+ * it with the slot alone. A tree of depth d takes 2^(d+1) - 1 slots whatever its node
+ * count, so deep sparse trees are expensive here.
  */
 #include "lower/rep.h"
 
@@ -18,13 +23,14 @@
 #define ARRAY_MAX_DEPTH 24
 
 typedef struct ArrayState {
-	uint32_t word_buffer, value_buffer, offset_buffer;
-	uint32_t words, values, offsets; /* their addresses in the function being built */
+	uint32_t node_buffer, offset_buffer;
+	uint32_t nodes, offsets; /* their addresses in the function being built */
+	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 } ArrayState;
 
-/* Store tree t into words/values starting at slot `first`. */
-static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *words, void *values, uint64_t first,
-                       uint64_t *stack)
+/* Store tree t into the records from slot `first`. */
+static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *records, uint32_t record,
+                       uint64_t first, uint64_t *stack)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t top = 0;
@@ -33,13 +39,14 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 	while (top) {
 		uint64_t slot = stack[--top], id = stack[--top];
 		const HNode *n = &nodes[id];
-		uint64_t at = first + slot;
-		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
+		int32_t *at = records + (first + slot) * record;
+		/* The value is element 1 of the record seen as values of its type. */
+		rep_store_value(at, layout->threshold_type, 1, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
-			words[at] = -1;
+			at[0] = -1;
 			continue;
 		}
-		words[at] = rep_split_word(n);
+		at[0] = rep_split_word(n);
 		stack[top++] = n->left;
 		stack[top++] = 2 * slot + 1;
 		stack[top++] = n->right;
@@ -49,44 +56,44 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
-	LType type;
-	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *words;
+	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *records;
 	uint64_t total = 0, max_nodes = 1, *stack;
-	void *values;
+	uint32_t record;
 	ArrayState *s;
 
+	if (!rep_lay_out_forest(f, m, "array", layout, e)) {
+		free(offsets);
+		return false;
+	}
+	record = layout->threshold_type == LTYPE_F32 ? 2 : 4;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);
 		if (depth > ARRAY_MAX_DEPTH) {
 			free(offsets);
 			return error_set(e, "array representation: tree %u has depth %u, at most %d fit", t, depth, ARRAY_MAX_DEPTH);
 		}
-		offsets[t] = (int32_t)total;
+		offsets[t] = (int32_t)(total * record);
 		total += (2ull << depth) - 1;
-		if (total > INT32_MAX) {
+		if (total * record > INT32_MAX) {
 			free(offsets);
-			return error_set(e, "array representation: the forest needs more than 2^31 slots (tree %u of depth %u)", t, depth);
+			return error_set(e, "array representation: the forest needs more than 2^31 / %u slots (tree %u of depth %u)",
+			                 record, t, depth);
 		}
 		if (f->trees[t].num_nodes > max_nodes)
 			max_nodes = f->trees[t].num_nodes;
 	}
-	if (!rep_lay_out_forest(f, m, "array", layout, e)) {
-		free(offsets);
-		return false;
-	}
-	type = layout->threshold_type;
-	words = xmalloc((total ? total : 1) * sizeof *words);
-	values = xcalloc(total ? total : 1, lir_type_size(type));
-	memset(words, 0xff, (total ? total : 1) * sizeof *words); /* unused slots read as leaves */
+	records = xcalloc((total ? total : 1) * record, sizeof *records);
+	for (uint64_t i = 0; i < total; i++) /* unused slots read as leaves */
+		records[i * record] = -1;
 	stack = xmalloc(4 * max_nodes * sizeof *stack);
-	offsets[f->num_trees] = (int32_t)total; /* where the last tree ends */
+	offsets[f->num_trees] = (int32_t)(total * record); /* where the last tree ends */
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		store_tree(f, layout, t, words, values, (uint64_t)offsets[t], stack);
+		store_tree(f, layout, t, records, record, (uint64_t)offsets[t] / record, stack);
 	free(stack);
 
 	s = xcalloc(1, sizeof *s);
-	s->word_buffer = lir_buffer_add(m, "array.words", LTYPE_I32, total, words);
-	s->value_buffer = lir_buffer_add(m, "array.values", type, total, values);
+	s->record = record;
+	s->node_buffer = lir_buffer_add(m, "array.nodes", LTYPE_I32, total * record, records);
 	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees + 1, offsets);
 	layout->state = s;
 	return true;
@@ -96,16 +103,16 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 {
 	ArrayState *s = layout->state;
 	rep_begin_forest(layout, b);
-	s->words = rep_buffer_address(b, s->word_buffer);
-	s->values = rep_buffer_address(b, s->value_buffer);
+	s->nodes = rep_buffer_address(b, s->node_buffer);
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
 }
 
+/* A tree's handle: the address of its root record. */
 static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	ArrayState *s = layout->state;
 	uint32_t offset = lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, tree, LIR_NONE);
-	return lir_cast(b, LCAST_SEXT, LTYPE_I64, offset);
+	return lir_index(b, s->nodes, lir_cast(b, LCAST_SEXT, LTYPE_I64, offset), LTYPE_I32);
 }
 
 static uint32_t array_root(RepLayout *layout, LBuilder *b, uint32_t tree)
@@ -115,13 +122,19 @@ static uint32_t array_root(RepLayout *layout, LBuilder *b, uint32_t tree)
 	return lir_const_int(b, LTYPE_I64, 0);
 }
 
+/* Element i of slot's record, in units of the element's type: the word is element 0 of i32s, the value element 1 of values. */
+static uint32_t record_element(LBuilder *b, uint32_t slot, uint32_t per_record, uint32_t i)
+{
+	uint32_t at = lir_emit(b, LOP_MUL, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, per_record), LIR_NONE);
+	return i ? lir_emit(b, LOP_ADD, LTYPE_I64, at, lir_const_int(b, LTYPE_I64, i), LIR_NONE) : at;
+}
+
 static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	ArrayState *s = layout->state;
-	uint32_t slot = lir_emit(b, LOP_ADD, LTYPE_I64, tree, node, LIR_NONE);
 	RepNode n;
-	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, slot, LIR_NONE), &n);
-	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, slot, LIR_NONE);
+	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
+	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, tree, record_element(b, node, 2, 1), LIR_NONE);
 	return n;
 }
 
@@ -141,15 +154,14 @@ static uint32_t array_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	ArrayState *s = layout->state;
-	uint32_t buffers[] = {s->words, s->values};
-	LType types[] = {LTYPE_I32, layout->threshold_type};
+	uint32_t buffers[] = {s->nodes};
+	LType types[] = {LTYPE_I32};
 	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
 }
 
 static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
-	ArrayState *s = layout->state;
-	return rep_load_leaf(layout, b, s->values, lir_emit(b, LOP_ADD, LTYPE_I64, tree, node, LIR_NONE));
+	return rep_load_leaf(layout, b, tree, record_element(b, node, 2, 1));
 }
 
 const LRepresentation rep_array = {

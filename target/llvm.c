@@ -420,6 +420,11 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_CONST: *out = emit_const(em, inst); break;
 	case LOP_BUFFER: *out = em->buffers[inst->imm]; break;
 	case LOP_LOAD: *out = emit_load(em, inst); break;
+	case LOP_INDEX: {
+		LLVMValueRef bytes = LLVMBuildMul(em->b, value(em, inst->b), LLVMConstInt(em->types[LTYPE_I64], (unsigned long long)inst->imm, 0), "");
+		*out = LLVMBuildGEP2(em->b, em->types[LTYPE_I8], value(em, inst->a), &bytes, 1, "");
+		break;
+	}
 	case LOP_STORE: emit_store(em, inst); break;
 	case LOP_ATOMIC: emit_atomic(em, inst); break;
 	case LOP_PREFETCH: emit_prefetch(em, inst); break;
