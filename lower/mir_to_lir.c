@@ -778,10 +778,12 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool outer = l->complete;
 	if (inst->span != MIR_ROWS_ALL)
 		end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->num_rows);
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	width = const_i64(l, l->f->num_features);
 	any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
-	at = lir_begin(&l->b, LOP_FOR, emit2(l, LOP_MUL, LTYPE_I64, first, width), emit2(l, LOP_MUL, LTYPE_I64, end, width),
-	               const_i64(l, 1));
+	first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
+	end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
+	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
 	x = emit2(l, LOP_LOAD, t, l->rows, at);
 	missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
 	if (zero) {
