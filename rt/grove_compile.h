@@ -31,7 +31,7 @@ typedef struct GroveCompileOptions {
 	const char *target;         /* "x86_64-linux-gnu", "aarch64-linux-gnu" (or LLVM's spellings); NULL = this host */
 	const char *prefix;         /* symbol prefix of "obj" output; NULL = "grove_model" */
 	int opt_level;              /* LLVM optimisation level 0-3 (default 3) */
-	unsigned interleave;        /* rows walked together, 1-16 (default 8; without a schedule) */
+	unsigned interleave;        /* rows walked together, 1-16 (default 16; without a schedule) */
 	unsigned interleave_trees;  /* trees walked together where rows go one at a time, 1-16 (default 8) */
 	unsigned tile_trees;        /* trees per tile for tiles of rows, 0 = never; default: chosen per model */
 	const char *limits;         /* "features=N,outputs=N,trees=N,nodes=N" (any of them): the sizes of model

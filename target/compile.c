@@ -151,7 +151,7 @@ void grove_compile_options_init(GroveCompileOptions *o)
 	memset(o, 0, sizeof *o);
 	o->opt_level = 3;
 	o->interleave = DEFAULT_INTERLEAVE;
-	o->interleave_trees = DEFAULT_INTERLEAVE;
+	o->interleave_trees = DEFAULT_INTERLEAVE_TREES;
 	o->tile_trees = HIR_TILE_AUTO;
 }
 

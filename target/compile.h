@@ -24,8 +24,14 @@ typedef struct Compiled {
 	LModule *lir;
 } Compiled;
 
-/* Rows (and trees) interleaved by default: enough independent walks to hide load latency, few enough to stay in registers. */
-#define DEFAULT_INTERLEAVE 8
+/*
+ * Rows and trees interleaved by default: enough independent walks to hide load latency.
+ * Rows: 16 walks of one tree share its nodes in cache and its handle in a register
+ * (on the AMD EPYC this was tuned on, 16 rows in tiles of trees walk 1.3x faster than
+ * 8); trees of one row: 8, each with its own handle, to stay in registers.
+ */
+#define DEFAULT_INTERLEAVE 16
+#define DEFAULT_INTERLEAVE_TREES 8
 
 /* Choices the pipeline leaves to the user. */
 typedef struct PipelineOptions {
@@ -41,7 +47,7 @@ typedef struct PipelineOptions {
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 } PipelineOptions;
 
-#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
+#define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE_TREES, .tree_tile = HIR_TILE_AUTO}
 
 /* Whether list is a comma-separated list of pass names (or "all"); e names the first that is not. */
 bool pipeline_check_passes(const char *list, Error *e);

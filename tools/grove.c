@@ -68,11 +68,11 @@ static const char compile_usage[] =
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"
 	"                      pad, lower-mir, legalize, unroll, interleave, version, lower-lir, all\n"
-	"  --interleave N      rows walked together, 1-16 (default 8; without --schedule)\n"
+	"  --interleave N      rows walked together, 1-16 (default 16; without --schedule)\n"
 	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8;\n"
 	"                      without --schedule)\n"
-	"  --tile-trees N      walk trees in tiles of N for tiles of 64 rows (0: never; default: when\n"
-	"                      the model outgrows the L2 cache)\n";
+	"  --tile-trees N      walk trees in tiles of N for tiles of 256 rows (0: never; default: tiles\n"
+	"                      of about 64 KiB of nodes, at most 16 trees)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
