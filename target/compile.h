@@ -39,6 +39,7 @@ typedef struct PipelineOptions {
 	const char *schedule_text;  /* the same inline */
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
+	PhaseTimer *timer;          /* reports each phase's time (grove compile --time), or NULL */
 } PipelineOptions;
 
 #define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE, .tree_tile = HIR_TILE_AUTO}
