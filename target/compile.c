@@ -134,6 +134,11 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, e)))
 		goto failed;
 	dump_after(o, "lower-lir", c);
+	/* The LIR holds all that emission needs: free the forest and the loops before LLVM copies the buffers. */
+	mir_module_free(c->mir);
+	hir_forest_free(c->hir);
+	c->mir = NULL;
+	c->hir = NULL;
 	phase_end(o->timer, "lower-lir");
 	return true;
 failed:
