@@ -192,7 +192,7 @@ void phase_end(PhaseTimer *t, const char *name)
 	now = seconds_now(CLOCK_MONOTONIC);
 	cpu = seconds_now(CLOCK_PROCESS_CPUTIME_ID);
 	getrusage(RUSAGE_SELF, &self);
-	fprintf(stderr, "time: %-12s %8.1f ms (cpu %8.1f ms)  total %8.1f ms  peak memory %6.1f MB\n", name,
+	fprintf(stderr, "time: %-12s %8.1f ms (cpu %8.1f ms)  total %8.1f ms  peak memory %6.1f MiB\n", name,
 	        (now - t->last) * 1e3, (cpu - t->cpu) * 1e3, (now - t->start) * 1e3, (double)self.ru_maxrss / 1024);
 	t->last = now;
 	t->cpu = cpu;
