@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 const char *doc_type_name(DocType t)
 {
@@ -20,6 +22,21 @@ void doc_free(Document *doc)
 	doc->values = NULL;
 	doc->num_values = 0;
 	doc->values_cap = 0;
+}
+
+void doc_release(Document *doc, uint64_t offset)
+{
+	uintptr_t page, from, to;
+	if (!doc->mapped || offset > doc->size || offset - doc->released < DOC_RELEASE_STEP || offset < doc->released)
+		return;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	from = ((uintptr_t)doc->bytes + doc->released + page - 1) & ~(page - 1);
+	to = ((uintptr_t)doc->bytes + offset) & ~(page - 1);
+	if (to <= from)
+		return;
+	/* Clean pages of a private file mapping: dropping them loses nothing, a later read maps the file's again. */
+	madvise((void *)from, to - from, MADV_DONTNEED);
+	doc->released = to - (uintptr_t)doc->bytes;
 }
 
 bool doc_reserve(Document *doc)

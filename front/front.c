@@ -270,21 +270,9 @@ static bool check_limits(const HForest *f, FrontLimits l, const char *path, Erro
 	return true;
 }
 
-HForest *front_read_model(const char *path, const char *format, const FrontLimits *limits, Error *e)
-{
-	FileText file;
-	HForest *f;
-	if (format && !format_named(format))
-		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
-	if (!file_load(path, &file, e))
-		return NULL;
-	f = front_read_bytes(path, file.text, file.length, format, limits, e);
-	file_free(&file);
-	return f;
-}
-
-HForest *front_read_bytes(const char *path, const char *bytes, size_t length, const char *format,
-                          const FrontLimits *limits, Error *e)
+/* front_read_bytes, for bytes that are a read-only private mapping of the file if mapped (see FrontReader). */
+static HForest *read_bytes(const char *path, const char *bytes, size_t length, bool mapped, const char *format,
+                           const FrontLimits *limits, Error *e)
 {
 	const Format *found = format ? format_named(format) : NULL;
 	FrontLimits defaults = front_default_limits();
@@ -308,9 +296,28 @@ HForest *front_read_bytes(const char *path, const char *bytes, size_t length, co
 		                 "(starting with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path,
 		                 start), NULL;
 	}
-	if ((f = found->read(path, bytes, length, e)) && !check_limits(f, limits ? *limits : defaults, path, e)) {
+	if ((f = found->read(path, bytes, length, mapped, e)) && !check_limits(f, limits ? *limits : defaults, path, e)) {
 		hir_forest_free(f);
 		return NULL;
 	}
 	return f;
+}
+
+HForest *front_read_model(const char *path, const char *format, const FrontLimits *limits, Error *e)
+{
+	FileText file;
+	HForest *f;
+	if (format && !format_named(format))
+		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
+	if (!file_load(path, &file, e))
+		return NULL;
+	f = read_bytes(path, file.text, file.length, file.mapped, format, limits, e);
+	file_free(&file);
+	return f;
+}
+
+HForest *front_read_bytes(const char *path, const char *bytes, size_t length, const char *format,
+                          const FrontLimits *limits, Error *e)
+{
+	return read_bytes(path, bytes, length, false, format, limits, e);
 }

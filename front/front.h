@@ -8,9 +8,11 @@
  * Read an XGBoost JSON model (gbtree booster; XGBoost 1.x, 2.x and 3.x) from
  * text[0..len). `name` is used in messages, which look like
  * "model.json: trees[3].left_children[7]: index 912 out of range".
- * Returns NULL and fills e on bad input.
+ * mapped: text is a read-only private mapping of the file, whose pages the reader lets
+ * the kernel drop once it has gone past them (front/doc.h). Returns NULL and fills e
+ * on bad input.
  */
-HForest *front_read_xgboost_json(const char *name, const char *text, size_t len, Error *e);
+HForest *front_read_xgboost_json(const char *name, const char *text, size_t len, bool mapped, Error *e);
 
 /*
  * Read a LightGBM text model (Booster.save_model; LightGBM 2.x, 3.x and 4.x) from
@@ -18,7 +20,7 @@ HForest *front_read_xgboost_json(const char *name, const char *text, size_t len,
  * "model.txt: Tree=3: left_child[5]: index 912 out of range (the tree has 30 splits)".
  * Returns NULL and fills e on bad input.
  */
-HForest *front_read_lightgbm(const char *name, const char *text, size_t len, Error *e);
+HForest *front_read_lightgbm(const char *name, const char *text, size_t len, bool mapped, Error *e);
 
 /*
  * Read an ONNX model (a protobuf) whose graph holds one ai.onnx.ml tree ensemble:
@@ -26,14 +28,14 @@ HForest *front_read_lightgbm(const char *name, const char *text, size_t len, Err
  * 5). Messages look like "model.onnx: TreeEnsembleRegressor.nodes_modes[7]: unknown
  * mode 'BRANCH_XX'". Returns NULL and fills e on bad input.
  */
-HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error *e);
+HForest *front_read_onnx(const char *name, const char *bytes, size_t len, bool mapped, Error *e);
 
 /*
  * Read an XGBoost UBJSON model (XGBoost 2.x/3.x `save_model("m.ubj")`) from
  * bytes[0..len): the same reader as the JSON one, over the UBJSON document; errors in
  * the encoding name the byte offset ("model.ubj: offset 812: ...").
  */
-HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t len, Error *e);
+HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t len, bool mapped, Error *e);
 
 /*
  * The readers' error: e gets "name: place" and the message fmt formats from ap (place
@@ -42,8 +44,12 @@ HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t l
 bool front_fail(Error *e, const char *name, const char *place, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
 
-/* A model reader: the contents bytes[0..len) of file `name` -> HIR, or NULL with e filled. */
-typedef HForest *FrontReader(const char *name, const char *bytes, size_t len, Error *e);
+/*
+ * A model reader: the contents bytes[0..len) of file `name` -> HIR, or NULL with e
+ * filled. mapped: bytes are a read-only private mapping of the file (readers that go
+ * through it in order may drop its pages behind them; the others ignore it).
+ */
+typedef HForest *FrontReader(const char *name, const char *bytes, size_t len, bool mapped, Error *e);
 
 /*
  * The sizes grove accepts in a model (`--limit NAME=N,...` overrides them). Readers

@@ -295,6 +295,7 @@ value:
 		}
 		if (depth)
 			values[top].length = (uint32_t)elements;
+		doc_release(ps->doc, (size_t)(p - text)); /* the parser is done with the text before a container */
 		top = count;
 		top_type = *p == '[' ? DOC_ARRAY : DOC_OBJECT;
 		stack[depth++] = top;
@@ -442,7 +443,7 @@ out:
 	return ok;
 }
 
-bool json_parse(Document *doc, const char *name, const char *text, size_t length, Error *e)
+bool json_parse(Document *doc, const char *name, const char *text, size_t length, bool mapped, Error *e)
 {
 	Parser *ps;
 	bool ok;
@@ -450,6 +451,7 @@ bool json_parse(Document *doc, const char *name, const char *text, size_t length
 	doc->name = name;
 	doc->bytes = text;
 	doc->size = length;
+	doc->mapped = mapped;
 	GROW(doc->values, 1024, doc->values_cap);
 	ps = xmalloc(sizeof *ps);
 	ps->doc = doc;
@@ -458,6 +460,7 @@ bool json_parse(Document *doc, const char *name, const char *text, size_t length
 	ps->e = e;
 	ok = parse_document(ps);
 	free(ps);
+	doc->released = 0; /* the reader goes through the text again, from the top */
 	return ok;
 }
 

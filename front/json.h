@@ -11,8 +11,8 @@
 
 #include "front/doc.h"
 
-/* Parse text[0..length) into doc (which the caller frees with doc_free, also on failure). */
-bool json_parse(Document *doc, const char *name, const char *text, size_t length, Error *e);
+/* Parse text[0..length) into doc (which the caller frees with doc_free, also on failure); mapped: see Document. */
+bool json_parse(Document *doc, const char *name, const char *text, size_t length, bool mapped, Error *e);
 
 /* Convert decimal text[0..length) (JSON number syntax or NaN/Infinity) to the nearest double. */
 double json_text_double(const char *text, size_t length);

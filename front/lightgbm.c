@@ -720,11 +720,12 @@ static bool read_trees(Reader *r, HForest *f)
 	return true;
 }
 
-HForest *front_read_lightgbm(const char *name, const char *text, size_t len, Error *e)
+HForest *front_read_lightgbm(const char *name, const char *text, size_t len, bool mapped, Error *e)
 {
 	Reader r = {.name = name, .p = text, .end = text + len, .e = e, .tree = -1};
 	HForest *f = read_header(&r);
 	bool ok = f && read_trees(&r, f);
+	(void)mapped; /* the text stays in memory until the end */
 	if (ok && !hir_verify(f, e)) {
 		error_prefix(e, name);
 		ok = false;

@@ -237,7 +237,7 @@ static void pb_free(void *data, void *p)
 
 static ProtobufCAllocator allocator = {.alloc = pb_alloc, .free = pb_free};
 
-HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error *e)
+HForest *front_read_onnx(const char *name, const char *bytes, size_t len, bool mapped, Error *e)
 {
 	Reader r = {.name = name, .e = e};
 	Onnx__ModelProto *model = onnx__model_proto__unpack(&allocator, len, (const uint8_t *)bytes);
@@ -247,6 +247,7 @@ HForest *front_read_onnx(const char *name, const char *bytes, size_t len, Error 
 	uint32_t width;
 	size_t ensemble;
 
+	(void)mapped; /* protobuf-c unpacks the whole file at once */
 	if (!model) {
 		error_set(e, "%s: not an ONNX model: the protobuf cannot be decoded (a truncated or corrupt file)", name);
 		return NULL;

@@ -148,6 +148,7 @@ static bool open_container(Parser *ps, size_t at, bool object, uint32_t *depth)
 	DocValue value = {.type = (uint8_t)(object ? DOC_OBJECT : DOC_ARRAY), .start = at};
 	char found[32];
 
+	doc_release(ps->doc, at); /* the parser is done with the bytes before a container */
 	if (left(ps) && ps->bytes[ps->pos] == '$') {
 		size_t type_at = ps->pos++;
 		if (left(ps) == 0)
@@ -284,7 +285,7 @@ static bool read_element(Parser *ps, uint32_t *depth)
 	return read_value(ps, m, at, depth);
 }
 
-bool ubjson_parse(Document *doc, const char *name, const char *bytes, size_t length, Error *e)
+bool ubjson_parse(Document *doc, const char *name, const char *bytes, size_t length, bool mapped, Error *e)
 {
 	Parser *ps;
 	uint32_t depth = 0;
@@ -295,6 +296,7 @@ bool ubjson_parse(Document *doc, const char *name, const char *bytes, size_t len
 	doc->name = name;
 	doc->bytes = bytes;
 	doc->size = length;
+	doc->mapped = mapped;
 	ps = xmalloc(sizeof *ps);
 	ps->doc = doc;
 	ps->bytes = bytes;
@@ -309,5 +311,6 @@ bool ubjson_parse(Document *doc, const char *name, const char *bytes, size_t len
 	if (ok && left(ps))
 		ok = fail(ps, ps->pos, "unexpected bytes after the value (%zu of them)", left(ps));
 	free(ps);
+	doc->released = 0; /* the reader goes through the bytes again, from the top */
 	return ok;
 }

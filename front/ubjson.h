@@ -18,8 +18,8 @@
 
 #include "front/doc.h"
 
-/* Parse bytes[0..length) into doc (which the caller frees with doc_free, also on failure). */
-bool ubjson_parse(Document *doc, const char *name, const char *bytes, size_t length, Error *e);
+/* Parse bytes[0..length) into doc (which the caller frees with doc_free, also on failure); mapped: see Document. */
+bool ubjson_parse(Document *doc, const char *name, const char *bytes, size_t length, bool mapped, Error *e);
 
 /* Bytes of a big-endian number of marker m (i U I l L d D C); 0 for any other marker (DOC_TEXT included). */
 size_t ubjson_number_width(unsigned char m);

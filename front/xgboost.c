@@ -320,6 +320,7 @@ static bool read_trees(XgboostReader *r, HForest *f, uint32_t model, const char 
 		}
 		if (!xgboost_read_tree(r, f, tree.value, t, (uint32_t)output, weights != 0, w))
 			return false;
+		doc_release(&r->doc, r->doc.values[tree.value].start); /* trees are read in order */
 	}
 	return true;
 }
@@ -415,24 +416,24 @@ fail:
 }
 
 /* Parse the file with `parse` (JSON or UBJSON) and read the model from the document. */
-static HForest *read_document(const char *name, const char *bytes, size_t len, Error *e,
-                              bool (*parse)(Document *, const char *, const char *, size_t, Error *))
+static HForest *read_document(const char *name, const char *bytes, size_t len, bool mapped, Error *e,
+                              bool (*parse)(Document *, const char *, const char *, size_t, bool, Error *))
 {
 	/* Category sets: at most 64 words per byte of the file, and 16 MiB whatever its size. */
 	XgboostReader r = {.name = name, .e = e, .set_words_left = ((uint64_t)len + 65536) * 64};
 	HForest *f = NULL;
-	if (parse(&r.doc, name, bytes, len, e))
+	if (parse(&r.doc, name, bytes, len, mapped, e))
 		f = read_model(&r);
 	doc_free(&r.doc);
 	return f;
 }
 
-HForest *front_read_xgboost_json(const char *name, const char *text, size_t len, Error *e)
+HForest *front_read_xgboost_json(const char *name, const char *text, size_t len, bool mapped, Error *e)
 {
-	return read_document(name, text, len, e, json_parse);
+	return read_document(name, text, len, mapped, e, json_parse);
 }
 
-HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t len, Error *e)
+HForest *front_read_xgboost_ubjson(const char *name, const char *bytes, size_t len, bool mapped, Error *e)
 {
-	return read_document(name, bytes, len, e, ubjson_parse);
+	return read_document(name, bytes, len, mapped, e, ubjson_parse);
 }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 bool error_set(Error *e, const char *fmt, ...)
@@ -165,4 +167,33 @@ void strings_free(char **s, uint32_t n)
 	for (uint32_t k = 0; s && k < n; k++)
 		free(s[k]);
 	free(s);
+}
+
+/* Seconds on clock. */
+static double seconds_now(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void phase_timer_start(PhaseTimer *t)
+{
+	t->start = t->last = seconds_now(CLOCK_MONOTONIC);
+	t->cpu = seconds_now(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+void phase_end(PhaseTimer *t, const char *name)
+{
+	struct rusage self;
+	double now, cpu;
+	if (!t)
+		return;
+	now = seconds_now(CLOCK_MONOTONIC);
+	cpu = seconds_now(CLOCK_PROCESS_CPUTIME_ID);
+	getrusage(RUSAGE_SELF, &self);
+	fprintf(stderr, "time: %-12s %8.1f ms (cpu %8.1f ms)  total %8.1f ms  peak memory %6.1f MiB\n", name,
+	        (now - t->last) * 1e3, (cpu - t->cpu) * 1e3, (now - t->start) * 1e3, (double)self.ru_maxrss / 1024);
+	t->last = now;
+	t->cpu = cpu;
 }

@@ -55,6 +55,21 @@ char **strings_copy(char *const *s, uint32_t n);
 /* Free n strings and their array (NULL is allowed). */
 void strings_free(char **s, uint32_t n);
 
+/*
+ * Phase timing (grove compile --time): one line per phase on standard error with its
+ * wall time, the processor time the process spent in it (the linker's, a child process,
+ * not counted) and the process's peak memory so far. A NULL PhaseTimer * reports nothing.
+ */
+typedef struct PhaseTimer {
+	double start, last; /* seconds on a monotonic clock: when timing began, when the last phase ended */
+	double cpu;         /* the process's processor seconds when the last phase ended */
+} PhaseTimer;
+
+/* Start timing phases. */
+void phase_timer_start(PhaseTimer *t);
+/* Report the phase called name, which ends now (nothing if t is NULL). */
+void phase_end(PhaseTimer *t, const char *name);
+
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

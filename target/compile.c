@@ -97,8 +97,10 @@ bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compil
 {
 	FrontLimits limits = front_default_limits();
 	memset(c, 0, sizeof *c);
-	return (!o->limits || front_limits_parse(&limits, o->limits, e)) &&
-	       (c->hir = front_read_model(path, o->format, &limits, e)) && pipeline_lower(path, stop, o, c, e);
+	if ((o->limits && !front_limits_parse(&limits, o->limits, e)) || !(c->hir = front_read_model(path, o->format, &limits, e)))
+		return false;
+	phase_end(o->timer, "read");
+	return pipeline_lower(path, stop, o, c, e);
 }
 
 bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
@@ -113,6 +115,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		hir_pad(c->hir);
 	hir_pad_unrolled_walks(c->hir);
 	dump_after(o, "pad", c);
+	phase_end(o->timer, "schedule");
 	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
 		goto failed;
 	dump_after(o, "lower-mir", c);
@@ -125,11 +128,18 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	dump_after(o, "interleave", c);
 	mir_version_complete(c->mir);
 	dump_after(o, "version", c);
+	phase_end(o->timer, "lower-mir");
 	if (stop == LEVEL_MIR)
 		return true;
 	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, e)))
 		goto failed;
 	dump_after(o, "lower-lir", c);
+	/* The LIR holds all that emission needs: free the forest and the loops before LLVM copies the buffers. */
+	mir_module_free(c->mir);
+	hir_forest_free(c->hir);
+	c->mir = NULL;
+	c->hir = NULL;
+	phase_end(o->timer, "lower-lir");
 	return true;
 failed:
 	error_prefix(e, path);

@@ -17,7 +17,7 @@
 
 typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
 
-/* The IR of one model at every level built so far. */
+/* The IR of one model at every level built so far; once the LIR is built, only it is kept. */
 typedef struct Compiled {
 	HForest *hir;
 	MModule *mir;
@@ -45,6 +45,7 @@ typedef struct PipelineOptions {
 	const char *schedule_text;  /* the same inline */
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
+	PhaseTimer *timer;          /* reports each phase's time (grove compile --time), or NULL */
 } PipelineOptions;
 
 #define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE_TREES, .tree_tile = HIR_TILE_AUTO}
@@ -52,10 +53,14 @@ typedef struct PipelineOptions {
 /* Whether list is a comma-separated list of pass names (or "all"); e names the first that is not. */
 bool pipeline_check_passes(const char *list, Error *e);
 
-/* Run the pipeline on the model at path up to level stop into c (zeroed first; compiled_free it either way). */
+/*
+ * Run the pipeline on the model at path up to level stop into c (zeroed first;
+ * compiled_free it either way). At LEVEL_LIR, c holds the LIR only: the HIR and the MIR
+ * are freed once it is built.
+ */
 bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
 
-/* The pipeline after the reader: c->hir (read from path) scheduled and lowered up to level stop. */
+/* The pipeline after the reader: c->hir (read from path) scheduled and lowered up to level stop (freed at LEVEL_LIR). */
 bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
 
 /* Free what c holds. */

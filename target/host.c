@@ -35,8 +35,8 @@ static bool is_identifier(const char *s)
 	return true;
 }
 
-/* Run the standard LLVM pipeline for the optimisation level. */
-static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Error *e)
+/* Run the standard LLVM pipeline for the optimisation level (a phase for timer). */
+static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, PhaseTimer *timer, Error *e)
 {
 	char passes[32];
 	LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
@@ -47,6 +47,7 @@ static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Erro
 	LLVMPassBuilderOptionsSetLoopUnrolling(options, level >= 2);
 	err = LLVMRunPasses(mod, passes, tm, options);
 	LLVMDisposePassBuilderOptions(options);
+	phase_end(timer, "llvm-opt");
 	if (err) {
 		char *message = LLVMGetErrorMessage(err);
 		error_set(e, "LLVM pass pipeline failed: %s", message);
@@ -111,9 +112,11 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 	if (!object)
 		return false;
 	ok = write_code(tm, mod, object, LLVMObjectFile, e);
+	phase_end(o->timer, "codegen");
 	if (ok) {
 		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
 		ok = run_linker(p, argv, e);
+		phase_end(o->timer, "link");
 	}
 	temporary_drop(object, false);
 	return ok;
@@ -199,7 +202,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	LLVMTargetDataRef layout;
 	TargetPlatform platform;
 	char *temp = NULL;
-	bool ok = false;
+	bool verified, ok = false;
 
 	if (!target_check(o, e) || !target_platform(o->triple, &platform, e) ||
 	    !(tm = target_machine_create(&platform, o->cpu, o->opt_level, e)))
@@ -212,10 +215,13 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetModuleDataLayout(mod, layout);
 	LLVMDisposeTargetData(layout);
+	phase_end(o->timer, "llvm-build");
 
-	if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &message)) {
+	verified = !LLVMVerifyModule(mod, LLVMReturnStatusAction, &message);
+	phase_end(o->timer, "llvm-verify");
+	if (!verified) {
 		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
-	} else if (optimise(mod, tm, o->opt_level, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
+	} else if (optimise(mod, tm, o->opt_level, o->timer, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
 		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
 		switch (o->emit) {
 		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, &platform, temp, e) && target_seal(temp, e); break;
@@ -230,6 +236,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		if (ok && rename(temp, out_path) != 0)
 			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
 		temporary_drop(temp, ok);
+		phase_end(o->timer, o->emit == TARGET_EMIT_SHARED ? "seal" : o->emit == TARGET_EMIT_LLVM ? "print" : "codegen");
 	}
 	LLVMDisposeMessage(message);
 	LLVMDisposeModule(mod);

@@ -19,6 +19,7 @@ typedef struct TargetOptions {
 	const char *cc;      /* C compiler that links the host's shared libraries; default $CC or "cc" */
 	const char *triple;  /* x86_64-linux-gnu, aarch64-linux-gnu or their LLVM spellings; NULL = this host's. Another
 	                        architecture's shared libraries are linked by its cross compiler (target/machine.h) */
+	PhaseTimer *timer;   /* reports each phase's time (grove compile --time), or NULL */
 } TargetOptions;
 
 /* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */

@@ -59,6 +59,7 @@ static const char compile_usage[] =
 	"                      (native is refused there: it names the machine grove runs on)\n"
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
+	"  --time              report each phase's time and the peak memory so far on standard error\n"
 	"  --representation R  memory layout of the trees (default: chosen per model)\n"
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
@@ -81,6 +82,7 @@ static int cmd_compile(int argc, char **argv)
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	const char *model = NULL, *out = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
+	PhaseTimer timer;
 	char *default_out = NULL;
 	Compiled c;
 	Error e = {0};
@@ -108,6 +110,8 @@ static int cmd_compile(int argc, char **argv)
 			o.opt_level = (int)parse_count("-O", a[2] ? a + 2 : option_value(argc, argv, &i), 3);
 		} else if (!strcmp(a, "--prefix")) {
 			o.prefix = option_value(argc, argv, &i);
+		} else if (!strcmp(a, "--time")) {
+			o.timer = p.timer = &timer;
 		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (a[0] == '-' && a[1]) {
 			fail("compile: unknown option %s (see grove compile --help)", a);
@@ -120,8 +124,10 @@ static int cmd_compile(int argc, char **argv)
 	if (!model)
 		fail("compile: no model (see grove compile --help)");
 	/* Options are checked before the model is read: a misspelt --target or --cpu fails at once. */
+	phase_timer_start(&timer);
 	if (!target_check(&o, &e))
 		fail("%s", e.message);
+	phase_end(o.timer, "check");
 	if (!out) {
 		size_t n = strlen(model);
 		const char *dot = strrchr(model, '.'), *slash = strrchr(model, '/');
@@ -135,6 +141,7 @@ static int cmd_compile(int argc, char **argv)
 	if (!target_emit(c.lir, &o, out, &e))
 		fail("%s", e.message);
 	compiled_free(&c);
+	phase_end(o.timer, "free");
 	free(default_out);
 	return 0;
 }

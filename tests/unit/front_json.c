@@ -32,7 +32,7 @@ static void expect_json_error(const char *json, const char *text, int line)
 {
 	Document doc;
 	Error e = {{0}};
-	bool ok = json_parse(&doc, "t.json", json, strlen(json), &e);
+	bool ok = json_parse(&doc, "t.json", json, strlen(json), false, &e);
 	if (ok) {
 		fprintf(stderr, "%s:%d: '%s' parsed, expected an error\n", __FILE__, line, json);
 		failures++;
@@ -55,7 +55,7 @@ static void test_json_values(void)
 	uint32_t a, b, c, d, count;
 	float x;
 
-	CHECK(json_parse(&doc, "t.json", text, strlen(text), &e));
+	CHECK(json_parse(&doc, "t.json", text, strlen(text), false, &e));
 	CHECK(doc_type(&doc, 0) == DOC_OBJECT && doc_length(&doc, 0) == 5);
 	a = doc_member(&doc, 0, "a");
 	CHECK(a && doc_type(&doc, a) == DOC_ARRAY && doc_length(&doc, a) == 3 && doc_is_flat(&doc, a));
@@ -85,7 +85,7 @@ static void test_json_values(void)
 
 	/* Elements of a flat array as the iterator sees them, with spacing and strings. */
 	static const char flat[] = "[ \"a,b\" , \"q\\\"]\",true ,\n -0.0 ,1E400]";
-	CHECK(json_parse(&doc, "t.json", flat, strlen(flat), &e) && doc_is_flat(&doc, 0) && doc.num_values == 1);
+	CHECK(json_parse(&doc, "t.json", flat, strlen(flat), false, &e) && doc_is_flat(&doc, 0) && doc.num_values == 1);
 	doc_iterate(&doc, 0, &it);
 	CHECK(doc_next(&it, &item) && item.type == DOC_STRING && item.length == 3 && memcmp(item.bytes, "a,b", 3) == 0);
 	CHECK(doc_next(&it, &item) && item.type == DOC_STRING && item.encoding == DOC_TEXT_ESCAPED && item.length == 4);
@@ -97,7 +97,7 @@ static void test_json_values(void)
 
 	/* Python's json module writes these. */
 	static const char special[] = "[NaN, Infinity, -Infinity]";
-	CHECK(json_parse(&doc, "t.json", special, strlen(special), &e));
+	CHECK(json_parse(&doc, "t.json", special, strlen(special), false, &e));
 	doc_iterate(&doc, 0, &it);
 	CHECK(doc_next_float(&it, &item, &x) && isnan(x));
 	CHECK(doc_next_float(&it, &item, &x) && isinf(x) && x > 0);
@@ -187,7 +187,7 @@ static void test_json_numbers(void)
 /* A model in the given parts, read from memory; NULL (with e filled) on error. */
 static HForest *read_model_text(const char *text, Error *e)
 {
-	return front_read_xgboost_json("model.json", text, strlen(text), e);
+	return front_read_xgboost_json("model.json", text, strlen(text), false, e);
 }
 
 static void test_reader_small(void)
@@ -248,6 +248,59 @@ static void test_reader_small(void)
 	expect_message(e.message, "no/such/model.json: No such file or directory", __LINE__);
 }
 
+/*
+ * A model larger than a few DOC_RELEASE_STEPs, read from a file (mapped: the parser and
+ * the reader drop its pages behind them, and the reader maps them again) and from memory
+ * (nothing dropped), must give the same forest.
+ */
+static void test_reader_mapped(void)
+{
+	enum { TREES = 150000 };
+	char path[] = "/tmp/grove-front-json-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *out = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+	char *text;
+	long size;
+	Error e = {{0}};
+	HForest *mapped, *copied;
+
+	CHECK(out);
+	if (!out)
+		return;
+	fputs("{\"learner\":{\"gradient_booster\":{\"name\":\"gbtree\",\"model\":{\"trees\":[", out);
+	for (int t = 0; t < TREES; t++)
+		fprintf(out, "%s{\"tree_param\":{\"num_nodes\":\"3\"},\"left_children\":[1,-1,-1],\"right_children\":[2,-1,-1],"
+		        "\"split_indices\":[%d,0,0],\"split_conditions\":[%d.25,-%d.5E-3,%d.75E-3],\"default_left\":[%d,0,0]}",
+		        t ? "," : "", t % 7, t, t, t, t & 1);
+	fprintf(out, "],\"tree_info\":[0");
+	for (int t = 1; t < TREES; t++)
+		fputs(",0", out);
+	fputs("]}},\"learner_model_param\":{\"base_score\":\"5E-1\",\"num_feature\":\"7\"},"
+	      "\"objective\":{\"name\":\"reg:squarederror\"}}}", out);
+	size = ftell(out);
+	CHECK(size > 3 * (long)DOC_RELEASE_STEP);
+	text = xmalloc((size_t)size);
+	rewind(out);
+	CHECK(fread(text, 1, (size_t)size, out) == (size_t)size);
+	fclose(out);
+
+	mapped = front_read_model(path, NULL, NULL, &e);
+	copied = front_read_xgboost_json(path, text, (size_t)size, false, &e);
+	CHECK(mapped && copied);
+	if (mapped && copied) {
+		CHECK(mapped->num_trees == TREES && copied->num_trees == TREES && mapped->num_nodes == copied->num_nodes);
+		for (uint32_t t = 0; t < TREES; t++)
+			CHECK(mapped->trees[t].first_node == copied->trees[t].first_node &&
+			      mapped->trees[t].num_nodes == copied->trees[t].num_nodes);
+		CHECK(!memcmp(mapped->nodes, copied->nodes, mapped->num_nodes * sizeof *mapped->nodes));
+		CHECK(hir_tree_nodes(mapped, TREES - 1)[0].value == TREES - 1 + 0.25);
+	}
+	hir_forest_free(mapped);
+	hir_forest_free(copied);
+	free(text);
+	remove(path);
+}
+
 /* Read the real higgs model (100 trees, 28 features) and time it. */
 static void test_reader_higgs(void)
 {
@@ -293,6 +346,7 @@ int main(void)
 	test_json_errors();
 	test_json_numbers();
 	test_reader_small();
+	test_reader_mapped();
 	test_reader_higgs();
 	if (failures) {
 		fprintf(stderr, "front_json: %d failures\n", failures);

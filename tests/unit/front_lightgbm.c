@@ -24,7 +24,7 @@ static char *model_text(const char *objective, const char *extra, const char *tr
 static HForest *read(const char *objective, const char *extra, const char *trees, Error *e)
 {
 	char *text = model_text(objective, extra, trees);
-	HForest *f = front_read_lightgbm("m.txt", text, strlen(text), e);
+	HForest *f = front_read_lightgbm("m.txt", text, strlen(text), false, e);
 	free(text);
 	return f;
 }
@@ -165,7 +165,7 @@ static void test_forest(void)
 		*q++ = *p;
 	}
 	*q = '\0';
-	f = front_read_lightgbm("m.txt", crlf, strlen(crlf), &e);
+	f = front_read_lightgbm("m.txt", crlf, strlen(crlf), false, &e);
 	CHECK(f && f->num_trees == 1 && hir_tree_nodes(f, 0)[6].value == -4e-300);
 	hir_forest_free(f);
 	free(text);

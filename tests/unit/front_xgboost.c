@@ -30,7 +30,7 @@ static void expect_ubjson_error(const char *bytes, size_t n, const char *text, i
 {
 	Document doc;
 	Error e = {{0}};
-	if (ubjson_parse(&doc, "t.ubj", bytes, n, &e)) {
+	if (ubjson_parse(&doc, "t.ubj", bytes, n, false, &e)) {
 		fprintf(stderr, "%s:%d: parsed, expected an error '%s'\n", __FILE__, line, text);
 		failures++;
 	} else {
@@ -58,7 +58,7 @@ static void test_ubjson_values(void)
 	float x;
 	uint32_t a, b, c, d, ev, f;
 
-	CHECK(ubjson_parse(&doc, "t.ubj", bytes, sizeof bytes - 1, &e));
+	CHECK(ubjson_parse(&doc, "t.ubj", bytes, sizeof bytes - 1, false, &e));
 	CHECK(doc_type(&doc, 0) == DOC_OBJECT && doc_length(&doc, 0) == 4);
 	a = doc_member(&doc, 0, "a");
 	CHECK(a && doc_type(&doc, a) == DOC_ARRAY && doc_is_flat(&doc, a) && doc_length(&doc, a) == 3);
@@ -287,7 +287,7 @@ static void check_manifest(const char *dir, const char *manifest, bool *categori
 	text = xmalloc((size_t)size + 1);
 	CHECK(fread(text, 1, (size_t)size, f) == (size_t)size);
 	fclose(f);
-	CHECK(json_parse(&doc, path, text, (size_t)size, &e));
+	CHECK(json_parse(&doc, path, text, (size_t)size, false, &e));
 	doc_iterate(&doc, 0, &it);
 	while (doc_next(&it, &entry)) {
 		doc_string_copy(&doc, doc_member(&doc, entry.value, "name"), name, sizeof name);
