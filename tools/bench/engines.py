@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,10 +39,27 @@ def digest(path, *extra):
     return h.hexdigest()[:16]
 
 
-def cached_build(cache_dir, stem, key, suffix, make):
-    """The path of stem-key.suffix in cache_dir, made by make(path) -> None if absent.
+def cpu_seconds():
+    """CPU seconds this process and its waited-for children have used."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
-    Returns (path, {"compile_s": seconds, "cached": bool, "measured_at": ..., "loadavg": ...}).
+
+def timed(make, *args):
+    """Run make(*args); {"compile_s": wall seconds, "cpu_s": CPU seconds, "loadavg": the highest seen}."""
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    make(*args)
+    return {"compile_s": round(time.perf_counter() - t0, 3), "cpu_s": round(cpu_seconds() - c0, 3),
+            "loadavg": round(max(load, os.getloadavg()[0]), 2)}
+
+
+def cached_build(cache_dir, stem, key, suffix, make):
+    """The path of stem-key.suffix in cache_dir, made by make(path) if absent.
+
+    Returns (path, {"compile_s": wall seconds, "cpu_s": CPU seconds, "loadavg": ..., "measured_at": ...,
+    "cached": whether it was made by an earlier run}): CPU seconds, unlike wall seconds, hardly
+    depend on what else the machine runs.
     """
     os.makedirs(cache_dir, exist_ok=True)
     path = os.path.join(cache_dir, f"{stem}-{key}{suffix}")
@@ -49,11 +67,7 @@ def cached_build(cache_dir, stem, key, suffix, make):
     if os.path.exists(path) and os.path.exists(meta_path):
         with open(meta_path) as f:
             return path, dict(json.load(f), cached=True)
-    load = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    make(path)
-    meta = {"compile_s": round(time.perf_counter() - t0, 2), "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "loadavg": round(max(load, os.getloadavg()[0]), 2)}
+    meta = dict(timed(make, path), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     with open(meta_path, "w") as f:
         json.dump(meta, f)
     return path, dict(meta, cached=False)
@@ -162,10 +176,7 @@ def grove_engine(name, timer, args, model, cache, schedule=None):
     os.makedirs(out_dir, exist_ok=True)
     so = os.path.join(out_dir, os.path.basename(model) + (".tuned" if schedule else "") + ".so")
     cmd = [os.path.join(args.builddir, "grove"), "compile", model, "-o", so] + (["--schedule", schedule] if schedule else [])
-    load = os.getloadavg()[0]
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
-    build = {"compile_s": round(time.perf_counter() - t0, 3), "cached": False, "loadavg": round(load, 2)}
+    build = dict(timed(lambda: subprocess.run(cmd, check=True)), cached=False)
     if schedule:
         build["schedule"] = schedule
     return CEngine(name, timer, "grove", so, build)

@@ -74,7 +74,7 @@ def markdown(doc, tolerance):
         if tuned:
             row.append(fmt(u["grove-tuned"]["median"]) if "grove-tuned" in u else "—")
         for p in peers:
-            row.append(f"{fmt(u[p]['median'])} ({ratio(r, p):.2f}×)" if p in u else "—")
+            row.append(f"{fmt(u[p]['median'])} ({fmt(ratio(r, p))}×)" if p in u else "—")
         rows.append(row)
     out.append("**Microseconds per row** (grove: median (min); peers: median and peer/grove, above 1× grove is "
                "faster). grove and tl2cgen are timed from C; the other peers through Python, their call "
@@ -114,7 +114,7 @@ def markdown(doc, tolerance):
 
         def secs(name, key="compile_s"):
             x = b.get(name, {}).get(key)
-            return "—" if x is None else f"{x:.2f}" + ("*" if b[name].get("cached") else "")
+            return "—" if x is None else fmt(x) + ("*" if b[name].get("cached") else "")
         builds.append([r["model"], r["features"], r["trees"], secs("grove")] + ([secs("grove-tuned")] if tuned else [])
                       + [secs("tl2cgen"), secs("lleaves"), secs("onnxruntime"), secs("onnxruntime", "session_s")])
     out.append("\n**Compile times, seconds** (* made in an earlier run and cached: the time it took then)\n")
