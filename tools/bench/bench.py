@@ -276,7 +276,8 @@ def bench_model(np, E, model, args, timer, available, notes, results, failures):
         timing = measure(engines, pool, batch, slices, args)
         results.append({"model": model.name, "kind": model.kind, "features": model.features, "trees": model.trees,
                         "batch": batch, "distinct_batches": slices, "rows": source, "reference": ref.name,
-                        "max_rel_diff": diffs, "us_per_row": timing, "build": builds})
+                        "max_rel_diff": diffs, "us_per_row": timing, "build": builds,
+                        "loadavg": round(os.getloadavg()[0], 2)})
         log(f"  batch {batch}: " + ", ".join(f"{n} {t['median']:.4g}" for n, t in timing.items())
             + f" us/row; grove diff {diffs['grove']:.1e}")
         if diffs["grove"] > args.tolerance or diffs.get("grove-tuned", 0) > args.tolerance:

@@ -134,9 +134,10 @@ def make_data(np, name, seed=0):
 
 
 def _cache_ok(meta_path, want):
+    """Whether the note beside a cached model says it was made as want says (compared as JSON)."""
     try:
         with open(meta_path) as f:
-            return json.load(f).get("made_by") == want
+            return json.load(f).get("made_by") == json.loads(json.dumps(want))
     except (OSError, ValueError):
         return False
 
@@ -213,6 +214,8 @@ def main():
     ap.add_argument("--rows", type=int, metavar="N",
                     help="also write N rows of each model's data to CACHE/rows/syn-NAME.f32 (for timer.c)")
     args = ap.parse_args()
+    # Idle OpenMP threads sleep: spinning ones make training crawl on a machine that runs other work.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     for name in args.names:
         path = model_path(name, args.cache)
         extra = ""

@@ -113,11 +113,13 @@ def markdown(doc, tolerance):
         b = r["build"]
 
         def secs(name, key="compile_s"):
-            x = b.get(name, {}).get(key)
-            return "—" if x is None else fmt(x) + ("*" if b[name].get("cached") else "")
+            x, cpu = b.get(name, {}).get(key), b.get(name, {}).get("cpu_s") if key == "compile_s" else None
+            if x is None:
+                return "—"
+            return fmt(x) + (f" ({fmt(cpu)})" if cpu is not None else "") + ("*" if b[name].get("cached") else "")
         builds.append([r["model"], r["features"], r["trees"], secs("grove")] + ([secs("grove-tuned")] if tuned else [])
                       + [secs("tl2cgen"), secs("lleaves"), secs("onnxruntime"), secs("onnxruntime", "session_s")])
-    out.append("\n**Compile times, seconds** (* made in an earlier run and cached: the time it took then)\n")
+    out.append("\n**Compile times**, wall (CPU) seconds; * made by an earlier run and cached, the time it took then\n")
     out.append(table(["model", "features", "trees", "grove compile"] + (["grove-tuned"] if tuned else [])
                      + ["tl2cgen (gcc)", "lleaves", "onnxmltools convert", "onnxruntime session"], builds))
 
