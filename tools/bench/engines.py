@@ -67,7 +67,9 @@ def cached_build(cache_dir, stem, key, suffix, make):
     if os.path.exists(path) and os.path.exists(meta_path):
         with open(meta_path) as f:
             return path, dict(json.load(f), cached=True)
-    meta = dict(timed(make, path), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    tmp = os.path.join(cache_dir, f"{stem}-{key}.{os.getpid()}.tmp{suffix}")  # two runs may build at once
+    meta = dict(timed(make, tmp), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    os.replace(tmp, path)
     with open(meta_path, "w") as f:
         json.dump(meta, f)
     return path, dict(meta, cached=False)
