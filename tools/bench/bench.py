@@ -3,7 +3,7 @@
 
     tools/bench/setup.sh                                  # build/bench-venv, pinned peers (once)
     ./configure.py && ninja                               # build/grove, build/libgrove.so
-    build/bench-venv/bin/python tools/bench/bench.py      # everything: ~15-20 min on 2 cores
+    build/bench-venv/bin/python tools/bench/bench.py      # everything: ~11 min on 2 cores (see below)
     build/bench-venv/bin/python tools/bench/bench.py --quick
     build/bench-venv/bin/python tools/bench/bench.py --threads 1 --batch 4096   # one core
     build/bench-venv/bin/python tools/bench/bench.py --models higgs syn-epsilon --batch 1 512 \\
@@ -45,6 +45,11 @@ peers' times include their Python call, whose floor (one row through a one-split
 is reported. At batch 4096 a table gives ns per (row x tree) per core (x --threads).
 Compile times: grove's every run; TL2cgen's (gcc), lleaves' and the ONNX conversions are
 cached in build/bench with the time they took when made (and the load average then).
+
+Run time on the project's 2-core machine: ~11 minutes for everything (--quick: ~2; --threads 1
+--batch 4096: ~3) once the models and the peers' builds are cached. The first run also
+trains the synthetic models (~3 min) and builds the peers: ~27 CPU-minutes of gcc for
+TL2cgen (2600-tree syn-letters alone: 12), ~9 of lleaves, ~1 of onnxmltools.
 
 Output: the tables (Markdown) on stdout and in OUT/results.md, the raw numbers in
 OUT/results.json (--out, default build/bench), a PNG chart with --chart. Exit status 1
