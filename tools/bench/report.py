@@ -89,11 +89,14 @@ def markdown(doc, tolerance):
         rows.append([p, f"{fmt(gm['large'])}× ({gm['large_cells']})" if gm["large"] else "—",
                      f"{fmt(gm['small'])}× ({gm['small_cells']})" if gm["small"] else "—",
                      f"{low[0]:.2f}× ({low[1]}, {low[2]})" if low else "—"])
-    if tuned:
-        for p in peers:
+    if tuned:  # the tuned schedule against each peer, and the heuristic's gap to it (above 1×: tuning pays)
+        for p in peers + ["grove"]:
             gm = geomeans(results, p, "grove-tuned")
+            low = gm["lowest"]
             if gm["large"] or gm["small"]:
-                rows.append([f"{p} / grove-tuned", fmt(gm["large"]), fmt(gm["small"]), "—"])
+                rows.append([f"{p} / grove-tuned", f"{fmt(gm['large'])}× ({gm['large_cells']})" if gm["large"] else "—",
+                             f"{fmt(gm['small'])}× ({gm['small_cells']})" if gm["small"] else "—",
+                             f"{low[0]:.2f}× ({low[1]}, {low[2]})" if low else "—"])
     out.append(table(["peer", "batch ≥ 512 (cells)", "batch ≤ 64 (cells)", "lowest cell"], rows))
 
     core = [r for r in results if r["batch"] == 4096]
