@@ -209,7 +209,8 @@ def depth_profile(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("names", nargs="*", default=list(SHAPES) + list(LIGHTGBM))
+    ap.add_argument("names", nargs="*", default=list(SHAPES) + list(LIGHTGBM),
+                    help="shapes (abalone, ..., or syn-abalone, ...) and lgb- names; default: all")
     ap.add_argument("--cache", default=os.path.join(ROOT, "build", "bench"))
     ap.add_argument("--rows", type=int, metavar="N",
                     help="also write N rows of each model's data to CACHE/rows/syn-NAME.f32 (for timer.c)")
@@ -217,6 +218,7 @@ def main():
     # Idle OpenMP threads sleep: spinning ones make training crawl on a machine that runs other work.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     for name in args.names:
+        name = name[4:] if name.startswith("syn-") else name  # bench.py's names work too
         path = model_path(name, args.cache)
         extra = ""
         if path.endswith(".json"):

@@ -11,7 +11,8 @@
  *       in one process;
  *   cc -O2 -fopenmp -DBENCH_TIMER_MAIN -Irt tools/bench/timer.c -Lbuild -lgrove -ldl -o build/bench/timer
  *       a program: `timer grove|tl2cgen LIBRARY ROWS.f32 BATCH [SECONDS]` times one
- *       library alone and prints microseconds per row (ROWS.f32: float32 values, row
+ *       library alone (OMP_NUM_THREADS threads; OMP_WAIT_POLICY=PASSIVE unless set) and
+ *       prints microseconds per row (ROWS.f32: float32 values, row
  *       after row, as numpy's X.astype("<f4").tofile() writes them; models.py --rows
  *       writes the benchmark's rows so).
  *
@@ -21,6 +22,7 @@
  * team with a static schedule; this harness does the same, and, as grove does, runs
  * batches of fewer than 128 rows on the calling thread.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, clock_gettime */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "grove.h"
 
@@ -269,6 +272,13 @@ int main(int argc, char **argv)
 	FILE *f;
 	long size;
 
+	/* As in bench.py, idle OpenMP threads sleep (libgomp reads this when it loads, before main: run again). */
+	if (!getenv("OMP_WAIT_POLICY")) {
+		setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+		execv("/proc/self/exe", argv);
+		perror("timer: cannot run itself again with OMP_WAIT_POLICY=PASSIVE");
+		return 1;
+	}
 	if (argc < 5 || (strcmp(argv[1], "grove") != 0 && strcmp(argv[1], "tl2cgen") != 0)) {
 		fprintf(stderr, "usage: timer grove|tl2cgen LIBRARY ROWS.f32 BATCH [SECONDS]\n");
 		return 2;
