@@ -244,29 +244,16 @@ static void show_progress(const Tuner *t, const Candidate *best)
 	        20 - filled, "....................", t->num, spent, t->budget, best ? best->seconds * 1e6 : 0.0);
 }
 
-/* Time candidate knobs (once: a second call returns the first's result). */
-static Candidate *evaluate(Tuner *t, const HScheduleKnobs *k)
+/* Compile c's knobs and time them into c, and log it; false (e says why) where the knobs do not apply. */
+static bool measure(Tuner *t, Candidate *c, Error *e)
 {
-	char path[64], what[160];
+	char path[64];
 	GroveModel *model;
 	GroveError err;
-	Candidate *c;
-	Error e = {0};
-	double begin;
-	for (uint32_t i = 0; i < t->num; i++)
-		if (same_knobs(&t->candidates[i].knobs, k))
-			return &t->candidates[i];
-	if (t->num == MAX_CANDIDATES)
-		return NULL;
-	c = &t->candidates[t->num++];
-	*c = (Candidate){.knobs = *k, .seconds = INFINITY};
+	double begin = now();
 	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
-	begin = now();
-	if (!compile_knobs(t, k, path, &e)) {
-		if (t->verbose)
-			fprintf(stderr, "tune: skipped (%s)\n", e.message);
-		return c;
-	}
+	if (!compile_knobs(t, &c->knobs, path, e))
+		return false;
 	c->compile = now() - begin;
 	if (grove_load(path, &model, &err) != GROVE_OK)
 		fail("tune: %s", err.message);
@@ -274,6 +261,27 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *k)
 	grove_free(model);
 	unlink(path);
 	log_candidate(t, c);
+	return true;
+}
+
+/* Time candidate knobs (once: a second call returns the first's result). */
+static Candidate *evaluate(Tuner *t, const HScheduleKnobs *k)
+{
+	char what[160];
+	Candidate *c;
+	Error e = {0};
+	for (uint32_t i = 0; i < t->num; i++)
+		if (same_knobs(&t->candidates[i].knobs, k))
+			return &t->candidates[i];
+	if (t->num == MAX_CANDIDATES)
+		return NULL;
+	c = &t->candidates[t->num++];
+	*c = (Candidate){.knobs = *k, .seconds = INFINITY};
+	if (!measure(t, c, &e)) {
+		if (t->verbose)
+			fprintf(stderr, "tune: skipped (%s)\n", e.message);
+		return c;
+	}
 	if (t->verbose) {
 		hir_knobs_describe(k, what, sizeof what);
 		fprintf(stderr, "%s%9.4f us/row  %s\n", t->progress ? "\r" : "", c->seconds * 1e6, what);
@@ -338,19 +346,9 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 static void retime(Tuner *t, Candidate *c)
 {
 	Candidate again = *c;
-	char path[64];
-	GroveModel *model;
-	GroveError err;
 	Error e = {0};
-	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
-	if (!compile_knobs(t, &c->knobs, path, &e))
+	if (!measure(t, &again, &e))
 		fail("tune: compiling a candidate again: %s", e.message);
-	if (grove_load(path, &model, &err) != GROVE_OK)
-		fail("tune: %s", err.message);
-	again.seconds = time_model(t, model);
-	grove_free(model);
-	unlink(path);
-	log_candidate(t, &again);
 	if (again.seconds < c->seconds)
 		c->seconds = again.seconds;
 }
