@@ -29,6 +29,7 @@ static const char *const cast_names[] = {
 };
 
 const LType lir_predict_params[LIR_PREDICT_PARAMS] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
+const LType lir_kernel_params[LIR_KERNEL_PARAMS] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR, LTYPE_PTR};
 
 const char *lir_type_name(LType t) { return t < COUNT_OF(type_names) ? type_names[t] : "?"; }
 const char *lir_op_name(LOp op) { return op < COUNT_OF(op_names) ? op_names[op] : "?"; }
@@ -47,8 +48,49 @@ static const char *const space_names[] = {
 #undef X
 };
 
+static const char *const gpu_index_names[] = {
+#define X(name, text) text,
+	LIR_GPU_INDICES(X)
+#undef X
+};
+
 const char *lir_cast_name(LCast c) { return c < COUNT_OF(cast_names) ? cast_names[c] : "?"; }
 const char *lir_space_name(LSpace s) { return s < COUNT_OF(space_names) ? space_names[s] : "?"; }
+const char *lir_gpu_index_name(LGpuIndex g) { return g < COUNT_OF(gpu_index_names) ? gpu_index_names[g] : "?"; }
+
+uint64_t lir_buffer_offset(const LModule *m, uint32_t k)
+{
+	uint64_t at = 0;
+	for (uint32_t i = 0; i < k && i < m->num_buffers; i++) {
+		at += m->buffers[i].count * lir_type_size(m->buffers[i].elem);
+		at = (at + LIR_MODEL_ALIGN - 1) / LIR_MODEL_ALIGN * LIR_MODEL_ALIGN;
+	}
+	return at;
+}
+
+uint64_t lir_block_memory(const LFunc *fn, uint64_t *offset)
+{
+	uint64_t at = 0;
+	for (uint32_t id = 0; id < fn->num_insts; id++) {
+		const LInst *in = &fn->insts[id];
+		if (in->op != LOP_LOCAL_ARRAY || in->sub != LSPACE_BLOCK)
+			continue;
+		uint64_t size = lir_type_size((LType)in->type);
+		at = (at + size - 1) / size * size;
+		if (offset)
+			offset[id] = at;
+		at += size * (uint64_t)in->imm;
+	}
+	return at;
+}
+
+int64_t lir_dim_value(const LDim *d, int64_t nrows)
+{
+	if (!d->rows_per)
+		return d->count;
+	int64_t n = (nrows + d->rows_per - 1) / d->rows_per;
+	return n > 0 ? n : 1;
+}
 
 bool lir_op_has_result(LOp op)
 {
@@ -59,7 +101,8 @@ bool lir_op_has_result(LOp op)
 	case LOP_SET:
 	case LOP_BREAK_IF:
 	case LOP_LOOP:
-	case LOP_IF: return false;
+	case LOP_IF:
+	case LOP_BARRIER: return false;
 	default: return op < LOP_COUNT;
 	}
 }

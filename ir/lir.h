@@ -15,6 +15,16 @@
  * in `imm`, float immediates in `fimm`, comparison predicates, cast kinds and memory
  * spaces in `sub`.
  *
+ * Kernels (GPU targets). A module for a GPU (LModule.gpu) has no host entry: it is a
+ * sequence of kernels (LFunc.kind LFUNC_KERNEL), launched one after the other with each
+ * one's grid and block (LFunc.launch), every thread of the grid running the kernel's
+ * body. GPU_INDEX reads the thread's place in the grid; BARRIER and SHUFFLE make the
+ * threads of a block (of a warp) meet, and may appear only where every thread of the
+ * block takes the same path (block-uniform control flow, which lir_verify checks
+ * conservatively); LOCAL_ARRAYs in space BLOCK are the block's shared memory. Model
+ * buffers reach a kernel as one blob (the `model` parameter): buffer k at
+ * lir_buffer_offset(m, k).
+ *
  * Vectors: an instruction with `lanes` n of 2..LIR_MAX_LANES is a vector of n `type`
  * elements (i8, i32, i64, f32 or f64); 0 or 1 is a scalar. Only these carry lanes:
  * LOAD (n consecutive elements from element b, aligned as one element), STORE (takes
@@ -103,7 +113,15 @@ typedef enum LType {
 	                                 outside it. */                                                \
 	X(LOOP, "loop", 0)            /* repeat body until a BREAK_IF in it fires */                 \
 	X(BREAK_IF, "break_if", 1)    /* if a (i1): leave the innermost enclosing LOOP */            \
-	X(IF, "if", 1)                /* if a (i1) body else alt */
+	X(IF, "if", 1)                /* if a (i1) body else alt */                                 \
+	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
+	                                 which coordinate or extent; kernels only */                  \
+	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
+	                                 they wrote before it; kernels only, block-uniform control */ \
+	X(SHUFFLE, "shuffle", 2)      /* the value of a (i32, i64, f32, f64) in the thread b (i32,  \
+	                                 0..31) lanes further down the warp, a's own value where that \
+	                                 lane is past the warp's end (shfl.down); kernels only,       \
+	                                 block-uniform control (every thread of the warp takes part) */
 
 typedef enum LOp {
 #define X(name, text, operands) LOP_##name,
@@ -160,7 +178,9 @@ typedef enum LCast {
 	X(PRIVATE, "private") /* private to the iteration (or invocation) that defines it */          \
 	X(SHARED, "shared")   /* defined in the enclosing frame and shared with the PARALLEL_FORs     \
 	                         nested in it, whose iterations write disjoint elements (or add to    \
-	                         them with ATOMIC); captured by the outlined body on the host */
+	                         them with ATOMIC); captured by the outlined body on the host */ \
+	X(BLOCK, "block")     /* GPU shared memory: one array per block of a kernel, visible to every  \
+	                         thread of the block (kernels only) */
 
 typedef enum LSpace {
 #define X(name, text) LSPACE_##name,
@@ -169,13 +189,27 @@ typedef enum LSpace {
 	LSPACE_COUNT
 } LSpace;
 
+/* What GPU_INDEX reads (CUDA's names): the thread's coordinates and the extents. */
+#define LIR_GPU_INDICES(X)                                                              \
+	X(THREAD_X, "thread.x") X(THREAD_Y, "thread.y") X(THREAD_Z, "thread.z")       \
+	X(BLOCK_X, "block.x") X(BLOCK_Y, "block.y") X(BLOCK_Z, "block.z")             \
+	X(BLOCK_DIM_X, "blockDim.x") X(BLOCK_DIM_Y, "blockDim.y") X(BLOCK_DIM_Z, "blockDim.z") \
+	X(GRID_DIM_X, "gridDim.x") X(GRID_DIM_Y, "gridDim.y") X(GRID_DIM_Z, "gridDim.z")
+
+typedef enum LGpuIndex {
+#define X(name, text) LGPU_##name,
+	LIR_GPU_INDICES(X)
+#undef X
+	LGPU_COUNT
+} LGpuIndex;
+
 /* Lanes of the widest vector value. */
 #define LIR_MAX_LANES 16
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */
 	uint8_t type;   /* LType of the result, or of its lanes (STORE, ATOMIC: unused, void) */
-	uint8_t sub;    /* LCmp, LCast or LSpace */
+	uint8_t sub;    /* LCmp, LCast, LAtomic, LSpace or LGpuIndex */
 	uint8_t lanes;  /* 0 or 1: a scalar; 2..LIR_MAX_LANES: a vector of `type` (see above) */
 	uint32_t a, b, c;
 	uint32_t body;  /* first instruction of the nested region (FOR, PARALLEL_FOR, LOOP, IF), or LIR_NONE */
@@ -192,8 +226,31 @@ typedef struct LBuffer {
 	void *data;       /* count elements of elem, owned by the module */
 } LBuffer;
 
+typedef enum LFuncKind {
+	LFUNC_HOST,   /* a function of a host module */
+	LFUNC_KERNEL, /* a GPU kernel: every thread of its launch runs the body */
+} LFuncKind;
+
+/*
+ * One extent of a launch: `count`, or, when rows_per is not 0, ceil(nrows / rows_per)
+ * (at least 1). Kernels distribute their loops over whatever extents they are given
+ * (grid-stride loops), so a runtime may clamp them to the device's limits.
+ */
+typedef struct LDim {
+	int64_t count;
+	int64_t rows_per;
+} LDim;
+
+typedef struct LLaunch {
+	LDim grid[3];  /* blocks, x y z */
+	LDim block[3]; /* threads per block (constants: rows_per 0) */
+} LLaunch;
+
 typedef struct LFunc {
 	char name[64];
+	uint8_t kind;     /* LFuncKind */
+	uint8_t entry;    /* a kernel: of the predict sequence (0) or of the double-row one (1) */
+	LLaunch launch;   /* a kernel's grid and block */
 	LType params[8];
 	uint32_t num_params;
 	LInst *insts;
@@ -232,11 +289,29 @@ typedef struct LModule {
 	int64_t *label_ints;        /*   asks for each row's class index. Owned: int64 labels, or */
 	char **label_strings;       /*   string labels (the other NULL) */
 	char **feature_names;       /* num_features column names recorded in the artifact, or NULL (owned) */
+	bool gpu;                   /* a GPU module: predict and predict_f64 are LIR_NONE, funcs are kernels
+	                               (lir_kernel_params) in launch order, those of entry 1 for double rows */
 } LModule;
 
 /* Parameters of predict, in order: rows, nrows, out, flags, workspace. */
 #define LIR_PREDICT_PARAMS 5
 extern const LType lir_predict_params[LIR_PREDICT_PARAMS];
+
+/* Parameters of a kernel, in order: rows, nrows, out, flags, workspace (as predict's, in device memory), model. */
+#define LIR_KERNEL_PARAMS 6
+extern const LType lir_kernel_params[LIR_KERNEL_PARAMS];
+/* Alignment of each buffer in the model blob of a GPU module. */
+#define LIR_MODEL_ALIGN 64u
+/* Byte offset of buffer k in the model blob (buffers in order, each aligned to LIR_MODEL_ALIGN); k = num_buffers: the blob's size. */
+uint64_t lir_buffer_offset(const LModule *m, uint32_t k);
+/*
+ * Shared memory of kernel fn: its BLOCK local arrays one after the other, each aligned
+ * to its element size. Fills offset[id] for each (when offset is not NULL; num_insts
+ * entries) and returns the total bytes.
+ */
+uint64_t lir_block_memory(const LFunc *fn, uint64_t *offset);
+/* Evaluate a launch extent for nrows rows. */
+int64_t lir_dim_value(const LDim *d, int64_t nrows);
 
 /* An insertion point: appends instructions to a region of a function. */
 #define LIR_MAX_NESTING 32
@@ -303,7 +378,9 @@ const char *lir_atomic_name(LAtomic a);
 const char *lir_cast_name(LCast c);
 /* Printed name of a memory space, "?" if out of range. */
 const char *lir_space_name(LSpace s);
-/* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF do not). */
+/* Printed name of a GPU index, "?" if out of range. */
+const char *lir_gpu_index_name(LGpuIndex g);
+/* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF, BARRIER do not). */
 bool lir_op_has_result(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);

@@ -205,6 +205,8 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		print_body(out, m, fn, in->body, depth, budget);
 		break;
 	case LOP_LOOP: print_body(out, m, fn, in->body, depth, budget); break;
+	case LOP_GPU_INDEX: fprintf(out, " %s", lir_gpu_index_name((LGpuIndex)in->sub)); break;
+	case LOP_BARRIER: break;
 	case LOP_BREAK_IF: print_operands(out, fn, in, 1); break;
 	case LOP_IF:
 		print_operands(out, fn, in, 1);
@@ -250,11 +252,34 @@ static void print_region(FILE *out, const LModule *m, const LFunc *fn, uint32_t 
 	}
 }
 
+/* One launch extent: "256" or "N/256" (rows per block, rounded up). */
+static void print_dim(FILE *out, const LDim *d, int k)
+{
+	if (d->rows_per)
+		fprintf(out, "%sN/%" PRId64, k ? ", " : "", d->rows_per);
+	else
+		fprintf(out, "%s%" PRId64, k ? ", " : "", d->count);
+}
+
+/* A kernel's launch: " grid(N/256, 1, 1) block(256, 1, 1)". */
+static void print_launch(FILE *out, const LFunc *fn)
+{
+	fputs(" grid(", out);
+	for (int k = 0; k < 3; k++)
+		print_dim(out, &fn->launch.grid[k], k);
+	fputs(") block(", out);
+	for (int k = 0; k < 3; k++)
+		print_dim(out, &fn->launch.block[k], k);
+	fputc(')', out);
+	if (fn->entry)
+		fputs(" f64", out);
+}
+
 /* A function: its signature (each parameter named by the first PARAM that reads it), then its body. */
 static void print_func(FILE *out, const LModule *m, uint32_t index, const LFunc *fn)
 {
 	uint64_t budget = fn->num_insts;
-	fprintf(out, "\nfunc %s(", fn->name);
+	fprintf(out, "\n%s %s(", fn->kind == LFUNC_KERNEL ? "kernel" : "func", fn->name);
 	for (uint32_t p = 0; p < fn->num_params && p < COUNT_OF(fn->params); p++) {
 		fprintf(out, "%s%s", p ? ", " : "", lir_type_name(fn->params[p]));
 		for (uint32_t id = 0; id < fn->num_insts; id++) {
@@ -264,7 +289,12 @@ static void print_func(FILE *out, const LModule *m, uint32_t index, const LFunc 
 			}
 		}
 	}
-	fprintf(out, ")%s {\n", index == m->predict || index == m->predict_f64 ? " entry" : "");
+	fputc(')', out);
+	if (fn->kind == LFUNC_KERNEL)
+		print_launch(out, fn);
+	else if (index == m->predict || index == m->predict_f64)
+		fputs(" entry", out);
+	fputs(" {\n", out);
 	print_region(out, m, fn, fn->body, 1, &budget);
 	fputs("}\n", out);
 }
@@ -275,6 +305,8 @@ void lir_print(FILE *out, const LModule *m)
 	        m->transform);
 	if (m->workspace_fixed || m->workspace_per_row)
 		fprintf(out, " workspace %" PRIu64 " + %" PRIu64 "/row", m->workspace_fixed, m->workspace_per_row);
+	if (m->gpu)
+		fputs(" gpu", out);
 	fputc('\n', out);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
 		print_buffer(out, i, &m->buffers[i]);

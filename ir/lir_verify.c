@@ -23,12 +23,18 @@ typedef struct Verifier {
 	const LFunc *fn;
 	uint8_t *mark;  /* per instruction: SEEN | VISIBLE */
 	uint32_t *par;  /* per VAR and LOCAL_ARRAY: how many PARALLEL_FORs enclose it */
+	bool *varying;  /* per value of a kernel: it may differ between the threads of a block */
 	Error *e;
 } Verifier;
 
-/* Where a region sits: whether BREAK_IF may leave it, and how many PARALLEL_FORs enclose it. */
+/*
+ * Where a region sits: whether BREAK_IF may leave it, how many PARALLEL_FORs enclose it,
+ * and in a kernel whether the threads of a block may disagree on running it (divergent:
+ * under an IF or a loop whose condition or bounds are varying, or in any LOOP).
+ */
 typedef struct Context {
 	bool in_loop;
+	bool divergent;
 	uint32_t par;
 } Context;
 
@@ -187,6 +193,46 @@ static bool verify_cell(Verifier *v, uint32_t id, Context ctx)
 	return true;
 }
 
+/*
+ * Whether id's value may differ between the threads of a block: the thread's own
+ * coordinates, what it loads, reads from a cell or receives from a shuffle, and what is
+ * computed from those. Block coordinates, extents, parameters and constants are uniform.
+ */
+static bool is_varying(const Verifier *v, uint32_t id)
+{
+	const LInst *in = &v->fn->insts[id];
+	const uint32_t ops[3] = {in->a, in->b, in->c};
+	switch ((LOp)in->op) {
+	case LOP_GPU_INDEX: return in->sub <= LGPU_THREAD_Z;
+	case LOP_LOAD:
+	case LOP_GET:
+	case LOP_SHUFFLE: return true;
+	default:
+		for (uint32_t k = 0; k < op_operands[in->op]; k++)
+			if (v->varying[ops[k]])
+				return true;
+		return false;
+	}
+}
+
+/* GPU_INDEX, BARRIER, SHUFFLE and BLOCK arrays belong in kernels; BARRIER and SHUFFLE under block-uniform control. */
+static bool verify_gpu(Verifier *v, uint32_t id, Context ctx)
+{
+	const LInst *in = &v->fn->insts[id];
+	bool kernel = v->fn->kind == LFUNC_KERNEL;
+	bool gpu_only = in->op == LOP_GPU_INDEX || in->op == LOP_BARRIER || in->op == LOP_SHUFFLE ||
+	                (in->op == LOP_LOCAL_ARRAY && in->sub == LSPACE_BLOCK);
+	if (gpu_only && !kernel)
+		return fail(v, id, "only a kernel can have it");
+	if (in->op == LOP_PARALLEL_FOR && kernel)
+		return fail(v, id, "a kernel cannot have it (its loops are spread over the grid with gpu_index)");
+	if ((in->op == LOP_BARRIER || in->op == LOP_SHUFFLE) && ctx.divergent)
+		return fail(v, id, "under control flow the threads of a block may not all take (it would hang or read garbage)");
+	if (kernel)
+		v->varying[id] = is_varying(v, id);
+	return true;
+}
+
 /* The checks of one instruction whose operands are present and visible. */
 static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 {
@@ -275,6 +321,15 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect(v, id, in->a, LTYPE_I1);
 	case LOP_IF:
 		return expect(v, id, in->a, LTYPE_I1);
+	case LOP_GPU_INDEX:
+		if (in->sub >= LGPU_COUNT)
+			return fail(v, id, "unknown GPU index %u", in->sub);
+		return expect_result(v, id, LTYPE_I64);
+	case LOP_SHUFFLE:
+		if (t != LTYPE_I32 && t != LTYPE_I64 && !is_float(t))
+			return fail(v, id, "result is %s, expected i32, i64, f32 or f64", lir_type_name(t));
+		return expect(v, id, in->a, t) && expect(v, id, in->b, LTYPE_I32);
+	case LOP_BARRIER:
 	case LOP_LOOP:
 	case LOP_COUNT:
 		break;
@@ -305,7 +360,7 @@ static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
 	}
 	if ((!structured && in->body != LIR_NONE) || (in->op != LOP_IF && in->alt != LIR_NONE))
 		return fail(v, id, "has a nested region it cannot have");
-	return verify_lanes(v, id) && verify_types(v, id, ctx);
+	return verify_lanes(v, id) && verify_types(v, id, ctx) && verify_gpu(v, id, ctx);
 }
 
 static bool verify_region(Verifier *v, uint32_t first, Context ctx);
@@ -321,15 +376,18 @@ static bool verify_nested(Verifier *v, uint32_t id, Context ctx)
 	case LOP_PARALLEL_FOR:
 		inner.in_loop = false;
 		inner.par += in->op == LOP_PARALLEL_FOR;
+		inner.divergent |= v->varying[id];
 		v->mark[id] |= VISIBLE; /* the induction variable, inside the body only */
 		ok = verify_region(v, in->body, inner);
 		v->mark[id] &= (uint8_t)~VISIBLE;
 		return ok;
 	case LOP_LOOP:
 		inner.in_loop = true;
+		inner.divergent = true;
 		return verify_region(v, in->body, inner);
 	case LOP_IF:
-		return verify_region(v, in->body, ctx) && verify_region(v, in->alt, ctx);
+		inner.divergent |= v->varying[in->a];
+		return verify_region(v, in->body, inner) && verify_region(v, in->alt, inner);
 	default:
 		if (lir_op_has_result((LOp)in->op))
 			v->mark[id] |= VISIBLE;
@@ -361,7 +419,7 @@ static bool verify_region(Verifier *v, uint32_t first, Context ctx)
 static bool verify_func(Verifier *v, const LFunc *fn)
 {
 	bool ok = true;
-	Context top = {false, 0};
+	Context top = {false, false, 0};
 	if (fn->num_params > COUNT_OF(fn->params))
 		return error_set(v->e, "lir: %s: %u parameters, at most %zu", fn->name, fn->num_params, COUNT_OF(fn->params));
 	for (uint32_t i = 0; i < fn->num_params; i++)
@@ -370,45 +428,90 @@ static bool verify_func(Verifier *v, const LFunc *fn)
 	v->fn = fn;
 	v->mark = xcalloc(fn->num_insts ? fn->num_insts : 1, sizeof *v->mark);
 	v->par = xcalloc(fn->num_insts ? fn->num_insts : 1, sizeof *v->par);
+	v->varying = xcalloc(fn->num_insts ? fn->num_insts : 1, sizeof *v->varying);
 	ok = verify_region(v, fn->body, top);
 	free(v->mark);
 	free(v->par);
+	free(v->varying);
 	v->mark = NULL;
 	v->par = NULL;
+	v->varying = NULL;
 	return ok;
 }
 
-/* The entry function must have predict's parameters (lir_predict_params), as the artifact ABI calls it. */
-static bool verify_predict_signature(const LFunc *fn, Error *e)
+/* An entry function (a kernel) must have the n parameters want (lir_predict_params, lir_kernel_params), as the ABI calls it. */
+static bool verify_signature(const LFunc *fn, const LType *want_params, uint32_t n, Error *e)
 {
-	bool same = fn->num_params == LIR_PREDICT_PARAMS;
-	for (uint32_t i = 0; same && i < LIR_PREDICT_PARAMS; i++)
-		same = fn->params[i] == lir_predict_params[i];
+	bool same = fn->num_params == n;
+	for (uint32_t i = 0; same && i < n; i++)
+		same = fn->params[i] == want_params[i];
 	if (!same) {
 		char have[128] = "", want[128] = "";
 		for (uint32_t i = 0; i < fn->num_params && i < COUNT_OF(fn->params); i++)
 			snprintf(have + strlen(have), sizeof have - strlen(have), "%s%s", i ? ", " : "", lir_type_name(fn->params[i]));
-		for (uint32_t i = 0; i < LIR_PREDICT_PARAMS; i++)
-			snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? ", " : "",
-			         lir_type_name(lir_predict_params[i]));
-		return error_set(e, "lir: %s: the entry function takes (%s), expected (%s)", fn->name, have, want);
+		for (uint32_t i = 0; i < n; i++)
+			snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", i ? ", " : "", lir_type_name(want_params[i]));
+		return error_set(e, "lir: %s: the %s takes (%s), expected (%s)", fn->name,
+		                 fn->kind == LFUNC_KERNEL ? "kernel" : "entry function", have, want);
 	}
+	return true;
+}
+
+/* A launch extent: a positive count, or a positive rows_per. */
+static bool verify_dim(const LFunc *fn, const LDim *d, const char *what, int axis, Error *e)
+{
+	if (d->rows_per < 0 || (d->rows_per == 0 && d->count < 1))
+		return error_set(e, "lir: kernel %s: %s.%c is %lld (rows_per %lld), expected a positive extent", fn->name, what,
+		                 'x' + axis, (long long)d->count, (long long)d->rows_per);
+	return true;
+}
+
+/* A GPU module: kernels only, each with the kernel parameters and a launch, the predict sequence not empty. */
+static bool verify_kernels(const LModule *m, Error *e)
+{
+	bool any = false;
+	if (m->predict != LIR_NONE || m->predict_f64 != LIR_NONE)
+		return error_set(e, "lir: a GPU module has no host entry functions");
+	for (uint32_t i = 0; i < m->num_funcs; i++) {
+		const LFunc *fn = m->funcs[i];
+		if (fn->kind != LFUNC_KERNEL)
+			return error_set(e, "lir: %s: a GPU module holds kernels only", fn->name);
+		if (fn->entry > 1)
+			return error_set(e, "lir: kernel %s: entry %u, expected 0 or 1", fn->name, fn->entry);
+		any |= fn->entry == 0;
+		if (!verify_signature(fn, lir_kernel_params, LIR_KERNEL_PARAMS, e))
+			return false;
+		for (int k = 0; k < 3; k++)
+			if (!verify_dim(fn, &fn->launch.grid[k], "grid", k, e) || !verify_dim(fn, &fn->launch.block[k], "block", k, e))
+				return false;
+		for (int k = 0; k < 3; k++)
+			if (fn->launch.block[k].rows_per)
+				return error_set(e, "lir: kernel %s: block.%c depends on the rows; blocks have a fixed size", fn->name, 'x' + k);
+	}
+	if (!any)
+		return error_set(e, "lir: a GPU module without a kernel for predict");
 	return true;
 }
 
 bool lir_verify(const LModule *m, Error *e)
 {
 	Verifier v = {.m = m, .e = e};
-	if (m->predict >= m->num_funcs)
+	if (m->gpu) {
+		if (!verify_kernels(m, e))
+			return false;
+	} else if (m->predict >= m->num_funcs)
 		return error_set(e, "lir: predict function %u out of range (%u functions)", m->predict, m->num_funcs);
-	if (!verify_predict_signature(m->funcs[m->predict], e))
+	if (!m->gpu && !verify_signature(m->funcs[m->predict], lir_predict_params, LIR_PREDICT_PARAMS, e))
 		return false;
-	if (m->predict_f64 != LIR_NONE) {
+	if (!m->gpu && m->predict_f64 != LIR_NONE) {
 		if (m->predict_f64 >= m->num_funcs || m->predict_f64 == m->predict)
 			return error_set(e, "lir: predict_f64 function %u out of range or the same as predict", m->predict_f64);
-		if (!verify_predict_signature(m->funcs[m->predict_f64], e))
+		if (!verify_signature(m->funcs[m->predict_f64], lir_predict_params, LIR_PREDICT_PARAMS, e))
 			return false;
 	}
+	for (uint32_t i = 0; i < m->num_funcs; i++)
+		if (!m->gpu && m->funcs[i]->kind != LFUNC_HOST)
+			return error_set(e, "lir: %s: a host module cannot hold a kernel", m->funcs[i]->name);
 	for (uint32_t i = 0; i < m->num_buffers; i++) {
 		const LBuffer *b = &m->buffers[i];
 		if (!is_value_type(b->elem))

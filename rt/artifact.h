@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian, in every version */
-#define GROVE_ARTIFACT_VERSION 4u
+#define GROVE_ARTIFACT_VERSION 5u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
 
 /* flags for GroveArtifact.predict */
@@ -22,7 +22,72 @@
 /* Alignment of the workspace handed to predict (malloc's on x86-64). */
 #define GROVE_ARTIFACT_WORKSPACE_ALIGN 16u
 
+/* GroveDevice.kind: where a GPU artifact's kernels run. */
+#define GROVE_DEVICE_GPUSIM 1u /* kernels compiled for this host, run by libgrove's SIMT simulator */
+#define GROVE_DEVICE_CUDA 2u   /* PTX text, loaded through the CUDA Driver API */
+#define GROVE_DEVICE_ROCM 3u   /* an HSACO code object, loaded through the HSA runtime */
+
+/* Lanes of a warp as SHUFFLE sees them (on a 64-wide AMD wavefront: each half). */
+#define GROVE_WARP 32
+
+/* One extent of a launch (LDim): count, or ceil(nrows / rows_per) (at least 1) when rows_per is not 0. */
+typedef struct GroveLaunchDim {
+	int64_t count;
+	int64_t rows_per;
+} GroveLaunchDim;
+
 /*
+ * What a simulated thread sees (the last parameter of a GROVE_DEVICE_GPUSIM kernel):
+ * generated code reads index[] for GPU_INDEX (LGpuIndex order: thread.xyz, block.xyz,
+ * blockDim.xyz, gridDim.xyz), addresses its block's shared memory from `shared`, and
+ * calls barrier and shuffle, passing the site (the LIR instruction) so that the
+ * simulator can tell threads that meet at different places.
+ */
+typedef struct GroveSimThread {
+	int64_t index[12];
+	unsigned char *shared;
+	void (*barrier)(struct GroveSimThread *thread, uint32_t site);
+	/* a's bits (zero-extended to 64) as held by the thread delta lanes down the warp, or the caller's own */
+	uint64_t (*shuffle)(struct GroveSimThread *thread, uint64_t bits, int32_t delta, uint32_t site);
+	void *sim; /* the simulator's */
+} GroveSimThread;
+
+/* A kernel compiled for the host (GROVE_DEVICE_GPUSIM): lir_kernel_params, then the thread. */
+typedef void (*GroveSimKernel)(const void *rows, int64_t nrows, float *out, int32_t flags, void *workspace,
+                               const void *model, GroveSimThread *thread);
+
+/* One kernel of a GPU artifact and its launch. */
+typedef struct GroveKernel {
+	const char *name;          /* its symbol in the device code */
+	uint32_t entry;            /* 0: a step of predict (float rows); 1: of predict_f64 (double rows) */
+	uint32_t shared_bytes;     /* static shared memory per block */
+	GroveLaunchDim grid[3];    /* blocks */
+	GroveLaunchDim block[3];   /* threads per block (counts) */
+	GroveSimKernel sim;        /* GROVE_DEVICE_GPUSIM: the kernel; else NULL */
+} GroveKernel;
+
+/*
+ * The device part of a GPU artifact. predict (predict_f64) is the kernels of entry 0
+ * (1) launched in their order here, each after the previous one finished, with the
+ * kernel parameters (rows, nrows, out, flags, workspace, model) in device memory: the
+ * rows, the outputs, a workspace of workspace_fixed + nrows * workspace_per_row bytes
+ * and the model blob.
+ */
+typedef struct GroveDevice {
+	uint32_t kind;                /* GROVE_DEVICE_* */
+	char arch[16];                /* "sm_80", "gfx90a", ...; "" for the simulator */
+	const unsigned char *code;    /* PTX text (NUL-terminated) or the HSACO; NULL for the simulator */
+	uint64_t code_size;           /* its bytes (PTX: without the NUL) */
+	const unsigned char *model;   /* the model buffers as one blob (lir_buffer_offset's layout) */
+	uint64_t model_size;
+	uint32_t num_kernels;
+	const GroveKernel *kernels;
+} GroveDevice;
+
+/*
+ * Version 5: `device` describes the kernels of a GPU artifact (predict and predict_f64
+ * are then NULL); NULL in a host artifact.
+ *
  * Version 4. predict gets a caller-provided workspace of at least
  * workspace_fixed + nrows * workspace_per_row bytes, aligned to
  * GROVE_ARTIFACT_WORKSPACE_ALIGN, overlapping neither rows nor out, used by this call
@@ -49,7 +114,26 @@ typedef struct GroveArtifact {
 	const int64_t *label_ints;        /* num_labels int64 labels, or NULL */
 	const char *const *label_strings; /* num_labels string labels, or NULL */
 	const char *const *feature_names; /* num_features column names, or NULL when the model names none */
+	const GroveDevice *device;        /* a GPU artifact's kernels, or NULL */
 } GroveArtifact;
+
+/* Version 4: no device. */
+typedef struct GroveArtifactV4 {
+	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
+	uint32_t version;           /* 4 */
+	uint32_t num_features;
+	uint32_t num_outputs;
+	uint32_t num_margins;
+	uint32_t transform;
+	uint64_t workspace_fixed;
+	uint64_t workspace_per_row;
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	uint32_t num_labels;
+	const int64_t *label_ints;
+	const char *const *label_strings;
+	const char *const *feature_names;
+} GroveArtifactV4;
 
 /* Version 3: no feature names. */
 typedef struct GroveArtifactV3 {

@@ -224,7 +224,7 @@ done:
 	return status;
 }
 
-/* Fill m from the descriptor a of an artifact of version 1 to 4; false for another version. */
+/* Fill m from the descriptor a of an artifact of version 1 to 5; false for another version. */
 static bool read_descriptor(const void *a, GroveModel *m)
 {
 	uint32_t head[2]; /* magic and version, the same in every version */
@@ -266,7 +266,9 @@ static bool read_descriptor(const void *a, GroveModel *m)
 				return false;
 		}
 		if (head[1] >= 4)
-			m->feature_names = ((const GroveArtifact *)a)->feature_names;
+			m->feature_names = ((const GroveArtifactV4 *)a)->feature_names;
+		if (head[1] >= 5 && ((const GroveArtifact *)a)->device)
+			return false; /* GPU artifacts: not loaded yet */
 		return v2->predict != NULL;
 	}
 	return false;

@@ -227,6 +227,8 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, &platform, temp, e) && target_seal(temp, e); break;
 		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
 		case TARGET_EMIT_ASM: ok = write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
+		case TARGET_EMIT_PTX:
+		case TARGET_EMIT_HSACO: ok = error_set(e, "PTX and HSACO are emitted for GPU targets only"); break;
 		case TARGET_EMIT_LLVM:
 			LLVMDisposeMessage(message);
 			message = LLVMPrintModuleToString(mod);

@@ -459,6 +459,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 		break;
 	}
 	case LOP_IF: emit_if(em, inst); break;
+	case LOP_GPU_INDEX: case LOP_BARRIER: case LOP_SHUFFLE: die("LIR op %s in a host function", lir_op_name((LOp)inst->op));
 	case LOP_COUNT: die("bad LIR op");
 	}
 }
@@ -560,18 +561,19 @@ static LLVMValueRef emit_label_ints(Emitter *em)
 }
 
 /*
- * The artifact descriptor: a constant GroveArtifact (version 4) named symbol: six i32
+ * The artifact descriptor: a constant GroveArtifact (version 5) named symbol: six i32
  * fields, the two i64 workspace sizes, the predict and predict_f64 pointers (the latter
- * NULL when the module has no such entry), the labels and the feature names.
+ * NULL when the module has no such entry), the labels, the feature names and the device
+ * (NULL: a host artifact).
  */
 static void emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predict_f64, const char *symbol)
 {
 	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
-	LLVMTypeRef fields[14] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr, ptr};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 14, 0);
+	LLVMTypeRef fields[15] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr, ptr, ptr};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 15, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[14], global;
+	LLVMValueRef init[15], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
 	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
@@ -582,8 +584,9 @@ static void emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef pred
 	init[11] = emit_label_ints(em);
 	init[12] = emit_strings(em, em->m->label_strings, em->m->num_labels);
 	init[13] = emit_strings(em, em->m->feature_names, em->m->num_features);
+	init[14] = LLVMConstPointerNull(ptr);
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 14));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 15));
 	LLVMSetGlobalConstant(global, 1);
 }
 

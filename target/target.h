@@ -9,7 +9,17 @@ typedef enum TargetEmit {
 	TARGET_EMIT_OBJ,    /* relocatable object + a C header next to it (PATH with .h) */
 	TARGET_EMIT_ASM,    /* assembly text */
 	TARGET_EMIT_LLVM,   /* LLVM IR text after optimisation */
+	TARGET_EMIT_PTX,    /* cuda: the PTX alone (for ptxas) */
+	TARGET_EMIT_HSACO,  /* rocm: the HSACO alone (for llvm-objdump) */
 } TargetEmit;
+
+/* Where the module's code runs: a host module on the CPU, a GPU module (LModule.gpu) on one of the others. */
+typedef enum TargetDevice {
+	TARGET_DEVICE_HOST,
+	TARGET_DEVICE_GPUSIM, /* kernels compiled for the host CPU, run by libgrove's SIMT simulator */
+	TARGET_DEVICE_CUDA,   /* PTX through LLVM's NVPTX back end */
+	TARGET_DEVICE_ROCM,   /* an HSACO through the AMDGPU back end and ld.lld */
+} TargetDevice;
 
 typedef struct TargetOptions {
 	TargetEmit emit;
@@ -20,6 +30,8 @@ typedef struct TargetOptions {
 	const char *triple;  /* x86_64-linux-gnu, aarch64-linux-gnu or their LLVM spellings; NULL = this host's. Another
 	                        architecture's shared libraries are linked by its cross compiler (target/machine.h) */
 	PhaseTimer *timer;   /* reports each phase's time (grove compile --time), or NULL */
+	TargetDevice device; /* GPU artifacts are shared libraries for the host (triple) holding the device code */
+	const char *gpu_arch; /* cuda: sm_70, sm_80, sm_90; rocm: gfx90a, gfx942, gfx1100; NULL = sm_80 / gfx90a */
 } TargetOptions;
 
 /* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */

@@ -172,7 +172,7 @@ static void test_spaces(void)
 	in[inner].sub = LSPACE_SHARED;
 	EXPECT_VALID(m);
 	in[shared].sub = LSPACE_COUNT;
-	EXPECT_INVALID(m, "lir: f: %6 (local_array): bad memory space 2");
+	EXPECT_INVALID(m, "lir: f: %6 (local_array): bad memory space 3");
 	in[shared].sub = LSPACE_SHARED;
 	in[shared].lanes = 4;
 	EXPECT_INVALID(m, "lir: f: %6 (local_array): cannot be a vector (4 lanes)");
