@@ -314,10 +314,12 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 		fprintf(out, "%*s", indent, "");
 		switch ((MOp)inst->op) {
 		case MOP_FOR:
-			fprintf(out, "%sfor %s in ", inst->parallel ? "parallel " : "", f->schedule.vars[inst->var].name);
+			fprintf(out, "%sfor %s in ", inst->parallel && !inst->gpu_dim ? "parallel " : "", f->schedule.vars[inst->var].name);
 			print_range(out, m, inst->var);
 			if (inst->interleave > 1)
 				fprintf(out, " interleave %u", inst->interleave);
+			if (inst->gpu_dim)
+				fprintf(out, " on %s", hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
 			if (f->schedule.vars[inst->var].flags & HVAR_SPECIALIZE)
 				fputs(" specialized", out);
 			fputs(" {\n", out);

@@ -93,7 +93,8 @@ typedef struct MBuffer {
 
 typedef struct MInst {
 	uint8_t op;          /* MOp */
-	uint8_t parallel;    /* FOR: iterations may run concurrently */
+	uint8_t parallel;    /* FOR: iterations may run concurrently (parallel, or spread over a GPU dimension) */
+	uint8_t gpu_dim;     /* FOR: the GPU grid or block dimension its iterations are spread over (HGpuDim; 0: none) */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
 	uint8_t interleave;  /* FOR: this many consecutive rows (or trees) run together, their walks interleaved (0, 1 = off) */
 	uint16_t peel;       /* WALK: steps taken in straight-line code before the first leaf test */

@@ -125,6 +125,21 @@ void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t
 		die("default schedule: %s", e.message);
 }
 
+/*
+ * The GPU's default (SilvanForge's basic schedule): blocks of GPU_ROWS_PER_BLOCK rows,
+ * one thread per row walking every tree, each tree's walk unrolled when padding pays.
+ */
+#define GPU_ROWS_PER_BLOCK 128
+void hir_choose_gpu_schedule(HForest *f)
+{
+	HSchedule *s = &f->schedule;
+	Error e;
+	hir_schedule_init(s, f->num_trees);
+	if (!hir_schedule_tile(s, "batch", "b0", "b1", GPU_ROWS_PER_BLOCK, &e) || !hir_schedule_gpu_dimension(s, "b0", "grid.x", &e) ||
+	    !hir_schedule_gpu_dimension(s, "b1", "block.x", &e) || !hir_schedule_check(s, &e))
+		die("default GPU schedule: %s", e.message);
+}
+
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 {
 	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u", k->rows, k->trees,

@@ -64,7 +64,8 @@ static void add_loops(Walker *w, MList *l, int32_t first, Bound b, NestFn *fill)
 		MList body = {MIR_NONE, MIR_NONE};
 		uint32_t loop = mir_append(w->m, l, MOP_FOR);
 		w->m->insts[loop].var = v;
-		w->m->insts[loop].parallel = (x->flags & HVAR_PARALLEL) != 0;
+		w->m->insts[loop].gpu_dim = x->gpu_dim;
+		w->m->insts[loop].parallel = (x->flags & HVAR_PARALLEL) || x->gpu_dim;
 		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
 		fill(w, &body, x->first_child, inner);
 		w->m->insts[loop].body = body.first;
@@ -139,25 +140,6 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
 	add_loops(w, l, first, b, lower_loops);
 }
 
-/* Directives the host lowering does not take (the GPU ones): an error naming the first one. */
-static bool check_supported(const HSchedule *s, Error *e)
-{
-	char where[700];
-	for (uint32_t i = 0; i < s->num_vars; i++) {
-		const HIndexVar *v = &s->vars[i];
-		int32_t var = (int32_t)i;
-		if (!v->has_loop)
-			continue;
-		if (v->gpu_dim)
-			return error_set(e, "%s: the host target has no GPU grid or blocks (gpuDimension needs a GPU target)",
-			                 hir_schedule_where(s, var, HDIR_GPU_DIMENSION, where, sizeof where));
-		if (v->reduce == HREDUCE_SHARED)
-			return error_set(e, "%s: the host target has no shared memory (sharedReduce needs a GPU target)",
-			                 hir_schedule_where(s, var, HDIR_SHARED_REDUCE, where, sizeof where));
-	}
-	return true;
-}
-
 MModule *lower_hir_to_mir(const HForest *f, Error *e)
 {
 	Walker w = {.s = &f->schedule};
@@ -168,7 +150,7 @@ MModule *lower_hir_to_mir(const HForest *f, Error *e)
 		return NULL;
 	if (f->schedule.num_trees != f->num_trees)
 		return error_set(e, "schedule: made for %u trees, the forest has %u", f->schedule.num_trees, f->num_trees), NULL;
-	if (!hir_schedule_check(&f->schedule, e) || !check_supported(&f->schedule, e))
+	if (!hir_schedule_check(&f->schedule, e))
 		return NULL;
 	w.m = mir_module_new(f);
 	lower_loops(&w, &top, f->schedule.first_loop, none);

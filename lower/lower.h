@@ -55,6 +55,10 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
 /* HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs). */
 void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees);
+/* HIR: give f the GPU's default schedule: blocks of rows, a thread per row. */
+void hir_choose_gpu_schedule(HForest *f);
+/* HIR: give f the GPU's default schedule: blocks of rows, a thread per row. */
+void hir_choose_gpu_schedule(HForest *f);
 /* "rows 8 trees 8 tree_tile 0 ..." into buf, as snprintf. */
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size);
 
@@ -99,5 +103,11 @@ extern const char *const lower_representation_names[];
 
 /* Lower MIR to LIR laying the model out with the named representation (NULL = default). */
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);
+/*
+ * Lower MIR to a GPU module (LModule.gpu): kernels whose threads share out the loops
+ * mapped with gpuDimension (see "Kernels" in mir_to_lir.c). Fails, with a message
+ * naming the directive, for schedules a GPU cannot run as written.
+ */
+LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e);
 
 #endif

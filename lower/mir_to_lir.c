@@ -20,6 +20,8 @@
 #include "lower/rep.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +69,15 @@ typedef struct Lowering {
 	Storage *storage;           /* per MIR buffer */
 	LoopScope scope;            /* what the enclosing loops set */
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
+	/* GPU kernels (lower_mir_to_gpu): see "Kernels" below. */
+	bool gpu;
+	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
+	unsigned gpu_bound;         /* the dimensions that loops around this code are spread over */
+	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
+	uint32_t block_threads;     /* threads per block of the kernel being built */
+	bool failed;                /* a GPU-specific error was found (e says it); the module is dropped */
+	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
+	uint32_t row_cache_first;   /* i64 */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
 	int64_t const_value[HIR_MAX_VARS];
@@ -205,7 +216,7 @@ static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t r
 		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
 	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
-	if (v->flags & HVAR_CACHE)
+	if ((v->flags & HVAR_CACHE) && !l->gpu)
 		prefetch_next(l, v->over_trees, rows);
 	lower_list(l, inst->body);
 	l->scope = outer;
@@ -275,12 +286,16 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 	l->is_const[inst->var] = false;
 }
 
+static bool gpu_for(Lowering *l, const MInst *inst);
+
 static void lower_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	HRange r;
 	uint32_t begin, end, step;
 
+	if (l->gpu && gpu_for(l, inst))
+		return;
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
 	if (v->flags & HVAR_SPECIALIZE) {
 		lower_specialized(l, inst, &r);
@@ -305,7 +320,7 @@ static void lower_for(Lowering *l, const MInst *inst)
 		lower_loop(l, inst, begin, end, step, 1, false);
 		lir_end(&l->b);
 	} else {
-		lower_loop(l, inst, begin, end, step, 0, inst->parallel);
+		lower_loop(l, inst, begin, end, step, 0, inst->parallel && !l->gpu);
 	}
 }
 
@@ -353,9 +368,13 @@ static void lower_walk(Lowering *l, uint32_t id)
 	RepNode fields;
 
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		uint32_t index = lower_index(l, &walk->row, r);
+		uint32_t index = lower_index(l, &walk->row, r), base = l->rows;
 		tree[r] = l->value[lane_slot(walk->a, r)];
-		row[r] = (RepRow){.base = l->rows, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features)),
+		if (l->row_cache != LIR_NONE) { /* cache(v) on a GPU: the rows' copy in shared memory */
+			index = emit2(l, LOP_SUB, LTYPE_I64, index, l->row_cache_first);
+			base = l->row_cache;
+		}
+		row[r] = (RepRow){.base = base, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features)),
 		                  .complete = l->complete};
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 		peel[r] = walk->peel;
@@ -703,6 +722,8 @@ static uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex
 	return emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
 }
 
+static LSpace gpu_buffer_space(Lowering *l, uint32_t b);
+
 /* Bytes of stack a buffer of a bounded number of rows may take. */
 #define MAX_STACK_BUFFER (1u << 20)
 
@@ -729,9 +750,9 @@ static void lower_buffer(Lowering *l, uint32_t b)
 		st->offset = emit2(l, LOP_MUL, LTYPE_I64, l->num_rows, const_i64(l, (int64_t)st->workspace_at - 1));
 		return;
 	}
+	LSpace space = l->gpu ? gpu_buffer_space(l, b) : buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE;
 	for (uint32_t r = 0; r < lanes; r++)
-		st->base[r] = lir_local_array(&l->b, l->acc_type, (int64_t)(per_row * (uint64_t)buf->rows),
-		                              buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE);
+		st->base[r] = lir_local_array(&l->b, l->acc_type, (int64_t)(per_row * (uint64_t)buf->rows), space);
 	st->rows = const_i64(l, buf->rows);
 	st->offset = const_i64(l, 0);
 }
@@ -874,49 +895,475 @@ static void lower_reduce_dim(Lowering *l, const MInst *inst)
 	}
 }
 
+/* One MIR instruction, in code that one thread runs (on a GPU: gpu_mask 0). */
+static void lower_inst(Lowering *l, uint32_t id)
+{
+	const MInst *inst = &l->m->insts[id];
+	switch ((MOp)inst->op) {
+	case MOP_FOR:
+		lower_for(l, inst);
+		break;
+	case MOP_BUFFER:
+		lower_buffer(l, inst->buf);
+		break;
+	case MOP_INIT:
+		lower_init(l, inst->buf);
+		break;
+	case MOP_GET_TREE:
+		for (uint32_t r = 0; r < l->scope.lanes; r++) {
+			size_t at = lane_slot(id, r), lane0 = lane_slot(id, 0);
+			bool same = r && !l->scope.lanes_are_trees; /* row lanes share the tree */
+			l->tree_index[at] = same ? l->tree_index[lane0] : lower_index(l, &inst->tree, r);
+			l->value[at] = same ? l->value[lane0] : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
+		}
+		break;
+	case MOP_WALK:
+		lower_walk(l, id);
+		break;
+	case MOP_REDUCE:
+		lower_reduce(l, inst);
+		break;
+	case MOP_REDUCE_DIM:
+		lower_reduce_dim(l, inst);
+		break;
+	case MOP_IF_COMPLETE:
+		lower_if_complete(l, inst);
+		break;
+	case MOP_TRANSFORM:
+		for (uint32_t r = 0; r < l->scope.lanes; r++) {
+			l->acc = storage_base(l, inst->buf, r);
+			l->acc_offset = buffer_slot(l, inst->buf, r, &inst->row, const_i64(l, 0));
+			lower_transform(l, lower_index(l, &inst->row, r));
+		}
+		break;
+	}
+}
+
+static void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body);
+
 static void lower_list(Lowering *l, uint32_t first)
 {
-	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next) {
-		const MInst *inst = &l->m->insts[id];
-		switch ((MOp)inst->op) {
-		case MOP_FOR:
-			lower_for(l, inst);
-			break;
-		case MOP_BUFFER:
-			lower_buffer(l, inst->buf);
-			break;
-		case MOP_INIT:
-			lower_init(l, inst->buf);
-			break;
-		case MOP_GET_TREE:
-			for (uint32_t r = 0; r < l->scope.lanes; r++) {
-				size_t at = lane_slot(id, r), lane0 = lane_slot(id, 0);
-				bool same = r && !l->scope.lanes_are_trees; /* row lanes share the tree */
-				l->tree_index[at] = same ? l->tree_index[lane0] : lower_index(l, &inst->tree, r);
-				l->value[at] = same ? l->value[lane0] : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
-			}
-			break;
-		case MOP_WALK:
-			lower_walk(l, id);
-			break;
-		case MOP_REDUCE:
-			lower_reduce(l, inst);
-			break;
-		case MOP_REDUCE_DIM:
-			lower_reduce_dim(l, inst);
-			break;
-		case MOP_IF_COMPLETE:
-			lower_if_complete(l, inst);
-			break;
-		case MOP_TRANSFORM:
-			for (uint32_t r = 0; r < l->scope.lanes; r++) {
-				l->acc = storage_base(l, inst->buf, r);
-				l->acc_offset = buffer_slot(l, inst->buf, r, &inst->row, const_i64(l, 0));
-				lower_transform(l, lower_index(l, &inst->row, r));
-			}
-			break;
-		}
+	if (l->gpu && l->gpu_mask) {
+		gpu_list(l, first, MIR_NONE, true);
+		return;
 	}
+	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next)
+		lower_inst(l, id);
+}
+
+/*
+ * Kernels (lower_mir_to_gpu). The whole MIR function runs on every thread of a
+ * launch; a loop mapped to a GPU dimension (gpuDimension) is spread over it as a
+ * grid-stride loop (the thread's coordinate times the step is its first iteration, the
+ * extent times the step its stride), so that any launch computes every iteration once.
+ * Code outside the loops that bind every dimension runs alike on the threads that
+ * differ only in the dimensions not yet bound (gpu_mask). There it is lowered in
+ * phases (gpu_list):
+ *   - a loop mapped to a dimension is spread over it;
+ *   - a batch loop with no mapped loop inside is spread over all the unbound dimensions
+ *     (rows are independent: MIR never reduces across them);
+ *   - other loops (over trees) run alike on those threads, their bodies in phases;
+ *   - init and reduceDimension are shared out element by element;
+ *   - anything else (a walk, a transform) runs on the first of those threads only.
+ * Threads of a block meet at a BARRIER between phases; threads of different blocks
+ * cannot, so at the top a phase whose threads differ in a grid dimension ends a kernel
+ * (the next phase is the next kernel), and elsewhere that is an error. Buffers declared
+ * where only block dimensions are unbound live in shared memory; those of all rows in
+ * the workspace, as on the host.
+ */
+
+/* HGpuDim d as a bit of gpu_mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
+static unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
+#define GPU_GRID_BITS 7u
+#define GPU_BLOCK_BITS (7u << 3)
+/* Threads per block for a block loop whose trip count depends on the rows. */
+#define GPU_DEFAULT_BLOCK 128
+/* Threads per block and rows per block of a kernel with no mapped loop: its batch loops spread over the grid. */
+#define GPU_SPREAD_BLOCK 256
+#define GPU_MAX_BLOCK_THREADS 1024
+#define GPU_MAX_SHARED (48u << 10)
+
+/* Record the first GPU-specific error; lowering goes on harmlessly and the module is dropped. */
+static void gpu_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void gpu_fail(Lowering *l, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	if (l->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	error_set(l->e, "%s", what);
+	l->failed = true;
+}
+
+static uint32_t gpu_index(Lowering *l, LGpuIndex which)
+{
+	uint32_t v = lir_emit(&l->b, LOP_GPU_INDEX, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	l->b.fn->insts[v].sub = (uint8_t)which;
+	return v;
+}
+
+/* The thread's coordinate in HGpuDim d and d's extent. */
+static void gpu_coordinate(Lowering *l, unsigned d, uint32_t *index, uint32_t *extent)
+{
+	bool grid = d <= HGPU_GRID_Z;
+	unsigned axis = grid ? d - HGPU_GRID_X : d - HGPU_BLOCK_X;
+	*index = gpu_index(l, (LGpuIndex)((grid ? LGPU_BLOCK_X : LGPU_THREAD_X) + axis));
+	*extent = gpu_index(l, (LGpuIndex)((grid ? LGPU_GRID_DIM_X : LGPU_BLOCK_DIM_X) + axis));
+}
+
+/* The thread's number among the threads that differ in the dimensions of mask (the block's fastest), and how many they are. */
+static void gpu_flat(Lowering *l, unsigned mask, uint32_t *index, uint32_t *extent)
+{
+	static const uint8_t order[] = {HGPU_BLOCK_X, HGPU_BLOCK_Y, HGPU_BLOCK_Z, HGPU_GRID_X, HGPU_GRID_Y, HGPU_GRID_Z};
+	*index = const_i64(l, 0);
+	*extent = const_i64(l, 1);
+	for (size_t k = 0; k < COUNT_OF(order); k++) {
+		uint32_t at, size, scaled;
+		if (!(mask & dim_bit(order[k])))
+			continue;
+		gpu_coordinate(l, order[k], &at, &size);
+		scaled = emit2(l, LOP_MUL, LTYPE_I64, at, *extent);
+		*index = emit2(l, LOP_ADD, LTYPE_I64, *index, scaled);
+		*extent = emit2(l, LOP_MUL, LTYPE_I64, *extent, size);
+	}
+}
+
+/* Begin a loop over [begin, end) by step spread over the threads that differ in mask: each takes every extent-th iteration. */
+static uint32_t gpu_begin_spread(Lowering *l, uint32_t begin, uint32_t end, int64_t step, unsigned mask)
+{
+	uint32_t index, extent, by = const_i64(l, step), first, stride;
+	gpu_flat(l, mask, &index, &extent);
+	first = emit2(l, LOP_MUL, LTYPE_I64, index, by);
+	first = emit2(l, LOP_ADD, LTYPE_I64, begin, first);
+	stride = emit2(l, LOP_MUL, LTYPE_I64, extent, by);
+	return lir_begin(&l->b, LOP_FOR, first, end, stride);
+}
+
+/* Whether a loop of the list first.. (or inside one) is mapped to a GPU dimension. */
+static bool contains_gpu(const MModule *m, uint32_t first)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next)
+		if ((m->insts[id].op == MOP_FOR || m->insts[id].op == MOP_IF_COMPLETE) &&
+		    (m->insts[id].gpu_dim || contains_gpu(m, m->insts[id].body)))
+			return true;
+	return false;
+}
+
+/* What inst is, for messages: "gpuDimension(b1, block.x)" (with its place), "loop t0", "init of m1". */
+static const char *loop_where(const Lowering *l, const MInst *inst, char *buf, size_t size)
+{
+	const HSchedule *s = &l->f->schedule;
+	if (inst->op == MOP_FOR && inst->gpu_dim)
+		return hir_schedule_where(s, inst->var, HDIR_GPU_DIMENSION, buf, size);
+	if (inst->op == MOP_FOR)
+		snprintf(buf, size, "schedule: loop %s", s->vars[inst->var].name);
+	else
+		snprintf(buf, size, "schedule: %s of buffer m%u", mir_op_name((MOp)inst->op), inst->buf);
+	return buf;
+}
+
+/* The threads of a block meet here (between phases); where they cannot, an error. */
+static void gpu_barrier(Lowering *l, const MInst *before)
+{
+	char where[700];
+	if (l->gpu_mask & GPU_GRID_BITS)
+		gpu_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
+		         loop_where(l, before, where, sizeof where));
+	else if (l->gpu_varying)
+		gpu_fail(l, "%s: the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them",
+		         loop_where(l, before, where, sizeof where));
+	else if (l->block_threads > 1)
+		lir_emit(&l->b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
+}
+
+static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * lir_type_size(l->acc_type);
+	if (!l->gpu_mask)
+		return LSPACE_PRIVATE;
+	if (l->gpu_mask & GPU_GRID_BITS)
+		gpu_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions", b);
+	if (l->block_threads <= 1)
+		return LSPACE_PRIVATE;
+	if (bytes > GPU_MAX_SHARED)
+		gpu_fail(l, "schedule: buffer m%u (%u copies of %lld rows x %u margins) needs %llu bytes of a block's shared memory, more than %u; use smaller tiles",
+		         b, buf->copies, (long long)buf->rows, buf->outputs, (unsigned long long)bytes, GPU_MAX_SHARED);
+	return LSPACE_BLOCK;
+}
+
+/*
+ * cache(v) of a loop over rows on a GPU: the threads of the block copy the rows its
+ * iterations cover (coalesced: consecutive threads, consecutive floats) into shared
+ * memory and meet; the walks inside read the copy. Returns whether it did.
+ */
+static bool gpu_cache_rows(Lowering *l, const MInst *inst, const HRange *r, uint32_t begin)
+{
+	char where[700];
+	int64_t span = r->max_trips * r->step, bytes;
+	uint32_t first, last, count, copy, j, x;
+	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
+	if (r->max_trips < 1)
+		return gpu_fail(l, "%s: the rows it covers are known only at run time; cache the inner loop of a tile of rows", where), false;
+	bytes = span * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
+	if (bytes > GPU_MAX_SHARED)
+		return gpu_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
+		                where, (long long)span, l->f->num_features, (long long)bytes, GPU_MAX_SHARED), false;
+	if (l->row_cache != LIR_NONE)
+		return gpu_fail(l, "%s: a loop around it caches its rows already", where), false;
+	first = lower_index(l, &l->scope.rows, 0);
+	first = emit2(l, LOP_ADD, LTYPE_I64, first, begin);
+	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, span));
+	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
+	count = emit2(l, LOP_SUB, LTYPE_I64, last, first);
+	count = emit2(l, LOP_MUL, LTYPE_I64, count, const_i64(l, l->f->num_features));
+	copy = lir_local_array(&l->b, l->row_type, span * l->f->num_features, l->block_threads > 1 ? LSPACE_BLOCK : LSPACE_PRIVATE);
+	j = gpu_begin_spread(l, const_i64(l, 0), count, 1, l->gpu_mask);
+	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
+	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, x, j));
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, j, x);
+	lir_end(&l->b);
+	gpu_barrier(l, inst);
+	l->row_cache = copy;
+	l->row_cache_first = first;
+	return true;
+}
+
+/*
+ * A loop on a GPU: spread over its dimension, or over every unbound one (a batch loop
+ * with no mapped loop inside), or run alike by the threads (the others). Returns false
+ * for a loop in code that one thread runs, which lowers as on the host.
+ */
+static bool gpu_for(Lowering *l, const MInst *inst)
+{
+	const HIndexVar *v = &l->f->schedule.vars[inst->var];
+	unsigned mask = l->gpu_mask, spread = 0;
+	bool varying = l->gpu_varying;
+	char where[700];
+	HRange r;
+	uint32_t begin, end, loop;
+	bool cached;
+
+	if ((v->flags & HVAR_CACHE) && (!mask || v->over_trees))
+		gpu_fail(l, "%s: on a GPU, %s", hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where),
+		         v->over_trees ? "caching trees in shared memory is not implemented yet; cache a loop over rows"
+		                       : "cache a loop over rows that the threads of a block run together (its rows are copied into their shared memory)");
+	if (inst->parallel && !inst->gpu_dim)
+		gpu_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
+		         hir_schedule_where(&l->f->schedule, inst->var, HDIR_PARALLEL, where, sizeof where));
+	if (inst->gpu_dim && (l->gpu_bound & dim_bit(inst->gpu_dim)))
+		gpu_fail(l, "%s: a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
+		         loop_where(l, inst, where, sizeof where), hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
+	if (!mask && !inst->gpu_dim)
+		return false;
+	if (inst->gpu_dim)
+		spread = dim_bit(inst->gpu_dim);
+	else if (!v->over_trees && !contains_gpu(l->m, inst->body))
+		spread = mask;
+	if (inst->interleave > 1 || (spread && v->flags & HVAR_SPECIALIZE))
+		gpu_fail(l, "%s: a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
+		         loop_where(l, inst, where, sizeof where), inst->interleave > 1 ? "interleaved" : "specialized");
+	if (v->flags & HVAR_SPECIALIZE)
+		return false; /* its copies run alike, their bodies in phases */
+	hir_schedule_range(&l->f->schedule, inst->var, &r);
+	begin = lower_expr(l, &r, r.begin, 0);
+	end = lower_expr(l, &r, r.end, 0);
+	cached = v->flags & HVAR_CACHE ? gpu_cache_rows(l, inst, &r, begin) : false;
+	if (!spread) {
+		/* Run alike by the threads, its body in phases. */
+		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
+	} else {
+		loop = gpu_begin_spread(l, begin, end, r.step, spread);
+		l->gpu_mask = mask & ~spread;
+		l->gpu_bound |= spread;
+		l->gpu_varying = varying || (spread & GPU_BLOCK_BITS) != 0;
+		lower_body(l, inst, loop, r.step, 0);
+		lir_end(&l->b);
+		l->gpu_mask = mask;
+		l->gpu_bound &= ~spread;
+		l->gpu_varying = varying;
+	}
+	if (cached) {
+		/* Every thread is done with the copy before the next one overwrites it. */
+		gpu_barrier(l, inst);
+		l->row_cache = LIR_NONE;
+	}
+	return true;
+}
+
+/* init shared out: the threads take rows (of every copy) in turn. */
+static void gpu_init(Lowering *l, uint32_t b)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	const Storage *st = &l->storage[b];
+	uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
+	uint32_t row = gpu_begin_spread(l, const_i64(l, 0), rows, 1, l->gpu_mask);
+	for (uint32_t c = 0; c < buf->outputs; c++) {
+		uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), value;
+		at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, c));
+		at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
+		value = lir_const_float(&l->b, l->acc_type, buf->zero ? aggregate_identity(l->f) : margin_start(l->f, c));
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, st->base[0], at, value);
+	}
+	lir_end(&l->b);
+}
+
+/* reduceDimension shared out: each thread folds every copy of its elements, copy by copy (the sums of the host's order). */
+static void gpu_reduce_dim(Lowering *l, const MInst *inst)
+{
+	const MBuffer *src = &l->m->buffers[inst->src];
+	const Storage *from = &l->storage[inst->src];
+	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
+	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
+	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu_mask);
+	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
+	uint32_t acc = lir_emit(&l->b, LOP_VAR, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, l->storage[inst->buf].base[0], d), LIR_NONE, LIR_NONE);
+	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
+	uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
+	uint32_t s = emit2(l, LOP_MUL, LTYPE_I64, copy, n), x, sum;
+	s = emit2(l, LOP_ADD, LTYPE_I64, from->offset, emit2(l, LOP_ADD, LTYPE_I64, s, j));
+	x = emit2(l, LOP_LOAD, l->acc_type, from->base[0], s);
+	sum = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, lir_emit(&l->b, LOP_GET, l->acc_type, acc, LIR_NONE, LIR_NONE), x);
+	emit2(l, LOP_SET, LTYPE_VOID, acc, sum);
+	lir_end(&l->b);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->storage[inst->buf].base[0], d, lir_emit(&l->b, LOP_GET, l->acc_type, acc, LIR_NONE, LIR_NONE));
+	lir_end(&l->b);
+}
+
+/* Instructions [first, stop) with no loop spread inside, on the first of the threads that run this code alike. */
+static void gpu_single(Lowering *l, uint32_t first, uint32_t stop)
+{
+	uint32_t index, extent, zero;
+	unsigned mask = l->gpu_mask;
+	gpu_flat(l, mask, &index, &extent);
+	zero = const_i64(l, 0);
+	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, index, zero), LIR_NONE, LIR_NONE);
+	l->gpu_mask = 0;
+	for (uint32_t id = first; id != stop; id = l->m->insts[id].next)
+		lower_inst(l, id);
+	l->gpu_mask = mask;
+	lir_end(&l->b);
+}
+
+/* Whether instruction id runs on one thread where threads run alike (it holds no loop and no buffer). */
+static bool is_single(const MModule *m, uint32_t id)
+{
+	uint8_t op = m->insts[id].op;
+	return op == MOP_GET_TREE || op == MOP_WALK || op == MOP_REDUCE || op == MOP_TRANSFORM;
+}
+
+/* The end of the phase that begins at id: the instruction after it. */
+static uint32_t phase_stop(const MModule *m, uint32_t id)
+{
+	if (!is_single(m, id))
+		return m->insts[id].next;
+	while (id != MIR_NONE && is_single(m, id))
+		id = m->insts[id].next;
+	return id;
+}
+
+/* One phase [first, stop) of code that threads run alike. */
+static void gpu_phase(Lowering *l, uint32_t first, uint32_t stop)
+{
+	const MInst *inst = &l->m->insts[first];
+	switch ((MOp)inst->op) {
+	case MOP_INIT: gpu_init(l, inst->buf); break;
+	case MOP_REDUCE_DIM: gpu_reduce_dim(l, inst); break;
+	case MOP_FOR: lower_for(l, inst); break;
+	case MOP_IF_COMPLETE: lower_list(l, inst->body); break; /* the copy that tests for missing values serves every row */
+	default: gpu_single(l, first, stop); break;
+	}
+}
+
+/*
+ * The instructions [first, stop) of code that threads run alike, in phases with the
+ * block's threads meeting between them, and after the last where the list is a loop
+ * body whose next iteration could otherwise overwrite what a slower thread still reads.
+ */
+static void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body)
+{
+	uint32_t phases = 0, last = MIR_NONE;
+	bool shared = false;
+	for (uint32_t id = first; id != stop;) {
+		uint32_t end;
+		if (l->m->insts[id].op == MOP_BUFFER) {
+			lower_buffer(l, l->m->insts[id].buf);
+			shared |= l->block_threads > 1;
+			id = l->m->insts[id].next;
+			continue;
+		}
+		if (phases++)
+			gpu_barrier(l, &l->m->insts[last]);
+		end = phase_stop(l->m, id);
+		gpu_phase(l, id, end);
+		last = id;
+		id = end;
+	}
+	if (loop_body && (phases > 1 || (shared && phases)))
+		gpu_barrier(l, &l->m->insts[last]);
+}
+
+/* Widen launch extent *d to cover a loop of range r mapped to it (blocks have fixed sizes). */
+static void widen(LDim *d, const HRange *r, bool block)
+{
+	LDim want = {.count = r->max_trips > 0 ? r->max_trips : block ? GPU_DEFAULT_BLOCK : 0, .rows_per = 0};
+	if (!want.count)
+		want.rows_per = r->step; /* a loop over the batch: a block per step */
+	if (want.rows_per && (!d->rows_per || want.rows_per < d->rows_per))
+		*d = want;
+	else if (!want.rows_per && !d->rows_per && want.count > d->count)
+		d->count = want.count;
+}
+
+/* The extents the loops mapped in [first, stop) ask for. */
+static void gpu_scan(const Lowering *l, uint32_t first, uint32_t stop, LLaunch *launch, bool *mapped)
+{
+	for (uint32_t id = first; id != stop; id = l->m->insts[id].next) {
+		const MInst *inst = &l->m->insts[id];
+		if (inst->op == MOP_FOR && inst->gpu_dim) {
+			HRange r;
+			bool block = inst->gpu_dim >= HGPU_BLOCK_X;
+			hir_schedule_range(&l->f->schedule, inst->var, &r);
+			widen(block ? &launch->block[inst->gpu_dim - HGPU_BLOCK_X] : &launch->grid[inst->gpu_dim - HGPU_GRID_X], &r, block);
+			*mapped = true;
+		}
+		if (inst->op == MOP_FOR || inst->op == MOP_IF_COMPLETE)
+			gpu_scan(l, inst->body, MIR_NONE, launch, mapped);
+	}
+}
+
+/* The launch of the kernel fn running phase [first, stop); sets the threads that start it alike. */
+static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
+{
+	LLaunch *launch = &fn->launch;
+	bool mapped = false;
+	int64_t threads = 1;
+	for (int k = 0; k < 3; k++)
+		launch->grid[k] = launch->block[k] = (LDim){.count = 1};
+	gpu_scan(l, first, stop, launch, &mapped);
+	if (!mapped) {
+		/* Nothing mapped: the batch loops spread over a grid of blocks of GPU_SPREAD_BLOCK threads. */
+		launch->grid[0] = (LDim){.rows_per = GPU_SPREAD_BLOCK};
+		launch->block[0] = (LDim){.count = GPU_SPREAD_BLOCK};
+	}
+	l->gpu_mask = 0;
+	for (int k = 0; k < 3; k++) {
+		threads *= launch->block[k].count;
+		if (launch->grid[k].rows_per || launch->grid[k].count > 1)
+			l->gpu_mask |= dim_bit(HGPU_GRID_X + (unsigned)k);
+		if (launch->block[k].count > 1)
+			l->gpu_mask |= dim_bit(HGPU_BLOCK_X + (unsigned)k);
+	}
+	if (threads > GPU_MAX_BLOCK_THREADS)
+		gpu_fail(l, "schedule: the loops mapped to block dimensions ask for %lld x %lld x %lld = %lld threads per block, at most %d; tile them",
+		         (long long)launch->block[0].count, (long long)launch->block[1].count, (long long)launch->block[2].count,
+		         (long long)threads, GPU_MAX_BLOCK_THREADS);
+	l->block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
+	l->gpu_varying = false;
+	l->gpu_bound = 0;
 }
 
 /* Buffers on the stack must fit there. */
@@ -953,15 +1400,16 @@ static uint32_t add_base_buffer(LModule *module, const HForest *f, LType type)
 	return lir_buffer_add(module, "base_scores", type, f->num_outputs, values);
 }
 
-/* Build the entry function `name`, whose rows are of row_type: the body of the MIR module once more. */
-static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
+/* A new function `name` (a kernel: kernel true) whose rows are of row_type, with its parameters and the representation's prologue. */
+static LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel)
 {
-	static const LType params[] = {LTYPE_PTR, LTYPE_I64, LTYPE_PTR, LTYPE_I32, LTYPE_PTR};
 	const HForest *f = l->f;
-	const MModule *m = l->m;
-	LFunc *fn = lir_func_add(l->module, name, params, COUNT_OF(params));
+	LFunc *fn = kernel ? lir_func_add(l->module, name, lir_kernel_params, LIR_KERNEL_PARAMS)
+	                   : lir_func_add(l->module, name, lir_predict_params, LIR_PREDICT_PARAMS);
 	uint32_t flags, one, zero;
 
+	fn->kind = kernel ? LFUNC_KERNEL : LFUNC_HOST;
+	fn->entry = row_type == LTYPE_F64;
 	lir_builder_init(&l->b, fn);
 	l->row_type = row_type;
 	l->rows = lir_emit(&l->b, LOP_PARAM, LTYPE_PTR, LIR_NONE, LIR_NONE, LIR_NONE);
@@ -984,25 +1432,88 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	l->tree_widths = l->layout.vector_buffer != LIR_NONE ? rep_buffer_address(&l->b, l->width_buffer) : LIR_NONE;
 	l->base_scores = f->aggregate != HAGGREGATE_SUM ? rep_buffer_address(&l->b, l->base_buffer) : LIR_NONE;
 	l->rep->begin_function(&l->layout, &l->b);
-
 	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
+	return fn;
+}
+
+/*
+ * The kernels of an entry: the top-level list in phases, each phase a kernel of its
+ * own (kernels run one after the other, which orders phases whose threads are in
+ * different blocks). Each kernel declares the top-level buffers before its phase again.
+ */
+static void gpu_entry(Lowering *l, const char *name, LType row_type)
+{
+	const MModule *m = l->m;
+	uint32_t *decls = xmalloc(((size_t)m->num_insts + 1) * sizeof *decls), num_decls = 0, kernels = 0;
+	for (uint32_t id = m->body; id != MIR_NONE;) {
+		char kernel[64];
+		uint32_t end;
+		LFunc *fn;
+		if (m->insts[id].op == MOP_BUFFER) {
+			decls[num_decls++] = id;
+			id = m->insts[id].next;
+			continue;
+		}
+		end = phase_stop(m, id);
+		snprintf(kernel, sizeof kernel, "%s_k%u", name, kernels++);
+		fn = begin_function(l, kernel, row_type, true);
+		gpu_launch(l, id, end, fn);
+		for (uint32_t d = 0; d < num_decls; d++)
+			lower_buffer(l, m->insts[decls[d]].buf);
+		gpu_phase(l, id, end);
+		id = end;
+	}
+	free(decls);
+}
+
+/* Build the entry `name` (the host function, or a GPU module's kernels), whose rows are of row_type: the body of the MIR module once more. */
+static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
+{
+	const MModule *m = l->m;
 	l->workspace_elems = 0;
 	l->storage = xcalloc(m->num_buffers + 1, sizeof *l->storage);
 	l->value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->value);
 	l->tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->tree_index);
-	lower_list(l, m->body);
+	if (l->gpu) {
+		gpu_entry(l, name, row_type);
+	} else {
+		begin_function(l, name, row_type, false);
+		lower_list(l, m->body);
+	}
 	free(l->value);
 	free(l->tree_index);
 	free(l->storage);
 	return l->module->num_funcs - 1;
 }
 
-LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e)
+/* Directives the host lowering does not take (the GPU ones): an error naming the first one. */
+static bool check_host(const HSchedule *s, Error *e)
+{
+	char where[700];
+	for (uint32_t i = 0; i < s->num_vars; i++) {
+		const HIndexVar *v = &s->vars[i];
+		int32_t var = (int32_t)i;
+		if (!v->has_loop)
+			continue;
+		if (v->gpu_dim)
+			return error_set(e, "%s: the host target has no GPU grid or blocks (gpuDimension needs a GPU target)",
+			                 hir_schedule_where(s, var, HDIR_GPU_DIMENSION, where, sizeof where));
+		if (v->reduce == HREDUCE_SHARED)
+			return error_set(e, "%s: the host target has no shared memory (sharedReduce needs a GPU target)",
+			                 hir_schedule_where(s, var, HDIR_SHARED_REDUCE, where, sizeof where));
+	}
+	return true;
+}
+
+/* MIR -> LIR for the host (gpu false) or a GPU. */
+static LModule *lower_module(const MModule *m, const char *representation, bool gpu, Error *e)
 {
 	const HForest *f = m->forest;
-	Lowering l = {.m = m, .f = f, .e = e};
+	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
 	bool ok;
 
+	if (!gpu && !check_host(&f->schedule, e))
+		return NULL;
 	l.rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!l.rep)
 		return error_set(e, "unknown representation '%s'", representation), NULL;
@@ -1035,6 +1546,8 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 	if (f->aggregate != HAGGREGATE_SUM)
 		l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
+	l.module->gpu = gpu;
+	l.row_cache = LIR_NONE;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
@@ -1045,11 +1558,19 @@ LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
 	l.rep->free(&l.layout);
+	if (gpu) {
+		l.module->predict = LIR_NONE;
+		l.module->predict_f64 = LIR_NONE;
+	}
 
-	ok = lir_verify(l.module, e);
+	ok = !l.failed && lir_verify(l.module, e);
 	if (!ok) {
 		lir_module_free(l.module);
 		return NULL;
 	}
 	return l.module;
 }
+
+LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e) { return lower_module(m, representation, false, e); }
+
+LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e) { return lower_module(m, representation, true, e); }

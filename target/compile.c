@@ -82,7 +82,10 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 	if (o->scheduled)
 		return true;
 	if (!o->schedule_file && !o->schedule_text) {
-		hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
+		if (o->gpu)
+			hir_choose_gpu_schedule(c->hir);
+		else
+			hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees);
 		return true;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
@@ -131,7 +134,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	phase_end(o->timer, "lower-mir");
 	if (stop == LEVEL_MIR)
 		return true;
-	if (!(c->lir = lower_mir_to_lir(c->mir, o->representation, e)))
+	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, o->representation, e) : lower_mir_to_lir(c->mir, o->representation, e)))
 		goto failed;
 	dump_after(o, "lower-lir", c);
 	/* The LIR holds all that emission needs: free the forest and the loops before LLVM copies the buffers. */

@@ -45,6 +45,7 @@ typedef struct PipelineOptions {
 	const char *schedule_text;  /* the same inline */
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
+	bool gpu;                   /* lower to GPU kernels (lower_mir_to_gpu), for a GPU target */
 	PhaseTimer *timer;          /* reports each phase's time (grove compile --time), or NULL */
 } PipelineOptions;
 

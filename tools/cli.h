@@ -3,6 +3,7 @@
 #define GROVE_TOOLS_CLI_H
 
 #include "target/compile.h"
+#include "target/target.h"
 
 /* Print "grove: message" on standard error, remove the files being written, and exit 1. */
 __attribute__((format(printf, 1, 2))) _Noreturn void fail(const char *fmt, ...);
@@ -12,6 +13,11 @@ const char *option_value(int argc, char **argv, int *i);
 long parse_count(const char *option, const char *s, long max);
 /* Parse argv[*i] if it is a pipeline option (advancing *i past its value); false if it is not one. */
 bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o);
+/*
+ * --target TEXT: gpusim, cuda[:ARCH] or rocm[:ARCH] set the device (and p lowers to
+ * kernels); anything else is a host triple.
+ */
+void parse_target(const char *text, TargetOptions *t, PipelineOptions *p);
 /* Seconds on a monotonic clock. */
 double now(void);
 

@@ -44,16 +44,20 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 static const char compile_usage[] =
-	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--target TRIPLE] [--cpu CPU] [-O N]\n"
+	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm|ptx|hsaco] [--target TARGET] [--cpu CPU] [-O N]\n"
 	"                           [--prefix NAME] [--representation array|sparse] [--format FORMAT]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
-	"for this (x86-64) host or, with --target, for AArch64.\n"
+	"for this (x86-64) host or, with --target, for AArch64 or a GPU.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
 	"  --emit KIND         so: shared library for libgrove (default); obj: object plus a C header\n"
-	"                      (OUT with .h) declaring PREFIX_predict; asm: assembly; llvm: LLVM IR text\n"
-	"  --target TRIPLE     x86_64-linux-gnu (this host, the default) or aarch64-linux-gnu (LLVM's\n"
+	"                      (OUT with .h) declaring PREFIX_predict; asm: assembly; llvm: LLVM IR text;\n"
+	"                      ptx (cuda), hsaco (rocm): the GPU code alone\n"
+	"  --target TARGET     x86_64-linux-gnu (this host, the default) or aarch64-linux-gnu (LLVM's\n"
 	"                      aarch64-unknown-linux-gnu too); AArch64 shared libraries are linked by\n"
-	"                      aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu) or $GROVE_CC_AARCH64\n"
+	"                      aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu) or $GROVE_CC_AARCH64;\n"
+	"                      cuda[:sm_70|sm_80|sm_90] (PTX), rocm[:gfx90a|gfx942|gfx1100] (HSACO), or\n"
+	"                      gpusim (GPU kernels run by libgrove's SIMT simulator, to check them here);\n"
+	"                      a GPU artifact is a shared library for this host holding the GPU code\n"
 	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...;\n"
 	"                      for aarch64: generic (default), neoverse-n1, neoverse-v1, cortex-a72, ...\n"
 	"                      (native is refused there: it names the machine grove runs on)\n"
@@ -77,8 +81,8 @@ static const char compile_usage[] =
 
 static int cmd_compile(int argc, char **argv)
 {
-	static const char *const emit_names[] = {"so", "obj", "asm", "llvm"};
-	static const char *const extensions[] = {".so", ".o", ".s", ".ll"};
+	static const char *const emit_names[] = {"so", "obj", "asm", "llvm", "ptx", "hsaco"};
+	static const char *const extensions[] = {".so", ".o", ".s", ".ll", ".ptx", ".hsaco"};
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	const char *model = NULL, *out = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
@@ -100,12 +104,12 @@ static int cmd_compile(int argc, char **argv)
 			while (k < COUNT_OF(emit_names) && strcmp(kind, emit_names[k]))
 				k++;
 			if (k == COUNT_OF(emit_names))
-				fail("--emit %s: expected so, obj, asm or llvm", kind);
+				fail("--emit %s: expected so, obj, asm, llvm, ptx or hsaco", kind);
 			o.emit = (TargetEmit)k;
 		} else if (!strcmp(a, "--cpu")) {
 			o.cpu = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--target")) {
-			o.triple = option_value(argc, argv, &i);
+			parse_target(option_value(argc, argv, &i), &o, &p);
 		} else if (!strncmp(a, "-O", 2)) {
 			o.opt_level = (int)parse_count("-O", a[2] ? a + 2 : option_value(argc, argv, &i), 3);
 		} else if (!strcmp(a, "--prefix")) {
@@ -146,10 +150,9 @@ static int cmd_compile(int argc, char **argv)
 	return 0;
 }
 
-/* Compile the model at path to a shared library in a fresh temporary directory; returns the library's path. */
-static char *compile_to_temporary(const char *path, const PipelineOptions *p, char *dir)
+/* Compile the model at path to a shared library (as o says) in a fresh temporary directory; returns the library's path. */
+static char *compile_to_temporary(const char *path, const PipelineOptions *p, const TargetOptions *o, char *dir)
 {
-	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	size_t len = strlen(dir) + 16;
 	char *out = xmalloc(len);
 	Compiled c;
@@ -158,7 +161,7 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, ch
 		fail("cannot create a temporary directory: %s", strerror(errno));
 	snprintf(out, len, "%s/model.so", dir);
 	compile_model(path, LEVEL_LIR, p, &c);
-	if (!target_emit(c.lir, &o, out, &e))
+	if (!target_emit(c.lir, o, out, &e))
 		fail("%s", e.message);
 	compiled_free(&c);
 	return out;
@@ -262,6 +265,7 @@ static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
+	TargetOptions target = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	bool margin = false, timing = false, f64 = false, label = false;
 	long repeat = 1;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
@@ -283,8 +287,10 @@ static int cmd_predict(int argc, char **argv)
 			return 0;
 		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (!strcmp(a, "--target")) {
-			fail("predict: --target: predict runs its artifact on this host; compile for another target with "
-			     "grove compile --target and run it there");
+			parse_target(option_value(argc, argv, &i), &target, &p);
+			if (target.device == TARGET_DEVICE_HOST)
+				fail("predict: --target %s: predict runs its artifact on this host or its GPU; compile for another "
+				     "target with grove compile --target and run it there", target.triple);
 		} else if (!strcmp(a, "--input")) {
 			input = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
@@ -318,7 +324,7 @@ static int cmd_predict(int argc, char **argv)
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
 		double start = now();
-		library = compile_to_temporary(artifact, &p, temp_dir);
+		library = compile_to_temporary(artifact, &p, &target, temp_dir);
 		if (timing)
 			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);
 	}
@@ -365,7 +371,7 @@ static int cmd_predict(int argc, char **argv)
 
 static const char dump_usage[] =
 	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
-	"                  [--format xgboost|xgboost-ubj|lightgbm|onnx]\n"
+	"                  [--format xgboost|xgboost-ubj|lightgbm|onnx] [--target gpusim|cuda|rocm]\n"
 	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
 
 static int cmd_dump(int argc, char **argv)
@@ -388,6 +394,9 @@ static int cmd_dump(int argc, char **argv)
 			if (level == 3)
 				fail("--level %s: expected hir, mir or lir", name);
 		} else if (pipeline_option(argc, argv, &i, &p)) {
+		} else if (!strcmp(a, "--target")) {
+			TargetOptions target = {0};
+			parse_target(option_value(argc, argv, &i), &target, &p);
 		} else if (a[0] == '-' && a[1]) {
 			fail("dump: unknown option %s (see grove dump --help)", a);
 		} else if (model) {

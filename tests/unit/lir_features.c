@@ -213,10 +213,102 @@ static void test_names(void)
 	CHECK(lir_op_has_result(LOP_LOAD) && lir_op_has_result(LOP_LOCAL_ARRAY) && !lir_op_has_result(LOP_COUNT));
 }
 
+/* A kernel: gpu_index, block memory, barrier and shuffle where the block's threads agree; launches; GPU ops outside kernels. */
+static void test_kernels(void)
+{
+	LModule *m = lir_module_new();
+	LBuilder b;
+	LFunc *fn = lir_func_add(m, "k", lir_kernel_params, LIR_KERNEL_PARAMS);
+	LInst *in;
+	uint32_t n, tid, blk, zero, one, shared, loop, cond, branch, barrier, x, down, shuffle;
+
+	fn->kind = LFUNC_KERNEL;
+	fn->launch = (LLaunch){.grid = {{.rows_per = 64}, {.count = 1}, {.count = 1}}, .block = {{.count = 64}, {.count = 1}, {.count = 1}}};
+	m->gpu = true;
+	m->predict = LIR_NONE;
+	lir_builder_init(&b, fn);
+	n = lir_emit(&b, LOP_PARAM, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	b.fn->insts[n].imm = 1;
+	tid = lir_emit(&b, LOP_GPU_INDEX, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	b.fn->insts[tid].sub = LGPU_THREAD_X;
+	blk = lir_emit(&b, LOP_GPU_INDEX, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	b.fn->insts[blk].sub = LGPU_BLOCK_DIM_X;
+	zero = lir_const_int(&b, LTYPE_I64, 0);
+	one = lir_const_int(&b, LTYPE_I64, 1);
+	shared = lir_local_array(&b, LTYPE_F32, 64, LSPACE_BLOCK);
+	loop = lir_begin(&b, LOP_FOR, zero, n, blk); /* uniform bounds: every thread of a block runs it alike */
+	barrier = lir_emit(&b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
+	x = lir_emit(&b, LOP_LOAD, LTYPE_F32, shared, tid, LIR_NONE);
+	down = lir_const_int(&b, LTYPE_I32, 16);
+	shuffle = lir_emit(&b, LOP_SHUFFLE, LTYPE_F32, x, down, LIR_NONE);
+	lir_emit(&b, LOP_STORE, LTYPE_VOID, shared, tid, shuffle);
+	lir_end(&b);
+	cond = lir_cmp(&b, LOP_ICMP, LCMP_EQ, tid, zero);
+	branch = lir_begin(&b, LOP_IF, cond, LIR_NONE, LIR_NONE);
+	x = lir_const_float(&b, LTYPE_F32, 1);
+	lir_emit(&b, LOP_STORE, LTYPE_VOID, shared, zero, x);
+	lir_end(&b);
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "module features 0 outputs 0 margins 0 transform 0 gpu\n\nkernel k(ptr, i64 %0, ptr, i32, ptr, ptr) grid(N/64, 1, 1) block(64, 1, 1) {\n"
+	                  "\t%0 = param 1 i64\n\t%1 = gpu_index thread.x\n\t%2 = gpu_index blockDim.x\n");
+	EXPECT_PRINTED(m, "\t%5 = local_array block f32 x 64\n\t%6 = for %3, %0, %2 {\n\t\tbarrier\n\t\t%8 = load f32 %5[%1]\n"
+	                  "\t\t%9 = const i32 16\n\t\t%10 = shuffle f32 %8, %9\n");
+
+	in = b.fn->insts;
+	in[loop].a = tid; /* each thread starts elsewhere: the loop's trips differ */
+	EXPECT_INVALID(m, "lir: k: %7 (barrier): under control flow the threads of a block may not all take");
+	in[loop].a = zero;
+	in[shuffle].b = one;
+	EXPECT_INVALID(m, "lir: k: %10 (shuffle): operand %4 is i64, expected i32");
+	in[shuffle].b = down;
+	in[barrier].op = LOP_GPU_INDEX;
+	in[barrier].sub = LGPU_COUNT;
+	in[barrier].type = LTYPE_I64;
+	EXPECT_INVALID(m, "lir: k: %7 (gpu_index): unknown GPU index 12");
+	in[barrier].op = LOP_BARRIER;
+	in[barrier].type = LTYPE_VOID;
+	/* a barrier in the IF's branch, which only thread 0 takes */
+	in[branch].body = barrier;
+	in[loop].body = in[barrier].next;
+	in[barrier].next = LIR_NONE;
+	EXPECT_INVALID(m, "lir: k: %7 (barrier): under control flow");
+	in[barrier].next = in[loop].body;
+	in[loop].body = barrier;
+	in[branch].body = x;
+	EXPECT_VALID(m);
+
+	fn->launch.block[0] = (LDim){.rows_per = 8};
+	EXPECT_INVALID(m, "lir: kernel k: block.x depends on the rows");
+	fn->launch.block[0] = (LDim){.count = 0};
+	EXPECT_INVALID(m, "lir: kernel k: block.x is 0 (rows_per 0), expected a positive extent");
+	fn->launch.block[0] = (LDim){.count = 64};
+	fn->num_params = 5;
+	EXPECT_INVALID(m, "lir: k: the kernel takes (ptr, i64, ptr, i32, ptr), expected (ptr, i64, ptr, i32, ptr, ptr)");
+	fn->num_params = LIR_KERNEL_PARAMS;
+	m->predict = 0;
+	EXPECT_INVALID(m, "lir: a GPU module has no host entry functions");
+	m->predict = LIR_NONE;
+	fn->entry = 1;
+	EXPECT_INVALID(m, "lir: a GPU module without a kernel for predict");
+	fn->entry = 0;
+	EXPECT_VALID(m);
+	/* the same code in a host function */
+	m->gpu = false;
+	m->predict = 0;
+	fn->kind = LFUNC_HOST;
+	fn->num_params = LIR_PREDICT_PARAMS;
+	EXPECT_INVALID(m, "lir: k: %1 (gpu_index): only a kernel can have it");
+	lir_module_free(m);
+
+	CHECK(lir_dim_value(&(LDim){.rows_per = 64}, 129) == 3 && lir_dim_value(&(LDim){.rows_per = 64}, 0) == 1 &&
+	      lir_dim_value(&(LDim){.count = 7}, 1000) == 7);
+}
+
 int main(void)
 {
 	test_atomic_and_prefetch();
 	test_vectors();
+	test_kernels();
 	test_spaces();
 	test_module();
 	test_names();
