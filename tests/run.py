@@ -27,6 +27,10 @@ Groups:
           training library's predictions; the schedule printed by `dump --level hir`
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
           (tests/golden/schedules/NAME.mir)
+  gpu     GPU code: every model of the schedule matrix under the default GPU schedule and tests/schedules/gpu/*.sched
+          run by the SIMT simulator (--target gpusim) against the library; each real model's PTX (sm_70, sm_80,
+          sm_90) through ptxas -v with no spills, its HSACO (gfx90a, gfx1100) listing every kernel; bad GPU
+          schedules refused with their message; CUDA and ROCm artifacts failing cleanly where no driver is
   scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
   aarch64 `compile --target aarch64-linux-gnu` of the real models and two fixtures (LightGBM,
           ONNX), run by the cross-built runtime and driver (build/aarch64/predict) under
@@ -341,7 +345,7 @@ def cli_tests(s):
         ("missing_model", ["compile", s.path("nothing.json")], 1, "nothing.json: No such file or directory"),
         ("bad_cpu", ["compile", higgs, "--cpu", "pentium9", "-o", s.path("x.so")], 1, "unknown x86-64 CPU"),
         ("bad_level", ["compile", higgs, "-O", "7", "-o", s.path("x.so")], 1, "-O 7: expected a whole number from 0 to 3"),
-        ("bad_emit", ["compile", higgs, "--emit", "exe"], 1, "--emit exe: expected so, obj, asm or llvm"),
+        ("bad_emit", ["compile", higgs, "--emit", "exe"], 1, "--emit exe: expected so, obj, asm, llvm, ptx or hsaco"),
         ("bad_representation", ["compile", higgs, "--representation", "tiled9", "-o", s.path("x.so")], 1,
          "unknown representation 'tiled9'"),
         ("unknown_command", ["frobnicate"], 1, "unknown command 'frobnicate'"),
@@ -365,7 +369,7 @@ def cli_tests(s):
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
-        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 4, LLVM 16."),
+        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 5, LLVM 16."),
         ("compile_help", ["compile", "--help"], 0, "usage: grove compile"),
         ("predict_help", ["predict", "--help"], 0, "usage: grove predict"),
         ("dump_help", ["dump", "--help"], 0, "usage: grove dump"),
@@ -730,6 +734,118 @@ def schedule_golden(s, sched, options):
             s.record("schedules", name, ok, "" if ok else f"differs from {expected_path}")
 
 
+GPU_SCHEDULES = os.path.join(SCHEDULES, "gpu")
+PTXAS = "/usr/local/cuda/bin/ptxas"
+# ptxas of CUDA 13 assembles sm_75 and later: sm_70's PTX is checked as sm_75 code.
+PTX_ARCHS = [("sm_70", "sm_75"), ("sm_80", "sm_80"), ("sm_90", "sm_90")]
+HSACO_ARCHS = ["gfx90a", "gfx1100"]
+
+
+def gpu_models(s, rows):
+    """The schedule matrix's models (real ones: their first `rows` rows), as schedule_tests lists them."""
+    models = []
+    for model, table_name, probability in REAL_MODELS:
+        table = read_table(os.path.join(REAL, table_name))[:rows]
+        inputs = s.path(f"gpu-{model[:-5]}.rows.csv")
+        write_table(inputs, [r[:-1] for r in table])
+        models.append((model[:-5], os.path.join(REAL, model), inputs, [[r[-1]] for r in table], probability, None, False))
+    for m in fixtures():
+        if m["schedules"]:
+            models.append((m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"], m["num_trees"],
+                           m["f64"]))
+    return models
+
+
+def gpu_tests(s, pool):
+    """GPU code from the same pipeline: (a) every model of the schedule matrix under the default GPU schedule and each
+    tests/schedules/gpu/*.sched, compiled for the SIMT simulator and predicted against the library; (b) each real
+    model's default-schedule PTX for sm_70, sm_80 and sm_90 through ptxas -v, with no spills; (c) its HSACO for gfx90a
+    and gfx1100, whose metadata lists every kernel; (d) tests/schedules/gpu/bad/NAME.sched refused with NAME.err's
+    message; (e) the CUDA and ROCm artifacts where no driver is: a clear error. A sanitizer build runs (a) on every
+    third model per schedule."""
+    thin = build_config(s)["asan"]
+    names = ["default"] + sorted(f[:-6] for f in os.listdir(GPU_SCHEDULES) if f.endswith(".sched"))
+    jobs = []
+    for i, sched in enumerate(names):
+        options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", os.path.join(GPU_SCHEDULES, sched + ".sched")))
+        for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(gpu_models(s, 100)):
+            if s.wanted("gpu", f"gpusim/{sched}/{name}") and not (thin and (i + j) % 3):
+                jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{sched}.{name}", model, rows, expected,
+                                        probability, False, options, num_trees, f64))
+    for model, _, _ in REAL_MODELS:
+        for arch, assemble_as in PTX_ARCHS:
+            if s.wanted("gpu", f"ptxas/{arch}/{model[:-5]}"):
+                jobs.append(pool.submit(gpu_ptxas, s, model, arch, assemble_as))
+        for arch in HSACO_ARCHS:
+            if s.wanted("gpu", f"hsaco/{arch}/{model[:-5]}"):
+                jobs.append(pool.submit(gpu_hsaco, s, model, arch))
+    bad = os.path.join(GPU_SCHEDULES, "bad")
+    for sched in sorted(f[:-6] for f in os.listdir(bad) if f.endswith(".sched")):
+        if s.wanted("gpu", f"bad/{sched}"):
+            jobs.append(pool.submit(gpu_bad_schedule, s, os.path.join(bad, sched)))
+    for target in ("cuda", "rocm"):
+        if s.wanted("gpu", f"unavailable/{target}"):
+            jobs.append(pool.submit(gpu_unavailable, s, target))
+    return jobs
+
+
+def gpu_ptxas(s, model, arch, assemble_as):
+    """The default schedule's PTX assembles for arch with no spills; ptxas' resource lines are kept in the log."""
+    name = f"ptxas/{arch}/{model[:-5]}"
+    ptx = s.path(f"gpu-{model[:-5]}-{arch}.ptx")
+    p = s.run("compile", os.path.join(REAL, model), "--target", f"cuda:{arch}", "--emit", "ptx", "-o", ptx)
+    if p.returncode != 0:
+        return s.record("gpu", name, False, f"compile failed: {p.stderr.strip()}")
+    if not os.access(PTXAS, os.X_OK):
+        return s.record("gpu", name, False, f"{PTXAS} is missing (it comes with the CUDA toolkit)")
+    q = subprocess.run([PTXAS, f"-arch={assemble_as}", "-v", ptx, "-o", os.devnull], capture_output=True, text=True)
+    report = q.stdout + q.stderr
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+    ok = q.returncode == 0 and spills and all(a == "0" and b == "0" for a, b in spills)
+    s.record("gpu", name, ok, report.strip()[-1500:] if not ok else "; ".join(re.findall(r"Used \d+ registers[^\n]*", report)))
+
+
+def gpu_hsaco(s, model, arch):
+    """The default schedule's HSACO links, and its metadata names every kernel of the LIR."""
+    name = f"hsaco/{arch}/{model[:-5]}"
+    hsaco = s.path(f"gpu-{model[:-5]}-{arch}.hsaco")
+    path = os.path.join(REAL, model)
+    p = s.run("compile", path, "--target", f"rocm:{arch}", "--emit", "hsaco", "-o", hsaco)
+    if p.returncode != 0:
+        return s.record("gpu", name, False, f"compile failed: {p.stderr.strip()}")
+    lir = s.run("dump", "--level", "lir", "--target", "rocm", path)
+    kernels = re.findall(r"^kernel (\w+)\(", lir.stdout, re.M)
+    q = subprocess.run(["llvm-readelf-16", "--notes", hsaco], capture_output=True, text=True)
+    missing = [k for k in kernels if f"grove_model_{k}" not in q.stdout]
+    ok = q.returncode == 0 and kernels and not missing and ".amdhsa_kernels" not in q.stderr
+    s.record("gpu", name, ok, f"kernels {kernels}, missing from the metadata: {missing} {q.stderr.strip()[-500:]}")
+
+
+def gpu_bad_schedule(s, base):
+    """A GPU schedule a GPU cannot run as written is refused with the message in NAME.err."""
+    name = os.path.basename(base)
+    with open(base + ".err") as f:
+        want = f.read().strip()
+    p = s.run("compile", os.path.join(REAL, "higgs.json"), "--target", "gpusim", "--schedule", base + ".sched",
+              "-o", s.path(f"gpu-bad-{name}.so"))
+    s.record("gpu", f"bad/{name}", p.returncode != 0 and want in p.stderr,
+             f"expected a failure with '{want}', got exit {p.returncode}: {p.stderr.strip()}")
+
+
+def gpu_unavailable(s, target):
+    """A CUDA or ROCm artifact compiles here, and predicting with it where no driver is says what is missing."""
+    artifact = s.path(f"gpu-{target}.so")
+    p = s.run("compile", os.path.join(ROOT, "tests", "golden", "binary.json"), "--target", target, "-o", artifact)
+    if p.returncode != 0:
+        return s.record("gpu", f"unavailable/{target}", False, f"compile failed: {p.stderr.strip()}")
+    rows = s.path("gpu-unavailable.csv")
+    write_table(rows, [[0.5, 0.5, 0.5]])
+    q = s.run("predict", artifact, "--input", rows)
+    library = "libcuda.so.1" if target == "cuda" else "libhsa-runtime64.so.1"
+    s.record("gpu", f"unavailable/{target}", q.returncode != 0 and library in q.stderr,
+             f"expected an error naming {library}, got exit {q.returncode}: {q.stderr.strip()}")
+
+
 def scale_tests(s, pool):
     """A 26,000-tree model: compile and predict (the compile time is reported, not asserted)."""
     name = "trees26000"
@@ -949,7 +1065,7 @@ def main():
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
             jobs = (scale_tests(s, pool) + real_tests(s, pool) + model_tests(s, pool) + bad_tests(s, pool) +
-                    schedule_tests(s, pool) + aarch64_tests(s, pool) + oom_tests(s, pool))
+                    schedule_tests(s, pool) + gpu_tests(s, pool) + aarch64_tests(s, pool) + oom_tests(s, pool))
             unit_tests(s)
             golden_tests(s)
             cli_tests(s)
