@@ -161,7 +161,9 @@ def main():
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
     llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
                      "x86codegen", "x86asmparser", "x86desc", "x86info",
-                     "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info")
+                     "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info",
+                     "nvptxcodegen", "nvptxdesc", "nvptxinfo",
+                     "amdgpucodegen", "amdgpuasmparser", "amdgpudesc", "amdgpuinfo", "irreader", "linker")
     llvm_defs = [f for f in llvm(args.llvm_config, "--cflags") if f.startswith("-D") and f != "-D_GNU_SOURCE"]
 
     warnings = "-Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic -Wno-overlength-strings"

@@ -2,8 +2,10 @@
  * CPU artifacts, for this host or another architecture (target/machine.c's table):
  * LIR -> LLVM module -> verify -> optimise -> object, assembly, LLVM IR, or a shared
  * library linked by the system C compiler (a cross compiler for another architecture).
+ * GPU modules go to target/gpu.c, which builds on the steps here (target/emit.h).
  */
 #include "target/target.h"
+#include "target/emit.h"
 #include "target/llvm.h"
 #include "target/machine.h"
 
@@ -35,8 +37,7 @@ static bool is_identifier(const char *s)
 	return true;
 }
 
-/* Run the standard LLVM pipeline for the optimisation level (a phase for timer). */
-static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, PhaseTimer *timer, Error *e)
+bool target_optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, PhaseTimer *timer, Error *e)
 {
 	char passes[32];
 	LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
@@ -57,8 +58,7 @@ static bool optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Phas
 	return true;
 }
 
-/* Write size bytes to the file at path; false with a message (a full disk, a size limit) if they do not all get there. */
-static bool write_bytes(const char *path, const char *bytes, size_t size, Error *e)
+bool target_write_bytes(const char *path, const char *bytes, size_t size, Error *e)
 {
 	FILE *f = fopen(path, "wb");
 	bool ok = f && fwrite(bytes, 1, size, f) == size;
@@ -67,11 +67,7 @@ static bool write_bytes(const char *path, const char *bytes, size_t size, Error 
 	return ok || error_set(e, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
 }
 
-/*
- * Write the machine code of mod to path as an object or assembly file. It goes through
- * memory: LLVM's own file streams end the process on a write error (a full disk).
- */
-static bool write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *path, LLVMCodeGenFileType kind, Error *e)
+bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *path, LLVMCodeGenFileType kind, Error *e)
 {
 	char *message = NULL;
 	LLVMMemoryBufferRef code;
@@ -81,28 +77,27 @@ static bool write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *p
 		LLVMDisposeMessage(message);
 		return false;
 	}
-	ok = write_bytes(path, LLVMGetBufferStart(code), LLVMGetBufferSize(code), e);
+	ok = target_write_bytes(path, LLVMGetBufferStart(code), LLVMGetBufferSize(code), e);
 	LLVMDisposeMemoryBuffer(code);
 	return ok;
 }
 
-/* Run the linker argv[0] for p with argv and wait; false with a message unless it exits with 0. */
-static bool run_linker(const TargetPlatform *p, char *const argv[], Error *e)
+bool target_run_linker(char *const argv[], const char *what, int *spawn_error, Error *e)
 {
 	pid_t pid;
 	int status, rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+	*spawn_error = rc;
 	if (rc != 0)
-		return target_linker_missing(p, argv[0], rc, e);
+		return false;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return error_set(e, "waiting for %s: %s", argv[0], strerror(errno));
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return error_set(e, "%s failed (status %d) linking the shared library", argv[0], status);
+		return error_set(e, "%s failed (status %d) linking %s", argv[0], status, what);
 	return true;
 }
 
-/* Emit an object to a temporary file beside path, then link it into the shared library path with p's linker. */
-static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
+bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
                          const char *path, Error *e)
 {
 	const char *cc = target_linker(p, o->cc);
@@ -111,11 +106,13 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 
 	if (!object)
 		return false;
-	ok = write_code(tm, mod, object, LLVMObjectFile, e);
+	ok = target_write_code(tm, mod, object, LLVMObjectFile, e);
 	phase_end(o->timer, "codegen");
 	if (ok) {
 		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
-		ok = run_linker(p, argv, e);
+		int spawn_error;
+		ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
+		     (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
 		phase_end(o->timer, "link");
 	}
 	temporary_drop(object, false);
@@ -189,7 +186,7 @@ bool target_check(const TargetOptions *o, Error *e)
 	if (!target_platform(o->triple, &platform, e) || !(tm = target_machine_create(&platform, o->cpu, o->opt_level, e)))
 		return false;
 	LLVMDisposeTargetMachine(tm);
-	return true;
+	return o->device == TARGET_DEVICE_HOST || target_check_gpu(o, e);
 }
 
 bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path, Error *e)
@@ -204,6 +201,8 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	char *temp = NULL;
 	bool verified, ok = false;
 
+	if (m->gpu || o->device != TARGET_DEVICE_HOST)
+		return target_emit_gpu(m, o, out_path, e);
 	if (!target_check(o, e) || !target_platform(o->triple, &platform, e) ||
 	    !(tm = target_machine_create(&platform, o->cpu, o->opt_level, e)))
 		return false;
@@ -221,18 +220,18 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	phase_end(o->timer, "llvm-verify");
 	if (!verified) {
 		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
-	} else if (optimise(mod, tm, o->opt_level, o->timer, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
+	} else if (target_optimise(mod, tm, o->opt_level, o->timer, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
 		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
 		switch (o->emit) {
-		case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, o, &platform, temp, e) && target_seal(temp, e); break;
-		case TARGET_EMIT_OBJ: ok = write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
-		case TARGET_EMIT_ASM: ok = write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
+		case TARGET_EMIT_SHARED: ok = target_write_shared(tm, mod, o, &platform, temp, e) && target_seal(temp, e); break;
+		case TARGET_EMIT_OBJ: ok = target_write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
+		case TARGET_EMIT_ASM: ok = target_write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 		case TARGET_EMIT_PTX:
 		case TARGET_EMIT_HSACO: ok = error_set(e, "PTX and HSACO are emitted for GPU targets only"); break;
 		case TARGET_EMIT_LLVM:
 			LLVMDisposeMessage(message);
 			message = LLVMPrintModuleToString(mod);
-			ok = write_bytes(temp, message, strlen(message), e);
+			ok = target_write_bytes(temp, message, strlen(message), e);
 			break;
 		}
 		if (ok && rename(temp, out_path) != 0)

@@ -1,4 +1,10 @@
-/* Internal to target/: the LIR -> LLVM IR translation, shared by the host and (later) GPU emitters. */
+/*
+ * Internal to target/: the LIR -> LLVM IR translation. The core (llvm.c) translates
+ * every op of a function body the same way for every target; what differs between
+ * targets goes through a table of hooks (TargetHooks): the host's (llvm_host.c: model
+ * buffers as globals, PARALLEL_FOR outlined onto OpenMP) and each GPU's (nvptx.c,
+ * amdgpu.c, gpusim.c: the kernel's signature, GPU_INDEX, BARRIER, SHUFFLE, BLOCK arrays).
+ */
 #ifndef GROVE_TARGET_LLVM_H
 #define GROVE_TARGET_LLVM_H
 
@@ -7,11 +13,100 @@
 #include "ir/lir.h"
 #include "rt/artifact.h"
 
+#define MAX_LOOP_NESTING LIR_MAX_NESTING
+
+typedef struct TargetHooks TargetHooks;
+
+typedef struct Emitter {
+	LLVMContextRef ctx;
+	LLVMModuleRef mod;
+	LLVMBuilderRef b;
+	LLVMBuilderRef entry_b;     /* appends to the entry block of the function being built */
+	LLVMTypeRef types[LTYPE_PTR + 1];
+	const LModule *m;
+	const TargetHooks *hooks;
+	LLVMValueRef *buffers;      /* host: per module buffer, its global */
+	const LFunc *fn;            /* LIR function being emitted */
+	LLVMValueRef *values;       /* per LIR instruction of fn: its LLVM value */
+	LLVMValueRef params[COUNT_OF(((LFunc *)0)->params)]; /* fn's parameters as its body sees them */
+	uint64_t *block_offset;     /* a kernel: per BLOCK local array, its offset in the block's shared memory */
+	LLVMValueRef func;          /* LLVM function being built (the entry, a kernel or an outlined body) */
+	LLVMBasicBlockRef entry;    /* its alloca block */
+	LLVMBasicBlockRef loop_exit[MAX_LOOP_NESTING]; /* exits of the enclosing LOOPs */
+	uint32_t loops;
+	uint32_t outlined;          /* outlined functions so far, for names */
+	char prefix[64];
+} Emitter;
+
 /*
- * Translate m into a new LLVM module in ctx. Functions are named <prefix>_<name>;
- * the entry point is external, the rest internal. A constant GroveArtifact named
- * artifact_symbol describes the entry point. m must have passed lir_verify.
+ * What a target does its own way. A hook the target has no use for is NULL: the ops it
+ * translates cannot occur there (lir_verify keeps GPU ops out of host functions and
+ * PARALLEL_FOR out of kernels).
+ */
+struct TargetHooks {
+	/* Declare the LLVM function of kernel fn called name: signature, calling convention, annotations. */
+	LLVMValueRef (*kernel)(Emitter *em, const LFunc *fn, const char *name);
+	/* Parameter i of the function being built as its body sees it (built at the body's start); NULL: as it is. */
+	LLVMValueRef (*param)(Emitter *em, unsigned i);
+	/* BUFFER k: a pointer to the first element of module buffer k. */
+	LLVMValueRef (*buffer)(Emitter *em, uint32_t k);
+	/* PARALLEL_FOR id (the host's team of threads). */
+	void (*parallel_for)(Emitter *em, uint32_t id);
+	/* LOCAL_ARRAY id in space BLOCK: a pointer to the block's array. */
+	LLVMValueRef (*block_array)(Emitter *em, uint32_t id);
+	/* GPU_INDEX which, as i64. */
+	LLVMValueRef (*gpu_index)(Emitter *em, LGpuIndex which);
+	/* BARRIER; site is the LIR instruction. */
+	void (*barrier)(Emitter *em, uint32_t site);
+	/* SHUFFLE of v (i32, i64, f32, f64) from delta (i32) lanes down the warp; site is the LIR instruction. */
+	LLVMValueRef (*shuffle)(Emitter *em, LLVMValueRef v, LLVMValueRef delta, uint32_t site);
+	/* EXP or LOG of x where the target has no libm for llvm.exp and llvm.log; NULL: those intrinsics. */
+	LLVMValueRef (*math)(Emitter *em, LOp op, LLVMValueRef x);
+};
+
+/* Start translating m into mod (of ctx) with the target's hooks; symbols are named after prefix. */
+void llvm_emitter_init(Emitter *em, LLVMContextRef ctx, LLVMModuleRef mod, const LModule *m, const TargetHooks *hooks,
+                       const char *prefix);
+/* Release what llvm_emitter_init made (not the module). */
+void llvm_emitter_dispose(Emitter *em);
+/* Translate the body of LIR function fn into func, an LLVM function of fn's parameters (a kernel's may have more). */
+void llvm_emit_body(Emitter *em, const LFunc *fn, LLVMValueRef func);
+/* Kernel fn of m, declared by the hooks and translated; named <prefix>_<fn name>. */
+LLVMValueRef llvm_emit_kernel(Emitter *em, const LFunc *fn);
+
+/* Pieces of the translation for the targets' hooks. */
+static inline LLVMValueRef llvm_value(Emitter *em, uint32_t v) { return em->values[v]; }
+LLVMValueRef llvm_const_i64(Emitter *em, int64_t v);
+LLVMValueRef llvm_const_i32(Emitter *em, uint32_t v);
+LLVMBasicBlockRef llvm_new_block(Emitter *em, const char *name);
+/* An alloca of count elements of type in the current function's entry block. */
+LLVMValueRef llvm_entry_alloca(Emitter *em, LLVMTypeRef type, int64_t count);
+/* Start a function: an entry block for allocas and a first body block; the builder goes to the latter. */
+void llvm_begin_function(Emitter *em, LLVMValueRef func);
+/* Finish a function started by llvm_begin_function: return, and jump from the entry block to the body. */
+void llvm_end_function(Emitter *em);
+/* for (iv = begin; iv < end; iv += step) body of LIR loop id, with the loop's value bound to iv. */
+void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef step);
+/* A call to the intrinsic name, overloaded on type (NULL: not overloaded). */
+LLVMValueRef llvm_call_intrinsic(Emitter *em, const char *name, LLVMTypeRef type, LLVMValueRef *args, unsigned nargs);
+/* Add the enum attribute name to function f at index (0 = return, 1.. = parameters, -1 = function). */
+void llvm_add_attribute(Emitter *em, LLVMValueRef f, LLVMAttributeIndex index, const char *name);
+/* A private constant global holding init (of type). */
+LLVMValueRef llvm_constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef init);
+
+/*
+ * Translate host module m into a new LLVM module in ctx. Functions are named
+ * <prefix>_<name>; the entry point is external, the rest internal. A constant
+ * GroveArtifact named artifact_symbol describes the entry point. m must have passed
+ * lir_verify.
  */
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol);
+
+/*
+ * The constant GroveArtifact named symbol describing m: predict and predict_f64 (NULL
+ * pointers where NULL) and device (a GroveDevice; NULL for a host artifact).
+ */
+void llvm_emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predict_f64, LLVMValueRef device,
+                          const char *symbol);
 
 #endif
