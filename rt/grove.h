@@ -6,7 +6,8 @@
  * used by several threads at once, and batches smaller than a few hundred rows run on
  * the calling thread. Predicting allocates nothing, unless the model's schedule needs a
  * workspace (grove_workspace_size is not 0): grove_predict then mallocs it for the call,
- * and grove_predict_with_workspace takes the caller's instead.
+ * and grove_predict_with_workspace takes the caller's instead. GPU models (grove_device)
+ * allocate their device buffers, and the simulator its threads, for each call.
  */
 #ifndef GROVE_H
 #define GROVE_H

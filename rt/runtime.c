@@ -141,8 +141,8 @@ static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sea
 	}
 	if (want_size != size - sizeof seal || zero != 0)
 		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: the file holds %llu bytes before its seal, the seal "
-		            "says %llu (truncated, extended or overwritten)", path, (unsigned long long)(size - sizeof seal),
-		            (unsigned long long)want_size);
+		                  "says %llu (truncated, extended or overwritten)", path, (unsigned long long)(size - sizeof seal),
+		                  (unsigned long long)want_size);
 	if (!(chunk = malloc(CHUNK)))
 		return grove_fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
 	for (uint64_t at = 0; at < want_size && status == GROVE_OK; at += CHUNK) {
@@ -157,7 +157,7 @@ static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sea
 		return status;
 	if (h != want_sum)
 		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its checksum does not match its contents (the file "
-		            "changed after grove wrote it)", path);
+		                  "changed after grove wrote it)", path);
 	*sealed = true;
 	*elf_size = want_size;
 	return GROVE_OK;
@@ -183,7 +183,7 @@ static GroveStatus check_file(const char *path, GroveError *err)
 		return grove_fail(err, GROVE_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		status = grove_fail(err, GROVE_ERROR_IO, "%s: %s", path, S_ISDIR(st.st_mode) ? "a directory, not an artifact" :
-		                                                      "not a regular file");
+		                                                            "not a regular file");
 		goto done;
 	}
 	if ((status = check_seal(fd, path, (uint64_t)st.st_size, &sealed, &size, err)) != GROVE_OK)
@@ -199,13 +199,13 @@ static GroveStatus check_file(const char *path, GroveError *err)
 	}
 	if (eh.e_machine != HOST_MACHINE) {
 		grove_fail(err, status, "%s: an artifact for %s; this library runs on %s (compile it with --target for this machine)",
-		     path, machine_name(eh.e_machine), machine_name(HOST_MACHINE));
+		           path, machine_name(eh.e_machine), machine_name(HOST_MACHINE));
 		goto done;
 	}
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || !fits(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr), size) ||
 	    (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || !fits(eh.e_shoff, eh.e_shnum, sizeof(Elf64_Shdr), size)))) {
 		grove_fail(err, status, "%s: damaged artifact: its ELF headers lie outside the file's %llu bytes (truncated?)", path,
-		     (unsigned long long)size);
+		           (unsigned long long)size);
 		goto done;
 	}
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
@@ -216,12 +216,12 @@ static GroveStatus check_file(const char *path, GroveError *err)
 		}
 		if (ph.p_type == PT_LOAD && !fits(ph.p_offset, 1, ph.p_filesz, size)) {
 			grove_fail(err, status, "%s: damaged artifact: segment %u ends past the file's %llu bytes (truncated?)", path, i,
-			     (unsigned long long)size);
+			           (unsigned long long)size);
 			goto done;
 		}
 	}
 	status = sealed ? GROVE_OK : grove_fail(err, status, "%s: not a sealed grove artifact (truncated, or not written by grove "
-	                                  "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
+	                                        "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
 done:
 	close(fd);
 	return status;
@@ -470,7 +470,7 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	}
 	if (!read_descriptor(a, m) || !m->num_features || !m->num_outputs || !m->num_margins)
 		status = grove_fail(err, GROVE_ERROR_FORMAT, "%s: a grove artifact of another version (%u; this library reads 1 to %u)",
-		              path, m->version, GROVE_ARTIFACT_VERSION);
+		                    path, m->version, GROVE_ARTIFACT_VERSION);
 	else if (m->device)
 		status = open_device(m, path, err);
 	if (status != GROVE_OK) {
@@ -580,7 +580,7 @@ static GroveStatus check_arguments(const GroveModel *model, const float *rows, s
 		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %zu rows is too many", nrows);
 	if (out_len < nrows * per_row)
 		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the output holds %zu floats, %zu rows need %zu", out_len, nrows,
-		            nrows * per_row);
+		                  nrows * per_row);
 	*rows_bytes = nrows * ncols * sizeof(float);
 	*out_bytes = nrows * per_row * sizeof(float);
 	return ok(err);
@@ -676,7 +676,7 @@ GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *r
 		return grove_fail(err, GROVE_ERROR_ARGUMENT, "%zu rows need a workspace larger than the address space", nrows);
 	if (workspace_len < size)
 		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the workspace holds %zu bytes, %zu rows need %zu", workspace_len, nrows,
-		            size);
+		                  size);
 	if (size && !workspace)
 		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_with_workspace: workspace is NULL");
 	if (size && (uintptr_t)workspace % GROVE_WORKSPACE_ALIGN)
