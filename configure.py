@@ -83,9 +83,9 @@ def sources(*dirs):
     return sorted(f for d in dirs for f in glob.glob(os.path.join(d, "*.c")))
 
 
-# The runtime and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads rows with tools/csv.c,
-# which needs ir/common.c).
-AARCH64_RUNTIME = ["rt/runtime.c"]
+# The runtime (with its GPU back-ends) and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads
+# rows with tools/csv.c, which needs ir/common.c).
+AARCH64_RUNTIME = ["rt/runtime.c", "rt/gpusim.c", "rt/cuda.c", "rt/hsa.c"]
 AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "ir/common.c"]
 
 

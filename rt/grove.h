@@ -6,7 +6,8 @@
  * used by several threads at once, and batches smaller than a few hundred rows run on
  * the calling thread. Predicting allocates nothing, unless the model's schedule needs a
  * workspace (grove_workspace_size is not 0): grove_predict then mallocs it for the call,
- * and grove_predict_with_workspace takes the caller's instead.
+ * and grove_predict_with_workspace takes the caller's instead. GPU models (grove_device)
+ * allocate their device buffers, and the simulator its threads, for each call.
  */
 #ifndef GROVE_H
 #define GROVE_H
@@ -27,6 +28,7 @@ typedef enum GroveStatus {
 	GROVE_ERROR_ARGUMENT,    /* a bad argument: wrong row width, short output buffer, NULL */
 	GROVE_ERROR_UNAVAILABLE, /* the artifact's back-end is not available here */
 	GROVE_ERROR_MEMORY,      /* out of memory */
+	GROVE_ERROR_DEVICE,      /* the GPU, its driver or the simulator reported an error (the message says which and what) */
 } GroveStatus;
 
 typedef struct GroveError {
@@ -40,13 +42,25 @@ typedef struct GroveModel GroveModel;
 #define GROVE_PREDICT_MARGIN 1u /* raw margins (before the sigmoid / softmax / ...) */
 #define GROVE_PREDICT_LABEL 2u  /* each row's class, as an index k into the model's labels (grove_label) */
 
-/* Load the artifact at path (a shared library written by `grove compile`). */
+/*
+ * Load the artifact at path (a shared library written by `grove compile`). A GPU
+ * artifact's kernels and model go to the device here: GROVE_ERROR_UNAVAILABLE when its
+ * driver or device is missing (the message says what), GROVE_ERROR_DEVICE when the
+ * device refuses them.
+ */
 GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err);
 /*
  * Free a model (NULL is allowed). The caller makes sure no other thread is predicting
  * with it: freeing a model in use is the caller's error, as free() of memory in use is.
  */
 void grove_free(GroveModel *model);
+/*
+ * Where the model's predictions run: "cpu", "gpusim" (GPU kernels run by libgrove's
+ * SIMT simulator, which checks them for races), "cuda" or "rocm"; NULL for a NULL model.
+ * GPU models take the same calls as others, with rows and predictions in host memory;
+ * grove_predict_device takes them in device memory.
+ */
+const char *grove_device(const GroveModel *model);
 /* Columns each row must have. */
 size_t grove_num_features(const GroveModel *model);
 /* Values written per row: predictions, margins with GROVE_PREDICT_MARGIN, 1 with GROVE_PREDICT_LABEL. */
@@ -88,7 +102,8 @@ GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_
  */
 size_t grove_workspace_size(const GroveModel *model, size_t nrows);
 /*
- * grove_predict with the caller's scratch memory instead of a malloc per call.
+ * grove_predict with the caller's scratch memory instead of a malloc per call (a GPU
+ * model on "cuda" or "rocm" checks it but uses device memory instead).
  * workspace holds workspace_len bytes, at least grove_workspace_size(model, nrows)
  * (an error if fewer), aligned to GROVE_WORKSPACE_ALIGN, overlapping neither rows nor
  * out; it may be NULL when that size is 0. It needs no initialisation, holds garbage
@@ -97,6 +112,16 @@ size_t grove_workspace_size(const GroveModel *model, size_t nrows);
 GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
                                          float *out, size_t out_len, unsigned flags, void *workspace,
                                          size_t workspace_len, GroveError *err);
+/*
+ * grove_predict with rows and predictions already in the device's memory:
+ * device_rows holds nrows x ncols floats and device_out room for
+ * nrows * grove_num_outputs(model, flags) floats, each a CUdeviceptr (cuda) or an HSA
+ * allocation (rocm) as a pointer; on "cpu" and "gpusim" the device's memory is the host's.
+ * The device's workspace is allocated for the call. Returns when the predictions are
+ * in device_out.
+ */
+GroveStatus grove_predict_device(const GroveModel *model, const void *device_rows, size_t nrows, size_t ncols,
+                                 float *device_out, unsigned flags, GroveError *err);
 /* A short name for a status ("ok", "io error", ...). */
 const char *grove_status_name(GroveStatus status);
 

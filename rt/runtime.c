@@ -1,6 +1,7 @@
 /* libgrove: loading artifacts and predicting. Never prints, never exits. */
 #include "rt/grove.h"
 #include "rt/artifact.h"
+#include "rt/device.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -33,10 +34,12 @@ struct GroveModel {
 	const int64_t *label_ints;
 	const char *const *label_strings;
 	const char *const *feature_names; /* version 4, or NULL */
+	const GroveDevice *device;    /* version 5: a GPU artifact's kernels, or NULL */
+	const DeviceBackend *backend; /* and the back-end running them */
+	void *backend_state;
 };
 
-/* Fill err (if any) and return status. */
-__attribute__((format(printf, 3, 4))) static GroveStatus fail(GroveError *err, GroveStatus status, const char *fmt, ...)
+GroveStatus grove_fail(GroveError *err, GroveStatus status, const char *fmt, ...)
 {
 	va_list ap;
 	if (err) {
@@ -137,24 +140,24 @@ static GroveStatus check_seal(int fd, const char *path, uint64_t size, bool *sea
 		zero = zero << 8 | seal[24 + k];
 	}
 	if (want_size != size - sizeof seal || zero != 0)
-		return fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: the file holds %llu bytes before its seal, the seal "
-		            "says %llu (truncated, extended or overwritten)", path, (unsigned long long)(size - sizeof seal),
-		            (unsigned long long)want_size);
+		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: the file holds %llu bytes before its seal, the seal "
+		                  "says %llu (truncated, extended or overwritten)", path, (unsigned long long)(size - sizeof seal),
+		                  (unsigned long long)want_size);
 	if (!(chunk = malloc(CHUNK)))
-		return fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
+		return grove_fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
 	for (uint64_t at = 0; at < want_size && status == GROVE_OK; at += CHUNK) {
 		size_t n = want_size - at < CHUNK ? (size_t)(want_size - at) : CHUNK;
 		if (read_at(fd, chunk, n, at))
 			h = grove_checksum(h, chunk, n);
 		else
-			status = fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+			status = grove_fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
 	}
 	free(chunk);
 	if (status != GROVE_OK)
 		return status;
 	if (h != want_sum)
-		return fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its checksum does not match its contents (the file "
-		            "changed after grove wrote it)", path);
+		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: damaged artifact: its checksum does not match its contents (the file "
+		                  "changed after grove wrote it)", path);
 	*sealed = true;
 	*elf_size = want_size;
 	return GROVE_OK;
@@ -177,48 +180,48 @@ static GroveStatus check_file(const char *path, GroveError *err)
 	bool sealed;
 
 	if (fd < 0)
-		return fail(err, GROVE_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return grove_fail(err, GROVE_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		status = fail(err, GROVE_ERROR_IO, "%s: %s", path, S_ISDIR(st.st_mode) ? "a directory, not an artifact" :
-		                                                      "not a regular file");
+		status = grove_fail(err, GROVE_ERROR_IO, "%s: %s", path, S_ISDIR(st.st_mode) ? "a directory, not an artifact" :
+		                                                            "not a regular file");
 		goto done;
 	}
 	if ((status = check_seal(fd, path, (uint64_t)st.st_size, &sealed, &size, err)) != GROVE_OK)
 		goto done;
 	status = GROVE_ERROR_FORMAT;
 	if (size < sizeof eh || !read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
-		fail(err, status, "%s: not a grove artifact (not an ELF shared library%s)", path, size ? "" : ": the file is empty");
+		grove_fail(err, status, "%s: not a grove artifact (not an ELF shared library%s)", path, size ? "" : ": the file is empty");
 		goto done;
 	}
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_DYN) {
-		fail(err, status, "%s: not a grove artifact (an ELF file, but not a 64-bit little-endian shared library)", path);
+		grove_fail(err, status, "%s: not a grove artifact (an ELF file, but not a 64-bit little-endian shared library)", path);
 		goto done;
 	}
 	if (eh.e_machine != HOST_MACHINE) {
-		fail(err, status, "%s: an artifact for %s; this library runs on %s (compile it with --target for this machine)",
-		     path, machine_name(eh.e_machine), machine_name(HOST_MACHINE));
+		grove_fail(err, status, "%s: an artifact for %s; this library runs on %s (compile it with --target for this machine)",
+		           path, machine_name(eh.e_machine), machine_name(HOST_MACHINE));
 		goto done;
 	}
 	if (eh.e_phentsize != sizeof(Elf64_Phdr) || !fits(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr), size) ||
 	    (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || !fits(eh.e_shoff, eh.e_shnum, sizeof(Elf64_Shdr), size)))) {
-		fail(err, status, "%s: damaged artifact: its ELF headers lie outside the file's %llu bytes (truncated?)", path,
-		     (unsigned long long)size);
+		grove_fail(err, status, "%s: damaged artifact: its ELF headers lie outside the file's %llu bytes (truncated?)", path,
+		           (unsigned long long)size);
 		goto done;
 	}
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		if (!read_at(fd, &ph, sizeof ph, eh.e_phoff + (uint64_t)i * sizeof ph)) {
-			fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
+			grove_fail(err, GROVE_ERROR_IO, "%s: cannot read: %s", path, strerror(errno ? errno : EIO));
 			goto done;
 		}
 		if (ph.p_type == PT_LOAD && !fits(ph.p_offset, 1, ph.p_filesz, size)) {
-			fail(err, status, "%s: damaged artifact: segment %u ends past the file's %llu bytes (truncated?)", path, i,
-			     (unsigned long long)size);
+			grove_fail(err, status, "%s: damaged artifact: segment %u ends past the file's %llu bytes (truncated?)", path, i,
+			           (unsigned long long)size);
 			goto done;
 		}
 	}
-	status = sealed ? GROVE_OK : fail(err, status, "%s: not a sealed grove artifact (truncated, or not written by grove "
-	                                  "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
+	status = sealed ? GROVE_OK : grove_fail(err, status, "%s: not a sealed grove artifact (truncated, or not written by grove "
+	                                        "compile; an artifact from before grove's ABI 4 must be compiled again)", path);
 done:
 	close(fd);
 	return status;
@@ -237,6 +240,9 @@ static bool read_descriptor(const void *a, GroveModel *m)
 	m->label_ints = NULL;
 	m->label_strings = NULL;
 	m->feature_names = NULL;
+	m->device = NULL;
+	m->backend = NULL;
+	m->backend_state = NULL;
 	if (head[0] != GROVE_ARTIFACT_MAGIC)
 		return false;
 	if (head[1] == 1) {
@@ -267,10 +273,159 @@ static bool read_descriptor(const void *a, GroveModel *m)
 		}
 		if (head[1] >= 4)
 			m->feature_names = ((const GroveArtifactV4 *)a)->feature_names;
-		if (head[1] >= 5 && ((const GroveArtifact *)a)->device)
-			return false; /* GPU artifacts: not loaded yet */
+		/* A GPU artifact's kernels are checked by check_device. */
+		if (head[1] >= 5 && (m->device = ((const GroveArtifact *)a)->device))
+			return true;
 		return v2->predict != NULL;
 	}
+	return false;
+}
+
+/* Kernels a GPU artifact may have at most: far more than a kernel sequence needs, few enough to check. */
+#define MAX_KERNELS 4096u
+/* Blocks of a grid extent given as a count at most (CUDA's limit on x). */
+#define MAX_GRID_COUNT INT32_MAX
+
+/* GROVE_ERROR_FORMAT: the GPU artifact at path is damaged or was written for another ABI; the message says why. */
+__attribute__((format(printf, 3, 4))) static GroveStatus bad_device(GroveError *err, const char *path, const char *fmt, ...)
+{
+	char why[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	return grove_fail(err, GROVE_ERROR_FORMAT, "%s: damaged GPU artifact: %s", path, why);
+}
+
+/* Check kernel i of a GPU artifact of device kind `kind`. */
+static GroveStatus check_kernel(const GroveKernel *k, uint32_t i, uint32_t kind, const char *path, GroveError *err)
+{
+	int64_t threads = 1;
+	if (!k->name)
+		return bad_device(err, path, "kernel %u has no name", i);
+	if (k->entry > 1)
+		return bad_device(err, path, "kernel %s is of entry %u (0 or 1)", k->name, k->entry);
+	for (int d = 0; d < 3; d++) {
+		const GroveLaunchDim *g = &k->grid[d], *b = &k->block[d];
+		if (g->rows_per < 0 || (g->rows_per == 0 && (g->count < 1 || g->count > MAX_GRID_COUNT)))
+			return bad_device(err, path, "kernel %s: grid extent %d is %lld blocks (rows per block %lld)", k->name,
+			                  d, (long long)g->count, (long long)g->rows_per);
+		if (b->rows_per != 0 || b->count < 1 || b->count > GROVE_MAX_BLOCK_THREADS)
+			return bad_device(err, path, "kernel %s: block extent %d is %lld threads (rows per block %lld)", k->name,
+			                  d, (long long)b->count, (long long)b->rows_per);
+		threads *= b->count;
+	}
+	if (threads > GROVE_MAX_BLOCK_THREADS)
+		return bad_device(err, path, "kernel %s: %lld threads per block (at most %d)", k->name, (long long)threads,
+		                  GROVE_MAX_BLOCK_THREADS);
+	if (k->shared_bytes > GROVE_MAX_SHARED_BYTES)
+		return bad_device(err, path, "kernel %s: %u bytes of shared memory per block (at most %u)", k->name,
+		                  k->shared_bytes, GROVE_MAX_SHARED_BYTES);
+	if (kind == GROVE_DEVICE_GPUSIM && !k->sim)
+		return bad_device(err, path, "kernel %s has no host code for the simulator", k->name);
+	return GROVE_OK;
+}
+
+/*
+ * Check the device descriptor of a GPU artifact before anything follows its pointers
+ * or sizes: the back-ends trust it.
+ */
+static GroveStatus check_device(const GroveModel *m, const char *path, GroveError *err)
+{
+	const GroveDevice *d = m->device;
+	bool entry0 = false;
+	GroveStatus status;
+	if (m->predict || m->predict_f64)
+		return bad_device(err, path, "it has kernels and a host predict");
+	if (d->kind < GROVE_DEVICE_GPUSIM || d->kind > GROVE_DEVICE_ROCM)
+		return bad_device(err, path, "unknown device kind %u", d->kind);
+	if (!memchr(d->arch, 0, sizeof d->arch))
+		return bad_device(err, path, "its architecture name is not terminated");
+	if (d->kind != GROVE_DEVICE_GPUSIM && (!d->code || !d->code_size))
+		return bad_device(err, path, "no device code");
+	if (d->kind == GROVE_DEVICE_CUDA && d->code[d->code_size] != 0)
+		return bad_device(err, path, "its PTX text does not end at its size");
+	if (!d->model != !d->model_size)
+		return bad_device(err, path, "a model blob of %llu bytes at %p", (unsigned long long)d->model_size,
+		                  (const void *)d->model);
+	if (!d->kernels || d->num_kernels < 1 || d->num_kernels > MAX_KERNELS)
+		return bad_device(err, path, "%u kernels (1 to %u)", d->num_kernels, MAX_KERNELS);
+	for (uint32_t i = 0; i < d->num_kernels; i++) {
+		if ((status = check_kernel(&d->kernels[i], i, d->kind, path, err)) != GROVE_OK)
+			return status;
+		entry0 |= d->kernels[i].entry == 0;
+	}
+	if (!entry0)
+		return bad_device(err, path, "no kernel of predict (entry 0)");
+	return GROVE_OK;
+}
+
+/*
+ * libgrove built with ThreadSanitizer runs host artifacts only: the tsan test group
+ * (tests/run.py) builds this file alone, and the simulator's fibers (ucontext stack
+ * switches) carry no TSan fiber annotations, without which TSan misreads them.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define GROVE_HOST_ONLY 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GROVE_HOST_ONLY 1
+#endif
+#endif
+
+/* The back-end of device kind `kind` (checked), or NULL where this build has none. */
+static const DeviceBackend *backend_of(uint32_t kind)
+{
+#ifdef GROVE_HOST_ONLY
+	(void)kind;
+	return NULL;
+#else
+	return kind == GROVE_DEVICE_GPUSIM ? &grove_gpusim_backend : kind == GROVE_DEVICE_CUDA ? &grove_cuda_backend :
+	                                                                                        &grove_hsa_backend;
+#endif
+}
+
+/* Put "path: " before err's message. */
+static void prefix_path(GroveError *err, const char *path)
+{
+	char message[sizeof err->message];
+	if (!err)
+		return;
+	memcpy(message, err->message, sizeof message);
+	grove_fail(err, err->status, "%s: %s", path, message);
+}
+
+/* Check m's GPU kernels and open their back-end: the device's module and model are ready after. */
+static GroveStatus open_device(GroveModel *m, const char *path, GroveError *err)
+{
+	GroveStatus status = check_device(m, path, err);
+	if (status != GROVE_OK)
+		return status;
+	if (!(m->backend = backend_of(m->device->kind)))
+		return grove_fail(err, GROVE_ERROR_UNAVAILABLE, "%s: a GPU artifact; this libgrove, built with "
+		                  "ThreadSanitizer, runs host artifacts only", path);
+	if ((status = m->backend->open(m->device, &m->backend_state, err)) != GROVE_OK) {
+		m->backend = NULL;
+		prefix_path(err, path);
+	}
+	return status;
+}
+
+int64_t grove_extent(const GroveLaunchDim *d, int64_t nrows)
+{
+	int64_t n;
+	if (d->rows_per == 0)
+		return d->count;
+	n = nrows / d->rows_per + (nrows % d->rows_per != 0);
+	return n > 0 ? n : 1;
+}
+
+/* Whether m is a GPU artifact with kernels of entry (0: float rows, 1: double rows). */
+static bool has_entry(const GroveModel *m, uint32_t entry)
+{
+	for (uint32_t i = 0; m->device && i < m->device->num_kernels; i++)
+		if (m->device->kernels[i].entry == entry)
+			return true;
 	return false;
 }
 
@@ -284,15 +439,15 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	GroveStatus status;
 
 	if (!model)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_load: model is NULL");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_load: model is NULL");
 	*model = NULL;
 	if (!path || !*path)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_load: no path");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_load: no path");
 	/* dlopen searches the library path for names without a slash; a path is meant here. */
 	if (!strchr(path, '/')) {
 		size_t len = strlen(path) + 3;
 		if (!(local = malloc(len)))
-			return fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
+			return grove_fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
 		snprintf(local, len, "./%s", path);
 		name = local;
 	}
@@ -302,20 +457,22 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	if (status != GROVE_OK)
 		return status;
 	if (!handle)
-		return fail(err, GROVE_ERROR_IO, "%s: cannot load: %s", path, dlerror());
+		return grove_fail(err, GROVE_ERROR_IO, "%s: cannot load: %s", path, dlerror());
 	pin_openmp();
 	a = dlsym(handle, GROVE_ARTIFACT_SYMBOL);
 	if (!a) {
 		dlclose(handle);
-		return fail(err, GROVE_ERROR_FORMAT, "%s: not a grove artifact (no %s symbol)", path, GROVE_ARTIFACT_SYMBOL);
+		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: not a grove artifact (no %s symbol)", path, GROVE_ARTIFACT_SYMBOL);
 	}
 	if (!(m = malloc(sizeof *m))) {
 		dlclose(handle);
-		return fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
+		return grove_fail(err, GROVE_ERROR_MEMORY, "%s: out of memory", path);
 	}
 	if (!read_descriptor(a, m) || !m->num_features || !m->num_outputs || !m->num_margins)
-		status = fail(err, GROVE_ERROR_FORMAT, "%s: a grove artifact of another version (%u; this library reads 1 to %u)",
-		              path, m->version, GROVE_ARTIFACT_VERSION);
+		status = grove_fail(err, GROVE_ERROR_FORMAT, "%s: a grove artifact of another version (%u; this library reads 1 to %u)",
+		                    path, m->version, GROVE_ARTIFACT_VERSION);
+	else if (m->device)
+		status = open_device(m, path, err);
 	if (status != GROVE_OK) {
 		free(m);
 		dlclose(handle);
@@ -330,6 +487,8 @@ void grove_free(GroveModel *model)
 {
 	if (!model)
 		return;
+	if (model->backend)
+		model->backend->close(model->backend_state);
 	dlclose(model->handle);
 	free(model);
 }
@@ -345,6 +504,13 @@ size_t grove_num_outputs(const GroveModel *model, unsigned flags)
 	return flags & GROVE_PREDICT_MARGIN ? model->num_margins : model->num_outputs;
 }
 
+const char *grove_device(const GroveModel *model)
+{
+	if (!model)
+		return NULL;
+	return model->backend ? model->backend->name : "cpu";
+}
+
 size_t grove_num_labels(const GroveModel *model) { return model ? model->num_labels : 0; }
 
 const char *grove_feature_name(const GroveModel *model, size_t i)
@@ -355,9 +521,9 @@ const char *grove_feature_name(const GroveModel *model, size_t i)
 GroveStatus grove_label(const GroveModel *model, size_t k, long long *value, const char **text, GroveError *err)
 {
 	if (!model)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_label: model is NULL");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_label: model is NULL");
 	if (k >= model->num_labels)
-		return fail(err, GROVE_ERROR_ARGUMENT, "label %zu: the model has %u labels", k, model->num_labels);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "label %zu: the model has %u labels", k, model->num_labels);
 	if (value)
 		*value = model->label_ints ? (long long)model->label_ints[k] : 0;
 	if (text)
@@ -395,26 +561,26 @@ static GroveStatus check_arguments(const GroveModel *model, const float *rows, s
 {
 	size_t per_row;
 	if (!model)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: model is NULL");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: model is NULL");
 	if (flags & ~(unsigned)(GROVE_PREDICT_MARGIN | GROVE_PREDICT_LABEL))
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: unknown flags 0x%x", flags);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: unknown flags 0x%x", flags);
 	if ((flags & GROVE_PREDICT_LABEL) && (flags & GROVE_PREDICT_MARGIN))
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: margins or labels, not both");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: margins or labels, not both");
 	if ((flags & GROVE_PREDICT_LABEL) && !model->num_labels)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: the model has no class labels");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: the model has no class labels");
 	if (ncols != model->num_features)
-		return fail(err, GROVE_ERROR_ARGUMENT, "rows have %zu columns, the model needs %u", ncols, model->num_features);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "rows have %zu columns, the model needs %u", ncols, model->num_features);
 	if (nrows == 0)
 		return ok(err);
 	if (!rows || !out)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %s is NULL", rows ? "out" : "rows");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %s is NULL", rows ? "out" : "rows");
 	per_row = grove_num_outputs(model, flags);
 	if (nrows > INT64_MAX / per_row || nrows > SIZE_MAX / sizeof(float) / per_row ||
 	    nrows > SIZE_MAX / sizeof(float) / ncols)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %zu rows is too many", nrows);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict: %zu rows is too many", nrows);
 	if (out_len < nrows * per_row)
-		return fail(err, GROVE_ERROR_ARGUMENT, "the output holds %zu floats, %zu rows need %zu", out_len, nrows,
-		            nrows * per_row);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the output holds %zu floats, %zu rows need %zu", out_len, nrows,
+		                  nrows * per_row);
 	*rows_bytes = nrows * ncols * sizeof(float);
 	*out_bytes = nrows * per_row * sizeof(float);
 	return ok(err);
@@ -426,25 +592,55 @@ static int32_t artifact_flags(unsigned flags)
 	return (flags & GROVE_PREDICT_MARGIN ? GROVE_ARTIFACT_MARGIN : 0) | (flags & GROVE_PREDICT_LABEL ? GROVE_ARTIFACT_LABEL : 0);
 }
 
-/* Run the artifact's predict on checked arguments. */
-static void run_predict(const GroveModel *model, const float *rows, size_t nrows, float *out, unsigned flags,
-                        void *workspace)
+/*
+ * Run a GPU artifact's kernels of entry on checked arguments: rows (floats for entry 0,
+ * doubles for 1) and out in host memory, or in device memory when resident.
+ */
+static GroveStatus run_device(const GroveModel *model, uint32_t entry, const void *rows, size_t nrows, float *out,
+                              unsigned flags, void *workspace, bool resident, GroveError *err)
 {
+	DeviceCall call = {
+		.entry = entry,
+		.rows = rows,
+		.rows_bytes = nrows * model->num_features * (entry ? sizeof(double) : sizeof(float)),
+		.nrows = (int64_t)nrows,
+		.out = out,
+		.out_bytes = nrows * grove_num_outputs(model, flags) * sizeof(float),
+		.flags = artifact_flags(flags),
+		.workspace = workspace,
+		.workspace_bytes = grove_workspace_size(model, nrows),
+		.resident = resident,
+	};
+	return model->backend->run(model->backend_state, model->device, &call, err);
+}
+
+/* Run the artifact's predict (or its kernels of entry 0) on checked arguments in host memory. */
+static GroveStatus run_predict(const GroveModel *model, const float *rows, size_t nrows, float *out, unsigned flags,
+                               void *workspace, GroveError *err)
+{
+	if (model->device)
+		return run_device(model, 0, rows, nrows, out, flags, workspace, false, err);
 	if (model->predict_v1)
 		model->predict_v1(rows, (int64_t)nrows, out, artifact_flags(flags));
 	else
 		model->predict(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
+	return GROVE_OK;
 }
 
-/* *workspace: a malloc'ed workspace for nrows rows, or NULL where the model needs none. */
+/*
+ * *workspace: a malloc'ed workspace for nrows rows, or NULL where the model needs none
+ * or keeps it in device memory (CUDA, HSA: the back-end allocates it there).
+ */
 static GroveStatus new_workspace(const GroveModel *model, size_t nrows, void **workspace, GroveError *err)
 {
 	size_t size = grove_workspace_size(model, nrows);
 	*workspace = NULL;
 	if (size == SIZE_MAX)
-		return fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
+		return grove_fail(err, GROVE_ERROR_MEMORY, "%zu rows need a workspace larger than the address space", nrows);
+	if (model->backend && !model->backend->host_memory)
+		return GROVE_OK;
 	if (size && !(*workspace = malloc(size)))
-		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", nrows, size);
+		return grove_fail(err, GROVE_ERROR_MEMORY, "cannot allocate the workspace of %zu rows (%zu bytes)", nrows, size);
 	return GROVE_OK;
 }
 
@@ -460,11 +656,11 @@ GroveStatus grove_predict(const GroveModel *model, const float *rows, size_t nro
 		return status;
 	if (overlap(rows, rows_bytes, out, out_bytes)) {
 		free(workspace);
-		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
 	}
-	run_predict(model, rows, nrows, out, flags, workspace);
+	status = run_predict(model, rows, nrows, out, flags, workspace, err);
 	free(workspace);
-	return ok(err);
+	return status == GROVE_OK ? ok(err) : status;
 }
 
 GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *rows, size_t nrows, size_t ncols,
@@ -477,20 +673,41 @@ GroveStatus grove_predict_with_workspace(const GroveModel *model, const float *r
 		return status;
 	size = grove_workspace_size(model, nrows);
 	if (size == SIZE_MAX)
-		return fail(err, GROVE_ERROR_ARGUMENT, "%zu rows need a workspace larger than the address space", nrows);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "%zu rows need a workspace larger than the address space", nrows);
 	if (workspace_len < size)
-		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace holds %zu bytes, %zu rows need %zu", workspace_len, nrows,
-		            size);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the workspace holds %zu bytes, %zu rows need %zu", workspace_len, nrows,
+		                  size);
 	if (size && !workspace)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_with_workspace: workspace is NULL");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_with_workspace: workspace is NULL");
 	if (size && (uintptr_t)workspace % GROVE_WORKSPACE_ALIGN)
-		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace is not aligned to %u bytes", GROVE_WORKSPACE_ALIGN);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the workspace is not aligned to %u bytes", GROVE_WORKSPACE_ALIGN);
 	if (overlap(rows, rows_bytes, out, out_bytes))
-		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
 	if (overlap(workspace, size, rows, rows_bytes) || overlap(workspace, size, out, out_bytes))
-		return fail(err, GROVE_ERROR_ARGUMENT, "the workspace overlaps the rows or the output");
-	run_predict(model, rows, nrows, out, flags, size ? workspace : NULL);
-	return ok(err);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the workspace overlaps the rows or the output");
+	status = run_predict(model, rows, nrows, out, flags, size ? workspace : NULL, err);
+	return status == GROVE_OK ? ok(err) : status;
+}
+
+GroveStatus grove_predict_device(const GroveModel *model, const void *device_rows, size_t nrows, size_t ncols,
+                                 float *device_out, unsigned flags, GroveError *err)
+{
+	size_t rows_bytes = 0, out_bytes = 0;
+	void *workspace = NULL;
+	GroveStatus status = check_arguments(model, device_rows, nrows, ncols, device_out, SIZE_MAX, flags, &rows_bytes,
+	                                     &out_bytes, err);
+	if (status != GROVE_OK || nrows == 0)
+		return status;
+	/* Device pointers share the process's address space (CUDA's unified addressing, HSA's), so this check holds there too. */
+	if (overlap(device_rows, rows_bytes, device_out, out_bytes))
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+	if ((status = new_workspace(model, nrows, &workspace, err)) != GROVE_OK)
+		return status;
+	/* A host artifact's device is the host. */
+	status = model->device ? run_device(model, 0, device_rows, nrows, device_out, flags, workspace, true, err) :
+	                         run_predict(model, device_rows, nrows, device_out, flags, workspace, err);
+	free(workspace);
+	return status == GROVE_OK ? ok(err) : status;
 }
 
 /* Rows of doubles converted to float per chunk of at most this many values, for models that compare floats. */
@@ -507,34 +724,40 @@ GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_
 	if (status != GROVE_OK || nrows == 0)
 		return status;
 	if (nrows > SIZE_MAX / sizeof(double) / ncols)
-		return fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_f64: %zu rows is too many", nrows);
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "grove_predict_f64: %zu rows is too many", nrows);
 	if (overlap(rows, nrows * ncols * sizeof(double), out, out_bytes))
-		return fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
+		return grove_fail(err, GROVE_ERROR_ARGUMENT, "the output overlaps the rows");
 	per_row = grove_num_outputs(model, flags);
-	/* A model that compares in double reads the doubles themselves. */
-	chunk = model->predict_f64 ? nrows : (F64_CHUNK_VALUES / ncols ? F64_CHUNK_VALUES / ncols : 1);
+	/*
+	 * A model that compares in double reads the doubles themselves; a GPU artifact gets
+	 * its rows in one batch (each launch costs more than the floats' memory).
+	 */
+	chunk = model->predict_f64 || model->device ? nrows : (F64_CHUNK_VALUES / ncols ? F64_CHUNK_VALUES / ncols : 1);
 	chunk = chunk < nrows ? chunk : nrows;
 	if ((status = new_workspace(model, chunk, &workspace, err)) != GROVE_OK)
 		return status;
-	if (model->predict_f64) {
-		model->predict_f64(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
+	if (model->predict_f64 || has_entry(model, 1)) {
+		if (model->predict_f64)
+			model->predict_f64(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
+		else
+			status = run_device(model, 1, rows, nrows, out, flags, workspace, false, err);
 		free(workspace);
-		return ok(err);
+		return status == GROVE_OK ? ok(err) : status;
 	}
 	/* A model that compares floats gets the rows rounded to float, as its training library rounds them. */
 	if (!(floats = malloc(chunk * ncols * sizeof *floats))) {
 		free(workspace);
-		return fail(err, GROVE_ERROR_MEMORY, "cannot allocate %zu rows of floats", chunk);
+		return grove_fail(err, GROVE_ERROR_MEMORY, "cannot allocate %zu rows of floats", chunk);
 	}
-	for (size_t first = 0; first < nrows; first += chunk) {
+	for (size_t first = 0; first < nrows && status == GROVE_OK; first += chunk) {
 		size_t n = nrows - first < chunk ? nrows - first : chunk;
 		for (size_t i = 0; i < n * ncols; i++)
 			floats[i] = (float)rows[first * ncols + i];
-		run_predict(model, floats, n, out + first * per_row, flags, workspace);
+		status = run_predict(model, floats, n, out + first * per_row, flags, workspace, err);
 	}
 	free(floats);
 	free(workspace);
-	return ok(err);
+	return status == GROVE_OK ? ok(err) : status;
 }
 
 const char *grove_status_name(GroveStatus status)
@@ -546,6 +769,7 @@ const char *grove_status_name(GroveStatus status)
 	case GROVE_ERROR_ARGUMENT: return "argument error";
 	case GROVE_ERROR_UNAVAILABLE: return "unavailable";
 	case GROVE_ERROR_MEMORY: return "out of memory";
+	case GROVE_ERROR_DEVICE: return "device error";
 	}
 	return "unknown status";
 }

@@ -1,0 +1,61 @@
+/*
+ * libgrove's GPU back-ends, internal to the library: the SIMT simulator (gpusim.c), CUDA
+ * (cuda.c) and AMD's HSA runtime (hsa.c). runtime.c checks a GPU artifact's descriptor
+ * and every argument, then hands a back-end one call of a kernel sequence. Their
+ * symbols are hidden: libgrove.so exports grove.h only.
+ */
+#ifndef GROVE_RT_DEVICE_H
+#define GROVE_RT_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt/artifact.h"
+#include "rt/grove.h"
+
+#define GROVE_HIDDEN __attribute__((visibility("hidden")))
+
+/* Threads of a block at most (CUDA's and HSA's limit), and its static shared memory (HSA's LDS). */
+#define GROVE_MAX_BLOCK_THREADS 1024
+#define GROVE_MAX_SHARED_BYTES (64u << 10)
+
+/*
+ * One prediction: the kernels of `entry` run in table order on nrows rows. rows and out
+ * are host memory, or device memory when `resident` (grove_predict_device); for the
+ * simulator both are the same. workspace is the call's host workspace (the simulator's
+ * device memory); the other back-ends allocate workspace_bytes on the device.
+ */
+typedef struct DeviceCall {
+	uint32_t entry;
+	const void *rows;
+	size_t rows_bytes;
+	int64_t nrows;
+	float *out;
+	size_t out_bytes;
+	int32_t flags; /* GROVE_ARTIFACT_* */
+	void *workspace;
+	size_t workspace_bytes;
+	bool resident;
+} DeviceCall;
+
+/* A back-end: state made at load (the module and the model on the device), then any number of calls, thread-safe. */
+typedef struct DeviceBackend {
+	const char *name;  /* grove_device's answer */
+	bool host_memory;  /* its device memory is the host's: runtime.c makes the workspace */
+	GroveStatus (*open)(const GroveDevice *device, void **state, GroveError *err);
+	void (*close)(void *state);
+	GroveStatus (*run)(void *state, const GroveDevice *device, const DeviceCall *call, GroveError *err);
+} DeviceBackend;
+
+extern const DeviceBackend grove_gpusim_backend GROVE_HIDDEN;
+extern const DeviceBackend grove_cuda_backend GROVE_HIDDEN;
+extern const DeviceBackend grove_hsa_backend GROVE_HIDDEN;
+
+/* Fill err (if any) with status and the message; return status. */
+__attribute__((format(printf, 3, 4))) GroveStatus grove_fail(GroveError *err, GroveStatus status, const char *fmt,
+                                                             ...) GROVE_HIDDEN;
+/* A launch extent for nrows rows: count, or ceil(nrows / rows_per) and at least 1. */
+int64_t grove_extent(const GroveLaunchDim *d, int64_t nrows) GROVE_HIDDEN;
+
+#endif

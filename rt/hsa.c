@@ -1,0 +1,577 @@
+/*
+ * The AMD back-end (GROVE_DEVICE_ROCM): the artifact's HSACO and model go to the first
+ * GPU agent at load, through the HSA runtime, which libgrove opens with dlopen so that
+ * it loads and runs host artifacts where ROCm is not installed. It declares the few HSA
+ * types and entry points it uses itself (hsa.h's and hsa_ext_amd.h's) instead of
+ * building against ROCm's headers.
+ *
+ * Memory: device buffers come from the GPU's coarse-grained global pool; the host side
+ * of copies, and kernel arguments, from the CPU's fine-grained kernarg pool, which the
+ * GPU may read. Each kernel is one AQL dispatch packet on a queue shared by the model's
+ * callers (a multi-producer queue), and the call waits for its completion signal before
+ * the next one, so kernels see each other's writes.
+ *
+ * Kernel arguments: the six parameters at offsets 0, 8, 16, 24, 32 and 40, the rest of
+ * the kernel's argument segment (the hidden arguments of code objects v4) zeroed.
+ */
+#include "rt/device.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int hsa_status_t;
+typedef int64_t hsa_signal_value_t;
+typedef struct { uint64_t handle; } hsa_agent_t;
+typedef struct { uint64_t handle; } hsa_signal_t;
+typedef struct { uint64_t handle; } hsa_executable_t;
+typedef struct { uint64_t handle; } hsa_executable_symbol_t;
+typedef struct { uint64_t handle; } hsa_code_object_reader_t;
+typedef struct { uint64_t handle; } hsa_loaded_code_object_t;
+typedef struct { uint64_t handle; } hsa_amd_memory_pool_t;
+typedef struct { uint32_t x, y, z; } hsa_dim3_t;
+
+typedef struct hsa_queue_t {
+	uint32_t type;
+	uint32_t features;
+	void *base_address; /* 64-bit little-endian layout */
+	hsa_signal_t doorbell_signal;
+	uint32_t size;
+	uint32_t reserved1;
+	uint64_t id;
+} hsa_queue_t;
+
+typedef struct hsa_kernel_dispatch_packet_t {
+	uint16_t header;
+	uint16_t setup;
+	uint16_t workgroup_size_x, workgroup_size_y, workgroup_size_z;
+	uint16_t reserved0;
+	uint32_t grid_size_x, grid_size_y, grid_size_z;
+	uint32_t private_segment_size;
+	uint32_t group_segment_size;
+	uint64_t kernel_object;
+	void *kernarg_address;
+	uint64_t reserved2;
+	hsa_signal_t completion_signal;
+} hsa_kernel_dispatch_packet_t;
+
+_Static_assert(sizeof(hsa_kernel_dispatch_packet_t) == 64, "an AQL packet is 64 bytes");
+
+#define HSA_STATUS_SUCCESS 0
+#define HSA_STATUS_INFO_BREAK 1
+#define HSA_STATUS_ERROR_OUT_OF_RESOURCES 0x1008
+#define HSA_AGENT_INFO_PROFILE 4
+#define HSA_AGENT_INFO_GRID_MAX_DIM 9
+#define HSA_AGENT_INFO_QUEUE_MAX_SIZE 14
+#define HSA_AGENT_INFO_DEVICE 17
+#define HSA_DEVICE_TYPE_CPU 0
+#define HSA_DEVICE_TYPE_GPU 1
+#define HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT 0
+#define HSA_QUEUE_TYPE_MULTI 0
+#define HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE 11
+#define HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE 13
+#define HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE 14
+#define HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT 22
+#define HSA_SIGNAL_CONDITION_LT 2
+#define HSA_WAIT_STATE_BLOCKED 0
+#define HSA_PACKET_TYPE_KERNEL_DISPATCH 2
+#define HSA_PACKET_HEADER_TYPE 0
+#define HSA_PACKET_HEADER_BARRIER 8
+#define HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE 9
+#define HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE 11
+#define HSA_FENCE_SCOPE_SYSTEM 2
+#define HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS 0
+#define HSA_AMD_SEGMENT_GLOBAL 0
+#define HSA_AMD_MEMORY_POOL_INFO_SEGMENT 0
+#define HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS 1
+#define HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED 5
+#define HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT 1
+#define HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED 4
+
+/* Bytes of the six kernel parameters (ptr, i64, ptr, i32, ptr, ptr) in the argument segment. */
+#define KERNARG_BYTES 48
+/* AQL packets the queue holds (at most; the agent may allow fewer). */
+#define QUEUE_PACKETS 256u
+/* How long one wait for a kernel lasts (a hint, in the runtime's timestamp units) before the queue's health is checked again. */
+#define WAIT_HINT UINT64_C(1000000)
+
+/* A kernel of the executable. */
+typedef struct HsaKernel {
+	uint64_t object;
+	uint32_t kernarg_bytes, group_bytes, private_bytes;
+} HsaKernel;
+
+/* The runtime's entry points this back-end calls, and the state of one loaded artifact. */
+typedef struct Hsa {
+	void *library;
+	hsa_status_t (*hsa_init)(void);
+	hsa_status_t (*hsa_shut_down)(void);
+	hsa_status_t (*hsa_status_string)(hsa_status_t status, const char **text);
+	hsa_status_t (*hsa_iterate_agents)(hsa_status_t (*callback)(hsa_agent_t agent, void *data), void *data);
+	hsa_status_t (*hsa_agent_get_info)(hsa_agent_t agent, int attribute, void *value);
+	hsa_status_t (*hsa_code_object_reader_create_from_memory)(const void *code, size_t size,
+	                                                          hsa_code_object_reader_t *reader);
+	hsa_status_t (*hsa_code_object_reader_destroy)(hsa_code_object_reader_t reader);
+	hsa_status_t (*hsa_executable_create_alt)(int profile, int rounding, const char *options,
+	                                          hsa_executable_t *executable);
+	hsa_status_t (*hsa_executable_load_agent_code_object)(hsa_executable_t executable, hsa_agent_t agent,
+	                                                      hsa_code_object_reader_t reader, const char *options,
+	                                                      hsa_loaded_code_object_t *loaded);
+	hsa_status_t (*hsa_executable_freeze)(hsa_executable_t executable, const char *options);
+	hsa_status_t (*hsa_executable_destroy)(hsa_executable_t executable);
+	hsa_status_t (*hsa_executable_get_symbol_by_name)(hsa_executable_t executable, const char *name,
+	                                                  const hsa_agent_t *agent, hsa_executable_symbol_t *symbol);
+	hsa_status_t (*hsa_executable_symbol_get_info)(hsa_executable_symbol_t symbol, int attribute, void *value);
+	hsa_status_t (*hsa_amd_agent_iterate_memory_pools)(hsa_agent_t agent,
+	                                                   hsa_status_t (*callback)(hsa_amd_memory_pool_t pool, void *data),
+	                                                   void *data);
+	hsa_status_t (*hsa_amd_memory_pool_get_info)(hsa_amd_memory_pool_t pool, int attribute, void *value);
+	hsa_status_t (*hsa_amd_memory_pool_allocate)(hsa_amd_memory_pool_t pool, size_t size, uint32_t flags, void **p);
+	hsa_status_t (*hsa_amd_memory_pool_free)(void *p);
+	hsa_status_t (*hsa_amd_agents_allow_access)(uint32_t count, const hsa_agent_t *agents, const uint32_t *flags,
+	                                            const void *p);
+	hsa_status_t (*hsa_memory_copy)(void *to, const void *from, size_t size);
+	hsa_status_t (*hsa_queue_create)(hsa_agent_t agent, uint32_t size, uint32_t type,
+	                                 void (*callback)(hsa_status_t status, hsa_queue_t *queue, void *data), void *data,
+	                                 uint32_t private_size, uint32_t group_size, hsa_queue_t **queue);
+	hsa_status_t (*hsa_queue_destroy)(hsa_queue_t *queue);
+	uint64_t (*hsa_queue_add_write_index_screlease)(const hsa_queue_t *queue, uint64_t value);
+	uint64_t (*hsa_queue_load_read_index_scacquire)(const hsa_queue_t *queue);
+	hsa_status_t (*hsa_signal_create)(hsa_signal_value_t initial, uint32_t consumers, const hsa_agent_t *agents,
+	                                  hsa_signal_t *signal);
+	hsa_status_t (*hsa_signal_destroy)(hsa_signal_t signal);
+	void (*hsa_signal_store_relaxed)(hsa_signal_t signal, hsa_signal_value_t value);
+	void (*hsa_signal_store_screlease)(hsa_signal_t signal, hsa_signal_value_t value);
+	hsa_signal_value_t (*hsa_signal_wait_scacquire)(hsa_signal_t signal, int condition, hsa_signal_value_t compare,
+	                                                uint64_t timeout_hint, int wait_state);
+
+	bool initialised; /* hsa_init succeeded: hsa_shut_down at close */
+	hsa_agent_t gpu, cpu;
+	bool have_gpu, have_cpu;
+	hsa_amd_memory_pool_t device_pool, host_pool;
+	bool have_device_pool, have_host_pool;
+	hsa_code_object_reader_t reader;
+	hsa_executable_t executable;
+	bool have_reader, have_executable;
+	HsaKernel *kernels; /* one per kernel of the artifact */
+	hsa_queue_t *queue;
+	void *model;        /* the model blob in device memory, or NULL */
+	hsa_dim3_t max_grid; /* work-items */
+	hsa_status_t queue_status; /* HSA_STATUS_SUCCESS until the queue reports an error */
+} Hsa;
+
+static const struct {
+	const char *name;
+	size_t offset;
+} entry_points[] = {
+#define ENTRY(name) {#name, offsetof(Hsa, name)}
+	ENTRY(hsa_init),
+	ENTRY(hsa_shut_down),
+	ENTRY(hsa_status_string),
+	ENTRY(hsa_iterate_agents),
+	ENTRY(hsa_agent_get_info),
+	ENTRY(hsa_code_object_reader_create_from_memory),
+	ENTRY(hsa_code_object_reader_destroy),
+	ENTRY(hsa_executable_create_alt),
+	ENTRY(hsa_executable_load_agent_code_object),
+	ENTRY(hsa_executable_freeze),
+	ENTRY(hsa_executable_destroy),
+	ENTRY(hsa_executable_get_symbol_by_name),
+	ENTRY(hsa_executable_symbol_get_info),
+	ENTRY(hsa_amd_agent_iterate_memory_pools),
+	ENTRY(hsa_amd_memory_pool_get_info),
+	ENTRY(hsa_amd_memory_pool_allocate),
+	ENTRY(hsa_amd_memory_pool_free),
+	ENTRY(hsa_amd_agents_allow_access),
+	ENTRY(hsa_memory_copy),
+	ENTRY(hsa_queue_create),
+	ENTRY(hsa_queue_destroy),
+	ENTRY(hsa_queue_add_write_index_screlease),
+	ENTRY(hsa_queue_load_read_index_scacquire),
+	ENTRY(hsa_signal_create),
+	ENTRY(hsa_signal_destroy),
+	ENTRY(hsa_signal_store_relaxed),
+	ENTRY(hsa_signal_store_screlease),
+	ENTRY(hsa_signal_wait_scacquire),
+#undef ENTRY
+};
+
+/* status (GROVE_ERROR_DEVICE, ...) for the runtime's error s from call: the runtime's text for it. */
+static GroveStatus hsa_error(const Hsa *h, GroveStatus status, hsa_status_t s, const char *call, GroveError *err)
+{
+	const char *text = NULL;
+	if (h->hsa_status_string(s, &text) != HSA_STATUS_SUCCESS || !text)
+		text = "an unknown error";
+	return grove_fail(err, s == HSA_STATUS_ERROR_OUT_OF_RESOURCES && status == GROVE_ERROR_DEVICE ? GROVE_ERROR_MEMORY :
+	                  status, "rocm: %s: %s (0x%x)", call, text, (unsigned)s);
+}
+
+/* Open libhsa-runtime64.so.1 and find the entry points: GROVE_ERROR_UNAVAILABLE where ROCm is missing or too old. */
+static GroveStatus open_runtime(Hsa *h, GroveError *err)
+{
+	if (!(h->library = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_LOCAL)))
+		return grove_fail(err, GROVE_ERROR_UNAVAILABLE, "rocm: libhsa-runtime64.so.1 not found: the ROCm runtime is "
+		                  "not installed (%s)", dlerror());
+	for (size_t i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
+		void *symbol = dlsym(h->library, entry_points[i].name);
+		if (!symbol)
+			return grove_fail(err, GROVE_ERROR_UNAVAILABLE, "rocm: libhsa-runtime64.so.1 has no %s: the ROCm runtime "
+			                  "is too old", entry_points[i].name);
+		memcpy((char *)h + entry_points[i].offset, &symbol, sizeof symbol);
+	}
+	return GROVE_OK;
+}
+
+/* hsa_iterate_agents: the first GPU agent and the first CPU agent. */
+static hsa_status_t find_agent(hsa_agent_t agent, void *data)
+{
+	Hsa *h = data;
+	uint32_t type;
+	hsa_status_t s = h->hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type);
+	if (s != HSA_STATUS_SUCCESS)
+		return s;
+	if (type == HSA_DEVICE_TYPE_GPU && !h->have_gpu) {
+		h->gpu = agent;
+		h->have_gpu = true;
+	} else if (type == HSA_DEVICE_TYPE_CPU && !h->have_cpu) {
+		h->cpu = agent;
+		h->have_cpu = true;
+	}
+	return h->have_gpu && h->have_cpu ? HSA_STATUS_INFO_BREAK : HSA_STATUS_SUCCESS;
+}
+
+/* A global pool the runtime allocates from, whose flags include `flag`, or none. */
+static bool pool_has(const Hsa *h, hsa_amd_memory_pool_t pool, uint32_t flag)
+{
+	uint32_t segment, flags;
+	bool allowed;
+	return h->hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &segment) == HSA_STATUS_SUCCESS &&
+	       segment == HSA_AMD_SEGMENT_GLOBAL &&
+	       h->hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &allowed) ==
+	               HSA_STATUS_SUCCESS && allowed &&
+	       h->hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS, &flags) == HSA_STATUS_SUCCESS &&
+	       (flags & flag);
+}
+
+/* hsa_amd_agent_iterate_memory_pools of the GPU: its coarse-grained device memory. */
+static hsa_status_t find_device_pool(hsa_amd_memory_pool_t pool, void *data)
+{
+	Hsa *h = data;
+	if (!pool_has(h, pool, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED))
+		return HSA_STATUS_SUCCESS;
+	h->device_pool = pool;
+	h->have_device_pool = true;
+	return HSA_STATUS_INFO_BREAK;
+}
+
+/* Of the CPU: the system memory that holds kernel arguments. */
+static hsa_status_t find_host_pool(hsa_amd_memory_pool_t pool, void *data)
+{
+	Hsa *h = data;
+	if (!pool_has(h, pool, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT))
+		return HSA_STATUS_SUCCESS;
+	h->host_pool = pool;
+	h->have_host_pool = true;
+	return HSA_STATUS_INFO_BREAK;
+}
+
+/* The queue's callback: remember its first error (the queue is unusable after it), for every caller to report. */
+static void queue_failed(hsa_status_t status, hsa_queue_t *queue, void *data)
+{
+	Hsa *h = data;
+	hsa_status_t none = HSA_STATUS_SUCCESS;
+	(void)queue;
+	__atomic_compare_exchange_n(&h->queue_status, &none, status, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* Initialise the runtime and find a GPU, a CPU and their pools: GROVE_ERROR_UNAVAILABLE where there is no GPU. */
+static GroveStatus open_agents(Hsa *h, GroveError *err)
+{
+	hsa_status_t s;
+	if ((s = h->hsa_init()) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_UNAVAILABLE, s, "hsa_init (no usable AMD GPU or driver)", err);
+	h->initialised = true;
+	s = h->hsa_iterate_agents(find_agent, h);
+	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_iterate_agents", err);
+	if (!h->have_gpu || !h->have_cpu)
+		return grove_fail(err, GROVE_ERROR_UNAVAILABLE, "rocm: the HSA runtime finds no %s agent",
+		                  h->have_gpu ? "CPU" : "GPU");
+	h->hsa_amd_agent_iterate_memory_pools(h->gpu, find_device_pool, h);
+	h->hsa_amd_agent_iterate_memory_pools(h->cpu, find_host_pool, h);
+	if (!h->have_device_pool || !h->have_host_pool)
+		return grove_fail(err, GROVE_ERROR_DEVICE, "rocm: no %s memory pool to allocate from",
+		                  h->have_device_pool ? "kernel-argument" : "device");
+	if ((s = h->hsa_agent_get_info(h->gpu, HSA_AGENT_INFO_GRID_MAX_DIM, &h->max_grid)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_agent_get_info (grid limits)", err);
+	return GROVE_OK;
+}
+
+/* Load the code object for the GPU and find each kernel's descriptor ("NAME.kd") and segment sizes. */
+static GroveStatus load_executable(Hsa *h, const GroveDevice *d, GroveError *err)
+{
+	int profile;
+	hsa_status_t s;
+	char call[160];
+	if ((s = h->hsa_agent_get_info(h->gpu, HSA_AGENT_INFO_PROFILE, &profile)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_agent_get_info (profile)", err);
+	if ((s = h->hsa_code_object_reader_create_from_memory(d->code, d->code_size, &h->reader)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_code_object_reader_create_from_memory", err);
+	h->have_reader = true;
+	if ((s = h->hsa_executable_create_alt(profile, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &h->executable)) !=
+	    HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_executable_create_alt", err);
+	h->have_executable = true;
+	snprintf(call, sizeof call, "hsa_executable_load_agent_code_object (an HSACO for %s)", d->arch);
+	if ((s = h->hsa_executable_load_agent_code_object(h->executable, h->gpu, h->reader, NULL, NULL)) !=
+	    HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, call, err);
+	if ((s = h->hsa_executable_freeze(h->executable, NULL)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_executable_freeze", err);
+	if (!(h->kernels = calloc(d->num_kernels, sizeof *h->kernels)))
+		return grove_fail(err, GROVE_ERROR_MEMORY, "rocm: out of memory");
+	for (uint32_t i = 0; i < d->num_kernels; i++) {
+		hsa_executable_symbol_t symbol;
+		HsaKernel *k = &h->kernels[i];
+		snprintf(call, sizeof call, "%s.kd", d->kernels[i].name);
+		if ((s = h->hsa_executable_get_symbol_by_name(h->executable, call, &h->gpu, &symbol)) != HSA_STATUS_SUCCESS) {
+			snprintf(call, sizeof call, "hsa_executable_get_symbol_by_name (%s.kd)", d->kernels[i].name);
+			return hsa_error(h, GROVE_ERROR_DEVICE, s, call, err);
+		}
+		if ((s = h->hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k->object)) !=
+		            HSA_STATUS_SUCCESS ||
+		    (s = h->hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+		                                           &k->kernarg_bytes)) != HSA_STATUS_SUCCESS ||
+		    (s = h->hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+		                                           &k->group_bytes)) != HSA_STATUS_SUCCESS ||
+		    (s = h->hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+		                                           &k->private_bytes)) != HSA_STATUS_SUCCESS)
+			return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_executable_symbol_get_info", err);
+	}
+	return GROVE_OK;
+}
+
+/* Allocate bytes of pool into *p (NULL for 0 bytes); memory of the host pool is made visible to the GPU. */
+static GroveStatus allocate(const Hsa *h, bool host, size_t bytes, void **p, const char *what, GroveError *err)
+{
+	char call[96];
+	hsa_status_t s;
+	*p = NULL;
+	if (!bytes)
+		return GROVE_OK;
+	snprintf(call, sizeof call, "hsa_amd_memory_pool_allocate (%s, %zu bytes)", what, bytes);
+	if ((s = h->hsa_amd_memory_pool_allocate(host ? h->host_pool : h->device_pool, bytes, 0, p)) != HSA_STATUS_SUCCESS) {
+		*p = NULL;
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, call, err);
+	}
+	if (host && (s = h->hsa_amd_agents_allow_access(1, &h->gpu, NULL, *p)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_amd_agents_allow_access", err);
+	return GROVE_OK;
+}
+
+/* Copy bytes between host memory and the device through a staging buffer in the host pool (to_device or back). */
+static GroveStatus copy(const Hsa *h, void *to, const void *from, size_t bytes, bool to_device, GroveError *err)
+{
+	void *staging;
+	hsa_status_t s;
+	GroveStatus status = allocate(h, true, bytes, &staging, "staging", err);
+	if (status != GROVE_OK || !bytes) {
+		if (staging)
+			h->hsa_amd_memory_pool_free(staging);
+		return status;
+	}
+	if (to_device)
+		memcpy(staging, from, bytes);
+	if ((s = h->hsa_memory_copy(to_device ? to : staging, to_device ? staging : from, bytes)) != HSA_STATUS_SUCCESS)
+		status = hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_memory_copy", err);
+	else if (!to_device)
+		memcpy(to, staging, bytes);
+	h->hsa_amd_memory_pool_free(staging);
+	return status;
+}
+
+static void hsa_close(void *state)
+{
+	Hsa *h = state;
+	if (!h)
+		return;
+	if (h->queue)
+		h->hsa_queue_destroy(h->queue);
+	if (h->model)
+		h->hsa_amd_memory_pool_free(h->model);
+	if (h->have_executable)
+		h->hsa_executable_destroy(h->executable);
+	if (h->have_reader)
+		h->hsa_code_object_reader_destroy(h->reader);
+	if (h->initialised)
+		h->hsa_shut_down();
+	free(h->kernels);
+	if (h->library)
+		dlclose(h->library);
+	free(h);
+}
+
+/* The queue, and the model blob on the device. */
+static GroveStatus open_queue(Hsa *h, const GroveDevice *d, GroveError *err)
+{
+	uint32_t max;
+	hsa_status_t s;
+	GroveStatus status;
+	if ((s = h->hsa_agent_get_info(h->gpu, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &max)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_agent_get_info (queue size)", err);
+	if ((s = h->hsa_queue_create(h->gpu, max < QUEUE_PACKETS ? max : QUEUE_PACKETS, HSA_QUEUE_TYPE_MULTI, queue_failed,
+	                             h, UINT32_MAX, UINT32_MAX, &h->queue)) != HSA_STATUS_SUCCESS) {
+		h->queue = NULL;
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_queue_create", err);
+	}
+	if ((status = allocate(h, false, d->model_size, &h->model, "the model", err)) != GROVE_OK)
+		return status;
+	return copy(h, h->model, d->model, d->model_size, true, err);
+}
+
+static GroveStatus hsa_open(const GroveDevice *d, void **state, GroveError *err)
+{
+	Hsa *h = calloc(1, sizeof *h);
+	GroveStatus status;
+	*state = NULL;
+	if (!h)
+		return grove_fail(err, GROVE_ERROR_MEMORY, "rocm: out of memory");
+	if ((status = open_runtime(h, err)) == GROVE_OK && (status = open_agents(h, err)) == GROVE_OK &&
+	    (status = load_executable(h, d, err)) == GROVE_OK)
+		status = open_queue(h, d, err);
+	if (status != GROVE_OK)
+		hsa_close(h);
+	else
+		*state = h;
+	return status;
+}
+
+/* Dispatch kernel i with its arguments at kernarg and wait until it finished (signal goes from 1 to 0). */
+static GroveStatus dispatch(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nrows, void *kernarg, hsa_signal_t signal,
+                            GroveError *err)
+{
+	const GroveKernel *k = &d->kernels[i];
+	const uint32_t max[3] = {h->max_grid.x, h->max_grid.y, h->max_grid.z};
+	uint32_t grid[3];
+	hsa_queue_t *q = h->queue;
+	hsa_kernel_dispatch_packet_t *p;
+	uint64_t index;
+	uint16_t header;
+	hsa_status_t failed;
+	for (int a = 0; a < 3; a++) {
+		/* grid_size counts work-items: clamp the blocks so that it fits the agent's limit */
+		int64_t blocks = grove_extent(&k->grid[a], nrows), most = max[a] / k->block[a].count;
+		grid[a] = (uint32_t)((blocks < most ? blocks : most > 0 ? most : 1) * k->block[a].count);
+	}
+	h->hsa_signal_store_relaxed(signal, 1);
+	index = h->hsa_queue_add_write_index_screlease(q, 1);
+	while (index - h->hsa_queue_load_read_index_scacquire(q) >= q->size)
+		if ((failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE)) != HSA_STATUS_SUCCESS)
+			return hsa_error(h, GROVE_ERROR_DEVICE, failed, "the queue", err);
+	p = (hsa_kernel_dispatch_packet_t *)q->base_address + (index & (q->size - 1));
+	memset((char *)p + 4, 0, sizeof *p - 4); /* all but the header and setup, which go last */
+	p->workgroup_size_x = (uint16_t)k->block[0].count;
+	p->workgroup_size_y = (uint16_t)k->block[1].count;
+	p->workgroup_size_z = (uint16_t)k->block[2].count;
+	p->grid_size_x = grid[0];
+	p->grid_size_y = grid[1];
+	p->grid_size_z = grid[2];
+	p->private_segment_size = h->kernels[i].private_bytes;
+	p->group_segment_size = h->kernels[i].group_bytes;
+	p->kernel_object = h->kernels[i].object;
+	p->kernarg_address = kernarg;
+	p->completion_signal = signal;
+	header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE | 1 << HSA_PACKET_HEADER_BARRIER |
+	         HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE |
+	         HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
+	/* The packet processor reads the packet once its header is valid: header and setup in one release store. */
+	__atomic_store_n((uint32_t *)p, header | (uint32_t)3 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS << 16,
+	                 __ATOMIC_RELEASE);
+	h->hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
+	while (h->hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1, WAIT_HINT, HSA_WAIT_STATE_BLOCKED) != 0)
+		if ((failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE)) != HSA_STATUS_SUCCESS) {
+			char call[160];
+			snprintf(call, sizeof call, "kernel %s", k->name);
+			return hsa_error(h, GROVE_ERROR_DEVICE, failed, call, err);
+		}
+	return GROVE_OK;
+}
+
+/* A call's device memory: what it allocated is freed after. */
+typedef struct Buffers {
+	void *rows, *out, *workspace, *kernarg;
+	bool own_rows, own_out;
+	hsa_signal_t signal;
+	bool have_signal;
+} Buffers;
+
+/* Run the call: buffers, rows in, one dispatch per kernel of the entry, predictions out. */
+static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *call, Buffers *b, GroveError *err)
+{
+	uint32_t kernarg_bytes = KERNARG_BYTES;
+	hsa_status_t s;
+	GroveStatus status;
+	if (call->resident) {
+		b->rows = (void *)call->rows;
+		b->out = call->out;
+	} else {
+		b->own_rows = b->own_out = true;
+		if ((status = allocate(h, false, call->rows_bytes, &b->rows, "rows", err)) != GROVE_OK ||
+		    (status = allocate(h, false, call->out_bytes, &b->out, "predictions", err)) != GROVE_OK ||
+		    (status = copy(h, b->rows, call->rows, call->rows_bytes, true, err)) != GROVE_OK)
+			return status;
+	}
+	for (uint32_t i = 0; i < d->num_kernels; i++)
+		if (d->kernels[i].entry == call->entry && h->kernels[i].kernarg_bytes > kernarg_bytes)
+			kernarg_bytes = h->kernels[i].kernarg_bytes;
+	if ((status = allocate(h, false, call->workspace_bytes, &b->workspace, "workspace", err)) != GROVE_OK ||
+	    (status = allocate(h, true, kernarg_bytes, &b->kernarg, "kernel arguments", err)) != GROVE_OK)
+		return status;
+	if ((s = h->hsa_signal_create(1, 0, NULL, &b->signal)) != HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_signal_create", err);
+	b->have_signal = true;
+	/* The arguments are the same for every kernel; the packets run one at a time, so one segment serves them all. */
+	memset(b->kernarg, 0, kernarg_bytes);
+	memcpy((char *)b->kernarg + 0, &b->rows, 8);
+	memcpy((char *)b->kernarg + 8, &call->nrows, 8);
+	memcpy((char *)b->kernarg + 16, &b->out, 8);
+	memcpy((char *)b->kernarg + 24, &call->flags, 4);
+	memcpy((char *)b->kernarg + 32, &b->workspace, 8);
+	memcpy((char *)b->kernarg + 40, &h->model, 8);
+	for (uint32_t i = 0; i < d->num_kernels; i++)
+		if (d->kernels[i].entry == call->entry &&
+		    (status = dispatch(h, d, i, call->nrows, b->kernarg, b->signal, err)) != GROVE_OK)
+			return status;
+	return call->resident ? GROVE_OK : copy(h, call->out, b->out, call->out_bytes, false, err);
+}
+
+static GroveStatus hsa_run(void *state, const GroveDevice *d, const DeviceCall *call, GroveError *err)
+{
+	Hsa *h = state;
+	Buffers b = {0};
+	hsa_status_t failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE);
+	GroveStatus status = failed != HSA_STATUS_SUCCESS ? hsa_error(h, GROVE_ERROR_DEVICE, failed, "the queue", err) :
+	                                                    run_kernels(h, d, call, &b, err);
+	if (b.have_signal)
+		h->hsa_signal_destroy(b.signal);
+	if (b.kernarg)
+		h->hsa_amd_memory_pool_free(b.kernarg);
+	if (b.workspace)
+		h->hsa_amd_memory_pool_free(b.workspace);
+	if (b.own_out && b.out)
+		h->hsa_amd_memory_pool_free(b.out);
+	if (b.own_rows && b.rows)
+		h->hsa_amd_memory_pool_free(b.rows);
+	return status;
+}
+
+const DeviceBackend grove_hsa_backend = {
+	.name = "rocm",
+	.host_memory = false,
+	.open = hsa_open,
+	.close = hsa_close,
+	.run = hsa_run,
+};
