@@ -159,6 +159,7 @@ static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lan
 }
 
 static void lower_list(Lowering *l, uint32_t first);
+static void gpu_cache(Lowering *l, const MInst *inst, int64_t count);
 
 /*
  * cache(v): at the start of an iteration of v, prefetch what the next one works on:
@@ -216,9 +217,13 @@ static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t r
 		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
 	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
-	if ((v->flags & HVAR_CACHE) && !l->gpu)
-		prefetch_next(l, v->over_trees, rows);
-	lower_list(l, inst->body);
+	if ((v->flags & HVAR_CACHE) && l->gpu) {
+		gpu_cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
+	} else {
+		if (v->flags & HVAR_CACHE)
+			prefetch_next(l, v->over_trees, rows);
+		lower_list(l, inst->body);
+	}
 	l->scope = outer;
 }
 
@@ -1096,32 +1101,41 @@ static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 }
 
 /*
- * cache(v) of a loop over rows on a GPU: the threads of the block copy the rows its
- * iterations cover (coalesced: consecutive threads, consecutive floats) into shared
- * memory and meet; the walks inside read the copy. Returns whether it did.
+ * cache(v) on a GPU: at the start of each iteration of v, the threads that run its body
+ * together (a block, or part of one) copy the rows the iteration covers into shared
+ * memory (coalesced: consecutive threads, consecutive values) and meet; the walks in
+ * the body read the copy; the threads meet again before the next iteration overwrites
+ * it. count: the rows one iteration covers.
  */
-static bool gpu_cache_rows(Lowering *l, const MInst *inst, const HRange *r, uint32_t begin)
+static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 {
+	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	char where[700];
-	int64_t span = r->max_trips * r->step, bytes;
-	uint32_t first, last, count, copy, j, x;
+	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
+	uint32_t first, last, size, copy, j, x;
+
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
-	if (r->max_trips < 1)
-		return gpu_fail(l, "%s: the rows it covers are known only at run time; cache the inner loop of a tile of rows", where), false;
-	bytes = span * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	if (bytes > GPU_MAX_SHARED)
-		return gpu_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
-		                where, (long long)span, l->f->num_features, (long long)bytes, GPU_MAX_SHARED), false;
-	if (l->row_cache != LIR_NONE)
-		return gpu_fail(l, "%s: a loop around it caches its rows already", where), false;
+	if (v->over_trees)
+		gpu_fail(l, "%s: on a GPU, caching trees in shared memory is not implemented yet; cache a loop over rows", where);
+	else if (!l->gpu_mask || (l->gpu_mask & GPU_GRID_BITS) || l->gpu_varying)
+		gpu_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
+		         where);
+	else if (bytes > GPU_MAX_SHARED)
+		gpu_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
+		         where, (long long)count, l->f->num_features, (long long)bytes, GPU_MAX_SHARED);
+	else if (l->row_cache != LIR_NONE)
+		gpu_fail(l, "%s: a loop around it caches its rows already", where);
+	if (l->failed) {
+		lower_list(l, inst->body);
+		return;
+	}
 	first = lower_index(l, &l->scope.rows, 0);
-	first = emit2(l, LOP_ADD, LTYPE_I64, first, begin);
-	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, span));
+	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count));
 	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
-	count = emit2(l, LOP_SUB, LTYPE_I64, last, first);
-	count = emit2(l, LOP_MUL, LTYPE_I64, count, const_i64(l, l->f->num_features));
-	copy = lir_local_array(&l->b, l->row_type, span * l->f->num_features, l->block_threads > 1 ? LSPACE_BLOCK : LSPACE_PRIVATE);
-	j = gpu_begin_spread(l, const_i64(l, 0), count, 1, l->gpu_mask);
+	size = emit2(l, LOP_SUB, LTYPE_I64, last, first);
+	size = emit2(l, LOP_MUL, LTYPE_I64, size, const_i64(l, l->f->num_features));
+	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, l->block_threads > 1 ? LSPACE_BLOCK : LSPACE_PRIVATE);
+	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask);
 	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
 	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, x, j));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, j, x);
@@ -1129,7 +1143,9 @@ static bool gpu_cache_rows(Lowering *l, const MInst *inst, const HRange *r, uint
 	gpu_barrier(l, inst);
 	l->row_cache = copy;
 	l->row_cache_first = first;
-	return true;
+	lower_list(l, inst->body);
+	gpu_barrier(l, inst);
+	l->row_cache = LIR_NONE;
 }
 
 /*
@@ -1145,12 +1161,7 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	char where[700];
 	HRange r;
 	uint32_t begin, end, loop;
-	bool cached;
 
-	if ((v->flags & HVAR_CACHE) && (!mask || v->over_trees))
-		gpu_fail(l, "%s: on a GPU, %s", hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where),
-		         v->over_trees ? "caching trees in shared memory is not implemented yet; cache a loop over rows"
-		                       : "cache a loop over rows that the threads of a block run together (its rows are copied into their shared memory)");
 	if (inst->parallel && !inst->gpu_dim)
 		gpu_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
 		         hir_schedule_where(&l->f->schedule, inst->var, HDIR_PARALLEL, where, sizeof where));
@@ -1171,7 +1182,6 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
-	cached = v->flags & HVAR_CACHE ? gpu_cache_rows(l, inst, &r, begin) : false;
 	if (!spread) {
 		/* Run alike by the threads, its body in phases. */
 		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
@@ -1185,11 +1195,6 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 		l->gpu_mask = mask;
 		l->gpu_bound &= ~spread;
 		l->gpu_varying = varying;
-	}
-	if (cached) {
-		/* Every thread is done with the copy before the next one overwrites it. */
-		gpu_barrier(l, inst);
-		l->row_cache = LIR_NONE;
 	}
 	return true;
 }

@@ -966,7 +966,7 @@ def aarch64_cli_cases(s):
          {"GROVE_CC_AARCH64": "aarch64-nowhere-gcc"}, "cannot run aarch64-nowhere-gcc to link the aarch64 shared "
          "library: No such file or directory (install gcc-aarch64-linux-gnu"),
         ("predict_target", ["predict", higgs, "--target", "aarch64-linux-gnu", "--input", "-"], None,
-         "predict: --target: predict runs its artifact on this host"),
+         "predict: --target aarch64-linux-gnu: predict runs its artifact on this host or its GPU"),
         ("load_foreign_artifact", ["predict", s.path("aarch64-higgs.so"), "--input", "-"], None,
          "an artifact for AArch64; this library runs on x86-64"),
     ]
