@@ -28,7 +28,9 @@ typedef struct GroveCompileOptions {
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
 	const char *cpu;            /* "native" (the host's default), "x86-64", "x86-64-v3", "neoverse-n1", an LLVM CPU
 	                               name of the target's architecture; NULL = native, or generic for another one */
-	const char *target;         /* "x86_64-linux-gnu", "aarch64-linux-gnu" (or LLVM's spellings); NULL = this host */
+	const char *target;         /* "x86_64-linux-gnu", "aarch64-linux-gnu" (or LLVM's spellings); NULL = this host;
+	                               or a GPU: "cuda[:sm_70|sm_80|sm_90]", "rocm[:gfx90a|gfx942|gfx1100]", "gpusim"
+	                               (libgrove's simulator): a shared library for this host holding the GPU code */
 	const char *prefix;         /* symbol prefix of "obj" output; NULL = "grove_model" */
 	int opt_level;              /* LLVM optimisation level 0-3 (default 3) */
 	unsigned interleave;        /* rows walked together, 1-16 (default 16; without a schedule) */

@@ -157,6 +157,30 @@ void compiled_free(Compiled *c)
 	memset(c, 0, sizeof *c);
 }
 
+bool pipeline_target(const char *text, TargetOptions *t, PipelineOptions *p, Error *e)
+{
+	static const struct {
+		const char *name;
+		TargetDevice device;
+	} devices[] = {{"gpusim", TARGET_DEVICE_GPUSIM}, {"cuda", TARGET_DEVICE_CUDA}, {"rocm", TARGET_DEVICE_ROCM}};
+	const char *colon = text ? strchr(text, ':') : NULL;
+	size_t n = colon ? (size_t)(colon - text) : text ? strlen(text) : 0;
+	t->device = TARGET_DEVICE_HOST;
+	t->gpu_arch = NULL;
+	t->triple = text;
+	for (size_t k = 0; text && k < COUNT_OF(devices); k++) {
+		if (strlen(devices[k].name) != n || strncmp(text, devices[k].name, n))
+			continue;
+		t->device = devices[k].device;
+		t->triple = NULL;
+		t->gpu_arch = colon ? colon + 1 : NULL;
+		if (colon && devices[k].device == TARGET_DEVICE_GPUSIM)
+			return error_set(e, "target %s: the simulator has no architectures", text);
+	}
+	p->gpu = t->device != TARGET_DEVICE_HOST;
+	return true;
+}
+
 /* libgrovec */
 
 void grove_compile_options_init(GroveCompileOptions *o)
@@ -184,7 +208,7 @@ static GroveStatus report(GroveError *err, GroveStatus status, const Error *e)
 static bool emit_kind(const char *name, TargetEmit *emit)
 {
 	static const char *const kinds[] = {[TARGET_EMIT_SHARED] = "so", [TARGET_EMIT_OBJ] = "obj", [TARGET_EMIT_ASM] = "asm",
-	                                    [TARGET_EMIT_LLVM] = "llvm"};
+	                                    [TARGET_EMIT_LLVM] = "llvm", [TARGET_EMIT_PTX] = "ptx", [TARGET_EMIT_HSACO] = "hsaco"};
 	for (size_t k = 0; k < COUNT_OF(kinds); k++)
 		if (!name || !strcmp(name, kinds[k])) {
 			*emit = (TargetEmit)k;
@@ -209,7 +233,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	if (!model_path || !out_path)
 		error_set(&e, "grove_compile_file: %s is NULL", model_path ? "out_path" : "model_path");
 	else if (!emit_kind(options->emit, &t.emit))
-		error_set(&e, "emit %s: expected so, obj, asm or llvm", options->emit);
+		error_set(&e, "emit %s: expected so, obj, asm, llvm, ptx or hsaco", options->emit);
 	else if (options->format && !front_format_known(options->format))
 		error_set(&e, "format %s: unknown format (expected %s)", options->format, front_format_names());
 	else if (options->interleave < 1 || options->interleave > MIR_MAX_INTERLEAVE ||
@@ -221,10 +245,9 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	if (e.message[0])
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 	t.cpu = options->cpu;
-	t.triple = options->target;
 	t.prefix = options->prefix;
 	t.opt_level = options->opt_level;
-	if (!target_check(&t, &e))
+	if (!pipeline_target(options->target, &t, &p, &e) || !target_check(&t, &e))
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 
 	p.format = options->format;

@@ -14,6 +14,7 @@
 #include "ir/lir.h"
 #include "ir/mir.h"
 #include "lower/lower.h"
+#include "target/target.h"
 
 typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
 
@@ -63,6 +64,13 @@ bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compil
 
 /* The pipeline after the reader: c->hir (read from path) scheduled and lowered up to level stop (freed at LEVEL_LIR). */
 bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
+
+/*
+ * A target as the user writes it: gpusim, cuda[:ARCH] or rocm[:ARCH] set t's device
+ * and architecture (and make p lower to kernels); anything else (or NULL: this host) is
+ * a host triple, checked later by target_check.
+ */
+bool pipeline_target(const char *text, TargetOptions *t, PipelineOptions *p, Error *e);
 
 /* Free what c holds. */
 void compiled_free(Compiled *c);

@@ -78,25 +78,9 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 
 void parse_target(const char *text, TargetOptions *t, PipelineOptions *p)
 {
-	static const struct {
-		const char *name;
-		TargetDevice device;
-	} devices[] = {{"gpusim", TARGET_DEVICE_GPUSIM}, {"cuda", TARGET_DEVICE_CUDA}, {"rocm", TARGET_DEVICE_ROCM}};
-	const char *colon = strchr(text, ':');
-	size_t n = colon ? (size_t)(colon - text) : strlen(text);
-	t->device = TARGET_DEVICE_HOST;
-	t->gpu_arch = NULL;
-	t->triple = text;
-	for (size_t k = 0; k < COUNT_OF(devices); k++) {
-		if (strlen(devices[k].name) != n || strncmp(text, devices[k].name, n))
-			continue;
-		t->device = devices[k].device;
-		t->triple = NULL;
-		t->gpu_arch = colon ? colon + 1 : NULL;
-		if (colon && devices[k].device == TARGET_DEVICE_GPUSIM)
-			fail("--target %s: the simulator has no architectures", text);
-	}
-	p->gpu = t->device != TARGET_DEVICE_HOST;
+	Error e = {0};
+	if (!pipeline_target(text, t, p, &e))
+		fail("--%s", e.message);
 }
 
 /* Seconds on a monotonic clock. */

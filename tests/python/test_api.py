@@ -235,3 +235,24 @@ def test_compile_options_struct_matches_the_header():
     fields = re.findall(r"^\s*(const char \*|int |unsigned )\s*(\w+);", body, re.M)
     c_types = {"const char *": ctypes.c_char_p, "int ": ctypes.c_int, "unsigned ": ctypes.c_uint}
     assert [(name, c_types[t]) for t, name in fields] == list(_lib.CompileOptions._fields_)
+
+
+def test_gpu_targets(higgs, higgs_model):
+    """A GPU artifact compiled for the simulator predicts what the CPU's does; one for CUDA or ROCm, where no driver is,
+    fails to load with GroveUnavailableError naming the missing library."""
+    path, rows, want = higgs
+    assert higgs_model.device == "cpu"
+    sim = grove.compile(path, target="gpusim", schedule="tile(batch, b0, b1, 32); gpuDimension(b0, grid.x); "
+                                                        "gpuDimension(b1, block.x)")
+    assert sim.device == "gpusim"
+    assert_close(sim.predict(rows[:200]), want[:200], True)
+    for target, library in (("cuda", "libcuda.so.1"), ("rocm", "libhsa-runtime64.so.1")):
+        try:
+            model = grove.compile(path, target=target)
+        except grove.GroveUnavailableError as e:
+            assert library in e.message
+        else:  # a machine with the driver and a device
+            assert model.device == target
+            assert_close(model.predict(rows[:200]), want[:200], True)
+    with pytest.raises(grove.GroveArgumentError, match="the simulator has no architectures"):
+        grove.compile(path, target="gpusim:sm_80")

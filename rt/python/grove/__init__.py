@@ -9,10 +9,10 @@ A thin layer over the C libraries (libgrove, libgrovec) through ctypes: compilin
 predicting run grove's C code, without the GIL. grove.dask.predict scores Dask DataFrames.
 """
 from .compile import compile
-from .errors import (GroveArgumentError, GroveError, GroveFormatError, GroveIOError, GroveMemoryError,
+from .errors import (GroveArgumentError, GroveDeviceError, GroveError, GroveFormatError, GroveIOError, GroveMemoryError,
                      GroveUnavailableError)
 from .model import Model, load
 
 __version__ = "0.1.0"
 __all__ = ["compile", "load", "Model", "GroveError", "GroveIOError", "GroveFormatError", "GroveArgumentError",
-           "GroveUnavailableError", "GroveMemoryError"]
+           "GroveUnavailableError", "GroveMemoryError", "GroveDeviceError"]

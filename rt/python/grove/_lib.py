@@ -14,7 +14,7 @@ import os
 LIBRARIES = ("libgrove.so", "libgrovec.so")
 
 # GroveStatus (rt/grove.h)
-OK, ERROR_IO, ERROR_FORMAT, ERROR_ARGUMENT, ERROR_UNAVAILABLE, ERROR_MEMORY = range(6)
+OK, ERROR_IO, ERROR_FORMAT, ERROR_ARGUMENT, ERROR_UNAVAILABLE, ERROR_MEMORY, ERROR_DEVICE = range(7)
 # flags of grove_predict
 PREDICT_MARGIN = 1
 PREDICT_LABEL = 2
@@ -89,6 +89,7 @@ class Runtime:
         self.predict_f64 = _declare(lib, "grove_predict_f64", ctypes.c_int, p, p, size, size, p, size,
                                     ctypes.c_uint, err)
         self.status_name = _declare(lib, "grove_status_name", cp, ctypes.c_int)
+        self.device = _declare(lib, "grove_device", cp, p)
 
 
 class Compiler:

@@ -31,12 +31,17 @@ class GroveMemoryError(GroveError, MemoryError):
     """Out of memory (GROVE_ERROR_MEMORY)."""
 
 
+class GroveDeviceError(GroveError):
+    """The GPU, its driver or the simulator reported an error (GROVE_ERROR_DEVICE)."""
+
+
 _BY_STATUS = {
     _lib.ERROR_IO: GroveIOError,
     _lib.ERROR_FORMAT: GroveFormatError,
     _lib.ERROR_ARGUMENT: GroveArgumentError,
     _lib.ERROR_UNAVAILABLE: GroveUnavailableError,
     _lib.ERROR_MEMORY: GroveMemoryError,
+    _lib.ERROR_DEVICE: GroveDeviceError,
 }
 
 

@@ -61,6 +61,7 @@ class Model:
         self.feature_names = [n.decode("utf-8", "replace") for n in names] if all(n is not None for n in names) \
             else None
         self.labels = self._read_labels()
+        self.device = _rt.device(self._handle).decode()  # "cpu", or the GPU back-end: "gpusim", "cuda", "rocm"
 
     def _read_labels(self):
         count = _rt.num_labels(self._handle)
