@@ -981,6 +981,8 @@ static void lower_list(Lowering *l, uint32_t first)
 static unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
 #define GPU_GRID_BITS 7u
 #define GPU_BLOCK_BITS (7u << 3)
+/* Lanes of a warp as SHUFFLE sees them (GROVE_WARP in rt/artifact.h). */
+#define GROVE_WARP_LANES 32
 /* Threads per block for a block loop whose trip count depends on the rows. */
 #define GPU_DEFAULT_BLOCK 128
 /* Threads per block and rows per block of a kernel with no mapped loop: its batch loops spread over the grid. */
@@ -1216,9 +1218,77 @@ static void gpu_init(Lowering *l, uint32_t b)
 	lir_end(&l->b);
 }
 
+static uint32_t gpu_get(Lowering *l, uint32_t cell) { return lir_emit(&l->b, LOP_GET, l->acc_type, cell, LIR_NONE, LIR_NONE); }
+
+/*
+ * sharedReduce: reduceDimension by a tree of warp shuffles. For each element in turn,
+ * the block's threads fold the copies in strides of the block's size, each warp folds
+ * its lanes' values with shuffles (16, 8, 4, 2, 1 lanes down; a lane whose partner is
+ * past the block keeps its value), the first lane of each warp leaves the warp's value
+ * in shared memory, and after a barrier the first thread folds those into the buffer.
+ */
+static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
+{
+	const MBuffer *src = &l->m->buffers[inst->src];
+	const Storage *from = &l->storage[inst->src];
+	LOp op = reduce_lop(inst->reduce_op);
+	uint32_t dst = l->storage[inst->buf].base[0], dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
+	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
+	uint32_t tid, threads, lane, warp, warps, zero = const_i64(l, 0), one = const_i64(l, 1), j, acc, c, at, v, first;
+	uint32_t partial = lir_local_array(&l->b, l->acc_type, (GPU_MAX_BLOCK_THREADS + GROVE_WARP_LANES - 1) / GROVE_WARP_LANES, LSPACE_BLOCK);
+	gpu_flat(l, l->gpu_mask, &tid, &threads);
+	lane = emit2(l, LOP_AND, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES - 1));
+	warp = emit2(l, LOP_SDIV, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES));
+	warps = emit2(l, LOP_ADD, LTYPE_I64, threads, const_i64(l, GROVE_WARP_LANES - 1));
+	warps = emit2(l, LOP_SDIV, LTYPE_I64, warps, const_i64(l, GROVE_WARP_LANES));
+	j = lir_begin(&l->b, LOP_FOR, zero, n, one);
+	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f)), LIR_NONE, LIR_NONE);
+	c = lir_begin(&l->b, LOP_FOR, tid, const_i64(l, src->copies), threads);
+	at = emit2(l, LOP_MUL, LTYPE_I64, c, n);
+	at = emit2(l, LOP_ADD, LTYPE_I64, at, j);
+	at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, at);
+	v = emit2(l, LOP_LOAD, l->acc_type, from->base[0], at);
+	emit2(l, LOP_SET, LTYPE_VOID, acc, emit2(l, op, l->acc_type, gpu_get(l, acc), v));
+	lir_end(&l->b);
+	v = gpu_get(l, acc);
+	for (int delta = GROVE_WARP_LANES / 2; delta >= 1; delta /= 2) {
+		uint32_t other = lir_emit(&l->b, LOP_SHUFFLE, l->acc_type, v, lir_const_int(&l->b, LTYPE_I32, delta), LIR_NONE);
+		uint32_t partner = emit2(l, LOP_ADD, LTYPE_I64, lane, const_i64(l, delta)), inside, exists;
+		inside = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, partner, const_i64(l, GROVE_WARP_LANES));
+		partner = emit2(l, LOP_ADD, LTYPE_I64, tid, const_i64(l, delta));
+		exists = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, partner, threads);
+		inside = emit2(l, LOP_AND, LTYPE_I1, inside, exists);
+		other = emit2(l, op, l->acc_type, v, other);
+		v = lir_emit(&l->b, LOP_SELECT, l->acc_type, inside, other, v);
+	}
+	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, lane, zero), LIR_NONE, LIR_NONE);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, partial, warp, v);
+	lir_end(&l->b);
+	gpu_barrier(l, inst);
+	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, tid, zero), LIR_NONE, LIR_NONE);
+	at = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
+	first = emit2(l, LOP_LOAD, l->acc_type, dst, at);
+	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, first, LIR_NONE, LIR_NONE);
+	c = lir_begin(&l->b, LOP_FOR, zero, warps, one);
+	v = emit2(l, LOP_LOAD, l->acc_type, partial, c);
+	emit2(l, LOP_SET, LTYPE_VOID, acc, emit2(l, op, l->acc_type, gpu_get(l, acc), v));
+	lir_end(&l->b);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, dst, at, gpu_get(l, acc));
+	lir_end(&l->b);
+	gpu_barrier(l, inst);
+	lir_end(&l->b);
+}
+
 /* reduceDimension shared out: each thread folds every copy of its elements, copy by copy (the sums of the host's order). */
 static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 {
+	int32_t along = l->m->buffers[inst->src].copy_var;
+	if (along != HIR_NONE && l->f->schedule.vars[along].reduce == HREDUCE_SHARED && l->block_threads > 1 &&
+	    !(l->gpu_mask & GPU_GRID_BITS) && !l->gpu_varying) {
+		gpu_shuffle_fold(l, inst);
+		return;
+	}
+
 	const MBuffer *src = &l->m->buffers[inst->src];
 	const Storage *from = &l->storage[inst->src];
 	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
