@@ -1072,11 +1072,15 @@ static const char *loop_where(const Lowering *l, const MInst *inst, char *buf, s
 	return buf;
 }
 
-/* The threads of a block meet here (between phases); where they cannot, an error. */
-static void gpu_barrier(Lowering *l, const MInst *before)
+/*
+ * The threads of a block meet here (between phases); where they cannot, an error.
+ * block_only: what came before wrote memory of the block's own (a cached copy), so
+ * blocks running this code alike need not be ordered.
+ */
+static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
 {
 	char where[700];
-	if (l->gpu_mask & GPU_GRID_BITS)
+	if ((l->gpu_mask & GPU_GRID_BITS) && !block_only)
 		gpu_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
 		         loop_where(l, before, where, sizeof where));
 	else if (l->gpu_varying)
@@ -1085,6 +1089,8 @@ static void gpu_barrier(Lowering *l, const MInst *before)
 	else if (l->block_threads > 1)
 		lir_emit(&l->b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
 }
+
+static void gpu_barrier(Lowering *l, const MInst *before) { gpu_meet(l, before, false); }
 
 static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 {
@@ -1119,7 +1125,7 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (v->over_trees)
 		gpu_fail(l, "%s: on a GPU, caching trees in shared memory is not implemented yet; cache a loop over rows", where);
-	else if (!l->gpu_mask || (l->gpu_mask & GPU_GRID_BITS) || l->gpu_varying)
+	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying)
 		gpu_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > GPU_MAX_SHARED)
@@ -1136,17 +1142,18 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
 	size = emit2(l, LOP_SUB, LTYPE_I64, last, first);
 	size = emit2(l, LOP_MUL, LTYPE_I64, size, const_i64(l, l->f->num_features));
-	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, l->block_threads > 1 ? LSPACE_BLOCK : LSPACE_PRIVATE);
-	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask);
+	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_BLOCK);
+	/* Each block fills its own copy: the copy is spread over the block's threads only. */
+	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask & GPU_BLOCK_BITS);
 	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
 	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, x, j));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, j, x);
 	lir_end(&l->b);
-	gpu_barrier(l, inst);
+	gpu_meet(l, inst, true);
 	l->row_cache = copy;
 	l->row_cache_first = first;
 	lower_list(l, inst->body);
-	gpu_barrier(l, inst);
+	gpu_meet(l, inst, true);
 	l->row_cache = LIR_NONE;
 }
 
