@@ -73,6 +73,8 @@ typedef struct Lowering {
 	bool gpu;
 	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
 	unsigned gpu_bound;         /* the dimensions that loops around this code are spread over */
+	uint32_t gpu_active;        /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
+	const LLaunch *launch;      /* of the kernel being built */
 	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
 	uint32_t block_threads;     /* threads per block of the kernel being built */
 	bool failed;                /* a GPU-specific error was found (e says it); the module is dropped */
@@ -85,6 +87,11 @@ typedef struct Lowering {
 	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
 	Error *e;
 } Lowering;
+
+/* HGpuDim d as a bit of gpu_mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
+static unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
+#define GPU_GRID_BITS 7u
+#define GPU_BLOCK_BITS (7u << 3)
 
 static uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
@@ -728,6 +735,7 @@ static uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex
 }
 
 static LSpace gpu_buffer_space(Lowering *l, uint32_t b);
+static uint32_t gpu_block_copy(Lowering *l, int64_t size);
 
 /* Bytes of stack a buffer of a bounded number of rows may take. */
 #define MAX_STACK_BUFFER (1u << 20)
@@ -756,8 +764,14 @@ static void lower_buffer(Lowering *l, uint32_t b)
 		return;
 	}
 	LSpace space = l->gpu ? gpu_buffer_space(l, b) : buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE;
-	for (uint32_t r = 0; r < lanes; r++)
-		st->base[r] = lir_local_array(&l->b, l->acc_type, (int64_t)(per_row * (uint64_t)buf->rows), space);
+	int64_t size = (int64_t)(per_row * (uint64_t)buf->rows);
+	for (uint32_t r = 0; r < lanes; r++) {
+		if (space == LSPACE_BLOCK && (l->gpu_bound & GPU_BLOCK_BITS)) {
+			st->base[r] = gpu_block_copy(l, size);
+			continue;
+		}
+		st->base[r] = lir_local_array(&l->b, l->acc_type, size, space);
+	}
 	st->rows = const_i64(l, buf->rows);
 	st->offset = const_i64(l, 0);
 }
@@ -977,10 +991,6 @@ static void lower_list(Lowering *l, uint32_t first)
  * the workspace, as on the host.
  */
 
-/* HGpuDim d as a bit of gpu_mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
-static unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
-#define GPU_GRID_BITS 7u
-#define GPU_BLOCK_BITS (7u << 3)
 /* Lanes of a warp as SHUFFLE sees them (GROVE_WARP in rt/artifact.h). */
 #define GROVE_WARP_LANES 32
 /* Threads per block for a block loop whose trip count depends on the rows. */
@@ -1046,6 +1056,8 @@ static uint32_t gpu_begin_spread(Lowering *l, uint32_t begin, uint32_t end, int6
 	first = emit2(l, LOP_MUL, LTYPE_I64, index, by);
 	first = emit2(l, LOP_ADD, LTYPE_I64, begin, first);
 	stride = emit2(l, LOP_MUL, LTYPE_I64, extent, by);
+	if (l->gpu_active != LIR_NONE) /* an idle thread of a lockstep loop takes no iteration */
+		end = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, l->gpu_active, end, begin);
 	return lir_begin(&l->b, LOP_FOR, first, end, stride);
 }
 
@@ -1092,10 +1104,32 @@ static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
 
 static void gpu_barrier(Lowering *l, const MInst *before) { gpu_meet(l, before, false); }
 
+/*
+ * Shared memory for a buffer of `size` margins declared inside a loop spread over block
+ * dimensions (a lockstep loop): one copy per thread coordinate in those dimensions, this
+ * thread's group taking its own.
+ */
+static uint32_t gpu_block_copy(Lowering *l, int64_t size)
+{
+	unsigned bound = l->gpu_bound & GPU_BLOCK_BITS;
+	int64_t copies = 1;
+	uint32_t array, index, extent, at;
+	for (unsigned k = 0; k < 3; k++)
+		if (bound & dim_bit(HGPU_BLOCK_X + k))
+			copies *= l->launch->block[k].count;
+	array = lir_local_array(&l->b, l->acc_type, size * copies, LSPACE_BLOCK);
+	gpu_flat(l, bound, &index, &extent);
+	at = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, size));
+	return lir_index(&l->b, array, at, l->acc_type);
+}
+
 static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 {
 	const MBuffer *buf = &l->m->buffers[b];
 	uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * lir_type_size(l->acc_type);
+	for (unsigned k = 0; k < 3; k++) /* a copy per thread of the lockstep loops around */
+		if (l->gpu_bound & dim_bit(HGPU_BLOCK_X + k))
+			bytes *= (uint64_t)l->launch->block[k].count;
 	if (!l->gpu_mask)
 		return LSPACE_PRIVATE;
 	if (l->gpu_mask & GPU_GRID_BITS)
@@ -1125,7 +1159,7 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (v->over_trees)
 		gpu_fail(l, "%s: on a GPU, caching trees in shared memory is not implemented yet; cache a loop over rows", where);
-	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying)
+	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
 		gpu_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > GPU_MAX_SHARED)
@@ -1155,6 +1189,43 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	lower_list(l, inst->body);
 	gpu_meet(l, inst, true);
 	l->row_cache = LIR_NONE;
+}
+
+/*
+ * A loop spread over block dimensions whose body other threads of the block share in
+ * phases (mask has dimensions left): every thread runs the same number of rounds, one
+ * iteration each per round, those past the end idle through the round (gpu_active), so
+ * that the block's threads can still meet between the body's phases.
+ */
+static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, int64_t step, unsigned spread)
+{
+	unsigned mask = l->gpu_mask;
+	uint32_t outer = l->gpu_active, index, extent, by = const_i64(l, step), trips, rounds, round, i, active, value, zero, one;
+	gpu_flat(l, spread, &index, &extent);
+	trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+	trips = emit2(l, LOP_ADD, LTYPE_I64, trips, const_i64(l, step - 1));
+	trips = emit2(l, LOP_SDIV, LTYPE_I64, trips, by);
+	rounds = emit2(l, LOP_SUB, LTYPE_I64, extent, const_i64(l, 1));
+	rounds = emit2(l, LOP_ADD, LTYPE_I64, trips, rounds);
+	rounds = emit2(l, LOP_SDIV, LTYPE_I64, rounds, extent);
+	zero = const_i64(l, 0);
+	one = const_i64(l, 1);
+	round = lir_begin(&l->b, LOP_FOR, zero, rounds, one);
+	i = emit2(l, LOP_MUL, LTYPE_I64, round, extent);
+	i = emit2(l, LOP_ADD, LTYPE_I64, i, index);
+	active = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, i, trips);
+	if (outer != LIR_NONE)
+		active = emit2(l, LOP_AND, LTYPE_I1, active, outer);
+	value = emit2(l, LOP_MUL, LTYPE_I64, i, by);
+	value = emit2(l, LOP_ADD, LTYPE_I64, begin, value);
+	l->gpu_active = active;
+	l->gpu_mask = mask & ~spread;
+	l->gpu_bound |= spread;
+	lower_body(l, inst, value, step, 0);
+	l->gpu_mask = mask;
+	l->gpu_bound &= ~spread;
+	l->gpu_active = outer;
+	lir_end(&l->b);
 }
 
 /*
@@ -1194,6 +1265,8 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	if (!spread) {
 		/* Run alike by the threads, its body in phases. */
 		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
+	} else if ((spread & GPU_BLOCK_BITS) && (mask & ~spread) && !varying) {
+		gpu_lockstep(l, inst, begin, end, r.step, spread);
 	} else {
 		loop = gpu_begin_spread(l, begin, end, r.step, spread);
 		l->gpu_mask = mask & ~spread;
@@ -1291,7 +1364,7 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 {
 	int32_t along = l->m->buffers[inst->src].copy_var;
 	if (along != HIR_NONE && l->f->schedule.vars[along].reduce == HREDUCE_SHARED && l->block_threads > 1 &&
-	    !(l->gpu_mask & GPU_GRID_BITS) && !l->gpu_varying) {
+	    !(l->gpu_mask & GPU_GRID_BITS) && !(l->gpu_bound & GPU_BLOCK_BITS) && !l->gpu_varying) {
 		gpu_shuffle_fold(l, inst);
 		return;
 	}
@@ -1318,11 +1391,14 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 /* Instructions [first, stop) with no loop spread inside, on the first of the threads that run this code alike. */
 static void gpu_single(Lowering *l, uint32_t first, uint32_t stop)
 {
-	uint32_t index, extent, zero;
+	uint32_t index, extent, zero, first_thread;
 	unsigned mask = l->gpu_mask;
 	gpu_flat(l, mask, &index, &extent);
 	zero = const_i64(l, 0);
-	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, index, zero), LIR_NONE, LIR_NONE);
+	first_thread = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, index, zero);
+	if (l->gpu_active != LIR_NONE)
+		first_thread = emit2(l, LOP_AND, LTYPE_I1, first_thread, l->gpu_active);
+	lir_begin(&l->b, LOP_IF, first_thread, LIR_NONE, LIR_NONE);
 	l->gpu_mask = 0;
 	for (uint32_t id = first; id != stop; id = l->m->insts[id].next)
 		lower_inst(l, id);
@@ -1446,6 +1522,8 @@ static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
 	l->block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
 	l->gpu_varying = false;
 	l->gpu_bound = 0;
+	l->gpu_active = LIR_NONE;
+	l->launch = launch;
 }
 
 /* Buffers on the stack must fit there. */
