@@ -1133,7 +1133,7 @@ static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 	if (!l->gpu_mask)
 		return LSPACE_PRIVATE;
 	if (l->gpu_mask & GPU_GRID_BITS)
-		gpu_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions", b);
+		gpu_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions, or move the loop mapped to a grid dimension inside it out of the loops over rows (its buffers then hold all rows, in global memory)", b);
 	if (l->block_threads <= 1)
 		return LSPACE_PRIVATE;
 	if (bytes > GPU_MAX_SHARED)
