@@ -761,8 +761,8 @@ def gpu_tests(s, pool):
     tests/schedules/gpu/*.sched, compiled for the SIMT simulator and predicted against the library; (b) each real
     model's default-schedule PTX for sm_70, sm_80 and sm_90 through ptxas -v, with no spills; (c) its HSACO for gfx90a
     and gfx1100, whose metadata lists every kernel; (d) tests/schedules/gpu/bad/NAME.sched refused with NAME.err's
-    message; (e) the CUDA and ROCm artifacts where no driver is: a clear error. A sanitizer build runs (a) on every
-    third model per schedule."""
+    message; (e) the CUDA and ROCm artifacts where no driver is: a clear error; (f) golden MIR and LIR of
+    tests/golden/binary.json under each GPU schedule. A sanitizer build runs (a) on every third model per schedule."""
     thin = build_config(s)["asan"]
     names = ["default"] + sorted(f[:-6] for f in os.listdir(GPU_SCHEDULES) if f.endswith(".sched"))
     jobs = []
@@ -782,6 +782,9 @@ def gpu_tests(s, pool):
         for arch in HSACO_ARCHS:
             if s.wanted("gpu", f"hsaco/{arch}/{model[:-5]}"):
                 jobs.append(pool.submit(gpu_hsaco, s, model, arch))
+    for sched in names:
+        if s.wanted("gpu", f"golden/{sched}"):
+            jobs.append(pool.submit(gpu_golden, s, sched))
     bad = os.path.join(GPU_SCHEDULES, "bad")
     for sched in sorted(f[:-6] for f in os.listdir(bad) if f.endswith(".sched")):
         if s.wanted("gpu", f"bad/{sched}"):
@@ -826,6 +829,28 @@ def gpu_hsaco(s, model, arch):
     missing = [k for k in kernels if f"grove_model_{k}" not in q.stdout]
     ok = q.returncode == 0 and kernels and not missing and ".amdhsa_kernels" not in q.stderr
     s.record("gpu", name, ok, f"kernels {kernels}, missing from the metadata: {missing} {q.stderr.strip()[-500:]}")
+
+
+def gpu_golden(s, sched):
+    """tests/golden/binary.json's kernels under a GPU schedule: MIR and LIR against tests/golden/gpu/NAME.{mir,lir}."""
+    binary = os.path.join(ROOT, "tests", "golden", "binary.json")
+    options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", os.path.join(GPU_SCHEDULES, sched + ".sched")))
+    for level in ("mir", "lir"):
+        p = s.run("dump", "--level", level, binary, *options)
+        name, expected_path = f"golden/{sched}.{level}", os.path.join(ROOT, "tests", "golden", "gpu", f"{sched}.{level}")
+        if p.returncode != 0:
+            s.record("gpu", name, False, p.stderr.strip())
+        elif s.args.update:
+            os.makedirs(os.path.dirname(expected_path), exist_ok=True)
+            with open(expected_path, "w") as f:
+                f.write(p.stdout)
+            s.record("gpu", name, True, "updated")
+        elif not os.path.exists(expected_path):
+            s.record("gpu", name, False, f"no {expected_path} (run with --update)")
+        else:
+            with open(expected_path) as f:
+                ok = f.read() == p.stdout
+            s.record("gpu", name, ok, "" if ok else f"differs from {expected_path}")
 
 
 def gpu_bad_schedule(s, base):
