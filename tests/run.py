@@ -739,6 +739,7 @@ PTXAS = "/usr/local/cuda/bin/ptxas"
 # ptxas of CUDA 13 assembles sm_75 and later: sm_70's PTX is checked as sm_75 code.
 PTX_ARCHS = [("sm_70", "sm_75"), ("sm_80", "sm_80"), ("sm_90", "sm_90")]
 HSACO_ARCHS = ["gfx90a", "gfx1100"]
+GPU_REPRESENTATIONS = ["array", "sparse"]
 
 
 def gpu_models(s, rows):
@@ -766,11 +767,15 @@ def gpu_tests(s, pool):
     thin = build_config(s)["asan"]
     names = ["default"] + sorted(f[:-6] for f in os.listdir(GPU_SCHEDULES) if f.endswith(".sched"))
     jobs = []
-    for i, sched in enumerate(names):
+    # each schedule with the representation grove picks, and the default schedule with each representation
+    variants = [(sched, None) for sched in names] + [("default", rep) for rep in GPU_REPRESENTATIONS]
+    for i, (sched, rep) in enumerate(variants):
         options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", os.path.join(GPU_SCHEDULES, sched + ".sched")))
+        options += ("--representation", rep) if rep else ()
+        label = sched + (f"-{rep}" if rep else "")
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(gpu_models(s, 100)):
-            if s.wanted("gpu", f"gpusim/{sched}/{name}") and not (thin and (i + j) % 3):
-                jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{sched}.{name}", model, rows, expected,
+            if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % 3):
+                jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
                                         probability, False, options, num_trees, f64))
     for model, _, _ in REAL_MODELS:
         for arch, assemble_as in PTX_ARCHS:
