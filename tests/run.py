@@ -667,22 +667,29 @@ def io_failure_tests(s):
 SCHEDULES = os.path.join(ROOT, "tests", "schedules")
 
 
-def schedule_tests(s, pool):
-    """Every schedule in tests/schedules on every model: predictions, round trip, golden MIR. A sanitizer build, which
-    compiles two to three times slower (CI runs it before the normal build), runs each schedule on every third model,
-    a different third for each schedule, so that every schedule and every model still meet the sanitizers."""
-    names = sorted(f[:-6] for f in os.listdir(SCHEDULES) if f.endswith(".sched"))
-    thin = build_config(s)["asan"]
-    models = []  # (name, model, rows csv, expected rows, probability)
-    for model, rows, probability in REAL_MODELS:
-        table = read_table(os.path.join(REAL, rows))[:300]
-        inputs = s.path(f"schedules-{model[:-5]}.rows.csv")
+def matrix_models(s, group, rows):
+    """The models schedule matrices run on: the real ones (their first `rows` rows) and the fixtures marked for it, as
+    (name, model, rows csv, expected rows, probability, number of trees, f64)."""
+    models = []
+    for model, table_name, probability in REAL_MODELS:
+        table = read_table(os.path.join(REAL, table_name))[:rows]
+        inputs = s.path(f"{group}-{model[:-5]}.rows.csv")
         write_table(inputs, [r[:-1] for r in table])
         models.append((model[:-5], os.path.join(REAL, model), inputs, [[r[-1]] for r in table], probability, None, False))
     for m in fixtures():
         if m["schedules"]:
             models.append((m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"], m["num_trees"],
                            m["f64"]))
+    return models
+
+
+def schedule_tests(s, pool):
+    """Every schedule in tests/schedules on every model: predictions, round trip, golden MIR. A sanitizer build, which
+    compiles two to three times slower (CI runs it before the normal build), runs each schedule on every third model,
+    a different third for each schedule, so that every schedule and every model still meet the sanitizers."""
+    names = sorted(f[:-6] for f in os.listdir(SCHEDULES) if f.endswith(".sched"))
+    thin = build_config(s)["asan"]
+    models = matrix_models(s, "schedules", 300)
     jobs = []
     for i, sched in enumerate(names):
         options = ("--schedule", os.path.join(SCHEDULES, sched + ".sched"))
@@ -742,21 +749,6 @@ HSACO_ARCHS = ["gfx90a", "gfx1100"]
 GPU_REPRESENTATIONS = ["array", "sparse"]
 
 
-def gpu_models(s, rows):
-    """The schedule matrix's models (real ones: their first `rows` rows), as schedule_tests lists them."""
-    models = []
-    for model, table_name, probability in REAL_MODELS:
-        table = read_table(os.path.join(REAL, table_name))[:rows]
-        inputs = s.path(f"gpu-{model[:-5]}.rows.csv")
-        write_table(inputs, [r[:-1] for r in table])
-        models.append((model[:-5], os.path.join(REAL, model), inputs, [[r[-1]] for r in table], probability, None, False))
-    for m in fixtures():
-        if m["schedules"]:
-            models.append((m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"], m["num_trees"],
-                           m["f64"]))
-    return models
-
-
 def gpu_tests(s, pool):
     """GPU code from the same pipeline: (a) every model of the schedule matrix under the default GPU schedule and each
     tests/schedules/gpu/*.sched, compiled for the SIMT simulator and predicted against the library; (b) each real
@@ -769,11 +761,12 @@ def gpu_tests(s, pool):
     jobs = []
     # each schedule with the representation grove picks, and the default schedule with each representation
     variants = [(sched, None) for sched in names] + [("default", rep) for rep in GPU_REPRESENTATIONS]
+    gpu_models = matrix_models(s, "gpu", 100)  # the simulator runs every thread as a fiber: fewer rows
     for i, (sched, rep) in enumerate(variants):
         options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", os.path.join(GPU_SCHEDULES, sched + ".sched")))
         options += ("--representation", rep) if rep else ()
         label = sched + (f"-{rep}" if rep else "")
-        for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(gpu_models(s, 100)):
+        for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(gpu_models):
             if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % 3):
                 jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
                                         probability, False, options, num_trees, f64))
