@@ -2,12 +2,13 @@
  * Unit tests of the GPU schedules grove writes itself (lower/hir_choose_schedule.c):
  * the candidates SilvanForge's pruning heuristic keeps for given batch sizes and
  * forest shapes, exactly and in order, the limits a template point is checked
- * against, and the directives one point is written as. Run from the repository root
- * (it reads tests/models/multi_softprob7.x1.json).
+ * against, and the directives one point is written as (for
+ * tests/models/multi_softprob7.x1.json, found from the program's place, build/tests).
  */
 #include "front/front.h"
 #include "lower/lower.h"
 
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/check.h"
@@ -119,17 +120,18 @@ static void test_check(void)
 }
 
 /* One point of the template, written as directives: a multiclass fixture of 28 trees, depth 3. */
-static void test_directives(void)
+static void test_directives(const char *here)
 {
 	FrontLimits limits = front_default_limits();
 	HGpuKnobs k = {.rows_per_block = 32, .rows_per_thread = 2, .tree_threads = 10, .interleave = 2, .cache_rows = 1,
 	               .unroll = 1, .shared_reduce = 1};
 	Error e = {{0}};
-	HForest *f = front_read_model("tests/models/multi_softprob7.x1.json", NULL, &limits, &e);
-	char *text = NULL;
+	char path[4096], *text = NULL;
+	HForest *f;
 	size_t len = 0;
 	FILE *out;
-	if (!f) {
+	snprintf(path, sizeof path, "%s/../../tests/models/multi_softprob7.x1.json", here);
+	if (!(f = front_read_model(path, NULL, &limits, &e))) {
 		fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, e.message);
 		failures++;
 		return;
@@ -148,12 +150,13 @@ static void test_directives(void)
 	hir_forest_free(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
 	test_batch_and_features();
 	test_forest_shape();
 	test_check();
-	test_directives();
+	test_directives(dirname(argv[0]));
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	return failures != 0;
