@@ -55,10 +55,58 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
 /* HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs). */
 void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees);
-/* HIR: give f the GPU's default schedule: blocks of rows, a thread per row. */
+/*
+ * SilvanForge's template GPU schedule (its Table 5; lower/hir_choose_schedule.c shows
+ * the directives): a block of threads takes rows_per_block rows, each thread
+ * rows_per_thread of them one after another, and tree_threads threads of the block
+ * split the trees, their sums folded per row. One point of the space.
+ */
+typedef struct HGpuKnobs {
+	uint32_t rows_per_block;  /* hir_gpu_rows_per_block: 8, 32, 64 */
+	uint32_t rows_per_thread; /* hir_gpu_rows_per_thread: 1, 2, 4 */
+	uint32_t tree_threads;    /* hir_gpu_tree_threads: 2, 10, 20, 50 (fewer for forests of fewer trees) */
+	uint32_t interleave;      /* hir_gpu_interleave: trees one thread walks side by side, 1, 2, 4 */
+	uint8_t cache_rows;       /* the block's rows copied into shared memory (cache) */
+	uint8_t cache_trees;      /* each tree thread's trees copied into shared memory (cache) */
+	uint8_t unroll;           /* walks unrolled to the forest's depth (unrollWalk) */
+	uint8_t shared_reduce;    /* the tree threads' sums folded in shared memory (sharedReduce) */
+	uint8_t representation;   /* index into lower_representation_names */
+} HGpuKnobs;
+
+/* Table 5's values of each numeric knob, 0-terminated. */
+extern const uint32_t hir_gpu_rows_per_block[], hir_gpu_rows_per_thread[], hir_gpu_tree_threads[], hir_gpu_interleave[];
+
+/* What the GPU heuristic prunes by: the prediction's batch size and the forest's shape. */
+typedef struct HGpuShape {
+	size_t batch;
+	uint32_t features, trees, outputs, depth;
+	uint32_t row_bytes, margin_bytes; /* 4 or 8: a feature's and a margin's size in shared memory */
+	bool unroll_pays;                 /* padding the trees to their depth for unrolled walks costs little memory */
+} HGpuShape;
+
+/* The batch size grove compile --target cuda|rocm|gpusim assumes when it writes the schedule itself. */
+#define HIR_GPU_DEFAULT_BATCH 4096
+
+/* The shape of predicting batch rows at a time with forest f. */
+void hir_gpu_shape(const HForest *f, size_t batch, HGpuShape *s);
+/* Whether k's schedule can run on a GPU for shape s (threads per block, shared memory); e says why not. */
+bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e);
+/*
+ * SilvanForge's pruning heuristic (its Algorithm 1): the template schedules worth
+ * evaluating for shape s, in the order the heuristic prefers them (the first is
+ * grove's default), without shared reduction (tried later on the best three). Writes
+ * at most max into out; returns how many there are.
+ */
+uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max);
+/* Write k's schedule into f->schedule as directives; fails (e says why) where they do not apply to f. */
+bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e);
+/*
+ * HIR: give f the GPU's default schedule: the heuristic's first candidate at
+ * HIR_GPU_DEFAULT_BATCH rows, or, where none fits, a thread per row in blocks of rows.
+ */
 void hir_choose_gpu_schedule(HForest *f);
-/* HIR: give f the GPU's default schedule: blocks of rows, a thread per row. */
-void hir_choose_gpu_schedule(HForest *f);
+/* "rows/block 32 rows/thread 1 tree threads 10 ..." into buf, as snprintf. */
+int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size);
 /* "rows 8 trees 8 tree_tile 0 ..." into buf, as snprintf. */
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size);
 

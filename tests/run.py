@@ -403,6 +403,7 @@ def cli_tests(s):
                  f"exit {p.returncode}, files {left}, kept {kept}: {p.stderr.strip()}")
     csv_chunk_tests(s, higgs)
     tune_tests(s)
+    tune_gpu_tests(s)
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
         name = f"emit_{emit}"
         if not s.wanted("cli", name):
@@ -441,6 +442,43 @@ def tune_tests(s):
             p = s.run("tune", base + ".json", "--budget", "1", "-o", s.path("never.sched"), *argv)
             s.record("cli", name, p.returncode == 1 and message in p.stderr and not os.path.exists(s.path("never.sched")),
                      f"exit {p.returncode}: {p.stderr.strip()}")
+
+
+def tune_gpu_tests(s):
+    """grove tune --target: on gpusim a multiclass fixture's best template schedule (ranked by ptxas, every candidate
+    checked on the simulator) compiles for gpusim and predicts as the library does, and the log names the target; for
+    cuda, with no GPU here, higgs is ranked statically from ptxas' report after a message saying there is no device."""
+    base = os.path.join(MODELS, "multi_softprob7.x1")
+    if s.wanted("cli", "tune_gpusim"):
+        sched, log = s.path("tune-gpusim.sched"), s.path("tune-gpusim.csv")
+        p = s.run("tune", base + ".json", "--target", "gpusim", "--batch", "64", "--budget", "120", "--input",
+                  base + ".rows.csv", "-o", sched, "--log", log)
+        with open(log) if os.path.exists(log) else io.StringIO() as f:
+            logged = list(csv.reader(f))
+        header = logged[0] if logged else []
+        targets = {r[header.index("target")] for r in logged[1:]} if "target" in header else set()
+        with open(sched) if os.path.exists(sched) else io.StringIO() as f:
+            representation = re.search(r"--representation (\w+)", f.readline())
+        ok = (p.returncode == 0 and "gpusim's speed is no GPU's" in p.stderr and "shared_reduce 1" in p.stdout and
+              representation and len(logged) >= 4 and targets == {"gpusim"} and
+              all(len(r) == len(header) for r in logged))
+        s.record("cli", "tune_gpusim", ok, f"exit {p.returncode}, {len(logged)} log lines, targets {targets}: "
+                 f"{p.stdout[-1500:]}{p.stderr.strip()}")
+        if ok:
+            check_predictions(s, "cli", "tune_gpusim_schedule", base + ".json", base + ".rows.csv",
+                              read_table(base + ".pred.csv"), True,
+                              options=["--target", "gpusim", "--schedule", sched, "--representation", representation[1]])
+    if s.wanted("cli", "tune_cuda_static"):
+        if not os.access(PTXAS, os.X_OK):
+            print(f"SKIP cli/tune_cuda_static: {PTXAS} is missing (it comes with the CUDA toolkit)", flush=True)
+            return
+        sched = s.path("tune-cuda.sched")
+        p = s.run("tune", os.path.join(REAL, "higgs.json"), "--target", "cuda:sm_80", "--budget", "120", "-o", sched,
+                  "--log", "")
+        ranked = re.findall(r"^\s+1\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)%", p.stdout, re.M)
+        ok = (p.returncode == 0 and "no CUDA device here" in p.stderr and "libcuda.so.1" in p.stderr and
+              "ranked by ptxas' resources" in p.stdout and ranked and os.path.exists(sched))
+        s.record("cli", "tune_cuda_static", ok, f"exit {p.returncode}: {p.stdout[-1500:]}{p.stderr.strip()}")
 
 
 def csv_chunk_tests(s, higgs):

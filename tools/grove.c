@@ -58,6 +58,8 @@ static const char compile_usage[] =
 	"                      cuda[:sm_70|sm_80|sm_90] (PTX), rocm[:gfx90a|gfx942|gfx1100] (HSACO), or\n"
 	"                      gpusim (GPU kernels run by libgrove's SIMT simulator, to check them here);\n"
 	"                      a GPU artifact is a shared library for this host holding the GPU code\n"
+	"                      and, without --schedule, the schedule grove tune --target would try first\n"
+	"                      for batches of 4096 rows (see README: tune)\n"
 	"  --cpu CPU           native (default), x86-64 (portable), x86-64-v3, skylake, znver3, ...;\n"
 	"                      for aarch64: generic (default), neoverse-n1, neoverse-v1, cortex-a72, ...\n"
 	"                      (native is refused there: it names the machine grove runs on)\n"

@@ -12,12 +12,12 @@
  * measurement does not pick the winner. Every timed candidate is appended to a CSV log
  * (the model's shape, the knobs, the batch size, the CPU, the time), the data a cost
  * model can later be trained on in place of timing runs.
+ *
+ * With --target gpusim|cuda|rocm it searches the GPU's template schedules instead
+ * (tools/tune_gpu.c).
  */
+#include "tools/tune.h"
 #include "front/front.h"
-#include "lower/lower.h"
-#include "rt/grove.h"
-#include "target/compile.h"
-#include "target/target.h"
 #include "tools/cli.h"
 #include "tools/csv.h"
 
@@ -34,8 +34,14 @@
 #include <unistd.h>
 
 static const char tune_usage[] =
-	"usage: grove tune MODEL [--batch N] [--budget SECONDS] [--input ROWS.csv] [-o OUT.sched] [--log LOG.csv]\n"
+	"usage: grove tune MODEL [--target gpusim|cuda[:ARCH]|rocm[:ARCH]] [--batch N] [--budget SECONDS] [--input ROWS.csv]\n"
+	"                  [-o OUT.sched] [--log LOG.csv]\n"
 	"Search schedules for MODEL by compiling and timing them on this machine; write the fastest.\n"
+	"  --target T         a GPU: search SilvanForge's template schedules as its pruning heuristic\n"
+	"                     keeps them, timed on the device; with no device (or gpusim, whose speed\n"
+	"                     is no GPU's) ranked by an estimate: ptxas' registers, shared memory and\n"
+	"                     spills as occupancy (cuda; gpusim as sm_80, each candidate also checked\n"
+	"                     on the simulator against the first), the heuristic's order (rocm)\n"
 	"  --batch N          rows per prediction call to tune for (default 4096)\n"
 	"  --budget SECONDS   time to spend searching (default 60); the heuristic's schedule is always timed\n"
 	"  --input ROWS.csv   rows to time on (default: rows drawn from the model's thresholds)\n"
@@ -61,23 +67,6 @@ typedef struct Candidate {
 	double seconds;  /* best time per row over its timings; INFINITY when it failed */
 	double compile;  /* seconds to compile */
 } Candidate;
-
-typedef struct Tuner {
-	const char *model, *log_path;
-	PipelineOptions options;
-	const HForest *forest;     /* as read, never scheduled */
-	uint32_t depth;            /* the deepest tree's */
-	size_t batch, pool_rows, features;
-	float *pool;               /* pool_rows rows */
-	float *out;
-	char dir[32];              /* a temporary directory for the artifacts */
-	char cpu[128];
-	Candidate candidates[MAX_CANDIDATES];
-	uint32_t num;
-	double start, budget;
-	bool verbose, progress;
-	FILE *log;
-} Tuner;
 
 /* A uniform double in [0, 1) from a 64-bit xorshift state. */
 static double uniform(uint64_t *state)
@@ -175,8 +164,7 @@ static void rows_from_csv(Tuner *t, const char *path)
 	csv_close(&csv);
 }
 
-/* Seconds per row of model at the tuner's batch size: the median of SAMPLES samples, each cycling through the pool. */
-static double time_model(Tuner *t, const GroveModel *model)
+double tune_time_model(Tuner *t, const GroveModel *model)
 {
 	size_t slices = t->pool_rows / t->batch, next = 0, per_row = grove_num_outputs(model, 0);
 	double samples[SAMPLES];
@@ -210,21 +198,35 @@ static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Er
 	return ok;
 }
 
-/* Append candidate c to the log. */
-static void log_candidate(Tuner *t, const Candidate *c)
+/* The log's columns: the CPU's knobs, then the GPU's (empty on the other's lines), then how the candidate was judged. */
+static const char log_header[] =
+	"time,model,trees,features,outputs,nodes,depth,batch,target,device,representation,rows,interleave_trees,"
+	"tree_tile,row_tile,parallel,unroll,peel,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
+	"cache_trees,shared_reduce,basis,registers,shared_bytes,spill_bytes,occupancy,us_per_row,compile_s\n";
+
+FILE *tune_log_begin(Tuner *t, const char *device, const char *representation)
 {
 	const HForest *f = t->forest;
 	char when[32];
 	time_t now_s = time(NULL);
 	if (!t->log)
-		return;
+		return NULL;
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now_s));
-	fprintf(t->log, "%s,\"%s\",%u,%u,%u,%llu,%u,%zu,\"%s\",%s,%u,%u,%u,%u,%s,%u,%u,%.6g,%.3f\n", when, t->model, f->num_trees,
-	        f->num_features, f->num_outputs, (unsigned long long)f->num_nodes, t->depth, t->batch, t->cpu,
-	        t->options.representation ? t->options.representation : "auto", c->knobs.rows, c->knobs.trees,
-	        c->knobs.tree_tile, c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel],
-	        c->knobs.unroll, c->knobs.peel, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile);
-	fflush(t->log);
+	fprintf(t->log, "%s,\"%s\",%u,%u,%u,%llu,%u,%zu,%s,\"%s\",%s,", when, t->model, f->num_trees, f->num_features,
+	        f->num_outputs, (unsigned long long)f->num_nodes, t->depth, t->batch, t->target_name, device, representation);
+	return t->log;
+}
+
+/* Append candidate c to the log. */
+static void log_candidate(Tuner *t, const Candidate *c)
+{
+	FILE *log = tune_log_begin(t, t->cpu, t->options.representation ? t->options.representation : "auto");
+	if (!log)
+		return;
+	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,,,,,,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
+	        c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel], c->knobs.unroll,
+	        c->knobs.peel, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile);
+	fflush(log);
 }
 
 static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
@@ -257,7 +259,7 @@ static bool measure(Tuner *t, Candidate *c, Error *e)
 	c->compile = now() - begin;
 	if (grove_load(path, &model, &err) != GROVE_OK)
 		fail("tune: %s", err.message);
-	c->seconds = time_model(t, model);
+	c->seconds = tune_time_model(t, model);
 	grove_free(model);
 	unlink(path);
 	log_candidate(t, c);
@@ -380,37 +382,117 @@ static char *default_log(void)
 	return path;
 }
 
+/* Open the log for appending; a new one gets the header, one with other columns (an older grove's) is refused. */
 static void open_log(Tuner *t)
 {
-	struct stat st;
-	bool fresh = stat(t->log_path, &st) != 0 || st.st_size == 0;
+	char first[sizeof log_header + 1] = "";
+	FILE *old = fopen(t->log_path, "r");
+	if (old) {
+		if (!fgets(first, sizeof first, old))
+			first[0] = 0;
+		fclose(old);
+	}
+	if (first[0] && strcmp(first, log_header))
+		fail("--log %s: its columns are not this grove's (an older grove wrote it); move it aside or name another log",
+		     t->log_path);
 	if (!(t->log = fopen(t->log_path, "a")))
 		fail("--log %s: %s", t->log_path, strerror(errno));
-	if (fresh)
-		fputs("time,model,trees,features,outputs,nodes,depth,batch,cpu,representation,rows,interleave_trees,tree_tile,"
-		      "row_tile,parallel,unroll,peel,us_per_row,compile_s\n", t->log);
+	if (!first[0])
+		fputs(log_header, t->log);
 }
 
-/* Write the best schedule to path, atomically, with a comment saying where it came from. */
-static void write_schedule(const Tuner *t, const Candidate *best, const Candidate *heuristic, const char *path)
+void tune_write_schedule(const HSchedule *s, const char *comment, const char *path)
 {
-	HForest *f = hir_forest_copy(t->forest);
 	Error e = {0};
 	char *temp;
 	FILE *out;
-	if (!hir_apply_knobs(f, &best->knobs, &e))
-		fail("tune: %s", e.message);
 	if (!(temp = temporary_beside(path, ".sched", &e)))
 		fail("%s", e.message);
 	if (!(out = fopen(temp, "w")))
 		fail("%s: %s", temp, strerror(errno));
-	fprintf(out, "# grove tune %s --batch %zu on %s: %.4g us/row (the heuristic's schedule: %.4g)\n", t->model, t->batch,
-	        t->cpu, best->seconds * 1e6, heuristic->seconds * 1e6);
-	hir_schedule_print(out, &f->schedule, "");
+	fprintf(out, "# %s\n", comment);
+	hir_schedule_print(out, s, "");
 	if (fclose(out) != 0 || rename(temp, path) != 0)
 		fail("%s: %s", path, strerror(errno));
 	temporary_drop(temp, true);
+}
+
+/* Write the best schedule to path with a comment saying where it came from. */
+static void write_schedule(const Tuner *t, const Candidate *best, const Candidate *heuristic, const char *path)
+{
+	HForest *f = hir_forest_copy(t->forest);
+	Error e = {0};
+	char comment[512];
+	if (!hir_apply_knobs(f, &best->knobs, &e))
+		fail("tune: %s", e.message);
+	snprintf(comment, sizeof comment, "grove tune %s --batch %zu on %s: %.4g us/row (the heuristic's schedule: %.4g)",
+	         t->model, t->batch, t->cpu, best->seconds * 1e6, heuristic->seconds * 1e6);
+	tune_write_schedule(&f->schedule, comment, path);
 	hir_forest_free(f);
+}
+
+/* The CPU search: coordinate descent from the heuristic's knobs, the fastest few timed again; writes the best to t->output. */
+static void tune_cpu(Tuner *t)
+{
+	HScheduleKnobs k, heuristic_knobs;
+	Candidate *heuristic, *best;
+
+	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
+	/* The heuristic's schedule first: the baseline, and where the descent starts. */
+	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees, &k);
+	heuristic = evaluate(t, &k);
+	if (isinf(heuristic->seconds))
+		fail("tune: the heuristic's schedule does not compile");
+	best = heuristic;
+	show_progress(t, best);
+	for (bool improved = true; improved && !over_budget(t);) {
+		improved = false;
+		for (int knob = 0; knob < 7 && !over_budget(t); knob++) {
+			uint32_t values[8], n = knob_values(t, &heuristic->knobs, knob, values);
+			if ((knob == 4 && !best->knobs.tree_tile) || (knob == 1 && t->forest->num_trees < 2))
+				continue;
+			for (uint32_t i = 0; i < n && !over_budget(t); i++) {
+				Candidate *c;
+				k = best->knobs;
+				set_knob(&k, knob, values[i]);
+				if (!(c = evaluate(t, &k)))
+					break;
+				if (c->seconds < best->seconds * 0.99) {
+					best = c;
+					improved = true;
+				}
+				show_progress(t, best);
+			}
+		}
+	}
+	/* Time the fastest few and the heuristic again: each keeps its best time. */
+	heuristic_knobs = heuristic->knobs;
+	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
+	for (uint32_t i = 0; i < t->num; i++)
+		if (!isinf(t->candidates[i].seconds) && (i < RETIME || same_knobs(&t->candidates[i].knobs, &heuristic_knobs)))
+			retime(t, &t->candidates[i]);
+	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
+		if (t->progress)
+		fputc('\n', stderr);
+
+	best = &t->candidates[0];
+	for (uint32_t i = 0; i < t->num; i++)
+		if (same_knobs(&t->candidates[i].knobs, &heuristic_knobs))
+			heuristic = &t->candidates[i];
+	printf("grove tune %s: batch %zu, %u candidates in %.0f s on %s\n", t->model, t->batch, t->num, now() - t->start, t->cpu);
+	printf("rank    us/row  vs heuristic  schedule\n");
+	for (uint32_t i = 0; i < t->num && !isinf(t->candidates[i].seconds); i++) {
+		Candidate *c = &t->candidates[i];
+		char what[160];
+		if (i >= 10 && c != heuristic)
+			continue;
+		hir_knobs_describe(&c->knobs, what, sizeof what);
+		printf("%4u %9.4f %12.2fx  %s%s\n", i + 1, c->seconds * 1e6, heuristic->seconds / c->seconds, what,
+		       c == heuristic ? "  (heuristic)" : "");
+	}
+	write_schedule(t, best, heuristic, t->output);
+	printf("best schedule written to %s (grove compile %s --schedule %s)\n", t->output, t->model, t->output);
+	free(t->candidates);
 }
 
 int cmd_tune(int argc, char **argv)
@@ -419,12 +501,12 @@ int cmd_tune(int argc, char **argv)
 	char *log_path = NULL, *default_out = NULL, *host;
 	Tuner *t = xcalloc(1, sizeof *t);
 	FrontLimits limits = front_default_limits();
-	HScheduleKnobs k, heuristic_knobs;
-	Candidate *heuristic, *best;
 	Error e = {0};
 	bool log_given = false;
 
 	t->options = (PipelineOptions)DEFAULT_PIPELINE;
+	t->target = (TargetOptions){.emit = TARGET_EMIT_SHARED, .opt_level = 3};
+	strcpy(t->target_name, "host");
 	t->batch = 4096;
 	t->budget = 60;
 	for (int i = 1; i < argc; i++) {
@@ -440,6 +522,12 @@ int cmd_tune(int argc, char **argv)
 				fail("--batch 0: at least one row");
 		} else if (!strcmp(a, "--budget")) {
 			t->budget = (double)parse_count("--budget", option_value(argc, argv, &i), 1000000);
+		} else if (!strcmp(a, "--target")) {
+			parse_target(option_value(argc, argv, &i), &t->target, &t->options);
+			if (t->target.device == TARGET_DEVICE_HOST)
+				fail("--target %s: tune times on this machine, or searches for a GPU (gpusim, cuda[:ARCH], rocm[:ARCH])",
+				     argv[i]);
+			snprintf(t->target_name, sizeof t->target_name, "%s", argv[i]);
 		} else if (!strcmp(a, "--input")) {
 			input = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "-o")) {
@@ -459,6 +547,8 @@ int cmd_tune(int argc, char **argv)
 	}
 	if (!t->model)
 		fail("tune: no model (see grove tune --help)");
+	if (!target_check(&t->target, &e))
+		fail("%s", e.message);
 	if (t->options.limits && !front_limits_parse(&limits, t->options.limits, &e))
 		fail("%s", e.message);
 	if (!(t->forest = front_read_model(t->model, t->options.format, &limits, &e)))
@@ -501,67 +591,18 @@ int cmd_tune(int argc, char **argv)
 		strcpy(default_out + stem, ".sched");
 		output = default_out;
 	}
+	t->output = output;
 	strcpy(t->dir, "/tmp/grove-tune-XXXXXX");
 	if (!mkdtemp(t->dir))
 		fail("cannot create a temporary directory: %s", strerror(errno));
 	t->progress = isatty(2);
 	t->start = now();
 
-	/* The heuristic's schedule first: the baseline, and where the descent starts. */
-	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees, &k);
-	heuristic = evaluate(t, &k);
-	if (isinf(heuristic->seconds))
-		fail("tune: the heuristic's schedule does not compile");
-	best = heuristic;
-	show_progress(t, best);
-	for (bool improved = true; improved && !over_budget(t);) {
-		improved = false;
-		for (int knob = 0; knob < 7 && !over_budget(t); knob++) {
-			uint32_t values[8], n = knob_values(t, &heuristic->knobs, knob, values);
-			if ((knob == 4 && !best->knobs.tree_tile) || (knob == 1 && t->forest->num_trees < 2))
-				continue;
-			for (uint32_t i = 0; i < n && !over_budget(t); i++) {
-				Candidate *c;
-				k = best->knobs;
-				set_knob(&k, knob, values[i]);
-				if (!(c = evaluate(t, &k)))
-					break;
-				if (c->seconds < best->seconds * 0.99) {
-					best = c;
-					improved = true;
-				}
-				show_progress(t, best);
-			}
-		}
-	}
-	/* Time the fastest few and the heuristic again: each keeps its best time. */
-	heuristic_knobs = heuristic->knobs;
-	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
-	for (uint32_t i = 0; i < t->num; i++)
-		if (!isinf(t->candidates[i].seconds) && (i < RETIME || same_knobs(&t->candidates[i].knobs, &heuristic_knobs)))
-			retime(t, &t->candidates[i]);
-	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
+	if (t->target.device == TARGET_DEVICE_HOST)
+		tune_cpu(t);
+	else
+		tune_gpu(t);
 	rmdir(t->dir);
-	if (t->progress)
-		fputc('\n', stderr);
-
-	best = &t->candidates[0];
-	for (uint32_t i = 0; i < t->num; i++)
-		if (same_knobs(&t->candidates[i].knobs, &heuristic_knobs))
-			heuristic = &t->candidates[i];
-	printf("grove tune %s: batch %zu, %u candidates in %.0f s on %s\n", t->model, t->batch, t->num, now() - t->start, t->cpu);
-	printf("rank    us/row  vs heuristic  schedule\n");
-	for (uint32_t i = 0; i < t->num && !isinf(t->candidates[i].seconds); i++) {
-		Candidate *c = &t->candidates[i];
-		char what[160];
-		if (i >= 10 && c != heuristic)
-			continue;
-		hir_knobs_describe(&c->knobs, what, sizeof what);
-		printf("%4u %9.4f %12.2fx  %s%s\n", i + 1, c->seconds * 1e6, heuristic->seconds / c->seconds, what,
-		       c == heuristic ? "  (heuristic)" : "");
-	}
-	write_schedule(t, best, heuristic, output);
-	printf("best schedule written to %s (grove compile %s --schedule %s)\n", output, t->model, output);
 	if (t->log) {
 		if (fclose(t->log) != 0)
 			fail("--log %s: %s", t->log_path, strerror(errno));

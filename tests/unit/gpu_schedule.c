@@ -1,0 +1,163 @@
+/*
+ * Unit tests of the GPU schedules grove writes itself (lower/hir_choose_schedule.c):
+ * the candidates SilvanForge's pruning heuristic keeps for given batch sizes and
+ * forest shapes, exactly and in order, the limits a template point is checked
+ * against, and the directives one point is written as (for
+ * tests/models/multi_softprob7.x1.json, found from the program's place, build/tests).
+ */
+#include "front/front.h"
+#include "lower/lower.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tests/unit/check.h"
+
+#define MAX 64
+
+/* A 100-tree depth-8 forest of one margin and features features, as the heuristic sees it at batch rows. */
+static HGpuShape shape(size_t batch, uint32_t features)
+{
+	return (HGpuShape){.batch = batch, .features = features, .trees = 100, .outputs = 1, .depth = 8, .row_bytes = 4,
+	                   .margin_bytes = 4, .unroll_pays = true};
+}
+
+/*
+ * The candidates of the first representation, as "R/T/I" words (rows per block, tree
+ * threads, interleave) followed by u (unrolled) and c (rows cached); checks that rows
+ * per thread is 1, trees are never cached, and every schedule comes once per representation.
+ */
+static const char *listed(const HGpuShape *s, char *buf, size_t size)
+{
+	HGpuKnobs k[MAX];
+	uint32_t n = hir_gpu_candidates(s, k, MAX), reps = 0, per_rep = 0;
+	size_t at = 0;
+	buf[0] = 0;
+	CHECK(n <= MAX);
+	while (lower_representation_names[reps])
+		reps++;
+	for (uint32_t i = 0; i < n && i < MAX; i++) {
+		CHECK(k[i].rows_per_thread == 1 && !k[i].cache_trees && !k[i].shared_reduce);
+		if (k[i].representation)
+			continue;
+		per_rep++;
+		at += (size_t)snprintf(buf + at, size - at, "%s%u/%u/%u%s%s", at ? " " : "", k[i].rows_per_block,
+		                       k[i].tree_threads, k[i].interleave, k[i].unroll ? "u" : "", k[i].cache_rows ? "c" : "");
+	}
+	CHECK(n == per_rep * reps);
+	return buf;
+}
+
+#define CHECK_LIST(s, want)                                                                                  \
+	do {                                                                                                 \
+		char got_[1024];                                                                             \
+		HGpuShape s_ = (s);                                                                          \
+		if (strcmp(listed(&s_, got_, sizeof got_), want)) {                                          \
+			fprintf(stderr, "%s:%d: candidates\n  %s\nexpected\n  %s\n", __FILE__, __LINE__, got_, want); \
+			failures++;                                                                          \
+		}                                                                                            \
+	} while (0)
+
+/* Algorithm 1's two branches, and the thresholds between them. */
+static void test_batch_and_features(void)
+{
+	/* Small batch: 8 or 32 rows per block, 20 or 50 tree threads; 32 x 50 threads are too many for a block. */
+	const char *small = "8/20/1c 8/20/2uc 8/20/4uc 8/50/1c 8/50/2uc 32/20/1c 32/20/2uc 32/20/4uc";
+	/* Large batch of narrow rows: 32 or 64 rows per block, 2 or 10 tree threads. */
+	const char *large = "32/2/1c 32/2/2uc 32/2/4uc 32/10/1c 32/10/2uc 32/10/4uc 64/2/1c 64/2/2uc 64/2/4uc 64/10/1c "
+	                    "64/10/2uc 64/10/4uc";
+	/* Wide rows: the small batch's schedules, and no block's rows fit in shared memory (8 x 2000 x 4 > 48 KiB). */
+	const char *wide = "8/20/1 8/20/2u 8/20/4u 8/50/1 8/50/2u 32/20/1 32/20/2u 32/20/4u";
+	CHECK_LIST(shape(64, 28), small);
+	CHECK_LIST(shape(100000, 28), large);
+	CHECK_LIST(shape(64, 2000), wide);
+	CHECK_LIST(shape(100000, 2000), wide);
+	CHECK_LIST(shape(2048, 28), small);
+	CHECK_LIST(shape(2049, 28), large);
+	CHECK_LIST(shape(4096, 128), large);
+	/* 129 features: the small-batch branch; 32 rows of them (16512 bytes) still fit. */
+	CHECK_LIST(shape(4096, 129), small);
+}
+
+/* The forest's shape: few trees, many margins, walks that must not be unrolled. */
+static void test_forest_shape(void)
+{
+	HGpuShape s = shape(64, 28);
+	/* Three trees: 20 and 50 tree threads are both 3 threads of a tree each, listed once, nothing to interleave. */
+	s.trees = 3;
+	CHECK_LIST(s, "8/3/1c 32/3/1c");
+	/* 1000 trees: 50 tree threads walk 20 each, so interleave 4 is kept. */
+	s.trees = 1000;
+	CHECK_LIST(s, "8/20/1c 8/20/2uc 8/20/4uc 8/50/1c 8/50/2uc 8/50/4uc 32/20/1c 32/20/2uc 32/20/4uc");
+	/* Deep trees whose padding would not pay: interleaved, not unrolled. */
+	s = shape(100000, 28);
+	s.unroll_pays = false;
+	CHECK_LIST(s, "32/2/1c 32/2/2c 32/2/4c 32/10/1c 32/10/2c 32/10/4c 64/2/1c 64/2/2c 64/2/4c 64/10/1c 64/10/2c 64/10/4c");
+	/* 200 margins of doubles: 64 rows x 10 tree threads' sums take 1 MiB; 32 x 2 of them 100 KiB: none fits. */
+	s.outputs = 200;
+	s.margin_bytes = 8;
+	CHECK_LIST(s, "");
+	/* 36 margins: the 10-thread sums of 32 rows (46080 bytes) fit only without the rows cached; those of 64 rows not at all. */
+	s.outputs = 36;
+	s.margin_bytes = 4;
+	CHECK_LIST(s, "32/2/1c 32/2/2c 32/2/4c 32/10/1 32/10/2 32/10/4 64/2/1c 64/2/2c 64/2/4c");
+}
+
+/* What hir_gpu_knobs_check refuses, and says. */
+static void test_check(void)
+{
+	HGpuShape s = shape(4096, 28);
+	HGpuKnobs k = {.rows_per_block = 64, .rows_per_thread = 1, .tree_threads = 20, .interleave = 1};
+	Error e = {{0}};
+	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "1280 threads per block, more than 1024"));
+	k.rows_per_thread = 2;
+	CHECK(hir_gpu_knobs_check(&s, &k, &e));
+	s.features = 200;
+	k.cache_rows = 1;
+	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "56320 bytes of shared memory, more than 49152"));
+	k.rows_per_thread = 3;
+	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "rows per thread dividing rows per block"));
+}
+
+/* One point of the template, written as directives: a multiclass fixture of 28 trees, depth 3. */
+static void test_directives(const char *here)
+{
+	FrontLimits limits = front_default_limits();
+	HGpuKnobs k = {.rows_per_block = 32, .rows_per_thread = 2, .tree_threads = 10, .interleave = 2, .cache_rows = 1,
+	               .unroll = 1, .shared_reduce = 1};
+	Error e = {{0}};
+	char path[4096], *text = NULL;
+	HForest *f;
+	size_t len = 0;
+	FILE *out;
+	snprintf(path, sizeof path, "%s/../../tests/models/multi_softprob7.x1.json", here);
+	if (!(f = front_read_model(path, NULL, &limits, &e))) {
+		fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, e.message);
+		failures++;
+		return;
+	}
+	CHECK(hir_apply_gpu_knobs(f, &k, &e));
+	out = open_memstream(&text, &len);
+	hir_schedule_print(out, &f->schedule, "");
+	fclose(out);
+	if (strcmp(text, "tile(batch, b0, b1, 32)\ntile(tree, t0, t1, 3)\ntile(b1, b2, b3, 2)\ntile(t1, t2, t3, 2)\n"
+	                 "reorder(b0, t0, b2, b3, t2, t3)\ngpuDimension(b0, grid.x)\ngpuDimension(t0, block.y)\n"
+	                 "gpuDimension(b2, block.x)\ncache(b0)\ninterleave(t3)\nunrollWalk(t3, 3)\nsharedReduce(t0)\n")) {
+		fprintf(stderr, "%s:%d: the directives are\n%s", __FILE__, __LINE__, text);
+		failures++;
+	}
+	free(text);
+	hir_forest_free(f);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	test_batch_and_features();
+	test_forest_shape();
+	test_check();
+	test_directives(dirname(argv[0]));
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures != 0;
+}

@@ -1,0 +1,44 @@
+/* What grove tune's CPU search (tools/tune.c) and its GPU search (tools/tune_gpu.c) share. */
+#ifndef GROVE_TOOLS_TUNE_H
+#define GROVE_TOOLS_TUNE_H
+
+#include "lower/lower.h"
+#include "rt/grove.h"
+#include "target/compile.h"
+#include "target/target.h"
+
+#include <stdio.h>
+
+typedef struct Tuner {
+	const char *model, *log_path, *output;
+	PipelineOptions options;
+	TargetOptions target;      /* what is tuned for: this host, or a GPU (device and arch) */
+	char target_name[64];      /* "host", "gpusim", "cuda:sm_80", ... (the log's target column) */
+	const HForest *forest;     /* as read, never scheduled */
+	uint32_t depth;            /* the deepest tree's */
+	size_t batch, pool_rows, features;
+	float *pool;               /* pool_rows rows */
+	float *out;
+	char dir[32];              /* a temporary directory for the artifacts */
+	char cpu[128];
+	struct Candidate *candidates; /* the CPU search's (tools/tune.c) */
+	uint32_t num;
+	double start, budget;
+	bool verbose, progress;
+	FILE *log;
+} Tuner;
+
+/* Seconds per row of model at the tuner's batch size: the median of a few samples, each cycling through the pool. */
+double tune_time_model(Tuner *t, const GroveModel *model);
+/*
+ * Begin a line of the log: the time, the model's shape, the batch, the target, device
+ * and representation, and a comma; the caller writes the other columns (tune_log_header's
+ * from `rows` on) and the newline. NULL where there is no log.
+ */
+FILE *tune_log_begin(Tuner *t, const char *device, const char *representation);
+/* Write schedule s to path (atomically), under the comment line `comment`. */
+void tune_write_schedule(const HSchedule *s, const char *comment, const char *path);
+/* grove tune --target gpusim|cuda|rocm: search SilvanForge's template schedules (tools/tune_gpu.c). */
+void tune_gpu(Tuner *t);
+
+#endif

@@ -1,0 +1,581 @@
+/*
+ * grove tune --target gpusim|cuda|rocm: SilvanForge's template schedules (HGpuKnobs),
+ * the candidates its pruning heuristic keeps (hir_gpu_candidates) evaluated in the
+ * heuristic's two phases: every candidate without shared reduction, then the best
+ * three with it.
+ *
+ * A candidate is timed on the device where there is one: libgrove loads the artifact
+ * through the CUDA Driver API or the HSA runtime, and the CPU search's timing loop
+ * runs it. Where there is none, grove says so and ranks by an estimate instead:
+ *   - cuda (and gpusim, as sm_80): ptxas -v's report for the arch, each kernel's
+ *     registers and shared memory turned into an occupancy estimate (occupancy()
+ *     below); fewer spilled bytes first, then higher occupancy, then the heuristic's
+ *     order. It says how well the SM could hide latency, not how fast the kernel runs.
+ *   - rocm: the heuristic's order, keeping the candidates whose HSACO links.
+ * On gpusim every candidate also runs on the simulator and must predict what the
+ * first did: a correctness check (the simulator's speed says nothing of a GPU's).
+ */
+#include "tools/tune.h"
+#include "tools/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Candidates tried again with shared reduction (Algorithm 1, line 25). */
+#define SHARED_REDUCE_TOP 3
+/* Rows each candidate predicts on the simulator to be checked against the first. */
+#define CHECK_ROWS 256
+/* How far a checked prediction may stray from the first's (summing trees in another order rounds differently). */
+#define CHECK_TOLERANCE 1e-5
+#define PTXAS_DEFAULT "/usr/local/cuda/bin/ptxas"
+
+typedef enum GpuBasis { BASIS_TIMED, BASIS_PTXAS, BASIS_ORDER } GpuBasis;
+static const char *const basis_names[] = {"timed", "ptxas", "order"};
+
+typedef struct GpuCandidate {
+	HGpuKnobs knobs;
+	uint32_t order;      /* place in the heuristic's list (shared-reduction ones after the others) */
+	bool done, failed;   /* failed: refused by the lowering or the assembler, or predicted wrong (why) */
+	char why[1100];      /* room for an Error's message and a prefix */
+	double seconds;      /* timed: per row */
+	uint32_t registers;  /* ptxas: the most any kernel uses per thread */
+	uint64_t shared;     /* ptxas: the most shared memory any kernel's block takes */
+	uint64_t spills;     /* ptxas: bytes of spill stores and loads over the kernels */
+	double occupancy;    /* ptxas: the lowest estimate over the kernels, 0-1 */
+	double compile;      /* seconds to compile */
+	double key[3];       /* what the ranking sorts by, smallest first (rank()) */
+} GpuCandidate;
+
+/*
+ * What an SM of an NVIDIA architecture holds (the CUDA occupancy calculator's
+ * figures): resident threads and blocks, 32-bit registers, shared memory for blocks,
+ * and the shared memory the driver keeps per block.
+ */
+typedef struct CudaArch {
+	const char *name;
+	uint32_t threads, blocks, registers, shared, reserved;
+} CudaArch;
+
+static const CudaArch cuda_arches[] = {
+	{"sm_70", 2048, 32, 65536, 98304, 0},     {"sm_75", 1024, 16, 65536, 65536, 0},
+	{"sm_80", 2048, 32, 65536, 167936, 1024}, {"sm_86", 1536, 16, 65536, 102400, 1024},
+	{"sm_89", 1536, 24, 65536, 102400, 1024}, {"sm_90", 2048, 32, 65536, 233472, 1024},
+};
+
+typedef struct GpuSearch {
+	Tuner *t;
+	HGpuShape shape;
+	GpuCandidate *c;
+	uint32_t num;
+	GpuBasis basis;
+	const char *ptxas;       /* the assembler, for BASIS_PTXAS */
+	char ptxas_path[4096];
+	const CudaArch *arch;    /* whose limits the estimate uses */
+	const char *assemble_as; /* the arch ptxas assembles for (sm_75 for sm_70, which CUDA 13's ptxas dropped) */
+	char device[64];         /* the log's device column */
+	float *reference;        /* gpusim: the first candidate's predictions of CHECK_ROWS rows, or NULL */
+	size_t check_rows;
+} GpuSearch;
+
+/*
+ * The occupancy estimate: the share of an SM's thread slots that blocks of `threads`
+ * threads fill, each thread holding `registers` registers and each block `shared`
+ * bytes of shared memory, as NVIDIA's occupancy calculator counts:
+ *   W (warps per block)       = ceil(threads / 32)
+ *   registers per warp        = ceil(registers * 32 / 256) * 256
+ *   blocks per SM             = min(resident blocks, resident threads / 32W,
+ *                                   SM registers / (W * registers per warp),
+ *                                   SM shared memory / (ceil(shared / 128) * 128 + reserve))
+ *   occupancy                 = blocks per SM * 32W / resident threads
+ */
+static double occupancy(const CudaArch *a, uint64_t threads, uint32_t registers, uint64_t shared)
+{
+	uint64_t warps = (threads + 31) / 32, per_warp = (registers * 32 + 255) / 256 * 256, blocks = a->blocks;
+	uint64_t by_threads = a->threads / (32 * warps), by_registers = per_warp ? a->registers / (warps * per_warp) : blocks;
+	uint64_t by_shared = shared ? a->shared / ((shared + 127) / 128 * 128 + a->reserved) : blocks;
+	blocks = by_threads < blocks ? by_threads : blocks;
+	blocks = by_registers < blocks ? by_registers : blocks;
+	blocks = by_shared < blocks ? by_shared : blocks;
+	return (double)(blocks * 32 * warps) / a->threads;
+}
+
+/* Run argv (argv[0] a path) with its standard output and error going to path; its exit status, or -1 if it did not run. */
+static int run_to_file(char *const argv[], const char *path)
+{
+	int status, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	pid_t pid;
+	if (fd < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fd);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The contents of the file at path (malloc'ed, NUL-terminated), or NULL. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text;
+	long n;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = xmalloc((size_t)(n > 0 ? n : 0) + 1);
+	n = (long)fread(text, 1, (size_t)(n > 0 ? n : 0), f);
+	text[n] = 0;
+	fclose(f);
+	return text;
+}
+
+/* Threads per block of the kernel of m that PTX names `name` (grove_model_NAME), or 0 if none is. */
+static uint64_t kernel_threads(const LModule *m, const char *name)
+{
+	static const char prefix[] = "grove_model_";
+	if (strncmp(name, prefix, sizeof prefix - 1))
+		return 0;
+	for (uint32_t i = 0; i < m->num_funcs; i++) {
+		const LLaunch *l = &m->funcs[i]->launch;
+		if (!strcmp(m->funcs[i]->name, name + sizeof prefix - 1))
+			return (uint64_t)(l->block[0].count ? l->block[0].count : 1) * (l->block[1].count ? l->block[1].count : 1) *
+			       (l->block[2].count ? l->block[2].count : 1);
+	}
+	return 0;
+}
+
+/* Read ptxas -v's report into c: per kernel its spills, registers and shared memory, then its occupancy with m's block size. */
+static void read_ptxas_report(const GpuSearch *g, const LModule *m, const char *report, GpuCandidate *c)
+{
+	char name[128] = "";
+	unsigned long long stores = 0, loads = 0;
+	c->occupancy = 1;
+	for (const char *line = report; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+		const char *at;
+		unsigned registers;
+		if ((at = strstr(line, "entry function '")))
+			sscanf(at + 16, "%127[^']", name);
+		else if ((at = strstr(line, "bytes spill stores")) && sscanf(line, "%*u bytes stack frame, %llu bytes spill stores, %llu bytes spill loads", &stores, &loads) == 2)
+			c->spills += stores + loads;
+		else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &registers) == 1) {
+			unsigned long long shared = 0;
+			const char *smem = strstr(line, " bytes smem");
+			uint64_t threads = kernel_threads(m, name);
+			while (smem && smem > line && smem[-1] >= '0' && smem[-1] <= '9')
+				smem--;
+			if (smem)
+				shared = strtoull(smem, NULL, 10);
+			c->registers = registers > c->registers ? registers : c->registers;
+			c->shared = shared > c->shared ? shared : c->shared;
+			if (threads) {
+				double o = occupancy(g->arch, threads, registers, shared);
+				c->occupancy = o < c->occupancy ? o : c->occupancy;
+			}
+		}
+	}
+}
+
+/* Assemble m's PTX with ptxas and read its resources into c; false (c->why says why) where it fails. */
+static bool rank_by_ptxas(GpuSearch *g, const LModule *m, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	char ptx[64], report_path[64], arch[32];
+	char *argv[] = {(char *)g->ptxas, arch, "-v", ptx, "-o", "/dev/null", NULL};
+	TargetOptions o = {.emit = TARGET_EMIT_PTX, .opt_level = 3, .device = TARGET_DEVICE_CUDA, .gpu_arch = g->arch->name};
+	Error e = {0};
+	char *report;
+	int status;
+	snprintf(ptx, sizeof ptx, "%s/candidate.ptx", t->dir);
+	snprintf(report_path, sizeof report_path, "%s/ptxas.txt", t->dir);
+	if (!target_emit(m, &o, ptx, &e)) {
+		snprintf(c->why, sizeof c->why, "%s", e.message);
+		return false;
+	}
+	snprintf(arch, sizeof arch, "-arch=%s", g->assemble_as);
+	status = run_to_file(argv, report_path);
+	report = read_text(report_path);
+	if (status != 0)
+		snprintf(c->why, sizeof c->why, "%s %s: exit %d: %.300s", g->ptxas, arch, status, report ? report : "");
+	else
+		read_ptxas_report(g, m, report ? report : "", c);
+	free(report);
+	unlink(report_path);
+	unlink(ptx);
+	return status == 0;
+}
+
+/* Whether predictions a and b (n values) agree within CHECK_TOLERANCE; where not, the first difference goes to why. */
+static bool same_predictions(const float *a, const float *b, size_t n, size_t per_row, char *why, size_t size)
+{
+	for (size_t i = 0; i < n; i++) {
+		double x = a[i], y = b[i];
+		if (x == y || (isnan(x) && isnan(y)) || fabs(x - y) <= CHECK_TOLERANCE * (fabs(y) > 1 ? fabs(y) : 1))
+			continue;
+		snprintf(why, size, "on the simulator, row %zu predicts %.9g where the first candidate predicted %.9g",
+		         i / per_row, x, y);
+		return false;
+	}
+	return true;
+}
+
+/* Compile m for t's target into an artifact and load it; *model is NULL (err says why) where libgrove cannot load it. */
+static bool load_artifact(GpuSearch *g, const LModule *m, GroveModel **model, GroveError *err, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	char path[64];
+	Error e = {0};
+	bool ok;
+	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
+	if (!target_emit(m, &t->target, path, &e)) {
+		snprintf(c->why, sizeof c->why, "%s", e.message);
+		return false;
+	}
+	ok = grove_load(path, model, err) == GROVE_OK;
+	unlink(path);
+	if (!ok)
+		*model = NULL;
+	return true;
+}
+
+/* Run c's artifact (model) on the simulator and check it predicts what the first candidate did (which it becomes if first). */
+static bool check_on_simulator(GpuSearch *g, GroveModel *model, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	size_t per_row = grove_num_outputs(model, 0), n = g->check_rows * per_row;
+	float *out = xmalloc(n * sizeof *out);
+	GroveError err;
+	bool ok;
+	if (grove_predict(model, t->pool, g->check_rows, t->features, out, n, 0, &err) != GROVE_OK) {
+		snprintf(c->why, sizeof c->why, "on the simulator: %s", err.message);
+		free(out);
+		return false;
+	}
+	if (!g->reference) {
+		g->reference = out;
+		return true;
+	}
+	ok = same_predictions(out, g->reference, n, per_row, c->why, sizeof c->why);
+	free(out);
+	return ok;
+}
+
+/* Whether m's HSACO for t's arch links (BASIS_ORDER keeps only candidates that do); false (c->why) where not. */
+static bool hsaco_links(GpuSearch *g, const LModule *m, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	TargetOptions o = t->target;
+	char path[64];
+	Error e = {0};
+	bool ok;
+	o.emit = TARGET_EMIT_HSACO;
+	snprintf(path, sizeof path, "%s/candidate.hsaco", t->dir);
+	if (!(ok = target_emit(m, &o, path, &e)))
+		snprintf(c->why, sizeof c->why, "%s", e.message);
+	unlink(path);
+	return ok;
+}
+
+/* Judge c by the search's basis (and on the simulator for gpusim); false (c->why) where it fails. */
+static bool judge(GpuSearch *g, const LModule *m, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	GroveModel *model = NULL;
+	GroveError err;
+	bool ok = true;
+	if (g->basis == BASIS_PTXAS && !rank_by_ptxas(g, m, c))
+		return false;
+	if (g->basis == BASIS_ORDER && t->target.device == TARGET_DEVICE_ROCM)
+		return hsaco_links(g, m, c);
+	if (g->basis != BASIS_TIMED && t->target.device != TARGET_DEVICE_GPUSIM)
+		return true;
+	if (!load_artifact(g, m, &model, &err, c))
+		return false;
+	if (!model) {
+		snprintf(c->why, sizeof c->why, "%s", err.message);
+		return false;
+	}
+	if (t->target.device == TARGET_DEVICE_GPUSIM)
+		ok = check_on_simulator(g, model, c);
+	if (ok && g->basis == BASIS_TIMED)
+		c->seconds = tune_time_model(t, model);
+	grove_free(model);
+	return ok;
+}
+
+/* Lower t's forest under knobs k to LIR (a GPU module) into c; false (e says why) where the lowering refuses it. */
+static bool lower_knobs(Tuner *t, const HGpuKnobs *k, Compiled *c, Error *e)
+{
+	PipelineOptions o = t->options;
+	o.scheduled = true;
+	o.representation = lower_representation_names[k->representation];
+	*c = (Compiled){.hir = hir_forest_copy(t->forest)};
+	return hir_apply_gpu_knobs(c->hir, k, e) && pipeline_lower(t->model, LEVEL_LIR, &o, c, e);
+}
+
+/* Append c to the log. */
+static void log_candidate(GpuSearch *g, const GpuCandidate *c)
+{
+	const HGpuKnobs *k = &c->knobs;
+	FILE *log = tune_log_begin(g->t, g->device, lower_representation_names[k->representation]);
+	char measured[160] = ",,,,";
+	if (!log)
+		return;
+	if (!c->failed && g->basis == BASIS_PTXAS)
+		snprintf(measured, sizeof measured, "%u,%llu,%llu,%.4f,", c->registers, (unsigned long long)c->shared,
+		         (unsigned long long)c->spills, c->occupancy);
+	else if (!c->failed && g->basis == BASIS_TIMED)
+		snprintf(measured, sizeof measured, ",,,,%.6g", c->seconds * 1e6);
+	fprintf(log, ",,,,,%u,,%u,%u,%u,%u,%u,%u,%u,%s,%s,%.3f\n", k->unroll, k->rows_per_block, k->rows_per_thread,
+	        k->tree_threads, k->interleave, k->cache_rows, k->cache_trees, k->shared_reduce,
+	        c->failed ? "failed" : basis_names[g->basis], measured, c->compile);
+	fflush(log);
+}
+
+/* Compile and judge candidate c once. */
+static void evaluate(GpuSearch *g, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	Compiled compiled;
+	Error e = {0};
+	char what[200];
+	double begin = now();
+	c->done = true;
+	if (!lower_knobs(t, &c->knobs, &compiled, &e)) {
+		snprintf(c->why, sizeof c->why, "%s", e.message);
+		c->failed = true;
+	} else
+		c->failed = !judge(g, compiled.lir, c);
+	compiled_free(&compiled);
+	c->compile = now() - begin;
+	log_candidate(g, c);
+	if (t->verbose) {
+		hir_gpu_knobs_describe(&c->knobs, what, sizeof what);
+		if (c->failed)
+			fprintf(stderr, "tune: skipped %s: %s\n", what, c->why);
+		else if (g->basis == BASIS_TIMED)
+			fprintf(stderr, "%9.4f us/row  %s\n", c->seconds * 1e6, what);
+		else
+			fprintf(stderr, "%3u regs %6llu B smem %4llu B spilled %3.0f%%  %s\n", c->registers,
+			        (unsigned long long)c->shared, (unsigned long long)c->spills, c->occupancy * 100, what);
+	}
+}
+
+static int by_key(const void *pa, const void *pb)
+{
+	const GpuCandidate *a = pa, *b = pb;
+	for (int i = 0; i < 3; i++)
+		if (a->key[i] != b->key[i])
+			return a->key[i] < b->key[i] ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Sort the candidates: those judged and passed first, then by time, or by spills and occupancy, then by the heuristic's order. */
+static void rank(GpuSearch *g)
+{
+	for (uint32_t i = 0; i < g->num; i++) {
+		GpuCandidate *c = &g->c[i];
+		c->key[0] = c->done && !c->failed ? 0 : 1;
+		c->key[1] = g->basis == BASIS_TIMED ? c->seconds : g->basis == BASIS_PTXAS ? (double)c->spills : 0;
+		c->key[2] = g->basis == BASIS_PTXAS ? -c->occupancy : 0;
+		if (c->key[0])
+			c->key[1] = c->key[2] = 0;
+	}
+	qsort(g->c, g->num, sizeof *g->c, by_key);
+}
+
+/* The ptxas to run: $GROVE_PTXAS, the CUDA toolkit's, or one on PATH (found: room for its path); NULL if there is none. */
+static const char *find_ptxas(char found[4096])
+{
+	const char *env = getenv("GROVE_PTXAS"), *path = getenv("PATH");
+	if (env && *env)
+		return access(env, X_OK) == 0 ? env : NULL;
+	if (access(PTXAS_DEFAULT, X_OK) == 0)
+		return PTXAS_DEFAULT;
+	for (const char *p = path; p && *p; p += strcspn(p, ":"), p += *p == ':') {
+		snprintf(found, 4096, "%.*s/ptxas", (int)strcspn(p, ":"), p);
+		if (access(found, X_OK) == 0)
+			return found;
+	}
+	return NULL;
+}
+
+/* The architecture the estimate is for (cuda's, or sm_80 for gpusim), and the one ptxas assembles. */
+static void choose_arch(GpuSearch *g)
+{
+	const char *name = g->t->target.device == TARGET_DEVICE_CUDA && g->t->target.gpu_arch ? g->t->target.gpu_arch : "sm_80";
+	g->arch = &cuda_arches[2];
+	for (size_t i = 0; i < COUNT_OF(cuda_arches); i++)
+		if (!strcmp(cuda_arches[i].name, name))
+			g->arch = &cuda_arches[i];
+	g->assemble_as = strcmp(g->arch->name, "sm_70") ? g->arch->name : "sm_75";
+}
+
+/*
+ * How candidates are judged: timed where the target's device answers (tried with the
+ * first candidate that lowers), else statically, saying so on standard error.
+ */
+static void choose_basis(GpuSearch *g)
+{
+	Tuner *t = g->t;
+	const char *why = "";
+	GroveError err = {0};
+	snprintf(g->device, sizeof g->device, "none");
+	if (t->target.device != TARGET_DEVICE_GPUSIM) {
+		for (uint32_t i = 0; i < g->num; i++) {
+			Compiled compiled;
+			GroveModel *model = NULL;
+			Error e = {0};
+			bool lowered = lower_knobs(t, &g->c[i].knobs, &compiled, &e) && load_artifact(g, compiled.lir, &model, &err, &g->c[i]);
+			compiled_free(&compiled);
+			if (!lowered)
+				continue;
+			if (model) {
+				snprintf(g->device, sizeof g->device, "%s", grove_device(model));
+				grove_free(model);
+				g->basis = BASIS_TIMED;
+				return;
+			}
+			if (err.status != GROVE_ERROR_UNAVAILABLE)
+				fail("tune: %s", err.message);
+			why = err.message;
+			break;
+		}
+	}
+	choose_arch(g);
+	g->ptxas = t->target.device == TARGET_DEVICE_ROCM ? NULL : find_ptxas(g->ptxas_path);
+	g->basis = g->ptxas ? BASIS_PTXAS : BASIS_ORDER;
+	if (t->target.device == TARGET_DEVICE_GPUSIM)
+		fprintf(stderr, "tune: gpusim's speed is no GPU's: ");
+	else
+		fprintf(stderr, "tune: no %s device here (%s): ", t->target.device == TARGET_DEVICE_CUDA ? "CUDA" : "ROCm", why);
+	if (g->basis == BASIS_PTXAS)
+		fprintf(stderr, "ranking statically by ptxas' report for %s%s (registers, shared memory and spills as an "
+		                "occupancy estimate, not a measurement)%s\n", g->arch->name,
+		        g->assemble_as != g->arch->name ? ", assembled as sm_75 (CUDA 13's ptxas has no sm_70)" : "",
+		        t->target.device == TARGET_DEVICE_GPUSIM ? "; every candidate is checked on the simulator" : "");
+	else if (t->target.device == TARGET_DEVICE_ROCM)
+		fprintf(stderr, "ranking by the heuristic's order (no estimate is made for AMD GPUs)\n");
+	else
+		fprintf(stderr, "no ptxas (the CUDA toolkit's, or $GROVE_PTXAS): ranking by the heuristic's order\n");
+}
+
+/* Fill g->c with the heuristic's candidates (those of --representation only, where given). */
+static void list_candidates(GpuSearch *g)
+{
+	Tuner *t = g->t;
+	uint32_t n = hir_gpu_candidates(&g->shape, NULL, 0);
+	HGpuKnobs *all = xcalloc(n + 1, sizeof *all);
+	hir_gpu_candidates(&g->shape, all, n);
+	g->c = xcalloc(n + SHARED_REDUCE_TOP, sizeof *g->c);
+	for (uint32_t i = 0; i < n; i++)
+		if (!t->options.representation || !strcmp(t->options.representation, lower_representation_names[all[i].representation]))
+			g->c[g->num] = (GpuCandidate){.knobs = all[i], .order = g->num}, g->num++;
+	free(all);
+	if (!g->num)
+		fail("tune: the heuristic keeps no template schedule for %s at batch %zu (rows of %u margins need more shared "
+		     "memory than a block has)", t->model, t->batch, g->shape.outputs);
+}
+
+/* Print the ranking, the judged candidates first. */
+static void print_ranking(const GpuSearch *g, uint32_t failed)
+{
+	Tuner *t = g->t;
+	uint32_t judged = 0;
+	for (uint32_t i = 0; i < g->num; i++)
+		judged += g->c[i].done;
+	printf("grove tune %s --target %s: batch %zu, %u candidates judged (%u failed) in %.0f s, ranked by %s\n", t->model,
+	       t->target_name, t->batch, judged, failed, now() - t->start,
+	       g->basis == BASIS_TIMED ? "time on the device" : g->basis == BASIS_PTXAS ? "ptxas' resources (an estimate)" : "the heuristic's order");
+	printf(g->basis == BASIS_TIMED ? "rank    us/row  schedule\n"
+	       : g->basis == BASIS_PTXAS ? "rank  regs  smem B  spill B  occupancy  schedule\n" : "rank  schedule\n");
+	for (uint32_t i = 0; i < g->num && g->c[i].done && !g->c[i].failed && i < 12; i++) {
+		const GpuCandidate *c = &g->c[i];
+		char what[200];
+		hir_gpu_knobs_describe(&c->knobs, what, sizeof what);
+		if (g->basis == BASIS_TIMED)
+			printf("%4u %9.4f  %s\n", i + 1, c->seconds * 1e6, what);
+		else if (g->basis == BASIS_PTXAS)
+			printf("%4u %5u %7llu %8llu %9.0f%%  %s\n", i + 1, c->registers, (unsigned long long)c->shared,
+			       (unsigned long long)c->spills, c->occupancy * 100, what);
+		else
+			printf("%4u  %s\n", i + 1, what);
+	}
+}
+
+/* Write the best candidate's schedule to t->output, and say how to compile with it. */
+static void write_best(const GpuSearch *g)
+{
+	Tuner *t = g->t;
+	const GpuCandidate *best = &g->c[0];
+	const char *representation = lower_representation_names[best->knobs.representation];
+	HForest *f = hir_forest_copy(t->forest);
+	char comment[600], what[200];
+	Error e = {0};
+	if (!hir_apply_gpu_knobs(f, &best->knobs, &e))
+		fail("tune: %s", e.message);
+	hir_gpu_knobs_describe(&best->knobs, what, sizeof what);
+	snprintf(comment, sizeof comment, "grove tune %s --target %s --batch %zu (ranked by %s): %s; compile with "
+	         "--representation %s", t->model, t->target_name, t->batch, basis_names[g->basis], what, representation);
+	tune_write_schedule(&f->schedule, comment, t->output);
+	hir_forest_free(f);
+	printf("best schedule written to %s (grove compile %s --target %s --representation %s --schedule %s)\n", t->output,
+	       t->model, t->target_name, representation, t->output);
+}
+
+void tune_gpu(Tuner *t)
+{
+	GpuSearch g = {.t = t};
+	uint32_t failed = 0, wrong = 0, phase1;
+	const char *first_why = NULL;
+
+	hir_gpu_shape(t->forest, t->batch, &g.shape);
+	g.check_rows = t->batch < CHECK_ROWS ? t->batch : CHECK_ROWS;
+	list_candidates(&g);
+	choose_basis(&g);
+	/* Phase 1: every candidate, the heuristic's first whatever the budget. */
+	for (uint32_t i = 0; i < g.num && (i == 0 || now() - t->start < t->budget); i++)
+		evaluate(&g, &g.c[i]);
+	rank(&g);
+	/* Phase 2: the best few again with shared reduction. */
+	phase1 = g.num;
+	for (uint32_t i = 0; i < phase1 && i < SHARED_REDUCE_TOP && g.c[i].done && !g.c[i].failed; i++) {
+		GpuCandidate *c = &g.c[g.num];
+		*c = (GpuCandidate){.knobs = g.c[i].knobs, .order = g.num};
+		c->knobs.shared_reduce = 1;
+		g.num++;
+		if (now() - t->start < t->budget)
+			evaluate(&g, c);
+	}
+	rank(&g);
+	for (uint32_t i = 0; i < g.num; i++)
+		if (g.c[i].done && g.c[i].failed) {
+			failed++;
+			wrong += !strncmp(g.c[i].why, "on the simulator, row", 21);
+			first_why = first_why ? first_why : g.c[i].why;
+		}
+	if (failed)
+		fprintf(stderr, "tune: %u of the candidates failed%s; the first: %s\n", failed, t->verbose ? "" : " (-v lists them)",
+		        first_why);
+	if (!g.c[0].done || g.c[0].failed)
+		fail("tune: no candidate compiles for %s", t->target_name);
+	print_ranking(&g, failed);
+	write_best(&g);
+	free(g.reference);
+	free(g.c);
+	if (wrong)
+		fail("tune: %u candidates predicted differently on the simulator from the first: a compiler bug (the best was "
+		     "written all the same)", wrong);
+}
