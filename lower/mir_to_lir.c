@@ -1125,7 +1125,7 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 		count = l->f->num_trees;
 	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
 	if (!rep->cache_begin)
-		gpu_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation reorg", where, rep->name);
+		gpu_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
 	else if (!l->gpu_mask || (l->gpu_mask & GPU_GRID_BITS) || l->gpu_varying)
 		gpu_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
 		         where);
