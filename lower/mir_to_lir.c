@@ -80,6 +80,7 @@ typedef struct Lowering {
 	bool failed;                /* a GPU-specific error was found (e says it); the module is dropped */
 	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
+	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
 	int64_t const_value[HIR_MAX_VARS];
@@ -1142,6 +1143,52 @@ static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 	return LSPACE_BLOCK;
 }
 
+/* A representation's copy into a block's shared memory, spread over the block's threads that run the cached loop's body together. */
+static uint32_t gpu_spread_copy(void *ctx, uint32_t n)
+{
+	Lowering *l = ctx;
+	return gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu_mask & GPU_BLOCK_BITS);
+}
+
+/*
+ * cache(v) of a tree loop on a GPU: at the start of each iteration, the representation
+ * copies the iteration's trees (at most `count`, the step of v) into shared memory, the
+ * block's threads sharing the copy; they meet, walk the trees reading the copy (the
+ * tree hook yields handles into it), and meet again before the next iteration
+ * overwrites it.
+ */
+static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const char *where)
+{
+	const LRepresentation *rep = l->rep;
+	RepSpread spread = {gpu_spread_copy, l};
+	uint64_t bytes, used = lir_block_memory(l->b.fn, NULL), left = used < GPU_MAX_SHARED ? GPU_MAX_SHARED - used : 0;
+
+	if (count > l->f->num_trees) /* a group is never larger than the forest */
+		count = l->f->num_trees;
+	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
+	if (!rep->cache_begin)
+		gpu_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
+	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
+		gpu_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
+		         where);
+	else if (bytes > left) /* the buffers around it take their part first */
+		gpu_fail(l, "%s: %lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
+		         where, (long long)count, (unsigned long long)bytes, rep->name, (unsigned long long)left, GPU_MAX_SHARED);
+	else if (l->trees_cached)
+		gpu_fail(l, "%s: a loop around it caches its trees already", where);
+	if (l->failed) {
+		lower_list(l, inst->body);
+		return;
+	}
+	rep->cache_begin(&l->layout, &l->b, lower_index(l, &l->scope.trees, 0), (uint32_t)count, LSPACE_BLOCK, &spread);
+	gpu_meet(l, inst, true);
+	l->trees_cached = true;
+	lower_list(l, inst->body);
+	gpu_meet(l, inst, true);
+	l->trees_cached = false;
+	rep->cache_end(&l->layout);
+}
+
 /*
  * cache(v) on a GPU: at the start of each iteration of v, the threads that run its body
  * together (a block, or part of one) copy the rows the iteration covers into shared
@@ -1157,9 +1204,11 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	uint32_t first, last, size, copy, j, x;
 
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
-	if (v->over_trees)
-		gpu_fail(l, "%s: on a GPU, caching trees in shared memory is not implemented yet; cache a loop over rows", where);
-	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
+	if (v->over_trees) {
+		gpu_cache_trees(l, inst, count, where);
+		return;
+	}
+	if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
 		gpu_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > GPU_MAX_SHARED)

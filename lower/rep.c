@@ -9,11 +9,13 @@
 static const LRepresentation *const representations[] = {
 	&rep_array,
 	&rep_sparse,
+	&rep_reorg,
 };
 
 const char *const lower_representation_names[] = {
 	"array",
 	"sparse",
+	"reorg",
 	NULL,
 };
 

@@ -79,6 +79,12 @@ typedef struct RepLayout {
 	uint32_t vectors;      /* the vector buffer's address in the function being built */
 } RepLayout;
 
+/* How a GPU copy is shared out: begin(ctx, n) opens a loop over [0, n) (i64) whose iterations the threads copying share; lir_end closes it. */
+typedef struct RepSpread {
+	uint32_t (*begin)(void *ctx, uint32_t n);
+	void *ctx;
+} RepSpread;
+
 typedef struct LRepresentation {
 	const char *name;
 	/* Lay f out into buffers of m; fill layout. Returns false and fills e if f cannot be laid out this way. */
@@ -104,12 +110,25 @@ typedef struct LRepresentation {
 	uint32_t (*leaf_value)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node);
 	/* Emit prefetches of every node of tree number `tree` (i64): cache(v) of a tree loop. */
 	void (*prefetch_tree)(RepLayout *layout, LBuilder *b, uint32_t tree);
+	/*
+	 * cache(v) of a tree loop on a GPU; NULL where the representation cannot copy trees.
+	 * cache_bytes: the memory a copy of any `count` consecutive trees takes, at most.
+	 * cache_begin: emit the copy of trees [first, first + count) (first: i64; past the last
+	 * tree, fewer) into LOCAL_ARRAYs of `space`, its elements shared out by spread; until
+	 * cache_end, the tree hook yields handles into the copy (for the trees copied only)
+	 * and the hooks given them read it.
+	 */
+	uint64_t (*cache_bytes)(const RepLayout *layout, uint32_t count);
+	void (*cache_begin)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count, LSpace space, const RepSpread *spread);
+	void (*cache_end)(RepLayout *layout);
 } LRepresentation;
 
 /* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */
 extern const LRepresentation rep_array;
 /* The sparse representation: nodes stored once each, a split holding the index of its left child. */
 extern const LRepresentation rep_sparse;
+/* The reorg representation: complete trees interleaved node-major, slot i of tree t at i * num_trees + t. */
+extern const LRepresentation rep_reorg;
 
 /* The representation named name, or NULL. */
 const LRepresentation *rep_find(const char *name);

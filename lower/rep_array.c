@@ -13,6 +13,9 @@
  * tree ends. A tree's handle is the address of its root record, so a step indexes from
  * it with the slot alone. A tree of depth d takes 2^(d+1) - 1 slots whatever its node
  * count, so deep sparse trees are expensive here.
+ *
+ * cache(v) of a tree loop on a GPU copies a group's records, contiguous in the buffer,
+ * into shared memory as they are; the handles then point into the copy.
  */
 #include "lower/rep.h"
 
@@ -26,6 +29,10 @@ typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer;
 	uint32_t nodes, offsets; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
+	uint32_t copy;           /* GPU cache(t): the shared-memory copy of a group's records, or LIR_NONE */
+	uint32_t copy_start;     /* i64: where the group's records start in nodes */
+	uint32_t num_trees;
+	int32_t tree_offsets[];  /* the offset buffer's contents (num_trees + 1), for the copy's size */
 } ArrayState;
 
 /* Store tree t into the records from slot `first`. */
@@ -91,7 +98,9 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		store_tree(f, layout, t, records, record, (uint64_t)offsets[t] / record, stack);
 	free(stack);
 
-	s = xcalloc(1, sizeof *s);
+	s = xcalloc(1, sizeof *s + ((size_t)f->num_trees + 1) * sizeof *offsets);
+	memcpy(s->tree_offsets, offsets, ((size_t)f->num_trees + 1) * sizeof *offsets);
+	s->num_trees = f->num_trees;
 	s->record = record;
 	s->node_buffer = lir_buffer_add(m, "array.nodes", LTYPE_I32, total * record, records);
 	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees + 1, offsets);
@@ -105,14 +114,17 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	rep_begin_forest(layout, b);
 	s->nodes = rep_buffer_address(b, s->node_buffer);
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
+	s->copy = LIR_NONE;
 }
 
-/* A tree's handle: the address of its root record. */
+/* A tree's handle: the address of its root record (in the group's copy while there is one). */
 static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	ArrayState *s = layout->state;
-	uint32_t offset = lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, tree, LIR_NONE);
-	return lir_index(b, s->nodes, lir_cast(b, LCAST_SEXT, LTYPE_I64, offset), LTYPE_I32);
+	uint32_t offset = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, tree, LIR_NONE));
+	if (s->copy != LIR_NONE)
+		return lir_index(b, s->copy, lir_emit(b, LOP_SUB, LTYPE_I64, offset, s->copy_start, LIR_NONE), LTYPE_I32);
+	return lir_index(b, s->nodes, offset, LTYPE_I32);
 }
 
 static uint32_t array_root(RepLayout *layout, LBuilder *b, uint32_t tree)
@@ -164,6 +176,42 @@ static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	return rep_load_leaf(layout, b, tree, record_element(b, node, 2, 1));
 }
 
+/* A group's records are contiguous: the copy of `count` trees is as large as the largest run of `count` trees. */
+static uint64_t array_cache_bytes(const RepLayout *layout, uint32_t count)
+{
+	const ArrayState *s = layout->state;
+	uint64_t most = 0;
+	for (uint32_t t = 0; t < s->num_trees; t++) {
+		uint32_t end = count < s->num_trees - t ? t + count : s->num_trees;
+		uint64_t size = (uint64_t)(s->tree_offsets[end] - s->tree_offsets[t]);
+		most = size > most ? size : most;
+	}
+	return most * sizeof(int32_t);
+}
+
+static void array_cache_begin(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count, LSpace space, const RepSpread *spread)
+{
+	ArrayState *s = layout->state;
+	uint64_t elements = array_cache_bytes(layout, count) / sizeof(int32_t);
+	uint32_t last = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, count), LIR_NONE), end, k, word;
+	/* f64 values are read in place: a copy of 8-byte elements keeps them aligned. */
+	s->copy = s->record == 4 ? lir_local_array(b, LTYPE_I64, (int64_t)(elements + 1) / 2, space)
+	                         : lir_local_array(b, LTYPE_I32, (int64_t)elements, space);
+	last = lir_emit(b, LOP_MIN, LTYPE_I64, last, lir_const_int(b, LTYPE_I64, s->num_trees), LIR_NONE);
+	s->copy_start = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, first, LIR_NONE));
+	end = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, last, LIR_NONE));
+	k = spread->begin(spread->ctx, lir_emit(b, LOP_SUB, LTYPE_I64, end, s->copy_start, LIR_NONE));
+	word = lir_emit(b, LOP_LOAD, LTYPE_I32, s->nodes, lir_emit(b, LOP_ADD, LTYPE_I64, s->copy_start, k, LIR_NONE), LIR_NONE);
+	lir_emit(b, LOP_STORE, LTYPE_VOID, s->copy, k, word);
+	lir_end(b);
+}
+
+static void array_cache_end(RepLayout *layout)
+{
+	ArrayState *s = layout->state;
+	s->copy = LIR_NONE;
+}
+
 const LRepresentation rep_array = {
 	.name = "array",
 	.lay_out = array_lay_out,
@@ -175,4 +223,7 @@ const LRepresentation rep_array = {
 	.step = array_step,
 	.prefetch_tree = array_prefetch_tree,
 	.leaf_value = array_leaf_value,
+	.cache_bytes = array_cache_bytes,
+	.cache_begin = array_cache_begin,
+	.cache_end = array_cache_end,
 };
