@@ -47,8 +47,8 @@ static const char tune_usage[] =
 	"  --input ROWS.csv   rows to time on (default: rows drawn from the model's thresholds)\n"
 	"  -o OUT.sched       where the best schedule goes (default: MODEL with .sched), for\n"
 	"                     grove compile --schedule OUT.sched\n"
-	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune.csv,\n"
-	"                     else ~/.cache/grove/tune.csv; --log '' for none)\n"
+	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune.v2.csv,\n"
+	"                     else ~/.cache/grove/tune.v2.csv; --log '' for none)\n"
 	"  -v                 print every candidate as it is timed\n"
 	"Also takes compile's --format, --limit and --representation. Candidates use all cores as\n"
 	"OpenMP is told (OMP_NUM_THREADS), as the artifact will. Timing wants a quiet machine.\n";
@@ -199,6 +199,8 @@ static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Er
 }
 
 /* The log's columns: the CPU's knobs, then the GPU's (empty on the other's lines), then how the candidate was judged. */
+/* The log's format: bump it (and so the default log's name) when the columns change. */
+#define LOG_VERSION "v2"
 static const char log_header[] =
 	"time,model,trees,features,outputs,nodes,depth,batch,target,device,representation,rows,interleave_trees,"
 	"tree_tile,row_tile,parallel,unroll,peel,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
@@ -360,7 +362,7 @@ static int by_time(const void *a, const void *b)
 	return compare_doubles(&((const Candidate *)a)->seconds, &((const Candidate *)b)->seconds);
 }
 
-/* The default log: $XDG_CACHE_HOME/grove/tune.csv or ~/.cache/grove/tune.csv (directories made as needed), or NULL. */
+/* The default log: $XDG_CACHE_HOME/grove/tune.v2.csv or ~/.cache/grove/tune.v2.csv (directories made as needed), or NULL. */
 static char *default_log(void)
 {
 	const char *base = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -378,7 +380,7 @@ static char *default_log(void)
 		snprintf(path, len, "%s/.cache/grove", home);
 	}
 	mkdir(path, 0777);
-	strcat(path, "/tune.csv");
+	strcat(path, "/tune." LOG_VERSION ".csv"); /* versioned: a grove with other columns keeps its own log */
 	return path;
 }
 
