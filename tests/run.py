@@ -27,8 +27,8 @@ Groups:
           training library's predictions; the schedule printed by `dump --level hir`
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
           (tests/golden/schedules/NAME.mir)
-  gpu     GPU code: every model of the schedule matrix under the default GPU schedule and tests/schedules/gpu/*.sched
-          run by the SIMT simulator (--target gpusim) against the library; each real model's PTX (sm_70, sm_80,
+  gpu     GPU code: every model of the schedule matrix under the default GPU schedule and tests/schedules/gpu/*.sched,
+          every other fixture under three of them, run by the SIMT simulator (--target gpusim) against the library; each real model's PTX (sm_70, sm_80,
           sm_90) through ptxas -v with no spills, its HSACO (gfx90a, gfx1100) listing every kernel; bad GPU
           schedules refused with their message; CUDA and ROCm artifacts failing cleanly where no driver is
   scale   a synthetic 26,000-tree model (tests/gen/gen_large.py) through the whole pipeline
@@ -804,11 +804,15 @@ PTXAS = "/usr/local/cuda/bin/ptxas"
 PTX_ARCHS = [("sm_70", "sm_75"), ("sm_80", "sm_80"), ("sm_90", "sm_90")]
 HSACO_ARCHS = ["gfx90a", "gfx1100"]
 GPU_REPRESENTATIONS = ["array", "sparse", "reorg"]
+# GPU schedules every end-to-end model runs under (the others: the schedule matrix's models): the default, threads
+# over trees with a shuffle reduction, and rows x trees blocks in lockstep
+GPU_EVERY_MODEL = ["default", "shared_data", "rows_and_trees_2d"]
 
 
 def gpu_tests(s, pool):
     """GPU code from the same pipeline: (a) every model of the schedule matrix under the default GPU schedule and each
-    tests/schedules/gpu/*.sched, compiled for the SIMT simulator and predicted against the library; (b) each real
+    tests/schedules/gpu/*.sched (every other end-to-end fixture under GPU_EVERY_MODEL's), compiled for the SIMT
+    simulator and predicted against the library; (b) each real
     model's default-schedule PTX for sm_70, sm_80 and sm_90 through ptxas -v, with no spills; (c) its HSACO for gfx90a
     and gfx1100, whose metadata lists every kernel; (d) tests/schedules/gpu/bad/NAME.sched refused with NAME.err's
     message; (e) the CUDA and ROCm artifacts where no driver is: a clear error; (f) golden MIR and LIR of
@@ -819,13 +823,17 @@ def gpu_tests(s, pool):
     # each schedule with the representation grove picks, and the default schedule with each representation
     variants = [(sched, None) for sched in names] + [("default", rep) for rep in GPU_REPRESENTATIONS]
     gpu_models = matrix_models(s, "gpu", 100)  # the simulator runs every thread as a fiber: fewer rows
+    # the fixtures outside the schedule matrix meet the schedules of GPU_EVERY_MODEL
+    other_fixtures = [(m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"], m["num_trees"], m["f64"])
+                      for m in fixtures() if not m["schedules"]]
     for i, (sched, rep) in enumerate(variants):
         path = os.path.join(GPU_SCHEDULES, sched + ".sched")
         extra, refusals = schedule_test_options(path) if sched != "default" else ((), ())
         options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", path)) + extra
         options += ("--representation", rep) if rep else ()
         label = sched + (f"-{rep}" if rep else "")
-        for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(gpu_models):
+        models = gpu_models + (other_fixtures if label in GPU_EVERY_MODEL else [])
+        for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % 3):
                 jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
                                         probability, False, options, num_trees, f64, refusals))
