@@ -153,7 +153,7 @@ extern const char *const lower_representation_names[];
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);
 /*
  * Lower MIR to a GPU module (LModule.gpu): kernels whose threads share out the loops
- * mapped with gpuDimension (see "Kernels" in mir_to_lir.c). Fails, with a message
+ * mapped with gpuDimension (see lower/mir_to_gpu.c). Fails, with a message
  * naming the directive, for schedules a GPU cannot run as written.
  */
 LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e);

@@ -16,95 +16,24 @@
  * is emitted once per lane, lane r seeing the interleaved variable's value plus r
  * steps. A buffer declared inside a loop interleaved over rows has a copy per lane.
  */
-#include "lower/lower.h"
-#include "lower/rep.h"
+#include "lower/lowering.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Walks handed to a thread at once by a parallel loop, at least; smaller loops stay on the caller. */
 #define BATCH_GRAIN 64
 
-/* What the loops around the code being lowered set; each loop restores its outer scope when it ends. */
-typedef struct LoopScope {
-	uint32_t lanes;             /* rows (or trees) handled together by the enclosing interleaved loop (1 if none) */
-	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
-	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
-	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
-	MIndex rows, trees;         /* the batch and tree variables bound: the row and tree (of lane 0) are their sums */
-} LoopScope;
-
-/* A MIR buffer as lowered. */
-typedef struct Storage {
-	uint32_t base[MIR_MAX_INTERLEAVE]; /* its address per lane (one per lane when declared inside a loop interleaved over rows) */
-	bool per_lane;
-	uint32_t rows;      /* i64: its rows dimension */
-	uint32_t offset;    /* i64: its first element in base */
-	uint64_t workspace_at; /* a buffer of all rows: its place in the workspace, in elements per row (0: none yet) */
-} Storage;
-
-typedef struct Lowering {
-	const MModule *m;
-	const HForest *f;
-	const LRepresentation *rep;
-	RepLayout layout;
-	LModule *module;
-	LBuilder b;
-	LType acc_type;             /* type of margins while they accumulate */
-	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
-	uint32_t label;             /* i1: flags ask for each row's class (models with labels) */
-	LType row_type;             /* of the rows: f32, or f64 in the double-row entry */
-	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
-	uint32_t output_buffer;     /* its index */
-	uint32_t tree_widths;       /* address of the per-tree width buffer, or LIR_NONE (every width 1) */
-	uint32_t width_buffer;      /* its index */
-	uint32_t base_scores;       /* address of the base score buffer (aggregates that add the base last), or LIR_NONE */
-	uint32_t base_buffer;       /* its index */
-	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
-	uint32_t workspace;         /* the workspace parameter */
-	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
-	Storage *storage;           /* per MIR buffer */
-	LoopScope scope;            /* what the enclosing loops set */
-	bool complete;              /* inside the complete-rows copy of an ifComplete */
-	/* GPU kernels (lower_mir_to_gpu): see "Kernels" below. */
-	bool gpu;
-	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
-	unsigned gpu_bound;         /* the dimensions that loops around this code are spread over */
-	uint32_t gpu_active;        /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
-	const LLaunch *launch;      /* of the kernel being built */
-	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
-	uint32_t block_threads;     /* threads per block of the kernel being built */
-	bool failed;                /* a GPU-specific error was found (e says it); the module is dropped */
-	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
-	uint32_t row_cache_first;   /* i64 */
-	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
-	uint32_t var_value[HIR_MAX_VARS];
-	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
-	int64_t const_value[HIR_MAX_VARS];
-	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
-	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
-	Error *e;
-} Lowering;
-
-/* HGpuDim d as a bit of gpu_mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
-static unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
-#define GPU_GRID_BITS 7u
-#define GPU_BLOCK_BITS (7u << 3)
-
-static uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
-static uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
-static double aggregate_identity(const HForest *f)
+double aggregate_identity(const HForest *f)
 {
 	return f->aggregate == HAGGREGATE_MIN ? INFINITY : f->aggregate == HAGGREGATE_MAX ? -INFINITY : 0.0;
 }
 
 /* Where margin c starts: the base score for sums (which XGBoost adds first), else the identity (the base is added last). */
-static double margin_start(const HForest *f, uint32_t c)
+double margin_start(const HForest *f, uint32_t c)
 {
 	return f->aggregate == HAGGREGATE_SUM ? f->base_score[c] : aggregate_identity(f);
 }
@@ -141,13 +70,13 @@ static uint32_t lower_index_except(Lowering *l, const MIndex *index, const MInde
 }
 
 /* The row (or tree) number index stands for in lane `lane`. */
-static uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane) { return lower_index_except(l, index, NULL, lane); }
+uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane) { return lower_index_except(l, index, NULL, lane); }
 
 /* Where lane's entry for MIR instruction id sits in value[] and tree_index[]. */
 static size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id * MIR_MAX_INTERLEAVE + lane; }
 
 /* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
-static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
+uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 {
 	const HExpr *n = &r->nodes[x];
 	switch ((HExprOp)n->op) {
@@ -166,8 +95,6 @@ static uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lan
 	die("bad range expression");
 }
 
-static void lower_list(Lowering *l, uint32_t first);
-static void gpu_cache(Lowering *l, const MInst *inst, int64_t count);
 
 /*
  * cache(v): at the start of an iteration of v, prefetch what the next one works on:
@@ -209,7 +136,7 @@ static bool over_rows_in_trees(const Lowering *l, const MInst *inst)
 }
 
 /* The body of inst's loop for the iteration whose value is `value`, covering `rows` rows (or trees) in `lanes` lanes (0: not interleaved). */
-static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes)
+void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	LoopScope outer = l->scope;
@@ -236,7 +163,7 @@ static void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t r
 }
 
 /* One loop of inst's variable over [begin, end) by step (a constant), each iteration's body in `lanes` lanes (0: not interleaved). */
-static void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
+void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
 {
 	uint32_t loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration */
@@ -299,9 +226,8 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 	l->is_const[inst->var] = false;
 }
 
-static bool gpu_for(Lowering *l, const MInst *inst);
 
-static void lower_for(Lowering *l, const MInst *inst)
+void lower_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	HRange r;
@@ -715,7 +641,7 @@ static uint32_t storage_base(Lowering *l, uint32_t b, uint32_t lane)
 }
 
 /* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
-static uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c)
+uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c)
 {
 	const MBuffer *buf = &l->m->buffers[b];
 	const Storage *st = &l->storage[b];
@@ -735,14 +661,12 @@ static uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex
 	return emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
 }
 
-static LSpace gpu_buffer_space(Lowering *l, uint32_t b);
-static uint32_t gpu_block_copy(Lowering *l, int64_t size);
 
 /* Bytes of stack a buffer of a bounded number of rows may take. */
 #define MAX_STACK_BUFFER (1u << 20)
 
 /* buffer: give MIR buffer b its storage (a copy per lane inside a loop interleaved over rows). */
-static void lower_buffer(Lowering *l, uint32_t b)
+void lower_buffer(Lowering *l, uint32_t b)
 {
 	const MBuffer *buf = &l->m->buffers[b];
 	Storage *st = &l->storage[b];
@@ -803,7 +727,7 @@ static void lower_init(Lowering *l, uint32_t b)
 }
 
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
-static LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
+LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
 
 /*
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
@@ -916,7 +840,7 @@ static void lower_reduce_dim(Lowering *l, const MInst *inst)
 }
 
 /* One MIR instruction, in code that one thread runs (on a GPU: gpu_mask 0). */
-static void lower_inst(Lowering *l, uint32_t id)
+void lower_inst(Lowering *l, uint32_t id)
 {
 	const MInst *inst = &l->m->insts[id];
 	switch ((MOp)inst->op) {
@@ -959,9 +883,8 @@ static void lower_inst(Lowering *l, uint32_t id)
 	}
 }
 
-static void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body);
 
-static void lower_list(Lowering *l, uint32_t first)
+void lower_list(Lowering *l, uint32_t first)
 {
 	if (l->gpu && l->gpu_mask) {
 		gpu_list(l, first, MIR_NONE, true);
@@ -969,610 +892,6 @@ static void lower_list(Lowering *l, uint32_t first)
 	}
 	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next)
 		lower_inst(l, id);
-}
-
-/*
- * Kernels (lower_mir_to_gpu). The whole MIR function runs on every thread of a
- * launch; a loop mapped to a GPU dimension (gpuDimension) is spread over it as a
- * grid-stride loop (the thread's coordinate times the step is its first iteration, the
- * extent times the step its stride), so that any launch computes every iteration once.
- * Code outside the loops that bind every dimension runs alike on the threads that
- * differ only in the dimensions not yet bound (gpu_mask). There it is lowered in
- * phases (gpu_list):
- *   - a loop mapped to a dimension is spread over it;
- *   - a batch loop with no mapped loop inside is spread over all the unbound dimensions
- *     (rows are independent: MIR never reduces across them);
- *   - other loops (over trees) run alike on those threads, their bodies in phases;
- *   - init and reduceDimension are shared out element by element;
- *   - anything else (a walk, a transform) runs on the first of those threads only.
- * Threads of a block meet at a BARRIER between phases; threads of different blocks
- * cannot, so at the top a phase whose threads differ in a grid dimension ends a kernel
- * (the next phase is the next kernel), and elsewhere that is an error. Buffers declared
- * where only block dimensions are unbound live in shared memory; those of all rows in
- * the workspace, as on the host.
- */
-
-/* Lanes of a warp as SHUFFLE sees them (GROVE_WARP in rt/artifact.h). */
-#define GROVE_WARP_LANES 32
-/* Threads per block for a block loop whose trip count depends on the rows. */
-#define GPU_DEFAULT_BLOCK 128
-/* Threads per block and rows per block of a kernel with no mapped loop: its batch loops spread over the grid. */
-#define GPU_SPREAD_BLOCK 256
-#define GPU_MAX_BLOCK_THREADS 1024
-#define GPU_MAX_SHARED (48u << 10)
-
-/* Record the first GPU-specific error; lowering goes on harmlessly and the module is dropped. */
-static void gpu_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void gpu_fail(Lowering *l, const char *fmt, ...)
-{
-	char what[1024];
-	va_list ap;
-	if (l->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	error_set(l->e, "%s", what);
-	l->failed = true;
-}
-
-static uint32_t gpu_index(Lowering *l, LGpuIndex which)
-{
-	uint32_t v = lir_emit(&l->b, LOP_GPU_INDEX, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
-	l->b.fn->insts[v].sub = (uint8_t)which;
-	return v;
-}
-
-/* The thread's coordinate in HGpuDim d and d's extent. */
-static void gpu_coordinate(Lowering *l, unsigned d, uint32_t *index, uint32_t *extent)
-{
-	bool grid = d <= HGPU_GRID_Z;
-	unsigned axis = grid ? d - HGPU_GRID_X : d - HGPU_BLOCK_X;
-	*index = gpu_index(l, (LGpuIndex)((grid ? LGPU_BLOCK_X : LGPU_THREAD_X) + axis));
-	*extent = gpu_index(l, (LGpuIndex)((grid ? LGPU_GRID_DIM_X : LGPU_BLOCK_DIM_X) + axis));
-}
-
-/* The thread's number among the threads that differ in the dimensions of mask (the block's fastest), and how many they are. */
-static void gpu_flat(Lowering *l, unsigned mask, uint32_t *index, uint32_t *extent)
-{
-	static const uint8_t order[] = {HGPU_BLOCK_X, HGPU_BLOCK_Y, HGPU_BLOCK_Z, HGPU_GRID_X, HGPU_GRID_Y, HGPU_GRID_Z};
-	*index = const_i64(l, 0);
-	*extent = const_i64(l, 1);
-	for (size_t k = 0; k < COUNT_OF(order); k++) {
-		uint32_t at, size, scaled;
-		if (!(mask & dim_bit(order[k])))
-			continue;
-		gpu_coordinate(l, order[k], &at, &size);
-		scaled = emit2(l, LOP_MUL, LTYPE_I64, at, *extent);
-		*index = emit2(l, LOP_ADD, LTYPE_I64, *index, scaled);
-		*extent = emit2(l, LOP_MUL, LTYPE_I64, *extent, size);
-	}
-}
-
-/* Begin a loop over [begin, end) by step spread over the threads that differ in mask: each takes every extent-th iteration. */
-static uint32_t gpu_begin_spread(Lowering *l, uint32_t begin, uint32_t end, int64_t step, unsigned mask)
-{
-	uint32_t index, extent, by = const_i64(l, step), first, stride;
-	gpu_flat(l, mask, &index, &extent);
-	first = emit2(l, LOP_MUL, LTYPE_I64, index, by);
-	first = emit2(l, LOP_ADD, LTYPE_I64, begin, first);
-	stride = emit2(l, LOP_MUL, LTYPE_I64, extent, by);
-	if (l->gpu_active != LIR_NONE) /* an idle thread of a lockstep loop takes no iteration */
-		end = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, l->gpu_active, end, begin);
-	return lir_begin(&l->b, LOP_FOR, first, end, stride);
-}
-
-/* Whether a loop of the list first.. (or inside one) is mapped to a GPU dimension. */
-static bool contains_gpu(const MModule *m, uint32_t first)
-{
-	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next)
-		if ((m->insts[id].op == MOP_FOR || m->insts[id].op == MOP_IF_COMPLETE) &&
-		    (m->insts[id].gpu_dim || contains_gpu(m, m->insts[id].body)))
-			return true;
-	return false;
-}
-
-/* What inst is, for messages: "gpuDimension(b1, block.x)" (with its place), "loop t0", "init of m1". */
-static const char *loop_where(const Lowering *l, const MInst *inst, char *buf, size_t size)
-{
-	const HSchedule *s = &l->f->schedule;
-	if (inst->op == MOP_FOR && inst->gpu_dim)
-		return hir_schedule_where(s, inst->var, HDIR_GPU_DIMENSION, buf, size);
-	if (inst->op == MOP_FOR)
-		snprintf(buf, size, "schedule: loop %s", s->vars[inst->var].name);
-	else
-		snprintf(buf, size, "schedule: %s of buffer m%u", mir_op_name((MOp)inst->op), inst->buf);
-	return buf;
-}
-
-/*
- * The threads of a block meet here (between phases); where they cannot, an error.
- * block_only: what came before wrote memory of the block's own (a cached copy), so
- * blocks running this code alike need not be ordered.
- */
-static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
-{
-	char where[700];
-	if ((l->gpu_mask & GPU_GRID_BITS) && !block_only)
-		gpu_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
-		         loop_where(l, before, where, sizeof where));
-	else if (l->gpu_varying)
-		gpu_fail(l, "%s: the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them",
-		         loop_where(l, before, where, sizeof where));
-	else if (l->block_threads > 1)
-		lir_emit(&l->b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
-}
-
-static void gpu_barrier(Lowering *l, const MInst *before) { gpu_meet(l, before, false); }
-
-/*
- * Shared memory for a buffer of `size` margins declared inside a loop spread over block
- * dimensions (a lockstep loop): one copy per thread coordinate in those dimensions, this
- * thread's group taking its own.
- */
-static uint32_t gpu_block_copy(Lowering *l, int64_t size)
-{
-	unsigned bound = l->gpu_bound & GPU_BLOCK_BITS;
-	int64_t copies = 1;
-	uint32_t array, index, extent, at;
-	for (unsigned k = 0; k < 3; k++)
-		if (bound & dim_bit(HGPU_BLOCK_X + k))
-			copies *= l->launch->block[k].count;
-	array = lir_local_array(&l->b, l->acc_type, size * copies, LSPACE_BLOCK);
-	gpu_flat(l, bound, &index, &extent);
-	at = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, size));
-	return lir_index(&l->b, array, at, l->acc_type);
-}
-
-static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
-{
-	const MBuffer *buf = &l->m->buffers[b];
-	uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * lir_type_size(l->acc_type);
-	for (unsigned k = 0; k < 3; k++) /* a copy per thread of the lockstep loops around */
-		if (l->gpu_bound & dim_bit(HGPU_BLOCK_X + k))
-			bytes *= (uint64_t)l->launch->block[k].count;
-	if (!l->gpu_mask)
-		return LSPACE_PRIVATE;
-	if (l->gpu_mask & GPU_GRID_BITS)
-		gpu_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions, or move the loop mapped to a grid dimension inside it out of the loops over rows (its buffers then hold all rows, in global memory)", b);
-	if (l->block_threads <= 1)
-		return LSPACE_PRIVATE;
-	if (bytes > GPU_MAX_SHARED)
-		gpu_fail(l, "schedule: buffer m%u (%u copies of %lld rows x %u margins) needs %llu bytes of a block's shared memory, more than %u; use smaller tiles",
-		         b, buf->copies, (long long)buf->rows, buf->outputs, (unsigned long long)bytes, GPU_MAX_SHARED);
-	return LSPACE_BLOCK;
-}
-
-/* A representation's copy into a block's shared memory, spread over the block's threads that run the cached loop's body together. */
-static uint32_t gpu_spread_copy(void *ctx, uint32_t n)
-{
-	Lowering *l = ctx;
-	return gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu_mask & GPU_BLOCK_BITS);
-}
-
-/*
- * cache(v) of a tree loop on a GPU: at the start of each iteration, the representation
- * copies the iteration's trees (at most `count`, the step of v) into shared memory, the
- * block's threads sharing the copy; they meet, walk the trees reading the copy (the
- * tree hook yields handles into it), and meet again before the next iteration
- * overwrites it.
- */
-static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const char *where)
-{
-	const LRepresentation *rep = l->rep;
-	RepSpread spread = {gpu_spread_copy, l};
-	uint64_t bytes, used = lir_block_memory(l->b.fn, NULL), left = used < GPU_MAX_SHARED ? GPU_MAX_SHARED - used : 0;
-
-	if (count > l->f->num_trees) /* a group is never larger than the forest */
-		count = l->f->num_trees;
-	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
-	if (!rep->cache_begin)
-		gpu_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
-	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
-		gpu_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
-		         where);
-	else if (bytes > left) /* the buffers around it take their part first */
-		gpu_fail(l, "%s: %lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
-		         where, (long long)count, (unsigned long long)bytes, rep->name, (unsigned long long)left, GPU_MAX_SHARED);
-	else if (l->trees_cached)
-		gpu_fail(l, "%s: a loop around it caches its trees already", where);
-	if (l->failed) {
-		lower_list(l, inst->body);
-		return;
-	}
-	rep->cache_begin(&l->layout, &l->b, lower_index(l, &l->scope.trees, 0), (uint32_t)count, LSPACE_BLOCK, &spread);
-	gpu_meet(l, inst, true);
-	l->trees_cached = true;
-	lower_list(l, inst->body);
-	gpu_meet(l, inst, true);
-	l->trees_cached = false;
-	rep->cache_end(&l->layout);
-}
-
-/*
- * cache(v) on a GPU: at the start of each iteration of v, the threads that run its body
- * together (a block, or part of one) copy the rows the iteration covers into shared
- * memory (coalesced: consecutive threads, consecutive values) and meet; the walks in
- * the body read the copy; the threads meet again before the next iteration overwrites
- * it. count: the rows one iteration covers.
- */
-static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
-{
-	const HIndexVar *v = &l->f->schedule.vars[inst->var];
-	char where[700];
-	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	uint32_t first, last, size, copy, j, x;
-
-	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
-	if (v->over_trees) {
-		gpu_cache_trees(l, inst, count, where);
-		return;
-	}
-	if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
-		gpu_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
-		         where);
-	else if (bytes > GPU_MAX_SHARED)
-		gpu_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
-		         where, (long long)count, l->f->num_features, (long long)bytes, GPU_MAX_SHARED);
-	else if (l->row_cache != LIR_NONE)
-		gpu_fail(l, "%s: a loop around it caches its rows already", where);
-	if (l->failed) {
-		lower_list(l, inst->body);
-		return;
-	}
-	first = lower_index(l, &l->scope.rows, 0);
-	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count));
-	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
-	size = emit2(l, LOP_SUB, LTYPE_I64, last, first);
-	size = emit2(l, LOP_MUL, LTYPE_I64, size, const_i64(l, l->f->num_features));
-	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_BLOCK);
-	/* Each block fills its own copy: the copy is spread over the block's threads only. */
-	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask & GPU_BLOCK_BITS);
-	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
-	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, x, j));
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, j, x);
-	lir_end(&l->b);
-	gpu_meet(l, inst, true);
-	l->row_cache = copy;
-	l->row_cache_first = first;
-	lower_list(l, inst->body);
-	gpu_meet(l, inst, true);
-	l->row_cache = LIR_NONE;
-}
-
-/*
- * A loop spread over block dimensions whose body other threads of the block share in
- * phases (mask has dimensions left): every thread runs the same number of rounds, one
- * iteration each per round, those past the end idle through the round (gpu_active), so
- * that the block's threads can still meet between the body's phases.
- */
-static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, int64_t step, unsigned spread)
-{
-	unsigned mask = l->gpu_mask;
-	uint32_t outer = l->gpu_active, index, extent, by = const_i64(l, step), trips, rounds, round, i, active, value, zero, one;
-	gpu_flat(l, spread, &index, &extent);
-	trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
-	trips = emit2(l, LOP_ADD, LTYPE_I64, trips, const_i64(l, step - 1));
-	trips = emit2(l, LOP_SDIV, LTYPE_I64, trips, by);
-	rounds = emit2(l, LOP_SUB, LTYPE_I64, extent, const_i64(l, 1));
-	rounds = emit2(l, LOP_ADD, LTYPE_I64, trips, rounds);
-	rounds = emit2(l, LOP_SDIV, LTYPE_I64, rounds, extent);
-	zero = const_i64(l, 0);
-	one = const_i64(l, 1);
-	round = lir_begin(&l->b, LOP_FOR, zero, rounds, one);
-	i = emit2(l, LOP_MUL, LTYPE_I64, round, extent);
-	i = emit2(l, LOP_ADD, LTYPE_I64, i, index);
-	active = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, i, trips);
-	if (outer != LIR_NONE)
-		active = emit2(l, LOP_AND, LTYPE_I1, active, outer);
-	value = emit2(l, LOP_MUL, LTYPE_I64, i, by);
-	value = emit2(l, LOP_ADD, LTYPE_I64, begin, value);
-	l->gpu_active = active;
-	l->gpu_mask = mask & ~spread;
-	l->gpu_bound |= spread;
-	lower_body(l, inst, value, step, 0);
-	l->gpu_mask = mask;
-	l->gpu_bound &= ~spread;
-	l->gpu_active = outer;
-	lir_end(&l->b);
-}
-
-/*
- * A loop on a GPU: spread over its dimension, or over every unbound one (a batch loop
- * with no mapped loop inside), or run alike by the threads (the others). Returns false
- * for a loop in code that one thread runs, which lowers as on the host.
- */
-static bool gpu_for(Lowering *l, const MInst *inst)
-{
-	const HIndexVar *v = &l->f->schedule.vars[inst->var];
-	unsigned mask = l->gpu_mask, spread = 0;
-	bool varying = l->gpu_varying;
-	char where[700];
-	HRange r;
-	uint32_t begin, end, loop;
-
-	if (inst->parallel && !inst->gpu_dim)
-		gpu_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
-		         hir_schedule_where(&l->f->schedule, inst->var, HDIR_PARALLEL, where, sizeof where));
-	if (inst->gpu_dim && (l->gpu_bound & dim_bit(inst->gpu_dim)))
-		gpu_fail(l, "%s: a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
-		         loop_where(l, inst, where, sizeof where), hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
-	if (!mask && !inst->gpu_dim)
-		return false;
-	if (inst->gpu_dim)
-		spread = dim_bit(inst->gpu_dim);
-	else if (!v->over_trees && !contains_gpu(l->m, inst->body))
-		spread = mask;
-	if (inst->interleave > 1 || (spread && v->flags & HVAR_SPECIALIZE))
-		gpu_fail(l, "%s: a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
-		         loop_where(l, inst, where, sizeof where), inst->interleave > 1 ? "interleaved" : "specialized");
-	if (v->flags & HVAR_SPECIALIZE)
-		return false; /* its copies run alike, their bodies in phases */
-	hir_schedule_range(&l->f->schedule, inst->var, &r);
-	begin = lower_expr(l, &r, r.begin, 0);
-	end = lower_expr(l, &r, r.end, 0);
-	if (!spread) {
-		/* Run alike by the threads, its body in phases. */
-		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
-	} else if ((spread & GPU_BLOCK_BITS) && (mask & ~spread) && !varying) {
-		gpu_lockstep(l, inst, begin, end, r.step, spread);
-	} else {
-		loop = gpu_begin_spread(l, begin, end, r.step, spread);
-		l->gpu_mask = mask & ~spread;
-		l->gpu_bound |= spread;
-		l->gpu_varying = varying || (spread & GPU_BLOCK_BITS) != 0;
-		lower_body(l, inst, loop, r.step, 0);
-		lir_end(&l->b);
-		l->gpu_mask = mask;
-		l->gpu_bound &= ~spread;
-		l->gpu_varying = varying;
-	}
-	return true;
-}
-
-/* init shared out: the threads take rows (of every copy) in turn. */
-static void gpu_init(Lowering *l, uint32_t b)
-{
-	const MBuffer *buf = &l->m->buffers[b];
-	const Storage *st = &l->storage[b];
-	uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
-	uint32_t row = gpu_begin_spread(l, const_i64(l, 0), rows, 1, l->gpu_mask);
-	for (uint32_t c = 0; c < buf->outputs; c++) {
-		uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), value;
-		at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, c));
-		at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
-		value = lir_const_float(&l->b, l->acc_type, buf->zero ? aggregate_identity(l->f) : margin_start(l->f, c));
-		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, st->base[0], at, value);
-	}
-	lir_end(&l->b);
-}
-
-static uint32_t gpu_get(Lowering *l, uint32_t cell) { return lir_emit(&l->b, LOP_GET, l->acc_type, cell, LIR_NONE, LIR_NONE); }
-
-/*
- * sharedReduce: reduceDimension by a tree of warp shuffles. For each element in turn,
- * the block's threads fold the copies in strides of the block's size, each warp folds
- * its lanes' values with shuffles (16, 8, 4, 2, 1 lanes down; a lane whose partner is
- * past the block keeps its value), the first lane of each warp leaves the warp's value
- * in shared memory, and after a barrier the first thread folds those into the buffer.
- */
-static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
-{
-	const MBuffer *src = &l->m->buffers[inst->src];
-	const Storage *from = &l->storage[inst->src];
-	LOp op = reduce_lop(inst->reduce_op);
-	uint32_t dst = l->storage[inst->buf].base[0], dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
-	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t tid, threads, lane, warp, warps, zero = const_i64(l, 0), one = const_i64(l, 1), j, acc, c, at, v, first;
-	uint32_t partial = lir_local_array(&l->b, l->acc_type, (GPU_MAX_BLOCK_THREADS + GROVE_WARP_LANES - 1) / GROVE_WARP_LANES, LSPACE_BLOCK);
-	gpu_flat(l, l->gpu_mask, &tid, &threads);
-	lane = emit2(l, LOP_AND, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES - 1));
-	warp = emit2(l, LOP_SDIV, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES));
-	warps = emit2(l, LOP_ADD, LTYPE_I64, threads, const_i64(l, GROVE_WARP_LANES - 1));
-	warps = emit2(l, LOP_SDIV, LTYPE_I64, warps, const_i64(l, GROVE_WARP_LANES));
-	j = lir_begin(&l->b, LOP_FOR, zero, n, one);
-	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f)), LIR_NONE, LIR_NONE);
-	c = lir_begin(&l->b, LOP_FOR, tid, const_i64(l, src->copies), threads);
-	at = emit2(l, LOP_MUL, LTYPE_I64, c, n);
-	at = emit2(l, LOP_ADD, LTYPE_I64, at, j);
-	at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, at);
-	v = emit2(l, LOP_LOAD, l->acc_type, from->base[0], at);
-	emit2(l, LOP_SET, LTYPE_VOID, acc, emit2(l, op, l->acc_type, gpu_get(l, acc), v));
-	lir_end(&l->b);
-	v = gpu_get(l, acc);
-	for (int delta = GROVE_WARP_LANES / 2; delta >= 1; delta /= 2) {
-		uint32_t other = lir_emit(&l->b, LOP_SHUFFLE, l->acc_type, v, lir_const_int(&l->b, LTYPE_I32, delta), LIR_NONE);
-		uint32_t partner = emit2(l, LOP_ADD, LTYPE_I64, lane, const_i64(l, delta)), inside, exists;
-		inside = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, partner, const_i64(l, GROVE_WARP_LANES));
-		partner = emit2(l, LOP_ADD, LTYPE_I64, tid, const_i64(l, delta));
-		exists = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, partner, threads);
-		inside = emit2(l, LOP_AND, LTYPE_I1, inside, exists);
-		other = emit2(l, op, l->acc_type, v, other);
-		v = lir_emit(&l->b, LOP_SELECT, l->acc_type, inside, other, v);
-	}
-	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, lane, zero), LIR_NONE, LIR_NONE);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, partial, warp, v);
-	lir_end(&l->b);
-	gpu_barrier(l, inst);
-	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, tid, zero), LIR_NONE, LIR_NONE);
-	at = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
-	first = emit2(l, LOP_LOAD, l->acc_type, dst, at);
-	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, first, LIR_NONE, LIR_NONE);
-	c = lir_begin(&l->b, LOP_FOR, zero, warps, one);
-	v = emit2(l, LOP_LOAD, l->acc_type, partial, c);
-	emit2(l, LOP_SET, LTYPE_VOID, acc, emit2(l, op, l->acc_type, gpu_get(l, acc), v));
-	lir_end(&l->b);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, dst, at, gpu_get(l, acc));
-	lir_end(&l->b);
-	gpu_barrier(l, inst);
-	lir_end(&l->b);
-}
-
-/* reduceDimension shared out: each thread folds every copy of its elements, copy by copy (the sums of the host's order). */
-static void gpu_reduce_dim(Lowering *l, const MInst *inst)
-{
-	int32_t along = l->m->buffers[inst->src].copy_var;
-	if (along != HIR_NONE && l->f->schedule.vars[along].reduce == HREDUCE_SHARED && l->block_threads > 1 &&
-	    !(l->gpu_mask & GPU_GRID_BITS) && !(l->gpu_bound & GPU_BLOCK_BITS) && !l->gpu_varying) {
-		gpu_shuffle_fold(l, inst);
-		return;
-	}
-
-	const MBuffer *src = &l->m->buffers[inst->src];
-	const Storage *from = &l->storage[inst->src];
-	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
-	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu_mask);
-	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
-	uint32_t acc = lir_emit(&l->b, LOP_VAR, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, l->storage[inst->buf].base[0], d), LIR_NONE, LIR_NONE);
-	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
-	uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
-	uint32_t s = emit2(l, LOP_MUL, LTYPE_I64, copy, n), x, sum;
-	s = emit2(l, LOP_ADD, LTYPE_I64, from->offset, emit2(l, LOP_ADD, LTYPE_I64, s, j));
-	x = emit2(l, LOP_LOAD, l->acc_type, from->base[0], s);
-	sum = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, lir_emit(&l->b, LOP_GET, l->acc_type, acc, LIR_NONE, LIR_NONE), x);
-	emit2(l, LOP_SET, LTYPE_VOID, acc, sum);
-	lir_end(&l->b);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->storage[inst->buf].base[0], d, lir_emit(&l->b, LOP_GET, l->acc_type, acc, LIR_NONE, LIR_NONE));
-	lir_end(&l->b);
-}
-
-/* Instructions [first, stop) with no loop spread inside, on the first of the threads that run this code alike. */
-static void gpu_single(Lowering *l, uint32_t first, uint32_t stop)
-{
-	uint32_t index, extent, zero, first_thread;
-	unsigned mask = l->gpu_mask;
-	gpu_flat(l, mask, &index, &extent);
-	zero = const_i64(l, 0);
-	first_thread = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, index, zero);
-	if (l->gpu_active != LIR_NONE)
-		first_thread = emit2(l, LOP_AND, LTYPE_I1, first_thread, l->gpu_active);
-	lir_begin(&l->b, LOP_IF, first_thread, LIR_NONE, LIR_NONE);
-	l->gpu_mask = 0;
-	for (uint32_t id = first; id != stop; id = l->m->insts[id].next)
-		lower_inst(l, id);
-	l->gpu_mask = mask;
-	lir_end(&l->b);
-}
-
-/* Whether instruction id runs on one thread where threads run alike (it holds no loop and no buffer). */
-static bool is_single(const MModule *m, uint32_t id)
-{
-	uint8_t op = m->insts[id].op;
-	return op == MOP_GET_TREE || op == MOP_WALK || op == MOP_REDUCE || op == MOP_TRANSFORM;
-}
-
-/* The end of the phase that begins at id: the instruction after it. */
-static uint32_t phase_stop(const MModule *m, uint32_t id)
-{
-	if (!is_single(m, id))
-		return m->insts[id].next;
-	while (id != MIR_NONE && is_single(m, id))
-		id = m->insts[id].next;
-	return id;
-}
-
-/* One phase [first, stop) of code that threads run alike. */
-static void gpu_phase(Lowering *l, uint32_t first, uint32_t stop)
-{
-	const MInst *inst = &l->m->insts[first];
-	switch ((MOp)inst->op) {
-	case MOP_INIT: gpu_init(l, inst->buf); break;
-	case MOP_REDUCE_DIM: gpu_reduce_dim(l, inst); break;
-	case MOP_FOR: lower_for(l, inst); break;
-	case MOP_IF_COMPLETE: lower_list(l, inst->body); break; /* the copy that tests for missing values serves every row */
-	default: gpu_single(l, first, stop); break;
-	}
-}
-
-/*
- * The instructions [first, stop) of code that threads run alike, in phases with the
- * block's threads meeting between them, and after the last where the list is a loop
- * body whose next iteration could otherwise overwrite what a slower thread still reads.
- */
-static void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body)
-{
-	uint32_t phases = 0, last = MIR_NONE;
-	bool shared = false;
-	for (uint32_t id = first; id != stop;) {
-		uint32_t end;
-		if (l->m->insts[id].op == MOP_BUFFER) {
-			lower_buffer(l, l->m->insts[id].buf);
-			shared |= l->block_threads > 1;
-			id = l->m->insts[id].next;
-			continue;
-		}
-		if (phases++)
-			gpu_barrier(l, &l->m->insts[last]);
-		end = phase_stop(l->m, id);
-		gpu_phase(l, id, end);
-		last = id;
-		id = end;
-	}
-	if (loop_body && (phases > 1 || (shared && phases)))
-		gpu_barrier(l, &l->m->insts[last]);
-}
-
-/* Widen launch extent *d to cover a loop of range r mapped to it (blocks have fixed sizes). */
-static void widen(LDim *d, const HRange *r, bool block)
-{
-	LDim want = {.count = r->max_trips > 0 ? r->max_trips : block ? GPU_DEFAULT_BLOCK : 0, .rows_per = 0};
-	if (!want.count)
-		want.rows_per = r->step; /* a loop over the batch: a block per step */
-	if (want.rows_per && (!d->rows_per || want.rows_per < d->rows_per))
-		*d = want;
-	else if (!want.rows_per && !d->rows_per && want.count > d->count)
-		d->count = want.count;
-}
-
-/* The extents the loops mapped in [first, stop) ask for. */
-static void gpu_scan(const Lowering *l, uint32_t first, uint32_t stop, LLaunch *launch, bool *mapped)
-{
-	for (uint32_t id = first; id != stop; id = l->m->insts[id].next) {
-		const MInst *inst = &l->m->insts[id];
-		if (inst->op == MOP_FOR && inst->gpu_dim) {
-			HRange r;
-			bool block = inst->gpu_dim >= HGPU_BLOCK_X;
-			hir_schedule_range(&l->f->schedule, inst->var, &r);
-			widen(block ? &launch->block[inst->gpu_dim - HGPU_BLOCK_X] : &launch->grid[inst->gpu_dim - HGPU_GRID_X], &r, block);
-			*mapped = true;
-		}
-		if (inst->op == MOP_FOR || inst->op == MOP_IF_COMPLETE)
-			gpu_scan(l, inst->body, MIR_NONE, launch, mapped);
-	}
-}
-
-/* The launch of the kernel fn running phase [first, stop); sets the threads that start it alike. */
-static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
-{
-	LLaunch *launch = &fn->launch;
-	bool mapped = false;
-	int64_t threads = 1;
-	for (int k = 0; k < 3; k++)
-		launch->grid[k] = launch->block[k] = (LDim){.count = 1};
-	gpu_scan(l, first, stop, launch, &mapped);
-	if (!mapped) {
-		/* Nothing mapped: the batch loops spread over a grid of blocks of GPU_SPREAD_BLOCK threads. */
-		launch->grid[0] = (LDim){.rows_per = GPU_SPREAD_BLOCK};
-		launch->block[0] = (LDim){.count = GPU_SPREAD_BLOCK};
-	}
-	l->gpu_mask = 0;
-	for (int k = 0; k < 3; k++) {
-		threads *= launch->block[k].count;
-		if (launch->grid[k].rows_per || launch->grid[k].count > 1)
-			l->gpu_mask |= dim_bit(HGPU_GRID_X + (unsigned)k);
-		if (launch->block[k].count > 1)
-			l->gpu_mask |= dim_bit(HGPU_BLOCK_X + (unsigned)k);
-	}
-	if (threads > GPU_MAX_BLOCK_THREADS)
-		gpu_fail(l, "schedule: the loops mapped to block dimensions ask for %lld x %lld x %lld = %lld threads per block, at most %d; tile them",
-		         (long long)launch->block[0].count, (long long)launch->block[1].count, (long long)launch->block[2].count,
-		         (long long)threads, GPU_MAX_BLOCK_THREADS);
-	l->block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
-	l->gpu_varying = false;
-	l->gpu_bound = 0;
-	l->gpu_active = LIR_NONE;
-	l->launch = launch;
 }
 
 /* Buffers on the stack must fit there. */
@@ -1610,7 +929,7 @@ static uint32_t add_base_buffer(LModule *module, const HForest *f, LType type)
 }
 
 /* A new function `name` (a kernel: kernel true) whose rows are of row_type, with its parameters and the representation's prologue. */
-static LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel)
+LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel)
 {
 	const HForest *f = l->f;
 	LFunc *fn = kernel ? lir_func_add(l->module, name, lir_kernel_params, LIR_KERNEL_PARAMS)
@@ -1643,36 +962,6 @@ static LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool
 	l->rep->begin_function(&l->layout, &l->b);
 	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
 	return fn;
-}
-
-/*
- * The kernels of an entry: the top-level list in phases, each phase a kernel of its
- * own (kernels run one after the other, which orders phases whose threads are in
- * different blocks). Each kernel declares the top-level buffers before its phase again.
- */
-static void gpu_entry(Lowering *l, const char *name, LType row_type)
-{
-	const MModule *m = l->m;
-	uint32_t *decls = xmalloc(((size_t)m->num_insts + 1) * sizeof *decls), num_decls = 0, kernels = 0;
-	for (uint32_t id = m->body; id != MIR_NONE;) {
-		char kernel[64];
-		uint32_t end;
-		LFunc *fn;
-		if (m->insts[id].op == MOP_BUFFER) {
-			decls[num_decls++] = id;
-			id = m->insts[id].next;
-			continue;
-		}
-		end = phase_stop(m, id);
-		snprintf(kernel, sizeof kernel, "%s_k%u", name, kernels++);
-		fn = begin_function(l, kernel, row_type, true);
-		gpu_launch(l, id, end, fn);
-		for (uint32_t d = 0; d < num_decls; d++)
-			lower_buffer(l, m->insts[decls[d]].buf);
-		gpu_phase(l, id, end);
-		id = end;
-	}
-	free(decls);
 }
 
 /* Build the entry `name` (the host function, or a GPU module's kernels), whose rows are of row_type: the body of the MIR module once more. */

@@ -1,0 +1,122 @@
+/*
+ * Internal to lower/: the state of the MIR -> LIR lowering, shared by the host part
+ * (mir_to_lir.c) and the GPU kernels' (mir_to_gpu.c).
+ */
+#ifndef GROVE_LOWER_LOWERING_H
+#define GROVE_LOWER_LOWERING_H
+
+#include "lower/lower.h"
+#include "lower/rep.h"
+
+/* What the loops around the code being lowered set; each loop restores its outer scope when it ends. */
+typedef struct LoopScope {
+	uint32_t lanes;             /* rows (or trees) handled together by the enclosing interleaved loop (1 if none) */
+	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
+	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
+	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
+	MIndex rows, trees;         /* the batch and tree variables bound: the row and tree (of lane 0) are their sums */
+} LoopScope;
+
+/* A MIR buffer as lowered. */
+typedef struct Storage {
+	uint32_t base[MIR_MAX_INTERLEAVE]; /* its address per lane (one per lane when declared inside a loop interleaved over rows) */
+	bool per_lane;
+	uint32_t rows;      /* i64: its rows dimension */
+	uint32_t offset;    /* i64: its first element in base */
+	uint64_t workspace_at; /* a buffer of all rows: its place in the workspace, in elements per row (0: none yet) */
+} Storage;
+
+typedef struct Lowering {
+	const MModule *m;
+	const HForest *f;
+	const LRepresentation *rep;
+	RepLayout layout;
+	LModule *module;
+	LBuilder b;
+	LType acc_type;             /* type of margins while they accumulate */
+	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
+	uint32_t label;             /* i1: flags ask for each row's class (models with labels) */
+	LType row_type;             /* of the rows: f32, or f64 in the double-row entry */
+	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */
+	uint32_t output_buffer;     /* its index */
+	uint32_t tree_widths;       /* address of the per-tree width buffer, or LIR_NONE (every width 1) */
+	uint32_t width_buffer;      /* its index */
+	uint32_t base_scores;       /* address of the base score buffer (aggregates that add the base last), or LIR_NONE */
+	uint32_t base_buffer;       /* its index */
+	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
+	uint32_t workspace;         /* the workspace parameter */
+	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
+	Storage *storage;           /* per MIR buffer */
+	LoopScope scope;            /* what the enclosing loops set */
+	bool complete;              /* inside the complete-rows copy of an ifComplete */
+	/* GPU kernels (lower_mir_to_gpu): see mir_to_gpu.c. */
+	bool gpu;
+	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
+	unsigned gpu_bound;         /* the dimensions that loops around this code are spread over */
+	uint32_t gpu_active;        /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
+	const LLaunch *launch;      /* of the kernel being built */
+	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
+	uint32_t block_threads;     /* threads per block of the kernel being built */
+	bool failed;                /* a GPU-specific error was found (e says it); the module is dropped */
+	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
+	uint32_t row_cache_first;   /* i64 */
+	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
+	uint32_t var_value[HIR_MAX_VARS];
+	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
+	int64_t const_value[HIR_MAX_VARS];
+	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
+	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
+	Error *e;
+} Lowering;
+
+/* HGpuDim d as a bit of gpu_mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
+static inline unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
+#define GPU_GRID_BITS 7u
+#define GPU_BLOCK_BITS (7u << 3)
+
+static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
+static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
+
+/* mir_to_lir.c */
+/* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
+double aggregate_identity(const HForest *f);
+/* A new function `name` (a kernel: kernel true) whose rows are of row_type, with its parameters and the representation's prologue. */
+LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel);
+/* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
+uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c);
+/* The body of inst's loop for the iteration whose value is `value`, covering `rows` rows (or trees) in `lanes` lanes (0: not interleaved). */
+void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes);
+/* buffer: give MIR buffer b its storage. */
+void lower_buffer(Lowering *l, uint32_t b);
+/* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
+uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane);
+/* A FOR of the MIR. */
+void lower_for(Lowering *l, const MInst *inst);
+/* The row (or tree) number index stands for in lane `lane`. */
+uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane);
+/* One MIR instruction, in code that one thread runs (on a GPU: gpu_mask 0). */
+void lower_inst(Lowering *l, uint32_t id);
+/* A list of MIR instructions (on a GPU, in phases where threads run it alike). */
+void lower_list(Lowering *l, uint32_t first);
+/* One loop of inst's variable over [begin, end) by step (a constant), each iteration's body in `lanes` lanes (0: not interleaved). */
+void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel);
+/* Where margin c starts: the base score for sums, else the identity. */
+double margin_start(const HForest *f, uint32_t c);
+/* The LIR operation of reduction operator op: fadd, fmin or fmax. */
+LOp reduce_lop(uint8_t op);
+
+/* mir_to_gpu.c */
+/* Shared memory for a buffer of `size` margins inside a lockstep loop: this thread group's copy. */
+uint32_t gpu_block_copy(Lowering *l, int64_t size);
+/* Where MIR buffer b lives on a GPU: private, or the block's shared memory (checked against its size). */
+LSpace gpu_buffer_space(Lowering *l, uint32_t b);
+/* cache(v) on a GPU: the body of v's iteration between a copy of its rows or trees in shared memory and the threads' last meeting. */
+void gpu_cache(Lowering *l, const MInst *inst, int64_t count);
+/* The kernels of an entry: the top-level list in phases, each phase a kernel. */
+void gpu_entry(Lowering *l, const char *name, LType row_type);
+/* A loop on a GPU (spread, or run alike); false for a loop one thread runs, which lowers as on the host. */
+bool gpu_for(Lowering *l, const MInst *inst);
+/* Instructions [first, stop) of code that threads run alike, in phases with barriers between. */
+void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body);
+
+#endif
