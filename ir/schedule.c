@@ -898,6 +898,9 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 				return fail_at(s, v, HDIR_INTERLEAVE, e, "'%s' runs up to %lld iterations; at most %d walks can be interleaved", x->name,
 				               (long long)r.max_trips, MAX_INTERLEAVE);
 		}
+		if ((x->flags & HVAR_SPECIALIZE) && (x->flags & HVAR_CACHE))
+			return fail_at(s, v, HDIR_CACHE, e, "'%s' is also specialized: its iterations become copies of the body, with no loop to fetch the next one's working set in; cache a loop inside it",
+			               x->name);
 		if (x->flags & HVAR_SPECIALIZE) {
 			int64_t copies = 1;
 			if (x->flags & (HVAR_PARALLEL | HVAR_INTERLEAVE))

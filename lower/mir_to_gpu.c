@@ -607,6 +607,15 @@ static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
 	l->launch = launch;
 }
 
+/* A kernel's shared memory altogether (buffers, copies of rows and trees) must fit a block's. */
+static void gpu_check_shared(Lowering *l, const LFunc *fn)
+{
+	uint64_t bytes = lir_block_memory(fn, NULL);
+	if (bytes > GPU_MAX_SHARED)
+		gpu_fail(l, "schedule: kernel %s needs %llu bytes of a block's shared memory altogether (its buffers and the rows or trees it caches), more than %u; use smaller tiles or cache less",
+		         fn->name, (unsigned long long)bytes, GPU_MAX_SHARED);
+}
+
 /*
  * The kernels of an entry: the top-level list in phases, each phase a kernel of its
  * own (kernels run one after the other, which orders phases whose threads are in
@@ -632,6 +641,7 @@ void gpu_entry(Lowering *l, const char *name, LType row_type)
 		for (uint32_t d = 0; d < num_decls; d++)
 			lower_buffer(l, m->insts[decls[d]].buf);
 		gpu_phase(l, id, end);
+		gpu_check_shared(l, fn);
 		id = end;
 	}
 	free(decls);

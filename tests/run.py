@@ -816,8 +816,8 @@ def gpu_tests(s, pool):
     model's default-schedule PTX for sm_70, sm_80 and sm_90 through ptxas -v, with no spills; (c) its HSACO for gfx90a
     and gfx1100, whose metadata lists every kernel; (d) tests/schedules/gpu/bad/NAME.sched refused with NAME.err's
     message; (e) the CUDA and ROCm artifacts where no driver is: a clear error; (f) golden MIR and LIR of
-    tests/golden/binary.json under each GPU schedule. A sanitizer build runs (a) on every sixth model per schedule, and
-    (b) for the default schedules only."""
+    tests/golden/binary.json under each GPU schedule. A sanitizer build runs (a) on every sixth model of the schedule
+    matrix per schedule, and (b) for the default schedules only."""
     thin = build_config(s)["asan"]
     names = ["default"] + sorted(f[:-6] for f in os.listdir(GPU_SCHEDULES) if f.endswith(".sched"))
     jobs = []
@@ -833,7 +833,7 @@ def gpu_tests(s, pool):
         options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", path)) + extra
         options += ("--representation", rep) if rep else ()
         label = sched + (f"-{rep}" if rep else "")
-        models = gpu_models + (other_fixtures if label in GPU_EVERY_MODEL else [])
+        models = gpu_models + (other_fixtures if label in GPU_EVERY_MODEL and not thin else [])
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % 6):
                 jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
@@ -922,11 +922,14 @@ def gpu_golden(s, sched):
 
 
 def gpu_bad_schedule(s, base):
-    """A GPU schedule a GPU cannot run as written is refused with the message in NAME.err."""
+    """A GPU schedule a GPU cannot run as written is refused (compiling higgs, or the real model a `# model:` line
+    names) with the message in NAME.err."""
     name = os.path.basename(base)
     with open(base + ".err") as f:
         want = f.read().strip()
-    p = s.run("compile", os.path.join(REAL, "higgs.json"), "--target", "gpusim", "--schedule", base + ".sched",
+    with open(base + ".sched") as f:  # a "# model: NAME" line picks another real model than higgs
+        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("# model:")), "higgs.json")
+    p = s.run("compile", os.path.join(REAL, model), "--target", "gpusim", "--schedule", base + ".sched",
               *schedule_test_options(base + ".sched")[0], "-o", s.path(f"gpu-bad-{name}.so"))
     s.record("gpu", f"bad/{name}", p.returncode != 0 and want in p.stderr,
              f"expected a failure with '{want}', got exit {p.returncode}: {p.stderr.strip()}")
