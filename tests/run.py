@@ -706,6 +706,10 @@ def io_failure_tests(s):
 
 
 SCHEDULES = os.path.join(ROOT, "tests", "schedules")
+# A sanitizer build, which compiles two to three times slower (CI runs it before the normal build), runs each schedule
+# of the matrices on every ASAN_THIN-th model (GPU schedules: every 2 * ASAN_THIN-th), a different share for each
+# schedule, so that every schedule and every model still meet the sanitizers.
+ASAN_THIN = 4
 
 
 def schedule_test_options(path):
@@ -739,9 +743,8 @@ def matrix_models(s, group, rows):
 
 
 def schedule_tests(s, pool):
-    """Every schedule in tests/schedules on every model: predictions, round trip, golden MIR. A sanitizer build, which
-    compiles two to three times slower (CI runs it before the normal build), runs each schedule on every third model,
-    a different third for each schedule, so that every schedule and every model still meet the sanitizers."""
+    """Every schedule in tests/schedules on every model: predictions, round trip, golden MIR (a sanitizer build: on
+    every ASAN_THIN-th model)."""
     names = sorted(f[:-6] for f in os.listdir(SCHEDULES) if f.endswith(".sched"))
     thin = build_config(s)["asan"]
     models = matrix_models(s, "schedules", 300)
@@ -751,7 +754,7 @@ def schedule_tests(s, pool):
         extra, refusals = schedule_test_options(path)
         options = ("--schedule", path) + extra
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
-            if s.wanted("schedules", f"{sched}/{name}") and not (thin and (i + j) % 3):
+            if s.wanted("schedules", f"{sched}/{name}") and not (thin and (i + j) % ASAN_THIN):
                 jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}".replace("/", "."), model, rows,
                                         expected, probability, False, options, num_trees, f64, refusals))
         if s.wanted("schedules", f"{sched}/roundtrip"):
@@ -816,8 +819,8 @@ def gpu_tests(s, pool):
     model's default-schedule PTX for sm_70, sm_80 and sm_90 through ptxas -v, with no spills; (c) its HSACO for gfx90a
     and gfx1100, whose metadata lists every kernel; (d) tests/schedules/gpu/bad/NAME.sched refused with NAME.err's
     message; (e) the CUDA and ROCm artifacts where no driver is: a clear error; (f) golden MIR and LIR of
-    tests/golden/binary.json under each GPU schedule. A sanitizer build runs (a) on every sixth model of the schedule
-    matrix per schedule, and (b) for the default schedules only."""
+    tests/golden/binary.json under each GPU schedule. A sanitizer build runs (a) on every 2 * ASAN_THIN-th model
+    of the schedule matrix per schedule, and (b) for the default schedules only."""
     thin = build_config(s)["asan"]
     names = ["default"] + sorted(f[:-6] for f in os.listdir(GPU_SCHEDULES) if f.endswith(".sched"))
     jobs = []
@@ -835,7 +838,7 @@ def gpu_tests(s, pool):
         label = sched + (f"-{rep}" if rep else "")
         models = gpu_models + (other_fixtures if label in GPU_EVERY_MODEL and not thin else [])
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
-            if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % 6):
+            if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % (2 * ASAN_THIN)):
                 jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
                                         probability, False, options, num_trees, f64, refusals))
     for model, _, _ in REAL_MODELS:
