@@ -84,7 +84,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 {
 	HSchedule *s = &f->schedule;
 	const char *rows_outer, *trees_outer, *walk; /* the outermost row and tree loops, and the loop holding the walk */
-	uint32_t trees = f->num_trees < 2 ? 1 : k->trees, depth = 0;
+	uint32_t trees = f->num_trees < 2 ? 1 : k->trees, shallowest, depth;
 	bool ok = true;
 
 	hir_schedule_init(s, f->num_trees);
@@ -108,10 +108,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	}
 	if (k->parallel != HPARALLEL_NONE)
 		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, k->parallel == HPARALLEL_ROWS ? rows_outer : trees_outer, 0, e);
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		uint32_t d = hir_tree_depth(f, t);
-		depth = d > depth ? d : depth;
-	}
+	hir_leaf_depth_range(f, &shallowest, &depth);
 	if (k->unroll && depth > 0)
 		ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, walk, depth, e);
 	if (k->peel)
@@ -247,7 +244,7 @@ bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
 {
 	HSchedule *s = &f->schedule;
 	const char *order[6] = {"b0", "t0"}, *rows = "b1", *walk = "t1";
-	uint32_t n = 2, depth = 0;
+	uint32_t n = 2, shallowest, depth;
 	bool ok;
 	hir_schedule_init(s, f->num_trees);
 	ok = hir_schedule_tile(s, "batch", "b0", "b1", k->rows_per_block, e) &&
@@ -270,10 +267,7 @@ bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
 		ok = ok && hir_schedule_mark(s, HDIR_CACHE, "t0", 0, e);
 	if (k->interleave > 1)
 		ok = ok && hir_schedule_mark(s, HDIR_INTERLEAVE, walk, 0, e);
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		uint32_t d = hir_tree_depth(f, t);
-		depth = d > depth ? d : depth;
-	}
+	hir_leaf_depth_range(f, &shallowest, &depth);
 	if (k->unroll && depth > 0)
 		ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, walk, depth, e);
 	if (k->shared_reduce)

@@ -316,6 +316,18 @@ uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t 
 	return leaf_stays ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;
 }
 
+uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
+                           const RepRow *row, bool leaf_stays)
+{
+	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
+	uint32_t one = lir_const_int(b, LTYPE_I64, 1);
+	uint32_t twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
+	uint32_t left = lir_emit(b, LOP_ADD, LTYPE_I64, twice, one, LIR_NONE);
+	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
+	(void)tree;
+	return rep_step_result(b, fields, node, child, leaf_stays);
+}
+
 LType rep_value_type(const HForest *f)
 {
 	return f->threshold_type == HTYPE_F32 && f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;

@@ -175,5 +175,11 @@ void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n);
 uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
+/*
+ * The step hook of layouts that keep trees complete (array, reorg): the children of
+ * slot i are 2i+1 and 2i+2 (a leaf's lie outside the tree: it stays where leaf_stays).
+ */
+uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
+                           const RepRow *row, bool leaf_stays);
 
 #endif

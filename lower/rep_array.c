@@ -150,19 +150,6 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	return n;
 }
 
-/* The children of slot i are 2i+1 and 2i+2 (a leaf's lie outside the tree: it stays where leaf_stays). */
-static uint32_t array_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
-                           const RepRow *row, bool leaf_stays)
-{
-	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
-	uint32_t one = lir_const_int(b, LTYPE_I64, 1);
-	uint32_t twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
-	uint32_t left = lir_emit(b, LOP_ADD, LTYPE_I64, twice, one, LIR_NONE);
-	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
-	(void)tree;
-	return rep_step_result(b, fields, node, child, leaf_stays);
-}
-
 static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	ArrayState *s = layout->state;
@@ -220,7 +207,7 @@ const LRepresentation rep_array = {
 	.tree = array_tree,
 	.root = array_root,
 	.load_node = array_load_node,
-	.step = array_step,
+	.step = rep_complete_step,
 	.prefetch_tree = array_prefetch_tree,
 	.leaf_value = array_leaf_value,
 	.cache_bytes = array_cache_bytes,

@@ -157,19 +157,6 @@ static RepNode reorg_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	return n;
 }
 
-/* The children of slot i are 2i+1 and 2i+2 (a leaf's lie past the tree: it stays where leaf_stays). */
-static uint32_t reorg_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
-                           const RepRow *row, bool leaf_stays)
-{
-	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
-	uint32_t one = lir_const_int(b, LTYPE_I64, 1);
-	uint32_t twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
-	uint32_t left = lir_emit(b, LOP_ADD, LTYPE_I64, twice, one, LIR_NONE);
-	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
-	(void)tree;
-	return rep_step_result(b, fields, node, child, leaf_stays);
-}
-
 static uint32_t reorg_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	const ReorgSource *src = reorg_source(layout);
@@ -237,7 +224,7 @@ const LRepresentation rep_reorg = {
 	.tree = reorg_tree,
 	.root = reorg_root,
 	.load_node = reorg_load_node,
-	.step = reorg_step,
+	.step = rep_complete_step,
 	.prefetch_tree = reorg_prefetch_tree,
 	.leaf_value = reorg_leaf_value,
 	.cache_bytes = reorg_cache_bytes,
