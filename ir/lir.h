@@ -314,7 +314,7 @@ uint64_t lir_block_memory(const LFunc *fn, uint64_t *offset);
 int64_t lir_dim_value(const LDim *d, int64_t nrows);
 
 /* An insertion point: appends instructions to a region of a function. */
-#define LIR_MAX_NESTING 32
+#define LIR_MAX_NESTING 128
 typedef struct LBuilder {
 	LFunc *fn;
 	uint32_t *tail[LIR_MAX_NESTING]; /* where the next instruction's index is stored */

@@ -196,6 +196,9 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 		                 k->tree_threads, k->interleave);
 	if (k->representation >= reps)
 		return error_set(e, "representation %u: there are %u", k->representation, reps);
+	if (lower_representation_is_code(k->representation))
+		return error_set(e, "representation %s: the template's tree loops are not specialized, as its walks need",
+		                 lower_representation_names[k->representation]);
 	threads = (uint64_t)(k->rows_per_block / k->rows_per_thread) * busy_tree_threads(s->trees, k->tree_threads);
 	if (threads > GPU_MAX_BLOCK_THREADS)
 		return error_set(e, "%u rows per block at %u per thread times %u tree threads: %llu threads per block, more "
@@ -220,6 +223,8 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
 				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
+					if (lower_representation_is_code(rep)) /* the template's tree loops are not specialized */
+						continue;
 					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
 					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,
 					               .tree_threads = busy_tree_threads(s->trees, threads[j]),

@@ -148,6 +148,11 @@ MModule *lower_hir_to_mir(const HForest *f, Error *e);
 
 /* Names the representations lower_mir_to_lir accepts ("array", ...), NULL-terminated. */
 extern const char *const lower_representation_names[];
+/*
+ * Whether representation number i keeps trees in instructions ("code"): its walks need
+ * their trees known at compile time, so every tree loop around them must be specialized.
+ */
+bool lower_representation_is_code(uint32_t i);
 
 /* Lower MIR to LIR laying the model out with the named representation (NULL = default). */
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);

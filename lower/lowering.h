@@ -57,7 +57,7 @@ typedef struct Lowering {
 	const LLaunch *launch;      /* of the kernel being built */
 	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
 	uint32_t block_threads;     /* threads per block of the kernel being built */
-	bool failed;                /* a GPU-specific error was found (e says it); the module is dropped */
+	bool failed;                /* an error was found (lower_fail; e says it): the module is dropped */
 	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
@@ -78,6 +78,8 @@ static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
 /* mir_to_lir.c */
+/* Record an error of the lowering (the first one counts; the module is dropped at the end). */
+void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 double aggregate_identity(const HForest *f);
 /* A new function `name` (a kernel: kernel true) whose rows are of row_type, with its parameters and the representation's prologue. */

@@ -20,7 +20,6 @@
  */
 #include "lower/lowering.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -34,19 +33,6 @@
 #define GPU_MAX_SHARED (48u << 10)
 
 /* Record the first GPU-specific error; lowering goes on harmlessly and the module is dropped. */
-static void gpu_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void gpu_fail(Lowering *l, const char *fmt, ...)
-{
-	char what[1024];
-	va_list ap;
-	if (l->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	error_set(l->e, "%s", what);
-	l->failed = true;
-}
 
 static uint32_t gpu_index(Lowering *l, LGpuIndex which)
 {
@@ -126,10 +112,10 @@ static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
 {
 	char where[700];
 	if ((l->gpu_mask & GPU_GRID_BITS) && !block_only)
-		gpu_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
+		lower_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
 		         loop_where(l, before, where, sizeof where));
 	else if (l->gpu_varying)
-		gpu_fail(l, "%s: the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them",
+		lower_fail(l, "%s: the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them",
 		         loop_where(l, before, where, sizeof where));
 	else if (l->block_threads > 1)
 		lir_emit(&l->b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
@@ -166,11 +152,11 @@ LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 	if (!l->gpu_mask)
 		return LSPACE_PRIVATE;
 	if (l->gpu_mask & GPU_GRID_BITS)
-		gpu_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions, or move the loop mapped to a grid dimension inside it out of the loops over rows (its buffers then hold all rows, in global memory)", b);
+		lower_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions, or move the loop mapped to a grid dimension inside it out of the loops over rows (its buffers then hold all rows, in global memory)", b);
 	if (l->block_threads <= 1)
 		return LSPACE_PRIVATE;
 	if (bytes > GPU_MAX_SHARED)
-		gpu_fail(l, "schedule: buffer m%u (%u copies of %lld rows x %u margins) needs %llu bytes of a block's shared memory, more than %u; use smaller tiles",
+		lower_fail(l, "schedule: buffer m%u (%u copies of %lld rows x %u margins) needs %llu bytes of a block's shared memory, more than %u; use smaller tiles",
 		         b, buf->copies, (long long)buf->rows, buf->outputs, (unsigned long long)bytes, GPU_MAX_SHARED);
 	return LSPACE_BLOCK;
 }
@@ -199,15 +185,15 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 		count = l->f->num_trees;
 	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
 	if (!rep->cache_begin)
-		gpu_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
+		lower_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
 	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
-		gpu_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
+		lower_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > left) /* the buffers around it take their part first */
-		gpu_fail(l, "%s: %lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
+		lower_fail(l, "%s: %lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
 		         where, (long long)count, (unsigned long long)bytes, rep->name, (unsigned long long)left, GPU_MAX_SHARED);
 	else if (l->trees_cached)
-		gpu_fail(l, "%s: a loop around it caches its trees already", where);
+		lower_fail(l, "%s: a loop around it caches its trees already", where);
 	if (l->failed) {
 		lower_list(l, inst->body);
 		return;
@@ -241,13 +227,13 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 		return;
 	}
 	if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
-		gpu_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
+		lower_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > GPU_MAX_SHARED)
-		gpu_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
+		lower_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
 		         where, (long long)count, l->f->num_features, (long long)bytes, GPU_MAX_SHARED);
 	else if (l->row_cache != LIR_NONE)
-		gpu_fail(l, "%s: a loop around it caches its rows already", where);
+		lower_fail(l, "%s: a loop around it caches its rows already", where);
 	if (l->failed) {
 		lower_list(l, inst->body);
 		return;
@@ -324,10 +310,10 @@ bool gpu_for(Lowering *l, const MInst *inst)
 	uint32_t begin, end, loop;
 
 	if (inst->parallel && !inst->gpu_dim)
-		gpu_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
+		lower_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
 		         hir_schedule_where(&l->f->schedule, inst->var, HDIR_PARALLEL, where, sizeof where));
 	if (inst->gpu_dim && (l->gpu_bound & dim_bit(inst->gpu_dim)))
-		gpu_fail(l, "%s: a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
+		lower_fail(l, "%s: a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
 		         loop_where(l, inst, where, sizeof where), hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
 	if (!mask && !inst->gpu_dim)
 		return false;
@@ -336,7 +322,7 @@ bool gpu_for(Lowering *l, const MInst *inst)
 	else if (!v->over_trees && !contains_gpu(l->m, inst->body))
 		spread = mask;
 	if (inst->interleave > 1 || (spread && v->flags & HVAR_SPECIALIZE))
-		gpu_fail(l, "%s: a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
+		lower_fail(l, "%s: a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
 		         loop_where(l, inst, where, sizeof where), inst->interleave > 1 ? "interleaved" : "specialized");
 	if (v->flags & HVAR_SPECIALIZE)
 		return false; /* its copies run alike, their bodies in phases */
@@ -597,7 +583,7 @@ static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
 			l->gpu_mask |= dim_bit(HGPU_BLOCK_X + (unsigned)k);
 	}
 	if (threads > GPU_MAX_BLOCK_THREADS)
-		gpu_fail(l, "schedule: the loops mapped to block dimensions ask for %lld x %lld x %lld = %lld threads per block, at most %d; tile them",
+		lower_fail(l, "schedule: the loops mapped to block dimensions ask for %lld x %lld x %lld = %lld threads per block, at most %d; tile them",
 		         (long long)launch->block[0].count, (long long)launch->block[1].count, (long long)launch->block[2].count,
 		         (long long)threads, GPU_MAX_BLOCK_THREADS);
 	l->block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
@@ -612,7 +598,7 @@ static void gpu_check_shared(Lowering *l, const LFunc *fn)
 {
 	uint64_t bytes = lir_block_memory(fn, NULL);
 	if (bytes > GPU_MAX_SHARED)
-		gpu_fail(l, "schedule: kernel %s needs %llu bytes of a block's shared memory altogether (its buffers and the rows or trees it caches), more than %u; use smaller tiles or cache less",
+		lower_fail(l, "schedule: kernel %s needs %llu bytes of a block's shared memory altogether (its buffers and the rows or trees it caches), more than %u; use smaller tiles or cache less",
 		         fn->name, (unsigned long long)bytes, GPU_MAX_SHARED);
 }
 

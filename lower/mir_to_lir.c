@@ -19,6 +19,8 @@
 #include "lower/lowering.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,19 @@
 
 
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
+void lower_fail(Lowering *l, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	if (l->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	error_set(l->e, "%s", what);
+	l->failed = true;
+}
+
 double aggregate_identity(const HForest *f)
 {
 	return f->aggregate == HAGGREGATE_MIN ? INFINITY : f->aggregate == HAGGREGATE_MAX ? -INFINITY : 0.0;
@@ -109,7 +124,10 @@ static void prefetch_next(Lowering *l, bool trees, int64_t count)
 	uint32_t at;
 	if (trees) {
 		uint32_t tree = lir_begin(&l->b, LOP_FOR, next, last, const_i64(l, 1));
-		l->rep->prefetch_tree(&l->layout, &l->b, tree);
+		if (l->rep->prefetch_tree)
+			l->rep->prefetch_tree(&l->layout, &l->b, tree);
+		else
+			lower_fail(l, "cache of a tree loop: the %s representation keeps no trees in memory to prefetch", l->rep->name);
 	} else {
 		uint32_t width = const_i64(l, l->f->num_features);
 		uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
@@ -296,6 +314,45 @@ static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, ui
  * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
  * so that their loads overlap.
  */
+/* The row a walk reads in lane r. */
+static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
+{
+	uint32_t index = lower_index(l, &walk->row, r), base = l->rows;
+	if (l->row_cache != LIR_NONE) { /* cache(v) on a GPU: the rows' copy in shared memory */
+		index = emit2(l, LOP_SUB, LTYPE_I64, index, l->row_cache_first);
+		base = l->row_cache;
+	}
+	return (RepRow){.base = base, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features)),
+	                .complete = l->complete};
+}
+
+/* walk in a representation that keeps trees in code: the representation emits each lane's walk whole, of a tree known here. */
+static void lower_code_walk(Lowering *l, uint32_t id)
+{
+	const MInst *walk = &l->m->insts[id];
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		const LInst *tree = &l->b.fn->insts[l->tree_index[lane_slot(walk->a, r)]];
+		RepRow row = walk_row(l, walk, r);
+		uint32_t value = LIR_NONE;
+		Error e;
+		if (tree->op != LOP_CONST) {
+			/* The first tree loop around that is not specialized names the fix. */
+			const char *loop = "tree";
+			for (uint32_t i = 0; i < l->scope.trees.num_terms; i++)
+				if (!l->is_const[l->scope.trees.terms[i]]) {
+					loop = l->f->schedule.vars[l->scope.trees.terms[i]].name;
+					break;
+				}
+			lower_fail(l, "representation %s: the walks inside loop %s take a tree chosen at run time, and this "
+			              "representation compiles each tree into code of its own: specialize(%s) and every tree loop "
+			              "around it", l->rep->name, loop, loop);
+		} else if ((value = l->rep->walk(&l->layout, &l->b, l->value[lane_slot(walk->a, r)], &row, &e)) == LIR_NONE) {
+			lower_fail(l, "%s", e.message);
+		}
+		l->value[lane_slot(id, r)] = value != LIR_NONE ? value : lir_const_float(&l->b, l->layout.leaf_type, 0.0);
+	}
+}
+
 static void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
@@ -306,15 +363,13 @@ static void lower_walk(Lowering *l, uint32_t id)
 	RepRow row[MIR_MAX_INTERLEAVE];
 	RepNode fields;
 
+	if (rep->walk) {
+		lower_code_walk(l, id);
+		return;
+	}
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		uint32_t index = lower_index(l, &walk->row, r), base = l->rows;
 		tree[r] = l->value[lane_slot(walk->a, r)];
-		if (l->row_cache != LIR_NONE) { /* cache(v) on a GPU: the rows' copy in shared memory */
-			index = emit2(l, LOP_SUB, LTYPE_I64, index, l->row_cache_first);
-			base = l->row_cache;
-		}
-		row[r] = (RepRow){.base = base, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features)),
-		                  .complete = l->complete};
+		row[r] = walk_row(l, walk, r);
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 		peel[r] = walk->peel;
 		safe[r] = walk->peel_safe;
@@ -741,6 +796,10 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width, any, at,
 	         x, missing, branch;
 	bool outer = l->complete;
+	if (l->rep->one_version) {
+		lower_list(l, inst->body);
+		return;
+	}
 	if (inst->span != MIR_ROWS_ALL)
 		end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->num_rows);
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */

@@ -10,14 +10,18 @@ static const LRepresentation *const representations[] = {
 	&rep_array,
 	&rep_sparse,
 	&rep_reorg,
+	&rep_code,
 };
 
 const char *const lower_representation_names[] = {
 	"array",
 	"sparse",
 	"reorg",
+	"code",
 	NULL,
 };
+
+bool lower_representation_is_code(uint32_t i) { return i < COUNT_OF(representations) && representations[i]->walk; }
 
 const LRepresentation *rep_find(const char *name)
 {

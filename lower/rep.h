@@ -121,6 +121,17 @@ typedef struct LRepresentation {
 	uint64_t (*cache_bytes)(const RepLayout *layout, uint32_t count);
 	void (*cache_begin)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count, LSpace space, const RepSpread *spread);
 	void (*cache_end)(RepLayout *layout);
+	/*
+	 * Representations that keep trees in instructions rather than memory: emit the whole
+	 * walk of the tree whose handle is `tree` for row, yielding its leaf's value (as
+	 * leaf_value would), or LIR_NONE where the code would be too large (e says why). The
+	 * tree's number must be a constant (the lowering refuses walks of other trees). NULL
+	 * for the others, whose walks the lowering builds from root, load_node, step and
+	 * leaf_value (which such representations leave NULL, with prefetch_tree).
+	 */
+	uint32_t (*walk)(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, Error *e);
+	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
+	bool one_version;
 } LRepresentation;
 
 /* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */
@@ -129,6 +140,9 @@ extern const LRepresentation rep_array;
 extern const LRepresentation rep_sparse;
 /* The reorg representation: complete trees interleaved node-major, slot i of tree t at i * num_trees + t. */
 extern const LRepresentation rep_reorg;
+
+/* The code representation: each tree a nest of ifs with its thresholds in the instructions (trees known at compile time). */
+extern const LRepresentation rep_code;
 
 /* The representation named name, or NULL. */
 const LRepresentation *rep_find(const char *name);

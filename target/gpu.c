@@ -190,8 +190,9 @@ static LLVMValueRef device_descriptor(Emitter *em, const GpuTarget *t, const cha
 	/* PTX is text: a NUL after it, not counted. An HSACO is loaded from memory: aligned as its ELF header wants. */
 	init[2] = code ? byte_global(em, code, code_size, t->code_emit == TARGET_EMIT_PTX, 64) : LLVMConstPointerNull(ptr);
 	init[3] = LLVMConstInt(i64, code ? code_size : 0, 0);
-	init[4] = model_blob(em);
+	/* A model without buffers (the code representation's, all in the kernels) has no blob: a null pointer, as the runtime checks. */
 	init[5] = LLVMConstInt(i64, lir_buffer_offset(em->m, em->m->num_buffers), 0);
+	init[4] = LLVMConstIntGetZExtValue(init[5]) ? model_blob(em) : LLVMConstPointerNull(ptr);
 	init[6] = LLVMConstInt(i32, em->m->num_funcs, 0);
 	init[7] = kernel_table(em, sim);
 	return llvm_constant_global(em, type, LLVMConstNamedStruct(type, init, 8));

@@ -372,6 +372,16 @@ def cli_tests(s):
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
+        # the code representation compiles each tree into code: only trees known when compiling, and not too many
+        ("code_tree_at_run_time", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code"], 1,
+         "the walks inside loop t0 take a tree chosen at run time, and this representation compiles each tree into "
+         "code of its own: specialize(t0) and every tree loop around it"),
+        ("code_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
+                            "specialize(tree)"], 1, "come to more than 2048 splits of code in one function"),
+        ("code_cache_trees", ["compile", os.path.join(ROOT, "tests", "golden", "binary.json"), "-o", s.path("x.so"),
+                              "--representation", "code", "--schedule-text", "tile(tree, t0, t1, 2); specialize(t1); "
+                              "cache(t0)"], 1,
+         "cache of a tree loop: the code representation keeps no trees in memory to prefetch"),
         ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 5, LLVM 16."),
         ("compile_help", ["compile", "--help"], 0, "usage: grove compile"),
         ("predict_help", ["predict", "--help"], 0, "usage: grove predict"),
@@ -726,6 +736,14 @@ def schedule_test_options(path):
     return tuple(options), tuple(refusals)
 
 
+def schedule_model(path, default):
+    """The model a schedule's single-model tests compile: the real model `default`, or the one a `# model: NAME` line
+    names (a real model's file name, or a path from the repository's root)."""
+    with open(path) as f:
+        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("# model:")), default)
+    return os.path.join(ROOT, model) if "/" in model else os.path.join(REAL, model)
+
+
 def matrix_models(s, group, rows):
     """The models schedule matrices run on: the real ones (their first `rows` rows) and the fixtures marked for it, as
     (name, model, rows csv, expected rows, probability, number of trees, f64)."""
@@ -865,13 +883,14 @@ def gpu_tests(s, pool):
 
 
 def gpu_ptxas(s, model, arch, assemble_as, sched=None):
-    """The default schedule's PTX assembles for arch with no spills (another schedule's: assembles; its spills are
-    reported); ptxas' resource lines are kept in the log."""
+    """The default schedule's PTX assembles for arch with no spills (another schedule's, on the model its `# model:`
+    line names if any: assembles; its spills are reported); ptxas' resource lines are kept in the log."""
     name = f"ptxas/{arch}/{model[:-5]}" + (f"/{sched}" if sched else "")
     ptx = s.path(f"gpu-{model[:-5]}-{arch}-{sched or 'default'}.ptx")
     path = os.path.join(GPU_SCHEDULES, f"{sched}.sched")
     options = ("--schedule", path) + schedule_test_options(path)[0] if sched else ()
-    p = s.run("compile", os.path.join(REAL, model), "--target", f"cuda:{arch}", "--emit", "ptx", "-o", ptx, *options)
+    p = s.run("compile", schedule_model(path, model) if sched else os.path.join(REAL, model), "--target", f"cuda:{arch}",
+              "--emit", "ptx", "-o", ptx, *options)
     if p.returncode != 0:
         return s.record("gpu", name, False, f"compile failed: {p.stderr.strip()}")
     if not os.access(PTXAS, os.X_OK):
@@ -930,9 +949,7 @@ def gpu_bad_schedule(s, base):
     name = os.path.basename(base)
     with open(base + ".err") as f:
         want = f.read().strip()
-    with open(base + ".sched") as f:  # a "# model: NAME" line picks another real model than higgs
-        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("# model:")), "higgs.json")
-    p = s.run("compile", os.path.join(REAL, model), "--target", "gpusim", "--schedule", base + ".sched",
+    p = s.run("compile", schedule_model(base + ".sched", "higgs.json"), "--target", "gpusim", "--schedule", base + ".sched",
               *schedule_test_options(base + ".sched")[0], "-o", s.path(f"gpu-bad-{name}.so"))
     s.record("gpu", f"bad/{name}", p.returncode != 0 and want in p.stderr,
              f"expected a failure with '{want}', got exit {p.returncode}: {p.stderr.strip()}")

@@ -25,7 +25,8 @@ static HGpuShape shape(size_t batch, uint32_t features)
 /*
  * The candidates of the first representation, as "R/T/I" words (rows per block, tree
  * threads, interleave) followed by u (unrolled) and c (rows cached); checks that rows
- * per thread is 1, trees are never cached, and every schedule comes once per representation.
+ * per thread is 1, trees are never cached, and every schedule comes once per representation that
+ * keeps trees in memory (the template does not specialize tree loops, as code needs).
  */
 static const char *listed(const HGpuShape *s, char *buf, size_t size)
 {
@@ -34,8 +35,8 @@ static const char *listed(const HGpuShape *s, char *buf, size_t size)
 	size_t at = 0;
 	buf[0] = 0;
 	CHECK(n <= MAX);
-	while (lower_representation_names[reps])
-		reps++;
+	for (uint32_t i = 0; lower_representation_names[i]; i++)
+		reps += !lower_representation_is_code(i);
 	for (uint32_t i = 0; i < n && i < MAX; i++) {
 		CHECK(k[i].rows_per_thread == 1 && !k[i].cache_trees && !k[i].shared_reduce);
 		if (k[i].representation)
