@@ -45,7 +45,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 static const char compile_usage[] =
 	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm|ptx|hsaco] [--target TARGET] [--cpu CPU] [-O N]\n"
-	"                           [--prefix NAME] [--representation array|sparse|reorg] [--format FORMAT]\n"
+	"                           [--prefix NAME] [--representation array|sparse|reorg|code] [--format FORMAT]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
 	"for this (x86-64) host or, with --target, for AArch64 or a GPU.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
@@ -66,7 +66,8 @@ static const char compile_usage[] =
 	"  -O N                LLVM optimisation level 0-3 (default 3)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --time              report each phase's time and the peak memory so far on standard error\n"
-	"  --representation R  memory layout of the trees (default: chosen per model)\n"
+	"  --representation R  memory layout of the trees (default: chosen per model); code compiles each\n"
+	"                      tree into instructions and needs the tree loops specialized (see README)\n"
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
 	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"
