@@ -80,8 +80,11 @@ bool target_optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Phas
  *     nothing here and costs ~65 ms;
  *   loop-vectorize: the missing-value scan over a block's rows and the output
  *     transform (year_prediction_msd, 90 features: 8% slower without it);
- *   loop-unroll, runtime unrolling included: unrolls the loop over trees walked for
- *     16 interleaved rows (higgs, airline: 8-12% slower without it, or with no-runtime);
+ *   loop-unroll, runtime unrolling included: higgs and airline are 8-12% slower
+ *     without it (or with no-runtime), though the hot walks' IR comes out the same:
+ *     it unrolls loops off the hot path (the one-row tail's tree-at-a-time loop, the
+ *     tail's output transform), and the gain is the register allocation and layout
+ *     the hot loop then gets (it spills: 16 rows' walk state outnumbers the registers);
  *   slp-vectorizer: turns the 16 interleaved rows' reductions into vector adds
  *     (1000-tree model: 20% slower without it; it costs ~150 ms, most of what is left).
  * Codegen stays at the -O level's (Aggressive): Less is 3-6% slower for ~15 ms.
