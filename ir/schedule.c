@@ -206,7 +206,7 @@ bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k)
 	case HDIR_VECTOR_REDUCE: return v->reduce == HREDUCE_VECTOR;
 	case HDIR_SHARED_REDUCE: return v->reduce == HREDUCE_SHARED;
 	case HDIR_GPU_DIMENSION: return v->gpu_dim != HGPU_NONE;
-	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_COUNT: return false;
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_COUNT: return false;
 	}
 	return false;
 }
@@ -742,7 +742,7 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		x->gpu_dim = (uint8_t)dim;
 		break;
 	}
-	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_COUNT: die("not a one-loop directive");
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_COUNT: die("not a one-loop directive");
 	}
 	x->at[d->kind] = d->pos;
 	return true;
@@ -757,6 +757,12 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names)
 		return error_set(e, "expected %d variable names, got %u", directives[d->kind].names, d->num_names);
 	switch ((HDirectiveKind)d->kind) {
+	case HDIR_REPRESENTATION: /* of the whole forest, not of a loop: the lowering knows the names */
+		if (s->representation[0])
+			return error_set(e, "the representation is already '%s'", s->representation);
+		memcpy(s->representation, d->names[0], sizeof s->representation);
+		s->representation_at = d->pos;
+		return true;
 	case HDIR_TILE: return apply_tile(s, d, e);
 	case HDIR_SPLIT: return apply_split(s, d, e);
 	case HDIR_REORDER: return apply_reorder(s, d, e);
@@ -954,7 +960,8 @@ void hir_schedule_print_loops(FILE *out, const HSchedule *s) { print_loops(out, 
 
 bool hir_schedule_equal(const HSchedule *a, const HSchedule *b)
 {
-	if (a->num_vars != b->num_vars || a->first_loop != b->first_loop || a->num_trees != b->num_trees)
+	if (a->num_vars != b->num_vars || a->first_loop != b->first_loop || a->num_trees != b->num_trees ||
+	    strcmp(a->representation, b->representation))
 		return false;
 	for (uint32_t v = 0; v < a->num_vars; v++) {
 		const HIndexVar *x = &a->vars[v], *y = &b->vars[v];

@@ -28,6 +28,8 @@
  *   vectorReduce(tree, 8)        the privatised copies of `tree` are folded with 8-wide vector adds
  *   sharedReduce(tree)           GPU: keep the privatised copies in shared memory
  *   gpuDimension(b0, grid.x)     GPU: map a loop to a grid or block dimension
+ *   representation(code)         how the trees are laid out (lower/rep.h names them; the lowering checks
+ *                                the name): a schedule written for one layout carries it
  *
  * Each variable carries its directives and the source position of each one, so a
  * check made late (by a lowering, against the model) can name the directive.
@@ -61,7 +63,8 @@
 	X(ATOMIC_REDUCE, "atomicReduce", 1, 0)      \
 	X(VECTOR_REDUCE, "vectorReduce", 1, 1)      \
 	X(SHARED_REDUCE, "sharedReduce", 1, 0)      \
-	X(GPU_DIMENSION, "gpuDimension", 2, 0)
+	X(GPU_DIMENSION, "gpuDimension", 2, 0)      \
+	X(REPRESENTATION, "representation", 1, 0)
 
 typedef enum HDirectiveKind {
 #define X(name, text, names, ints) HDIR_##name,
@@ -148,6 +151,8 @@ typedef struct HSchedule {
 	HDirective log[HIR_MAX_DIRECTIVES]; /* the directives applied, in order (what hir_schedule_print writes) */
 	uint32_t num_log;
 	char source[256];           /* file the directives came from, for messages ("" = none) */
+	char representation[HIR_MAX_NAME]; /* representation(name), "" = none */
+	HSourcePos representation_at;
 } HSchedule;
 
 /* A loop range: for (v = begin; v < end; v += step). Bounds are small expressions over the batch size N and enclosing loop values. */

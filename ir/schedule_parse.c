@@ -111,6 +111,8 @@ static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 	hir_directive_arity((HDirectiveKind)k, &names, &ints);
 	if (k == HDIR_GPU_DIMENSION)
 		snprintf(buf, size, "a variable and a GPU dimension");
+	else if (k == HDIR_REPRESENTATION)
+		snprintf(buf, size, "a representation's name");
 	else if (names < 0)
 		snprintf(buf, size, "one to %d variables", HIR_MAX_ARGS);
 	else

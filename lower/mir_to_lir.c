@@ -1071,6 +1071,26 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 
 	if (!gpu && !check_host(&f->schedule, e))
 		return NULL;
+	if (f->schedule.representation[0]) { /* representation(name): the schedule's choice, unless the caller's differs */
+		char where[300];
+		const HSchedule *s = &f->schedule;
+		if (s->representation_at.line)
+			snprintf(where, sizeof where, "%s:%u:%u: ", s->source[0] ? s->source : "schedule", s->representation_at.line,
+			         s->representation_at.column);
+		else
+			where[0] = 0;
+		if (representation && strcmp(representation, s->representation))
+			return error_set(e, "%srepresentation(%s): the representation asked for is %s", where, s->representation,
+			                 representation), NULL;
+		representation = s->representation;
+		if (!rep_find(representation)) {
+			char names[200] = "";
+			for (const char *const *n = lower_representation_names; *n; n++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", n == lower_representation_names ? "" : ", ", *n);
+			return error_set(e, "%srepresentation(%s): unknown representation (expected one of %s)", where, representation,
+			                 names), NULL;
+		}
+	}
 	l.rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!l.rep)
 		return error_set(e, "unknown representation '%s'", representation), NULL;

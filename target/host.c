@@ -66,10 +66,10 @@ bool target_optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Phas
 }
 
 /*
- * -O3 for CPU code. Our modules are one function holding a few large loop nests of
- * straight-line walks, and default<O3> spends most of its time (~600 ms on a 100-tree
- * model, whatever its size: the trees are data) re-running instcombine, GVN and the
- * vectorisers over those walks. This is a function pipeline with the passes that pay,
+ * -O2 for CPU code (-O3 stays default<O3>: see the one loss below). Our modules are
+ * one function holding a few large loop nests of straight-line walks, and default<O3>
+ * spends most of its time (~600 ms on a 100-tree model, whatever its size: the trees
+ * are data) re-running instcombine, GVN and the vectorisers over those walks. This is a function pipeline with the passes that pay,
  * measured (prediction time, one thread) on higgs, airline, year_prediction_msd,
  * abalone.onnx, a 1000-tree depth-8 model, a 4-class LightGBM model and higgs in the
  * sparse and reorg layouts; it predicts as fast as default<O3> or up to 8% faster in
@@ -95,18 +95,20 @@ bool target_optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Phas
  * default<O3> (1.08 against 0.93 us/row), its hot loop's IR the same. That loop
  * spills, and its register allocation swings with code elsewhere in the function:
  * simplifycfg<hoist-common-insts> after loop-vectorize wins the model back and loses
- * as much on abalone.onnx, so neither is a pipeline fix.
+ * as much on abalone.onnx, so neither is a pipeline fix. default<O2> itself takes as
+ * long as default<O3> and predicts 0-5% slower, so this is what -O2 means here: -O3's
+ * speed on most models at about half its optimisation time.
  */
-static const char cpu_o3_passes[] =
+static const char cpu_o2_passes[] =
 	"function(sroa,simplifycfg,instcombine,loop-simplify,lcssa,loop(loop-rotate),"
 	"loop-mssa(licm),loop(indvars),gvn<no-load-pre;no-memdep>,simplifycfg,loop-vectorize,loop-unroll<O3>,"
 	"instcombine,simplifycfg,slp-vectorizer)";
 
-/* CPU modules: -O3 is cpu_o3_passes, the other levels LLVM's defaults. */
+/* CPU modules: -O2 is cpu_o2_passes, the other levels LLVM's defaults. */
 static bool optimise_cpu(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, PhaseTimer *timer, Error *e)
 {
-	if (level == 3)
-		return run_passes(mod, tm, cpu_o3_passes, level, timer, e);
+	if (level == 2)
+		return run_passes(mod, tm, cpu_o2_passes, level, timer, e);
 	return target_optimise(mod, tm, level, timer, e);
 }
 
