@@ -240,6 +240,9 @@ def real_tests(s, pool):
         write_table(inputs, [r[:-1] for r in table])
         jobs.append(pool.submit(check_predictions, s, "real", name, os.path.join(REAL, model), inputs,
                                 [[expected(r[-1])] for r in table], probability))
+        if s.wanted("real", f"{name}-O2"):  # -O2 is grove's own pass pipeline for CPUs (target/host.c)
+            jobs.append(pool.submit(check_predictions, s, "real", f"{name}-O2", os.path.join(REAL, model), inputs,
+                                    [[expected(r[-1])] for r in table], probability, False, ("-O", "2")))
     return jobs
 
 
