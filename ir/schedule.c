@@ -1019,3 +1019,8 @@ bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, 
 	const char *names[] = {var, dim};
 	return apply_parts(s, HDIR_GPU_DIMENSION, names, 2, 0, e);
 }
+
+bool hir_schedule_representation(HSchedule *s, const char *name, Error *e)
+{
+	return apply_parts(s, HDIR_REPRESENTATION, &name, 1, 0, e);
+}

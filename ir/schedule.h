@@ -224,6 +224,8 @@ bool hir_schedule_reorder(HSchedule *s, const char *const *vars, uint32_t num_va
 bool hir_schedule_mark(HSchedule *s, HDirectiveKind kind, const char *var, int64_t value, Error *e);
 /* gpuDimension(var, dim), dim as written ("grid.x", ...). */
 bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, Error *e);
+/* representation(name). */
+bool hir_schedule_representation(HSchedule *s, const char *name, Error *e);
 
 const char *hir_directive_name(HDirectiveKind k);
 /* What directive k takes: *names variable names (-1: one or more) and *ints integers. */

@@ -25,7 +25,10 @@
  * Either way the parallel loop may instead be the outermost tree loop (one prediction
  * split across cores by trees, the margins privatised per thread), or none; and the
  * walk loop may be unrolled to the forest's depth (unrollWalk) or get its first steps
- * peeled (peelWalk).
+ * peeled (peelWalk). A representation may be named (representation(r)); the code
+ * representation's walks need their trees known, so every tree loop is specialized,
+ * and neither rows nor trees are interleaved (each would copy every tree's code, and
+ * branches do not overlap the way loads do).
  *
  * For GPUs, SilvanForge's template schedule and its pruning heuristic (below): the
  * heuristic's first candidate is the default, `grove tune --target` ranks the others.
@@ -33,6 +36,7 @@
 #include "lower/lower.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /*
  * Bytes of nodes a tile of trees takes: 16 rows walking 16 depth-8 trees (64 KiB as the
@@ -84,12 +88,14 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 {
 	HSchedule *s = &f->schedule;
 	const char *rows_outer, *trees_outer, *walk; /* the outermost row and tree loops, and the loop holding the walk */
-	uint32_t trees = f->num_trees < 2 ? 1 : k->trees, shallowest, depth;
-	bool ok = true;
+	bool code = k->representation && lower_representation_is_code(k->representation - 1u), ok = true;
+	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth;
 
 	hir_schedule_init(s, f->num_trees);
+	if (k->representation)
+		ok = hir_schedule_representation(s, lower_representation_names[k->representation - 1u], e);
 	if (k->tree_tile == 0 || k->tree_tile >= f->num_trees || f->num_outputs > MAX_TILED_OUTPUTS) {
-		rows_outer = interleave_tile(s, "batch", "b0", "b1", k->rows, &ok, e);
+		rows_outer = interleave_tile(s, "batch", "b0", "b1", rows, &ok, e);
 		trees_outer = interleave_tile(s, "tree", "t0", "t1", trees, &ok, e);
 		walk = trees > 1 ? "t1" : "tree";
 	} else {
@@ -98,13 +104,18 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 		rows_outer = "b0";
 		trees_outer = "t0";
 		ok = hir_schedule_tile(s, "batch", "b0", "b1", k->row_tile, e) && hir_schedule_tile(s, "tree", "t0", "t1", k->tree_tile, e);
-		order[n++] = interleave_tile(s, "b1", "b2", "b3", k->rows, &ok, e);
-		if (k->rows > 1)
+		order[n++] = interleave_tile(s, "b1", "b2", "b3", rows, &ok, e);
+		if (rows > 1)
 			order[n++] = "b3";
 		order[n++] = walk = interleave_tile(s, "t1", "t2", "t3", trees, &ok, e);
 		if (trees > 1)
 			order[n++] = walk = "t3";
 		ok = ok && hir_schedule_reorder(s, order, n, e);
+	}
+	if (code) {
+		ok = ok && hir_schedule_mark(s, HDIR_SPECIALIZE, trees_outer, 0, e);
+		if (strcmp(walk, trees_outer))
+			ok = ok && hir_schedule_mark(s, HDIR_SPECIALIZE, walk, 0, e);
 	}
 	if (k->parallel != HPARALLEL_NONE)
 		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, k->parallel == HPARALLEL_ROWS ? rows_outer : trees_outer, 0, e);
@@ -310,6 +321,7 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 {
-	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u", k->rows, k->trees,
-	                k->tree_tile, k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel], k->unroll, k->peel);
+	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u%s%s", k->rows,
+	                k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel], k->unroll,
+	                k->peel, k->representation ? " " : "", k->representation ? lower_representation_names[k->representation - 1u] : "");
 }

@@ -43,6 +43,7 @@ typedef struct HScheduleKnobs {
 	uint8_t parallel;   /* HParallel */
 	uint8_t unroll;     /* walks unrolled to the forest's depth (unrollWalk) */
 	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none */
+	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_names[r] (representation) */
 } HScheduleKnobs;
 
 /*
@@ -70,7 +71,7 @@ typedef struct HGpuKnobs {
 	uint8_t cache_trees;      /* each tree thread's trees copied into shared memory (cache) */
 	uint8_t unroll;           /* walks unrolled to the forest's depth (unrollWalk) */
 	uint8_t shared_reduce;    /* the tree threads' sums folded in shared memory (sharedReduce) */
-	uint8_t representation;   /* index into lower_representation_names */
+	uint8_t representation;   /* index into lower_representation_names (representation) */
 } HGpuKnobs;
 
 /* Table 5's values of each numeric knob, 0-terminated. */

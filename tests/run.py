@@ -474,7 +474,7 @@ def tune_gpu_tests(s):
         header = logged[0] if logged else []
         targets = {r[header.index("target")] for r in logged[1:]} if "target" in header else set()
         with open(sched) if os.path.exists(sched) else io.StringIO() as f:
-            representation = re.search(r"--representation (\w+)", f.readline())
+            representation = re.search(r"^representation\((\w+)\)$", f.read(), re.M)
         ok = (p.returncode == 0 and "gpusim's speed is no GPU's" in p.stderr and "shared_reduce 1" in p.stdout and
               representation and len(logged) >= 4 and targets == {"gpusim"} and
               all(len(r) == len(header) for r in logged))
@@ -483,7 +483,7 @@ def tune_gpu_tests(s):
         if ok:
             check_predictions(s, "cli", "tune_gpusim_schedule", base + ".json", base + ".rows.csv",
                               read_table(base + ".pred.csv"), True,
-                              options=["--target", "gpusim", "--schedule", sched, "--representation", representation[1]])
+                              options=["--target", "gpusim", "--schedule", sched])
     if s.wanted("cli", "tune_cuda_static"):
         if not os.access(PTXAS, os.X_OK):
             print(f"SKIP cli/tune_cuda_static: {PTXAS} is missing (it comes with the CUDA toolkit)", flush=True)

@@ -50,7 +50,8 @@ static const char tune_usage[] =
 	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune.v2.csv,\n"
 	"                     else ~/.cache/grove/tune.v2.csv; --log '' for none)\n"
 	"  -v                 print every candidate as it is timed\n"
-	"Also takes compile's --format, --limit and --representation. Candidates use all cores as\n"
+	"Also takes compile's --format, --limit and --representation (which fixes the representation;\n"
+	"without it the search tries each). Candidates use all cores as\n"
 	"OpenMP is told (OMP_NUM_THREADS), as the artifact will. Timing wants a quiet machine.\n";
 
 /* The most rows of the row pool, in floats (64 MiB). */
@@ -222,7 +223,8 @@ FILE *tune_log_begin(Tuner *t, const char *device, const char *representation)
 /* Append candidate c to the log. */
 static void log_candidate(Tuner *t, const Candidate *c)
 {
-	FILE *log = tune_log_begin(t, t->cpu, t->options.representation ? t->options.representation : "auto");
+	FILE *log = tune_log_begin(t, t->cpu, c->knobs.representation ? lower_representation_names[c->knobs.representation - 1]
+	                                      : t->options.representation ? t->options.representation : "auto");
 	if (!log)
 		return;
 	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,,,,,,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
@@ -235,7 +237,7 @@ static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
 {
 	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
 	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
-	       a->peel == b->peel;
+	       a->peel == b->peel && a->representation == b->representation;
 }
 
 static void show_progress(const Tuner *t, const Candidate *best)
@@ -295,6 +297,9 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *k)
 
 static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; }
 
+/* The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation. */
+#define KNOBS 8
+
 /* The values knob i takes in the search (at most 8), for forest f; returns how many. */
 static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
 {
@@ -326,6 +331,10 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 	case 5: /* unroll */
 		v[n++] = 0, v[n++] = 1;
 		return n;
+	case 7: /* representation: each one named (not searched where --representation names one) */
+		for (uint32_t r = 0; lower_representation_names[r] && !t->options.representation && n < 8; r++)
+			v[n++] = r + 1;
+		return n;
 	default: /* peel */
 		for (uint32_t x = 0; x <= 6 && x < t->depth; x += 2)
 			v[n++] = x;
@@ -342,8 +351,11 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 3: k->tree_tile = v; break;
 	case 4: k->row_tile = v; break;
 	case 5: k->unroll = (uint8_t)v; break;
+	case 7: k->representation = (uint8_t)v; break;
 	default: k->peel = (uint8_t)v; break;
 	}
+	if (k->representation && lower_representation_is_code(k->representation - 1u))
+		k->rows = k->trees = 1; /* what hir_apply_knobs makes of any: one candidate, not one per value */
 }
 
 /* Compile and time c again; it keeps the better of its times. */
@@ -449,7 +461,7 @@ static void tune_cpu(Tuner *t)
 	show_progress(t, best);
 	for (bool improved = true; improved && !over_budget(t);) {
 		improved = false;
-		for (int knob = 0; knob < 7 && !over_budget(t); knob++) {
+		for (int knob = 0; knob < KNOBS && !over_budget(t); knob++) {
 			uint32_t values[8], n = knob_values(t, &heuristic->knobs, knob, values);
 			if ((knob == 4 && !best->knobs.tree_tile) || (knob == 1 && t->forest->num_trees < 2))
 				continue;

@@ -524,15 +524,16 @@ static void write_best(const GpuSearch *g)
 	HForest *f = hir_forest_copy(t->forest);
 	char comment[600], what[200];
 	Error e = {0};
-	if (!hir_apply_gpu_knobs(f, &best->knobs, &e))
+	/* The knobs' schedule leaves the representation to the compile; the file names the one tuned. */
+	if (!hir_apply_gpu_knobs(f, &best->knobs, &e) || !hir_schedule_representation(&f->schedule, representation, &e))
 		fail("tune: %s", e.message);
 	hir_gpu_knobs_describe(&best->knobs, what, sizeof what);
-	snprintf(comment, sizeof comment, "grove tune %s --target %s --batch %zu (ranked by %s): %s; compile with "
-	         "--representation %s", t->model, t->target_name, t->batch, basis_names[g->basis], what, representation);
+	snprintf(comment, sizeof comment, "grove tune %s --target %s --batch %zu (ranked by %s): %s", t->model,
+	         t->target_name, t->batch, basis_names[g->basis], what);
 	tune_write_schedule(&f->schedule, comment, t->output);
 	hir_forest_free(f);
-	printf("best schedule written to %s (grove compile %s --target %s --representation %s --schedule %s)\n", t->output,
-	       t->model, t->target_name, representation, t->output);
+	printf("best schedule written to %s (grove compile %s --target %s --schedule %s)\n", t->output, t->model,
+	       t->target_name, t->output);
 }
 
 void tune_gpu(Tuner *t)
