@@ -59,7 +59,21 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
 	return depth > 24 ? (uint64_t)f->trees[t].num_nodes * 12 : 8 * ((2ull << depth) - 1);
 }
 
-void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, HScheduleKnobs *k)
+/* Tiles of the code schedule the heuristic writes: each tree's code runs over a tile of rows while it is in the instruction cache. */
+#define CODE_ROW_TILE 256
+#define CODE_TREE_TILE 8
+
+/* The knob value naming the code representation. */
+static uint8_t code_knob(void)
+{
+	uint8_t r = 0;
+	while (lower_representation_names[r] && !lower_representation_is_code(r))
+		r++;
+	return (uint8_t)(r + 1);
+}
+
+void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
+                      HScheduleKnobs *k)
 {
 	uint64_t total = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++)
@@ -72,6 +86,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = ROW_TILE,
 	                      .parallel = HPARALLEL_ROWS};
+	if (pick_representation && f->num_trees && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS)
+		*k = (HScheduleKnobs){.rows = 1, .trees = 1, .tree_tile = f->num_trees > CODE_TREE_TILE ? CODE_TREE_TILE : 0,
+		                      .row_tile = CODE_ROW_TILE, .parallel = HPARALLEL_ROWS, .representation = code_knob()};
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
@@ -127,11 +144,11 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	return ok && hir_schedule_check(s, e);
 }
 
-void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees)
+void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation)
 {
 	HScheduleKnobs k;
 	Error e;
-	hir_choose_knobs(f, tree_tile, rows, trees, &k);
+	hir_choose_knobs(f, tree_tile, rows, trees, pick_representation, &k);
 	if (!hir_apply_knobs(f, &k, &e))
 		die("default schedule: %s", e.message);
 }

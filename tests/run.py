@@ -3,7 +3,7 @@
 
 Groups:
   unit    every build/tests/* program (exit status 0 = pass)
-  golden  `grove dump --level hir|mir|lir` of each model tests/golden/NAME.* against NAME.LEVEL
+  golden  `grove dump --level hir|mir|lir --representation array` of each model tests/golden/NAME.* against NAME.LEVEL
           (--update rewrites them)
   real    compile + predict the XGBoost and ONNX models in ../shared/models/real against
           their reference rows (last column = the library's prediction)
@@ -170,6 +170,8 @@ def unit_tests(s):
 
 
 def golden_tests(s):
+    """Each model's HIR, MIR and LIR under grove's own schedule with the array layout (these small models would
+    otherwise be compiled into code; tests/golden/schedules/code_row_tiles.* has that lowering)."""
     directory = os.path.join(ROOT, "tests", "golden")
     levels = (".hir", ".mir", ".lir")
     for model in sorted(f for f in os.listdir(directory) if os.path.isfile(os.path.join(directory, f))
@@ -179,7 +181,7 @@ def golden_tests(s):
             name = f"{base}.{level}"
             if not s.wanted("golden", name):
                 continue
-            p = s.run("dump", "--level", level, os.path.join("tests", "golden", model))
+            p = s.run("dump", "--level", level, os.path.join("tests", "golden", model), "--representation", "array")
             expected_path = os.path.join(directory, name)
             if p.returncode != 0:
                 s.record("golden", name, False, p.stderr.strip())

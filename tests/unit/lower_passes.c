@@ -19,7 +19,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 		for (int i = 3; i < 7; i++)
 			n[i] = (HNode){.value = i, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(f, 0, 8, 8);
+	hir_choose_schedule(f, 0, 8, 8, false);
 	return f;
 }
 
