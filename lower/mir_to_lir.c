@@ -331,11 +331,11 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 {
 	const MInst *walk = &l->m->insts[id];
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		const LInst *tree = &l->b.fn->insts[l->tree_index[lane_slot(walk->a, r)]];
-		RepRow row = walk_row(l, walk, r);
+		bool known = l->b.fn->insts[l->tree_index[lane_slot(walk->a, r)]].op == LOP_CONST;
+		RepRow row = walk_row(l, walk, r); /* emits: instructions may move */
 		uint32_t value = LIR_NONE;
 		Error e;
-		if (tree->op != LOP_CONST) {
+		if (!known) {
 			/* The first tree loop around that is not specialized names the fix. */
 			const char *loop = "tree";
 			for (uint32_t i = 0; i < l->scope.trees.num_terms; i++)

@@ -91,15 +91,15 @@ enum { STAGE_RIGHT, STAGE_LEFT };
 static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, Error *e)
 {
 	CodeState *s = layout->state;
-	const LInst *handle = &b->fn->insts[tree];
+	const LInst handle = b->fn->insts[tree]; /* a copy: emitting moves the instructions */
 	const HTree *t;
 	const HNode *nodes;
 	uint32_t cell, top = 0, *stack = s->stack;
 
-	if (handle->op != LOP_CONST || handle->imm < 0 || (uint64_t)handle->imm >= s->forest->num_trees)
+	if (handle.op != LOP_CONST || handle.imm < 0 || (uint64_t)handle.imm >= s->forest->num_trees)
 		die("code representation: a walk of a tree not known at compile time");
-	t = &s->forest->trees[handle->imm];
-	nodes = hir_tree_nodes(s->forest, (uint32_t)handle->imm);
+	t = &s->forest->trees[handle.imm];
+	nodes = hir_tree_nodes(s->forest, (uint32_t)handle.imm);
 	s->splits += t->num_nodes / 2; /* a binary tree has one split fewer than leaves */
 	if (s->splits > CODE_MAX_SPLITS) {
 		error_set(e, "code representation: the walks the schedule writes come to more than %d splits of code in one "
