@@ -314,16 +314,30 @@ static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, ui
  * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
  * so that their loads overlap.
  */
-/* The row a walk reads in lane r. */
+/*
+ * The row a walk reads in lane r. Lanes of interleaved rows address their features from
+ * one pointer, lane 0's row, each at a constant offset: a feature's address is then that
+ * pointer, the feature and a displacement, where per-lane row addresses would each hold
+ * a register through the walk (16 lanes outnumber x86's registers, and the walk spilled).
+ */
 static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 {
-	uint32_t index = lower_index(l, &walk->row, r), base = l->rows;
+	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
+	int64_t width = l->f->num_features, offset = row_lanes ? (int64_t)r * l->scope.lane_step * width : 0;
+	uint32_t index = lower_index(l, &walk->row, row_lanes ? 0 : r), start;
+	RepRow row = {.type = l->row_type, .complete = l->complete};
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	if (l->row_cache != LIR_NONE) { /* cache(v) on a GPU: the rows' copy in shared memory */
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, l->row_cache_first);
-		base = l->row_cache;
+		start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
+		row.base = l->row_cache;
+		row.start = emit2(l, LOP_ADD, LTYPE_I64, start, const_i64(l, offset));
+		return row;
 	}
-	return (RepRow){.base = base, .type = l->row_type, .start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, l->f->num_features)),
-	                .complete = l->complete};
+	start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
+	row.base = lir_index(&l->b, l->rows, start, l->row_type);
+	row.start = const_i64(l, offset);
+	return row;
 }
 
 /* walk in a representation that keeps trees in code: the representation emits each lane's walk whole, of a tree known here. */
