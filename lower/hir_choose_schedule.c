@@ -39,12 +39,16 @@
 #include <string.h>
 
 /*
- * Bytes of nodes a tile of trees takes: 16 rows walking 16 depth-8 trees (64 KiB as the
- * array layout stores them) in tiles of 256 rows ran 1.15-1.35x faster on the real
- * models than every row walking every tree, even for models that fit in L2 (AMD EPYC,
- * 32 KiB L1 data, 512 KiB L2 per core).
+ * Bytes of nodes a tile of trees takes: at least TILE_BYTES, and half the row tile's
+ * rows where those are larger (a tile of trees reads its rows again, so wide rows want
+ * more trees per tile). Tiles of 256 rows walking tiles of trees ran 1.15-1.35x faster
+ * on the real models than every row walking every tree, even for models that fit in
+ * L2 (AMD EPYC, 32 KiB L1 data, 512 KiB L2 per core); among tiles of 4, 8 and 16
+ * depth-8 trees (16, 32, 64 KiB), one core, 8000 rows: higgs (28 features) 0.49, 0.51,
+ * 0.54 us/row; airline (13) 0.49, 0.51, 0.54; year_prediction_msd (90 features, 92 KiB
+ * of rows a tile) 0.57, 0.53, 0.54, so 11 trees there.
  */
-#define TILE_BYTES (64u << 10)
+#define TILE_BYTES (16u << 10)
 /* Rows of a row tile. */
 #define ROW_TILE 256
 /* Margins per row beyond which the row tile's buffer would crowd the stack. */
@@ -79,7 +83,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
 	if (tree_tile == HIR_TILE_AUTO) {
-		uint64_t per_tile = f->num_trees ? TILE_BYTES / (total / f->num_trees + 1) : 0;
+		uint64_t rows_bytes = (uint64_t)ROW_TILE * f->num_features * (f->threshold_type == HTYPE_F64 ? 8 : 4);
+		uint64_t bytes = rows_bytes / 2 > TILE_BYTES ? rows_bytes / 2 : TILE_BYTES;
+		uint64_t per_tile = f->num_trees ? bytes / (total / f->num_trees + 1) : 0;
 		tree_tile = per_tile < 1 ? 1 : per_tile > MIR_MAX_INTERLEAVE ? MIR_MAX_INTERLEAVE : (uint32_t)per_tile;
 		if (f->num_trees < 2 || tree_tile >= f->num_trees)
 			tree_tile = 0;

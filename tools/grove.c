@@ -81,7 +81,7 @@ static const char compile_usage[] =
 	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8;\n"
 	"                      without --schedule)\n"
 	"  --tile-trees N      walk trees in tiles of N for tiles of 256 rows (0: never; default: tiles\n"
-	"                      of about 64 KiB of nodes, at most 16 trees)\n";
+	"                      of about 16 KiB of nodes, more for wide rows, at most 16 trees)\n";
 
 static int cmd_compile(int argc, char **argv)
 {
