@@ -28,7 +28,6 @@
 #define BATCH_GRAIN 64
 
 
-/* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 void lower_fail(Lowering *l, const char *fmt, ...)
 {
 	char what[1024];
@@ -42,6 +41,7 @@ void lower_fail(Lowering *l, const char *fmt, ...)
 	l->failed = true;
 }
 
+/* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 double aggregate_identity(const HForest *f)
 {
 	return f->aggregate == HAGGREGATE_MIN ? INFINITY : f->aggregate == HAGGREGATE_MAX ? -INFINITY : 0.0;
@@ -310,11 +310,6 @@ static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, ui
 }
 
 /*
- * walk: follow the tree from its root to a leaf for the row of every lane; sets the
- * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
- * so that their loads overlap.
- */
-/*
  * The row a walk reads in lane r. Lanes of interleaved rows address their features from
  * one pointer, lane 0's row, each at a constant offset: a feature's address is then that
  * pointer, the feature and a displacement, where per-lane row addresses would each hold
@@ -367,6 +362,11 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 	}
 }
 
+/*
+ * walk: follow the tree from its root to a leaf for the row of every lane; sets the
+ * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
+ * so that their loads overlap.
+ */
 static void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
