@@ -49,8 +49,7 @@ static void format_directive(const HDirective *d, char *buf, size_t size)
 		snprintf(buf + n, size - n, ")");
 }
 
-/* "source:line:col: " for pos, or "" when the directive did not come from text. */
-static void format_pos(const HSchedule *s, HSourcePos pos, char *buf, size_t size)
+void hir_schedule_pos(const HSchedule *s, HSourcePos pos, char *buf, size_t size)
 {
 	if (pos.line)
 		snprintf(buf, size, "%s:%u:%u: ", s->source[0] ? s->source : "schedule", pos.line, pos.column);
@@ -796,7 +795,7 @@ bool hir_schedule_apply(HSchedule *s, const HDirective *d, Error *e)
 		memcpy(s, t, sizeof *s);
 	} else {
 		char where[300], text[600];
-		format_pos(s, d->pos, where, sizeof where);
+		hir_schedule_pos(s, d->pos, where, sizeof where);
 		format_directive(d, text, sizeof text);
 		snprintf(where + strlen(where), sizeof where - strlen(where), "%.200s", text);
 		error_prefix(e, where);
@@ -816,7 +815,7 @@ const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k
 		while (o != NONE && o != named)
 			o = s->vars[o].origin;
 		if (d->kind == k && d->pos.line == pos.line && d->pos.column == pos.column && o != NONE) {
-			format_pos(s, pos, where, sizeof where);
+			hir_schedule_pos(s, pos, where, sizeof where);
 			snprintf(buf, size, "%s", where);
 			format_directive(d, buf + strlen(buf), size - strlen(buf));
 			return buf;

@@ -213,6 +213,8 @@ void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r);
 int64_t hir_schedule_max_offset(const HSchedule *s, int32_t var);
 /* The trees that walks inside loop var can reach: [*first, *end). */
 void hir_schedule_tree_span(const HSchedule *s, int32_t var, uint32_t *first, uint32_t *end);
+/* "source:line:col: " for pos, or "" when the directive did not come from text, into buf (for messages). */
+void hir_schedule_pos(const HSchedule *s, HSourcePos pos, char *buf, size_t size);
 /* "file:line:col: directive(args)" for the directive of kind k on var, into buf (for messages). */
 const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k, char *buf, size_t size);
 

@@ -265,8 +265,6 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
 				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
-					if (lower_representation_is_code(rep)) /* the template's tree loops are not specialized */
-						continue;
 					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
 					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,
 					               .tree_threads = busy_tree_threads(s->trees, threads[j]),

@@ -1088,11 +1088,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (f->schedule.representation[0]) { /* representation(name): the schedule's choice, unless the caller's differs */
 		char where[300];
 		const HSchedule *s = &f->schedule;
-		if (s->representation_at.line)
-			snprintf(where, sizeof where, "%s:%u:%u: ", s->source[0] ? s->source : "schedule", s->representation_at.line,
-			         s->representation_at.column);
-		else
-			where[0] = 0;
+		hir_schedule_pos(s, s->representation_at, where, sizeof where);
 		if (representation && strcmp(representation, s->representation))
 			return error_set(e, "%srepresentation(%s): the representation asked for is %s", where, s->representation,
 			                 representation), NULL;

@@ -109,9 +109,9 @@ static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 	}
 	cell = lir_emit(b, LOP_VAR, layout->leaf_type, lir_const_float(b, layout->leaf_type, 0.0), LIR_NONE, LIR_NONE);
 	/*
-	 * Depth first without recursion (LightGBM trees can be thousands deep). A node is
-	 * emitted when reached; a split opens `if (goes right) { right } else { left }` and
-	 * stays on the stack, with its IF, until both halves are in.
+	 * Depth first, on a stack of the splits still open. A node is emitted when reached; a
+	 * split opens `if (goes right) { right } else { left }` and stays on the stack, with
+	 * its IF, until both halves are in.
 	 */
 	for (uint32_t id = 0;;) {
 		const HNode *n = &nodes[id];
