@@ -30,6 +30,9 @@
  *   gpuDimension(b0, grid.x)     GPU: map a loop to a grid or block dimension
  *   representation(code)         how the trees are laid out (lower/rep.h names them; the lowering checks
  *                                the name): a schedule written for one layout carries it
+ *   sortTrees(depth)             the tree loops see the trees sorted by depth, shallowest first (stable), so
+ *                                that split makes depth groups whose unrollWalk pads each to its own depth;
+ *                                trees are then padded only as unrollWalk says, never the whole forest
  *
  * Each variable carries its directives and the source position of each one, so a
  * check made late (by a lowering, against the model) can name the directive.
@@ -64,7 +67,8 @@
 	X(VECTOR_REDUCE, "vectorReduce", 1, 1)      \
 	X(SHARED_REDUCE, "sharedReduce", 1, 0)      \
 	X(GPU_DIMENSION, "gpuDimension", 2, 0)      \
-	X(REPRESENTATION, "representation", 1, 0)
+	X(REPRESENTATION, "representation", 1, 0)   \
+	X(SORT_TREES, "sortTrees", 1, 0)
 
 typedef enum HDirectiveKind {
 #define X(name, text, names, ints) HDIR_##name,
@@ -96,6 +100,12 @@ typedef enum HReduce {
 typedef struct HSourcePos {
 	uint32_t line, column; /* 1-based; 0 = not from text (built through the C API) */
 } HSourcePos;
+
+/* The order in which tree loops see the trees (sortTrees' argument). */
+typedef enum HTreeOrder {
+	HORDER_MODEL, /* the model's (no sortTrees) */
+	HORDER_DEPTH, /* by depth, shallowest first; trees of one depth in the model's order */
+} HTreeOrder;
 
 /* One directive as written: kind, its variable names and integers, and where it was. */
 typedef struct HDirective {
@@ -153,6 +163,8 @@ typedef struct HSchedule {
 	char source[256];           /* file the directives came from, for messages ("" = none) */
 	char representation[HIR_MAX_NAME]; /* representation(name), "" = none */
 	HSourcePos representation_at;
+	uint8_t tree_order;         /* HTreeOrder: sortTrees */
+	HSourcePos tree_order_at;
 } HSchedule;
 
 /* A loop range: for (v = begin; v < end; v += step). Bounds are small expressions over the batch size N and enclosing loop values. */
@@ -228,6 +240,8 @@ bool hir_schedule_mark(HSchedule *s, HDirectiveKind kind, const char *var, int64
 bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, Error *e);
 /* representation(name). */
 bool hir_schedule_representation(HSchedule *s, const char *name, Error *e);
+/* sortTrees(order), order as written ("depth"). */
+bool hir_schedule_sort_trees(HSchedule *s, const char *order, Error *e);
 
 const char *hir_directive_name(HDirectiveKind k);
 /* What directive k takes: *names variable names (-1: one or more) and *ints integers. */

@@ -113,6 +113,8 @@ static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 		snprintf(buf, size, "a variable and a GPU dimension");
 	else if (k == HDIR_REPRESENTATION)
 		snprintf(buf, size, "a representation's name");
+	else if (k == HDIR_SORT_TREES)
+		snprintf(buf, size, "an order (depth)");
 	else if (names < 0)
 		snprintf(buf, size, "one to %d variables", HIR_MAX_ARGS);
 	else

@@ -36,6 +36,7 @@
 #include "lower/lower.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -80,6 +81,18 @@ static uint8_t code_knob(void)
 	return (uint8_t)(r + 1);
 }
 
+/* Whether k's schedule tiles the trees (else rows walk every tree). */
+static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
+{
+	return k->tree_tile != 0 && k->tree_tile < f->num_trees && f->num_outputs <= MAX_TILED_OUTPUTS;
+}
+
+/* The step of the outermost tree loop of k's schedule: its tree tile, or the trees a lone row walks side by side. */
+static uint32_t tree_step(const HForest *f, const HScheduleKnobs *k)
+{
+	return tiles_trees(f, k) ? k->tree_tile : f->num_trees < 2 || k->trees < 1 ? 1 : k->trees;
+}
+
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
                       HScheduleKnobs *k)
 {
@@ -100,6 +113,11 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = ROW_TILE,
 	                      .parallel = HPARALLEL_ROWS};
+	if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
+		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
+		if (lower_depth_groups_pay(f, ends, n))
+			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
+	}
 	if (pick_representation && f->num_trees && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS)
 		*k = (HScheduleKnobs){.rows = 1, .trees = 1, .tree_tile = f->num_trees > CODE_TREE_TILE ? CODE_TREE_TILE : 0,
 		                      .row_tile = CODE_ROW_TILE, .parallel = HPARALLEL_ROWS, .representation = code_knob()};
@@ -115,17 +133,75 @@ static const char *interleave_tile(HSchedule *s, const char *var, const char *ou
 	return outer;
 }
 
+/* A depth group of a schedule grove writes: its outermost tree loop, the loop holding its walk, its walks' depth. */
+typedef struct DepthGroup {
+	char outer[HIR_MAX_NAME], walk[HIR_MAX_NAME];
+	uint32_t depth;
+} DepthGroup;
+
+/*
+ * Depth groups (k->depth_groups): sortTrees(depth), then the outermost tree loop split
+ * at the group ends hir_depth_groups chooses (in steps of `step` trees, that loop's),
+ * each group's walks unrolled to its deepest tree:
+ *
+ *   sortTrees(depth); split(t0, g0, r0, A); split(r0, g1, r1, B); ...
+ *   unrollWalk(g0.t3, 4); unrollWalk(g1.r0.t3, 6); unrollWalk(r1.r0.t3, 8)
+ *
+ * Fills groups (the last group is the last remainder); returns how many, 0 where the
+ * trees make one group.
+ */
+/* The name split(loop, ..., half, ...) gives the copy of `name` under half: half itself where name is loop. */
+static void half_name(char *out, const char *half, const char *name, const char *loop)
+{
+	char copy[HIR_MAX_NAME];
+	snprintf(copy, sizeof copy, strcmp(name, loop) ? "%s.%.40s" : "%s", half, name);
+	memcpy(out, copy, sizeof copy);
+}
+
+static uint32_t depth_groups(HForest *f, const HScheduleKnobs *k, const char *trees_outer, const char *walk,
+                             uint32_t step, DepthGroup *groups, bool *ok, Error *e)
+{
+	uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, k->depth_groups, step, ends), *depth, begin = 0;
+	char rest[HIR_MAX_NAME], rest_walk[HIR_MAX_NAME];
+	if (n < 2)
+		return 0;
+	depth = hir_sorted_depths(f);
+	*ok = hir_schedule_sort_trees(&f->schedule, "depth", e);
+	snprintf(rest, sizeof rest, "%s", trees_outer);
+	snprintf(rest_walk, sizeof rest_walk, "%s", walk);
+	for (uint32_t g = 0; g < n && *ok; g++) {
+		DepthGroup *d = &groups[g];
+		char second[HIR_MAX_NAME];
+		d->depth = depth[ends[g] - 1];
+		if (g == n - 1) { /* the last remainder */
+			memcpy(d->outer, rest, sizeof rest);
+			memcpy(d->walk, rest_walk, sizeof rest_walk);
+			break;
+		}
+		snprintf(d->outer, sizeof d->outer, "g%u", g);
+		snprintf(second, sizeof second, "r%u", g);
+		*ok = hir_schedule_split(&f->schedule, rest, d->outer, second, (ends[g] - begin) / step, e);
+		half_name(d->walk, d->outer, rest_walk, rest);
+		half_name(rest_walk, second, rest_walk, rest);
+		memcpy(rest, second, sizeof second);
+		begin = ends[g];
+	}
+	free(depth);
+	return *ok ? n : 0;
+}
+
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 {
 	HSchedule *s = &f->schedule;
 	const char *rows_outer, *trees_outer, *walk; /* the outermost row and tree loops, and the loop holding the walk */
 	bool code = k->representation && lower_representation_is_code(k->representation - 1u), ok = true;
-	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth;
+	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth, groups;
+	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 
 	hir_schedule_init(s, f->num_trees);
 	if (k->representation)
 		ok = hir_schedule_representation(s, lower_representation_names[k->representation - 1u], e);
-	if (k->tree_tile == 0 || k->tree_tile >= f->num_trees || f->num_outputs > MAX_TILED_OUTPUTS) {
+	if (!tiles_trees(f, k)) {
 		rows_outer = interleave_tile(s, "batch", "b0", "b1", rows, &ok, e);
 		trees_outer = interleave_tile(s, "tree", "t0", "t1", trees, &ok, e);
 		walk = trees > 1 ? "t1" : "tree";
@@ -148,13 +224,24 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 		if (strcmp(walk, trees_outer))
 			ok = ok && hir_schedule_mark(s, HDIR_SPECIALIZE, walk, 0, e);
 	}
-	if (k->parallel != HPARALLEL_NONE)
-		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, k->parallel == HPARALLEL_ROWS ? rows_outer : trees_outer, 0, e);
+	if (k->parallel == HPARALLEL_ROWS)
+		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, rows_outer, 0, e);
 	hir_leaf_depth_range(f, &shallowest, &depth);
-	if (k->unroll && depth > 0)
-		ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, walk, depth, e);
-	if (k->peel)
-		ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, walk, k->peel, e);
+	groups = ok && !code && k->depth_groups > 1 ? depth_groups(f, k, trees_outer, walk, tree_step(f, k), groups_of, &ok, e) : 0;
+	if (!groups) { /* the whole forest, one group */
+		snprintf(groups_of[0].outer, sizeof groups_of[0].outer, "%s", trees_outer);
+		snprintf(groups_of[0].walk, sizeof groups_of[0].walk, "%s", walk);
+		groups_of[0].depth = k->unroll ? depth : 0;
+		groups = 1;
+	}
+	for (uint32_t g = 0; g < groups; g++) {
+		if (k->parallel == HPARALLEL_TREES)
+			ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, groups_of[g].outer, 0, e);
+		if (groups_of[g].depth > 0)
+			ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, groups_of[g].walk, groups_of[g].depth, e);
+		if (k->peel)
+			ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, groups_of[g].walk, k->peel, e);
+	}
 	return ok && hir_schedule_check(s, e);
 }
 
@@ -350,7 +437,8 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 {
-	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u%s%s", k->rows,
-	                k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel], k->unroll,
-	                k->peel, k->representation ? " " : "", k->representation ? lower_representation_names[k->representation - 1u] : "");
+	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u depth_groups %u%s%s",
+	                k->rows, k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel],
+	                k->unroll, k->peel, k->depth_groups > 1 ? k->depth_groups : 0, k->representation ? " " : "",
+	                k->representation ? lower_representation_names[k->representation - 1u] : "");
 }

@@ -7,6 +7,11 @@
  * without leaf tests (see mir_unroll_walks), at the cost of 2^(D-d+1) - 2 new nodes
  * per such leaf. hir_pad pads the whole forest to its largest depth when that pays;
  * hir_pad_unrolled_walks pads the trees each unrollWalk(v, D) of the schedule reaches.
+ *
+ * Depth groups: where a few deep trees would make padding the whole forest costly,
+ * sortTrees(depth) has hir_sort_trees order the trees by depth, the schedule splits the
+ * tree loop into groups of similar depth, and each group's unrollWalk pads it to its
+ * own depth only.
  */
 #include "lower/lower.h"
 
@@ -140,6 +145,129 @@ void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth)
 	free(f->nodes);
 	f->nodes = nodes;
 	f->num_nodes = f->nodes_cap = total;
+}
+
+/* A tree and its depth, for sorting. */
+typedef struct TreeDepth {
+	uint32_t tree, depth;
+} TreeDepth;
+
+static int by_depth(const void *a, const void *b)
+{
+	const TreeDepth *x = a, *y = b;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->tree < y->tree ? -1 : x->tree > y->tree;
+}
+
+/* f's trees in the order sortTrees(depth) gives them (num_trees entries, freed by the caller). */
+static TreeDepth *sorted_trees(const HForest *f)
+{
+	TreeDepth *order = xmalloc(((size_t)f->num_trees + 1) * sizeof *order);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		order[t] = (TreeDepth){t, hir_tree_depth(f, t)};
+	qsort(order, f->num_trees, sizeof *order, by_depth);
+	return order;
+}
+
+uint32_t *hir_sorted_depths(const HForest *f)
+{
+	TreeDepth *order = sorted_trees(f);
+	uint32_t *depths = xmalloc(((size_t)f->num_trees + 1) * sizeof *depths);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		depths[t] = order[t].depth;
+	free(order);
+	return depths;
+}
+
+uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint32_t *ends)
+{
+	/* Candidate ends: 0, the multiples of unit around each change of depth, the last tree. */
+	uint32_t n = f->num_trees, *depth = hir_sorted_depths(f), *at = xmalloc((2 * (size_t)n + 2) * sizeof *at), count = 0;
+	uint64_t best[HIR_MAX_DEPTH_GROUPS + 1][2 * 64 + 2];
+	uint32_t from[HIR_MAX_DEPTH_GROUPS + 1][2 * 64 + 2], made = 1, last;
+	unit = unit ? unit : 1;
+	groups = groups < 1 ? 1 : groups > HIR_MAX_DEPTH_GROUPS ? HIR_MAX_DEPTH_GROUPS : groups;
+	at[count++] = 0;
+	for (uint32_t t = 1; t < n && count < 2 * 64; t++) {
+		if (depth[t] == depth[t - 1])
+			continue;
+		if (t / unit * unit > at[count - 1])
+			at[count++] = t / unit * unit;
+		if ((t + unit - 1) / unit * unit > at[count - 1] && (t + unit - 1) / unit * unit < n)
+			at[count++] = (t + unit - 1) / unit * unit;
+	}
+	if (n > at[count - 1])
+		at[count++] = n;
+	/* best[g][j]: fewest steps for trees [0, at[j]) in g groups; each group costs its trees times its deepest. */
+	for (uint32_t j = 0; j < count; j++)
+		best[1][j] = (uint64_t)at[j] * (at[j] ? depth[at[j] - 1] : 0), from[1][j] = 0;
+	for (uint32_t g = 2; g <= groups; g++)
+		for (uint32_t j = 0; j < count; j++) {
+			best[g][j] = best[g - 1][j], from[g][j] = j; /* an empty last group: fewer groups */
+			for (uint32_t i = 1; i < j; i++) {
+				uint64_t steps = best[g - 1][i] + (uint64_t)(at[j] - at[i]) * depth[at[j] - 1];
+				if (steps < best[g][j])
+					best[g][j] = steps, from[g][j] = i;
+			}
+		}
+	/* Walk back from the last tree. */
+	last = count - 1;
+	ends[0] = n;
+	for (uint32_t g = groups; g > 1; g--) {
+		uint32_t i = from[g][last];
+		if (i != last) {
+			memmove(ends + 1, ends, made * sizeof *ends);
+			ends[0] = at[i];
+			made++;
+			last = i;
+		}
+	}
+	free(at);
+	free(depth);
+	return made;
+}
+
+bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
+{
+	TreeDepth *order = sorted_trees(f);
+	uint64_t steps = 0, nodes = 0, complete = 0;
+	uint32_t *stack = NULL, begin = 0, deepest = f->num_trees ? order[f->num_trees - 1].depth : 0;
+	size_t cap = 0;
+	if (n < 2 || deepest > 16) {
+		free(order);
+		return false;
+	}
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		complete += (2ull << order[t].depth) - 1;
+	for (uint32_t g = 0; g < n; g++) {
+		uint32_t depth = order[ends[g] - 1].depth;
+		steps += (uint64_t)(ends[g] - begin) * depth;
+		for (uint32_t t = begin; t < ends[g]; t++)
+			nodes += padded_tree_nodes(f, order[t].tree, depth, &stack, &cap);
+		begin = ends[g];
+	}
+	free(stack);
+	free(order);
+	/*
+	 * A tenth of the steps saved, at most four times the memory of the trees stored
+	 * complete, as the array layout stores them. The walks of unpadded trees test for a
+	 * leaf at every step: on 40 trees of which 22 are a single leaf and 6 reach depth 8,
+	 * 0.405 us/row unpadded, 0.201 with all padded to 8, 0.107 in three depth groups
+	 * (one core, 8000 rows).
+	 */
+	return 10 * steps <= 9 * (uint64_t)f->num_trees * deepest && nodes <= 4 * complete + 1024;
+}
+
+void hir_sort_trees(HForest *f)
+{
+	TreeDepth *order = sorted_trees(f);
+	HTree *trees = xmalloc(((size_t)f->num_trees + 1) * sizeof *trees);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		trees[t] = f->trees[order[t].tree];
+	memcpy(f->trees, trees, (size_t)f->num_trees * sizeof *trees);
+	free(trees);
+	free(order);
 }
 
 void hir_pad(HForest *f)

@@ -19,6 +19,10 @@ void hir_pad(HForest *f);
 void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth);
 /* HIR pass: for each loop v with unrollWalk(v, d), pad the trees v's walks reach so that no leaf is shallower than d (or their deepest leaf). */
 void hir_pad_unrolled_walks(HForest *f);
+/* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */
+void hir_sort_trees(HForest *f);
+/* f's tree depths sorted as hir_sort_trees sorts the trees (num_trees entries, the caller frees them). */
+uint32_t *hir_sorted_depths(const HForest *f);
 /* Analysis: the number of nodes f would have after hir_pad. */
 uint64_t hir_padded_nodes(const HForest *f);
 /* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
@@ -44,7 +48,21 @@ typedef struct HScheduleKnobs {
 	uint8_t unroll;     /* walks unrolled to the forest's depth (unrollWalk) */
 	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none */
 	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_names[r] (representation) */
+	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
 } HScheduleKnobs;
+
+/* Depth groups: at most this many. */
+#define HIR_MAX_DEPTH_GROUPS 4
+/*
+ * Where the depth groups of f's trees end, sorted by depth (sortTrees): at most `groups`
+ * groups, each ending at a multiple of `unit` trees (the step of the loop split into
+ * them) or at the last tree, chosen to take the fewest walk steps when each group's
+ * walks take as many as its deepest tree. Writes the ends into ends (an end is one past
+ * a group's last tree); returns how many groups (1: grouping saves nothing).
+ */
+uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint32_t *ends);
+/* Whether the n depth groups ending at ends pay: a tenth of the walk steps saved, the padding's memory bounded. */
+bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
 
 /*
  * The heuristic: rows walking every tree for models that fit in cache, row tiles

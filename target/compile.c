@@ -111,10 +111,13 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	dump_after(o, "read", c);
 	if (!schedule_model(o, c, e))
 		return false;
+	if (c->hir->schedule.tree_order == HORDER_DEPTH)
+		hir_sort_trees(c->hir);
 	dump_after(o, "schedule", c);
 	if (stop == LEVEL_HIR)
 		return true;
-	if (lower_padding_pays(c->hir))
+	/* Sorted trees are padded per depth group, as the schedule's unrollWalks say. */
+	if (c->hir->schedule.tree_order == HORDER_MODEL && lower_padding_pays(c->hir))
 		hir_pad(c->hir);
 	hir_pad_unrolled_walks(c->hir);
 	dump_after(o, "pad", c);

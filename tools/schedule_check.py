@@ -49,6 +49,8 @@ def random_schedule(rng):
             directive = f"{kind}({var})"
         if directive not in directives:
             directives.append(directive)
+    if rng.random() < 0.3:  # the trees sorted by depth (its place among the directives does not matter)
+        directives.insert(rng.randint(0, len(directives)), "sortTrees(depth)")
     return "; ".join(directives)
 
 

@@ -100,6 +100,10 @@ SPECS = [
          params={"max_depth": 16, "eta": 0.5, "base_score": 0.0}, n_train=2000, missing=0.02,
          checks={"min_depth": 14},
          notes="max_depth=16, trees reach depth >= 14; base_score=0 explicit"),
+    Spec("depth_groups", "reg:squarederror", "regression", rounds=40, params={"max_depth": 8, "gamma": 1.0},
+         checks={"num_trees": 40},
+         notes="min_split_loss=1: later trees stop early (many a single leaf), a few are deep; grove's schedule "
+               "walks them in depth groups"),
     Spec("single_tree", "reg:squarederror", "regression", rounds=1, params={"max_depth": 5},
          checks={"num_trees": 1}, notes="num_boost_round=1"),
     Spec("one_feature", "reg:squarederror", "regression", num_feature=1, rounds=10,

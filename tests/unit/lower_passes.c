@@ -273,8 +273,69 @@ static void test_legalize(void)
 	hir_forest_free(f);
 }
 
+/* Tree t of a chain forest: a chain of depth[t] splits on feature 0, its leaves valued t. */
+static HForest *chain_forest(const uint32_t *depth, uint32_t num_trees)
+{
+	HForest *f = hir_forest_new("unit", 1, 1);
+	for (uint32_t t = 0; t < num_trees; t++) {
+		HNode *n = hir_tree_add(f, 2 * depth[t] + 1, 0);
+		for (uint32_t d = 0; d < depth[t]; d++) {
+			n[2 * d] = (HNode){.value = d, .left = 2 * d + 1, .right = 2 * d + 2, .feature = 0};
+			n[2 * d + 1] = (HNode){.value = t, .feature = HIR_LEAF};
+		}
+		n[2 * depth[t]] = (HNode){.value = t, .feature = HIR_LEAF};
+	}
+	return f;
+}
+
+/* sortTrees(depth): trees by depth, stable; the groups hir_depth_groups chooses; when they pay. */
+static void test_depth_groups(void)
+{
+	static const uint32_t depth[] = {8, 0, 3, 0, 8, 3, 0, 0};
+	uint32_t ends[HIR_MAX_DEPTH_GROUPS], *sorted;
+	HForest *f = chain_forest(depth, COUNT_OF(depth));
+	Error e;
+	CHECK(hir_verify(f, &e));
+	sorted = hir_sorted_depths(f);
+	hir_sort_trees(f);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		static const uint32_t value[] = {1, 3, 6, 7, 2, 5, 0, 4}; /* the model's order among trees of one depth */
+		CHECK(hir_tree_depth(f, t) == sorted[t]);
+		CHECK(hir_tree_nodes(f, t)[f->trees[t].num_nodes - 1].value == value[t]);
+	}
+	CHECK(hir_verify(f, &e));
+	/* Depths 0 0 0 0 3 3 8 8. Steps: one group 8 * 8; groups 0, 3 and 8 deep: 0 + 2 * 3 + 2 * 8. */
+	CHECK(hir_depth_groups(f, 1, 1, ends) == 1 && ends[0] == 8);
+	CHECK(hir_depth_groups(f, 4, 1, ends) == 3 && ends[0] == 4 && ends[1] == 6 && ends[2] == 8);
+	/* Two groups: 4 * 8 steps, against 6 * 3 + 2 * 8 when the depth-3 trees go with the shallow ones. */
+	CHECK(hir_depth_groups(f, 2, 1, ends) == 2 && ends[0] == 4 && ends[1] == 8);
+	/* In steps of 3 trees: ends at multiples of 3, or the last tree: 0 + 3 * 3 + 2 * 8. */
+	CHECK(hir_depth_groups(f, 4, 3, ends) == 3 && ends[0] == 3 && ends[1] == 6 && ends[2] == 8);
+	CHECK(hir_depth_groups(f, 4, 8, ends) == 1 && ends[0] == 8);
+	CHECK(lower_depth_groups_pay(f, (uint32_t[]){4, 6, 8}, 3));
+	CHECK(!lower_depth_groups_pay(f, (uint32_t[]){8}, 1));
+	free(sorted);
+	hir_forest_free(f);
+
+	/* The heuristic groups 24 single leaves and 8 chains of depth 8, not 32 chains of one depth. */
+	{
+		uint32_t mixed[32] = {0}, same[32];
+		for (uint32_t t = 0; t < 32; t++)
+			mixed[t] = t % 4 == 3 ? 8 : 0, same[t] = 8;
+		f = chain_forest(mixed, 32);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, false);
+		CHECK(f->schedule.tree_order == HORDER_DEPTH);
+		hir_forest_free(f);
+		f = chain_forest(same, 32);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, false);
+		CHECK(f->schedule.tree_order == HORDER_MODEL);
+		hir_forest_free(f);
+	}
+}
+
 int main(void)
 {
+	test_depth_groups();
 	test_legalize();
 	test_pad_and_unroll();
 	test_verify();
