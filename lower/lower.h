@@ -27,6 +27,11 @@ uint32_t *hir_sorted_depths(const HForest *f);
 uint64_t hir_padded_nodes(const HForest *f);
 /* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
 bool lower_padding_pays(const HForest *f);
+/* Nodes a forest of trees at most PAD_BUDGET_DEPTH deep may have after padding whatever it had before: 2^21 (16 MiB of array records of f32 values). */
+#define PAD_BUDGET (1u << 21)
+#define PAD_BUDGET_DEPTH 10
+/* Whether a forest of `unpadded` nodes (or slots of complete trees) may grow to `nodes` by padding or layout, its deepest tree `depth` deep. */
+bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth);
 
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX
@@ -181,6 +186,8 @@ extern const char *const lower_representation_names[];
  * their trees known at compile time, so every tree loop around them must be specialized.
  */
 bool lower_representation_is_code(uint32_t i);
+/* The same of the representation named name (false for an unknown name or NULL). */
+bool lower_representation_named_code(const char *name);
 
 /* Lower MIR to LIR laying the model out with the named representation (NULL = default). */
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);

@@ -23,6 +23,12 @@ const char *const lower_representation_names[] = {
 
 bool lower_representation_is_code(uint32_t i) { return i < COUNT_OF(representations) && representations[i]->walk; }
 
+bool lower_representation_named_code(const char *name)
+{
+	const LRepresentation *rep = name ? rep_find(name) : NULL;
+	return rep && rep->walk;
+}
+
 const LRepresentation *rep_find(const char *name)
 {
 	for (size_t i = 0; i < COUNT_OF(representations); i++)
@@ -33,15 +39,17 @@ const LRepresentation *rep_find(const char *name)
 
 const LRepresentation *rep_choose(const HForest *f)
 {
-	/* array spends 2^(depth+1) - 1 slots on a tree; take it unless that wastes most of them. */
+	/* array spends 2^(depth+1) - 1 slots on a tree; take it unless that wastes most of many of them. */
 	uint64_t slots = 0;
+	uint32_t deepest = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);
 		if (depth > 24)
 			return &rep_sparse;
 		slots += (2ull << depth) - 1;
+		deepest = depth > deepest ? depth : deepest;
 	}
-	return slots <= 4 * f->num_nodes + 64 ? &rep_array : &rep_sparse;
+	return lower_nodes_affordable(slots, f->num_nodes, deepest) ? &rep_array : &rep_sparse;
 }
 
 /* The missing rule of split n. */

@@ -116,8 +116,12 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	dump_after(o, "schedule", c);
 	if (stop == LEVEL_HIR)
 		return true;
-	/* Sorted trees are padded per depth group, as the schedule's unrollWalks say. */
-	if (c->hir->schedule.tree_order == HORDER_MODEL && lower_padding_pays(c->hir))
+	/*
+	 * Sorted trees are padded per depth group, as the schedule's unrollWalks say; trees
+	 * compiled into code walk only as deep as each leaf is, and padding would grow them.
+	 */
+	if (c->hir->schedule.tree_order == HORDER_MODEL && lower_padding_pays(c->hir) &&
+	    !lower_representation_named_code(c->hir->schedule.representation[0] ? c->hir->schedule.representation : o->representation))
 		hir_pad(c->hir);
 	hir_pad_unrolled_walks(c->hir);
 	dump_after(o, "pad", c);
