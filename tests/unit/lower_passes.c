@@ -317,6 +317,19 @@ static void test_depth_groups(void)
 	free(sorted);
 	hir_forest_free(f);
 
+	/*
+	 * Padding: chains of depth 8 grow thirtyfold, within PAD_BUDGET (the array layout
+	 * stores them complete anyway); chains of depth 12 would grow fivehundredfold.
+	 */
+	{
+		uint32_t eight[8] = {8, 8, 8, 8, 8, 8, 8, 0}, twelve[8] = {12, 12, 12, 12, 12, 12, 12, 0};
+		f = chain_forest(eight, 8);
+		CHECK(lower_padding_pays(f) && rep_choose(f) == &rep_array);
+		hir_forest_free(f);
+		f = chain_forest(twelve, 8);
+		CHECK(!lower_padding_pays(f) && rep_choose(f) == &rep_sparse);
+		hir_forest_free(f);
+	}
 	/* The heuristic groups 24 single leaves and 8 chains of depth 8, not 32 chains of one depth. */
 	{
 		uint32_t mixed[32] = {0}, same[32];
