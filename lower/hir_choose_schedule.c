@@ -150,6 +150,14 @@ typedef struct DepthGroup {
 	uint32_t depth;
 } DepthGroup;
 
+/* The name split(loop, ..., half, ...) gives the copy of `name` under half: half itself where name is loop. */
+static void half_name(char *out, const char *half, const char *name, const char *loop)
+{
+	char copy[HIR_MAX_NAME];
+	snprintf(copy, sizeof copy, strcmp(name, loop) ? "%s.%.40s" : "%s", half, name);
+	memcpy(out, copy, sizeof copy);
+}
+
 /*
  * Depth groups (k->depth_groups): sortTrees(depth), then the outermost tree loop split
  * at the group ends hir_depth_groups chooses (in steps of `step` trees, that loop's),
@@ -161,14 +169,6 @@ typedef struct DepthGroup {
  * Fills groups (the last group is the last remainder); returns how many, 0 where the
  * trees make one group.
  */
-/* The name split(loop, ..., half, ...) gives the copy of `name` under half: half itself where name is loop. */
-static void half_name(char *out, const char *half, const char *name, const char *loop)
-{
-	char copy[HIR_MAX_NAME];
-	snprintf(copy, sizeof copy, strcmp(name, loop) ? "%s.%.40s" : "%s", half, name);
-	memcpy(out, copy, sizeof copy);
-}
-
 static uint32_t depth_groups(HForest *f, const HScheduleKnobs *k, const char *trees_outer, const char *walk,
                              uint32_t step, DepthGroup *groups, bool *ok, Error *e)
 {
