@@ -19,6 +19,13 @@ void hir_pad(HForest *f);
 void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth);
 /* HIR pass: for each loop v with unrollWalk(v, d), pad the trees v's walks reach so that no leaf is shallower than d (or their deepest leaf). */
 void hir_pad_unrolled_walks(HForest *f);
+/*
+ * HIR: a copy of f, which compares in double, that compares float rows in float and
+ * decides as f does (each threshold the float nearest it on the side its comparison
+ * needs); NULL where f compares in float already, or where an == or != threshold has
+ * no float twin. Leaves keep their type.
+ */
+HForest *hir_narrow_thresholds(const HForest *f);
 /* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */
 void hir_sort_trees(HForest *f);
 /* f's tree depths sorted as hir_sort_trees sorts the trees (num_trees entries, the caller frees them). */

@@ -1081,6 +1081,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 {
 	const HForest *f = m->forest;
 	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
+	HForest *narrow;
 	bool ok;
 
 	if (!gpu && !check_host(&f->schedule, e))
@@ -1107,7 +1108,11 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (!check_buffers(m, e))
 		return NULL;
 	l.module = lir_module_new();
-	if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
+	l.module->gpu = gpu;
+	/* predict's rows are floats: a forest that compares in double is walked with its float twin there. */
+	narrow = gpu ? NULL : hir_narrow_thresholds(f);
+	if (!l.rep->lay_out(narrow ? narrow : f, l.module, &l.layout, e)) {
+		hir_forest_free(narrow);
 		lir_module_free(l.module);
 		return NULL;
 	}
@@ -1133,7 +1138,6 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (f->aggregate != HAGGREGATE_SUM)
 		l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.module->gpu = gpu;
 	l.row_cache = LIR_NONE;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
@@ -1141,6 +1145,14 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	 * to float first would move values that lie between a threshold and its float to the
 	 * other side. Float-threshold forests compare floats, as their library does.
 	 */
+	if (narrow) {
+		l.rep->free(&l.layout);
+		hir_forest_free(narrow);
+		if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
+			lir_module_free(l.module);
+			return NULL;
+		}
+	}
 	if (f->threshold_type == HTYPE_F64)
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);

@@ -8,7 +8,12 @@
  *   value        threshold on splits; leaf value on leaves (f32, or f64 after 4 bytes of padding)
  *
  * The buffer is typed i32 (the value's bits stored as they are): a record is RECORD
- * i32 elements, the value of slot s the element 2s + 1 of its own type. A second buffer
+ * i32 elements, the value of slot s the element 2s + 1 of its own type. Where leaves
+ * are doubles and thresholds floats (the float twin of a double forest that
+ * hir_narrow_thresholds makes, or such an ONNX model), records hold float values and
+ * the leaves' doubles follow every record, slot s's at double element `slots + s`, so a
+ * walk reads 8-byte records and only its leaf reads the doubles (not on GPUs, whose
+ * cache(t) copies records alone). A second buffer
  * holds where each tree's records start (in i32 elements), and, last, where the last
  * tree ends. A tree's handle is the address of its root record, so a step indexes from
  * it with the slot alone. A tree of depth d takes 2^(d+1) - 1 slots whatever its node
@@ -29,15 +34,16 @@ typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer;
 	uint32_t nodes, offsets; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
+	uint64_t leaf_slots;     /* where leaves have a region of their own: the slots before it (0: none) */
 	uint32_t copy;           /* GPU cache(t): the shared-memory copy of a group's records, or LIR_NONE */
 	uint32_t copy_start;     /* i64: where the group's records start in nodes */
 	uint32_t num_trees;
 	int32_t tree_offsets[];  /* the offset buffer's contents (num_trees + 1), for the copy's size */
 } ArrayState;
 
-/* Store tree t into the records from slot `first`. */
+/* Store tree t into the records from slot `first`; leaf values into leaves (doubles, by slot) where not NULL. */
 static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *records, uint32_t record,
-                       uint64_t first, uint64_t *stack)
+                       uint64_t first, double *leaves, uint64_t *stack)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t top = 0;
@@ -48,6 +54,11 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 		const HNode *n = &nodes[id];
 		int32_t *at = records + (first + slot) * record;
 		/* The value is element 1 of the record seen as values of its type. */
+		if (n->feature == HIR_LEAF && leaves) {
+			leaves[first + slot] = rep_slot_value(layout, f, n);
+			at[0] = -1;
+			continue;
+		}
 		rep_store_value(at, layout->threshold_type, 1, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			at[0] = -1;
@@ -68,10 +79,16 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	uint32_t record;
 	ArrayState *s;
 
+	bool own_leaves;
 	if (!rep_lay_out_forest(f, m, "array", layout, e)) {
 		free(offsets);
 		return false;
 	}
+	/* Float thresholds, double leaves: set offsets in float values are exact below 2^24. */
+	own_leaves = f->threshold_type == HTYPE_F32 && f->leaf_type == HTYPE_F64 && !m->gpu &&
+	             !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24);
+	if (own_leaves)
+		layout->threshold_type = LTYPE_F32;
 	record = layout->threshold_type == LTYPE_F32 ? 2 : 4;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);
@@ -89,20 +106,23 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		if (f->trees[t].num_nodes > max_nodes)
 			max_nodes = f->trees[t].num_nodes;
 	}
-	records = xcalloc((total ? total : 1) * record, sizeof *records);
+	/* The leaves' region: a double (two i32 elements) per slot after the records. */
+	records = xcalloc((total ? total : 1) * (record + (own_leaves ? 2 : 0)), sizeof *records);
 	for (uint64_t i = 0; i < total; i++) /* unused slots read as leaves */
 		records[i * record] = -1;
 	stack = xmalloc(4 * max_nodes * sizeof *stack);
 	offsets[f->num_trees] = (int32_t)(total * record); /* where the last tree ends */
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		store_tree(f, layout, t, records, record, (uint64_t)offsets[t] / record, stack);
+		store_tree(f, layout, t, records, record, (uint64_t)offsets[t] / record,
+		           own_leaves ? (double *)(records + total * record) : NULL, stack);
 	free(stack);
 
 	s = xcalloc(1, sizeof *s + ((size_t)f->num_trees + 1) * sizeof *offsets);
 	memcpy(s->tree_offsets, offsets, ((size_t)f->num_trees + 1) * sizeof *offsets);
 	s->num_trees = f->num_trees;
 	s->record = record;
-	s->node_buffer = lir_buffer_add(m, "array.nodes", LTYPE_I32, total * record, records);
+	s->leaf_slots = own_leaves ? total : 0;
+	s->node_buffer = lir_buffer_add(m, "array.nodes", LTYPE_I32, total * (record + (own_leaves ? 2 : 0)), records);
 	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees + 1, offsets);
 	layout->state = s;
 	return true;
@@ -160,6 +180,12 @@ static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 
 static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
+	ArrayState *s = layout->state;
+	/* A record and a leaf's double are both 8 bytes: the leaf is as far from its record as the region from the records. */
+	if (s->leaf_slots)
+		return lir_emit(b, LOP_LOAD, LTYPE_F64, tree,
+		                lir_emit(b, LOP_ADD, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, (int64_t)s->leaf_slots), LIR_NONE),
+		                LIR_NONE);
 	return rep_load_leaf(layout, b, tree, record_element(b, node, 2, 1));
 }
 

@@ -2,6 +2,7 @@
 #include "lower/lower.h"
 #include "lower/rep.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/check.h"
@@ -346,8 +347,59 @@ static void test_depth_groups(void)
 	}
 }
 
+/* x compare t, as a split tests it. */
+static bool compares(HCompare k, double x, double t)
+{
+	switch (k) {
+	case HCMP_LT: return x < t;
+	case HCMP_LE: return x <= t;
+	case HCMP_GT: return x > t;
+	case HCMP_GE: return x >= t;
+	case HCMP_EQ: return x == t;
+	case HCMP_NE: return x != t;
+	default: return false;
+	}
+}
+
+/* hir_narrow_thresholds: for every float x near each threshold, the float threshold decides as the double one. */
+static void test_narrow_thresholds(void)
+{
+	static const double thresholds[] = {0.1, -0.1, 3.0, 16777217.0, 1e-40, -1e-45, 1e300, -1e300, 3.4028235677973366e38,
+	                                    0.0, 1.0000000180025095e-35, 2.5e-324};
+	static const HCompare kinds[] = {HCMP_LT, HCMP_LE, HCMP_GT, HCMP_GE};
+	HForest *f = hir_forest_new("unit", 1, 1), *n;
+	uint32_t splits = 0;
+	f->threshold_type = f->leaf_type = HTYPE_F64;
+	for (size_t i = 0; i < COUNT_OF(thresholds); i++)
+		for (size_t k = 0; k < COUNT_OF(kinds); k++, splits++) {
+			HNode *t = hir_tree_add(f, 3, 0);
+			t[0] = (HNode){.value = thresholds[i], .left = 1, .right = 2, .feature = 0, .compare = kinds[k]};
+			t[1] = (HNode){.value = 1, .feature = HIR_LEAF};
+			t[2] = (HNode){.value = 2, .feature = HIR_LEAF};
+		}
+	CHECK((n = hir_narrow_thresholds(f)) != NULL);
+	for (uint32_t i = 0; n && i < splits; i++) {
+		const HNode *was = hir_tree_nodes(f, i), *now = hir_tree_nodes(n, i);
+		float x = (float)was->value;
+		CHECK(n->threshold_type == HTYPE_F32 && n->leaf_type == HTYPE_F64 && (double)(float)now->value == now->value);
+		x = nextafterf(nextafterf(x, -INFINITY), -INFINITY);
+		for (int step = 0; step < 5; step++, x = nextafterf(x, INFINITY))
+			CHECK(compares(was->compare, x, was->value) == compares(now->compare, x, (float)now->value));
+		CHECK(compares(was->compare, INFINITY, was->value) == compares(now->compare, INFINITY, (float)now->value));
+		CHECK(compares(was->compare, -INFINITY, was->value) == compares(now->compare, -INFINITY, (float)now->value));
+	}
+	hir_forest_free(n);
+	/* == against a double that no float equals has no float twin. */
+	hir_tree_nodes(f, 0)->compare = HCMP_EQ;
+	CHECK(hir_narrow_thresholds(f) == NULL);
+	f->threshold_type = HTYPE_F32;
+	CHECK(hir_narrow_thresholds(f) == NULL);
+	hir_forest_free(f);
+}
+
 int main(void)
 {
+	test_narrow_thresholds();
 	test_depth_groups();
 	test_legalize();
 	test_pad_and_unroll();
