@@ -931,7 +931,8 @@ void lower_inst(Lowering *l, uint32_t id)
 			size_t at = lane_slot(id, r), lane0 = lane_slot(id, 0);
 			bool same = r && !l->scope.lanes_are_trees; /* row lanes share the tree */
 			l->tree_index[at] = same ? l->tree_index[lane0] : lower_index(l, &inst->tree, r);
-			l->value[at] = same ? l->value[lane0] : l->rep->tree(&l->layout, &l->b, l->tree_index[at]);
+			l->value[at] = same ? l->value[lane0]
+			                    : l->rep->tree(&l->layout, &l->b, l->tree_index[at], l->scope.lanes > 1 && l->scope.lanes_are_trees);
 		}
 		break;
 	case MOP_WALK:

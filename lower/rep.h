@@ -93,8 +93,12 @@ typedef struct LRepresentation {
 	void (*free)(RepLayout *layout);
 	/* Emit, at the start of the function, whatever the other hooks share (buffer addresses). */
 	void (*begin_function)(RepLayout *layout, LBuilder *b);
-	/* Emit code yielding the handle of tree number `tree` (i64): an i64 or a ptr, as the representation likes. */
-	uint32_t (*tree)(RepLayout *layout, LBuilder *b, uint32_t tree);
+	/*
+	 * Emit code yielding the handle of tree number `tree` (i64): an i64 or a ptr, as the
+	 * representation likes. side_by_side: the handle is one of several trees' whose walks
+	 * are interleaved (consecutive numbers), so registers are scarce.
+	 */
+	uint32_t (*tree)(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side);
 	/* Emit code yielding the root node of a tree. */
 	uint32_t (*root)(RepLayout *layout, LBuilder *b, uint32_t tree);
 	/* Emit code loading node's fields. */

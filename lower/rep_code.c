@@ -67,8 +67,9 @@ static void code_begin_function(RepLayout *layout, LBuilder *b)
 }
 
 /* A tree's handle is its number: the walk reads it as a constant. */
-static uint32_t code_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+static uint32_t code_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
 {
+	(void)side_by_side;
 	(void)layout;
 	(void)b;
 	return tree;

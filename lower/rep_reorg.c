@@ -127,8 +127,9 @@ static void reorg_begin_function(RepLayout *layout, LBuilder *b)
 }
 
 /* A tree's handle is its column in the source. */
-static uint32_t reorg_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+static uint32_t reorg_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
 {
+	(void)side_by_side;
 	const ReorgSource *src = reorg_source(layout);
 	return src->first == LIR_NONE ? tree : lir_emit(b, LOP_SUB, LTYPE_I64, tree, src->first, LIR_NONE);
 }

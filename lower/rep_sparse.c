@@ -96,8 +96,9 @@ static void sparse_begin_function(RepLayout *layout, LBuilder *b)
 }
 
 /* A tree's handle is its root slot; nodes are absolute slots. */
-static uint32_t sparse_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+static uint32_t sparse_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
 {
+	(void)side_by_side;
 	SparseState *s = layout->state;
 	return lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->roots, tree, LIR_NONE));
 }

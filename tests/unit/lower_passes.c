@@ -389,6 +389,24 @@ static void test_narrow_thresholds(void)
 		CHECK(compares(was->compare, -INFINITY, was->value) == compares(now->compare, -INFINITY, (float)now->value));
 	}
 	hir_forest_free(n);
+	/* Every representation lowers a double forest, with its float twin for float rows; an empty one too (a fuzz find). */
+	for (uint32_t trees = 0; trees < 2; trees++) {
+		HForest *g = hir_forest_copy(f);
+		g->num_trees = trees;
+		hir_choose_schedule(g, 0, 8, 8, false);
+		for (const char *const *rep = lower_representation_names; *rep; rep++) {
+			Error e = {{0}};
+			MModule *m = lower_hir_to_mir(g, &e);
+			LModule *lir = m ? lower_mir_to_lir(m, *rep, &e) : NULL;
+			if (!lir && !strstr(e.message, "specialize")) {
+				fprintf(stderr, "%u trees, %s: %s\n", trees, *rep, e.message);
+				failures++;
+			}
+			lir_module_free(lir);
+			mir_module_free(m);
+		}
+		hir_forest_free(g);
+	}
 	/* == against a double that no float equals has no float twin. */
 	hir_tree_nodes(f, 0)->compare = HCMP_EQ;
 	CHECK(hir_narrow_thresholds(f) == NULL);
