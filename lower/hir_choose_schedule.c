@@ -124,14 +124,14 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = row_tile,
 	                      .parallel = HPARALLEL_ROWS};
-	if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
+	if (pick_representation && f->num_trees && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS) {
+		*k = (HScheduleKnobs){.rows = 1, .trees = 1, .tree_tile = f->num_trees > CODE_TREE_TILE ? CODE_TREE_TILE : 0,
+		                      .row_tile = CODE_ROW_TILE, .parallel = HPARALLEL_ROWS, .representation = code_knob()};
+	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
 		if (lower_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
-	if (pick_representation && f->num_trees && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS)
-		*k = (HScheduleKnobs){.rows = 1, .trees = 1, .tree_tile = f->num_trees > CODE_TREE_TILE ? CODE_TREE_TILE : 0,
-		                      .row_tile = CODE_ROW_TILE, .parallel = HPARALLEL_ROWS, .representation = code_knob()};
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */

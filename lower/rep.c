@@ -39,7 +39,7 @@ const LRepresentation *rep_find(const char *name)
 
 const LRepresentation *rep_choose(const HForest *f)
 {
-	/* array spends 2^(depth+1) - 1 slots on a tree; take it unless that wastes most of many of them. */
+	/* array spends 2^(depth+1) - 1 slots on a tree; take it unless that wastes most of them (lower_nodes_affordable). */
 	uint64_t slots = 0;
 	uint32_t deepest = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {

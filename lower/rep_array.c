@@ -55,13 +55,11 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 		uint64_t slot = stack[--top], id = stack[--top];
 		const HNode *n = &nodes[id];
 		int32_t *at = records + (first + slot) * record;
-		/* The value is element 1 of the record seen as values of its type. */
-		if (n->feature == HIR_LEAF && leaves) {
+		/* The value is element 1 of the record seen as values of its type, or a leaf's in leaves. */
+		if (n->feature == HIR_LEAF && leaves)
 			leaves[first + slot] = rep_slot_value(layout, f, n);
-			at[0] = -1;
-			continue;
-		}
-		rep_store_value(at, layout->threshold_type, 1, rep_slot_value(layout, f, n));
+		else
+			rep_store_value(at, layout->threshold_type, 1, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			at[0] = -1;
 			continue;
@@ -80,8 +78,8 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	uint64_t total = 0, max_nodes = 1, *stack;
 	uint32_t record;
 	ArrayState *s;
-
 	bool own_leaves;
+
 	if (!rep_lay_out_forest(f, m, "array", layout, e)) {
 		free(offsets);
 		return false;
