@@ -166,7 +166,8 @@ bool hir_set_has(const HForest *f, uint32_t s, uint64_t c)
 }
 
 /* The depths of the shallowest and deepest leaves of tree t; *stack is scratch space of *cap entries. */
-static void leaf_depths(const HForest *f, uint32_t t, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)
+/* The shallowest and deepest leaf of tree t, in splits or (tiles) in the tiles of a tiled forest. */
+static void leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t top = 0, *s;
@@ -183,10 +184,11 @@ static void leaf_depths(const HForest *f, uint32_t t, uint32_t **stack, size_t *
 			*max = depth > *max ? depth : *max;
 			continue;
 		}
+		depth += !tiles || !f->tile_size || nodes[id].tile;
 		s[top++] = nodes[id].left;
-		s[top++] = depth + 1;
+		s[top++] = depth;
 		s[top++] = nodes[id].right;
-		s[top++] = depth + 1;
+		s[top++] = depth;
 	}
 }
 
@@ -194,7 +196,7 @@ uint32_t hir_tree_depth(const HForest *f, uint32_t t)
 {
 	uint32_t *stack = NULL, min, max;
 	size_t cap = 0;
-	leaf_depths(f, t, &stack, &cap, &min, &max);
+	leaf_depths(f, t, false, &stack, &cap, &min, &max);
 	free(stack);
 	return max;
 }
@@ -211,7 +213,7 @@ void hir_trees_leaf_depth_range(const HForest *f, uint32_t first, uint32_t end, 
 	*min = first < end ? UINT32_MAX : 0;
 	*max = 0;
 	for (uint32_t t = first; t < end; t++) {
-		leaf_depths(f, t, &stack, &cap, &tree_min, &tree_max);
+		leaf_depths(f, t, true, &stack, &cap, &tree_min, &tree_max);
 		*min = tree_min < *min ? tree_min : *min;
 		*max = tree_max > *max ? tree_max : *max;
 	}
@@ -384,6 +386,8 @@ static void print_node(FILE *out, const HForest *f, const HNode *n, uint32_t wid
 		fputc(']', out);
 		return;
 	}
+	if (f->tile_size && n->tile)
+		fputs("tile ", out);
 	fprintf(out, "x[%d] %s ", n->feature, hir_compare_name((HCompare)n->compare));
 	if (n->compare == HCMP_IN)
 		print_set(out, f, n->set);
@@ -409,6 +413,8 @@ void hir_print(FILE *out, const HForest *f)
 		fprintf(out, " binary=%s", hir_binary_name(f->binary));
 	if (f->num_sets)
 		fprintf(out, " categories=%s", hir_category_rule_name(f->category_rule));
+	if (f->tile_size)
+		fprintf(out, " tiles=%u", f->tile_size);
 	if (f->labels.count) {
 		fputs(" labels=", out);
 		for (uint32_t k = 0; k < f->labels.count; k++) {

@@ -164,7 +164,7 @@ typedef struct HNode {
 	uint8_t default_left;  /* a missing feature goes left */
 	uint8_t compare;       /* HCompare */
 	uint8_t missing;       /* HMissing: which values are missing */
-	uint8_t unused;
+	uint8_t tile;          /* in a tiled forest (HForest.tile_size), this split starts a tile */
 } HNode;
 
 typedef struct HTree {
@@ -223,6 +223,12 @@ typedef struct HForest {
 	double *leaf_values;   /* values of the leaves of trees wider than 1 */
 	uint64_t num_leaf_values;
 	size_t leaf_values_cap;
+	/*
+	 * The tiling of hir_tile_trees (0: none). A tile is a split marked `tile` and the
+	 * splits below it down to the next marked ones, at most tile_size; a walk step
+	 * evaluates a tile, leaves being tiles of their own.
+	 */
+	uint8_t tile_size;
 	HSchedule schedule;
 } HForest;
 
@@ -246,7 +252,10 @@ static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->no
 /* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
 uint32_t hir_tree_depth(const HForest *f, uint32_t t);
 
-/* The depths of the shallowest and the deepest leaf in the whole forest (0, 0 with no trees). */
+/*
+ * The depths of the shallowest and the deepest leaf in the whole forest (0, 0 with no
+ * trees), in walk steps: splits, or in a tiled forest tiles, on the way to the leaf.
+ */
 void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max);
 /* The same over trees [first, end) only (0, 0 when the range is empty). */
 void hir_trees_leaf_depth_range(const HForest *f, uint32_t first, uint32_t end, uint32_t *min, uint32_t *max);

@@ -254,6 +254,7 @@ uint32_t lir_cmp(LBuilder *b, LOp op, LCmp pred, uint32_t x, uint32_t y)
 {
 	uint32_t id = lir_emit(b, op, LTYPE_I1, x, y, LIR_NONE);
 	b->fn->insts[id].sub = (uint8_t)pred;
+	b->fn->insts[id].lanes = b->fn->insts[x].lanes; /* a vector compare is lanewise */
 	return id;
 }
 
@@ -261,6 +262,7 @@ uint32_t lir_cast(LBuilder *b, LCast kind, LType type, uint32_t x)
 {
 	uint32_t id = lir_emit(b, LOP_CAST, type, x, LIR_NONE, LIR_NONE);
 	b->fn->insts[id].sub = (uint8_t)kind;
+	b->fn->insts[id].lanes = b->fn->insts[x].lanes; /* a vector converts lanewise */
 	return id;
 }
 

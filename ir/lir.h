@@ -26,11 +26,12 @@
  * lir_buffer_offset(m, k).
  *
  * Vectors: an instruction with `lanes` n of 2..LIR_MAX_LANES is a vector of n `type`
- * elements (i8, i32, i64, f32 or f64); 0 or 1 is a scalar. Only these carry lanes:
- * LOAD (n consecutive elements from element b, aligned as one element), STORE (takes
- * its lanes from c, which may be a vector; its own lanes are 0 or c's), FADD, FSUB,
- * FMUL, FMIN, FMAX (operands and result of equal lanes) and CONST (a splat). Every other
- * operand is a scalar.
+ * elements (i8, i32, i64, f32 or f64, and i1 for compares); 0 or 1 is a scalar. Only
+ * these carry lanes: LOAD (n consecutive elements from element b, aligned as one
+ * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
+ * are 0 or c's), FADD, FSUB, FMUL, FMIN, FMAX, FCMP and CAST (operands and result of
+ * equal lanes) and CONST (a splat). BITS turns a vector of i1 into a scalar. Every
+ * other operand is a scalar.
  */
 #ifndef GROVE_IR_LIR_H
 #define GROVE_IR_LIR_H
@@ -68,6 +69,10 @@ typedef enum LType {
 	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
 	X(INDEX, "index", 2)          /* ptr: a + b * imm bytes; a ptr, b i64 */                     \
+	X(GATHER, "gather", 3)        /* lane i: *(type *)(a + (b + c[i]) * sizeof(type)); a ptr, b  \
+	                                 i64, c a vector of i32 of the result's lanes */              \
+	X(BITS, "bits", 1)            /* i32 whose bit i is lane i of a (a vector of i1, at most 32 \
+	                                 lanes; a scalar i1 is lane 0) */                             \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
 	X(ATOMIC, "atomic", 3)        /* *(a + b * sizeof(c)) op= c atomically (relaxed ordering), op \
 	                                 in sub (LAtomic: add, min, max); a ptr, b i64, c i8, i32, i64, \

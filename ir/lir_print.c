@@ -216,6 +216,15 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 			print_body(out, m, fn, in->alt, depth, budget);
 		}
 		break;
+	case LOP_GATHER:
+		fprintf(out, " %s %%%u[%%%u + %s ", type, in->a, in->b, value_type_name(operand_buf, fn, in->c));
+		print_value(out, fn, in->c);
+		fputc(']', out);
+		break;
+	case LOP_BITS:
+		fprintf(out, " %s ", value_type_name(operand_buf, fn, in->a));
+		print_value(out, fn, in->a);
+		break;
 	case LOP_FNEG:
 	case LOP_EXP:
 	case LOP_VAR:

@@ -126,31 +126,36 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 	return true;
 }
 
-/* Whether vectors of t can be built: integers of a byte or more and floats. */
+/* Whether vectors of t can be built: integers of a byte or more and floats (and i1, of compares). */
 static bool is_vector_element(LType t) { return t == LTYPE_I8 || t == LTYPE_I32 || t == LTYPE_I64 || is_float(t); }
 
 /*
- * Lanes of id and its operands: only LOAD, STORE, CONST and the elementwise FADD, FSUB,
- * FMUL, FMIN and FMAX are vectors, of an element type vectors hold; the elementwise take operands of their own lanes,
- * STORE a value c of its lanes (any when it has none), everything else scalars.
+ * Lanes of id and its operands: only LOAD, GATHER, STORE, CONST and the elementwise
+ * FADD, FSUB, FMUL, FMIN, FMAX, FCMP and CAST are vectors, of an element type vectors
+ * hold (FCMP: of i1); the elementwise take operands of their own lanes, GATHER indices
+ * c of its lanes, STORE a value c of its lanes (any when it has none), BITS a vector of
+ * at most 32 lanes (or a scalar), everything else scalars.
  */
 static bool verify_lanes(Verifier *v, uint32_t id)
 {
 	const LInst *in = &v->fn->insts[id];
 	const uint32_t ops[3] = {in->a, in->b, in->c};
 	unsigned lanes = lir_lanes(v->fn, id);
-	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL || in->op == LOP_FMIN || in->op == LOP_FMAX;
+	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL || in->op == LOP_FMIN ||
+	                   in->op == LOP_FMAX || in->op == LOP_FCMP || in->op == LOP_CAST;
 
 	if (in->lanes > LIR_MAX_LANES)
 		return fail(v, id, "%u lanes, at most %d", in->lanes, LIR_MAX_LANES);
-	if (lanes > 1 && !elementwise && in->op != LOP_LOAD && in->op != LOP_STORE && in->op != LOP_CONST)
+	if (lanes > 1 && !elementwise && in->op != LOP_LOAD && in->op != LOP_GATHER && in->op != LOP_STORE && in->op != LOP_CONST)
 		return fail(v, id, "cannot be a vector (%u lanes)", lanes);
-	if (lanes > 1 && in->op != LOP_STORE && !is_vector_element((LType)in->type))
+	if (lanes > 1 && in->op != LOP_STORE && !is_vector_element((LType)in->type) && in->op != LOP_FCMP)
 		return fail(v, id, "a vector of %s (vectors hold i8, i32, i64, f32 or f64)", lir_type_name((LType)in->type));
 	for (uint32_t k = 0; k < op_operands[in->op]; k++) {
 		unsigned have = lir_lanes(v->fn, ops[k]), want = 1;
-		if (elementwise)
+		if (elementwise || (in->op == LOP_GATHER && k == 2))
 			want = lanes;
+		else if (in->op == LOP_BITS)
+			want = have <= 32 ? have : 32;
 		else if (in->op == LOP_STORE && k == 2)
 			want = in->lanes > 1 ? lanes : have;
 		if (have != want) {
@@ -205,6 +210,7 @@ static bool is_varying(const Verifier *v, uint32_t id)
 	switch ((LOp)in->op) {
 	case LOP_GPU_INDEX: return in->sub <= LGPU_THREAD_Z;
 	case LOP_LOAD:
+	case LOP_GATHER:
 	case LOP_GET:
 	case LOP_SHUFFLE: return true;
 	default:
@@ -255,6 +261,12 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect_result(v, id, LTYPE_PTR);
 	case LOP_LOAD:
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+	case LOP_GATHER:
+		if (!is_value_type(t) || t == LTYPE_I1 || t == LTYPE_PTR)
+			return fail(v, id, "gathers %s, expected i8, i32, i64, f32 or f64", lir_type_name(t));
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && expect(v, id, in->c, LTYPE_I32);
+	case LOP_BITS:
+		return expect_result(v, id, LTYPE_I32) && expect(v, id, in->a, LTYPE_I1);
 	case LOP_INDEX:
 		if (in->imm < 1 || in->imm > 64)
 			return fail(v, id, "element of %lld bytes", (long long)in->imm);

@@ -205,7 +205,7 @@ bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k)
 	case HDIR_VECTOR_REDUCE: return v->reduce == HREDUCE_VECTOR;
 	case HDIR_SHARED_REDUCE: return v->reduce == HREDUCE_SHARED;
 	case HDIR_GPU_DIMENSION: return v->gpu_dim != HGPU_NONE;
-	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_COUNT: return false;
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_TILE_TREES: case HDIR_COUNT: return false;
 	}
 	return false;
 }
@@ -741,7 +741,7 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		x->gpu_dim = (uint8_t)dim;
 		break;
 	}
-	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_COUNT: die("not a one-loop directive");
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_TILE_TREES: case HDIR_COUNT: die("not a one-loop directive");
 	}
 	x->at[d->kind] = d->pos;
 	return true;
@@ -769,6 +769,16 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 			return error_set(e, "the trees are already sorted");
 		s->tree_order = HORDER_DEPTH;
 		s->tree_order_at = d->pos;
+		return true;
+	case HDIR_TILE_TREES: /* and this */
+		if (strcmp(d->names[0], "uniform"))
+			return error_set(e, "unknown tiling '%s' (expected uniform)", d->names[0]);
+		if (d->value < 1 || d->value > HIR_MAX_TILE)
+			return error_set(e, "tile size %lld, expected 1 to %d splits", (long long)d->value, HIR_MAX_TILE);
+		if (s->tile_size)
+			return error_set(e, "the trees are already tiled (tiles of %u)", s->tile_size);
+		s->tile_size = (uint8_t)d->value;
+		s->tile_size_at = d->pos;
 		return true;
 	case HDIR_TILE: return apply_tile(s, d, e);
 	case HDIR_SPLIT: return apply_split(s, d, e);
@@ -968,7 +978,8 @@ void hir_schedule_print_loops(FILE *out, const HSchedule *s) { print_loops(out, 
 bool hir_schedule_equal(const HSchedule *a, const HSchedule *b)
 {
 	if (a->num_vars != b->num_vars || a->first_loop != b->first_loop || a->num_trees != b->num_trees ||
-	    strcmp(a->representation, b->representation) || a->tree_order != b->tree_order)
+	    strcmp(a->representation, b->representation) || a->tree_order != b->tree_order ||
+	    a->tile_size != b->tile_size)
 		return false;
 	for (uint32_t v = 0; v < a->num_vars; v++) {
 		const HIndexVar *x = &a->vars[v], *y = &b->vars[v];
@@ -1035,4 +1046,9 @@ bool hir_schedule_representation(HSchedule *s, const char *name, Error *e)
 bool hir_schedule_sort_trees(HSchedule *s, const char *order, Error *e)
 {
 	return apply_parts(s, HDIR_SORT_TREES, &order, 1, 0, e);
+}
+
+bool hir_schedule_tile_trees(HSchedule *s, const char *tiling, uint32_t size, Error *e)
+{
+	return apply_parts(s, HDIR_TILE_TREES, &tiling, 1, size, e);
 }

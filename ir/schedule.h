@@ -33,6 +33,9 @@
  *   sortTrees(depth)             the tree loops see the trees sorted by depth, shallowest first (stable), so
  *                                that split makes depth groups whose unrollWalk pads each to its own depth;
  *                                trees are then padded only as unrollWalk says, never the whole forest
+ *   tileTrees(uniform, 4)        each step of a walk evaluates a tile of up to 4 splits with one vector compare
+ *                                (Treebeard's tiling): tiles grown from their roots in level order, 1 to
+ *                                HIR_MAX_TILE splits; walk steps (peelWalk, unrollWalk) then count tiles
  *
  * Each variable carries its directives and the source position of each one, so a
  * check made late (by a lowering, against the model) can name the directive.
@@ -51,6 +54,8 @@
 #define HIR_MAX_NAME 48
 /* reorder takes at most this many loops */
 #define HIR_MAX_ARGS 12
+/* tileTrees takes tiles of at most this many splits (8 float lanes: one AVX register) */
+#define HIR_MAX_TILE 8
 
 /* Columns: name, text, number of variable-name arguments (-1: one or more), number of integer arguments. */
 #define HIR_DIRECTIVES(X)                          \
@@ -68,7 +73,8 @@
 	X(SHARED_REDUCE, "sharedReduce", 1, 0)      \
 	X(GPU_DIMENSION, "gpuDimension", 2, 0)      \
 	X(REPRESENTATION, "representation", 1, 0)   \
-	X(SORT_TREES, "sortTrees", 1, 0)
+	X(SORT_TREES, "sortTrees", 1, 0)            \
+	X(TILE_TREES, "tileTrees", 1, 1)
 
 typedef enum HDirectiveKind {
 #define X(name, text, names, ints) HDIR_##name,
@@ -165,6 +171,8 @@ typedef struct HSchedule {
 	HSourcePos representation_at;
 	uint8_t tree_order;         /* HTreeOrder: sortTrees */
 	HSourcePos tree_order_at;
+	uint8_t tile_size;          /* tileTrees' tile size, 0 = none (every split a tile of its own) */
+	HSourcePos tile_size_at;
 } HSchedule;
 
 /* A loop range: for (v = begin; v < end; v += step). Bounds are small expressions over the batch size N and enclosing loop values. */
@@ -242,6 +250,8 @@ bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, 
 bool hir_schedule_representation(HSchedule *s, const char *name, Error *e);
 /* sortTrees(order), order as written ("depth"). */
 bool hir_schedule_sort_trees(HSchedule *s, const char *order, Error *e);
+/* tileTrees(tiling, size), tiling as written ("uniform"). */
+bool hir_schedule_tile_trees(HSchedule *s, const char *tiling, uint32_t size, Error *e);
 
 const char *hir_directive_name(HDirectiveKind k);
 /* What directive k takes: *names variable names (-1: one or more) and *ints integers. */

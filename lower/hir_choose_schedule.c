@@ -210,8 +210,10 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 
 	hir_schedule_init(s, f->num_trees);
-	if (k->representation)
+	if (k->representation && !(k->tile_trees && !lower_representation_is_tiled(k->representation - 1u)))
 		ok = hir_schedule_representation(s, lower_representation_names[k->representation - 1u], e);
+	if (k->tile_trees && !code) /* tiles take the representation that walks them: the tiling wins over another */
+		ok = ok && hir_schedule_tile_trees(s, "uniform", k->tile_trees, e);
 	if (!tiles_trees(f, k)) {
 		rows_outer = interleave_tile(s, "batch", "b0", "b1", rows, &ok, e);
 		trees_outer = interleave_tile(s, "tree", "t0", "t1", trees, &ok, e);
@@ -363,6 +365,8 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
 				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
+					if (lower_representation_is_tiled(rep)) /* reached by tiling, which the template does not search */
+						continue;
 					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
 					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,
 					               .tree_threads = busy_tree_threads(s->trees, threads[j]),
@@ -448,8 +452,9 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 {
-	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u depth_groups %u%s%s",
-	                k->rows, k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel],
-	                k->unroll, k->peel, k->depth_groups > 1 ? k->depth_groups : 0, k->representation ? " " : "",
+	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u depth_groups %u "
+	                "tiles %u%s%s", k->rows, k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0,
+	                hir_parallel_names[k->parallel], k->unroll, k->peel, k->depth_groups > 1 ? k->depth_groups : 0,
+	                k->tile_trees, k->representation ? " " : "",
 	                k->representation ? lower_representation_names[k->representation - 1u] : "");
 }

@@ -26,6 +26,8 @@ void hir_pad_unrolled_walks(HForest *f);
  * no float twin. Leaves keep their type.
  */
 HForest *hir_narrow_thresholds(const HForest *f);
+/* HIR pass: tile f's trees uniformly, tiles of at most size splits grown in level order (tileTrees(uniform, size)). */
+void hir_tile_trees(HForest *f, uint32_t size);
 /* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */
 void hir_sort_trees(HForest *f);
 /* f's tree depths sorted as hir_sort_trees sorts the trees (num_trees entries, the caller frees them). */
@@ -61,6 +63,7 @@ typedef struct HScheduleKnobs {
 	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none */
 	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_names[r] (representation) */
 	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
+	uint8_t tile_trees;   /* tiles of this many splits a walk step (tileTrees, representation tiled), 0 = none */
 } HScheduleKnobs;
 
 /* Depth groups: at most this many. */
@@ -193,6 +196,8 @@ extern const char *const lower_representation_names[];
  * their trees known at compile time, so every tree loop around them must be specialized.
  */
 bool lower_representation_is_code(uint32_t i);
+/* Whether lower_representation_names[i] walks tiles (tileTrees, which the knobs reach it by). */
+bool lower_representation_is_tiled(uint32_t i);
 /* The same of the representation named name (false for an unknown name or NULL). */
 bool lower_representation_named_code(const char *name);
 

@@ -1103,9 +1103,17 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 			                 names), NULL;
 		}
 	}
+	if (f->tile_size && !representation)
+		representation = "tiled"; /* tileTrees: the representation that walks tiles */
 	l.rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!l.rep)
 		return error_set(e, "unknown representation '%s'", representation), NULL;
+	if (f->tile_size && !l.rep->tiles) {
+		char where[300];
+		hir_schedule_pos(&f->schedule, f->schedule.tile_size_at, where, sizeof where);
+		return error_set(e, "%stileTrees(uniform, %u): the %s representation walks a split a step; tiles need representation(tiled)",
+		                 where, f->tile_size, l.rep->name), NULL;
+	}
 	if (!check_buffers(m, e))
 		return NULL;
 	l.module = lir_module_new();

@@ -11,6 +11,7 @@ static const LRepresentation *const representations[] = {
 	&rep_sparse,
 	&rep_reorg,
 	&rep_code,
+	&rep_tiled,
 };
 
 const char *const lower_representation_names[] = {
@@ -18,10 +19,13 @@ const char *const lower_representation_names[] = {
 	"sparse",
 	"reorg",
 	"code",
+	"tiled",
 	NULL,
 };
 
 bool lower_representation_is_code(uint32_t i) { return i < COUNT_OF(representations) && representations[i]->walk; }
+
+bool lower_representation_is_tiled(uint32_t i) { return i < COUNT_OF(representations) && representations[i]->tiles; }
 
 bool lower_representation_named_code(const char *name)
 {

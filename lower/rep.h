@@ -136,6 +136,8 @@ typedef struct LRepresentation {
 	uint32_t (*walk)(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, Error *e);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
+	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */
+	bool tiles;
 } LRepresentation;
 
 /* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */
@@ -144,6 +146,9 @@ extern const LRepresentation rep_array;
 extern const LRepresentation rep_sparse;
 /* The reorg representation: complete trees interleaved node-major, slot i of tree t at i * num_trees + t. */
 extern const LRepresentation rep_reorg;
+
+/* The tiled representation: a step evaluates a tile of splits with one vector compare and a table of tile shapes. */
+extern const LRepresentation rep_tiled;
 
 /* The code representation: each tree a nest of ifs with its thresholds in the instructions (trees known at compile time). */
 extern const LRepresentation rep_code;

@@ -125,6 +125,10 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		hir_pad(c->hir);
 	hir_pad_unrolled_walks(c->hir);
 	dump_after(o, "pad", c);
+	if (c->hir->schedule.tile_size) { /* last: a pass that rebuilt trees would drop the tiles */
+		hir_tile_trees(c->hir, c->hir->schedule.tile_size);
+		dump_after(o, "tile", c);
+	}
 	phase_end(o->timer, "schedule");
 	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
 		goto failed;

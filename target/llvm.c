@@ -106,6 +106,35 @@ static LLVMValueRef emit_load(Emitter *em, const LInst *inst)
 	return load;
 }
 
+/* GATHER: each lane's element loaded on its own and inserted (x86's gather instructions are slower for a few lanes). */
+static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
+{
+	LLVMTypeRef type = type_of(em, (LType)inst->type), i64 = em->types[LTYPE_I64], i32 = em->types[LTYPE_I32];
+	LLVMValueRef base = llvm_value(em, inst->a), start = llvm_value(em, inst->b), indices = llvm_value(em, inst->c);
+	LLVMValueRef v = LLVMGetUndef(lanes_type(em, (LType)inst->type, inst->lanes));
+	unsigned lanes = inst->lanes > 1 ? inst->lanes : 1;
+	for (unsigned i = 0; i < lanes; i++) {
+		LLVMValueRef k = inst->lanes > 1 ? LLVMBuildExtractElement(em->b, indices, LLVMConstInt(i32, i, 0), "") : indices;
+		LLVMValueRef at = LLVMBuildNSWAdd(em->b, start, LLVMBuildSExt(em->b, k, i64, ""), "");
+		LLVMValueRef x = LLVMBuildLoad2(em->b, type, LLVMBuildGEP2(em->b, type, base, &at, 1, ""), "");
+		if (inst->lanes <= 1)
+			return x;
+		v = LLVMBuildInsertElement(em->b, v, x, LLVMConstInt(i32, i, 0), "");
+	}
+	return v;
+}
+
+/* BITS: the i1 lanes as an integer of as many bits, widened to i32. */
+static LLVMValueRef emit_bits(Emitter *em, const LInst *inst)
+{
+	const LInst *a = &em->fn->insts[inst->a];
+	unsigned lanes = a->lanes > 1 ? a->lanes : 1;
+	LLVMValueRef x = llvm_value(em, inst->a);
+	if (lanes > 1)
+		x = LLVMBuildBitCast(em->b, x, LLVMIntTypeInContext(em->ctx, lanes), "");
+	return LLVMBuildZExt(em->b, x, em->types[LTYPE_I32], "");
+}
+
 /* STORE of c, a scalar or a vector (whose elements are the ones indexed, aligned as one element). */
 static void emit_store(Emitter *em, const LInst *inst)
 {
@@ -243,6 +272,8 @@ static void emit_inst(Emitter *em, uint32_t id)
 		*out = LLVMBuildGEP2(em->b, em->types[LTYPE_I8], llvm_value(em, inst->a), &bytes, 1, "");
 		break;
 	}
+	case LOP_GATHER: *out = emit_gather(em, inst); break;
+	case LOP_BITS: *out = emit_bits(em, inst); break;
 	case LOP_STORE: emit_store(em, inst); break;
 	case LOP_ATOMIC: emit_atomic(em, inst); break;
 	case LOP_PREFETCH: emit_prefetch(em, inst); break;
@@ -262,7 +293,9 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_ICMP: *out = LLVMBuildICmp(em->b, int_predicates[inst->sub], llvm_value(em, inst->a), llvm_value(em, inst->b), ""); break;
 	case LOP_FCMP: *out = LLVMBuildFCmp(em->b, real_predicates[inst->sub], llvm_value(em, inst->a), llvm_value(em, inst->b), ""); break;
 	case LOP_SELECT: *out = LLVMBuildSelect(em->b, llvm_value(em, inst->a), llvm_value(em, inst->b), llvm_value(em, inst->c), ""); break;
-	case LOP_CAST: *out = LLVMBuildCast(em->b, cast_opcodes[inst->sub], llvm_value(em, inst->a), type, ""); break;
+	case LOP_CAST:
+		*out = LLVMBuildCast(em->b, cast_opcodes[inst->sub], llvm_value(em, inst->a), lanes_type(em, (LType)inst->type, inst->lanes), "");
+		break;
 	case LOP_VAR:
 		*out = llvm_entry_alloca(em, type, 1);
 		LLVMBuildStore(em->b, llvm_value(em, inst->a), *out);

@@ -51,6 +51,8 @@ def random_schedule(rng):
             directives.append(directive)
     if rng.random() < 0.3:  # the trees sorted by depth (its place among the directives does not matter)
         directives.insert(rng.randint(0, len(directives)), "sortTrees(depth)")
+    if rng.random() < 0.2:  # the trees tiled, and walked by the representation that walks tiles
+        directives.insert(rng.randint(0, len(directives)), f"tileTrees(uniform, {rng.randint(1, 8)})")
     return "; ".join(directives)
 
 

@@ -201,10 +201,10 @@ static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Er
 
 /* The log's columns: the CPU's knobs, then the GPU's (empty on the other's lines), then how the candidate was judged. */
 /* The log's format: bump it (and so the default log's name) when the columns change. */
-#define LOG_VERSION "v3"
+#define LOG_VERSION "v4"
 static const char log_header[] =
 	"time,model,trees,features,outputs,nodes,depth,batch,target,device,representation,rows,interleave_trees,"
-	"tree_tile,row_tile,parallel,unroll,peel,depth_groups,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
+	"tree_tile,row_tile,parallel,unroll,peel,depth_groups,tile_trees,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
 	"cache_trees,shared_reduce,basis,registers,shared_bytes,spill_bytes,occupancy,us_per_row,compile_s\n";
 
 FILE *tune_log_begin(Tuner *t, const char *device, const char *representation)
@@ -227,9 +227,10 @@ static void log_candidate(Tuner *t, const Candidate *c)
 	                                      : t->options.representation ? t->options.representation : "auto");
 	if (!log)
 		return;
-	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,,,,,,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
+	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
 	        c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel], c->knobs.unroll,
-	        c->knobs.peel, c->knobs.depth_groups, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile);
+	        c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, isinf(c->seconds) ? -1.0 : c->seconds * 1e6,
+	        c->compile);
 	fflush(log);
 }
 
@@ -237,7 +238,8 @@ static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
 {
 	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
 	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
-	       a->peel == b->peel && a->representation == b->representation && a->depth_groups == b->depth_groups;
+	       a->peel == b->peel && a->representation == b->representation && a->depth_groups == b->depth_groups &&
+	       a->tile_trees == b->tile_trees;
 }
 
 static void show_progress(const Tuner *t, const Candidate *best)
@@ -297,8 +299,11 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *k)
 
 static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; }
 
-/* The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation, depth groups. */
-#define KNOBS 9
+/*
+ * The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation, depth
+ * groups, tiles.
+ */
+#define KNOBS 10
 
 /* The values knob i takes in the search (at most 8), for forest f; returns how many. */
 static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
@@ -331,10 +336,20 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 	case 5: /* unroll */
 		v[n++] = 0, v[n++] = 1;
 		return n;
-	case 7: /* representation: each one named (not searched where --representation names one) */
+	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
 		for (uint32_t r = 0; lower_representation_names[r] && !t->options.representation && n < 8; r++)
-			v[n++] = r + 1;
+			if (!lower_representation_is_tiled(r))
+				v[n++] = r + 1;
 		return n;
+	case 9: { /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes) */
+		uint32_t r = 0;
+		while (t->options.representation && lower_representation_names[r] && strcmp(lower_representation_names[r], t->options.representation))
+			r++;
+		v[n++] = 0;
+		if (t->depth >= 2 && (!t->options.representation || lower_representation_is_tiled(r)))
+			v[n++] = 3, v[n++] = 7;
+		return n;
+	}
 	case 8: /* depth groups: none, 2, 4 (where the trees' depths differ) */
 		v[n++] = 0;
 		if (t->depths_differ)
@@ -358,6 +373,7 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 5: k->unroll = (uint8_t)v; break;
 	case 7: k->representation = (uint8_t)v; break;
 	case 8: k->depth_groups = (uint8_t)v; break;
+	case 9: k->tile_trees = (uint8_t)v; break;
 	default: k->peel = (uint8_t)v; break;
 	}
 	if (k->representation && lower_representation_is_code(k->representation - 1u))

@@ -81,7 +81,7 @@ def main():
 
     schedules = model_files("tests/schedules/*.sched", "tests/schedules/bad/*.sched")
     counts["schedule"] = write_corpus("schedule", [read(f) for f in schedules])
-    write_dict("schedule", ["tile", "split", "reorder", "parallel", "gpuDimension", "representation", "sortTrees", "depth", "cache", "interleave", "unrollWalk",
+    write_dict("schedule", ["tile", "split", "reorder", "parallel", "gpuDimension", "representation", "sortTrees", "depth", "tileTrees", "uniform", "cache", "interleave", "unrollWalk",
                             "peelWalk", "atomicReduce", "sharedReduce", "vectorReduce", "specialize", "batch", "tree",
                             "grid.x", "block.x", "(", ")", ",", ";", "#", "\n", "0", "1", "16", "4294967296"])
 

@@ -347,6 +347,50 @@ static void test_depth_groups(void)
 	}
 }
 
+/* Tiles that start in tree t of f. */
+static uint32_t tiles_of(const HForest *f, uint32_t t)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->trees[t].num_nodes; i++)
+		n += hir_tree_nodes(f, t)[i].feature != HIR_LEAF && hir_tree_nodes(f, t)[i].tile;
+	return n;
+}
+
+/* tileTrees: tiles grown in level order; walk steps count tiles; a pass that rebuilds trees keeps them whole. */
+static void test_tile_trees(void)
+{
+	static const uint32_t chain[] = {8}, four[] = {4}, leaf[] = {0};
+	uint32_t min, max;
+	HForest *f = chain_forest(chain, 1);
+	hir_tile_trees(f, 3); /* a chain of 8 splits: tiles of 3, 3 and 2 */
+	CHECK(tiles_of(f, 0) == 3 && f->tile_size == 3);
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(min == 1 && max == 3);
+	CHECK(hir_tree_depth(f, 0) == 8); /* still in splits */
+	hir_forest_free(f);
+
+	f = chain_forest(four, 1);
+	hir_pad(f); /* complete: 15 splits */
+	hir_tile_trees(f, 3); /* complete subtrees of two levels: the root's and four below */
+	CHECK(tiles_of(f, 0) == 5);
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(min == 2 && max == 2);
+	hir_tile_trees(f, 8); /* levels 0-2 and one split of level 3; the other seven splits of level 3 alone */
+	CHECK(tiles_of(f, 0) == 8);
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(min == 1 && max == 2);
+	hir_tile_trees(f, 1);
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(tiles_of(f, 0) == 15 && min == 4 && max == 4);
+	hir_forest_free(f);
+
+	f = chain_forest(leaf, 1);
+	hir_tile_trees(f, 4);
+	hir_leaf_depth_range(f, &min, &max);
+	CHECK(tiles_of(f, 0) == 0 && min == 0 && max == 0);
+	hir_forest_free(f);
+}
+
 /* x compare t, as a split tests it. */
 static bool compares(HCompare k, double x, double t)
 {
@@ -419,6 +463,7 @@ int main(void)
 {
 	test_narrow_thresholds();
 	test_depth_groups();
+	test_tile_trees();
 	test_legalize();
 	test_pad_and_unroll();
 	test_verify();
