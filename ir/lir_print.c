@@ -226,6 +226,7 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		print_value(out, fn, in->a);
 		break;
 	case LOP_FNEG:
+	case LOP_CTZ:
 	case LOP_EXP:
 	case LOP_VAR:
 	case LOP_GET:

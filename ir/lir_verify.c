@@ -285,6 +285,10 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (!is_value_type(t))
 			return fail(v, id, "element type %s, expected a value type", lir_type_name(t));
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+	case LOP_CTZ:
+		if (t != LTYPE_I32 && t != LTYPE_I64)
+			return fail(v, id, "result is %s, expected i32 or i64", lir_type_name(t));
+		return expect(v, id, in->a, t);
 	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR: case LOP_MIN: case LOP_SDIV:
 		if (!is_int(t))
 			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));

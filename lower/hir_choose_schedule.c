@@ -28,7 +28,9 @@
  * peeled (peelWalk). A representation may be named (representation(r)); the code
  * representation's walks need their trees known, so every tree loop is specialized,
  * and neither rows nor trees are interleaved (each would copy every tree's code, and
- * branches do not overlap the way loads do).
+ * branches do not overlap the way loads do). Trees may be tiled (tileTrees, walked by
+ * the tiled representation). A representation that walks blocks of trees (bitvector)
+ * gets blocks of 16 interleaved trees, a row at a time.
  *
  * For GPUs, SilvanForge's template schedule and its pruning heuristic (below): the
  * heuristic's first candidate is the default, `grove tune --target` ranks the others.
@@ -84,7 +86,7 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
 static uint8_t code_knob(void)
 {
 	uint8_t r = 0;
-	while (lower_representation_names[r] && !lower_representation_is_code(r))
+	while (lower_representation_names[r] && !(lower_representation_traits(r) & LREP_CODE))
 		r++;
 	return (uint8_t)(r + 1);
 }
@@ -205,12 +207,17 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 {
 	HSchedule *s = &f->schedule;
 	const char *rows_outer, *trees_outer, *walk; /* the outermost row and tree loops, and the loop holding the walk */
-	bool code = k->representation && lower_representation_is_code(k->representation - 1u), ok = true;
+	unsigned traits = k->representation ? lower_representation_traits(k->representation - 1u) : 0;
+	bool code = traits & LREP_CODE, ok = true;
 	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth, groups;
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 
+	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
+		trees = f->num_trees < MIR_MAX_INTERLEAVE ? 1 : MIR_MAX_INTERLEAVE;
+		rows = 1;
+	}
 	hir_schedule_init(s, f->num_trees);
-	if (k->representation && !(k->tile_trees && !lower_representation_is_tiled(k->representation - 1u)))
+	if (k->representation && !(k->tile_trees && !(traits & LREP_TILES)))
 		ok = hir_schedule_representation(s, lower_representation_names[k->representation - 1u], e);
 	if (k->tile_trees && !code) /* tiles take the representation that walks them: the tiling wins over another */
 		ok = ok && hir_schedule_tile_trees(s, "uniform", k->tile_trees, e);
@@ -338,7 +345,7 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 		                 k->tree_threads, k->interleave);
 	if (k->representation >= reps)
 		return error_set(e, "representation %u: there are %u", k->representation, reps);
-	if (lower_representation_is_code(k->representation))
+	if (lower_representation_traits(k->representation) & LREP_CODE)
 		return error_set(e, "representation %s: the template's tree loops are not specialized, as its walks need",
 		                 lower_representation_names[k->representation]);
 	threads = (uint64_t)(k->rows_per_block / k->rows_per_thread) * busy_tree_threads(s->trees, k->tree_threads);
@@ -365,7 +372,8 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
 				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
-					if (lower_representation_is_tiled(rep)) /* reached by tiling, which the template does not search */
+					/* Not searched: tiles (reached by tiling) and blocks of trees, which take many interleaved trees. */
+					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS))
 						continue;
 					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
 					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,

@@ -192,12 +192,13 @@ MModule *lower_hir_to_mir(const HForest *f, Error *e);
 /* Names the representations lower_mir_to_lir accepts ("array", ...), NULL-terminated. */
 extern const char *const lower_representation_names[];
 /*
- * Whether representation number i keeps trees in instructions ("code"): its walks need
- * their trees known at compile time, so every tree loop around them must be specialized.
+ * What the schedules grove writes need to know of representation
+ * lower_representation_names[i] (0 past the last): LREP_CODE, its trees are code (the
+ * tree loops specialized); LREP_TILES, it walks tileTrees' tiles (the tile knob reaches
+ * it); LREP_BLOCKS, it walks blocks of trees interleaved for one row (walk_trees).
  */
-bool lower_representation_is_code(uint32_t i);
-/* Whether lower_representation_names[i] walks tiles (tileTrees, which the knobs reach it by). */
-bool lower_representation_is_tiled(uint32_t i);
+enum { LREP_CODE = 1, LREP_TILES = 2, LREP_BLOCKS = 4 };
+unsigned lower_representation_traits(uint32_t i);
 /* The same of the representation named name (false for an unknown name or NULL). */
 bool lower_representation_named_code(const char *name);
 

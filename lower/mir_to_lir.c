@@ -363,11 +363,11 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 }
 
 /*
- * walk: follow the tree from its root to a leaf for the row of every lane; sets the
- * walk's value per lane to the leaf's value. The lanes' steps are emitted side by side
- * so that their loads overlap.
+ * walk, node by node: follow the tree from its root to a leaf for the row of every lane;
+ * sets the walk's value per lane to the leaf's value. The lanes' steps are emitted side
+ * by side so that their loads overlap.
  */
-static void lower_walk(Lowering *l, uint32_t id)
+static void lower_node_walks(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
@@ -377,10 +377,6 @@ static void lower_walk(Lowering *l, uint32_t id)
 	RepRow row[MIR_MAX_INTERLEAVE];
 	RepNode fields;
 
-	if (rep->walk) {
-		lower_code_walk(l, id);
-		return;
-	}
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		tree[r] = l->value[lane_slot(walk->a, r)];
 		row[r] = walk_row(l, walk, r);
@@ -414,6 +410,45 @@ static void lower_walk(Lowering *l, uint32_t id)
 	}
 	for (uint32_t r = 0; r < l->scope.lanes; r++)
 		l->value[lane_slot(id, r)] = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);
+}
+
+/*
+ * walk: the representation's whole walks (code), or its walks of a block of trees (the
+ * lanes are consecutive trees of one row) where they apply and node by node elsewhere,
+ * or node by node.
+ */
+static void lower_walk(Lowering *l, uint32_t id)
+{
+	const LRepresentation *rep = l->rep;
+	const MInst *walk = &l->m->insts[id];
+	uint32_t lanes = l->scope.lanes, first, applies = LIR_NONE, cells[MIR_MAX_INTERLEAVE], values[MIR_MAX_INTERLEAVE], branch;
+	RepRow row;
+
+	if (rep->walk) {
+		lower_code_walk(l, id);
+		return;
+	}
+	first = l->tree_index[lane_slot(walk->a, 0)];
+	if (rep->walk_trees && l->scope.lanes_are_trees && lanes > 1 && l->scope.lane_step == 1)
+		applies = rep->trees_apply(&l->layout, &l->b, first, lanes);
+	if (applies == LIR_NONE) {
+		lower_node_walks(l, id);
+		return;
+	}
+	for (uint32_t r = 0; r < lanes; r++)
+		cells[r] = lir_emit(&l->b, LOP_VAR, l->layout.leaf_type, lir_const_float(&l->b, l->layout.leaf_type, 0.0), LIR_NONE, LIR_NONE);
+	branch = lir_begin(&l->b, LOP_IF, applies, LIR_NONE, LIR_NONE);
+	row = walk_row(l, walk, 0);
+	rep->walk_trees(&l->layout, &l->b, first, lanes, &row, values);
+	for (uint32_t r = 0; r < lanes; r++)
+		emit2(l, LOP_SET, LTYPE_VOID, cells[r], values[r]);
+	lir_else(&l->b, branch);
+	lower_node_walks(l, id);
+	for (uint32_t r = 0; r < lanes; r++)
+		emit2(l, LOP_SET, LTYPE_VOID, cells[r], l->value[lane_slot(id, r)]);
+	lir_end(&l->b);
+	for (uint32_t r = 0; r < lanes; r++)
+		l->value[lane_slot(id, r)] = lir_emit(&l->b, LOP_GET, l->layout.leaf_type, cells[r], LIR_NONE, LIR_NONE);
 }
 
 /* The output a tree adds to, as i64. */

@@ -12,6 +12,7 @@ static const LRepresentation *const representations[] = {
 	&rep_reorg,
 	&rep_code,
 	&rep_tiled,
+	&rep_bitvector,
 };
 
 const char *const lower_representation_names[] = {
@@ -20,12 +21,15 @@ const char *const lower_representation_names[] = {
 	"reorg",
 	"code",
 	"tiled",
+	"bitvector",
 	NULL,
 };
 
-bool lower_representation_is_code(uint32_t i) { return i < COUNT_OF(representations) && representations[i]->walk; }
-
-bool lower_representation_is_tiled(uint32_t i) { return i < COUNT_OF(representations) && representations[i]->tiles; }
+unsigned lower_representation_traits(uint32_t i)
+{
+	const LRepresentation *r = i < COUNT_OF(representations) ? representations[i] : NULL;
+	return !r ? 0 : (r->walk ? LREP_CODE : 0) | (r->tiles ? LREP_TILES : 0) | (r->walk_trees ? LREP_BLOCKS : 0);
+}
 
 bool lower_representation_named_code(const char *name)
 {

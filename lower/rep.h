@@ -134,6 +134,17 @@ typedef struct LRepresentation {
 	 * leaf_value (which such representations leave NULL, with prefetch_tree).
 	 */
 	uint32_t (*walk)(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, Error *e);
+	/*
+	 * Representations that walk a block of trees at once for one row (QuickScorer's),
+	 * NULL for the others. Where a row's walks of trees first, first + 1, ...,
+	 * first + count - 1 (first: i64) are lowered side by side, trees_apply emits an i1
+	 * that holds where walk_trees can take them (LIR_NONE: never, for this count), and
+	 * walk_trees emits those walks, setting values[k] to tree first + k's leaf value (as
+	 * leaf_value would). Where it does not hold, the lowering walks the trees one by one
+	 * with the node hooks, which such a representation has too.
+	 */
+	uint32_t (*trees_apply)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count);
+	void (*walk_trees)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count, const RepRow *row, uint32_t *values);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */
@@ -149,6 +160,9 @@ extern const LRepresentation rep_reorg;
 
 /* The tiled representation: a step evaluates a tile of splits with one vector compare and a table of tile shapes. */
 extern const LRepresentation rep_tiled;
+
+/* The bit-vector representation: QuickScorer's feature-ordered scan over blocks of trees, the array layout elsewhere. */
+extern const LRepresentation rep_bitvector;
 
 /* The code representation: each tree a nest of ifs with its thresholds in the instructions (trees known at compile time). */
 extern const LRepresentation rep_code;

@@ -282,6 +282,11 @@ static void emit_inst(Emitter *em, uint32_t id)
 		*out = emit_binary(em, (LOp)inst->op, llvm_value(em, inst->a), llvm_value(em, inst->b));
 		break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, llvm_value(em, inst->a), ""); break;
+	case LOP_CTZ: {
+		LLVMValueRef args[2] = {llvm_value(em, inst->a), LLVMConstInt(em->types[LTYPE_I1], 0, 0)}; /* defined at 0 */
+		*out = llvm_call_intrinsic(em, "llvm.cttz", type, args, 2);
+		break;
+	}
 	case LOP_EXP: case LOP_LOG: case LOP_SQRT: {
 		LLVMValueRef x = llvm_value(em, inst->a);
 		if (inst->op != LOP_SQRT && em->hooks->math)

@@ -338,7 +338,7 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 		return n;
 	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
 		for (uint32_t r = 0; lower_representation_names[r] && !t->options.representation && n < 8; r++)
-			if (!lower_representation_is_tiled(r))
+			if (!(lower_representation_traits(r) & LREP_TILES))
 				v[n++] = r + 1;
 		return n;
 	case 9: { /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes) */
@@ -346,7 +346,7 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 		while (t->options.representation && lower_representation_names[r] && strcmp(lower_representation_names[r], t->options.representation))
 			r++;
 		v[n++] = 0;
-		if (t->depth >= 2 && (!t->options.representation || lower_representation_is_tiled(r)))
+		if (t->depth >= 2 && (!t->options.representation || lower_representation_traits(r) & LREP_TILES))
 			v[n++] = 3, v[n++] = 7;
 		return n;
 	}
@@ -376,8 +376,8 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 9: k->tile_trees = (uint8_t)v; break;
 	default: k->peel = (uint8_t)v; break;
 	}
-	if (k->representation && lower_representation_is_code(k->representation - 1u))
-		k->rows = k->trees = 1; /* what hir_apply_knobs makes of any: one candidate, not one per value */
+	if (k->representation && lower_representation_traits(k->representation - 1u) & (LREP_CODE | LREP_BLOCKS))
+		k->rows = k->trees = 1; /* hir_apply_knobs chooses them: one candidate, not one per value */
 }
 
 /* Compile and time c again; it keeps the better of its times. */

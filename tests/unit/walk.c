@@ -190,17 +190,18 @@ static void check_module(const HForest *reference, MModule *m, const char *rep, 
 	unlink(file);
 }
 
-/* Compile a copy of f under schedule text with the driver's passes, with each representation, and check it. */
-static void check_schedule(const HForest *f, const char *schedule, const char *dir)
+/* Compile a copy of f under schedule text with the driver's passes, with each of reps (NULL: the schedule's), and check it. */
+static void check_schedule_with(const HForest *f, const char *schedule, const char *dir, const char *const *reps, size_t n)
 {
-	static const char *const reps[] = {"array", "sparse"};
-	for (size_t r = 0; r < COUNT_OF(reps); r++) {
+	for (size_t r = 0; r < n; r++) {
 		HForest *c = hir_forest_copy(f);
 		Error e = {{0}};
 		MModule *m;
 		hir_schedule_init(&c->schedule, c->num_trees);
 		CHECK(hir_schedule_parse(&c->schedule, schedule, "test", &e));
 		hir_pad_unrolled_walks(c);
+		if (c->schedule.tile_size)
+			hir_tile_trees(c, c->schedule.tile_size);
 		m = lower_hir_to_mir(c, &e);
 		if (!m || !mir_legalize_reductions(m, &e)) {
 			fprintf(stderr, "%s: %s\n", schedule, e.message);
@@ -212,6 +213,12 @@ static void check_schedule(const HForest *f, const char *schedule, const char *d
 		mir_module_free(m);
 		hir_forest_free(c);
 	}
+}
+
+static void check_schedule(const HForest *f, const char *schedule, const char *dir)
+{
+	static const char *const reps[] = {"array", "sparse"};
+	check_schedule_with(f, schedule, dir, reps, COUNT_OF(reps));
 }
 
 static const char *const schedules[] = {
@@ -245,6 +252,46 @@ static void test_schedules(const char *dir)
 		CHECK(hir_verify(f, &e));
 		for (size_t s = 0; s < COUNT_OF(schedules); s++)
 			check_schedule(f, schedules[s], dir);
+		hir_forest_free(f);
+	}
+}
+
+/*
+ * Tiles of every size (tiled) and blocks of trees (bitvector, with trees past 64 leaves
+ * whose blocks are walked node by node), over the comparisons and missing rules each
+ * takes, under walk schedules.
+ */
+static void test_tiles_and_blocks(const char *dir)
+{
+	enum { ORDERED = 1u << HCMP_LT | 1u << HCMP_LE | 1u << HCMP_GT | 1u << HCMP_GE | 1u << HCMP_EQ | 1u << HCMP_NE };
+	static const Kinds tiled[] = {
+		{1u << HCMP_LT | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LE | 1u << HCMP_GT, true, HCATEGORY_NONNEGATIVE},
+		{ORDERED, true, HCATEGORY_NONNEGATIVE},
+	}, blocks[] = {
+		{1u << HCMP_LT | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LE | 1u << HCMP_GT, false, HCATEGORY_NONNEGATIVE},
+	};
+	static const char *const tile_schedules[] = {
+		"tileTrees(uniform, 1)",
+		"tileTrees(uniform, 3); peelWalk(tree, 2)",
+		"tileTrees(uniform, 4); tile(tree, t0, t1, 4); interleave(t1)",
+		"tileTrees(uniform, 8); tile(batch, b0, b1, 4); reorder(b0, tree, b1); interleave(b1); unrollWalk(b1, 5)",
+	}, *block_schedules[] = {
+		"tile(tree, t0, t1, 4); interleave(t1)",
+		"tile(tree, t0, t1, 2); interleave(t1); peelWalk(t1, 3)",
+		"tile(batch, b0, b1, 4); tile(tree, t0, t1, 3); reorder(b0, t0, b1, t1); interleave(t1)",
+	}, *tiled_rep[] = {"tiled"}, *bitvector[] = {"bitvector"};
+	for (size_t k = 0; k < COUNT_OF(tiled); k++) {
+		HForest *f = random_forest(10, tiled[k]);
+		for (size_t s = 0; s < COUNT_OF(tile_schedules); s++)
+			check_schedule_with(f, tile_schedules[s], dir, tiled_rep, 1);
+		hir_forest_free(f);
+	}
+	for (size_t k = 0; k < COUNT_OF(blocks); k++) {
+		HForest *f = random_forest(10, blocks[k]);
+		for (size_t s = 0; s < COUNT_OF(block_schedules); s++)
+			check_schedule_with(f, block_schedules[s], dir, bitvector, 1);
 		hir_forest_free(f);
 	}
 }
@@ -338,6 +385,7 @@ int main(void)
 		return 1;
 	test_pad_range();
 	test_schedules(dir);
+	test_tiles_and_blocks(dir);
 	test_split_halves(dir);
 	rmdir(dir);
 	if (failures)
