@@ -277,9 +277,10 @@ static uint32_t bitvector_trees_apply(RepLayout *layout, LBuilder *b, uint32_t f
 	return lir_emit(b, LOP_AND, LTYPE_I1, lir_emit(b, LOP_AND, LTYPE_I1, aligned, inside, LIR_NONE), ok, LIR_NONE);
 }
 
-/* bits[tree] &= mask, tree an i64 and mask an i64. */
-static void clear(LBuilder *b, uint32_t bits, uint32_t tree, uint32_t mask)
+/* bits[trees[i]] &= masks[i] (trees: i8, masks: i64). */
+static void clear(LBuilder *b, uint32_t bits, uint32_t trees, uint32_t masks, uint32_t i)
 {
+	uint32_t tree = load_i64(b, LTYPE_I8, trees, i), mask = lir_emit(b, LOP_LOAD, LTYPE_I64, masks, i, LIR_NONE);
 	uint32_t old = lir_emit(b, LOP_LOAD, LTYPE_I64, bits, tree, LIR_NONE);
 	lir_emit(b, LOP_STORE, LTYPE_VOID, bits, tree, lir_emit(b, LOP_AND, LTYPE_I64, old, mask, LIR_NONE));
 }
@@ -295,8 +296,10 @@ static void bitvector_walk_trees(RepLayout *layout, LBuilder *b, uint32_t first,
 	uint32_t thresholds = rep_buffer_address(b, k->thresholds), trees = rep_buffer_address(b, k->trees);
 	uint32_t masks = rep_buffer_address(b, k->masks), missing_masks = rep_buffer_address(b, k->missing_masks);
 	uint32_t bits = lir_local_array(b, LTYPE_I64, count, LSPACE_PRIVATE), block, group, feature, begin, end, x, cell, i, stop;
-	for (uint32_t j = 0; j < count; j++)
-		lir_emit(b, LOP_STORE, LTYPE_VOID, bits, i64c(b, j), i64c(b, -1));
+	for (uint32_t j = 0; j < count; j++) {
+		uint32_t at = i64c(b, j);
+		lir_emit(b, LOP_STORE, LTYPE_VOID, bits, at, i64c(b, -1));
+	}
 	block = lir_emit(b, LOP_SDIV, LTYPE_I64, first, i64c(b, count), LIR_NONE);
 	begin = load_i64(b, LTYPE_I32, starts, block);
 	end = load_i64(b, LTYPE_I32, starts, lir_emit(b, LOP_ADD, LTYPE_I64, block, i64c(b, 1), LIR_NONE));
@@ -312,7 +315,7 @@ static void bitvector_walk_trees(RepLayout *layout, LBuilder *b, uint32_t first,
 	if (!row->complete) { /* a missing x: every split of the group, each to its default side */
 		uint32_t missing = lir_begin(b, LOP_IF, lir_cmp(b, LOP_FCMP, LCMP_UNO, x, x), LIR_NONE, LIR_NONE);
 		i = lir_begin(b, LOP_FOR, begin, end, i64c(b, 1));
-		clear(b, bits, load_i64(b, LTYPE_I8, trees, i), lir_emit(b, LOP_LOAD, LTYPE_I64, missing_masks, i, LIR_NONE));
+		clear(b, bits, trees, missing_masks, i);
 		lir_end(b);
 		lir_else(b, missing);
 	}
@@ -323,7 +326,7 @@ static void bitvector_walk_trees(RepLayout *layout, LBuilder *b, uint32_t first,
 	lir_emit(b, LOP_BREAK_IF, LTYPE_VOID, lir_cmp(b, LOP_ICMP, LCMP_SGE, i, end), LIR_NONE, LIR_NONE);
 	stop = lir_cmp(b, LOP_FCMP, s->le ? LCMP_OGE : LCMP_OGT, lir_emit(b, LOP_LOAD, t, thresholds, i, LIR_NONE), x);
 	lir_emit(b, LOP_BREAK_IF, LTYPE_VOID, stop, LIR_NONE, LIR_NONE);
-	clear(b, bits, load_i64(b, LTYPE_I8, trees, i), lir_emit(b, LOP_LOAD, LTYPE_I64, masks, i, LIR_NONE));
+	clear(b, bits, trees, masks, i);
 	lir_emit(b, LOP_SET, LTYPE_VOID, cell, lir_emit(b, LOP_ADD, LTYPE_I64, i, i64c(b, 1), LIR_NONE), LIR_NONE);
 	lir_end(b);
 	if (!row->complete)

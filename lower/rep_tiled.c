@@ -363,19 +363,23 @@ static uint32_t tiled_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 	case MODE_LT: c = compare_bits(b, LCMP_OLT, x, thresholds); break;
 	case MODE_LE: c = compare_bits(b, LCMP_OLE, x, thresholds); break;
 	case MODE_MIXED:
-	default:
-		c = or32(b, and32(b, compare_bits(b, LCMP_OLT, x, thresholds), byte_of(b, masks, 0)),
-		         and32(b, compare_bits(b, LCMP_OEQ, x, thresholds), byte_of(b, masks, 8)));
+	default: { /* one instruction per statement: the LIR's numbering must not follow the C compiler's argument order */
+		uint32_t lt = compare_bits(b, LCMP_OLT, x, thresholds), eq;
+		lt = and32(b, lt, byte_of(b, masks, 0));
+		eq = compare_bits(b, LCMP_OEQ, x, thresholds);
+		c = or32(b, lt, and32(b, eq, byte_of(b, masks, 8)));
 		break;
+	}
 	}
 	if (!row->complete) {
 		/* Ordered compares fail on NaN, so c's missing lanes are 0 and take their default bit by an or. */
 		uint32_t missing = compare_bits(b, LCMP_UNO, x, x);
 		if (layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT)) {
 			uint32_t up = splat(b, t, lanes, HIR_ZERO_THRESHOLD), down = splat(b, t, lanes, -HIR_ZERO_THRESHOLD);
-			uint32_t small = and32(b, compare_bits(b, LCMP_OLE, x, up), compare_bits(b, LCMP_OGE, x, down));
-			uint32_t keep = or32(b, or32(b, compare_bits(b, LCMP_OGT, x, up), compare_bits(b, LCMP_OLT, x, down)),
-			                     byte_of(b, masks, 16));
+			uint32_t below = compare_bits(b, LCMP_OLE, x, up), above = compare_bits(b, LCMP_OGE, x, down);
+			uint32_t small = and32(b, below, above), keep = compare_bits(b, LCMP_OGT, x, up);
+			keep = or32(b, keep, compare_bits(b, LCMP_OLT, x, down));
+			keep = or32(b, keep, byte_of(b, masks, 16));
 			c = and32(b, c, keep);
 			missing = or32(b, missing, and32(b, small, byte_of(b, masks, 24)));
 		}
