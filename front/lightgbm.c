@@ -103,7 +103,8 @@ typedef struct Text {
 	X(NUM_LEAVES, "num_leaves") X(NUM_CAT, "num_cat") X(SPLIT_FEATURE, "split_feature")                    \
 	X(THRESHOLD, "threshold") X(DECISION_TYPE, "decision_type") X(LEFT_CHILD, "left_child")                \
 	X(RIGHT_CHILD, "right_child") X(LEAF_VALUE, "leaf_value") X(CAT_BOUNDARIES, "cat_boundaries")          \
-	X(CAT_THRESHOLD, "cat_threshold") X(IS_LINEAR, "is_linear")
+	X(CAT_THRESHOLD, "cat_threshold") X(IS_LINEAR, "is_linear") X(INTERNAL_COUNT, "internal_count")          \
+	X(LEAF_COUNT, "leaf_count")
 
 enum {
 #define X(name, text) HEADER_##name,
@@ -637,6 +638,30 @@ static bool read_tree_fields(Reader *r, Fields *fields)
 	}
 }
 
+/*
+ * The node statistics a model may have (internal_count per split, leaf_count per leaf,
+ * nodes[splits + k] being leaf k): how many training rows reached each node, for tiling.
+ */
+static bool read_counts(Reader *r, const Fields *fields, HNode *nodes, uint32_t splits)
+{
+	static const int keys[] = {TREE_INTERNAL_COUNT, TREE_LEAF_COUNT};
+	for (size_t k = 0; k < COUNT_OF(keys); k++) {
+		uint32_t first = k ? splits : 0, count = k ? splits + 1 : splits;
+		Array a;
+		double v;
+		if (!fields->value[keys[k]].p || !count)
+			continue;
+		if (!array_open(r, fields, keys[k], count, k ? "num_leaves" : "num_leaves - 1", &a))
+			return false;
+		for (uint32_t i = 0; i < count; i++) {
+			if (!array_double(r, &a, &v))
+				return false;
+			nodes[first + i].cover = isfinite(v) ? (float)v : 0.0f;
+		}
+	}
+	return true;
+}
+
 /* Read one tree section (after its Tree= line) into f. */
 static bool read_tree(Reader *r, HForest *f, uint32_t output)
 {
@@ -682,7 +707,7 @@ static bool read_tree(Reader *r, HForest *f, uint32_t output)
 		node->feature = HIR_LEAF;
 		node->value = v;
 	}
-	return check_reachable(r, nodes, 2 * splits + 1);
+	return read_counts(r, &fields, nodes, splits) && check_reachable(r, nodes, 2 * splits + 1);
 }
 
 /* Read the Tree= sections up to "end of trees". */

@@ -45,8 +45,8 @@ typedef struct TreeReader {
 
 /* The per-node arrays of a tree, walked together. */
 typedef struct TreeArrays {
-	DocIterator left, right, feature, condition, default_left, split_type;
-	bool has_split_type;
+	DocIterator left, right, feature, condition, default_left, split_type, cover;
+	bool has_split_type, has_cover;
 } TreeArrays;
 
 /*
@@ -135,8 +135,11 @@ static bool read_node(TreeReader *tr, TreeArrays *a, uint32_t i, HNode *node)
 	if (!next_float(tr, &a->condition, "split_conditions", i, &value) ||
 	    !next_integer(tr, &a->left, "left_children", i, &left) || !next_integer(tr, &a->right, "right_children", i, &right) ||
 	    !next_integer(tr, &a->feature, "split_indices", i, &feature) ||
-	    (a->has_split_type && !next_integer(tr, &a->split_type, "split_type", i, &type)))
+	    (a->has_split_type && !next_integer(tr, &a->split_type, "split_type", i, &type)) ||
+	    (a->has_cover && !next_float(tr, &a->cover, "sum_hessian", i, &node->cover)))
 		return false;
+	if (!isfinite(node->cover))
+		node->cover = 0; /* statistics only: tiling reads them, predictions do not */
 	doc_next(&a->default_left, &item);
 	if (left == -1)
 		return read_leaf(tr, i, right, value, node);
@@ -349,6 +352,9 @@ bool xgboost_read_tree(XgboostReader *r, HForest *f, uint32_t tree, uint32_t t, 
 		return false;
 	a.has_split_type = doc_member(&r->doc, tree, "split_type") != DOC_MISSING; /* XGBoost 1.3 and later */
 	if (a.has_split_type && !tree_array(&tr, "split_type", num_nodes, NUM_NODES, &a.split_type))
+		return false;
+	a.has_cover = doc_member(&r->doc, tree, "sum_hessian") != DOC_MISSING; /* node statistics, for tiling */
+	if (a.has_cover && !tree_array(&tr, "sum_hessian", num_nodes, NUM_NODES, &a.cover))
 		return false;
 
 	nodes = hir_tree_add(f, tr.n, output);

@@ -165,6 +165,8 @@ typedef struct HNode {
 	uint8_t compare;       /* HCompare */
 	uint8_t missing;       /* HMissing: which values are missing */
 	uint8_t tile;          /* in a tiled forest (HForest.tile_size), this split starts a tile */
+	float cover;           /* the weight of training rows that reached the node (XGBoost's sum_hessian, LightGBM's
+	                          counts; 0 where the model has none): what probability-based tiling follows */
 } HNode;
 
 typedef struct HTree {

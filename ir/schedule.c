@@ -771,13 +771,14 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 		s->tree_order_at = d->pos;
 		return true;
 	case HDIR_TILE_TREES: /* and this */
-		if (strcmp(d->names[0], "uniform"))
-			return error_set(e, "unknown tiling '%s' (expected uniform)", d->names[0]);
+		if (strcmp(d->names[0], "uniform") && strcmp(d->names[0], "probability"))
+			return error_set(e, "unknown tiling '%s' (expected uniform or probability)", d->names[0]);
 		if (d->value < 1 || d->value > HIR_MAX_TILE)
 			return error_set(e, "tile size %lld, expected 1 to %d splits", (long long)d->value, HIR_MAX_TILE);
 		if (s->tile_size)
 			return error_set(e, "the trees are already tiled (tiles of %u)", s->tile_size);
 		s->tile_size = (uint8_t)d->value;
+		s->tiling = strcmp(d->names[0], "uniform") ? HTILING_PROBABILITY : HTILING_UNIFORM;
 		s->tile_size_at = d->pos;
 		return true;
 	case HDIR_TILE: return apply_tile(s, d, e);
@@ -979,7 +980,7 @@ bool hir_schedule_equal(const HSchedule *a, const HSchedule *b)
 {
 	if (a->num_vars != b->num_vars || a->first_loop != b->first_loop || a->num_trees != b->num_trees ||
 	    strcmp(a->representation, b->representation) || a->tree_order != b->tree_order ||
-	    a->tile_size != b->tile_size)
+	    a->tile_size != b->tile_size || a->tiling != b->tiling)
 		return false;
 	for (uint32_t v = 0; v < a->num_vars; v++) {
 		const HIndexVar *x = &a->vars[v], *y = &b->vars[v];

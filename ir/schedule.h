@@ -35,7 +35,9 @@
  *                                trees are then padded only as unrollWalk says, never the whole forest
  *   tileTrees(uniform, 4)        each step of a walk evaluates a tile of up to 4 splits with one vector compare
  *                                (Treebeard's tiling): tiles grown from their roots in level order, 1 to
- *                                HIR_MAX_TILE splits; walk steps (peelWalk, unrollWalk) then count tiles
+ *                                HIR_MAX_TILE splits; walk steps (peelWalk, unrollWalk) then count tiles;
+ *                                tileTrees(probability, 4) grows each tile by the split most training rows
+ *                                reached (the model's node statistics), so that likely paths take fewer steps
  *
  * Each variable carries its directives and the source position of each one, so a
  * check made late (by a lowering, against the model) can name the directive.
@@ -107,6 +109,12 @@ typedef struct HSourcePos {
 	uint32_t line, column; /* 1-based; 0 = not from text (built through the C API) */
 } HSourcePos;
 
+/* How tileTrees grows a tile from its root (its first argument). */
+typedef enum HTiling {
+	HTILING_UNIFORM,     /* level order */
+	HTILING_PROBABILITY, /* the split most training rows reached next (HNode.cover), level order among equals */
+} HTiling;
+
 /* The order in which tree loops see the trees (sortTrees' argument). */
 typedef enum HTreeOrder {
 	HORDER_MODEL, /* the model's (no sortTrees) */
@@ -172,6 +180,7 @@ typedef struct HSchedule {
 	uint8_t tree_order;         /* HTreeOrder: sortTrees */
 	HSourcePos tree_order_at;
 	uint8_t tile_size;          /* tileTrees' tile size, 0 = none (every split a tile of its own) */
+	uint8_t tiling;             /* HTiling: tileTrees' first argument */
 	HSourcePos tile_size_at;
 } HSchedule;
 
@@ -250,7 +259,7 @@ bool hir_schedule_gpu_dimension(HSchedule *s, const char *var, const char *dim, 
 bool hir_schedule_representation(HSchedule *s, const char *name, Error *e);
 /* sortTrees(order), order as written ("depth"). */
 bool hir_schedule_sort_trees(HSchedule *s, const char *order, Error *e);
-/* tileTrees(tiling, size), tiling as written ("uniform"). */
+/* tileTrees(tiling, size), tiling as written ("uniform" or "probability"). */
 bool hir_schedule_tile_trees(HSchedule *s, const char *tiling, uint32_t size, Error *e);
 
 const char *hir_directive_name(HDirectiveKind k);

@@ -116,7 +116,7 @@ static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 	else if (k == HDIR_SORT_TREES)
 		snprintf(buf, size, "an order (depth)");
 	else if (k == HDIR_TILE_TREES)
-		snprintf(buf, size, "a tiling (uniform) and a tile size");
+		snprintf(buf, size, "a tiling (uniform or probability) and a tile size");
 	else if (names < 0)
 		snprintf(buf, size, "one to %d variables", HIR_MAX_ARGS);
 	else

@@ -26,8 +26,8 @@ void hir_pad_unrolled_walks(HForest *f);
  * no float twin. Leaves keep their type.
  */
 HForest *hir_narrow_thresholds(const HForest *f);
-/* HIR pass: tile f's trees uniformly, tiles of at most size splits grown in level order (tileTrees(uniform, size)). */
-void hir_tile_trees(HForest *f, uint32_t size);
+/* HIR pass: tile f's trees, tiles of at most size splits grown from their roots as tiling says (tileTrees(tiling, size)). */
+void hir_tile_trees(HForest *f, uint32_t size, HTiling tiling);
 /* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */
 void hir_sort_trees(HForest *f);
 /* f's tree depths sorted as hir_sort_trees sorts the trees (num_trees entries, the caller frees them). */

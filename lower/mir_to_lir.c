@@ -1146,8 +1146,9 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (f->tile_size && !l.rep->tiles) {
 		char where[300];
 		hir_schedule_pos(&f->schedule, f->schedule.tile_size_at, where, sizeof where);
-		return error_set(e, "%stileTrees(uniform, %u): the %s representation walks a split a step; tiles need representation(tiled)",
-		                 where, f->tile_size, l.rep->name), NULL;
+		return error_set(e, "%stileTrees(%s, %u): the %s representation walks a split a step; tiles need representation(tiled)",
+		                 where, f->schedule.tiling == HTILING_PROBABILITY ? "probability" : "uniform", f->tile_size,
+		                 l.rep->name), NULL;
 	}
 	if (!check_buffers(m, e))
 		return NULL;

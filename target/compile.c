@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 /* The passes dump_after can name, in pipeline order. */
-static const char *const pass_names[] = {"read", "schedule", "pad", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
+static const char *const pass_names[] = {"read", "schedule", "pad", "tile", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
 
 /* Whether the k characters at p name pass (or "all"). */
 static bool names(const char *p, size_t k, const char *pass)
@@ -126,7 +126,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	hir_pad_unrolled_walks(c->hir);
 	dump_after(o, "pad", c);
 	if (c->hir->schedule.tile_size) { /* last: a pass that rebuilt trees would drop the tiles */
-		hir_tile_trees(c->hir, c->hir->schedule.tile_size);
+		hir_tile_trees(c->hir, c->hir->schedule.tile_size, (HTiling)c->hir->schedule.tiling);
 		dump_after(o, "tile", c);
 	}
 	phase_end(o->timer, "schedule");

@@ -76,7 +76,7 @@ static const char compile_usage[] =
 	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, schedule,\n"
-	"                      pad, lower-mir, legalize, unroll, interleave, version, lower-lir, all\n"
+	"                      pad, tile, lower-mir, legalize, unroll, interleave, version, lower-lir, all\n"
 	"  --interleave N      rows walked together, 1-16 (default 16; without --schedule)\n"
 	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8;\n"
 	"                      without --schedule)\n"

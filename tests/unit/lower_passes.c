@@ -362,7 +362,7 @@ static void test_tile_trees(void)
 	static const uint32_t chain[] = {8}, four[] = {4}, leaf[] = {0};
 	uint32_t min, max;
 	HForest *f = chain_forest(chain, 1);
-	hir_tile_trees(f, 3); /* a chain of 8 splits: tiles of 3, 3 and 2 */
+	hir_tile_trees(f, 3, HTILING_UNIFORM); /* a chain of 8 splits: tiles of 3, 3 and 2 */
 	CHECK(tiles_of(f, 0) == 3 && f->tile_size == 3);
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(min == 1 && max == 3);
@@ -371,21 +371,49 @@ static void test_tile_trees(void)
 
 	f = chain_forest(four, 1);
 	hir_pad(f); /* complete: 15 splits */
-	hir_tile_trees(f, 3); /* complete subtrees of two levels: the root's and four below */
+	hir_tile_trees(f, 3, HTILING_UNIFORM); /* complete subtrees of two levels: the root's and four below */
 	CHECK(tiles_of(f, 0) == 5);
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(min == 2 && max == 2);
-	hir_tile_trees(f, 8); /* levels 0-2 and one split of level 3; the other seven splits of level 3 alone */
+	hir_tile_trees(f, 8, HTILING_UNIFORM); /* levels 0-2 and one split of level 3; the other seven splits of level 3 alone */
 	CHECK(tiles_of(f, 0) == 8);
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(min == 1 && max == 2);
-	hir_tile_trees(f, 1);
+	hir_tile_trees(f, 1, HTILING_UNIFORM);
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(tiles_of(f, 0) == 15 && min == 4 && max == 4);
 	hir_forest_free(f);
 
+	/*
+	 * Probability: a complete tree of depth 3 (node i's children 2i + 1, 2i + 2) whose
+	 * rows mostly go left. Tiles of 3 take the root, its left child and that one's left
+	 * child; uniform tiles take the root and both children.
+	 */
+	f = hir_forest_new("unit", 1, 1);
+	{
+		HNode *n = hir_tree_add(f, 15, 0);
+		for (uint32_t i = 0; i < 15; i++) {
+			uint32_t depth = i >= 7 ? 3 : i >= 3 ? 2 : i >= 1;
+			bool left = i % 2 == 1;
+			n[i] = i < 7 ? (HNode){.value = i, .left = 2 * i + 1, .right = 2 * i + 2, .feature = 0}
+			             : (HNode){.value = i, .feature = HIR_LEAF};
+			n[i].cover = (float)(left ? 100 >> depth : 10 >> depth);
+		}
+		hir_tile_trees(f, 3, HTILING_PROBABILITY);
+		CHECK(n[0].tile && !n[1].tile && !n[3].tile && n[2].tile && n[4].tile);
+		hir_leaf_depth_range(f, &min, &max);
+		CHECK(min == 1 && max == 2); /* the likely path's leaves (below node 3) one tile away, the others two */
+		hir_tile_trees(f, 3, HTILING_UNIFORM);
+		CHECK(n[0].tile && !n[1].tile && !n[2].tile && n[3].tile && n[6].tile);
+		for (uint32_t i = 0; i < 15; i++)
+			n[i].cover = 0; /* no statistics: level order */
+		hir_tile_trees(f, 3, HTILING_PROBABILITY);
+		CHECK(n[0].tile && !n[1].tile && !n[2].tile && n[3].tile);
+	}
+	hir_forest_free(f);
+
 	f = chain_forest(leaf, 1);
-	hir_tile_trees(f, 4);
+	hir_tile_trees(f, 4, HTILING_UNIFORM);
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(tiles_of(f, 0) == 0 && min == 0 && max == 0);
 	hir_forest_free(f);

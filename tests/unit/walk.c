@@ -201,7 +201,7 @@ static void check_schedule_with(const HForest *f, const char *schedule, const ch
 		CHECK(hir_schedule_parse(&c->schedule, schedule, "test", &e));
 		hir_pad_unrolled_walks(c);
 		if (c->schedule.tile_size)
-			hir_tile_trees(c, c->schedule.tile_size);
+			hir_tile_trees(c, c->schedule.tile_size, (HTiling)c->schedule.tiling);
 		m = lower_hir_to_mir(c, &e);
 		if (!m || !mir_legalize_reductions(m, &e)) {
 			fprintf(stderr, "%s: %s\n", schedule, e.message);
