@@ -199,8 +199,8 @@ extern const char *const lower_representation_names[];
  */
 enum { LREP_CODE = 1, LREP_TILES = 2, LREP_BLOCKS = 4 };
 unsigned lower_representation_traits(uint32_t i);
-/* The same of the representation named name (false for an unknown name or NULL). */
-bool lower_representation_named_code(const char *name);
+/* The same of the representation named name (0 for an unknown name or NULL). */
+unsigned lower_representation_named_traits(const char *name);
 
 /* Lower MIR to LIR laying the model out with the named representation (NULL = default). */
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);

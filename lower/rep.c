@@ -31,10 +31,12 @@ unsigned lower_representation_traits(uint32_t i)
 	return !r ? 0 : (r->walk ? LREP_CODE : 0) | (r->tiles ? LREP_TILES : 0) | (r->walk_trees ? LREP_BLOCKS : 0);
 }
 
-bool lower_representation_named_code(const char *name)
+unsigned lower_representation_named_traits(const char *name)
 {
-	const LRepresentation *rep = name ? rep_find(name) : NULL;
-	return rep && rep->walk;
+	uint32_t i = 0;
+	while (name && i < COUNT_OF(representations) && strcmp(representations[i]->name, name))
+		i++;
+	return name ? lower_representation_traits(i) : 0;
 }
 
 const LRepresentation *rep_find(const char *name)

@@ -118,10 +118,12 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		return true;
 	/*
 	 * Sorted trees are padded per depth group, as the schedule's unrollWalks say; trees
-	 * compiled into code walk only as deep as each leaf is, and padding would grow them.
+	 * compiled into code walk only as deep as each leaf is, and padding would grow them;
+	 * bit vectors hold a bit per leaf, which padding would multiply past 64.
 	 */
 	if (c->hir->schedule.tree_order == HORDER_MODEL && lower_padding_pays(c->hir) &&
-	    !lower_representation_named_code(c->hir->schedule.representation[0] ? c->hir->schedule.representation : o->representation))
+	    !(lower_representation_named_traits(c->hir->schedule.representation[0] ? c->hir->schedule.representation
+	                                                                           : o->representation) & (LREP_CODE | LREP_BLOCKS)))
 		hir_pad(c->hir);
 	hir_pad_unrolled_walks(c->hir);
 	dump_after(o, "pad", c);

@@ -341,15 +341,11 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 			if (!(lower_representation_traits(r) & LREP_TILES))
 				v[n++] = r + 1;
 		return n;
-	case 9: { /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes) */
-		uint32_t r = 0;
-		while (t->options.representation && lower_representation_names[r] && strcmp(lower_representation_names[r], t->options.representation))
-			r++;
+	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes) */
 		v[n++] = 0;
-		if (t->depth >= 2 && (!t->options.representation || lower_representation_traits(r) & LREP_TILES))
+		if (t->depth >= 2 && (!t->options.representation || lower_representation_named_traits(t->options.representation) & LREP_TILES))
 			v[n++] = 3, v[n++] = 7;
 		return n;
-	}
 	case 8: /* depth groups: none, 2, 4 (where the trees' depths differ) */
 		v[n++] = 0;
 		if (t->depths_differ)
