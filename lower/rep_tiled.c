@@ -396,7 +396,8 @@ static uint32_t tiled_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 
 static uint32_t tiled_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
-	return rep_load_leaf(layout, b, lir_index(b, tree, node, LTYPE_I32), lir_const_int(b, LTYPE_I64, 1));
+	uint32_t rec = lir_index(b, tree, node, LTYPE_I32);
+	return rep_load_leaf(layout, b, rec, lir_const_int(b, LTYPE_I64, 1));
 }
 
 static void tiled_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
