@@ -277,10 +277,13 @@ static void test_tiles_and_blocks(const char *dir)
 		"tileTrees(uniform, 3); peelWalk(tree, 2)",
 		"tileTrees(uniform, 4); tile(tree, t0, t1, 4); interleave(t1)",
 		"tileTrees(uniform, 8); tile(batch, b0, b1, 4); reorder(b0, tree, b1); interleave(b1); unrollWalk(b1, 5)",
+		"tileTrees(uniform, 4); tile(batch, b0, b1, 16); tile(tree, t0, t1, 8); reorder(b0, t0, b1, t1); unrollWalk(t1, 6)",
 	}, *block_schedules[] = {
 		"tile(tree, t0, t1, 4); interleave(t1)",
 		"tile(tree, t0, t1, 2); interleave(t1); peelWalk(t1, 3)",
 		"tile(batch, b0, b1, 4); tile(tree, t0, t1, 3); reorder(b0, t0, b1, t1); interleave(t1)",
+		/* blocks from tree 1 on, never a multiple of 2: the check at run time walks them node by node */
+		"split(tree, a, b, 1); tile(b, b0, b1, 2); interleave(b1)",
 	}, *tiled_rep[] = {"tiled"}, *bitvector[] = {"bitvector"};
 	for (size_t k = 0; k < COUNT_OF(tiled); k++) {
 		HForest *f = random_forest(10, tiled[k]);
