@@ -25,19 +25,15 @@ const char *const lower_representation_names[] = {
 	NULL,
 };
 
-unsigned lower_representation_traits(uint32_t i)
+/* The LREP_* bits of r (0 for NULL). */
+static unsigned traits_of(const LRepresentation *r)
 {
-	const LRepresentation *r = i < COUNT_OF(representations) ? representations[i] : NULL;
 	return !r ? 0 : (r->walk ? LREP_CODE : 0) | (r->tiles ? LREP_TILES : 0) | (r->walk_trees ? LREP_BLOCKS : 0);
 }
 
-unsigned lower_representation_named_traits(const char *name)
-{
-	uint32_t i = 0;
-	while (name && i < COUNT_OF(representations) && strcmp(representations[i]->name, name))
-		i++;
-	return name ? lower_representation_traits(i) : 0;
-}
+unsigned lower_representation_traits(uint32_t i) { return traits_of(i < COUNT_OF(representations) ? representations[i] : NULL); }
+
+unsigned lower_representation_named_traits(const char *name) { return traits_of(name ? rep_find(name) : NULL); }
 
 const LRepresentation *rep_find(const char *name)
 {

@@ -372,6 +372,13 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 9: k->tile_trees = (uint8_t)v; break;
 	default: k->peel = (uint8_t)v; break;
 	}
+	/* Code ignores tiles and tiles replace any other representation (hir_apply_knobs): one candidate for each pair. */
+	if (k->tile_trees && k->representation && !(lower_representation_traits(k->representation - 1u) & LREP_TILES)) {
+		if (lower_representation_traits(k->representation - 1u) & LREP_CODE)
+			k->tile_trees = 0;
+		else
+			k->representation = 0;
+	}
 	if (k->representation && lower_representation_traits(k->representation - 1u) & (LREP_CODE | LREP_BLOCKS))
 		k->rows = k->trees = 1; /* hir_apply_knobs chooses them: one candidate, not one per value */
 }
