@@ -12,6 +12,7 @@ static const LRepresentation *const representations[] = {
 	&rep_reorg,
 	&rep_code,
 	&rep_tiled,
+	&rep_tiled_array,
 	&rep_bitvector,
 };
 
@@ -21,6 +22,7 @@ const char *const lower_representation_names[] = {
 	"reorg",
 	"code",
 	"tiled",
+	"tiled_array",
 	"bitvector",
 	NULL,
 };

@@ -160,6 +160,8 @@ extern const LRepresentation rep_reorg;
 
 /* The tiled representation: a step evaluates a tile of splits with one vector compare and a table of tile shapes. */
 extern const LRepresentation rep_tiled;
+/* Its array flavour: each tree a complete tree of tiles, children computed rather than stored. */
+extern const LRepresentation rep_tiled_array;
 
 /* The bit-vector representation: QuickScorer's feature-ordered scan over blocks of trees, the array layout elsewhere. */
 extern const LRepresentation rep_bitvector;

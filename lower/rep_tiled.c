@@ -29,6 +29,14 @@
  * table[shape << L | c], and the next node children[exit].
  *
  * Category splits (IN) are not tiled: such forests take another representation.
+ *
+ * The array flavour (`tiled_array`, Treebeard's array layout of tiles) stores no
+ * children: each tree is a complete (n+1)-ary tree of records in level order, n the
+ * tile size, so exit e of the record in slot i leads to slot (n+1)i + 1 + e, and every
+ * record — tile, leaf or unused — takes the same R elements (word, masks, thresholds,
+ * features). A node is a slot number. A step saves the load of the child (a link in
+ * the walk's chain of dependent loads) and pays room for trees that are not complete:
+ * a tree d tiles deep takes ((n+1)^(d+1) - 1) / n slots.
  */
 #include "lower/rep.h"
 
@@ -45,7 +53,12 @@ typedef struct TiledState {
 	uint32_t record;                /* i32 elements of a tile's record */
 	uint32_t features_at, children_at; /* where a record's features and children start (i32 elements) */
 	uint8_t mode;                   /* how c is computed (Mode) */
+	bool array;                     /* the array flavour: children computed, records of one size */
+	uint32_t arity;                 /* array: exits per slot (the tile size + 1) */
 } TiledState;
+
+/* Slots of one tree in the array flavour, at most: deeper trees are refused. */
+#define ARRAY_MAX_SLOTS (1u << 20)
 
 /* How a step computes c: one compare for all lanes, or < and == combined by the lanes' masks. */
 typedef enum Mode { MODE_LT, MODE_LE, MODE_MIXED } Mode;
@@ -166,30 +179,35 @@ static void store_tile(const HForest *f, const HNode *nodes, const RepLayout *la
 		rep_store_value(thresholds, layout->threshold_type, i, rep_slot_value(layout, f, n));
 		rec[st->features_at + i] = n->feature;
 	}
-	for (uint32_t e = 0; e < tile->exits; e++)
+	for (uint32_t e = 0; e < tile->exits && !st->array; e++)
 		rec[st->children_at + e] = child_at[e];
 	rec[0] = (int32_t)(shape_row(shapes, tile, invert, st->lanes) | nan_left << 16);
 	rec[1] = (int32_t)(lt | eq << 8 | nonzero << 16 | zero << 24);
 }
 
-/* i32 elements of a leaf's record: its word, then its value (an f64 aligned to 8 bytes). */
-static uint32_t leaf_record(const RepLayout *layout) { return layout->threshold_type == LTYPE_F64 ? 4 : 2; }
+/* i32 elements of a leaf's record: its word, then its value (an f64 aligned to 8 bytes); the array flavour's slot size. */
+static uint32_t leaf_record(const RepLayout *layout, const TiledState *st)
+{
+	return st->array ? st->record : layout->threshold_type == LTYPE_F64 ? 4 : 2;
+}
 
 /*
  * Lay tree t out at records (zeroed): breadth-first, each node's record where its
- * parent's names it. Returns the i32 elements the tree takes; with records NULL, only
- * counts them.
+ * parent's names it (array: where its slot is). Returns the i32 elements the tree takes
+ * (UINT64_MAX where an array tree would take more than ARRAY_MAX_SLOTS); with records
+ * NULL, only counts them.
  */
 static uint64_t store_tree(const HForest *f, uint32_t t, const RepLayout *layout, const TiledState *st, Mode mode,
                            Shapes *shapes, int32_t *records, uint32_t *queue, uint64_t *at)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
-	uint64_t end = nodes[0].feature == HIR_LEAF ? leaf_record(layout) : st->record;
+	uint64_t end = nodes[0].feature == HIR_LEAF ? leaf_record(layout, st) : st->record;
 	uint32_t head = 0, tail = 0;
 	queue[tail] = 0;
 	at[tail++] = 0;
 	while (head < tail) {
 		uint32_t id = queue[head];
+		uint64_t slot = at[head] / st->record;
 		int32_t *rec = records ? records + at[head] : NULL, child_at[HIR_MAX_TILE + 1];
 		Tile tile;
 		head++;
@@ -200,12 +218,20 @@ static uint64_t store_tree(const HForest *f, uint32_t t, const RepLayout *layout
 			}
 			continue;
 		}
-		gather_tile(f, nodes, id, st->lanes, &tile);
+		gather_tile(f, nodes, id, st->arity - 1, &tile);
+		if (st->array && st->arity * slot + tile.exits >= ARRAY_MAX_SLOTS)
+			return UINT64_MAX;
 		for (uint32_t e = 0; e < tile.exits; e++) {
 			queue[tail] = tile.exit_node[e];
-			at[tail++] = end;
-			child_at[e] = (int32_t)end; /* the caller checked that the tree's elements fit */
-			end += nodes[tile.exit_node[e]].feature == HIR_LEAF ? leaf_record(layout) : st->record;
+			if (st->array) { /* child slots are computed, not stored */
+				at[tail] = (st->arity * slot + 1 + e) * st->record;
+				end = at[tail] + st->record > end ? at[tail] + st->record : end;
+			} else {
+				at[tail] = end;
+				child_at[e] = (int32_t)end; /* the caller checked that the tree's elements fit */
+				end += nodes[tile.exit_node[e]].feature == HIR_LEAF ? leaf_record(layout, st) : st->record;
+			}
+			tail++;
 		}
 		if (rec)
 			store_tile(f, nodes, layout, st, mode, shapes, &tile, rec, child_at);
@@ -213,8 +239,9 @@ static uint64_t store_tree(const HForest *f, uint32_t t, const RepLayout *layout
 	return end;
 }
 
-static bool tiled_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+static bool lay_out(const HForest *f, LModule *m, RepLayout *layout, bool array, Error *e)
 {
+	const char *name = array ? "tiled_array" : "tiled";
 	uint32_t lanes = 1, max_nodes = 1, *queue;
 	uint64_t total, value_elements;
 	int32_t *offsets, *records;
@@ -226,22 +253,25 @@ static bool tiled_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	/* Lanes: the tile size up to a power of two (vectors of 3 or 7 lanes are legalized slowly). */
 	while (lanes < f->tile_size)
 		lanes *= 2;
-	if (!rep_lay_out_forest(f, m, "tiled", layout, e))
+	if (!rep_lay_out_forest(f, m, name, layout, e))
 		return false;
 	if (layout->compares & 1u << HCMP_IN) {
 		rep_free_state(layout);
-		return error_set(e, "tiled representation: category splits (in) are not evaluated in tiles; use the array or "
-		                    "sparse representation");
+		return error_set(e, "%s representation: category splits (in) are not evaluated in tiles; use the array or "
+		                    "sparse representation", name);
 	}
 	mode = !(layout->compares & ~(1u << HCMP_LT | 1u << HCMP_GE)) ? MODE_LT
 	     : !(layout->compares & ~(1u << HCMP_LE | 1u << HCMP_GT)) ? MODE_LE : MODE_MIXED;
 	s = xcalloc(1, sizeof *s);
 	s->lanes = lanes;
 	s->mode = (uint8_t)mode;
+	s->array = array;
+	s->arity = (f->tile_size ? f->tile_size : 1) + 1;
 	value_elements = lanes * (layout->threshold_type == LTYPE_F64 ? 2 : 1);
 	s->features_at = HEAD + (uint32_t)value_elements;
 	s->children_at = s->features_at + lanes;
-	s->record = (s->children_at + lanes + 1 + 1) & ~1u; /* even: f64 values stay 8-byte aligned */
+	/* even: f64 values stay 8-byte aligned */
+	s->record = ((array ? s->children_at : s->children_at + lanes + 1) + 1) & ~1u;
 
 	/* Element 0 holds a tile of lane tests of feature 0 whose exits all stay: leaves step from it (leaf_stays). */
 	for (uint32_t t = 0; t < f->num_trees; t++)
@@ -251,19 +281,25 @@ static bool tiled_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets);
 	total = s->record;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint64_t size = store_tree(f, t, layout, s, mode, NULL, NULL, queue, at);
 		offsets[t] = (int32_t)total;
-		total += store_tree(f, t, layout, s, mode, NULL, NULL, queue, at);
+		total = size == UINT64_MAX ? size : total + size;
 		if (total > INT32_MAX) {
 			free(queue);
 			free(at);
 			free(offsets);
 			free(s);
 			rep_free_state(layout);
-			return error_set(e, "tiled representation: the forest needs more than 2^31 i32 elements (at tree %u)", t);
+			if (size == UINT64_MAX)
+				return error_set(e, "tiled_array representation: tree %u is too deep in tiles of %u (more than 2^20 "
+				                    "slots); use the tiled representation", t, f->tile_size ? f->tile_size : 1);
+			return error_set(e, "%s representation: the forest needs more than 2^31 i32 elements (at tree %u)", name, t);
 		}
 	}
 	offsets[f->num_trees] = (int32_t)total;
 	records = xcalloc(total, sizeof *records);
+	for (uint64_t i = s->record; array && i < total; i += s->record)
+		records[i] = -1; /* unused slots read as leaves */
 	shapes.table = xcalloc((size_t)1 << lanes, 1); /* row 0, of no tile's shape: every bit pattern exits by 0 */
 	shapes.table_cap = (size_t)1 << lanes;
 	shapes.count = 1;
@@ -278,6 +314,16 @@ static bool tiled_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	s->table_buffer = lir_buffer_add(m, "tiled.shapes", LTYPE_I8, (uint64_t)shapes.count << lanes, shapes.table);
 	layout->state = s;
 	return true;
+}
+
+static bool tiled_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out(f, m, layout, false, e);
+}
+
+static bool tiled_array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out(f, m, layout, true, e);
 }
 
 static void tiled_begin_function(RepLayout *layout, LBuilder *b)
@@ -305,12 +351,19 @@ static uint32_t tiled_root(RepLayout *layout, LBuilder *b, uint32_t tree)
 	return lir_const_int(b, LTYPE_I64, 0);
 }
 
+/* The address of node's record: node is an i32 element's index, or (array) a slot's. */
+static uint32_t record_of(const TiledState *s, LBuilder *b, uint32_t tree, uint32_t node)
+{
+	if (s->array)
+		node = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, s->record), LIR_NONE);
+	return lir_index(b, tree, node, LTYPE_I32);
+}
+
 /* The node's record's address (RepNode.feature) and word (RepNode.word: negative on leaves). */
 static RepNode tiled_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	RepNode n;
-	(void)layout;
-	n.feature = lir_index(b, tree, node, LTYPE_I32);
+	n.feature = record_of(layout->state, b, tree, node);
 	n.word = lir_emit(b, LOP_LOAD, LTYPE_I32, n.feature, lir_const_int(b, LTYPE_I64, 0), LIR_NONE);
 	n.is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, n.word, lir_const_int(b, LTYPE_I32, 0));
 	n.threshold = LIR_NONE;
@@ -389,14 +442,20 @@ static uint32_t tiled_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 	exit = lir_emit(b, LOP_SHL, LTYPE_I32, exit, lir_const_int(b, LTYPE_I32, lanes), LIR_NONE);
 	exit = lir_cast(b, LCAST_ZEXT, LTYPE_I64, or32(b, exit, c));
 	exit = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I8, s->table, exit, LIR_NONE));
-	exit = lir_emit(b, LOP_ADD, LTYPE_I64, exit, lir_const_int(b, LTYPE_I64, s->children_at), LIR_NONE);
-	child = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, rec, exit, LIR_NONE));
+	if (s->array) { /* slot (n+1)i + 1 + exit */
+		child = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, s->arity), LIR_NONE);
+		child = lir_emit(b, LOP_ADD, LTYPE_I64, child, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
+		child = lir_emit(b, LOP_ADD, LTYPE_I64, child, exit, LIR_NONE);
+	} else {
+		exit = lir_emit(b, LOP_ADD, LTYPE_I64, exit, lir_const_int(b, LTYPE_I64, s->children_at), LIR_NONE);
+		child = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, rec, exit, LIR_NONE));
+	}
 	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
 static uint32_t tiled_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
-	uint32_t rec = lir_index(b, tree, node, LTYPE_I32);
+	uint32_t rec = record_of(layout->state, b, tree, node);
 	return rep_load_leaf(layout, b, rec, lir_const_int(b, LTYPE_I64, 1));
 }
 
@@ -411,6 +470,20 @@ static void tiled_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 const LRepresentation rep_tiled = {
 	.name = "tiled",
 	.lay_out = tiled_lay_out,
+	.free = rep_free_state,
+	.begin_function = tiled_begin_function,
+	.tree = tiled_tree,
+	.root = tiled_root,
+	.load_node = tiled_load_node,
+	.step = tiled_step,
+	.prefetch_tree = tiled_prefetch_tree,
+	.leaf_value = tiled_leaf_value,
+	.tiles = true,
+};
+
+const LRepresentation rep_tiled_array = {
+	.name = "tiled_array",
+	.lay_out = tiled_array_lay_out,
 	.free = rep_free_state,
 	.begin_function = tiled_begin_function,
 	.tree = tiled_tree,

@@ -377,7 +377,7 @@ def cli_tests(s):
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_tiles_untiled_representation",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tileTrees(uniform, 4); representation(array)"], 1,
-         "--schedule-text:1:1: tileTrees(uniform, 4): the array representation walks a split a step; tiles need representation(tiled)"),
+         "--schedule-text:1:1: tileTrees(uniform, 4): the array representation walks a split a step; tiles need representation(tiled) or representation(tiled_array)"),
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
         # the code representation compiles each tree into code: only trees known when compiling, and not too many

@@ -341,9 +341,13 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 			if (!(lower_representation_traits(r) & LREP_TILES))
 				v[n++] = r + 1;
 		return n;
-	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes) */
+	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes), in each tiled layout (rep << 8) */
 		v[n++] = 0;
-		if (t->depth >= 2 && (!t->options.representation || lower_representation_named_traits(t->options.representation) & LREP_TILES))
+		if (t->depth >= 2 && !t->options.representation)
+			for (uint32_t r = 0; lower_representation_names[r]; r++)
+				if (lower_representation_traits(r) & LREP_TILES)
+					v[n++] = 3 | (r + 1) << 8, v[n++] = 7 | (r + 1) << 8;
+		if (t->depth >= 2 && lower_representation_named_traits(t->options.representation) & LREP_TILES)
 			v[n++] = 3, v[n++] = 7;
 		return n;
 	case 8: /* depth groups: none, 2, 4 (where the trees' depths differ) */
@@ -369,7 +373,11 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 5: k->unroll = (uint8_t)v; break;
 	case 7: k->representation = (uint8_t)v; break;
 	case 8: k->depth_groups = (uint8_t)v; break;
-	case 9: k->tile_trees = (uint8_t)v; break;
+	case 9:
+		k->tile_trees = (uint8_t)v;
+		if (v >> 8 || (k->representation && lower_representation_traits(k->representation - 1u) & LREP_TILES))
+			k->representation = (uint8_t)(v >> 8); /* the tiled layout named, none without tiles */
+		break;
 	default: k->peel = (uint8_t)v; break;
 	}
 	/* Code ignores tiles and tiles replace any other representation (hir_apply_knobs): one candidate for each pair. */

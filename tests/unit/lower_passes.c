@@ -161,6 +161,11 @@ static void test_representations(void)
 	LModule *l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
 	CHECK(l != NULL && l->buffers[0].count == 61);
 	lir_module_free(l);
+	/* tiles of one split: the array flavour would need 2^31 slots, the child table one record per node */
+	CHECK(m && lower_mir_to_lir(m, "tiled_array", &e) == NULL && strstr(e.message, "tree 0 is too deep in tiles"));
+	l = m ? lower_mir_to_lir(m, "tiled", &e) : NULL;
+	CHECK(l != NULL);
+	lir_module_free(l);
 	mir_module_free(m);
 	CHECK(rep_find("array") == &rep_array && rep_find("sparse") == &rep_sparse && rep_find("nope") == NULL);
 	hir_forest_free(deep);

@@ -284,11 +284,11 @@ static void test_tiles_and_blocks(const char *dir)
 		"tile(batch, b0, b1, 4); tile(tree, t0, t1, 3); reorder(b0, t0, b1, t1); interleave(t1)",
 		/* blocks from tree 1 on, never a multiple of 2: the check at run time walks them node by node */
 		"split(tree, a, b, 1); tile(b, b0, b1, 2); interleave(b1)",
-	}, *tiled_rep[] = {"tiled"}, *bitvector[] = {"bitvector"};
+	}, *tiled_rep[] = {"tiled", "tiled_array"}, *bitvector[] = {"bitvector"};
 	for (size_t k = 0; k < COUNT_OF(tiled); k++) {
 		HForest *f = random_forest(10, tiled[k]);
 		for (size_t s = 0; s < COUNT_OF(tile_schedules); s++)
-			check_schedule_with(f, tile_schedules[s], dir, tiled_rep, 1);
+			check_schedule_with(f, tile_schedules[s], dir, tiled_rep, COUNT_OF(tiled_rep));
 		hir_forest_free(f);
 	}
 	for (size_t k = 0; k < COUNT_OF(blocks); k++) {
