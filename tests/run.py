@@ -141,7 +141,7 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
     With num_trees, a schedule that splits the tree loop at or past the model's last tree
     must be refused with the message that says so (and nothing else is checked); a compile
     failing with a message that contains one of refusals is a refusal the test allows."""
-    artifact = s.path(f"{group}-{name}.so")
+    artifact = s.path(f"{group}-{name.removesuffix('.margin') if margin else name}.so")  # --margin: the same artifact
     if not os.path.exists(artifact):
         p = s.run("compile", model, "-o", artifact, *options)
         too_few = re.search(r"split point \d+ is outside the range: '[^']*' runs at most (\d+) iterations", p.stderr)
@@ -279,7 +279,9 @@ def fixtures():
 def check_labels(s, m):
     """`predict --label` gives the library's label of every row, exactly."""
     name = m["name"] + ".label"
-    p = s.run("predict", m["model"], "--input", m["rows"], "--label", *(["--f64"] if m["f64"] else []))
+    artifact = s.path(f"models-{m['name']}.so")  # check_predictions compiled it (if it could)
+    p = s.run("predict", artifact if os.path.exists(artifact) else m["model"], "--input", m["rows"], "--label",
+              *(["--f64"] if m["f64"] else []))
     with open(m["label"]) as f:
         want = f.read().split("\n")
     got = p.stdout.split("\n")
@@ -292,19 +294,22 @@ def check_labels(s, m):
 
 
 def model_tests(s, pool):
+    # A sanitizer build compiles at -O0: it checks grove's own code, which runs the same at every level (LLVM, not
+    # instrumented, only takes longer at -O3); the normal build checks -O3's code.
+    options = ("-O", "0") if build_config(s)["asan"] else ()
     jobs = []
     for m in fixtures():
         def both(m=m):
             check_predictions(s, "models", m["name"], m["model"], m["rows"], read_table(m["pred"]), m["probability"],
-                              f64=m["f64"])
+                              options=options, f64=m["f64"])
             if os.path.exists(m["margin"]):
                 check_predictions(s, "models", m["name"] + ".margin", m["model"], m["rows"], read_table(m["margin"]),
-                                  False, margin=True, f64=m["f64"])
+                                  False, margin=True, options=options, f64=m["f64"])
             if os.path.exists(m["label"]):
                 check_labels(s, m)
             for rep in m["representations"]:
                 check_predictions(s, "models", f"{m['name']}.{rep}", m["model"], m["rows"], read_table(m["pred"]),
-                                  m["probability"], options=("--representation", rep), f64=m["f64"])
+                                  m["probability"], options=("--representation", rep) + options, f64=m["f64"])
         if s.wanted("models", m["name"]):
             jobs.append(pool.submit(both))
     return jobs
@@ -660,8 +665,8 @@ def oom_tests(s, pool):
         # Compiling: a failure anywhere leaves the directory as it was (empty).
         directory = s.path(f"oom-{name}")
         os.makedirs(directory, exist_ok=True)
-        for k in range(1, n + 1, max(1, n // 8)):
-            p = run(k, "compile", model, "-o", os.path.join(directory, "model.so"))
+        for k in range(1, n + 1, max(1, n // 8)):  # -O0: LLVM's allocations are not grove's, and -O3 only takes longer
+            p = run(k, "compile", model, "-o", os.path.join(directory, "model.so"), "-O", "0")
             left = os.listdir(directory)
             if p.returncode == 0:
                 os.unlink(os.path.join(directory, "model.so"))
@@ -730,6 +735,12 @@ SCHEDULES = os.path.join(ROOT, "tests", "schedules")
 ASAN_THIN = 6  # 4 until CI passed 20 minutes on a slow day (25 min; 21 with three more schedules)
 
 
+# Half the cases of the schedule matrices (CPU and GPU) compile at -O0: what they check is the lowering of the schedule, which LLVM's
+# level does not change, and -O0 takes a fifth of -O3's time (the other half, the models and the real models keep -O3,
+# under which IR that is poison or undefined somewhere would show).
+MATRIX_O = ((), ("-O", "0"))
+
+
 def schedule_test_options(path):
     """What a schedule file asks of its tests: `# options: ARGS` lines add compile options (--representation reorg),
     and `# refused: TEXT` lines name messages with which a model the schedule cannot serve (a forest too deep for a
@@ -782,7 +793,8 @@ def schedule_tests(s, pool):
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("schedules", f"{sched}/{name}") and not (thin and (i + j) % ASAN_THIN):
                 jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}".replace("/", "."), model, rows,
-                                        expected, probability, False, options, num_trees, f64, refusals))
+                                        expected, probability, False, options + MATRIX_O[(i + j) % 2], num_trees, f64,
+                                        refusals))
         if s.wanted("schedules", f"{sched}/roundtrip"):
             jobs.append(pool.submit(schedule_round_trip, s, sched, options))
         if s.wanted("schedules", f"{sched}/golden"):
@@ -866,17 +878,17 @@ def gpu_tests(s, pool):
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % (2 * ASAN_THIN)):
                 jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
-                                        probability, False, options, num_trees, f64, refusals))
+                                        probability, False, options + MATRIX_O[(i + j) % 2], num_trees, f64, refusals))
     for model, _, _ in REAL_MODELS:
         for arch, assemble_as in PTX_ARCHS:
             if s.wanted("gpu", f"ptxas/{arch}/{model[:-5]}"):
                 jobs.append(pool.submit(gpu_ptxas, s, model, arch, assemble_as))
-    for sched in names[1:] if not thin else []:  # every GPU schedule's PTX too, on higgs for sm_80
-        if s.wanted("gpu", f"ptxas/sm_80/higgs/{sched}"):
-            jobs.append(pool.submit(gpu_ptxas, s, "higgs.json", "sm_80", "sm_80", sched))
         for arch in HSACO_ARCHS:
             if s.wanted("gpu", f"hsaco/{arch}/{model[:-5]}"):
                 jobs.append(pool.submit(gpu_hsaco, s, model, arch))
+    for sched in names[1:] if not thin else []:  # every GPU schedule's PTX too, on higgs for sm_80
+        if s.wanted("gpu", f"ptxas/sm_80/higgs/{sched}"):
+            jobs.append(pool.submit(gpu_ptxas, s, "higgs.json", "sm_80", "sm_80", sched))
     for sched in names:
         if s.wanted("gpu", f"golden/{sched}"):
             jobs.append(pool.submit(gpu_golden, s, sched))
