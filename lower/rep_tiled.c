@@ -467,30 +467,20 @@ static void tiled_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
 }
 
-const LRepresentation rep_tiled = {
-	.name = "tiled",
-	.lay_out = tiled_lay_out,
-	.free = rep_free_state,
-	.begin_function = tiled_begin_function,
-	.tree = tiled_tree,
-	.root = tiled_root,
-	.load_node = tiled_load_node,
-	.step = tiled_step,
-	.prefetch_tree = tiled_prefetch_tree,
-	.leaf_value = tiled_leaf_value,
-	.tiles = true,
-};
+/* The two layouts share every hook but the layout's. */
+#define TILED(NAME, LAY_OUT) { \
+	.name = NAME, \
+	.lay_out = LAY_OUT, \
+	.free = rep_free_state, \
+	.begin_function = tiled_begin_function, \
+	.tree = tiled_tree, \
+	.root = tiled_root, \
+	.load_node = tiled_load_node, \
+	.step = tiled_step, \
+	.prefetch_tree = tiled_prefetch_tree, \
+	.leaf_value = tiled_leaf_value, \
+	.tiles = true, \
+}
 
-const LRepresentation rep_tiled_array = {
-	.name = "tiled_array",
-	.lay_out = tiled_array_lay_out,
-	.free = rep_free_state,
-	.begin_function = tiled_begin_function,
-	.tree = tiled_tree,
-	.root = tiled_root,
-	.load_node = tiled_load_node,
-	.step = tiled_step,
-	.prefetch_tree = tiled_prefetch_tree,
-	.leaf_value = tiled_leaf_value,
-	.tiles = true,
-};
+const LRepresentation rep_tiled = TILED("tiled", tiled_lay_out);
+const LRepresentation rep_tiled_array = TILED("tiled_array", tiled_array_lay_out);
