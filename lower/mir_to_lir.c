@@ -1146,7 +1146,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (f->tile_size && !l.rep->tiles) {
 		char where[300];
 		hir_schedule_pos(&f->schedule, f->schedule.tile_size_at, where, sizeof where);
-		return error_set(e, "%stileTrees(%s, %u): the %s representation walks a split a step; tiles need representation(tiled) or representation(tiled_array)",
+		return error_set(e, "%stileTrees(%s, %u): the %s representation walks a split a step; tiles need "
+		                    "representation(tiled) or representation(tiled_array)",
 		                 where, f->schedule.tiling == HTILING_PROBABILITY ? "probability" : "uniform", f->tile_size,
 		                 l.rep->name), NULL;
 	}

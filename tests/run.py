@@ -735,9 +735,9 @@ SCHEDULES = os.path.join(ROOT, "tests", "schedules")
 ASAN_THIN = 6  # 4 until CI passed 20 minutes on a slow day (25 min; 21 with three more schedules)
 
 
-# Half the cases of the schedule matrices (CPU and GPU) compile at -O0: what they check is the lowering of the schedule, which LLVM's
-# level does not change, and -O0 takes a fifth of -O3's time (the other half, the models and the real models keep -O3,
-# under which IR that is poison or undefined somewhere would show).
+# Half the cases of the schedule matrices (CPU and GPU) compile at -O0: what they check is the lowering of the
+# schedule, which LLVM's level does not change, and -O0 takes a fifth of -O3's time (the other half, the models and the
+# real models keep -O3, under which IR that is poison or undefined somewhere would show).
 MATRIX_O = ((), ("-O", "0"))
 
 
