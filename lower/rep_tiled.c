@@ -54,7 +54,7 @@ typedef struct TiledState {
 	uint32_t features_at, children_at; /* where a record's features and children start (i32 elements) */
 	uint8_t mode;                   /* how c is computed (Mode) */
 	bool array;                     /* the array flavour: children computed, records of one size */
-	uint32_t arity;                 /* array: exits per slot (the tile size + 1) */
+	uint32_t arity;                 /* a tile's exits at most (tile size + 1); array: slot i's children from arity * i + 1 */
 } TiledState;
 
 /* Slots of one tree in the array flavour, at most: deeper trees are refused. */
@@ -207,7 +207,7 @@ static uint64_t store_tree(const HForest *f, uint32_t t, const RepLayout *layout
 	at[tail++] = 0;
 	while (head < tail) {
 		uint32_t id = queue[head];
-		uint64_t slot = at[head] / st->record;
+		uint64_t slot = st->array ? at[head] / st->record : 0; /* array: records are slots */
 		int32_t *rec = records ? records + at[head] : NULL, child_at[HIR_MAX_TILE + 1];
 		Tile tile;
 		head++;

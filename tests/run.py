@@ -134,6 +134,11 @@ def judge(s, group, name, got, expected, probability, note=""):
     s.record(group, name, ok, detail or f"largest error {worst_abs:.3g} abs, {worst_rel:.3g} rel{note}")
 
 
+def artifact_path(s, group, name):
+    """Where check_predictions keeps the artifact of test group/name (compiled once, reused by later checks)."""
+    return s.path(f"{group}-{name}.so")
+
+
 def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=(), num_trees=None,
                       f64=False, refusals=()):
     """Compile model (with options), predict rows_csv (with --margin, --f64 if asked) and compare with expected rows.
@@ -141,7 +146,7 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
     With num_trees, a schedule that splits the tree loop at or past the model's last tree
     must be refused with the message that says so (and nothing else is checked); a compile
     failing with a message that contains one of refusals is a refusal the test allows."""
-    artifact = s.path(f"{group}-{name.removesuffix('.margin') if margin else name}.so")  # --margin: the same artifact
+    artifact = artifact_path(s, group, name.removesuffix(".margin") if margin else name)  # --margin: the same artifact
     if not os.path.exists(artifact):
         p = s.run("compile", model, "-o", artifact, *options)
         too_few = re.search(r"split point \d+ is outside the range: '[^']*' runs at most (\d+) iterations", p.stderr)
@@ -279,7 +284,7 @@ def fixtures():
 def check_labels(s, m):
     """`predict --label` gives the library's label of every row, exactly."""
     name = m["name"] + ".label"
-    artifact = s.path(f"models-{m['name']}.so")  # check_predictions compiled it (if it could)
+    artifact = artifact_path(s, "models", m["name"])  # check_predictions compiled it (if it could)
     p = s.run("predict", artifact if os.path.exists(artifact) else m["model"], "--input", m["rows"], "--label",
               *(["--f64"] if m["f64"] else []))
     with open(m["label"]) as f:
