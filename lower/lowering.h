@@ -41,7 +41,7 @@ typedef struct Lowering {
 	uint32_t output_buffer;     /* its index */
 	uint32_t tree_widths;       /* address of the per-tree width buffer, or LIR_NONE (every width 1) */
 	uint32_t width_buffer;      /* its index */
-	uint32_t base_scores;       /* address of the base score buffer (aggregates that add the base last), or LIR_NONE */
+	uint32_t base_scores;       /* address of the base score buffer */
 	uint32_t base_buffer;       /* its index */
 	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
 	uint32_t workspace;         /* the workspace parameter */

@@ -822,7 +822,11 @@ static void lower_init(Lowering *l, uint32_t b)
 			uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), value;
 			at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, c));
 			at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
-			value = lir_const_float(&l->b, l->acc_type, buf->zero ? aggregate_identity(l->f) : margin_start(l->f, c));
+			/* The base score is data (loaded), so models that differ only in it share their code (target/cache.c). */
+			if (buf->zero || l->f->aggregate != HAGGREGATE_SUM)
+				value = lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f));
+			else
+				value = emit2(l, LOP_LOAD, l->acc_type, l->base_scores, const_i64(l, c));
 			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 		}
 		if (!one)
@@ -1028,7 +1032,7 @@ static uint32_t add_tree_buffer(LModule *module, const HForest *f, bool widths)
 	return lir_buffer_add(module, widths ? "tree_widths" : "tree_outputs", LTYPE_I32, f->num_trees, values);
 }
 
-/* The base scores, for aggregates that add them when the margins are finished. */
+/* The base scores: where sums start, or what other aggregates add when the margins are finished. */
 static uint32_t add_base_buffer(LModule *module, const HForest *f, LType type)
 {
 	void *values = xcalloc(f->num_outputs, lir_type_size(type));
@@ -1067,7 +1071,7 @@ LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel
 	}
 	l->tree_outputs = f->num_outputs > 1 ? rep_buffer_address(&l->b, l->output_buffer) : LIR_NONE;
 	l->tree_widths = l->layout.vector_buffer != LIR_NONE ? rep_buffer_address(&l->b, l->width_buffer) : LIR_NONE;
-	l->base_scores = f->aggregate != HAGGREGATE_SUM ? rep_buffer_address(&l->b, l->base_buffer) : LIR_NONE;
+	l->base_scores = rep_buffer_address(&l->b, l->base_buffer);
 	l->rep->begin_function(&l->layout, &l->b);
 	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
 	return fn;
@@ -1181,8 +1185,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.output_buffer = add_tree_buffer(l.module, f, false);
 	if (l.layout.vector_buffer != LIR_NONE)
 		l.width_buffer = add_tree_buffer(l.module, f, true);
-	if (f->aggregate != HAGGREGATE_SUM)
-		l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
+	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
 	l.row_cache = LIR_NONE;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);

@@ -38,6 +38,8 @@ typedef struct GroveCompileOptions {
 	unsigned tile_trees;        /* trees per tile for tiles of rows, 0 = never; default: chosen per model */
 	const char *limits;         /* "features=N,outputs=N,trees=N,nodes=N" (any of them): the sizes of model
 	                               accepted (README: Limits); NULL = the defaults */
+	const char *cache_dir;      /* the code cache's directory (README: Code cache); NULL = $GROVE_CACHE_DIR, else
+	                               ~/.cache/grove; "" = none */
 } GroveCompileOptions;
 
 /* Fill o with the defaults (those of `grove compile` without options). */

@@ -240,6 +240,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	Compiled c;
 	Error e = {0};
 	GroveStatus status = GROVE_OK;
+	char *cache;
 
 	if (!options)
 		grove_compile_options_init(&defaults), options = &defaults;
@@ -262,6 +263,8 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	t.opt_level = options->opt_level;
 	if (!pipeline_target(options->target, &t, &p, &e) || !target_check(&t, &e))
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
+	cache = options->cache_dir ? xstrdup(options->cache_dir) : target_cache_dir();
+	t.cache_dir = cache && *cache ? cache : NULL;
 
 	p.format = options->format;
 	p.limits = options->limits;
@@ -276,5 +279,6 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	else if (!target_emit(c.lir, &t, out_path, &e))
 		status = GROVE_ERROR_IO;
 	compiled_free(&c);
+	free(cache);
 	return status == GROVE_OK ? GROVE_OK : report(err, status, &e);
 }

@@ -26,7 +26,7 @@ bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *p
  */
 bool target_run_linker(char *const argv[], const char *what, int *spawn_error, Error *e);
 
-/* Emit an object to a temporary file beside path, then link it into the shared library path with p's linker. */
+/* Emit mod as an object to a temporary file beside path, then link it into the shared library path with p's linker. */
 bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
                          const char *path, Error *e);
 

@@ -5,6 +5,7 @@
  * GPU modules go to target/gpu.c, which builds on the steps here (target/emit.h).
  */
 #include "target/target.h"
+#include "target/cache.h"
 #include "target/emit.h"
 #include "target/llvm.h"
 #include "target/machine.h"
@@ -12,6 +13,7 @@
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
+#include <llvm-c/Linker.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include <ctype.h>
@@ -104,12 +106,11 @@ static const char cpu_o2_passes[] =
 	"loop-mssa(licm),loop(indvars),gvn<no-load-pre;no-memdep>,simplifycfg,loop-vectorize,loop-unroll<O3>,"
 	"instcombine,simplifycfg,slp-vectorizer)";
 
-/* CPU modules: -O2 is cpu_o2_passes, the other levels LLVM's defaults. */
-static bool optimise_cpu(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, PhaseTimer *timer, Error *e)
+/* The pass pipeline of CPU modules at level: -O2 is cpu_o2_passes, the other levels LLVM's defaults. */
+static const char *cpu_passes(int level)
 {
-	if (level == 2)
-		return run_passes(mod, tm, cpu_o2_passes, level, timer, e);
-	return target_optimise(mod, tm, level, timer, e);
+	static const char *const defaults[] = {"default<O0>", "default<O1>", cpu_o2_passes, "default<O3>"};
+	return defaults[level];
 }
 
 bool target_write_bytes(const char *path, const char *bytes, size_t size, Error *e)
@@ -151,25 +152,83 @@ bool target_run_linker(char *const argv[], const char *what, int *spawn_error, E
 	return true;
 }
 
+/* Link the n (1 or 2) objects into the shared library path with p's linker and OpenMP. */
+static bool link_shared(char *const *objects, int n, const TargetOptions *o, const TargetPlatform *p, const char *path,
+                        Error *e)
+{
+	char *argv[] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-o", (char *)path, objects[0],
+	                n > 1 ? objects[1] : "-lm", "-lm", NULL};
+	int spawn_error;
+	bool ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
+	          (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
+	phase_end(o->timer, "link");
+	return ok;
+}
+
+/*
+ * The optimised code object of mod (malloc'd, *size bytes): from o's cache when it
+ * holds mod's, else optimised and generated here (and stored in the cache).
+ */
+static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const TargetOptions *o, size_t *size, Error *e)
+{
+	const char *passes = cpu_passes(o->opt_level);
+	LLVMMemoryBufferRef code;
+	CacheKey key;
+	char *bytes = NULL, *message = NULL;
+
+	if (o->cache_dir) {
+		cache_key(&key, mod, tm, o->opt_level, passes);
+		bytes = cache_load(o->cache_dir, &key, size);
+		phase_end(o->timer, bytes ? "cache-hit" : "cache-miss");
+		if (bytes)
+			return bytes;
+	}
+	if (!run_passes(mod, tm, passes, o->opt_level, o->timer, e))
+		return NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &code)) {
+		error_set(e, "cannot generate code: %s", message);
+		LLVMDisposeMessage(message);
+		return NULL;
+	}
+	*size = LLVMGetBufferSize(code);
+	bytes = xmalloc(*size + 1);
+	memcpy(bytes, LLVMGetBufferStart(code), *size);
+	LLVMDisposeMemoryBuffer(code);
+	if (o->cache_dir)
+		cache_store(o->cache_dir, &key, bytes, *size);
+	phase_end(o->timer, "codegen");
+	return bytes;
+}
+
+/*
+ * The shared library at path from code module mod and data module data, each an object
+ * of its own (the code's perhaps from the cache), linked with p's linker.
+ */
+static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleRef data, const TargetOptions *o,
+                         const TargetPlatform *p, const char *path, Error *e)
+{
+	size_t size = 0;
+	char *code = code_object(mod, tm, o, &size, e), *objects[2] = {NULL, NULL};
+	bool ok = code && (objects[0] = temporary_beside(path, ".o", e)) && target_write_bytes(objects[0], code, size, e) &&
+	          (objects[1] = temporary_beside(path, ".o", e)) && target_write_code(tm, data, objects[1], LLVMObjectFile, e);
+	free(code);
+	phase_end(o->timer, "data");
+	ok = ok && link_shared(objects, 2, o, p, path, e);
+	for (int i = 0; i < 2; i++)
+		if (objects[i])
+			temporary_drop(objects[i], false);
+	return ok;
+}
+
 bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
                          const char *path, Error *e)
 {
-	const char *cc = target_linker(p, o->cc);
 	char *object = temporary_beside(path, ".o", e);
-	bool ok;
-
-	if (!object)
-		return false;
-	ok = target_write_code(tm, mod, object, LLVMObjectFile, e);
+	bool ok = object && target_write_code(tm, mod, object, LLVMObjectFile, e);
 	phase_end(o->timer, "codegen");
-	if (ok) {
-		char *argv[] = {(char *)cc, "-shared", "-fopenmp", "-o", (char *)path, object, "-lm", NULL};
-		int spawn_error;
-		ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
-		     (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
-		phase_end(o->timer, "link");
-	}
-	temporary_drop(object, false);
+	ok = ok && link_shared(&object, 1, o, p, path, e);
+	if (object)
+		temporary_drop(object, false);
 	return ok;
 }
 
@@ -228,6 +287,24 @@ static bool write_header(const LModule *m, const char *prefix, const char *path,
 	return true;
 }
 
+/*
+ * Link the data module into the optimised code (which disposes of data: *consumed is
+ * set to NULL) and make the buffers private again: one module, as an object or IR file
+ * wants it.
+ */
+static bool link_data(LLVMModuleRef mod, LLVMModuleRef data, LLVMModuleRef *consumed, Error *e)
+{
+	*consumed = NULL;
+	if (LLVMLinkModules2(mod, data))
+		return error_set(e, "internal error: cannot link the model's data into its code");
+	for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
+		if (LLVMGetVisibility(g) == LLVMHiddenVisibility && !LLVMIsDeclaration(g)) {
+			LLVMSetVisibility(g, LLVMDefaultVisibility);
+			LLVMSetLinkage(g, LLVMPrivateLinkage);
+		}
+	return true;
+}
+
 bool target_check(const TargetOptions *o, Error *e)
 {
 	const char *prefix = o->prefix ? o->prefix : "grove_model";
@@ -248,7 +325,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	const char *prefix = o->prefix ? o->prefix : "grove_model";
 	char symbol[96], *message = NULL;
 	LLVMContextRef ctx;
-	LLVMModuleRef mod;
+	LLVMModuleRef mod, data;
 	LLVMTargetMachineRef tm;
 	LLVMTargetDataRef layout;
 	TargetPlatform platform;
@@ -263,10 +340,12 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 
 	ctx = LLVMContextCreate();
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
-	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol);
-	LLVMSetTarget(mod, platform.triple);
+	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol, &data);
 	layout = LLVMCreateTargetDataLayout(tm);
-	LLVMSetModuleDataLayout(mod, layout);
+	for (LLVMModuleRef *it = (LLVMModuleRef[]){mod, data}, *end = it + 2; it < end; it++) {
+		LLVMSetTarget(*it, platform.triple);
+		LLVMSetModuleDataLayout(*it, layout);
+	}
 	LLVMDisposeTargetData(layout);
 	phase_end(o->timer, "llvm-build");
 
@@ -274,20 +353,23 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	phase_end(o->timer, "llvm-verify");
 	if (!verified) {
 		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
-	} else if (optimise_cpu(mod, tm, o->opt_level, o->timer, e) && (temp = temporary_beside(out_path, ".tmp", e))) {
+	} else if ((temp = temporary_beside(out_path, ".tmp", e))) {
 		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
-		switch (o->emit) {
-		case TARGET_EMIT_SHARED: ok = target_write_shared(tm, mod, o, &platform, temp, e) && target_seal(temp, e); break;
-		case TARGET_EMIT_OBJ: ok = target_write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
-		case TARGET_EMIT_ASM: ok = target_write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
-		case TARGET_EMIT_PTX:
-		case TARGET_EMIT_HSACO: ok = error_set(e, "PTX and HSACO are emitted for GPU targets only"); break;
-		case TARGET_EMIT_LLVM:
-			LLVMDisposeMessage(message);
-			message = LLVMPrintModuleToString(mod);
-			ok = target_write_bytes(temp, message, strlen(message), e);
-			break;
-		}
+		if (o->emit == TARGET_EMIT_SHARED)
+			ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e);
+		else if (run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, o->timer, e) && link_data(mod, data, &data, e))
+			switch (o->emit) {
+			case TARGET_EMIT_SHARED: break;
+			case TARGET_EMIT_OBJ: ok = target_write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
+			case TARGET_EMIT_ASM: ok = target_write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
+			case TARGET_EMIT_PTX:
+			case TARGET_EMIT_HSACO: ok = error_set(e, "PTX and HSACO are emitted for GPU targets only"); break;
+			case TARGET_EMIT_LLVM:
+				LLVMDisposeMessage(message);
+				message = LLVMPrintModuleToString(mod);
+				ok = target_write_bytes(temp, message, strlen(message), e);
+				break;
+			}
 		if (ok && rename(temp, out_path) != 0)
 			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
 		temporary_drop(temp, ok);
@@ -295,6 +377,8 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	}
 	LLVMDisposeMessage(message);
 	LLVMDisposeModule(mod);
+	if (data)
+		LLVMDisposeModule(data);
 	LLVMContextDispose(ctx);
 	LLVMDisposeTargetMachine(tm);
 	return ok;

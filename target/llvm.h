@@ -95,12 +95,15 @@ void llvm_add_attribute(Emitter *em, LLVMValueRef f, LLVMAttributeIndex index, c
 LLVMValueRef llvm_constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef init);
 
 /*
- * Translate host module m into a new LLVM module in ctx. Functions are named
- * <prefix>_<name>; the entry point is external, the rest internal. A constant
- * GroveArtifact named artifact_symbol describes the entry point. m must have passed
- * lir_verify.
+ * Translate host module m into two new LLVM modules in ctx: the code (returned) and
+ * *data, the model's buffers and a constant GroveArtifact named artifact_symbol that
+ * describes the entry point. Functions are named <prefix>_<name>; the entry point is
+ * external, the rest internal. Buffers are hidden globals <prefix>.<name>, declared in
+ * the code. Optimise the code, then link the data into it, or emit each as an object
+ * of its own (a cached code object). m must have passed lir_verify.
  */
-LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol);
+LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
+                                  LLVMModuleRef *data);
 
 /*
  * The constant GroveArtifact named symbol describing m: predict and predict_f64 (NULL

@@ -1,6 +1,6 @@
 /*
  * The host's part of the LIR -> LLVM IR translation (the core is llvm.c): model buffers
- * as private constant globals, the entry points, and PARALLEL_FOR outlined into a
+ * as constant globals in a module of their own, the entry points, and PARALLEL_FOR outlined into a
  * function of one pointer argument, the context: the values its body uses from outside
  * (captures), the iteration space and an atomic counter from which threads take chunks
  * of `grain` iterations. Small ranges call the outlined function directly; large ones go
@@ -173,20 +173,29 @@ static void emit_parallel_for(Emitter *em, uint32_t id)
 	free(fields);
 }
 
-/* A private constant global holding buffer buf. */
-static LLVMValueRef emit_buffer(Emitter *em, const LBuffer *buf)
+/*
+ * Buffer buf: a hidden constant global <prefix>.<name> holding its bytes in data, and
+ * its declaration (returned) in the code module. The code sees the buffer's size but
+ * not its bytes, so the same model shape gives the same code (target/cache.c).
+ */
+static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *buf)
 {
 	size_t bytes = (size_t)buf->count * lir_type_size(buf->elem);
-	LLVMValueRef init = LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1);
-	LLVMValueRef global = LLVMAddGlobal(em->mod, LLVMTypeOf(init), buf->name);
+	LLVMValueRef init, def, decl;
+	char name[160];
 	if (bytes > UINT32_MAX)
 		die("buffer %s is larger than 4 GiB", buf->name);
-	LLVMSetInitializer(global, init);
-	LLVMSetGlobalConstant(global, 1);
-	LLVMSetLinkage(global, LLVMPrivateLinkage);
-	LLVMSetUnnamedAddress(global, LLVMGlobalUnnamedAddr);
-	LLVMSetAlignment(global, 64);
-	return global;
+	snprintf(name, sizeof name, "%s.%s", em->prefix, buf->name);
+	init = LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1);
+	def = LLVMAddGlobal(data, LLVMTypeOf(init), name);
+	decl = LLVMAddGlobal(em->mod, LLVMTypeOf(init), name);
+	LLVMSetInitializer(def, init);
+	for (LLVMValueRef g = def; g; g = g == def ? decl : NULL) {
+		LLVMSetGlobalConstant(g, 1);
+		LLVMSetVisibility(g, LLVMHiddenVisibility);
+		LLVMSetAlignment(g, 64);
+	}
+	return decl;
 }
 
 /* Emit LIR function fn as an external LLVM function called name. */
@@ -207,23 +216,32 @@ static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name
 	return func;
 }
 
+/* A declaration in mod of function f (of another module). */
+static LLVMValueRef declare_like(LLVMModuleRef mod, LLVMValueRef f)
+{
+	size_t len;
+	const char *name = LLVMGetValueName2(f, &len);
+	return LLVMAddFunction(mod, name, LLVMGlobalGetValueType(f));
+}
+
 /* BUFFER k: its global. */
 static LLVMValueRef host_buffer(Emitter *em, uint32_t k) { return em->buffers[k]; }
 
 static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for};
 
-LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol)
+LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
+                                  LLVMModuleRef *data)
 {
 	Emitter em;
 	char name[96];
 	LLVMValueRef predict = NULL, predict_f64 = NULL;
 	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, ctx);
 
+	*data = LLVMModuleCreateWithNameInContext(prefix, ctx);
 	llvm_emitter_init(&em, ctx, mod, m, &host_hooks, prefix);
-
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
-		em.buffers[i] = emit_buffer(&em, &m->buffers[i]);
+		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i]);
 	for (uint32_t i = 0; i < m->num_funcs; i++) {
 		LLVMValueRef f;
 		snprintf(name, sizeof name, "%s_%s", prefix, m->funcs[i]->name);
@@ -237,7 +255,10 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	}
 	if (!predict)
 		die("LIR module has no predict function");
-	llvm_emit_descriptor(&em, predict, predict_f64, NULL, artifact_symbol);
+	/* The descriptor (names, labels) is data too; it points at the entry points through declarations. */
+	em.mod = *data;
+	llvm_emit_descriptor(&em, declare_like(*data, predict), predict_f64 ? declare_like(*data, predict_f64) : NULL,
+	                     NULL, artifact_symbol);
 	free(em.buffers);
 	llvm_emitter_dispose(&em);
 	return mod;

@@ -32,7 +32,15 @@ typedef struct TargetOptions {
 	PhaseTimer *timer;   /* reports each phase's time (grove compile --time), or NULL */
 	TargetDevice device; /* GPU artifacts are shared libraries for the host (triple) holding the device code */
 	const char *gpu_arch; /* cuda: sm_70, sm_80, sm_90; rocm: gfx90a, gfx942, gfx1100; NULL = sm_80 / gfx90a */
+	const char *cache_dir; /* host shared libraries: the code cache's directory (target/cache.c); NULL = no cache */
 } TargetOptions;
+
+/*
+ * The code cache's directory (malloc'd), or NULL for none: $GROVE_CACHE_DIR ("" or
+ * "off": none), else $XDG_CACHE_HOME/grove, else ~/.cache/grove. Compiles of one model
+ * shape under one schedule share their optimised code there (target/cache.c).
+ */
+char *target_cache_dir(void);
 
 /* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */
 bool target_seal(const char *path, Error *e);

@@ -433,6 +433,7 @@ def cli_tests(s):
         s.record("cli", name, p.returncode == 1 and "linking the shared library" in p.stderr and kept and left == ["model.so"],
                  f"exit {p.returncode}, files {left}, kept {kept}: {p.stderr.strip()}")
     csv_chunk_tests(s, higgs)
+    cache_tests(s)
     tune_tests(s)
     tune_gpu_tests(s)
     for emit, marker in (("asm", "grove_model_predict:"), ("llvm", "define void @grove_model_predict")):
@@ -443,6 +444,64 @@ def cli_tests(s):
         p = s.run("compile", higgs, "--emit", emit, "--cpu", "x86-64", "-o", out)
         ok = p.returncode == 0 and marker in open(out).read()
         s.record("cli", name, ok, p.stderr.strip())
+
+
+def cache_tests(s):
+    """The code cache (README: Code cache): a model whose trees and base score differ but whose shape is the same
+    reuses the code compiled for another and predicts what it predicts compiled afresh; a damaged entry, an unusable
+    directory and GROVE_CACHE_DIR=off compile without it."""
+    model = os.path.join(MODELS, "base_score.x1")
+    rows = model + ".rows.csv"
+    with open(model + ".json") as f:
+        variant = json.load(f)
+    variant["learner"]["learner_model_param"]["base_score"] = "7E-1"
+    for tree in variant["learner"]["gradient_booster"]["model"]["trees"]:
+        tree["split_conditions"] = [1.25 * v for v in tree["split_conditions"]]
+        tree["default_left"] = [1 - d for d in tree["default_left"]]
+    other = s.path("cache-variant.json")
+    with open(other, "w") as f:
+        json.dump(variant, f)
+    cache = s.path("cache-dir")
+
+    def compile_predict(name, path, *options, env=None):
+        so = s.path(f"cache-{name}.so")
+        # the array layout: the code representation's code holds the trees, so no two models share it
+        p = s.run("compile", path, "-o", so, "--time", "--representation", "array", *options, env=env)
+        q = s.run("predict", so, "--input", rows) if p.returncode == 0 else p
+        return p.returncode == 0 and q.returncode == 0, p.stderr, q.stdout
+
+    if s.wanted("cli", "cache_same_shape"):
+        ok1, log1, _ = compile_predict("first", model + ".json", "--cache", cache)
+        ok2, log2, hit = compile_predict("hit", other, "--cache", cache)
+        ok3, log3, fresh = compile_predict("fresh", other, "--no-cache")
+        ok = (ok1 and ok2 and ok3 and "cache-miss" in log1 and "cache-hit" in log2 and "cache" not in log3 and
+              "llvm-opt" not in log2 and hit == fresh and len(os.listdir(cache)) == 1)
+        s.record("cli", "cache_same_shape", ok, f"{log1}{log2}{log3}{hit[:200]} against {fresh[:200]}")
+        if ok:  # the variant's predictions are its own, not the first model's
+            check_predictions(s, "cli", "cache_hit_first_model", model + ".json", rows, read_table(model + ".pred.csv"),
+                              True, options=["--cache", cache, "--representation", "array"])
+    if s.wanted("cli", "cache_damaged_entry"):
+        compile_predict("seed", model + ".json", "--cache", cache)
+        for entry in os.listdir(cache):
+            with open(os.path.join(cache, entry), "r+b") as f:
+                f.seek(100)
+                byte = f.read(1)
+                f.seek(100)
+                f.write(bytes([byte[0] ^ 0x55]))
+        ok, log, got = compile_predict("damaged", model + ".json", "--cache", cache)
+        _, _, want = compile_predict("undamaged", model + ".json", "--no-cache")
+        s.record("cli", "cache_damaged_entry", ok and "cache-miss" in log and got == want, log)
+    if s.wanted("cli", "cache_unusable"):
+        not_a_directory = s.path("cache-file")
+        with open(not_a_directory, "w") as f:
+            f.write("a file where the cache would go")
+        ok, log, _ = compile_predict("unusable", model + ".json", "--cache", not_a_directory)
+        s.record("cli", "cache_unusable", ok and "cache-miss" in log, log)
+    if s.wanted("cli", "cache_off"):
+        home = s.path("cache-home")
+        ok, log, _ = compile_predict("off", model + ".json", env={"GROVE_CACHE_DIR": "off", "HOME": home})
+        ok2, log2, _ = compile_predict("home", model + ".json", env={"GROVE_CACHE_DIR": "", "HOME": home})
+        s.record("cli", "cache_off", ok and ok2 and "cache" not in log + log2 and not os.path.exists(home), log + log2)
 
 
 def tune_tests(s):
@@ -1207,6 +1266,7 @@ def main():
     args = ap.parse_args()
     os.chdir(ROOT)
     scratch = tempfile.mkdtemp(prefix="grove-tests-")
+    os.environ["GROVE_CACHE_DIR"] = os.path.join(scratch, "cache")  # each run compiles afresh, into its own cache
     s = Suite(args, scratch)
     if not os.access(s.grove, os.X_OK):
         sys.exit(f"tests/run.py: {s.grove} is not built (run ./configure.py && ninja)")

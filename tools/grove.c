@@ -68,6 +68,9 @@ static const char compile_usage[] =
 	"                      the time and predicts as fast on most models)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --time              report each phase's time and the peak memory so far on standard error\n"
+	"  --cache DIR         keep optimised code in DIR and reuse it for models of the same shape\n"
+	"                      (default $GROVE_CACHE_DIR, else ~/.cache/grove; see README: Code cache)\n"
+	"  --no-cache          compile everything afresh and store nothing\n"
 	"  --representation R  memory layout of the trees (default: chosen per model); code compiles each\n"
 	"                      tree into instructions and needs the tree loops specialized (see README)\n"
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
@@ -92,7 +95,7 @@ static int cmd_compile(int argc, char **argv)
 	const char *model = NULL, *out = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
 	PhaseTimer timer;
-	char *default_out = NULL;
+	char *default_out = NULL, *cache = NULL;
 	Compiled c;
 	Error e = {0};
 
@@ -121,6 +124,12 @@ static int cmd_compile(int argc, char **argv)
 			o.prefix = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--time")) {
 			o.timer = p.timer = &timer;
+		} else if (!strcmp(a, "--cache")) {
+			free(cache);
+			cache = xstrdup(option_value(argc, argv, &i));
+		} else if (!strcmp(a, "--no-cache")) {
+			free(cache);
+			cache = xstrdup("");
 		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (a[0] == '-' && a[1]) {
 			fail("compile: unknown option %s (see grove compile --help)", a);
@@ -132,6 +141,9 @@ static int cmd_compile(int argc, char **argv)
 	}
 	if (!model)
 		fail("compile: no model (see grove compile --help)");
+	if (!cache)
+		cache = target_cache_dir();
+	o.cache_dir = cache && *cache ? cache : NULL;
 	/* Options are checked before the model is read: a misspelt --target or --cpu fails at once. */
 	phase_timer_start(&timer);
 	if (!target_check(&o, &e))
@@ -152,6 +164,7 @@ static int cmd_compile(int argc, char **argv)
 	compiled_free(&c);
 	phase_end(o.timer, "free");
 	free(default_out);
+	free(cache);
 	return 0;
 }
 
@@ -184,7 +197,8 @@ static const char predict_usage[] =
 	"                     compares doubles (LightGBM), rounded to float for the others, as their library does\n"
 	"  --time             report the time per prediction call on standard error\n"
 	"  --repeat N         predict N times (for timing; default 1)\n"
-	"A model is compiled with compile's options (--format, --schedule, --schedule-text, -d, ...).\n";
+	"A model is compiled with compile's options (--format, --schedule, --schedule-text, -d, ...), and with\n"
+	"its code cache ($GROVE_CACHE_DIR, else ~/.cache/grove).\n";
 
 /* Write the label of each row's class (out: the classes, as GROVE_PREDICT_LABEL gives them), one per line. */
 static void write_labels(FILE *f, const GroveModel *model, const float *out, size_t rows)
@@ -329,7 +343,10 @@ static int cmd_predict(int argc, char **argv)
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
 		double start = now();
+		char *cache = target_cache_dir();
+		target.cache_dir = cache;
 		library = compile_to_temporary(artifact, &p, &target, temp_dir);
+		free(cache);
 		if (timing)
 			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);
 	}

@@ -40,6 +40,7 @@ class CompileOptions(ctypes.Structure):
         ("interleave_trees", ctypes.c_uint),
         ("tile_trees", ctypes.c_uint),
         ("limits", ctypes.c_char_p),
+        ("cache_dir", ctypes.c_char_p),
     ]
 
 

@@ -10,7 +10,7 @@ from .errors import argument, from_status
 from .model import Model
 
 # compile()'s keyword options: GroveCompileOptions fields and what each takes
-_TEXT_OPTIONS = ("format", "representation", "target", "limits")
+_TEXT_OPTIONS = ("format", "representation", "target", "limits", "cache_dir")
 _NUMBER_OPTIONS = ("opt_level", "interleave", "interleave_trees", "tile_trees")
 
 
@@ -91,7 +91,8 @@ def compile(model, schedule=None, cpu="native", **options):
     tile_trees (as `grove compile`'s options), format (to force a reader), limits
     ("features=N,trees=N,...": the sizes of model accepted), target (a triple; the
     Model loads only this host's architecture: cross-compile with `grove compile
-    --target`). Errors raise grove.GroveError subclasses with grove's message."""
+    --target`), cache_dir (the code cache, where models of one shape share their
+    optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none). Errors raise grove.GroveError subclasses with grove's message."""
     with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
         path = _library_model(model, directory)
         if path is None:
