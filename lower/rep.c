@@ -136,6 +136,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 	layout->leaf_type = f->leaf_type == HTYPE_F32 ? LTYPE_F32 : LTYPE_F64;
 	layout->category_rule = f->category_rule;
 	layout->compares = layout->missing_rules = 0;
+	layout->feature_mask = f->num_features <= 1u << 8 ? 0xffu : f->num_features <= 1u << 16 ? 0xffffu : REP_WORD_FEATURE_MASK;
 	for (uint64_t i = 0; i < f->num_nodes; i++) {
 		const HNode *n = &f->nodes[i];
 		if (n->feature == HIR_LEAF)
@@ -193,9 +194,9 @@ void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint3
 	}
 }
 
-void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n)
+void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNode *n)
 {
-	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, REP_WORD_FEATURE_MASK);
+	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)layout->feature_mask);
 	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;

@@ -24,7 +24,9 @@
  *
  * The feature sits in the low bits so that a step reads it with one mask, the other
  * fields staying unread where a walk has no use for them (one comparison in the whole
- * forest, rows known to hold no missing value). A split sends the row left when
+ * forest, rows known to hold no missing value). Forests of at most 256 or 65536
+ * features mask with 0xff or 0xffff (RepLayout.feature_mask): the step then loads the
+ * feature as a byte or a half word, with no mask instruction. A split sends the row left when
  * `x compare threshold` holds, right otherwise; a missing feature follows the missing
  * rule. An IN split's value slot holds, instead of a threshold, the offset of its
  * category set in the layout's set buffer. Only rep.c reads the fields, so a new
@@ -68,6 +70,7 @@ typedef struct RepLayout {
 	LType leaf_type;       /* type of leaf values */
 	uint8_t compares;      /* 1 << HCompare of every comparison some split makes */
 	uint8_t missing_rules; /* 1 << RepMissing of every missing rule some split has */
+	uint32_t feature_mask; /* the word's bits a feature can have set: 0xff, 0xffff or REP_WORD_FEATURE_MASK */
 	HCategoryRule category_rule; /* how IN splits turn x into a category */
 	uint32_t set_buffer;   /* module buffer of the category sets, LIR_NONE without IN splits: */
 	                       /*   per set, its word count, then its words (i32) */
@@ -206,7 +209,7 @@ uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
  */
 void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n);
 /* Emit the decoding of a node word into n's is_leaf, feature and word. */
-void rep_decode_word(LBuilder *b, uint32_t word, RepNode *n);
+void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNode *n);
 /*
  * Emit the decision of a step: i1, true when the row goes right at split n. Where
  * leaf_stays, n may be a leaf, whose feature is then read as 0 (any answer will do).

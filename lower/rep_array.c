@@ -181,7 +181,7 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 {
 	ArrayState *s = layout->state;
 	RepNode n;
-	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
+	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, tree, record_element(b, node, 2, 1), LIR_NONE);
 	return n;
 }

@@ -153,7 +153,7 @@ static RepNode reorg_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	const ReorgSource *src = reorg_source(layout);
 	uint32_t at = reorg_element(src, b, tree, node);
 	RepNode n;
-	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, src->words, at, LIR_NONE), &n);
+	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, src->words, at, LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, src->values, at, LIR_NONE);
 	return n;
 }

@@ -115,7 +115,7 @@ static RepNode sparse_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	SparseState *s = layout->state;
 	RepNode n;
 	(void)tree;
-	rep_decode_word(b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, node, LIR_NONE), &n);
+	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, node, LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, node, LIR_NONE);
 	return n;
 }

@@ -156,11 +156,14 @@ bool target_run_linker(char *const argv[], const char *what, int *spawn_error, E
 static bool link_shared(char *const *objects, int n, const TargetOptions *o, const TargetPlatform *p, const char *path,
                         Error *e)
 {
-	char *argv[] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-o", (char *)path, objects[0],
-	                n > 1 ? objects[1] : "-lm", "-lm", NULL};
-	int spawn_error;
-	bool ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
-	          (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
+	char *argv[9] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-o", (char *)path};
+	int spawn_error, k = 5;
+	bool ok;
+	for (int i = 0; i < n; i++)
+		argv[k++] = objects[i];
+	argv[k] = "-lm";
+	ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
+	     (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
 	phase_end(o->timer, "link");
 	return ok;
 }
