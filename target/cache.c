@@ -236,22 +236,23 @@ void cache_store(const char *dir, const CacheKey *key, const char *bytes, size_t
 	free(path);
 }
 
-char *target_cache_dir(void)
+char *target_cache_dir(const char *chosen)
 {
-	const char *env = getenv("GROVE_CACHE_DIR"), *base;
+	const char *base, *under = "/grove";
 	char *dir;
 	size_t n;
-	if (env)
-		return *env && strcmp(env, "off") != 0 ? xstrdup(env) : NULL;
-	if ((base = getenv("XDG_CACHE_HOME")) && *base == '/') {
-		n = strlen(base) + 8;
-		dir = xmalloc(n);
-		snprintf(dir, n, "%s/grove", base);
-	} else if ((base = getenv("HOME")) && *base == '/') {
-		n = strlen(base) + 16;
-		dir = xmalloc(n);
-		snprintf(dir, n, "%s/.cache/grove", base);
-	} else
+	if (!chosen)
+		chosen = getenv("GROVE_CACHE_DIR");
+	if (chosen)
+		return *chosen && strcmp(chosen, "off") != 0 ? xstrdup(chosen) : NULL;
+	if (!(base = getenv("XDG_CACHE_HOME")) || *base != '/') {
+		base = getenv("HOME");
+		under = "/.cache/grove";
+	}
+	if (!base || *base != '/')
 		return NULL;
+	n = strlen(base) + strlen(under) + 1;
+	dir = xmalloc(n);
+	snprintf(dir, n, "%s%s", base, under);
 	return dir;
 }

@@ -263,8 +263,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	t.opt_level = options->opt_level;
 	if (!pipeline_target(options->target, &t, &p, &e) || !target_check(&t, &e))
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
-	cache = options->cache_dir ? xstrdup(options->cache_dir) : target_cache_dir();
-	t.cache_dir = cache && *cache ? cache : NULL;
+	t.cache_dir = cache = target_cache_dir(options->cache_dir);
 
 	p.format = options->format;
 	p.limits = options->limits;

@@ -345,10 +345,10 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol, &data);
 	layout = LLVMCreateTargetDataLayout(tm);
-	for (LLVMModuleRef *it = (LLVMModuleRef[]){mod, data}, *end = it + 2; it < end; it++) {
-		LLVMSetTarget(*it, platform.triple);
-		LLVMSetModuleDataLayout(*it, layout);
-	}
+	LLVMSetTarget(mod, platform.triple);
+	LLVMSetTarget(data, platform.triple);
+	LLVMSetModuleDataLayout(mod, layout);
+	LLVMSetModuleDataLayout(data, layout);
 	LLVMDisposeTargetData(layout);
 	phase_end(o->timer, "llvm-build");
 
@@ -357,12 +357,16 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	if (!verified) {
 		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
 	} else if ((temp = temporary_beside(out_path, ".tmp", e))) {
-		/* Written beside out_path, then renamed over it: a failed compile leaves no half-written artifact. */
-		if (o->emit == TARGET_EMIT_SHARED)
-			ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e);
-		else if (run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, o->timer, e) && link_data(mod, data, &data, e))
+		/*
+		 * Written beside out_path, then renamed over it: a failed compile leaves no
+		 * half-written artifact. A shared library optimises its code alone (or takes it from
+		 * the cache); the other kinds want one module, the data linked into the code.
+		 */
+		bool ready = o->emit == TARGET_EMIT_SHARED ||
+		             (run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, o->timer, e) && link_data(mod, data, &data, e));
+		if (ready)
 			switch (o->emit) {
-			case TARGET_EMIT_SHARED: break;
+			case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e); break;
 			case TARGET_EMIT_OBJ: ok = target_write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
 			case TARGET_EMIT_ASM: ok = target_write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 			case TARGET_EMIT_PTX:

@@ -181,21 +181,21 @@ static void emit_parallel_for(Emitter *em, uint32_t id)
 static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *buf)
 {
 	size_t bytes = (size_t)buf->count * lir_type_size(buf->elem);
-	LLVMValueRef init, def, decl;
+	LLVMValueRef init, globals[2];
 	char name[160];
 	if (bytes > UINT32_MAX)
 		die("buffer %s is larger than 4 GiB", buf->name);
 	snprintf(name, sizeof name, "%s.%s", em->prefix, buf->name);
 	init = LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1);
-	def = LLVMAddGlobal(data, LLVMTypeOf(init), name);
-	decl = LLVMAddGlobal(em->mod, LLVMTypeOf(init), name);
-	LLVMSetInitializer(def, init);
-	for (LLVMValueRef g = def; g; g = g == def ? decl : NULL) {
-		LLVMSetGlobalConstant(g, 1);
-		LLVMSetVisibility(g, LLVMHiddenVisibility);
-		LLVMSetAlignment(g, 64);
+	globals[0] = LLVMAddGlobal(data, LLVMTypeOf(init), name);
+	globals[1] = LLVMAddGlobal(em->mod, LLVMTypeOf(init), name);
+	LLVMSetInitializer(globals[0], init);
+	for (int i = 0; i < 2; i++) {
+		LLVMSetGlobalConstant(globals[i], 1);
+		LLVMSetVisibility(globals[i], LLVMHiddenVisibility);
+		LLVMSetAlignment(globals[i], 64);
 	}
-	return decl;
+	return globals[1];
 }
 
 /* Emit LIR function fn as an external LLVM function called name. */

@@ -36,11 +36,12 @@ typedef struct TargetOptions {
 } TargetOptions;
 
 /*
- * The code cache's directory (malloc'd), or NULL for none: $GROVE_CACHE_DIR ("" or
- * "off": none), else $XDG_CACHE_HOME/grove, else ~/.cache/grove. Compiles of one model
- * shape under one schedule share their optimised code there (target/cache.c).
+ * The code cache's directory (malloc'd), or NULL for none: chosen (the user's --cache or
+ * cache_dir) unless NULL, else $GROVE_CACHE_DIR, else $XDG_CACHE_HOME/grove, else
+ * ~/.cache/grove; "" or "off" means none. Compiles of one model shape under one
+ * schedule share their optimised code there (target/cache.c).
  */
-char *target_cache_dir(void);
+char *target_cache_dir(const char *chosen);
 
 /* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */
 bool target_seal(const char *path, Error *e);

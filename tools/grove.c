@@ -95,7 +95,8 @@ static int cmd_compile(int argc, char **argv)
 	const char *model = NULL, *out = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
 	PhaseTimer timer;
-	char *default_out = NULL, *cache = NULL;
+	const char *chosen_cache = NULL;
+	char *default_out = NULL, *cache;
 	Compiled c;
 	Error e = {0};
 
@@ -125,11 +126,9 @@ static int cmd_compile(int argc, char **argv)
 		} else if (!strcmp(a, "--time")) {
 			o.timer = p.timer = &timer;
 		} else if (!strcmp(a, "--cache")) {
-			free(cache);
-			cache = xstrdup(option_value(argc, argv, &i));
+			chosen_cache = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--no-cache")) {
-			free(cache);
-			cache = xstrdup("");
+			chosen_cache = "";
 		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (a[0] == '-' && a[1]) {
 			fail("compile: unknown option %s (see grove compile --help)", a);
@@ -141,9 +140,7 @@ static int cmd_compile(int argc, char **argv)
 	}
 	if (!model)
 		fail("compile: no model (see grove compile --help)");
-	if (!cache)
-		cache = target_cache_dir();
-	o.cache_dir = cache && *cache ? cache : NULL;
+	o.cache_dir = cache = target_cache_dir(chosen_cache);
 	/* Options are checked before the model is read: a misspelt --target or --cpu fails at once. */
 	phase_timer_start(&timer);
 	if (!target_check(&o, &e))
@@ -343,7 +340,7 @@ static int cmd_predict(int argc, char **argv)
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
 		double start = now();
-		char *cache = target_cache_dir();
+		char *cache = target_cache_dir(NULL);
 		target.cache_dir = cache;
 		library = compile_to_temporary(artifact, &p, &target, temp_dir);
 		free(cache);

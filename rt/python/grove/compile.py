@@ -92,7 +92,8 @@ def compile(model, schedule=None, cpu="native", **options):
     ("features=N,trees=N,...": the sizes of model accepted), target (a triple; the
     Model loads only this host's architecture: cross-compile with `grove compile
     --target`), cache_dir (the code cache, where models of one shape share their
-    optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none). Errors raise grove.GroveError subclasses with grove's message."""
+    optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none). Errors
+    raise grove.GroveError subclasses with grove's message."""
     with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
         path = _library_model(model, directory)
         if path is None:
