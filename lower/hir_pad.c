@@ -80,11 +80,12 @@ bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth)
  * The split padding puts in place of a leaf: it sends the row either way to the same
  * value, so only its form matters. It copies the comparison, missing rule and category
  * set of f's first split, so that a forest using one kind (which representations lower
- * with a single compare) still uses one.
+ * with a single compare) still uses one. Its threshold, 1, is a float whose neighbours
+ * are normal, so that hir_float_forest can make a <= split strict.
  */
 static HNode padding_split(const HForest *f)
 {
-	HNode split = {.feature = 0, .default_left = 1, .compare = HCMP_LT};
+	HNode split = {.value = 1, .feature = 0, .default_left = 1, .compare = HCMP_LT};
 	for (uint64_t i = 0; i < f->num_nodes; i++) {
 		if (f->nodes[i].feature != HIR_LEAF) {
 			split.default_left = f->nodes[i].default_left;

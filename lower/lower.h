@@ -20,12 +20,13 @@ void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth);
 /* HIR pass: for each loop v with unrollWalk(v, d), pad the trees v's walks reach so that no leaf is shallower than d (or their deepest leaf). */
 void hir_pad_unrolled_walks(HForest *f);
 /*
- * HIR: a copy of f, which compares in double, that compares float rows in float and
- * decides as f does (each threshold the float nearest it on the side its comparison
- * needs); NULL where f compares in float already, or where an == or != threshold has
- * no float twin. Leaves keep their type.
+ * HIR: the forest that float rows walk, a copy of f that decides as f does: a forest
+ * that compares in double gets float thresholds (each the float nearest its threshold
+ * on the side its comparison needs), and <= and > splits become < and >= against the
+ * next float where every such split can. NULL where f is that forest already, or
+ * where an == or != threshold has no float twin. Leaves keep their type.
  */
-HForest *hir_narrow_thresholds(const HForest *f);
+HForest *hir_float_forest(const HForest *f);
 /* HIR pass: tile f's trees, tiles of at most size splits grown from their roots as tiling says (tileTrees(tiling, size)). */
 void hir_tile_trees(HForest *f, uint32_t size, HTiling tiling);
 /* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */

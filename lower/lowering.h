@@ -14,6 +14,8 @@ typedef struct LoopScope {
 	int32_t lane_var;           /* that loop's variable (or HIR_NONE): lane r's row (or tree) is the index + r */
 	bool lanes_are_trees;       /* lane_var is a tree variable: the lanes are trees of one row */
 	int64_t lane_step;          /* lane r's value is the loop value + r * lane_step */
+	uint32_t masked;            /* i64: lane r runs where r * lane_step >= masked, the lanes before are masked off
+	                               (the last group of an interleaved tree loop); LIR_NONE: every lane runs */
 	MIndex rows, trees;         /* the batch and tree variables bound: the row and tree (of lane 0) are their sums */
 } LoopScope;
 
@@ -86,8 +88,12 @@ double aggregate_identity(const HForest *f);
 LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel);
 /* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
 uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c);
-/* The body of inst's loop for the iteration whose value is `value`, covering `rows` rows (or trees) in `lanes` lanes (0: not interleaved). */
-void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes);
+/*
+ * The body of inst's loop for the iteration whose value is `value`, covering `rows` rows
+ * (or trees) in `lanes` lanes (0: not interleaved), those before `masked` masked off
+ * (LoopScope.masked; LIR_NONE: none).
+ */
+void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes, uint32_t masked);
 /* buffer: give MIR buffer b its storage. */
 void lower_buffer(Lowering *l, uint32_t b);
 /* Emit node x of a loop range expression (hir_schedule_range) as an i64. */

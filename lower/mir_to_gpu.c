@@ -288,7 +288,7 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 	l->gpu_active = active;
 	l->gpu_mask = mask & ~spread;
 	l->gpu_bound |= spread;
-	lower_body(l, inst, value, step, 0);
+	lower_body(l, inst, value, step, 0, LIR_NONE);
 	l->gpu_mask = mask;
 	l->gpu_bound &= ~spread;
 	l->gpu_active = outer;
@@ -339,7 +339,7 @@ bool gpu_for(Lowering *l, const MInst *inst)
 		l->gpu_mask = mask & ~spread;
 		l->gpu_bound |= spread;
 		l->gpu_varying = varying || (spread & GPU_BLOCK_BITS) != 0;
-		lower_body(l, inst, loop, r.step, 0);
+		lower_body(l, inst, loop, r.step, 0, LIR_NONE);
 		lir_end(&l->b);
 		l->gpu_mask = mask;
 		l->gpu_bound &= ~spread;

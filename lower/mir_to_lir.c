@@ -53,6 +53,14 @@ double margin_start(const HForest *f, uint32_t c)
 	return f->aggregate == HAGGREGATE_SUM ? f->base_score[c] : aggregate_identity(f);
 }
 
+/* i1: whether lane `lane` runs (LoopScope.masked); LIR_NONE where it always does. */
+static uint32_t lane_live(Lowering *l, uint32_t lane)
+{
+	if (l->scope.masked == LIR_NONE)
+		return LIR_NONE;
+	return lir_cmp(&l->b, LOP_ICMP, LCMP_SGE, const_i64(l, lane * l->scope.lane_step), l->scope.masked);
+}
+
 /* The value of var in lane `lane`: the interleaved variable's lanes step from its value. */
 static uint32_t var_value(Lowering *l, int32_t var, uint32_t lane)
 {
@@ -153,8 +161,7 @@ static bool over_rows_in_trees(const Lowering *l, const MInst *inst)
 	return l->f->schedule.vars[inst->var].over_trees && batch_loop_in(l->m, inst->body);
 }
 
-/* The body of inst's loop for the iteration whose value is `value`, covering `rows` rows (or trees) in `lanes` lanes (0: not interleaved). */
-void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes)
+void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes, uint32_t masked)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	LoopScope outer = l->scope;
@@ -165,6 +172,7 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 		l->scope.lane_var = inst->var;
 		l->scope.lanes_are_trees = v->over_trees;
 		l->scope.lane_step = rows / lanes;
+		l->scope.masked = masked;
 	}
 	if (v->over_trees)
 		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
@@ -187,7 +195,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration */
 	if (parallel) /* iterations of `rows` walks each; a tree loop over batch loops walks the batch in each */
 		l->b.fn->insts[loop].imm = over_rows_in_trees(l, inst) ? 1 : (BATCH_GRAIN + rows - 1) / rows;
-	lower_body(l, inst, loop, rows, lanes);
+	lower_body(l, inst, loop, rows, lanes, LIR_NONE);
 	lir_end(&l->b);
 }
 
@@ -261,18 +269,38 @@ void lower_for(Lowering *l, const MInst *inst)
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
-	/* Trees are interleaved only where rows run one at a time: lanes do not multiply. */
-	if (inst->interleave > 1 && !(v->over_trees && l->scope.lanes > 1)) {
+	if (inst->interleave > 1 && v->over_trees && l->scope.lanes <= 1) {
 		/*
-		 * interleave is the most iterations the loop runs (mir_interleave): when it runs
-		 * them all, they run side by side; else (the last tile of rows or trees) one at a
-		 * time.
+		 * Trees (interleaved only where rows run one at a time: lanes do not multiply).
+		 * interleave is the most iterations the loop runs (mir_interleave); the last
+		 * group of the forest (or of a tile of trees) may run fewer. It runs side by side
+		 * all the same, as the group that ends where it ends, its first lanes (trees the
+		 * group before added) masked off: they walk and add nothing, and the lanes still
+		 * address their trees at constant distances. One at a time, a lone row's last 4
+		 * of 100 trees took a quarter of its time, each step waiting for the one before.
+		 * Only where there are not that many trees before the end (a forest or tile of
+		 * fewer trees than the group) do they run one at a time.
+		 */
+		int64_t span = inst->interleave * r.step;
+		uint32_t first = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, span));
+		uint32_t masked = emit2(l, LOP_SUB, LTYPE_I64, const_i64(l, span), emit2(l, LOP_SUB, LTYPE_I64, end, begin));
+		uint32_t tree = emit2(l, LOP_ADD, LTYPE_I64, lower_index(l, &l->scope.trees, 0), first);
+		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SGE, tree, const_i64(l, 0)), LIR_NONE, LIR_NONE);
+		lower_body(l, inst, first, span, inst->interleave, masked);
+		lir_else(&l->b, branch);
+		lower_loop(l, inst, begin, end, step, 1, false);
+		lir_end(&l->b);
+	} else if (inst->interleave > 1 && !v->over_trees) {
+		/*
+		 * Rows: when the loop runs all its interleave iterations, they run side by side;
+		 * else (the last tile of rows) one at a time, each walking its trees as the tree
+		 * loops inside say.
 		 */
 		int64_t span = inst->interleave * r.step;
 		uint32_t trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
 		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, trips, const_i64(l, span));
 		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
-		lower_body(l, inst, begin, span, inst->interleave);
+		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
 		lir_else(&l->b, branch);
 		lower_loop(l, inst, begin, end, step, 1, false);
 		lir_end(&l->b);
@@ -429,8 +457,11 @@ static void lower_walk(Lowering *l, uint32_t id)
 		return;
 	}
 	first = l->tree_index[lane_slot(walk->a, 0)];
-	if (rep->walk_trees && l->scope.lanes_are_trees && lanes > 1 && l->scope.lane_step == 1)
+	if (rep->walk_trees && l->scope.lanes_are_trees && lanes > 1 && l->scope.lane_step == 1) {
 		applies = rep->trees_apply(&l->layout, &l->b, first, lanes);
+		if (applies != LIR_NONE && l->scope.masked != LIR_NONE) /* a block of trees has no masked lanes */
+			applies = emit2(l, LOP_AND, LTYPE_I1, applies, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, l->scope.masked, const_i64(l, 0)));
+	}
 	if (applies == LIR_NONE) {
 		lower_node_walks(l, id);
 		return;
@@ -879,38 +910,55 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	lir_end(&l->b);
 }
 
-/* base[at] op= value, as strategy says. */
-static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t at, uint32_t value)
+/*
+ * base[at] op= value, as strategy says, where live (i1; LIR_NONE: always). A plain
+ * reduction keeps base[at] with a select rather than a branch: LLVM would sink a walk
+ * whose value only a branch uses into it, and the lanes' walks would run one after
+ * another instead of side by side.
+ */
+static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t at, uint32_t value, uint32_t live)
 {
+	uint32_t old;
 	if (inst->strategy == MSTRATEGY_ATOMIC) {
-		uint32_t atomic = lir_emit(&l->b, LOP_ATOMIC, LTYPE_VOID, base, at, value);
+		uint32_t atomic;
+		if (live != LIR_NONE)
+			lir_begin(&l->b, LOP_IF, live, LIR_NONE, LIR_NONE);
+		atomic = lir_emit(&l->b, LOP_ATOMIC, LTYPE_VOID, base, at, value);
 		l->b.fn->insts[atomic].sub = inst->reduce_op == MREDUCE_MIN ? LATOMIC_MIN : inst->reduce_op == MREDUCE_MAX ? LATOMIC_MAX : LATOMIC_ADD;
+		if (live != LIR_NONE)
+			lir_end(&l->b);
 		return;
 	}
-	value = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, emit2(l, LOP_LOAD, l->acc_type, base, at), value);
+	old = emit2(l, LOP_LOAD, l->acc_type, base, at);
+	value = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, old, value);
+	if (live != LIR_NONE)
+		value = lir_emit(&l->b, LOP_SELECT, l->acc_type, live, value, old);
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 }
 
 /*
  * reduce: combine each lane's leaf into its row's margins for the tree's outputs, in
- * lane order (tree order when the lanes are trees: sums round as XGBoost's). Where
- * trees have leaf vectors, a leaf's value is the index of its vector.
+ * lane order (tree order when the lanes are trees: sums round as XGBoost's); a masked
+ * lane adds nothing. Where trees have leaf vectors, a leaf's value is the index of its
+ * vector.
  */
 static void lower_reduce(Lowering *l, const MInst *inst)
 {
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		uint32_t tree = l->tree_index[lane_slot(inst->a, r)], c = tree_output(l, tree), base = storage_base(l, inst->buf, r);
-		uint32_t value = l->value[lane_slot(inst->b, r)], width, first, k;
+		uint32_t value = l->value[lane_slot(inst->b, r)], live = lane_live(l, r), width, first, k;
 		if (l->tree_widths == LIR_NONE) {
-			reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, c), value);
+			reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, c), value, live);
 			continue;
 		}
 		width = lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_widths, tree));
+		if (live != LIR_NONE) /* a masked lane's vector is empty */
+			width = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, live, width, const_i64(l, 0));
 		first = lir_cast(&l->b, LCAST_FPTOSI, LTYPE_I64, value);
 		k = const_i64(l, 0);
 		k = lir_begin(&l->b, LOP_FOR, k, width, const_i64(l, 1));
 		value = emit2(l, LOP_LOAD, l->acc_type, l->layout.vectors, emit2(l, LOP_ADD, LTYPE_I64, first, k));
-		reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), value);
+		reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), value, LIR_NONE);
 		lir_end(&l->b);
 	}
 }
@@ -1073,7 +1121,7 @@ LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel
 	l->tree_widths = l->layout.vector_buffer != LIR_NONE ? rep_buffer_address(&l->b, l->width_buffer) : LIR_NONE;
 	l->base_scores = rep_buffer_address(&l->b, l->base_buffer);
 	l->rep->begin_function(&l->layout, &l->b);
-	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE};
+	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE, .masked = LIR_NONE};
 	return fn;
 }
 
@@ -1121,7 +1169,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 {
 	const HForest *f = m->forest;
 	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
-	HForest *narrow;
+	HForest *walked;
 	bool ok;
 
 	if (!gpu && !check_host(&f->schedule, e))
@@ -1159,10 +1207,10 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		return NULL;
 	l.module = lir_module_new();
 	l.module->gpu = gpu;
-	/* predict's rows are floats: a forest that compares in double is walked with its float twin there. */
-	narrow = gpu ? NULL : hir_narrow_thresholds(f);
-	if (!l.rep->lay_out(narrow ? narrow : f, l.module, &l.layout, e)) {
-		hir_forest_free(narrow);
+	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
+	walked = gpu ? NULL : hir_float_forest(f);
+	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {
+		hir_forest_free(walked);
 		lir_module_free(l.module);
 		return NULL;
 	}
@@ -1194,16 +1242,17 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	 * to float first would move values that lie between a threshold and its float to the
 	 * other side. Float-threshold forests compare floats, as their library does.
 	 */
-	if (narrow) {
-		l.rep->free(&l.layout);
-		hir_forest_free(narrow);
-		if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
-			lir_module_free(l.module);
-			return NULL;
+	hir_forest_free(walked);
+	if (f->threshold_type == HTYPE_F64) {
+		if (walked) {
+			l.rep->free(&l.layout);
+			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
+				lir_module_free(l.module);
+				return NULL;
+			}
 		}
-	}
-	if (f->threshold_type == HTYPE_F64)
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
+	}
 	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
 	l.rep->free(&l.layout);
 	if (gpu) {

@@ -10,7 +10,7 @@
  * The buffer is typed i32 (the value's bits stored as they are): a record is RECORD
  * i32 elements, the value of slot s the element 2s + 1 of its own type. Where leaves
  * are doubles and thresholds floats (the float twin of a double forest that
- * hir_narrow_thresholds makes, or such an ONNX model), records hold float values and
+ * hir_float_forest makes, or such an ONNX model), records hold float values and
  * the leaves' doubles follow every record, slot s's at double element `slots + s`, so a
  * walk reads 8-byte records and only its leaf reads the doubles (not on GPUs, whose
  * cache(t) copies records alone). A second buffer

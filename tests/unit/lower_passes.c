@@ -438,33 +438,66 @@ static bool compares(HCompare k, double x, double t)
 	}
 }
 
-/* hir_narrow_thresholds: for every float x near each threshold, the float threshold decides as the double one. */
-static void test_narrow_thresholds(void)
+/*
+ * n is f's float forest (hir_float_forest): float thresholds that decide as f's do for
+ * every float x near each threshold, infinities and NaN included; strict: no <= or >.
+ */
+static void check_float_forest(const HForest *f, const HForest *n, uint32_t splits, bool strict)
 {
-	static const double thresholds[] = {0.1, -0.1, 3.0, 16777217.0, 1e-40, -1e-45, 1e300, -1e300, 3.4028235677973366e38,
-	                                    0.0, 1.0000000180025095e-35, 2.5e-324};
-	static const HCompare kinds[] = {HCMP_LT, HCMP_LE, HCMP_GT, HCMP_GE};
-	HForest *f = hir_forest_new("unit", 1, 1), *n;
-	uint32_t splits = 0;
-	f->threshold_type = f->leaf_type = HTYPE_F64;
-	for (size_t i = 0; i < COUNT_OF(thresholds); i++)
-		for (size_t k = 0; k < COUNT_OF(kinds); k++, splits++) {
-			HNode *t = hir_tree_add(f, 3, 0);
-			t[0] = (HNode){.value = thresholds[i], .left = 1, .right = 2, .feature = 0, .compare = kinds[k]};
-			t[1] = (HNode){.value = 1, .feature = HIR_LEAF};
-			t[2] = (HNode){.value = 2, .feature = HIR_LEAF};
-		}
-	CHECK((n = hir_narrow_thresholds(f)) != NULL);
-	for (uint32_t i = 0; n && i < splits; i++) {
+	for (uint32_t i = 0; i < splits; i++) {
 		const HNode *was = hir_tree_nodes(f, i), *now = hir_tree_nodes(n, i);
 		float x = (float)was->value;
 		CHECK(n->threshold_type == HTYPE_F32 && n->leaf_type == HTYPE_F64 && (double)(float)now->value == now->value);
+		CHECK(!strict || now->compare == HCMP_LT || now->compare == HCMP_GE);
 		x = nextafterf(nextafterf(x, -INFINITY), -INFINITY);
 		for (int step = 0; step < 5; step++, x = nextafterf(x, INFINITY))
 			CHECK(compares(was->compare, x, was->value) == compares(now->compare, x, (float)now->value));
 		CHECK(compares(was->compare, INFINITY, was->value) == compares(now->compare, INFINITY, (float)now->value));
 		CHECK(compares(was->compare, -INFINITY, was->value) == compares(now->compare, -INFINITY, (float)now->value));
+		CHECK(compares(was->compare, NAN, was->value) == compares(now->compare, NAN, (float)now->value));
 	}
+}
+
+/* A double forest of one-split trees, one per threshold and comparison kind; *splits says how many. */
+static HForest *one_split_forest(const double *thresholds, size_t count, uint32_t *splits)
+{
+	static const HCompare kinds[] = {HCMP_LT, HCMP_LE, HCMP_GT, HCMP_GE};
+	HForest *f = hir_forest_new("unit", 1, 1);
+	*splits = 0;
+	f->threshold_type = f->leaf_type = HTYPE_F64;
+	for (size_t i = 0; i < count; i++)
+		for (size_t k = 0; k < COUNT_OF(kinds); k++, ++*splits) {
+			HNode *t = hir_tree_add(f, 3, 0);
+			t[0] = (HNode){.value = thresholds[i], .left = 1, .right = 2, .feature = 0, .compare = kinds[k]};
+			t[1] = (HNode){.value = 1, .feature = HIR_LEAF};
+			t[2] = (HNode){.value = 2, .feature = HIR_LEAF};
+		}
+	return f;
+}
+
+/* hir_float_forest: for every float x near each threshold, the float threshold decides as the double one. */
+static void test_float_forest(void)
+{
+	static const double thresholds[] = {0.1, -0.1, 3.0, 16777217.0, 1e-40, -1e-45, 1e300, -1e300, 3.4028235677973366e38,
+	                                    0.0, 1.0000000180025095e-35, 2.5e-324};
+	/* Those whose next float is not subnormal, which lets <= and > splits become strict. */
+	static const double strict[] = {0.1, -0.1, 3.0, 16777217.0, 1e300, -1e300, 3.4028235677973366e38, 1.0000000180025095e-35};
+	uint32_t splits;
+	HForest *f = one_split_forest(thresholds, COUNT_OF(thresholds), &splits), *n, *s;
+	CHECK((n = hir_float_forest(f)) != NULL);
+	check_float_forest(f, n, splits, false);
+	hir_forest_free(n);
+	s = one_split_forest(strict, COUNT_OF(strict), &splits);
+	CHECK((n = hir_float_forest(s)) != NULL);
+	check_float_forest(s, n, splits, true);
+	hir_forest_free(s);
+	/* A float forest is made strict too, and is left alone when it has nothing to make strict. */
+	CHECK(n && (s = hir_float_forest(n)) == NULL);
+	if (n)
+		hir_tree_nodes(n, 0)->compare = HCMP_LE;
+	CHECK(n && (s = hir_float_forest(n)) != NULL && hir_tree_nodes(s, 0)->compare == HCMP_LT &&
+	      hir_tree_nodes(s, 0)->value == nextafterf((float)hir_tree_nodes(n, 0)->value, INFINITY));
+	hir_forest_free(s);
 	hir_forest_free(n);
 	/* Every representation lowers a double forest, with its float twin for float rows; an empty one too (a fuzz find). */
 	for (uint32_t trees = 0; trees < 2; trees++) {
@@ -486,15 +519,15 @@ static void test_narrow_thresholds(void)
 	}
 	/* == against a double that no float equals has no float twin. */
 	hir_tree_nodes(f, 0)->compare = HCMP_EQ;
-	CHECK(hir_narrow_thresholds(f) == NULL);
+	CHECK(hir_float_forest(f) == NULL);
 	f->threshold_type = HTYPE_F32;
-	CHECK(hir_narrow_thresholds(f) == NULL);
+	CHECK(hir_float_forest(f) == NULL);
 	hir_forest_free(f);
 }
 
 int main(void)
 {
-	test_narrow_thresholds();
+	test_float_forest();
 	test_depth_groups();
 	test_tile_trees();
 	test_legalize();
