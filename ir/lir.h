@@ -119,7 +119,10 @@ typedef enum LType {
 	                                 outside it. */                                                \
 	X(LOOP, "loop", 0)            /* repeat body until a BREAK_IF in it fires */                 \
 	X(BREAK_IF, "break_if", 1)    /* if a (i1): leave the innermost enclosing LOOP */            \
-	X(IF, "if", 1)                /* if a (i1) body else alt */                                 \
+	X(IF, "if", 1)                /* if a (i1) body else alt; imm = LIR_IF_APART: each region   \
+	                                 may compile as a function of its own (host: the functions  \
+	                                 of a module compile in parallel), as a PARALLEL_FOR body   \
+	                                 does, taking the values it uses from outside */             \
 	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
 	                                 which coordinate or extent; kernels only */                  \
 	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
@@ -211,6 +214,9 @@ typedef enum LGpuIndex {
 
 /* Lanes of the widest vector value. */
 #define LIR_MAX_LANES 16
+
+/* IF's imm: its regions may compile apart (see LOP_IF). */
+#define LIR_IF_APART 1
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */

@@ -902,6 +902,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
 	lir_end(&l->b);
 	branch = lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+	l->b.fn->insts[branch].imm = LIR_IF_APART; /* the two versions are half the code each: they compile in parallel */
 	lower_list(l, inst->body);
 	lir_else(&l->b, branch);
 	l->complete = true;

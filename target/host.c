@@ -11,6 +11,8 @@
 #include "target/machine.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Linker.h>
@@ -19,6 +21,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,14 +155,18 @@ bool target_run_linker(char *const argv[], const char *what, int *spawn_error, E
 	return true;
 }
 
-/* Link the n (1 or 2) objects into the shared library path with p's linker and OpenMP. */
+/* Parts a code module is compiled in at most (one per core), and the objects of a shared library: those and the data. */
+#define MAX_PARTS 8
+#define MAX_OBJECTS (MAX_PARTS + 1)
+
+/* Link the n objects into the shared library path with p's linker and OpenMP. */
 static bool link_shared(char *const *objects, int n, const TargetOptions *o, const TargetPlatform *p, const char *path,
                         Error *e)
 {
-	char *argv[9] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-o", (char *)path};
+	char *argv[MAX_OBJECTS + 7] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-o", (char *)path};
 	int spawn_error, k = 5;
 	bool ok;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
 		argv[k++] = objects[i];
 	argv[k] = "-lm";
 	ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
@@ -170,23 +177,26 @@ static bool link_shared(char *const *objects, int n, const TargetOptions *o, con
 
 /*
  * The optimised code object of mod (malloc'd, *size bytes): from o's cache when it
- * holds mod's, else optimised and generated here (and stored in the cache).
+ * holds mod's (*hit), else optimised and generated here (and stored in the cache).
+ * Phases go to timer (NULL on the threads of a split module).
  */
-static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const TargetOptions *o, size_t *size, Error *e)
+static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const TargetOptions *o, PhaseTimer *timer, size_t *size,
+                         bool *hit, Error *e)
 {
 	const char *passes = cpu_passes(o->opt_level);
 	LLVMMemoryBufferRef code;
 	CacheKey key;
 	char *bytes = NULL, *message = NULL;
 
+	*hit = false;
 	if (o->cache_dir) {
 		cache_key(&key, mod, tm, o->opt_level, passes);
 		bytes = cache_load(o->cache_dir, &key, size);
-		phase_end(o->timer, bytes ? "cache-hit" : "cache-miss");
-		if (bytes)
+		phase_end(timer, bytes ? "cache-hit" : "cache-miss");
+		if ((*hit = bytes != NULL))
 			return bytes;
 	}
-	if (!run_passes(mod, tm, passes, o->opt_level, o->timer, e))
+	if (!run_passes(mod, tm, passes, o->opt_level, timer, e))
 		return NULL;
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &code)) {
 		error_set(e, "cannot generate code: %s", message);
@@ -199,27 +209,207 @@ static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const Targe
 	LLVMDisposeMemoryBuffer(code);
 	if (o->cache_dir)
 		cache_store(o->cache_dir, &key, bytes, *size);
-	phase_end(o->timer, "codegen");
+	phase_end(timer, "codegen");
 	return bytes;
 }
 
 /*
- * The shared library at path from code module mod and data module data, each an object
- * of its own (the code's perhaps from the cache), linked with p's linker.
+ * Parts. The code module's functions (the entry, the parallel body, and the regions the
+ * LIR marks apart: a block's complete-row and missing-value walks, each about half the
+ * code) are shared out among parts, about equal in instructions, one per core up to
+ * MAX_PARTS; each part is the module with the others' functions only declared, and is
+ * optimised, compiled and cached on a thread of its own, in a context of its own (read
+ * back from the module's bitcode). Optimisation and code generation take ~95% of a
+ * compile, and a function's do not depend on another's body once none is inlined.
+ */
+typedef struct CodePart {
+	const TargetOptions *o;
+	const TargetPlatform *platform;
+	LLVMMemoryBufferRef bitcode;  /* the whole module (shared, read only) */
+	const char **names;           /* the functions this part defines */
+	uint32_t num_names;
+	uint64_t weight;              /* their instructions */
+	char *object;                 /* the result (malloc'd), size bytes */
+	size_t size;
+	bool hit;
+	Error error;
+} CodePart;
+
+/* Instructions in function f's body. */
+static uint64_t function_size(LLVMValueRef f)
+{
+	uint64_t n = 0;
+	for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+		for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+			n++;
+	return n;
+}
+
+/* Whether f is one of the names. */
+static bool named(LLVMValueRef f, const char *const *names, uint32_t count)
+{
+	size_t len;
+	const char *name = LLVMGetValueName2(f, &len);
+	for (uint32_t i = 0; i < count; i++)
+		if (strlen(names[i]) == len && !memcmp(names[i], name, len))
+			return true;
+	return false;
+}
+
+/* Replace the body of every function of mod that is not the part's by a declaration. */
+static void keep_part(LLVMModuleRef mod, const CodePart *part)
+{
+	LLVMValueRef f = LLVMGetFirstFunction(mod), next;
+	for (; f; f = next) {
+		LLVMValueRef decl;
+		size_t len;
+		char *name;
+		next = LLVMGetNextFunction(f);
+		if (LLVMIsDeclaration(f) || named(f, part->names, part->num_names))
+			continue;
+		name = xstrdup(LLVMGetValueName2(f, &len));
+		decl = LLVMAddFunction(mod, "", LLVMGlobalGetValueType(f));
+		LLVMReplaceAllUsesWith(f, decl);
+		LLVMDeleteFunction(f);
+		LLVMSetValueName2(decl, name, len);
+		LLVMSetVisibility(decl, LLVMHiddenVisibility);
+		free(name);
+	}
+}
+
+/* A thread: read the module, keep the part's functions, and compile them (or take them from the cache). */
+static void *compile_part(void *arg)
+{
+	CodePart *part = arg;
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef mod = NULL;
+	LLVMTargetMachineRef tm = target_machine_create(part->platform, part->o->cpu, part->o->opt_level, &part->error);
+	if (tm && LLVMParseBitcodeInContext2(ctx, part->bitcode, &mod))
+		error_set(&part->error, "internal error: cannot read back the code module's bitcode");
+	else if (tm) {
+		keep_part(mod, part);
+		part->object = code_object(mod, tm, part->o, NULL, &part->size, &part->hit, &part->error);
+	}
+	if (mod)
+		LLVMDisposeModule(mod);
+	if (tm)
+		LLVMDisposeTargetMachine(tm);
+	LLVMContextDispose(ctx);
+	return NULL;
+}
+
+/* A function and its size, to share out. */
+typedef struct Sized {
+	LLVMValueRef f;
+	uint64_t size;
+} Sized;
+
+static int larger_first(const void *a, const void *b)
+{
+	uint64_t x = ((const Sized *)a)->size, y = ((const Sized *)b)->size;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Share mod's defined functions out among at most max parts, each largest first to the lightest part; returns the parts used. */
+static uint32_t share_out(LLVMModuleRef mod, CodePart *parts, uint32_t max)
+{
+	uint32_t count = 0, used = 0;
+	Sized *functions;
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+		count += !LLVMIsDeclaration(f);
+	functions = xmalloc(((size_t)count + 1) * sizeof *functions);
+	count = 0;
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+		if (!LLVMIsDeclaration(f))
+			functions[count++] = (Sized){f, function_size(f)};
+	qsort(functions, count, sizeof *functions, larger_first);
+	for (uint32_t k = 0; k < max; k++)
+		parts[k].names = xcalloc(count + 1, sizeof *parts[k].names);
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t light = 0;
+		size_t len;
+		for (uint32_t k = 1; k < max; k++)
+			if (parts[k].weight < parts[light].weight)
+				light = k;
+		parts[light].names[parts[light].num_names++] = LLVMGetValueName2(functions[i].f, &len);
+		parts[light].weight += functions[i].size;
+		used = light + 1 > used ? light + 1 : used;
+	}
+	free(functions);
+	return used;
+}
+
+/* Compile mod's n parts on threads of their own (on this one where a thread cannot start); false with the first failure in e. */
+static bool compile_parts(LLVMModuleRef mod, CodePart *parts, uint32_t n, const TargetOptions *o, const TargetPlatform *p,
+                          Error *e)
+{
+	pthread_t threads[MAX_PARTS];
+	bool started[MAX_PARTS], ok = true;
+	uint32_t hits = 0;
+	LLVMMemoryBufferRef bitcode;
+	/* The parts call each other's functions: hidden symbols of the library instead of internal ones. */
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+		if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMInternalLinkage) {
+			LLVMSetLinkage(f, LLVMExternalLinkage);
+			LLVMSetVisibility(f, LLVMHiddenVisibility);
+		}
+	bitcode = LLVMWriteBitcodeToMemoryBuffer(mod);
+	for (uint32_t k = 0; k < n; k++) {
+		parts[k].o = o;
+		parts[k].platform = p;
+		parts[k].bitcode = bitcode;
+		started[k] = pthread_create(&threads[k], NULL, compile_part, &parts[k]) == 0;
+		if (!started[k])
+			compile_part(&parts[k]);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (started[k])
+			pthread_join(threads[k], NULL);
+		if (ok && !parts[k].object) {
+			*e = parts[k].error;
+			ok = false;
+		}
+		hits += parts[k].hit;
+	}
+	LLVMDisposeMemoryBuffer(bitcode);
+	phase_end(o->timer, !o->cache_dir ? "llvm-opt and codegen" : hits == n ? "cache-hit" : "cache-miss, llvm-opt and codegen");
+	return ok;
+}
+
+/*
+ * The shared library at path from code module mod and data module data: the code's
+ * parts (perhaps from the cache) and the data, each an object of its own, linked with
+ * p's linker.
  */
 static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleRef data, const TargetOptions *o,
                          const TargetPlatform *p, const char *path, Error *e)
 {
-	size_t size = 0;
-	char *code = code_object(mod, tm, o, &size, e), *objects[2] = {NULL, NULL};
-	bool ok = code && (objects[0] = temporary_beside(path, ".o", e)) && target_write_bytes(objects[0], code, size, e) &&
-	          (objects[1] = temporary_beside(path, ".o", e)) && target_write_code(tm, data, objects[1], LLVMObjectFile, e);
-	free(code);
+	CodePart parts[MAX_PARTS];
+	char *objects[MAX_OBJECTS] = {NULL};
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n;
+	bool ok;
+
+	memset(parts, 0, sizeof parts);
+	n = share_out(mod, parts, cores < 2 ? 1 : cores > MAX_PARTS ? MAX_PARTS : (uint32_t)cores);
+	if (n > 1) {
+		ok = compile_parts(mod, parts, n, o, p, e);
+	} else {
+		n = 1;
+		ok = (parts[0].object = code_object(mod, tm, o, o->timer, &parts[0].size, &parts[0].hit, e)) != NULL;
+	}
+	for (uint32_t k = 0; ok && k < n; k++)
+		ok = (objects[k] = temporary_beside(path, ".o", e)) && target_write_bytes(objects[k], parts[k].object, parts[k].size, e);
+	ok = ok && (objects[n] = temporary_beside(path, ".o", e)) && target_write_code(tm, data, objects[n], LLVMObjectFile, e);
 	phase_end(o->timer, "data");
-	ok = ok && link_shared(objects, 2, o, p, path, e);
-	for (int i = 0; i < 2; i++)
-		if (objects[i])
-			temporary_drop(objects[i], false);
+	ok = ok && link_shared(objects, (int)n + 1, o, p, path, e);
+	for (uint32_t k = 0; k <= n; k++)
+		if (objects[k])
+			temporary_drop(objects[k], false);
+	for (uint32_t k = 0; k < MAX_PARTS; k++) {
+		free(parts[k].object);
+		free(parts[k].names);
+	}
 	return ok;
 }
 

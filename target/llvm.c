@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void emit_region(Emitter *em, uint32_t first);
 
 static LLVMTypeRef type_of(Emitter *em, LType t) { return em->types[t]; }
 LLVMValueRef llvm_const_i64(Emitter *em, int64_t v) { return LLVMConstInt(em->types[LTYPE_I64], (unsigned long long)v, 1); }
@@ -184,7 +183,7 @@ void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef en
 	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, iv, end, ""), body, exit);
 	LLVMPositionBuilderAtEnd(em->b, body);
 	em->values[id] = iv;
-	emit_region(em, inst->body);
+	llvm_emit_region(em, inst->body);
 	latch = LLVMGetInsertBlock(em->b);
 	next = LLVMBuildNSWAdd(em->b, iv, step, "");
 	LLVMBuildBr(em->b, head);
@@ -193,16 +192,17 @@ void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef en
 	LLVMPositionBuilderAtEnd(em->b, exit);
 }
 
-/* IF a { body } else { alt }. */
+/* IF a { body } else { alt }; the regions of one marked apart are functions of their own where the target says how. */
 static void emit_if(Emitter *em, const LInst *inst)
 {
 	LLVMBasicBlockRef then = llvm_new_block(em, "then"), otherwise = llvm_new_block(em, "else"), merge = llvm_new_block(em, "endif");
+	void (*region)(Emitter *, uint32_t) = inst->imm == LIR_IF_APART && em->hooks->apart ? em->hooks->apart : llvm_emit_region;
 	LLVMBuildCondBr(em->b, llvm_value(em, inst->a), then, otherwise);
 	LLVMPositionBuilderAtEnd(em->b, then);
-	emit_region(em, inst->body);
+	region(em, inst->body);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, otherwise);
-	emit_region(em, inst->alt);
+	region(em, inst->alt);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, merge);
 }
@@ -216,7 +216,7 @@ static void emit_loop(Emitter *em, const LInst *inst)
 	LLVMBuildBr(em->b, head);
 	LLVMPositionBuilderAtEnd(em->b, head);
 	em->loop_exit[em->loops++] = exit;
-	emit_region(em, inst->body);
+	llvm_emit_region(em, inst->body);
 	em->loops--;
 	LLVMBuildBr(em->b, head);
 	LLVMPositionBuilderAtEnd(em->b, exit);
@@ -327,7 +327,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 	}
 }
 
-static void emit_region(Emitter *em, uint32_t first)
+void llvm_emit_region(Emitter *em, uint32_t first)
 {
 	for (uint32_t id = first; id != LIR_NONE; id = em->fn->insts[id].next)
 		emit_inst(em, id);
@@ -372,7 +372,7 @@ void llvm_emit_body(Emitter *em, const LFunc *fn, LLVMValueRef func)
 	llvm_begin_function(em, func);
 	for (unsigned i = 0; i < fn->num_params; i++)
 		em->params[i] = em->hooks->param ? em->hooks->param(em, i) : LLVMGetParam(func, i);
-	emit_region(em, fn->body);
+	llvm_emit_region(em, fn->body);
 	llvm_end_function(em);
 	free(em->values);
 	free(em->block_offset);

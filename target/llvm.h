@@ -52,6 +52,8 @@ struct TargetHooks {
 	LLVMValueRef (*buffer)(Emitter *em, uint32_t k);
 	/* PARALLEL_FOR id (the host's team of threads). */
 	void (*parallel_for)(Emitter *em, uint32_t id);
+	/* The region at first of an IF marked apart, as a function of its own; NULL: inline, as any IF's. */
+	void (*apart)(Emitter *em, uint32_t first);
 	/* LOCAL_ARRAY id in space BLOCK: a pointer to the block's array. */
 	LLVMValueRef (*block_array)(Emitter *em, uint32_t id);
 	/* GPU_INDEX which, as i64. */
@@ -85,6 +87,8 @@ LLVMValueRef llvm_entry_alloca(Emitter *em, LLVMTypeRef type, int64_t count);
 void llvm_begin_function(Emitter *em, LLVMValueRef func);
 /* Finish a function started by llvm_begin_function: return, and jump from the entry block to the body. */
 void llvm_end_function(Emitter *em);
+/* The instructions of the region at first. */
+void llvm_emit_region(Emitter *em, uint32_t first);
 /* for (iv = begin; iv < end; iv += step) body of LIR loop id, with the loop's value bound to iv. */
 void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef step);
 /* A call to the intrinsic name, overloaded on type (NULL: not overloaded). */

@@ -5,7 +5,9 @@
  * (captures), the iteration space and an atomic counter from which threads take chunks
  * of `grain` iterations. Small ranges call the outlined function directly; large ones go
  * through GOMP_parallel, which libgomp and libomp both provide. SHARED LOCAL_ARRAYs
- * reach the outlined body as captured pointers like any other value.
+ * reach the outlined body as captured pointers like any other value. The regions of an
+ * IF marked apart are outlined the same way (a context of captures alone), so that
+ * target/host.c can compile them in parallel.
  */
 #include "target/llvm.h"
 
@@ -40,8 +42,20 @@ static void find_captures(Emitter *em, uint32_t first, const bool *inside, bool 
 	}
 }
 
-/* The context handed to an outlined parallel body: {trips, next, begin, step, captures...}. */
-enum { CTX_TRIPS, CTX_NEXT, CTX_BEGIN, CTX_STEP, CTX_CAPTURES };
+/*
+ * An outlined region: a function `void f(ctx *)` of its own, its context the caller's
+ * `fixed` i64 values and then the values the region uses but the caller defines
+ * (captures), which the function reloads.
+ */
+typedef struct Outline {
+	uint32_t *captures, count;
+	LLVMTypeRef ctx_type;
+	LLVMValueRef ctx;        /* the caller's context (its captures stored) */
+	LLVMValueRef *saved;     /* the caller's values of the captures while the function is built */
+	LLVMValueRef outer_func;
+	LLVMBasicBlockRef outer_entry, outer_block;
+	uint32_t outer_loops;
+} Outline;
 
 /* Load field i of the context ctx (of type ctx_type) as type. */
 static LLVMValueRef load_field(Emitter *em, LLVMTypeRef ctx_type, LLVMValueRef ctx, unsigned i, LLVMTypeRef type)
@@ -50,57 +64,72 @@ static LLVMValueRef load_field(Emitter *em, LLVMTypeRef ctx_type, LLVMValueRef c
 }
 
 /*
- * The outlined body of PARALLEL_FOR id: `void body(ctx *)` takes chunks of grain
- * iterations from ctx->next with an atomic add until none are left, running each
- * through the loop's body with the captured values reloaded from the context.
+ * Begin outlining the region at first (and, where not LIR_NONE, the instruction self,
+ * whose value the function defines): in the caller, a context holding the `fixed` i64
+ * values and the captures; then a new internal function called <prefix>.<kind>.<n>, the
+ * builder in its body, the captures reloaded. Returns the function's context parameter.
  */
-static LLVMValueRef emit_outlined_body(Emitter *em, uint32_t id, LLVMTypeRef ctx_type, const uint32_t *captures,
-                                       uint32_t count)
+static LLVMValueRef outline_begin(Emitter *em, uint32_t first, uint32_t self, const LLVMValueRef *values, uint32_t fixed,
+                                  const char *kind, Outline *o, LLVMValueRef *func)
 {
-	LLVMTypeRef i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
-	LLVMValueRef grain = llvm_const_i64(em, em->fn->insts[id].imm), *saved = xmalloc(((size_t)count + 1) * sizeof *saved);
-	LLVMValueRef body, ctx, trips, begin, step, first, last;
-	LLVMBasicBlockRef take, run, done;
+	uint32_t n = em->fn->num_insts;
+	bool *inside = xcalloc(n, sizeof *inside), *seen = xcalloc(n, sizeof *seen);
+	LLVMTypeRef *fields, ptr = em->types[LTYPE_PTR];
+	LLVMValueRef ctx;
 	char name[96];
 
-	snprintf(name, sizeof name, "%s.parallel.%u", em->prefix, em->outlined++);
-	body = LLVMAddFunction(em->mod, name, LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0));
-	LLVMSetLinkage(body, LLVMInternalLinkage);
-	llvm_begin_function(em, body);
-	ctx = LLVMGetParam(body, 0);
-	trips = load_field(em, ctx_type, ctx, CTX_TRIPS, i64);
-	begin = load_field(em, ctx_type, ctx, CTX_BEGIN, i64);
-	step = load_field(em, ctx_type, ctx, CTX_STEP, i64);
-	for (uint32_t i = 0; i < count; i++) {
-		saved[i] = em->values[captures[i]];
-		em->values[captures[i]] = load_field(em, ctx_type, ctx, CTX_CAPTURES + i, LLVMTypeOf(saved[i]));
+	*o = (Outline){.captures = xmalloc(((size_t)n + 1) * sizeof *o->captures), .outer_func = em->func,
+	               .outer_entry = em->entry, .outer_loops = em->loops};
+	mark_region(em->fn, first, inside);
+	if (self != LIR_NONE)
+		inside[self] = true;
+	find_captures(em, first, inside, seen, o->captures, &o->count);
+	fields = xmalloc(((size_t)o->count + fixed + 1) * sizeof *fields);
+	for (uint32_t i = 0; i < fixed; i++)
+		fields[i] = em->types[LTYPE_I64];
+	for (uint32_t i = 0; i < o->count; i++)
+		fields[fixed + i] = LLVMTypeOf(llvm_value(em, o->captures[i]));
+	o->ctx_type = LLVMStructTypeInContext(em->ctx, fields, o->count + fixed, 0);
+	o->ctx = llvm_entry_alloca(em, o->ctx_type, 1);
+	for (uint32_t i = 0; i < fixed; i++)
+		LLVMBuildStore(em->b, values[i], LLVMBuildStructGEP2(em->b, o->ctx_type, o->ctx, i, ""));
+	for (uint32_t i = 0; i < o->count; i++)
+		LLVMBuildStore(em->b, llvm_value(em, o->captures[i]), LLVMBuildStructGEP2(em->b, o->ctx_type, o->ctx, fixed + i, ""));
+	o->outer_block = LLVMGetInsertBlock(em->b);
+	free(inside);
+	free(seen);
+	free(fields);
+
+	snprintf(name, sizeof name, "%s.%s.%u", em->prefix, kind, em->outlined++);
+	*func = LLVMAddFunction(em->mod, name, LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0));
+	LLVMSetLinkage(*func, LLVMInternalLinkage);
+	llvm_add_attribute(em, *func, LLVMAttributeFunctionIndex, "nounwind");
+	llvm_begin_function(em, *func);
+	ctx = LLVMGetParam(*func, 0);
+	o->saved = xmalloc(((size_t)o->count + 1) * sizeof *o->saved);
+	for (uint32_t i = 0; i < o->count; i++) {
+		o->saved[i] = em->values[o->captures[i]];
+		em->values[o->captures[i]] = load_field(em, o->ctx_type, ctx, fixed + i, LLVMTypeOf(o->saved[i]));
 	}
-	take = llvm_new_block(em, "take");
-	run = llvm_new_block(em, "run");
-	done = llvm_new_block(em, "done");
-	LLVMBuildBr(em->b, take);
-
-	/* take: first = atomically (ctx->next += grain); stop when first >= trips. */
-	LLVMPositionBuilderAtEnd(em->b, take);
-	first = LLVMBuildAtomicRMW(em->b, LLVMAtomicRMWBinOpAdd, LLVMBuildStructGEP2(em->b, ctx_type, ctx, CTX_NEXT, ""),
-	                           grain, LLVMAtomicOrderingMonotonic, 0);
-	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, first, trips, ""), run, done);
-
-	/* run: iterations [first, min(first + grain, trips)), i.e. loop values begin + k * step. */
-	LLVMPositionBuilderAtEnd(em->b, run);
-	last = LLVMBuildAdd(em->b, first, grain, "");
-	last = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, last, trips, ""), last, trips, "");
-	llvm_emit_for(em, id, LLVMBuildAdd(em->b, begin, LLVMBuildMul(em->b, first, step, ""), ""),
-	         LLVMBuildAdd(em->b, begin, LLVMBuildMul(em->b, last, step, ""), ""), step);
-	LLVMBuildBr(em->b, take);
-	LLVMPositionBuilderAtEnd(em->b, done);
-	llvm_end_function(em);
-
-	for (uint32_t i = 0; i < count; i++)
-		em->values[captures[i]] = saved[i];
-	free(saved);
-	return body;
+	return ctx;
 }
+
+/* Finish the outlined function and go back to the caller, after the context's stores. */
+static void outline_end(Emitter *em, Outline *o)
+{
+	llvm_end_function(em);
+	for (uint32_t i = 0; i < o->count; i++)
+		em->values[o->captures[i]] = o->saved[i];
+	em->func = o->outer_func;
+	em->entry = o->outer_entry;
+	em->loops = o->outer_loops;
+	LLVMPositionBuilderAtEnd(em->b, o->outer_block);
+	free(o->captures);
+	free(o->saved);
+}
+
+/* The context of an outlined parallel body: {trips, next, begin, step, captures...}. */
+enum { CTX_TRIPS, CTX_NEXT, CTX_BEGIN, CTX_STEP, CTX_CAPTURES };
 
 /* Call body(ctx) here when trips < 2 * grain, else on a team of threads through GOMP_parallel. */
 static void emit_team_call(Emitter *em, LLVMValueRef body, LLVMValueRef ctx, LLVMValueRef trips, int64_t grain)
@@ -125,52 +154,70 @@ static void emit_team_call(Emitter *em, LLVMValueRef body, LLVMValueRef ctx, LLV
 	LLVMPositionBuilderAtEnd(em->b, after);
 }
 
-/* A PARALLEL_FOR: fill a context in the caller, outline the body, and run it on one thread or a team. */
+/*
+ * A PARALLEL_FOR: fill a context in the caller and outline the body into a function that
+ * takes chunks of grain iterations from ctx->next with an atomic add until none are
+ * left; run it on one thread or a team.
+ */
 static void emit_parallel_for(Emitter *em, uint32_t id)
 {
 	const LInst *inst = &em->fn->insts[id];
-	uint32_t n = em->fn->num_insts, count = 0, outer_loops = em->loops;
-	bool *inside = xcalloc(n, sizeof *inside), *seen = xcalloc(n, sizeof *seen);
-	uint32_t *captures = xmalloc(((size_t)n + 1) * sizeof *captures);
 	LLVMValueRef begin = llvm_value(em, inst->a), end = llvm_value(em, inst->b), step = llvm_value(em, inst->c);
-	LLVMTypeRef i64 = em->types[LTYPE_I64], *fields, ctx_type;
-	LLVMValueRef ctx, trips, span, outer_func = em->func, body;
-	LLVMBasicBlockRef outer_entry = em->entry, outer_block = LLVMGetInsertBlock(em->b);
-
-	mark_region(em->fn, inst->body, inside);
-	inside[id] = true; /* the loop's own value is the outlined loop's */
-	find_captures(em, inst->body, inside, seen, captures, &count);
-	fields = xmalloc(((size_t)count + CTX_CAPTURES) * sizeof *fields);
-	for (uint32_t i = 0; i < CTX_CAPTURES; i++)
-		fields[i] = i64;
-	for (uint32_t i = 0; i < count; i++)
-		fields[CTX_CAPTURES + i] = LLVMTypeOf(llvm_value(em, captures[i]));
-	ctx_type = LLVMStructTypeInContext(em->ctx, fields, count + CTX_CAPTURES, 0);
+	LLVMValueRef grain = llvm_const_i64(em, inst->imm), trips, span, body, ctx, first, last, caller_ctx, caller_trips;
+	LLVMTypeRef i64 = em->types[LTYPE_I64];
+	LLVMBasicBlockRef take, run, done;
+	Outline o;
 
 	/* trips = max(0, ceil((end - begin) / step)) */
-	ctx = llvm_entry_alloca(em, ctx_type, 1);
 	span = LLVMBuildSub(em->b, end, begin, "");
 	trips = LLVMBuildSDiv(em->b, LLVMBuildAdd(em->b, span, LLVMBuildSub(em->b, step, llvm_const_i64(em, 1), ""), ""), step, "");
 	trips = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSGT, span, llvm_const_i64(em, 0), ""), trips, llvm_const_i64(em, 0), "");
 	{
 		LLVMValueRef init[CTX_CAPTURES] = {[CTX_TRIPS] = trips, [CTX_NEXT] = llvm_const_i64(em, 0), [CTX_BEGIN] = begin,
 		                                   [CTX_STEP] = step};
-		for (unsigned i = 0; i < CTX_CAPTURES; i++)
-			LLVMBuildStore(em->b, init[i], LLVMBuildStructGEP2(em->b, ctx_type, ctx, i, ""));
-		for (uint32_t i = 0; i < count; i++)
-			LLVMBuildStore(em->b, llvm_value(em, captures[i]), LLVMBuildStructGEP2(em->b, ctx_type, ctx, CTX_CAPTURES + i, ""));
+		ctx = outline_begin(em, inst->body, id, init, CTX_CAPTURES, "parallel", &o, &body);
 	}
+	caller_trips = trips;
+	trips = load_field(em, o.ctx_type, ctx, CTX_TRIPS, i64);
+	begin = load_field(em, o.ctx_type, ctx, CTX_BEGIN, i64);
+	step = load_field(em, o.ctx_type, ctx, CTX_STEP, i64);
+	take = llvm_new_block(em, "take");
+	run = llvm_new_block(em, "run");
+	done = llvm_new_block(em, "done");
+	LLVMBuildBr(em->b, take);
 
-	body = emit_outlined_body(em, id, ctx_type, captures, count);
-	em->func = outer_func;
-	em->entry = outer_entry;
-	em->loops = outer_loops;
-	LLVMPositionBuilderAtEnd(em->b, outer_block);
-	emit_team_call(em, body, ctx, trips, inst->imm);
-	free(inside);
-	free(seen);
-	free(captures);
-	free(fields);
+	/* take: first = atomically (ctx->next += grain); stop when first >= trips. */
+	LLVMPositionBuilderAtEnd(em->b, take);
+	first = LLVMBuildAtomicRMW(em->b, LLVMAtomicRMWBinOpAdd, LLVMBuildStructGEP2(em->b, o.ctx_type, ctx, CTX_NEXT, ""),
+	                           grain, LLVMAtomicOrderingMonotonic, 0);
+	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, first, trips, ""), run, done);
+
+	/* run: iterations [first, min(first + grain, trips)), i.e. loop values begin + k * step. */
+	LLVMPositionBuilderAtEnd(em->b, run);
+	last = LLVMBuildAdd(em->b, first, grain, "");
+	last = LLVMBuildSelect(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, last, trips, ""), last, trips, "");
+	llvm_emit_for(em, id, LLVMBuildAdd(em->b, begin, LLVMBuildMul(em->b, first, step, ""), ""),
+	              LLVMBuildAdd(em->b, begin, LLVMBuildMul(em->b, last, step, ""), ""), step);
+	LLVMBuildBr(em->b, take);
+	LLVMPositionBuilderAtEnd(em->b, done);
+	caller_ctx = o.ctx;
+	outline_end(em, &o);
+	emit_team_call(em, body, caller_ctx, caller_trips, inst->imm);
+}
+
+/* The region at first as a function of its own, called here (an IF's region that LIR marks apart). */
+static void emit_apart(Emitter *em, uint32_t first)
+{
+	LLVMTypeRef ptr = em->types[LTYPE_PTR];
+	LLVMValueRef func, ctx;
+	Outline o;
+	if (first == LIR_NONE)
+		return;
+	outline_begin(em, first, LIR_NONE, NULL, 0, "apart", &o, &func);
+	llvm_emit_region(em, first);
+	ctx = o.ctx;
+	outline_end(em, &o);
+	LLVMBuildCall2(em->b, LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0), func, &ctx, 1, "");
 }
 
 /*
@@ -227,7 +274,7 @@ static LLVMValueRef declare_like(LLVMModuleRef mod, LLVMValueRef f)
 /* BUFFER k: its global. */
 static LLVMValueRef host_buffer(Emitter *em, uint32_t k) { return em->buffers[k]; }
 
-static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for};
+static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for, .apart = emit_apart};
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
                                   LLVMModuleRef *data)
