@@ -285,8 +285,10 @@ void lower_for(Lowering *l, const MInst *inst)
 		int64_t span = inst->interleave * r.step;
 		uint32_t lowest = 0, past = 0, first, masked, tree, branch;
 		hir_schedule_tree_span(&l->f->schedule, inst->var, &lowest, &past);
+		/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 		first = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, span));
-		masked = emit2(l, LOP_SUB, LTYPE_I64, const_i64(l, span), emit2(l, LOP_SUB, LTYPE_I64, end, begin));
+		masked = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+		masked = emit2(l, LOP_SUB, LTYPE_I64, const_i64(l, span), masked);
 		tree = emit2(l, LOP_ADD, LTYPE_I64, lower_index(l, &l->scope.trees, 0), first);
 		branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SGE, tree, const_i64(l, lowest)), LIR_NONE, LIR_NONE);
 		lower_body(l, inst, first, span, inst->interleave, masked);
