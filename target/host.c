@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,6 +377,15 @@ static bool compile_parts(LLVMModuleRef mod, CodePart *parts, uint32_t n, const 
 	return ok;
 }
 
+/* The cores this process may run on (its affinity mask; else those online). */
+static long usable_cores(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /*
  * The shared library at path from code module mod and data module data: the code's
  * parts (perhaps from the cache) and the data, each an object of its own, linked with
@@ -386,7 +396,7 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleR
 {
 	CodePart parts[MAX_PARTS];
 	char *objects[MAX_OBJECTS] = {NULL};
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	long cores = usable_cores();
 	uint32_t n;
 	bool ok;
 
