@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static LLVMTypeRef type_of(Emitter *em, LType t) { return em->types[t]; }
 LLVMValueRef llvm_const_i64(Emitter *em, int64_t v) { return LLVMConstInt(em->types[LTYPE_I64], (unsigned long long)v, 1); }
 LLVMValueRef llvm_const_i32(Emitter *em, uint32_t v) { return LLVMConstInt(em->types[LTYPE_I32], v, 0); }
