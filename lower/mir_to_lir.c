@@ -353,17 +353,15 @@ static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	int64_t width = l->f->num_features, offset = row_lanes ? (int64_t)r * l->scope.lane_step * width : 0;
 	uint32_t index = lower_index(l, &walk->row, row_lanes ? 0 : r), start;
-	RepRow row = {.type = l->row_type, .complete = l->complete};
+	/* A lone row's walks (of trees side by side, or one) read its keys where the ifComplete around made them. */
+	bool keys = l->key_rows != LIR_NONE && (l->scope.lanes_are_trees || l->scope.lanes == 1);
+	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->rows;
+	RepRow row = {.type = keys ? LTYPE_I32 : l->row_type, .complete = l->complete};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	if (l->row_cache != LIR_NONE) { /* cache(v) on a GPU: the rows' copy in shared memory */
-		index = emit2(l, LOP_SUB, LTYPE_I64, index, l->row_cache_first);
-		start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
-		row.base = l->row_cache;
-		row.start = emit2(l, LOP_ADD, LTYPE_I64, start, const_i64(l, offset));
-		return row;
-	}
+	if (buffer != l->rows) /* the keys, or cache(v) on a GPU: the rows' copy in shared memory, from their first row */
+		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
 	start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
-	row.base = lir_index(&l->b, l->rows, start, l->row_type);
+	row.base = lir_index(&l->b, buffer, start, row.type);
 	row.start = const_i64(l, offset);
 	return row;
 }
@@ -411,8 +409,12 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	RepNode fields;
 
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		tree[r] = l->value[lane_slot(walk->a, r)];
 		row[r] = walk_row(l, walk, r);
+		/* A walk of keys finds its tree in the key copy of the nodes: the tree's handle again, from its number. */
+		l->layout.walk_keys = row[r].type == LTYPE_I32; /* alike in every lane */
+		tree[r] = !l->layout.walk_keys ? l->value[lane_slot(walk->a, r)]
+		                               : rep->tree(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, r)],
+		                                           l->scope.lanes > 1 && l->scope.lanes_are_trees);
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 		peel[r] = walk->peel;
 		safe[r] = walk->peel_safe;
@@ -441,6 +443,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		lir_end(&l->b);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 	}
+	l->layout.walk_keys = false;
 	for (uint32_t r = 0; r < l->scope.lanes; r++)
 		l->value[lane_slot(id, r)] = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);
 }
@@ -873,6 +876,9 @@ static void lower_init(Lowering *l, uint32_t b)
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
 
+/* The most stack one ifComplete's keys may take: 256 rows of 96 features. */
+#define KEYS_MAX_BYTES (96 * 1024)
+
 /*
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
@@ -884,7 +890,10 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width, any, at,
 	         x, missing, branch;
-	bool outer = l->complete;
+	/* Keys are made where they fit on the stack: wider rows' lone walks read floats. */
+	bool outer = l->complete, keys = l->keys && inst->span != MIR_ROWS_ALL &&
+	                                 (uint64_t)inst->span * l->f->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, first_row = first, first_at;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
 		return;
@@ -894,11 +903,20 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	width = const_i64(l, l->f->num_features);
 	any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
+	if (keys) { /* the rows' keys, which the scan writes, for lone rows' walks */
+		l->key_rows = lir_local_array(&l->b, LTYPE_I32, inst->span * l->f->num_features, LSPACE_PRIVATE);
+		l->key_first = first_row;
+	}
 	first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
+	first_at = first;
 	end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
 	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
 	x = emit2(l, LOP_LOAD, t, l->rows, at);
 	missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
+	if (keys) {
+		uint32_t key = rep_emit_key(&l->b, emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at), missing);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first_at), key);
+	}
 	if (zero) {
 		uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
 		uint32_t down = lir_cmp(&l->b, LOP_FCMP, LCMP_OGE, x, lir_const_float(&l->b, t, -HIR_ZERO_THRESHOLD));
@@ -914,6 +932,8 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	lower_list(l, inst->body);
 	l->complete = outer;
 	lir_end(&l->b);
+	l->key_rows = outer_keys;
+	l->key_first = outer_first;
 }
 
 /*
@@ -1215,6 +1235,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.module->gpu = gpu;
 	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
 	walked = gpu ? NULL : hir_float_forest(f);
+	l.layout.keys = !gpu && l.rep->keys; /* lay_out keeps it where the forest's splits can compare keys */
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {
 		hir_forest_free(walked);
 		lir_module_free(l.module);
@@ -1241,7 +1262,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = LIR_NONE;
+	l.row_cache = l.key_rows = LIR_NONE;
+	l.keys = l.layout.keys;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
@@ -1252,11 +1274,13 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (f->threshold_type == HTYPE_F64) {
 		if (walked) {
 			l.rep->free(&l.layout);
+			l.layout.keys = false;
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
 				lir_module_free(l.module);
 				return NULL;
 			}
 		}
+		l.keys = false; /* double rows compare doubles */
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 	}
 	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);

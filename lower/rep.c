@@ -251,8 +251,61 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 	return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I32, 0)));
 }
 
-/* i1: the row goes right at n by its test alone (x not missing): the negation of `x compare t`. */
-static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x)
+uint32_t rep_key(float x)
+{
+	uint32_t bits, magnitude;
+	memcpy(&bits, &x, sizeof bits);
+	magnitude = bits & 0x7fffffffu;
+	if (magnitude > 0x7f800000u)
+		return REP_KEY_MISSING;
+	return (bits >> 31 ? 0u - magnitude : magnitude) + 0x80000000u;
+}
+
+uint32_t rep_emit_key(LBuilder *b, uint32_t bits, uint32_t nan)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	uint32_t magnitude = lir_emit(b, LOP_AND, LTYPE_I32, bits, lir_const_int(b, LTYPE_I32, 0x7fffffff), LIR_NONE);
+	uint32_t negative = lir_cmp(b, LOP_ICMP, LCMP_SLT, bits, lir_const_int(b, LTYPE_I32, 0));
+	uint32_t negated = lir_emit(b, LOP_SUB, LTYPE_I32, lir_const_int(b, LTYPE_I32, 0), magnitude, LIR_NONE);
+	uint32_t key = lir_emit(b, LOP_SELECT, LTYPE_I32, negative, negated, magnitude);
+	key = lir_emit(b, LOP_ADD, LTYPE_I32, key, lir_const_int(b, LTYPE_I32, INT32_MIN), LIR_NONE);
+	if (nan != LIR_NONE)
+		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, REP_KEY_MISSING), key);
+	return key;
+}
+
+bool rep_keys_fit(const RepLayout *layout)
+{
+	return layout->threshold_type == LTYPE_F32 && !(layout->compares & 1u << HCMP_IN) &&
+	       !(layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT));
+}
+
+/* i1: unsigned x < y (i32), or its negation. */
+static uint32_t key_below(LBuilder *b, uint32_t x, uint32_t y, bool negate)
+{
+	uint32_t below = lir_cmp(b, LOP_ICMP, LCMP_ULT, x, y);
+	return negate ? not1(b, below) : below;
+}
+
+/* i1: where x and t are keys, the negation of `x compare t` (x not missing). */
+static uint32_t key_compare_right(LBuilder *b, HCompare compare, uint32_t x, uint32_t t)
+{
+	switch (compare) {
+	case HCMP_LT: return key_below(b, x, t, true);
+	case HCMP_LE: return key_below(b, t, x, false);
+	case HCMP_GT: return key_below(b, t, x, true);
+	case HCMP_GE: return key_below(b, x, t, false);
+	case HCMP_EQ: return lir_cmp(b, LOP_ICMP, LCMP_NE, x, t);
+	case HCMP_NE: return lir_cmp(b, LOP_ICMP, LCMP_EQ, x, t);
+	default: die("rep: keys compare no category sets");
+	}
+}
+
+/*
+ * i1: the row goes right at n by its test alone (x not missing): the negation of
+ * `x compare t`; x and t_key are keys where t_key is not LIR_NONE.
+ */
+static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x, uint32_t t_key)
 {
 	/* The ordered compare that holds when `x OP t` does not (neither is NaN here). */
 	static const LCmp right_when[] = {
@@ -279,7 +332,8 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 			                                  : lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, HCMP_IN << REP_WORD_COMPARE_SHIFT));
 			kind_right = not1(b, category_in(layout, b, n, x, is_in));
 		} else {
-			kind_right = lir_cmp(b, LOP_FCMP, right_when[k], x, n->threshold);
+			kind_right = t_key != LIR_NONE ? key_compare_right(b, (HCompare)k, x, t_key)
+			                               : lir_cmp(b, LOP_FCMP, right_when[k], x, n->threshold);
 		}
 		right = right == LIR_NONE ? kind_right
 		                          : lir_emit(b, LOP_SELECT, LTYPE_I1,
@@ -291,12 +345,15 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 	return right;
 }
 
-/* i1: whether x counts as missing at n: NaN, and where n's rule says so, zero. */
-static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x)
+/* i1: whether x (a key where keys) counts as missing at n: NaN, and where n's rule says so, zero. */
+static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x, bool keys)
 {
 	LType t = layout->threshold_type;
+	uint32_t missing;
+	if (keys)
+		return lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, REP_KEY_MISSING));
 	/* Thresholds (and set offsets) are never NaN, so "x is NaN" is the unordered test of the compare's own operands. */
-	uint32_t missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, n->threshold);
+	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, n->threshold);
 	if (layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT)) {
 		uint32_t up = lir_cmp(b, LOP_FCMP, LCMP_OLE, x, lir_const_float(b, t, HIR_ZERO_THRESHOLD));
 		uint32_t down = lir_cmp(b, LOP_FCMP, LCMP_OGE, x, lir_const_float(b, t, -HIR_ZERO_THRESHOLD));
@@ -319,16 +376,19 @@ static uint32_t missing_right(LBuilder *b, const RepNode *n)
 
 uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
 {
-	uint32_t feature = n->feature, x, right, missing;
+	uint32_t feature = n->feature, x, right, missing, t_key = LIR_NONE;
+	bool keys = row->type == LTYPE_I32;
 	if (leaf_stays) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
 	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
-	if (row->type != layout->threshold_type)
+	if (keys) /* the node's threshold is its key (the representation's key copy) */
+		t_key = n->threshold;
+	else if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
-	right = compare_right(layout, b, n, x);
+	right = compare_right(layout, b, n, x, t_key);
 	if (row->complete)
 		return right;
-	missing = is_missing(layout, b, n, x);
+	missing = is_missing(layout, b, n, x, keys);
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(b, n), right);
 }
 

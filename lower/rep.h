@@ -58,7 +58,7 @@ typedef struct RepNode {
 /* The row a walk is for: features row[start], row[start + 1], ... of the buffer at base. */
 typedef struct RepRow {
 	uint32_t base;         /* ptr */
-	LType type;            /* of the features: f32 or f64 */
+	LType type;            /* of the features: f32 or f64, or i32 where they are keys (rep_key) */
 	uint32_t start;        /* i64: index of the row's first feature */
 	bool complete;         /* the row holds no missing value: steps skip the missing-value test */
 } RepRow;
@@ -80,7 +80,33 @@ typedef struct RepLayout {
 	                       /*   then every leaf's value slot holds the index of its first value there */
 	uint64_t *leaf_vectors; /* that index per node of the forest (leaves only) */
 	uint32_t vectors;      /* the vector buffer's address in the function being built */
+	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
+	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 } RepLayout;
+
+/*
+ * Keys: a float's bits read as sign and magnitude, made an integer of the same order
+ * (-0 and +0 alike), then moved up by 2^31 to compare unsigned (x86 reads an unsigned
+ * compare off the carry flag: the child index is one adc). Keys of floats that are not
+ * NaN lie in [2^31 - 0x7f800000, 2^31 + 0x7f800000]; NaN's key is REP_KEY_MISSING, below
+ * them all, so a missing feature is one test.
+ *
+ * A lone row's walks read the row as keys (RepRow.type i32, converted once per block
+ * of rows) and compare them with the keys of the thresholds, which a representation
+ * that can (LRepresentation.keys) keeps in a copy of its nodes: load_node reads that
+ * copy while RepLayout.walk_keys is set. An integer load and compare is a shorter chain
+ * than a float's (x86 and AArch64 load floats into vector registers with a longer
+ * latency, then compare them into flags with another), and that chain bounds the walks
+ * of a lone row. Rows walked side by side are bound by the instructions a step takes
+ * instead, and the integer compare moves work from the FP pipes to the integer ones,
+ * which they need for the rest of the step: they read floats.
+ */
+#define REP_KEY_MISSING 0u
+uint32_t rep_key(float x);
+/* Emit the key of the float whose bits are `bits` (i32): REP_KEY_MISSING where nan (i1; LIR_NONE: x is not NaN). */
+uint32_t rep_emit_key(LBuilder *b, uint32_t bits, uint32_t nan);
+/* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
+bool rep_keys_fit(const RepLayout *layout);
 
 /* How a GPU copy is shared out: begin(ctx, n) opens a loop over [0, n) (i64) whose iterations the threads copying share; lir_end closes it. */
 typedef struct RepSpread {
@@ -152,6 +178,8 @@ typedef struct LRepresentation {
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */
 	bool tiles;
+	/* lay_out keeps a key copy of the nodes where RepLayout.keys and rep_keys_fit (it clears keys otherwise). */
+	bool keys;
 } LRepresentation;
 
 /* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */

@@ -21,6 +21,11 @@
  *
  * cache(v) of a tree loop on a GPU copies a group's records, contiguous in the buffer,
  * into shared memory as they are; the handles then point into the copy.
+ *
+ * Where the lowering asks for keys (rep.h) and the splits can compare them, a second
+ * buffer, `keys`, holds the node buffer again with each split's threshold replaced by
+ * its key; while RepLayout.walk_keys is set, handles point into it and load_node yields
+ * the key. Leaves are copied as they are, so a walk of keys ends on its leaf's value.
  */
 #include "lower/rep.h"
 
@@ -29,10 +34,16 @@
 
 /* Trees deeper than this would need more than 2^25 slots each. */
 #define ARRAY_MAX_DEPTH 24
+/*
+ * The largest forest (in bytes of the node buffer) that gets a key copy for lone rows'
+ * walks (rep.h). Past it the walks of a lone row wait on memory more than on their
+ * compares, and the copy would double a large library and its compile's memory.
+ */
+#define ARRAY_MAX_KEY_COPY (16u << 20)
 
 typedef struct ArrayState {
-	uint32_t node_buffer, offset_buffer;
-	uint32_t nodes, offsets; /* their addresses in the function being built */
+	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */
+	uint32_t nodes, offsets, keys; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves have a region of their own (float records, double leaves) */
@@ -75,7 +86,7 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *records;
-	uint64_t total = 0, max_nodes = 1, *stack;
+	uint64_t total = 0, max_nodes = 1, elements, *stack;
 	uint32_t record;
 	ArrayState *s;
 	bool own_leaves;
@@ -107,7 +118,9 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			max_nodes = f->trees[t].num_nodes;
 	}
 	/* The leaves' region: a double (two i32 elements) per slot after the records. */
-	records = xcalloc((total ? total : 1) * (record + (own_leaves ? 2 : 0)), sizeof *records);
+	elements = (total ? total : 1) * (record + (own_leaves ? 2 : 0));
+	layout->keys = layout->keys && rep_keys_fit(layout) && elements * sizeof *records <= ARRAY_MAX_KEY_COPY;
+	records = xcalloc(elements, sizeof *records);
 	for (uint64_t i = 0; i < total; i++) /* unused slots read as leaves */
 		records[i * record] = -1;
 	stack = xmalloc(4 * max_nodes * sizeof *stack);
@@ -127,7 +140,19 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	for (uint32_t t = 1; t < f->num_trees; t++)
 		if (offsets[t + 1] - offsets[t] != s->stride)
 			s->stride = 0;
-	s->node_buffer = lir_buffer_add(m, "array.nodes", LTYPE_I32, total * (record + (own_leaves ? 2 : 0)), records);
+	s->key_buffer = LIR_NONE;
+	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
+		int32_t *keys = xmalloc(elements * sizeof *keys);
+		memcpy(keys, records, elements * sizeof *keys);
+		for (uint64_t i = 0; i < total; i++) {
+			float threshold;
+			memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
+			if (keys[i * record] != -1)
+				keys[i * record + 1] = (int32_t)rep_key(threshold);
+		}
+		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
+	}
+	s->node_buffer = lir_buffer_add(m, "array.nodes", LTYPE_I32, elements, records);
 	s->offset_buffer = lir_buffer_add(m, "array.tree_offsets", LTYPE_I32, f->num_trees + 1, offsets);
 	layout->state = s;
 	return true;
@@ -139,6 +164,7 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	rep_begin_forest(layout, b);
 	s->nodes = rep_buffer_address(b, s->node_buffer);
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
+	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
 	s->copy = LIR_NONE;
 }
 
@@ -160,7 +186,7 @@ static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool s
 		offset = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, tree, LIR_NONE));
 	if (s->copy != LIR_NONE)
 		return lir_index(b, s->copy, lir_emit(b, LOP_SUB, LTYPE_I64, offset, s->copy_start, LIR_NONE), LTYPE_I32);
-	return lir_index(b, s->nodes, offset, LTYPE_I32);
+	return lir_index(b, layout->walk_keys ? s->keys : s->nodes, offset, LTYPE_I32);
 }
 
 static uint32_t array_root(RepLayout *layout, LBuilder *b, uint32_t tree)
@@ -182,7 +208,8 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	ArrayState *s = layout->state;
 	RepNode n;
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
-	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, tree, record_element(b, node, 2, 1), LIR_NONE);
+	n.threshold = lir_emit(b, LOP_LOAD, layout->walk_keys ? LTYPE_I32 : layout->threshold_type, tree,
+	                       record_element(b, node, 2, 1), LIR_NONE);
 	return n;
 }
 
@@ -255,4 +282,5 @@ const LRepresentation rep_array = {
 	.cache_bytes = array_cache_bytes,
 	.cache_begin = array_cache_begin,
 	.cache_end = array_cache_end,
+	.keys = true,
 };

@@ -525,8 +525,37 @@ static void test_float_forest(void)
 	hir_forest_free(f);
 }
 
+/* rep_key: keys order floats as the floats compare (-0 and +0 alike), and NaN's key lies below them all. */
+static void test_keys(void)
+{
+	static const float special[] = {0.0f, -0.0f, 1e-45f, -1e-45f, 1.17549435e-38f, -1.17549435e-38f, 1.0f, -1.0f,
+	                                3.40282347e38f, -3.40282347e38f, INFINITY, -INFINITY, 0.5f, -0.5f, 1e-40f, -1e-40f};
+	float values[2048];
+	uint32_t n = 0, seed = 12345, bad = 0;
+	for (size_t i = 0; i < sizeof special / sizeof *special; i++)
+		values[n++] = special[i];
+	while (n < sizeof values / sizeof *values) { /* random bit patterns: every exponent, either sign */
+		uint32_t bits;
+		float x;
+		seed = seed * 1664525u + 1013904223u;
+		bits = seed;
+		memcpy(&x, &bits, sizeof x);
+		if (!isnan(x))
+			values[n++] = x;
+	}
+	CHECK(rep_key(NAN) == REP_KEY_MISSING && rep_key(-NAN) == REP_KEY_MISSING);
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK(rep_key(values[i]) > REP_KEY_MISSING);
+		for (uint32_t j = 0; j < n; j++)
+			bad += (values[i] < values[j]) != (rep_key(values[i]) < rep_key(values[j])) ||
+			       (values[i] == values[j]) != (rep_key(values[i]) == rep_key(values[j]));
+	}
+	CHECK(bad == 0);
+}
+
 int main(void)
 {
+	test_keys();
 	test_float_forest();
 	test_depth_groups();
 	test_tile_trees();
