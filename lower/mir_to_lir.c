@@ -879,6 +879,22 @@ LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE
 /* The most stack one ifComplete's keys may take: 256 rows of 96 features. */
 #define KEYS_MAX_BYTES (96 * 1024)
 
+/* Whether ifComplete inst converts its rows to keys: it names a bounded block whose keys fit on the stack. */
+static bool makes_keys(const MModule *m, const MInst *inst)
+{
+	return inst->op == MOP_IF_COMPLETE && inst->span != MIR_ROWS_ALL &&
+	       (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+}
+
+/* Whether some ifComplete in the list from id (and the lists inside) makes keys. */
+static bool some_makes_keys(const MModule *m, uint32_t id)
+{
+	for (; id != MIR_NONE; id = m->insts[id].next)
+		if (makes_keys(m, &m->insts[id]) || some_makes_keys(m, m->insts[id].body))
+			return true;
+	return false;
+}
+
 /*
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
@@ -891,8 +907,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width, any, at,
 	         x, missing, branch;
 	/* Keys are made where they fit on the stack: wider rows' lone walks read floats. */
-	bool outer = l->complete, keys = l->keys && inst->span != MIR_ROWS_ALL &&
-	                                 (uint64_t)inst->span * l->f->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+	bool outer = l->complete, keys = l->keys && makes_keys(l->m, inst);
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, first_row = first, first_at;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
@@ -1235,7 +1250,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.module->gpu = gpu;
 	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
 	walked = gpu ? NULL : hir_float_forest(f);
-	l.layout.keys = !gpu && l.rep->keys; /* lay_out keeps it where the forest's splits can compare keys */
+	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
+	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body);
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {
 		hir_forest_free(walked);
 		lir_module_free(l.module);
