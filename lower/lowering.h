@@ -62,8 +62,8 @@ typedef struct Lowering {
 	bool failed;                /* an error was found (lower_fail; e says it): the module is dropped */
 	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
-	bool keys;                  /* ifComplete converts its rows to keys (rep_key), which lone rows' walks read */
-	uint32_t key_rows;          /* inside one: the keys of rows [key_first, ...) (LIR_NONE: none) */
+	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) for lone
+	                               rows' walks (LIR_NONE: none) */
 	uint32_t key_first;         /* i64 */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];

@@ -314,6 +314,9 @@ void lower_for(Lowering *l, const MInst *inst)
 	}
 }
 
+/* Whether the lanes here are several trees of one row (the representation's tree hook lays their handles out for that). */
+static bool trees_side_by_side(const Lowering *l) { return l->scope.lanes > 1 && l->scope.lanes_are_trees; }
+
 /* One step of a walk from node for row: the representation tests the split and yields the child (a leaf stays where leaf_stays). */
 static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, const RepRow *row, const RepNode *fields, bool leaf_stays)
 {
@@ -413,8 +416,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		/* A walk of keys finds its tree in the key copy of the nodes: the tree's handle again, from its number. */
 		l->layout.walk_keys = row[r].type == LTYPE_I32; /* alike in every lane */
 		tree[r] = !l->layout.walk_keys ? l->value[lane_slot(walk->a, r)]
-		                               : rep->tree(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, r)],
-		                                           l->scope.lanes > 1 && l->scope.lanes_are_trees);
+		                               : rep->tree(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, r)], trees_side_by_side(l));
 		node[r] = r && !l->scope.lanes_are_trees ? node[0] : rep->root(&l->layout, &l->b, tree[r]);
 		peel[r] = walk->peel;
 		safe[r] = walk->peel_safe;
@@ -906,9 +908,9 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width, any, at,
 	         x, missing, branch;
-	/* Keys are made where they fit on the stack: wider rows' lone walks read floats. */
-	bool outer = l->complete, keys = l->keys && makes_keys(l->m, inst);
-	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, first_row = first, first_at;
+	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' lone walks read floats). */
+	bool outer = l->complete, keys = l->layout.keys && t == LTYPE_F32 && makes_keys(l->m, inst);
+	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, first_row = first;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
 		return;
@@ -923,14 +925,13 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		l->key_first = first_row;
 	}
 	first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
-	first_at = first;
 	end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
 	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
 	x = emit2(l, LOP_LOAD, t, l->rows, at);
 	missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
 	if (keys) {
 		uint32_t key = rep_emit_key(&l->b, emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at), missing);
-		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first_at), key);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), key);
 	}
 	if (zero) {
 		uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
@@ -1060,7 +1061,7 @@ void lower_inst(Lowering *l, uint32_t id)
 			bool same = r && !l->scope.lanes_are_trees; /* row lanes share the tree */
 			l->tree_index[at] = same ? l->tree_index[lane0] : lower_index(l, &inst->tree, r);
 			l->value[at] = same ? l->value[lane0]
-			                    : l->rep->tree(&l->layout, &l->b, l->tree_index[at], l->scope.lanes > 1 && l->scope.lanes_are_trees);
+			                    : l->rep->tree(&l->layout, &l->b, l->tree_index[at], trees_side_by_side(l));
 		}
 		break;
 	case MOP_WALK:
@@ -1279,7 +1280,6 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
 	l.row_cache = l.key_rows = LIR_NONE;
-	l.keys = l.layout.keys;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
@@ -1296,7 +1296,6 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 				return NULL;
 			}
 		}
-		l.keys = false; /* double rows compare doubles */
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 	}
 	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
