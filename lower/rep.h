@@ -144,6 +144,13 @@ typedef struct LRepresentation {
 	/* Emit prefetches of every node of tree number `tree` (i64): cache(v) of a tree loop. */
 	void (*prefetch_tree)(RepLayout *layout, LBuilder *b, uint32_t tree);
 	/*
+	 * Emit a prefetch of the nodes two levels below node, which a lone row's walk reads
+	 * two steps on, where the representation keeps them together (NULL elsewhere);
+	 * leaves: they are the walk's leaves, whose values leaf_value reads. node may be a
+	 * leaf that the walk stays on: a prefetch never faults.
+	 */
+	void (*prefetch_below)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, bool leaves);
+	/*
 	 * cache(v) of a tree loop on a GPU; NULL where the representation cannot copy trees.
 	 * cache_bytes: the memory a copy of any `count` consecutive trees takes, at most.
 	 * cache_begin: emit the copy of trees [first, first + count) (first: i64; past the last

@@ -399,6 +399,11 @@ static void bitvector_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tre
 	ARRAY(layout, rep_array.prefetch_tree(layout, b, tree));
 }
 
+static void bitvector_prefetch_below(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, bool leaves)
+{
+	ARRAY(layout, rep_array.prefetch_below(layout, b, tree, node, leaves));
+}
+
 static void bitvector_free(RepLayout *layout)
 {
 	BitvectorState *s = layout->state;
@@ -420,6 +425,7 @@ const LRepresentation rep_bitvector = {
 	.step = bitvector_step,
 	.leaf_value = bitvector_leaf_value,
 	.prefetch_tree = bitvector_prefetch_tree,
+	.prefetch_below = bitvector_prefetch_below,
 	.trees_apply = bitvector_trees_apply,
 	.walk_trees = bitvector_walk_trees,
 };
