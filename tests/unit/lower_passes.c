@@ -553,8 +553,56 @@ static void test_keys(void)
 	CHECK(bad == 0);
 }
 
+/* Prefetches in the functions of l. */
+static uint32_t prefetches(const LModule *l)
+{
+	uint32_t n = 0;
+	for (uint32_t f = 0; l && f < l->num_funcs; f++)
+		for (uint32_t i = 0; i < l->funcs[f]->num_insts; i++)
+			n += l->funcs[f]->insts[i].op == LOP_PREFETCH;
+	return n;
+}
+
+/*
+ * A lone row's walks in the array layout prefetch the grandchildren of each step's node
+ * but the first step's (depth - 2 per walk of a complete tree); the sparse layout, whose
+ * grandchildren are not side by side, prefetches nothing.
+ */
+static void test_prefetch_below(void)
+{
+	enum { DEPTH = 5, NODES = (2 << DEPTH) - 1 };
+	HForest *f = hir_forest_new("prefetch", 2, 1);
+	Error e = {{0}};
+	MModule *m;
+	LModule *l;
+	for (uint32_t t = 0; t < 16; t++) {
+		HNode *n = hir_tree_add(f, NODES, 0);
+		for (uint32_t i = 0; i < NODES; i++)
+			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
+			                     : (HNode){.value = i, .feature = HIR_LEAF};
+	}
+	hir_choose_schedule(f, 0, 16, 8, false);
+	hir_pad_unrolled_walks(f);
+	m = lower_hir_to_mir(f, &e);
+	CHECK(m && mir_legalize_reductions(m, &e));
+	if (m) {
+		mir_unroll_walks(m);
+		mir_interleave(m);
+		mir_version_complete(m);
+		l = lower_mir_to_lir(m, "array", &e);
+		CHECK(l && prefetches(l) > 0 && prefetches(l) % (DEPTH - 2) == 0);
+		lir_module_free(l);
+		l = lower_mir_to_lir(m, "sparse", &e);
+		CHECK(l && prefetches(l) == 0);
+		lir_module_free(l);
+	}
+	mir_module_free(m);
+	hir_forest_free(f);
+}
+
 int main(void)
 {
+	test_prefetch_below();
 	test_keys();
 	test_float_forest();
 	test_depth_groups();
