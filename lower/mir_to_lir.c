@@ -408,7 +408,7 @@ static void lower_code_walk(Lowering *l, uint32_t id)
  * its nodes come from L2 (the next row takes other paths): each peeled step but the first
  * (whose grandchildren share the root's cache line) prefetches the nodes two levels
  * below, so that the load two steps on finds them on its way (one row of syn-higgs
- * 0.89 -> 0.83 us, syn-abalone 19.3 -> 15.2 us). Rows walked side by side reuse a
+ * 0.93 -> 0.89 us, syn-abalone 23.8 -> 15.2 us). Rows walked side by side reuse a
  * tree's nodes from L1, and the prefetches only cost them instructions.
  */
 static void lower_node_walks(Lowering *l, uint32_t id)
