@@ -405,11 +405,12 @@ static void lower_code_walk(Lowering *l, uint32_t id)
  * by side so that their loads overlap.
  *
  * A lone row's walk is a chain of dependent loads, and past the top levels of a forest
- * its nodes come from L2 (the next row takes other paths): each peeled step but the first
- * (whose grandchildren share the root's cache line) prefetches the nodes two levels
- * below, so that the load two steps on finds them on its way (one row of syn-higgs
- * 0.93 -> 0.89 us, syn-abalone 23.8 -> 15.2 us). Rows walked side by side reuse a
- * tree's nodes from L1, and the prefetches only cost them instructions.
+ * its nodes come from L2, or L3 for a thousand trees (the next row takes other paths):
+ * each peeled step but the first (whose grandchildren share the root's cache line)
+ * prefetches the nodes two levels below, so that the load two steps on finds them on its
+ * way (one row of syn-higgs 0.93 -> 0.89 us, syn-abalone 23.8 -> 15.2 us). Rows walked
+ * side by side reuse a tree's nodes from L1, and the prefetches only cost them
+ * instructions.
  */
 static void lower_node_walks(Lowering *l, uint32_t id)
 {

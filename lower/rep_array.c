@@ -221,6 +221,12 @@ static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
 }
 
+/* Where the double of leaf slot `node` lies in its own region (own_leaves), in doubles from the tree's handle. */
+static uint32_t own_leaf_element(const ArrayState *s, LBuilder *b, uint32_t node)
+{
+	return lir_emit(b, LOP_ADD, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, (int64_t)s->leaf_slots), LIR_NONE);
+}
+
 /*
  * The four grandchildren of slot s are the slots 4s + 3 to 4s + 6, side by side: 32 bytes
  * of f32 records, which one prefetch brings in (64 of f64 records, mostly one line). Where
@@ -232,9 +238,7 @@ static void array_prefetch_below(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, 4), LIR_NONE);
 	first = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 3), LIR_NONE);
 	if (leaves && s->own_leaves)
-		lir_emit(b, LOP_PREFETCH, LTYPE_F64, tree,
-		         lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, (int64_t)s->leaf_slots), LIR_NONE),
-		         LIR_NONE);
+		lir_emit(b, LOP_PREFETCH, LTYPE_F64, tree, own_leaf_element(s, b, first), LIR_NONE);
 	else
 		lir_emit(b, LOP_PREFETCH, LTYPE_I32, tree, record_element(b, first, s->record, 0), LIR_NONE);
 }
@@ -244,9 +248,7 @@ static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	ArrayState *s = layout->state;
 	/* A record and a leaf's double are both 8 bytes: the leaf is as far from its record as the region from the records. */
 	if (s->own_leaves)
-		return lir_emit(b, LOP_LOAD, LTYPE_F64, tree,
-		                lir_emit(b, LOP_ADD, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, (int64_t)s->leaf_slots), LIR_NONE),
-		                LIR_NONE);
+		return lir_emit(b, LOP_LOAD, LTYPE_F64, tree, own_leaf_element(s, b, node), LIR_NONE);
 	return rep_load_leaf(layout, b, tree, record_element(b, node, 2, 1));
 }
 
