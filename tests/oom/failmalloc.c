@@ -9,9 +9,14 @@
  *
  * With GROVE_FAIL_ALLOC=N the Nth of grove's allocations, and every later one, returns
  * NULL; with GROVE_FAIL_ALLOC=0 none fails and their count is printed on standard error
- * at exit ("allocations: N"), so that a test knows how many sites a run passes.
+ * at exit ("allocations: N"), so that a test knows how many sites a run passes, followed
+ * by the allocations made from a call stack no earlier allocation was made from
+ * ("new stacks: 1 2 5 ..."): failing the 40th tree's node array takes the same path out
+ * as failing the first's, so a test short of time may fail only those.
  * failmalloc_arm() does the same from inside a process.
  */
+#include <execinfo.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,6 +30,34 @@ void *__wrap_calloc(size_t count, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 
 static long calls, fail_at = -1;
+
+/* Counting (GROVE_FAIL_ALLOC=0): the hashes of the call stacks seen (open addressing), and the allocations that were
+ * the first from theirs. */
+enum { MAX_STACKS = 1 << 14, STACK_DEPTH = 24 };
+static uint64_t stacks[MAX_STACKS];
+static long firsts[MAX_STACKS], num_firsts;
+
+/* Note this allocation's call stack, remembering the allocation if the stack is new. */
+static void note_stack(void)
+{
+	void *frames[STACK_DEPTH];
+	int n = backtrace(frames, STACK_DEPTH);
+	uint64_t h = 14695981039346656037ull;
+	for (int i = 1; i < n; i++) /* frame 0 is this function */
+		h = (h ^ (uint64_t)(uintptr_t)frames[i]) * 1099511628211ull;
+	h |= 1; /* 0 marks an empty slot */
+	for (uint64_t i = h;; i++) {
+		uint64_t *slot = &stacks[i % MAX_STACKS];
+		if (*slot == h)
+			return;
+		if (!*slot) {
+			if (num_firsts < MAX_STACKS / 2) /* past that, every allocation counts as new */
+				*slot = h;
+			firsts[num_firsts < MAX_STACKS ? num_firsts++ : MAX_STACKS - 1] = calls;
+			return;
+		}
+	}
+}
 
 void failmalloc_arm(long n)
 {
@@ -41,7 +74,10 @@ static int failing(void)
 		const char *v = getenv("GROVE_FAIL_ALLOC");
 		fail_at = v ? atol(v) : 0;
 	}
-	return ++calls >= fail_at && fail_at > 0;
+	++calls;
+	if (fail_at == 0 && getenv("GROVE_FAIL_ALLOC"))
+		note_stack();
+	return calls >= fail_at && fail_at > 0;
 }
 
 void *__wrap_malloc(size_t n) { return failing() ? NULL : __real_malloc(n); }
@@ -50,6 +86,10 @@ void *__wrap_realloc(void *p, size_t n) { return failing() ? NULL : __real_reall
 
 __attribute__((destructor)) static void report(void)
 {
-	if (fail_at == 0 && getenv("GROVE_FAIL_ALLOC"))
-		fprintf(stderr, "allocations: %ld\n", calls);
+	if (fail_at == 0 && getenv("GROVE_FAIL_ALLOC")) {
+		fprintf(stderr, "allocations: %ld\nnew stacks:", calls);
+		for (long i = 0; i < num_firsts; i++)
+			fprintf(stderr, " %ld", firsts[i]);
+		fprintf(stderr, "\n");
+	}
 }
