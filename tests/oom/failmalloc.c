@@ -30,12 +30,14 @@ void *__wrap_calloc(size_t count, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 
 static long calls, fail_at = -1;
+static int counting; /* GROVE_FAIL_ALLOC=0: count the allocations and note their call stacks */
 
-/* Counting (GROVE_FAIL_ALLOC=0): the hashes of the call stacks seen (open addressing), and the allocations that were
- * the first from theirs. */
+/* While counting: the hashes of the call stacks seen (open addressing), and the allocations that were the first from
+ * theirs; past MAX_STACKS / 2 stacks the report leaves them out (a test then fails every allocation). */
 enum { MAX_STACKS = 1 << 14, STACK_DEPTH = 24 };
 static uint64_t stacks[MAX_STACKS];
-static long firsts[MAX_STACKS], num_firsts;
+static long firsts[MAX_STACKS / 2], num_firsts;
+static int too_many;
 
 /* Note this allocation's call stack, remembering the allocation if the stack is new. */
 static void note_stack(void)
@@ -46,14 +48,14 @@ static void note_stack(void)
 	for (int i = 1; i < n; i++) /* frame 0 is this function */
 		h = (h ^ (uint64_t)(uintptr_t)frames[i]) * 1099511628211ull;
 	h |= 1; /* 0 marks an empty slot */
-	for (uint64_t i = h;; i++) {
+	for (uint64_t i = h; !too_many; i++) {
 		uint64_t *slot = &stacks[i % MAX_STACKS];
 		if (*slot == h)
 			return;
 		if (!*slot) {
-			if (num_firsts < MAX_STACKS / 2) /* past that, every allocation counts as new */
-				*slot = h;
-			firsts[num_firsts < MAX_STACKS ? num_firsts++ : MAX_STACKS - 1] = calls;
+			too_many = num_firsts == MAX_STACKS / 2;
+			if (!too_many)
+				*slot = h, firsts[num_firsts++] = calls;
 			return;
 		}
 	}
@@ -73,9 +75,10 @@ static int failing(void)
 	if (fail_at < 0) {
 		const char *v = getenv("GROVE_FAIL_ALLOC");
 		fail_at = v ? atol(v) : 0;
+		counting = v && fail_at == 0;
 	}
 	++calls;
-	if (fail_at == 0 && getenv("GROVE_FAIL_ALLOC"))
+	if (counting)
 		note_stack();
 	return calls >= fail_at && fail_at > 0;
 }
@@ -86,8 +89,11 @@ void *__wrap_realloc(void *p, size_t n) { return failing() ? NULL : __real_reall
 
 __attribute__((destructor)) static void report(void)
 {
-	if (fail_at == 0 && getenv("GROVE_FAIL_ALLOC")) {
-		fprintf(stderr, "allocations: %ld\nnew stacks:", calls);
+	if (!counting)
+		return;
+	fprintf(stderr, "allocations: %ld\n", calls);
+	if (!too_many) {
+		fprintf(stderr, "new stacks:");
 		for (long i = 0; i < num_firsts; i++)
 			fprintf(stderr, " %ld", firsts[i]);
 		fprintf(stderr, "\n");
