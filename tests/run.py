@@ -813,9 +813,9 @@ ASAN_THIN = 8  # 4 until CI passed 20 minutes on a slow day (25 min; 21 with thr
 MATRIX_O = ((), ("-O", "0"))
 
 
-def matrix_level(s, k):
-    """The -O options of the k-th case of a schedule matrix."""
-    return MATRIX_O[1] if build_config(s)["asan"] else MATRIX_O[k % 2]
+def matrix_level(sanitized, k):
+    """The -O options of the k-th case of a schedule matrix (in a sanitizer build where sanitized)."""
+    return MATRIX_O[1] if sanitized else MATRIX_O[k % 2]
 
 
 def schedule_test_options(path):
@@ -870,7 +870,7 @@ def schedule_tests(s, pool):
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("schedules", f"{sched}/{name}") and not (thin and (i + j) % ASAN_THIN):
                 jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}".replace("/", "."), model, rows,
-                                        expected, probability, False, options + matrix_level(s, i + j), num_trees, f64,
+                                        expected, probability, False, options + matrix_level(thin, i + j), num_trees, f64,
                                         refusals))
         if s.wanted("schedules", f"{sched}/roundtrip"):
             jobs.append(pool.submit(schedule_round_trip, s, sched, options))
@@ -955,7 +955,7 @@ def gpu_tests(s, pool):
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % (2 * ASAN_THIN)):
                 jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
-                                        probability, False, options + matrix_level(s, i + j), num_trees, f64, refusals))
+                                        probability, False, options + matrix_level(thin, i + j), num_trees, f64, refusals))
     for model, _, _ in REAL_MODELS:
         for arch, assemble_as in PTX_ARCHS:
             if s.wanted("gpu", f"ptxas/{arch}/{model[:-5]}"):
