@@ -25,6 +25,7 @@ typedef struct Storage {
 	bool per_lane;
 	uint32_t rows;      /* i64: its rows dimension */
 	uint32_t offset;    /* i64: its first element in base */
+	bool by_output;     /* its elements lie output by output (c * rows + row), not row by row (row * outputs + c) */
 	uint64_t workspace_at; /* a buffer of all rows: its place in the workspace, in elements per row (0: none yet) */
 } Storage;
 
@@ -45,7 +46,8 @@ typedef struct Lowering {
 	uint32_t width_buffer;      /* its index */
 	uint32_t base_scores;       /* address of the base score buffer */
 	uint32_t base_buffer;       /* its index */
-	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c] */
+	uint32_t acc, acc_offset;   /* the margins of the row being transformed: acc[acc_offset + c * acc_stride] */
+	uint32_t acc_stride;        /* i64, or LIR_NONE for 1 */
 	uint32_t workspace;         /* the workspace parameter */
 	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
 	Storage *storage;           /* per MIR buffer */
@@ -91,6 +93,8 @@ double aggregate_identity(const HForest *f);
 LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel);
 /* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
 uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c);
+/* Where margin c (i64) of row `row` (i64, within its copy) lies in a copy of buffer b, from the copy's first element. */
+uint32_t buffer_element(Lowering *l, uint32_t b, uint32_t row, uint32_t c);
 /*
  * The body of inst's loop for the iteration whose value is `value`, covering `rows` rows
  * (or trees) in `lanes` lanes (0: not interleaved), those before `masked` masked off

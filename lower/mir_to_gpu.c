@@ -356,8 +356,7 @@ static void gpu_init(Lowering *l, uint32_t b)
 	uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
 	uint32_t row = gpu_begin_spread(l, const_i64(l, 0), rows, 1, l->gpu_mask);
 	for (uint32_t c = 0; c < buf->outputs; c++) {
-		uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, buf->outputs)), value;
-		at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, c));
+		uint32_t at = buffer_element(l, b, row, const_i64(l, c)), value;
 		at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
 		value = lir_const_float(&l->b, l->acc_type, buf->zero ? aggregate_identity(l->f) : margin_start(l->f, c));
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, st->base[0], at, value);
