@@ -122,7 +122,8 @@ typedef enum LType {
 	X(IF, "if", 1)                /* if a (i1) body else alt; imm = LIR_IF_APART: each region   \
 	                                 may compile as a function of its own (host: the functions  \
 	                                 of a module compile in parallel), as a PARALLEL_FOR body   \
-	                                 does, taking the values it uses from outside */             \
+	                                 does, taking the values it uses from outside;              \
+	                                 LIR_IF_APART_BODY: the body only */                         \
 	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
 	                                 which coordinate or extent; kernels only */                  \
 	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
@@ -215,8 +216,9 @@ typedef enum LGpuIndex {
 /* Lanes of the widest vector value. */
 #define LIR_MAX_LANES 16
 
-/* IF's imm: its regions may compile apart (see LOP_IF). */
+/* IF's imm: its regions may compile apart (see LOP_IF); or its body only, the alt staying in place. */
 #define LIR_IF_APART 1
+#define LIR_IF_APART_BODY 2
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */

@@ -212,6 +212,8 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		print_operands(out, fn, in, 1);
 		if (in->imm == LIR_IF_APART)
 			fputs(" apart", out);
+		else if (in->imm == LIR_IF_APART_BODY)
+			fputs(" apart(body)", out);
 		print_body(out, m, fn, in->body, depth, budget);
 		if (in->alt != LIR_NONE) {
 			fputs(" else", out);

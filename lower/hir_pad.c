@@ -81,7 +81,7 @@ bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth)
  * value, so only its form matters. It copies the comparison, missing rule and category
  * set of f's first split, so that a forest using one kind (which representations lower
  * with a single compare) still uses one. Its threshold, 1, is a float whose neighbours
- * are normal, so that hir_float_forest can make a <= split strict.
+ * are normal, so that hir_float_forest can rewrite its comparison either way.
  */
 static HNode padding_split(const HForest *f)
 {

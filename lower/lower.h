@@ -22,8 +22,10 @@ void hir_pad_unrolled_walks(HForest *f);
 /*
  * HIR: the forest that float rows walk, a copy of f that decides as f does: a forest
  * that compares in double gets float thresholds (each the float nearest its threshold
- * on the side its comparison needs), and <= and > splits become < and >= against the
- * next float where every such split can. NULL where f is that forest already, or
+ * on the side its comparison needs), and its comparisons take the forms x86 decides
+ * from one flag (<= and >= where every split sends NaN right, < and > where every one
+ * sends it left, else < and >=) against the neighbouring float, where every split
+ * can (lower/hir_narrow.c). NULL where f is that forest already, or
  * where an == or != threshold has no float twin. Leaves keep their type.
  */
 HForest *hir_float_forest(const HForest *f);

@@ -53,6 +53,7 @@ typedef struct Lowering {
 	Storage *storage;           /* per MIR buffer */
 	LoopScope scope;            /* what the enclosing loops set */
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
+	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
 	/* GPU kernels (lower_mir_to_gpu): see mir_to_gpu.c. */
 	bool gpu;
 	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */

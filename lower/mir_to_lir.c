@@ -305,7 +305,18 @@ void lower_for(Lowering *l, const MInst *inst)
 		uint32_t trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
 		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, trips, const_i64(l, span));
 		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
+		bool apart = l->walks_apart;
+		/*
+		 * Where no ifComplete splits the walks into halves that compile in parallel (its
+		 * walks are the same either way), the side-by-side walks are one half, the rest
+		 * of the function (the last tile's lone rows) the other; the call costs nothing
+		 * next to 16 rows' walks, and lone rows make none.
+		 */
+		if (apart)
+			l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
+		l->walks_apart = false;
 		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
+		l->walks_apart = apart;
 		lir_else(&l->b, branch);
 		lower_loop(l, inst, begin, end, step, 1, false);
 		lir_end(&l->b);
@@ -945,53 +956,66 @@ static bool some_makes_keys(const MModule *m, uint32_t id)
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
  * twice: walks without missing-value tests where none is, the usual ones otherwise.
+ * Where the compares decide missing values (RepLayout.missing_by_compare) the walks are
+ * the same either way: the body is lowered once, after a scan that only makes keys.
  */
 static void lower_if_complete(Lowering *l, const MInst *inst)
 {
 	LType t = l->row_type;
 	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
-	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width, any, at,
-	         x, missing, branch;
+	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width,
+	         any = LIR_NONE, at, x, missing, branch;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' lone walks read floats). */
 	bool outer = l->complete, keys = l->layout.keys && t == LTYPE_F32 && makes_keys(l->m, inst);
+	bool once = l->layout.missing_by_compare; /* the walks are the same either way */
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, first_row = first;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
 		return;
 	}
-	if (inst->span != MIR_ROWS_ALL)
-		end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->num_rows);
-	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	width = const_i64(l, l->f->num_features);
-	any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
-	if (keys) { /* the rows' keys, which the scan writes, for lone rows' walks */
-		l->key_rows = lir_local_array(&l->b, LTYPE_I32, inst->span * l->f->num_features, LSPACE_PRIVATE);
-		l->key_first = first_row;
+	if (keys || !once) {
+		if (inst->span != MIR_ROWS_ALL)
+			end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->num_rows);
+		/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+		width = const_i64(l, l->f->num_features);
+		if (!once)
+			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
+		if (keys) { /* the rows' keys, which the scan writes, for lone rows' walks */
+			l->key_rows = lir_local_array(&l->b, LTYPE_I32, inst->span * l->f->num_features, LSPACE_PRIVATE);
+			l->key_first = first_row;
+		}
+		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
+		end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
+		at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
+		x = emit2(l, LOP_LOAD, t, l->rows, at);
+		missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
+		if (keys) {
+			uint32_t key = rep_emit_key(&l->layout, &l->b, emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at), missing);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), key);
+		}
+		if (zero) {
+			uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
+			uint32_t down = lir_cmp(&l->b, LOP_FCMP, LCMP_OGE, x, lir_const_float(&l->b, t, -HIR_ZERO_THRESHOLD));
+			missing = emit2(l, LOP_OR, LTYPE_I1, missing, emit2(l, LOP_AND, LTYPE_I1, up, down));
+		}
+		if (!once)
+			emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
+		lir_end(&l->b);
 	}
-	first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
-	end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
-	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
-	x = emit2(l, LOP_LOAD, t, l->rows, at);
-	missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
-	if (keys) {
-		uint32_t key = rep_emit_key(&l->b, emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at), missing);
-		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), key);
+	if (once) {
+		l->walks_apart = true;
+		lower_list(l, inst->body);
+		l->walks_apart = false;
+	} else {
+		branch = lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+		l->b.fn->insts[branch].imm = LIR_IF_APART; /* the two versions are half the code each: they compile in parallel */
+		lower_list(l, inst->body);
+		lir_else(&l->b, branch);
+		l->complete = true;
+		lower_list(l, inst->body);
+		l->complete = outer;
+		lir_end(&l->b);
 	}
-	if (zero) {
-		uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
-		uint32_t down = lir_cmp(&l->b, LOP_FCMP, LCMP_OGE, x, lir_const_float(&l->b, t, -HIR_ZERO_THRESHOLD));
-		missing = emit2(l, LOP_OR, LTYPE_I1, missing, emit2(l, LOP_AND, LTYPE_I1, up, down));
-	}
-	emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
-	lir_end(&l->b);
-	branch = lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
-	l->b.fn->insts[branch].imm = LIR_IF_APART; /* the two versions are half the code each: they compile in parallel */
-	lower_list(l, inst->body);
-	lir_else(&l->b, branch);
-	l->complete = true;
-	lower_list(l, inst->body);
-	l->complete = outer;
-	lir_end(&l->b);
 	l->key_rows = outer_keys;
 	l->key_first = outer_first;
 }

@@ -125,6 +125,16 @@ static bool has_vectors(const HForest *f)
 	return false;
 }
 
+/* Whether the splits' one comparison, in the forms hir_float_forest makes, decides a missing value as their one rule says (RepLayout.missing_by_compare). */
+static bool missing_by_compare(uint8_t compares, uint8_t rules)
+{
+	if (rules == 1u << REP_MISSING_LEFT)
+		return compares == 1u << HCMP_LT || compares == 1u << HCMP_GT;
+	if (rules == 1u << REP_MISSING_RIGHT)
+		return compares == 1u << HCMP_LE || compares == 1u << HCMP_GE;
+	return false;
+}
+
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e)
 {
 	/* Set offsets and vector indices live in value slots: exact in a float up to 2^24, in a double up to 2^53. */
@@ -144,6 +154,9 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 		layout->compares |= (uint8_t)(1u << n->compare);
 		layout->missing_rules |= (uint8_t)(1u << split_missing(n));
 	}
+	layout->missing_by_compare = missing_by_compare(layout->compares, layout->missing_rules);
+	/* < where NaN goes left, >= where it goes right: below every key; > and <=: above. */
+	layout->missing_key = layout->missing_by_compare && layout->compares & (1u << HCMP_GT | 1u << HCMP_LE) ? ~0u : REP_KEY_MISSING;
 	layout->set_buffer = layout->vector_buffer = LIR_NONE;
 	layout->set_offsets = layout->leaf_vectors = NULL;
 	limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;
@@ -251,6 +264,12 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 	return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I32, 0)));
 }
 
+void rep_tests_missing(RepLayout *layout)
+{
+	layout->missing_by_compare = false;
+	layout->missing_key = REP_KEY_MISSING;
+}
+
 uint32_t rep_key(float x)
 {
 	uint32_t bits, magnitude;
@@ -261,7 +280,7 @@ uint32_t rep_key(float x)
 	return (bits >> 31 ? 0u - magnitude : magnitude) + 0x80000000u;
 }
 
-uint32_t rep_emit_key(LBuilder *b, uint32_t bits, uint32_t nan)
+uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t magnitude = lir_emit(b, LOP_AND, LTYPE_I32, bits, lir_const_int(b, LTYPE_I32, 0x7fffffff), LIR_NONE);
@@ -270,7 +289,7 @@ uint32_t rep_emit_key(LBuilder *b, uint32_t bits, uint32_t nan)
 	uint32_t key = lir_emit(b, LOP_SELECT, LTYPE_I32, negative, negated, magnitude);
 	key = lir_emit(b, LOP_ADD, LTYPE_I32, key, lir_const_int(b, LTYPE_I32, INT32_MIN), LIR_NONE);
 	if (nan != LIR_NONE)
-		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, REP_KEY_MISSING), key);
+		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, (int32_t)layout->missing_key), key);
 	return key;
 }
 
@@ -312,6 +331,9 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 		[HCMP_LT] = LCMP_OGE, [HCMP_LE] = LCMP_OGT, [HCMP_GT] = LCMP_OLE,
 		[HCMP_GE] = LCMP_OLT, [HCMP_EQ] = LCMP_ONE, [HCMP_NE] = LCMP_OEQ,
 	};
+	/* The same, true where x is NaN too: the compare sends NaN right (missing_by_compare). */
+	static const LCmp right_or_nan_when[] = {[HCMP_LE] = LCMP_UGT_F, [HCMP_GE] = LCMP_ULT_F};
+	bool nan_right = layout->missing_by_compare && layout->missing_rules == 1u << REP_MISSING_RIGHT;
 	uint32_t right = LIR_NONE, code = LIR_NONE;
 	/*
 	 * One kind in the whole forest (XGBoost's <, LightGBM's <=) is one compare. A forest
@@ -333,7 +355,7 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 			kind_right = not1(b, category_in(layout, b, n, x, is_in));
 		} else {
 			kind_right = t_key != LIR_NONE ? key_compare_right(b, (HCompare)k, x, t_key)
-			                               : lir_cmp(b, LOP_FCMP, right_when[k], x, n->threshold);
+			                               : lir_cmp(b, LOP_FCMP, nan_right ? right_or_nan_when[k] : right_when[k], x, n->threshold);
 		}
 		right = right == LIR_NONE ? kind_right
 		                          : lir_emit(b, LOP_SELECT, LTYPE_I1,
@@ -351,7 +373,7 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 	LType t = layout->threshold_type;
 	uint32_t missing;
 	if (keys)
-		return lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, REP_KEY_MISSING));
+		return lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, (int32_t)layout->missing_key));
 	/* Thresholds (and set offsets) are never NaN, so "x is NaN" is the unordered test of the compare's own operands. */
 	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, n->threshold);
 	if (layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT)) {
@@ -386,7 +408,7 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 	else if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	right = compare_right(layout, b, n, x, t_key);
-	if (row->complete)
+	if (row->complete || layout->missing_by_compare)
 		return right;
 	missing = is_missing(layout, b, n, x, keys);
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(b, n), right);

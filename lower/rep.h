@@ -80,6 +80,16 @@ typedef struct RepLayout {
 	                       /*   then every leaf's value slot holds the index of its first value there */
 	uint64_t *leaf_vectors; /* that index per node of the forest (leaves only) */
 	uint32_t vectors;      /* the vector buffer's address in the function being built */
+	/*
+	 * Every split's compare decides a missing value as the split's rule says, so steps
+	 * test for none and rows need no scan for them (ifComplete lowers its body once):
+	 * one missing rule, NaN only, and one comparison, the form of it that reads the
+	 * rule off the compare's flag (lower/hir_narrow.c): < or > where NaN goes left,
+	 * <= or >= where it goes right. Representations whose steps decide with
+	 * rep_goes_right have it set by rep_lay_out_forest; others clear it.
+	 */
+	bool missing_by_compare;
+	uint32_t missing_key;  /* the key of NaN: REP_KEY_MISSING, or where missing_by_compare needs it above every key, ~0 */
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 } RepLayout;
@@ -89,7 +99,8 @@ typedef struct RepLayout {
  * (-0 and +0 alike), then moved up by 2^31 to compare unsigned (x86 reads an unsigned
  * compare off the carry flag: the child index is one adc). Keys of floats that are not
  * NaN lie in [2^31 - 0x7f800000, 2^31 + 0x7f800000]; NaN's key is REP_KEY_MISSING, below
- * them all, so a missing feature is one test.
+ * them all, so a missing feature is one test (RepLayout.missing_key: or above them all,
+ * where the compare sends it the rule's way).
  *
  * A lone row's walks read the row as keys (RepRow.type i32, converted once per block
  * of rows) and compare them with the keys of the thresholds, which a representation
@@ -103,8 +114,8 @@ typedef struct RepLayout {
  */
 #define REP_KEY_MISSING 0u
 uint32_t rep_key(float x);
-/* Emit the key of the float whose bits are `bits` (i32): REP_KEY_MISSING where nan (i1; LIR_NONE: x is not NaN). */
-uint32_t rep_emit_key(LBuilder *b, uint32_t bits, uint32_t nan);
+/* Emit the key of the float whose bits are `bits` (i32): layout's missing_key where nan (i1; LIR_NONE: x is not NaN). */
+uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
 
@@ -220,6 +231,8 @@ const LRepresentation *rep_choose(const HForest *f);
  * sets). rep_name is for messages.
  */
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e);
+/* For a representation whose walks test for missing values without rep_goes_right: clear missing_by_compare. */
+void rep_tests_missing(RepLayout *layout);
 /* What every begin_function hook does first: the shared buffers' addresses. */
 void rep_begin_forest(RepLayout *layout, LBuilder *b);
 /* The node word of a split (leaves store -1). */

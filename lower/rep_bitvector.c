@@ -126,6 +126,7 @@ static bool bitvector_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 		return error_set(e, "bitvector representation: the forest mixes < (or >=) with <= (or >) splits");
 	if (!rep_array.lay_out(f, m, layout, e))
 		return false;
+	rep_tests_missing(layout); /* a block's walk sends missing values to their sides, and skips that for complete rows */
 	s = xcalloc(1, sizeof *s);
 	s->array = layout->state;
 	layout->state = s;

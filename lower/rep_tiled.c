@@ -255,6 +255,7 @@ static bool lay_out(const HForest *f, LModule *m, RepLayout *layout, bool array,
 		lanes *= 2;
 	if (!rep_lay_out_forest(f, m, name, layout, e))
 		return false;
+	rep_tests_missing(layout); /* a tile's step tests for missing values with a vector compare of its own */
 	if (layout->compares & 1u << HCMP_IN) {
 		rep_free_state(layout);
 		return error_set(e, "%s representation: category splits (in) are not evaluated in tiles; use the array or "

@@ -60,6 +60,9 @@ class Spec:
     n_train: int = 1000
     n_rows: int = 100  # random prediction rows, before the threshold rows
     missing: float = 0.1  # fraction of missing values, in training and prediction rows
+    train_missing: float = None  # in training rows, where not `missing`
+    default_left: int = None  # 0 or 1: every split of the saved model edited to send missing values that way
+    integer_features: bool = True  # every third feature integer-valued (thresholds of 0 among them)
     checks: dict = field(default_factory=dict)  # see check_model()
     notes: str = ""
 
@@ -94,6 +97,14 @@ SPECS = [
          rounds=8, params={"max_depth": 3}, missing=0.0, n_train=1200,
          checks={"default_left_both": True},
          notes="f0 missing => large label (default right), f1 missing => small label (default left)"),
+    Spec("nan_right", "multi:softprob", "multiclass", rounds=6, params={"num_class": 3, "max_depth": 4},
+         train_missing=0.0, integer_features=False, checks={"default_left_all": 0},
+         notes="trained on rows without missing values: every split sends them right, and with no integer "
+               "features no threshold is 0, so grove's compares decide them (lower/hir_narrow.c); prediction "
+               "rows 10% missing"),
+    Spec("nan_left", "reg:squarederror", "regression", rounds=10, params={"max_depth": 4}, default_left=1,
+         integer_features=False, checks={"default_left_all": 1},
+         notes="every split's default_left set to 1 in the saved model; predictions from the edited file"),
     Spec("stumps", "binary:logistic", "binary", rounds=30, params={"max_depth": 1},
          checks={"max_depth": 1}, notes="max_depth=1"),
     Spec("deep", "reg:squarederror", "deep_chain", num_feature=4, rounds=5,
@@ -138,10 +149,11 @@ def spec_seed(spec):
     return sum((i + 1) * ord(c) for i, c in enumerate(spec.name))
 
 
-def make_features(rng, n, num_feature, missing):
-    """float32 features: mostly normal, every third feature integer-valued; a fraction NaN."""
+def make_features(rng, n, num_feature, missing, integer_features=True):
+    """float32 features: normal, every third one integer-valued unless not integer_features; a fraction NaN."""
     X = rng.normal(size=(n, num_feature))
-    X[:, 2::3] = np.round(X[:, 2::3] * 3.0)
+    if integer_features:
+        X[:, 2::3] = np.round(X[:, 2::3] * 3.0)
     X = X.astype(np.float32)
     if missing > 0:
         X[rng.random(X.shape) < missing] = np.nan
@@ -288,6 +300,8 @@ def check_model(spec, model):
         f1 = {d for _, _, f, _, d in splits if f == 1}
         assert 0 in f0 and 1 in f1, (spec.name, "default_left on f0", f0, "on f1", f1)
         assert {d for *_, d in splits} == {0, 1}
+    if "default_left_all" in checks:
+        assert {d for *_, d in split_nodes(model)} == {checks["default_left_all"]}, spec.name
     if checks.get("dart_weights"):
         assert model["learner"]["gradient_booster"]["name"] == "dart"
         assert any(w != 1.0 for w in tree_weights(model)), "every DART weight is 1"
@@ -322,7 +336,7 @@ def threshold_rows(rng, model, base):
 
 
 def prediction_rows(spec, rng, model):
-    X = make_features(rng, spec.n_rows, spec.num_feature, spec.missing)
+    X = make_features(rng, spec.n_rows, spec.num_feature, spec.missing, spec.integer_features)
     if spec.labels in ("missing_directions", "deep_chain"):
         make_labels(spec, rng, X)  # the same missing pattern / bands as in training
     all_missing = np.full((1, spec.num_feature), np.nan, dtype=np.float32)
@@ -406,7 +420,8 @@ def train(spec, X, y):
 def generate(spec, tag, out_dir):
     name = "%s.%s" % (spec.name, tag)
     rng = np.random.default_rng(spec_seed(spec))
-    X = make_features(rng, spec.n_train, spec.num_feature, spec.missing)
+    X = make_features(rng, spec.n_train, spec.num_feature, spec.missing if spec.train_missing is None else spec.train_missing,
+                      spec.integer_features)
     y = make_labels(spec, rng, X)
     booster = train(spec, X, y)
 
@@ -414,6 +429,12 @@ def generate(spec, tag, out_dir):
     booster.save_model(path)
     with open(path) as f:
         model = json.load(f)
+    if spec.default_left is not None:
+        for tree in trees_of(model):
+            tree["default_left"] = [spec.default_left] * len(tree["default_left"])
+        with open(path, "w") as f:
+            json.dump(model, f)
+        booster = xgb.Booster(model_file=path)
     depths = check_model(spec, model)
 
     rows = prediction_rows(spec, rng, model)

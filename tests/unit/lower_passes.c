@@ -440,15 +440,16 @@ static bool compares(HCompare k, double x, double t)
 
 /*
  * n is f's float forest (hir_float_forest): float thresholds that decide as f's do for
- * every float x near each threshold, infinities and NaN included; strict: no <= or >.
+ * every float x near each threshold, infinities and NaN included, each split in one of
+ * the forms (1 << HCompare) wanted (0: any).
  */
-static void check_float_forest(const HForest *f, const HForest *n, uint32_t splits, bool strict)
+static void check_float_forest(const HForest *f, const HForest *n, uint32_t splits, unsigned wanted)
 {
 	for (uint32_t i = 0; i < splits; i++) {
 		const HNode *was = hir_tree_nodes(f, i), *now = hir_tree_nodes(n, i);
 		float x = (float)was->value;
 		CHECK(n->threshold_type == HTYPE_F32 && n->leaf_type == HTYPE_F64 && (double)(float)now->value == now->value);
-		CHECK(!strict || now->compare == HCMP_LT || now->compare == HCMP_GE);
+		CHECK(!wanted || wanted & 1u << now->compare);
 		x = nextafterf(nextafterf(x, -INFINITY), -INFINITY);
 		for (int step = 0; step < 5; step++, x = nextafterf(x, INFINITY))
 			CHECK(compares(was->compare, x, was->value) == compares(now->compare, x, (float)now->value));
@@ -480,18 +481,31 @@ static void test_float_forest(void)
 {
 	static const double thresholds[] = {0.1, -0.1, 3.0, 16777217.0, 1e-40, -1e-45, 1e300, -1e300, 3.4028235677973366e38,
 	                                    0.0, 1.0000000180025095e-35, 2.5e-324};
-	/* Those whose next float is not subnormal, which lets <= and > splits become strict. */
-	static const double strict[] = {0.1, -0.1, 3.0, 16777217.0, 1e300, -1e300, 3.4028235677973366e38, 1.0000000180025095e-35};
+	/* Those whose neighbouring floats are not subnormal, which lets every split change its form. */
+	static const double normal[] = {0.1, -0.1, 3.0, 16777217.0, 1e300, -1e300, 3.4028235677973366e38, 1.0000000180025095e-35};
+	/*
+	 * The forms: <= and >= where every split sends NaN right, < and > where every one
+	 * sends it left (the compare then decides NaN from one flag), < and >= for a forest
+	 * that sends it both ways (last: the checks below rewrite its float forest).
+	 */
+	static const struct {
+		int left; /* default_left of every split, or -1: every other split's */
+		unsigned wanted;
+	} modes[] = {{0, 1u << HCMP_LE | 1u << HCMP_GE}, {1, 1u << HCMP_LT | 1u << HCMP_GT}, {-1, 1u << HCMP_LT | 1u << HCMP_GE}};
 	uint32_t splits;
-	HForest *f = one_split_forest(thresholds, COUNT_OF(thresholds), &splits), *n, *s;
+	HForest *f = one_split_forest(thresholds, COUNT_OF(thresholds), &splits), *n = NULL, *s;
 	CHECK((n = hir_float_forest(f)) != NULL);
-	check_float_forest(f, n, splits, false);
-	hir_forest_free(n);
-	s = one_split_forest(strict, COUNT_OF(strict), &splits);
-	CHECK((n = hir_float_forest(s)) != NULL);
-	check_float_forest(s, n, splits, true);
-	hir_forest_free(s);
-	/* A float forest is made strict too, and is left alone when it has nothing to make strict. */
+	check_float_forest(f, n, splits, 0);
+	for (size_t m = 0; m < COUNT_OF(modes); m++) {
+		hir_forest_free(n);
+		s = one_split_forest(normal, COUNT_OF(normal), &splits);
+		for (uint32_t i = 0; i < splits; i++)
+			hir_tree_nodes(s, i)->default_left = (uint8_t)(modes[m].left < 0 ? (int)(i % 2) : modes[m].left);
+		CHECK((n = hir_float_forest(s)) != NULL);
+		check_float_forest(s, n, splits, modes[m].wanted);
+		hir_forest_free(s);
+	}
+	/* A float forest is rewritten too, and is left alone when it has nothing to rewrite. */
 	CHECK(n && (s = hir_float_forest(n)) == NULL);
 	if (n)
 		hir_tree_nodes(n, 0)->compare = HCMP_LE;
