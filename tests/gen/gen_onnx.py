@@ -511,10 +511,10 @@ def double_trees():
 def hand_built(rng):
     def one(name, node, trees, features, targets, base=None, aggregate="SUM", post="NONE", special=MODE_SPECIAL,
             input_type=TensorProto.FLOAT, opset=3, ort_differs=None, extra=(), before=(), schedules=False, rows_rng=None,
-            representations=None):
+            representations=None, n_rows=160):
         """Expected values: onnxruntime's, or the specification's where onnxruntime departs from it (ort_differs)."""
         dtype = np.float64 if input_type == TensorProto.DOUBLE else np.float32
-        rows = special_rows(rows_rng or rng, 160, features, special, dtype=dtype)
+        rows = special_rows(rows_rng or rng, n_rows, features, special, dtype=dtype)
         model = graph(node, features, targets, input_type, opset, extra, before=before)
         want = margin = evaluate(trees, rows, targets, base, aggregate, post)
         if extra:  # Exp on the scores
@@ -580,7 +580,7 @@ def hand_built(rng):
         input_type=TensorProto.DOUBLE)
     # Forests of one mode whose splits all send NaN the same way: grove's compares then decide missing values
     # (lower/hir_narrow.c gives each mode the form that does). Rows from their own generator, so that adding
-    # them changed no other fixture.
+    # them changed no other fixture; 150 of them, so that the last 6 walk as lone rows (with integer keys).
     uniform_rng = np.random.RandomState(20261125)
     for mode in ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"):
         for tracks in (0, 1):
@@ -589,7 +589,7 @@ def hand_built(rng):
                      S(mode, 2, 1.0, tracks, L({0: 0.125}), S(mode, 1, 0.75, tracks, L({0: -0.5}), L({0: 4.0})))]
             name = "uniform_%s_%s" % (mode[len("BRANCH_"):].lower(), "true" if tracks else "false")
             one(name, regressor(trees, 1, [0.25]), trees, 3, 1, [0.25], special=[-1.0, 0.25, 0.5, 0.75, 1.0],
-                rows_rng=uniform_rng, representations=["array", "sparse"])
+                rows_rng=uniform_rng, representations=["array", "sparse"], n_rows=150)
 
 
 BAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bad", "onnx")
