@@ -63,6 +63,7 @@ class Spec:
     train_missing: float = None  # in training rows, where not `missing`
     default_left: int = None  # 0 or 1: every split of the saved model edited to send missing values that way
     integer_features: bool = True  # every third feature integer-valued (thresholds of 0 among them)
+    schedules: bool = True  # part of the schedule matrix (its x3 copy)
     checks: dict = field(default_factory=dict)  # see check_model()
     notes: str = ""
 
@@ -103,8 +104,9 @@ SPECS = [
                "features no threshold is 0, so grove's compares decide them (lower/hir_narrow.c); prediction "
                "rows 10% missing"),
     Spec("nan_left", "reg:squarederror", "regression", rounds=10, params={"max_depth": 4}, default_left=1,
-         integer_features=False, checks={"default_left_all": 1},
-         notes="every split's default_left set to 1 in the saved model; predictions from the edited file"),
+         integer_features=False, schedules=False, checks={"default_left_all": 1},
+         notes="every split's default_left set to 1 in the saved model; predictions from the edited file (not in "
+               "the schedule matrix: nan_right is)"),
     Spec("stumps", "binary:logistic", "binary", rounds=30, params={"max_depth": 1},
          checks={"max_depth": 1}, notes="max_depth=1"),
     Spec("deep", "reg:squarederror", "deep_chain", num_feature=4, rounds=5,
@@ -463,7 +465,7 @@ def generate(spec, tag, out_dir):
         "pred_columns": pred2.shape[1],
         "margin_columns": margin2.shape[1],
     }
-    if tag == "x1":  # the schedule matrix takes the 3.x copy of each spec: the trees are of the same kinds
+    if tag == "x1" or not spec.schedules:  # the schedule matrix takes the 3.x copy of each spec: the trees are of the same kinds
         entry["schedules"] = False
     print("%-26s %-17s %-6s trees %2d depth %2d features %3d rows %3d base_score %-40s implied base margin %s (walk spread %.2g)"
           % (name, spec.objective, entry["booster"], len(depths), max(depths), spec.num_feature, len(rows),
