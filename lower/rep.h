@@ -81,8 +81,8 @@ typedef struct RepLayout {
 	uint64_t *leaf_vectors; /* that index per node of the forest (leaves only) */
 	uint32_t vectors;      /* the vector buffer's address in the function being built */
 	/*
-	 * Every split's compare decides a missing value as the split's rule says, so steps
-	 * test for none and rows need no scan for them (ifComplete lowers its body once):
+	 * Every split's compare decides a missing value as the split's rule says, so a step
+	 * needs no missing-value test and rows no scan for them (ifComplete lowers its body once):
 	 * one missing rule, NaN only, and one comparison, the form of it that reads the
 	 * rule off the compare's flag (lower/hir_narrow.c): < or > where NaN goes left,
 	 * <= or >= where it goes right. Representations whose steps decide with

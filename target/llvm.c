@@ -196,13 +196,12 @@ static void emit_if(Emitter *em, const LInst *inst)
 {
 	LLVMBasicBlockRef then = llvm_new_block(em, "then"), otherwise = llvm_new_block(em, "else"), merge = llvm_new_block(em, "endif");
 	void (*apart)(Emitter *, uint32_t) = em->hooks->apart ? em->hooks->apart : llvm_emit_region;
-	void (*region)(Emitter *, uint32_t) = inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY ? apart : llvm_emit_region;
 	LLVMBuildCondBr(em->b, llvm_value(em, inst->a), then, otherwise);
 	LLVMPositionBuilderAtEnd(em->b, then);
-	region(em, inst->body);
+	(inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY ? apart : llvm_emit_region)(em, inst->body);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, otherwise);
-	(inst->imm == LIR_IF_APART ? region : llvm_emit_region)(em, inst->alt);
+	(inst->imm == LIR_IF_APART ? apart : llvm_emit_region)(em, inst->alt);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, merge);
 }
