@@ -47,9 +47,14 @@ static double float_bound(double t, bool up)
 /* Whether s is a split that compares (not a leaf, not a category or equality test). */
 static bool orders(const HNode *s) { return s->feature != HIR_LEAF && s->compare <= HCMP_GE; }
 
+unsigned lower_nan_deciding_forms(bool nan_left)
+{
+	return nan_left ? 1u << HCMP_LT | 1u << HCMP_GT : 1u << HCMP_LE | 1u << HCMP_GE;
+}
+
 /*
- * The comparisons f's splits are best made (1 << HCompare): <= and >= where every split
- * sends NaN right (only NaN missing), < and > where every one sends it left, else < and >=.
+ * The comparisons f's splits are best made (1 << HCompare): those that decide NaN where
+ * every split sends it one way (only NaN missing), else < and >=.
  */
 static unsigned wanted_forms(const HForest *f)
 {
@@ -59,10 +64,8 @@ static unsigned wanted_forms(const HForest *f)
 		if (s->feature != HIR_LEAF)
 			rules |= !orders(s) || s->missing != HMISSING_NAN ? 4u : s->default_left ? 2u : 1u;
 	}
-	if (rules == 1)
-		return 1u << HCMP_LE | 1u << HCMP_GE;
-	if (rules == 2)
-		return 1u << HCMP_LT | 1u << HCMP_GT;
+	if (rules == 1 || rules == 2)
+		return lower_nan_deciding_forms(rules == 2);
 	return 1u << HCMP_LT | 1u << HCMP_GE;
 }
 

@@ -29,6 +29,8 @@ void hir_pad_unrolled_walks(HForest *f);
  * where an == or != threshold has no float twin. Leaves keep their type.
  */
 HForest *hir_float_forest(const HForest *f);
+/* The comparisons (1 << HCompare) whose compare alone sends NaN left (< and >), or right (<= and >=), as x86 reads it off one flag. */
+unsigned lower_nan_deciding_forms(bool nan_left);
 /* HIR pass: tile f's trees, tiles of at most size splits grown from their roots as tiling says (tileTrees(tiling, size)). */
 void hir_tile_trees(HForest *f, uint32_t size, HTiling tiling);
 /* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */

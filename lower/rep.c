@@ -125,14 +125,19 @@ static bool has_vectors(const HForest *f)
 	return false;
 }
 
-/* Whether the splits' one comparison, in the forms hir_float_forest makes, decides a missing value as their one rule says (RepLayout.missing_by_compare). */
+/* Whether the splits' one comparison decides a missing value as their one rule says (RepLayout.missing_by_compare). */
 static bool missing_by_compare(uint8_t compares, uint8_t rules)
 {
-	if (rules == 1u << REP_MISSING_LEFT)
-		return compares == 1u << HCMP_LT || compares == 1u << HCMP_GT;
-	if (rules == 1u << REP_MISSING_RIGHT)
-		return compares == 1u << HCMP_LE || compares == 1u << HCMP_GE;
-	return false;
+	bool one_compare = compares && !(compares & (compares - 1u));
+	if (rules != 1u << REP_MISSING_LEFT && rules != 1u << REP_MISSING_RIGHT)
+		return false;
+	return one_compare && compares & lower_nan_deciding_forms(rules == 1u << REP_MISSING_LEFT);
+}
+
+/* The key of NaN: below every other key, or above them where the compare sends NaN the rule's way from there (> and <=). */
+static uint32_t nan_key(const RepLayout *layout)
+{
+	return layout->missing_by_compare && layout->compares & (1u << HCMP_GT | 1u << HCMP_LE) ? ~0u : REP_KEY_MISSING;
 }
 
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e)
@@ -155,8 +160,6 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 		layout->missing_rules |= (uint8_t)(1u << split_missing(n));
 	}
 	layout->missing_by_compare = missing_by_compare(layout->compares, layout->missing_rules);
-	/* < where NaN goes left, >= where it goes right: below every key; > and <=: above. */
-	layout->missing_key = layout->missing_by_compare && layout->compares & (1u << HCMP_GT | 1u << HCMP_LE) ? ~0u : REP_KEY_MISSING;
 	layout->set_buffer = layout->vector_buffer = LIR_NONE;
 	layout->set_offsets = layout->leaf_vectors = NULL;
 	limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;
@@ -264,11 +267,7 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 	return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I32, 0)));
 }
 
-void rep_tests_missing(RepLayout *layout)
-{
-	layout->missing_by_compare = false;
-	layout->missing_key = REP_KEY_MISSING;
-}
+void rep_tests_missing(RepLayout *layout) { layout->missing_by_compare = false; }
 
 uint32_t rep_key(float x)
 {
@@ -289,7 +288,7 @@ uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint3
 	uint32_t key = lir_emit(b, LOP_SELECT, LTYPE_I32, negative, negated, magnitude);
 	key = lir_emit(b, LOP_ADD, LTYPE_I32, key, lir_const_int(b, LTYPE_I32, INT32_MIN), LIR_NONE);
 	if (nan != LIR_NONE)
-		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, (int32_t)layout->missing_key), key);
+		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, (int32_t)nan_key(layout)), key);
 	return key;
 }
 
@@ -373,7 +372,7 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 	LType t = layout->threshold_type;
 	uint32_t missing;
 	if (keys)
-		return lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, (int32_t)layout->missing_key));
+		return lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, (int32_t)nan_key(layout)));
 	/* Thresholds (and set offsets) are never NaN, so "x is NaN" is the unordered test of the compare's own operands. */
 	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, n->threshold);
 	if (layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT)) {

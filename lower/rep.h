@@ -89,7 +89,6 @@ typedef struct RepLayout {
 	 * rep_goes_right have it set by rep_lay_out_forest; others clear it.
 	 */
 	bool missing_by_compare;
-	uint32_t missing_key;  /* the key of NaN: REP_KEY_MISSING, or where missing_by_compare needs it above every key, ~0 */
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 } RepLayout;
@@ -99,8 +98,8 @@ typedef struct RepLayout {
  * (-0 and +0 alike), then moved up by 2^31 to compare unsigned (x86 reads an unsigned
  * compare off the carry flag: the child index is one adc). Keys of floats that are not
  * NaN lie in [2^31 - 0x7f800000, 2^31 + 0x7f800000]; NaN's key is REP_KEY_MISSING, below
- * them all, so a missing feature is one test (RepLayout.missing_key: or above them all,
- * where the compare sends it the rule's way).
+ * them all, so a missing feature is one test (or above them all, where a > or <= compare
+ * sends it the rule's way: RepLayout.missing_by_compare).
  *
  * A lone row's walks read the row as keys (RepRow.type i32, converted once per block
  * of rows) and compare them with the keys of the thresholds, which a representation
@@ -114,7 +113,7 @@ typedef struct RepLayout {
  */
 #define REP_KEY_MISSING 0u
 uint32_t rep_key(float x);
-/* Emit the key of the float whose bits are `bits` (i32): layout's missing_key where nan (i1; LIR_NONE: x is not NaN). */
+/* Emit the key of the float whose bits are `bits` (i32): NaN's key for layout where nan (i1; LIR_NONE: x is not NaN). */
 uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
