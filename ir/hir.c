@@ -165,6 +165,19 @@ bool hir_set_has(const HForest *f, uint32_t s, uint64_t c)
 	return c / 32 < set->num_words && (f->set_words[set->first + c / 32] >> (c % 32) & 1);
 }
 
+bool hir_zero_goes_left(const HForest *f, const HNode *s)
+{
+	switch ((HCompare)s->compare) {
+	case HCMP_LT: return 0.0 < s->value;
+	case HCMP_LE: return 0.0 <= s->value;
+	case HCMP_GT: return 0.0 > s->value;
+	case HCMP_GE: return 0.0 >= s->value;
+	case HCMP_EQ: return 0.0 == s->value;
+	case HCMP_NE: return 0.0 != s->value;
+	default: return hir_set_has(f, s->set, 0);
+	}
+}
+
 /* The depths of the shallowest and deepest leaves of tree t; *stack is scratch space of *cap entries. */
 /* The shallowest and deepest leaf of tree t, in splits or (tiles) in the tiles of a tiled forest. */
 static void leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)

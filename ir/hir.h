@@ -248,6 +248,8 @@ uint32_t hir_set_add(HForest *f, uint32_t num_words, uint32_t **words);
 uint64_t hir_leaf_values_add(HForest *f, uint64_t n, double **values);
 /* Whether category c is in set s. */
 bool hir_set_has(const HForest *f, uint32_t s, uint64_t c);
+/* Whether split s of f sends x = 0 (and -0) left by its test (every category rule makes 0 category 0). */
+bool hir_zero_goes_left(const HForest *f, const HNode *s);
 /* The nodes of tree t. */
 static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->nodes + f->trees[t].first_node; }
 

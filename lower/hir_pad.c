@@ -78,20 +78,25 @@ bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth)
 
 /*
  * The split padding puts in place of a leaf: it sends the row either way to the same
- * value, so only its form matters. It copies the comparison, missing rule and category
- * set of f's first split, so that a forest using one kind (which representations lower
- * with a single compare) still uses one. Its threshold, 1, is a float whose neighbours
- * are normal, so that hir_float_forest can rewrite its comparison either way.
+ * value, so only its form matters. It is f's first split but for the feature and the
+ * threshold, so that a forest using one kind of comparison, missing rule and where NaN
+ * goes against where 0 goes (which representations lower with a single compare, and
+ * rows whose NaN reads as 0) still does. An ordering split's threshold is 1 or -1,
+ * whichever sends 0 the first split's way: floats whose neighbours are normal, so that
+ * hir_float_forest can rewrite its comparison either way.
  */
 static HNode padding_split(const HForest *f)
 {
 	HNode split = {.value = 1, .feature = 0, .default_left = 1, .compare = HCMP_LT};
 	for (uint64_t i = 0; i < f->num_nodes; i++) {
 		if (f->nodes[i].feature != HIR_LEAF) {
-			split.default_left = f->nodes[i].default_left;
-			split.compare = f->nodes[i].compare;
-			split.missing = f->nodes[i].missing;
-			split.set = f->nodes[i].set;
+			split = f->nodes[i];
+			split.feature = 0;
+			split.left = split.right = 0;
+			split.tile = 0;
+			split.cover = 0;
+			if (split.compare <= HCMP_GE)
+				split.value = (split.compare <= HCMP_LE) == hir_zero_goes_left(f, &f->nodes[i]) ? 1 : -1;
 			break;
 		}
 	}

@@ -68,6 +68,8 @@ typedef struct Lowering {
 	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) for lone
 	                               rows' walks (LIR_NONE: none) */
 	uint32_t key_first;         /* i64 */
+	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
+	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */

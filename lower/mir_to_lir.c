@@ -372,10 +372,10 @@ static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	uint32_t index = lower_index(l, &walk->row, row_lanes ? 0 : r), start;
 	/* A lone row's walks (of trees side by side, or one) read its keys where the ifComplete around made them. */
 	bool keys = l->key_rows != LIR_NONE && walks_lone_row(l);
-	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->rows;
+	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
 	RepRow row = {.type = keys ? LTYPE_I32 : l->row_type, .complete = l->complete};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	if (buffer != l->rows) /* the keys, or cache(v) on a GPU: the rows' copy in shared memory, from their first row */
+	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v) on a GPU: the rows' copy in shared memory, from their first row */
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
 	start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
 	row.base = lir_index(&l->b, buffer, start, row.type);
@@ -943,6 +943,29 @@ static bool makes_keys(const MModule *m, const MInst *inst)
 	       (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
 }
 
+/* The most stack one ifComplete's copy of its rows with NaN read as 0 may take (RepLayout.nan_reads_zero): 256 rows of 64 doubles. */
+#define ZERO_ROWS_MAX_BYTES (128 * 1024)
+
+/* Whether every ifComplete in the list from id (and the lists inside) names a bounded block whose copy fits on the stack (rows of row_size bytes a value). */
+static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
+{
+	for (; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		if (inst->op == MOP_IF_COMPLETE && (inst->span == MIR_ROWS_ALL ||
+		                                    (uint64_t)inst->span * m->forest->num_features * row_size > ZERO_ROWS_MAX_BYTES))
+			return false;
+		if (!all_copy_rows(m, inst->body, row_size))
+			return false;
+	}
+	return true;
+}
+
+/* Whether an entry whose rows have row_size bytes a value may read their NaN as 0 (RepLayout.nan_reads_zero, which lay_out keeps where the splits allow). */
+static bool may_zero_rows(const Lowering *l, size_t row_size)
+{
+	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
+}
+
 /* Whether some ifComplete in the list from id (and the lists inside) makes keys. */
 static bool some_makes_keys(const MModule *m, uint32_t id)
 {
@@ -953,11 +976,34 @@ static bool some_makes_keys(const MModule *m, uint32_t id)
 }
 
 /*
+ * Where the cell `any` says some value of the rows' elements [first, end) is NaN, copy
+ * them with NaN read as 0 (RepLayout.nan_reads_zero). The walks inside then read
+ * l->zero_rows, indexed as the rows: the copy where it was made, the rows otherwise.
+ */
+static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, uint32_t end, uint32_t any)
+{
+	LType t = l->row_type;
+	uint32_t copy = lir_local_array(&l->b, t, inst->span * l->f->num_features, LSPACE_PRIVATE), at, x, nan, moved;
+	lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
+	x = emit2(l, LOP_LOAD, t, l->rows, at);
+	nan = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
+	x = lir_emit(&l->b, LOP_SELECT, t, nan, lir_const_float(&l->b, t, 0.0), x);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, emit2(l, LOP_SUB, LTYPE_I64, at, first), x);
+	lir_end(&l->b);
+	lir_end(&l->b);
+	moved = lir_index(&l->b, copy, emit2(l, LOP_SUB, LTYPE_I64, const_i64(l, 0), first), t);
+	l->zero_rows = lir_emit(&l->b, LOP_SELECT, LTYPE_PTR, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), moved, l->rows);
+}
+
+/*
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
  * twice: walks without missing-value tests where none is, the usual ones otherwise.
  * Where the compares decide missing values (RepLayout.missing_by_compare) the walks are
  * the same either way: the body is lowered once, after a scan that only makes keys.
+ * Where NaN reads as 0 (RepLayout.nan_reads_zero) the body is lowered once too, after a
+ * scan that makes keys (NaN's is 0's) and, where it finds a NaN, a copy of the rows.
  */
 static void lower_if_complete(Lowering *l, const MInst *inst)
 {
@@ -967,18 +1013,19 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	         any = LIR_NONE, at, x, missing, branch;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' lone walks read floats). */
 	bool outer = l->complete, keys = l->layout.keys && t == LTYPE_F32 && makes_keys(l->m, inst);
-	bool once = l->layout.missing_by_compare; /* the walks are the same either way */
-	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, first_row = first;
+	bool zero_rows = l->layout.nan_reads_zero, once = l->layout.missing_by_compare || zero_rows; /* the walks are the same either way */
+	bool scan_any = !once || zero_rows;
+	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
 		return;
 	}
-	if (keys || !once) {
+	if (keys || scan_any) {
 		if (inst->span != MIR_ROWS_ALL)
 			end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->num_rows);
 		/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 		width = const_i64(l, l->f->num_features);
-		if (!once)
+		if (scan_any)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for lone rows' walks */
 			l->key_rows = lir_local_array(&l->b, LTYPE_I32, inst->span * l->f->num_features, LSPACE_PRIVATE);
@@ -998,9 +1045,11 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			uint32_t down = lir_cmp(&l->b, LOP_FCMP, LCMP_OGE, x, lir_const_float(&l->b, t, -HIR_ZERO_THRESHOLD));
 			missing = emit2(l, LOP_OR, LTYPE_I1, missing, emit2(l, LOP_AND, LTYPE_I1, up, down));
 		}
-		if (!once)
+		if (scan_any)
 			emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
 		lir_end(&l->b);
+		if (zero_rows)
+			zero_missing_rows(l, inst, first, end, any);
 	}
 	if (once) {
 		l->walks_apart = true;
@@ -1018,6 +1067,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	}
 	l->key_rows = outer_keys;
 	l->key_first = outer_first;
+	l->zero_rows = outer_zero;
 }
 
 /*
@@ -1322,6 +1372,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	walked = gpu ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
 	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body);
+	/* The first layout serves the double entry too where there is no float twin. */
+	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {
 		hir_forest_free(walked);
 		lir_module_free(l.module);
@@ -1348,7 +1400,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = l.key_rows = LIR_NONE;
+	l.row_cache = l.key_rows = l.zero_rows = LIR_NONE;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
@@ -1360,6 +1412,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		if (walked) {
 			l.rep->free(&l.layout);
 			l.layout.keys = false;
+			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
 				lir_module_free(l.module);
 				return NULL;

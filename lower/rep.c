@@ -134,9 +134,11 @@ static bool missing_by_compare(uint8_t compares, uint8_t rules)
 	return one_compare && compares & lower_nan_deciding_forms(rules == 1u << REP_MISSING_LEFT);
 }
 
-/* The key of NaN: below every other key, or above them where the compare sends NaN the rule's way from there (> and <=). */
+/* The key of NaN: 0's where rows' NaN reads as 0; below every other key, or above them where the compare sends NaN the rule's way from there (> and <=). */
 static uint32_t nan_key(const RepLayout *layout)
 {
+	if (layout->nan_reads_zero)
+		return rep_key(0.0f);
 	return layout->missing_by_compare && layout->compares & (1u << HCMP_GT | 1u << HCMP_LE) ? ~0u : REP_KEY_MISSING;
 }
 
@@ -158,6 +160,8 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 			continue;
 		layout->compares |= (uint8_t)(1u << n->compare);
 		layout->missing_rules |= (uint8_t)(1u << split_missing(n));
+		/* NaN goes where 0 goes, and only NaN is missing. */
+		layout->nan_reads_zero = layout->nan_reads_zero && n->missing == HMISSING_NAN && n->default_left == hir_zero_goes_left(f, n);
 	}
 	layout->missing_by_compare = missing_by_compare(layout->compares, layout->missing_rules);
 	layout->set_buffer = layout->vector_buffer = LIR_NONE;
@@ -267,7 +271,7 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 	return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I32, 0)));
 }
 
-void rep_tests_missing(RepLayout *layout) { layout->missing_by_compare = false; }
+void rep_tests_missing(RepLayout *layout) { layout->missing_by_compare = layout->nan_reads_zero = false; }
 
 uint32_t rep_key(float x)
 {
@@ -407,7 +411,7 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 	else if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	right = compare_right(layout, b, n, x, t_key);
-	if (row->complete || layout->missing_by_compare)
+	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero)
 		return right;
 	missing = is_missing(layout, b, n, x, keys);
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(b, n), right);

@@ -89,6 +89,14 @@ typedef struct RepLayout {
 	 * rep_goes_right have it set by rep_lay_out_forest; others clear it.
 	 */
 	bool missing_by_compare;
+	/*
+	 * Every split sends NaN where it sends 0 and counts only NaN missing (LightGBM's
+	 * missing type None: NaN is compared as 0), and the lowering gives the walks rows
+	 * whose NaN reads as 0 (keys of 0, a copy of the rows where some value is NaN): no
+	 * step sees a missing value, and ifComplete lowers its body once. Asked for by the
+	 * lowering, kept by rep_lay_out_forest where the splits allow it.
+	 */
+	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 } RepLayout;
@@ -230,7 +238,7 @@ const LRepresentation *rep_choose(const HForest *f);
  * sets). rep_name is for messages.
  */
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e);
-/* For a representation whose walks test for missing values without rep_goes_right: clear missing_by_compare. */
+/* For a representation whose walks test for missing values without rep_goes_right: clear missing_by_compare and nan_reads_zero. */
 void rep_tests_missing(RepLayout *layout);
 /* What every begin_function hook does first: the shared buffers' addresses. */
 void rep_begin_forest(RepLayout *layout, LBuilder *b);

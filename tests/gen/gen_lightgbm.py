@@ -56,6 +56,7 @@ class Spec:
     n_train: int = 800
     n_rows: int = 60
     missing: float = 0.1  # fraction of NaN in training and prediction rows
+    train_missing: float = None  # in training rows, where not `missing`
     zeros: float = 0.0    # fraction of exact zeros
     categorical: tuple = ()  # feature indices that are categorical
     f64: bool = False     # rows are float64 values that float32 cannot hold
@@ -87,6 +88,10 @@ SPECS = [
     Spec("missing_none", "regression", "regression", zeros=0.3, params={"use_missing": False},
          notes="use_missing=false: missing type None, NaN compared as 0"),
     Spec("missing_nan_zeros", "binary", "binary", zeros=0.3, notes="NaN missing type with thresholds at +-1e-35"),
+    Spec("trained_complete", "multiclass", "multiclass", rounds=6, params={"num_class": 3}, zeros=0.1, missing=0.01,
+         train_missing=0.0, n_rows=200, schedules=True,
+         notes="trained without NaN (missing type None under the default use_missing), predicted on rows with some: "
+               "NaN compared as 0, whole blocks of 16 rows with and without"),
     Spec("categorical", "regression", "categorical", rounds=10, categorical=(0, 1), missing=0.05, schedules=True,
          params={"max_cat_to_onehot": 4, "cat_smooth": 1.0, "min_data_per_group": 5, "cat_l2": 1.0}, notes="categories 0..39 (bitsets of 2 words) and 0..2 (one-hot splits)"),
     Spec("categorical_binary", "binary", "categorical", rounds=10, categorical=(0,), missing=0.05,
@@ -97,6 +102,8 @@ SPECS = [
          notes="every tree is a single leaf"),
     Spec("f64_thresholds", "regression", "regression", rounds=8, f64=True, missing=0.05, schedules=True, notes="rows between float64 thresholds and their float32 rounding"),
     Spec("f64_binary", "binary", "binary", rounds=8, f64=True, missing=0.05),
+    Spec("f64_trained_complete", "regression", "regression", rounds=8, f64=True, zeros=0.1, missing=0.01,
+         train_missing=0.0, n_rows=200, schedules=True, notes="trained_complete's case with rows of doubles"),
 ]
 
 BASE_PARAMS = {"verbose": -1, "num_threads": 1, "seed": 20240, "deterministic": True, "num_leaves": 8,
@@ -109,16 +116,17 @@ def spec_seed(spec):
     return sum((i + 1) * ord(c) for i, c in enumerate(spec.name))
 
 
-def make_features(spec, rng, n):
+def make_features(spec, rng, n, missing=None):
     """Normal features, every third one integer-valued; categorical ones 0..39 (0..2 for the second)."""
+    missing = spec.missing if missing is None else missing
     X = rng.normal(size=(n, spec.num_feature))
     X[:, 2::3] = np.round(X[:, 2::3] * 3.0)
     for k, j in enumerate(spec.categorical):
         X[:, j] = rng.integers(0, 40 if k == 0 else 3, n)
     if spec.zeros:
         X[rng.random(X.shape) < spec.zeros] = 0.0
-    if spec.missing:
-        X[rng.random(X.shape) < spec.missing] = np.nan
+    if missing:
+        X[rng.random(X.shape) < missing] = np.nan
     if not spec.f64:
         X = X.astype(np.float32).astype(np.float64)
     return X
@@ -239,7 +247,7 @@ def write_matrix(path, Y, fmt):
 
 def generate(spec, lgb):
     rng = np.random.default_rng(spec_seed(spec))
-    X = make_features(spec, rng, spec.n_train)
+    X = make_features(spec, rng, spec.n_train, spec.train_missing)
     y = make_labels(spec, rng, X)
     params = dict(BASE_PARAMS, objective=spec.objective, **spec.params)
     group = None
@@ -289,7 +297,7 @@ def check_text(spec, text):
     missing = {d >> 2 for d in types if not d & 1}
     if spec.name == "missing_zero":
         assert missing == {1}, missing
-    if spec.name == "missing_none":
+    if spec.name in ("missing_none", "trained_complete", "f64_trained_complete"):
         assert missing == {0}, missing
     if spec.name == "regression":
         assert 2 in missing and {d & 2 for d in types} == {0, 2}, types
