@@ -25,10 +25,10 @@
  *
  * Between floats, x <= t is x < t' and x > t is x >= t', t' the float after t, and
  * x < t is x <= t'' and x >= t is x > t'', t'' the float before t, for every x, NaN
- * included (both sides are then false), wherever t' (t'') exists. It must not be
- * subnormal, as a CPU that treats subnormal operands as zero (DAZ) would compare it as
- * 0; and a forest that kept some splits in the other form would pay for both compares
- * at every step, so the rewrite is all or nothing.
+ * included (both sides are then false), wherever t' (t'') exists. It may be subnormal
+ * (x < 0 is x <= -2^-149): the generated code compares subnormals as they are, whatever
+ * the caller's mode (target/llvm_host.c). A forest that kept some splits in the other
+ * form would pay for both compares at every step, so the rewrite is all or nothing.
  */
 #include "lower/lower.h"
 
@@ -73,11 +73,11 @@ static unsigned wanted_forms(const HForest *f)
 /* Whether split s compares, in another form than wanted. */
 static bool to_rewrite(const HNode *s, unsigned wanted) { return orders(s) && !(wanted & 1u << s->compare); }
 
-/* The float threshold that makes s's comparison the other form: the float after t for <= and >, before it for < and >=; NAN where there is none every CPU compares as such. */
+/* The float threshold that makes s's comparison the other form: the float after t for <= and >, before it for < and >=; NAN where there is none. */
 static double other_bound(const HNode *s)
 {
 	float t = (float)s->value, b = nextafterf(t, s->compare == HCMP_LE || s->compare == HCMP_GT ? INFINITY : -INFINITY);
-	return b != t && fpclassify(b) != FP_SUBNORMAL ? b : NAN;
+	return b != t ? b : NAN;
 }
 
 static const HCompare other_form[] = {[HCMP_LT] = HCMP_LE, [HCMP_LE] = HCMP_LT, [HCMP_GT] = HCMP_GE, [HCMP_GE] = HCMP_GT};

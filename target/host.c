@@ -543,7 +543,8 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 
 	ctx = LLVMContextCreate();
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
-	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol, &data);
+	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
+	                          !strncmp(platform.triple, "aarch64", 7), &data);
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetTarget(mod, platform.triple);
 	LLVMSetTarget(data, platform.triple);

@@ -371,7 +371,12 @@ void llvm_emit_body(Emitter *em, const LFunc *fn, LLVMValueRef func)
 	llvm_begin_function(em, func);
 	for (unsigned i = 0; i < fn->num_params; i++)
 		em->params[i] = em->hooks->param ? em->hooks->param(em, i) : LLVMGetParam(func, i);
-	llvm_emit_region(em, fn->body);
+	{
+		LLVMValueRef entered = em->hooks->enter ? em->hooks->enter(em) : NULL;
+		llvm_emit_region(em, fn->body);
+		if (em->hooks->leave)
+			em->hooks->leave(em, entered);
+	}
 	llvm_end_function(em);
 	free(em->values);
 	free(em->block_offset);

@@ -35,6 +35,7 @@ typedef struct Emitter {
 	LLVMBasicBlockRef loop_exit[MAX_LOOP_NESTING]; /* exits of the enclosing LOOPs */
 	uint32_t loops;
 	uint32_t outlined;          /* outlined functions so far, for names */
+	bool aarch64;               /* host: the code is for AArch64 (else x86-64) */
 	char prefix[64];
 } Emitter;
 
@@ -64,6 +65,9 @@ struct TargetHooks {
 	LLVMValueRef (*shuffle)(Emitter *em, LLVMValueRef v, LLVMValueRef delta, uint32_t site);
 	/* EXP or LOG of x where the target has no libm for llvm.exp and llvm.log; NULL: those intrinsics. */
 	LLVMValueRef (*math)(Emitter *em, LOp op, LLVMValueRef x);
+	/* On the way into a function's body, and (given what enter returned) out of it: the host's FP mode; NULL: nothing. */
+	LLVMValueRef (*enter)(Emitter *em);
+	void (*leave)(Emitter *em, LLVMValueRef entered);
 };
 
 /* Start translating m into mod (of ctx) with the target's hooks; symbols are named after prefix. */
@@ -104,10 +108,11 @@ LLVMValueRef llvm_constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef in
  * describes the entry point. Functions are named <prefix>_<name>; the entry point is
  * external, the rest internal. Buffers are hidden globals <prefix>.<name>, declared in
  * the code. Optimise the code, then link the data into it, or emit each as an object
- * of its own (a cached code object). m must have passed lir_verify.
+ * of its own (a cached code object). The code is for AArch64 where aarch64, else for
+ * x86-64. m must have passed lir_verify.
  */
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
-                                  LLVMModuleRef *data);
+                                  bool aarch64, LLVMModuleRef *data);
 
 /*
  * The constant GroveArtifact named symbol describing m: predict and predict_f64 (NULL

@@ -4,8 +4,8 @@
  * rules, with leaves at many depths, compiled with every representation under
  * walk schedules (automatic, peelWalk, unrollWalk, on row and tree loops, on one half
  * of a split tree loop) and run on rows that hit the thresholds exactly, against a
- * straightforward walk of the HIR. Also: padding a range of trees, and the steps
- * mir_unroll_walks gives each walk.
+ * straightforward walk of the HIR, also with the caller's thread flushing subnormals to
+ * zero. Also: padding a range of trees, and the steps mir_unroll_walks gives each walk.
  */
 #include "lower/lower.h"
 #include "lower/rep.h"
@@ -14,6 +14,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include <string.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
@@ -39,6 +42,7 @@ typedef struct Kinds {
 	uint32_t compares;  /* 1 << HCompare of the comparisons splits pick from */
 	bool zero;          /* splits pick the zero missing rule half the time */
 	HCategoryRule rule; /* for IN splits */
+	uint8_t nan_way;    /* where splits send NaN: 0 either way at random, 1 right, 2 left */
 } Kinds;
 
 /* Fill nodes[at] with a random subtree at depth `depth` of forest f; *count is the next free node. */
@@ -55,6 +59,8 @@ static void random_subtree(HForest *f, HNode *nodes, uint32_t at, uint32_t depth
 	nodes[at] = (HNode){.value = grid[random_below(COUNT_OF(grid))], .feature = (int32_t)random_below(FEATURES),
 	                    .default_left = (uint8_t)random_below(2), .compare = (uint8_t)compare,
 	                    .missing = (uint8_t)(kinds->zero && random_below(2) ? HMISSING_ZERO : HMISSING_NAN)};
+	if (kinds->nan_way)
+		nodes[at].default_left = kinds->nan_way == 2;
 	if (compare == HCMP_IN) { /* categories 0..95, about a third of them in the set */
 		uint32_t *words;
 		nodes[at].set = hir_set_add(f, 1 + random_below(3), &words);
@@ -151,6 +157,28 @@ static void make_rows(void)
 	}
 }
 
+/* The predictions of check_module run with the thread flushing subnormals to zero (x86: MXCSR's DAZ and FTZ). */
+static bool flush_subnormals;
+
+/* grove_predict's margins of rows (n of them) into out, in the thread's mode that flush_subnormals says, which it must keep. */
+static bool predict_margins(GroveModel *model, const float *x, size_t n, float *out)
+{
+	GroveError err;
+	bool ok;
+#if defined(__x86_64__)
+	unsigned mode = _mm_getcsr(), flushing = mode | 1u << 6 | 1u << 15;
+	if (flush_subnormals)
+		_mm_setcsr(flushing);
+	ok = grove_predict(model, x, n, FEATURES, out, n, GROVE_PREDICT_MARGIN, &err) == GROVE_OK;
+	if (flush_subnormals)
+		CHECK(_mm_getcsr() == flushing);
+	_mm_setcsr(mode);
+#else
+	ok = grove_predict(model, x, n, FEATURES, out, n, GROVE_PREDICT_MARGIN, &err) == GROVE_OK;
+#endif
+	return ok;
+}
+
 /* Emit m (a module over f) with representation rep into a library at path, load it, and check its margins against the reference. */
 static void check_module(const HForest *reference, MModule *m, const char *rep, const char *dir, const char *what)
 {
@@ -179,11 +207,11 @@ static void check_module(const HForest *reference, MModule *m, const char *rep, 
 	lir_module_free(lir);
 	/* Every batch size up to 9 (remainders of interleaved groups), then all rows at once. */
 	for (size_t n = 1; n <= 9; n++) {
-		CHECK(grove_predict(model, rows + FEATURES * n, n, FEATURES, out, n, GROVE_PREDICT_MARGIN, &err) == GROVE_OK);
+		CHECK(predict_margins(model, rows + FEATURES * n, n, out));
 		for (size_t r = 0; r < n; r++)
 			bad += out[r] != reference_margin(reference, rows + FEATURES * (n + r));
 	}
-	CHECK(grove_predict(model, rows, ROWS, FEATURES, out, ROWS, GROVE_PREDICT_MARGIN, &err) == GROVE_OK);
+	CHECK(predict_margins(model, rows, ROWS, out));
 	for (size_t r = 0; r < ROWS; r++)
 		bad += out[r] != reference_margin(reference, rows + FEATURES * r);
 	if (bad) {
@@ -241,15 +269,15 @@ static void test_schedules(const char *dir)
 {
 	enum { ORDERED = 1u << HCMP_LT | 1u << HCMP_LE | 1u << HCMP_GT | 1u << HCMP_GE | 1u << HCMP_EQ | 1u << HCMP_NE };
 	static const Kinds kinds[] = {
-		{1u << HCMP_LT | 1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE},
-		{1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE},
-		{1u << HCMP_LT, false, HCATEGORY_NONNEGATIVE},
-		{1u << HCMP_LE, true, HCATEGORY_NONNEGATIVE},
-		{ORDERED, true, HCATEGORY_NONNEGATIVE},
-		{ORDERED, false, HCATEGORY_NONNEGATIVE}, /* every comparison of keys */
-		{1u << HCMP_IN, false, HCATEGORY_TRUNCATE},
-		{1u << HCMP_IN | 1u << HCMP_LE, true, HCATEGORY_EXACT},
-		{ORDERED | 1u << HCMP_IN, true, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LT | 1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE, 0},
+		{1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE, 0},
+		{1u << HCMP_LT, false, HCATEGORY_NONNEGATIVE, 0},
+		{1u << HCMP_LE, true, HCATEGORY_NONNEGATIVE, 0},
+		{ORDERED, true, HCATEGORY_NONNEGATIVE, 0},
+		{ORDERED, false, HCATEGORY_NONNEGATIVE, 0}, /* every comparison of keys */
+		{1u << HCMP_IN, false, HCATEGORY_TRUNCATE, 0},
+		{1u << HCMP_IN | 1u << HCMP_LE, true, HCATEGORY_EXACT, 0},
+		{ORDERED | 1u << HCMP_IN, true, HCATEGORY_NONNEGATIVE, 0},
 	};
 	for (size_t k = 0; k < COUNT_OF(kinds); k++) {
 		HForest *f = random_forest(10, kinds[k]);
@@ -262,6 +290,30 @@ static void test_schedules(const char *dir)
 }
 
 /*
+ * A caller whose thread flushes subnormals to zero (DAZ and FTZ on x86) gets the same
+ * margins, on rows of subnormals, zeros and NaN: forests whose splits all send NaN one
+ * way, so that their thresholds of 0 become x <= -2^-149 or x < 2^-149 (hir_float_forest),
+ * and one that sends it both ways. Its threads, OpenMP's among them (257 rows go to a
+ * team), must keep the mode they had.
+ */
+static void test_flush_to_zero(const char *dir)
+{
+	static const Kinds kinds[] = {
+		{1u << HCMP_LT, false, HCATEGORY_NONNEGATIVE, 1}, /* XGBoost's */
+		{1u << HCMP_LE | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE, 2},
+		{1u << HCMP_LE, false, HCATEGORY_NONNEGATIVE, 0},
+	};
+	flush_subnormals = true;
+	for (size_t k = 0; k < COUNT_OF(kinds); k++) {
+		HForest *f = random_forest(10, kinds[k]);
+		check_schedule(f, "", dir);
+		check_schedule(f, "tile(batch, b0, b1, 4); reorder(b0, tree, b1); interleave(b1)", dir);
+		hir_forest_free(f);
+	}
+	flush_subnormals = false;
+}
+
+/*
  * Tiles of every size (tiled) and blocks of trees (bitvector, with trees past 64 leaves
  * whose blocks are walked node by node), over the comparisons and missing rules each
  * takes, under walk schedules.
@@ -270,12 +322,12 @@ static void test_tiles_and_blocks(const char *dir)
 {
 	enum { ORDERED = 1u << HCMP_LT | 1u << HCMP_LE | 1u << HCMP_GT | 1u << HCMP_GE | 1u << HCMP_EQ | 1u << HCMP_NE };
 	static const Kinds tiled[] = {
-		{1u << HCMP_LT | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE},
-		{1u << HCMP_LE | 1u << HCMP_GT, true, HCATEGORY_NONNEGATIVE},
-		{ORDERED, true, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LT | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE, 0},
+		{1u << HCMP_LE | 1u << HCMP_GT, true, HCATEGORY_NONNEGATIVE, 0},
+		{ORDERED, true, HCATEGORY_NONNEGATIVE, 0},
 	}, blocks[] = {
-		{1u << HCMP_LT | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE},
-		{1u << HCMP_LE | 1u << HCMP_GT, false, HCATEGORY_NONNEGATIVE},
+		{1u << HCMP_LT | 1u << HCMP_GE, false, HCATEGORY_NONNEGATIVE, 0},
+		{1u << HCMP_LE | 1u << HCMP_GT, false, HCATEGORY_NONNEGATIVE, 0},
 	};
 	static const char *const tile_schedules[] = {
 		"tileTrees(uniform, 1)",
@@ -307,7 +359,7 @@ static void test_tiles_and_blocks(const char *dir)
 /* hir_pad_trees pads only its range, to the depth asked, keeping every prediction. */
 static void test_pad_range(void)
 {
-	HForest *f = random_forest(8, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE}), *padded = hir_forest_copy(f);
+	HForest *f = random_forest(8, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE, 0}), *padded = hir_forest_copy(f);
 	uint32_t min, max, min_after, max_after;
 	Error e = {{0}};
 	int bad = 0;
@@ -345,7 +397,7 @@ static MInst *find_walk(MModule *m, uint32_t first, int32_t var, bool inside)
 /* Sibling loops made by split: each walk follows its own loop, the halves' trees padded and peeled apart. */
 static void test_split_halves(const char *dir)
 {
-	HForest *f = random_forest(9, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE}), *c;
+	HForest *f = random_forest(9, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE, 0}), *c;
 	const char *const texts[] = {"split(tree, t0, t1, 4); peelWalk(t1, 6)", "split(tree, t0, t1, 4); unrollWalk(t0, 5)"};
 	for (size_t i = 0; i < COUNT_OF(texts); i++) {
 		MModule *m;
@@ -394,6 +446,7 @@ int main(void)
 	test_pad_range();
 	test_schedules(dir);
 	test_tiles_and_blocks(dir);
+	test_flush_to_zero(dir);
 	test_split_halves(dir);
 	rmdir(dir);
 	if (failures)
