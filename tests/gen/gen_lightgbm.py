@@ -103,7 +103,8 @@ SPECS = [
     Spec("f64_thresholds", "regression", "regression", rounds=8, f64=True, missing=0.05, schedules=True, notes="rows between float64 thresholds and their float32 rounding"),
     Spec("f64_binary", "binary", "binary", rounds=8, f64=True, missing=0.05),
     Spec("f64_trained_complete", "regression", "regression", rounds=8, f64=True, zeros=0.1, missing=0.01,
-         train_missing=0.0, n_rows=200, schedules=True, notes="trained_complete's case with rows of doubles"),
+         train_missing=0.0, n_rows=200, notes="trained_complete's case with rows of doubles (the schedule matrix "
+         "has f64_thresholds's)"),
 ]
 
 BASE_PARAMS = {"verbose": -1, "num_threads": 1, "seed": 20240, "deterministic": True, "num_leaves": 8,
