@@ -164,6 +164,8 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 		layout->nan_reads_zero = layout->nan_reads_zero && n->missing == HMISSING_NAN && n->default_left == hir_zero_goes_left(f, n);
 	}
 	layout->missing_by_compare = missing_by_compare(layout->compares, layout->missing_rules);
+	/* Rows are scanned and copied only where that spares the steps a test: not where the compare decides NaN already. */
+	layout->nan_reads_zero = layout->nan_reads_zero && layout->compares && !layout->missing_by_compare;
 	layout->set_buffer = layout->vector_buffer = LIR_NONE;
 	layout->set_offsets = layout->leaf_vectors = NULL;
 	limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;

@@ -94,7 +94,8 @@ typedef struct RepLayout {
 	 * missing type None: NaN is compared as 0), and the lowering gives the walks rows
 	 * whose NaN reads as 0 (keys of 0, a copy of the rows where some value is NaN): no
 	 * step sees a missing value, and ifComplete lowers its body once. Asked for by the
-	 * lowering, kept by rep_lay_out_forest where the splits allow it.
+	 * lowering, kept by rep_lay_out_forest where the splits allow it and it spares a
+	 * test (there are splits, and their compare does not decide NaN already).
 	 */
 	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
