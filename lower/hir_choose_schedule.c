@@ -108,6 +108,13 @@ static uint32_t tree_step(const HForest *f, const HScheduleKnobs *k)
 	return tiles_trees(f, k) ? k->tree_tile : f->num_trees < 2 || k->trees < 1 ? 1 : k->trees;
 }
 
+/* Rows an iteration of the outermost row loop of k's schedule covers. */
+static uint32_t outer_rows(const HForest *f, const HScheduleKnobs *k)
+{
+	unsigned traits = k->representation ? lower_representation_traits(k->representation - 1u) : 0;
+	return tiles_trees(f, k) ? k->row_tile : traits & (LREP_CODE | LREP_BLOCKS) ? 1 : k->rows;
+}
+
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
                       HScheduleKnobs *k)
 {
@@ -139,6 +146,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		if (lower_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
+	k->cache_rows = row_bytes >= HIR_CACHE_ROW_BYTES && outer_rows(f, k) > 1 &&
+	                outer_rows(f, k) * row_bytes <= LOWER_ROW_CACHE_BYTES;
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
@@ -251,6 +260,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	}
 	if (k->parallel == HPARALLEL_ROWS)
 		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, rows_outer, 0, e);
+	if (k->cache_rows && outer_rows(f, k) > 1)
+		ok = ok && hir_schedule_mark(s, HDIR_CACHE, rows_outer, 0, e);
 	hir_leaf_depth_range(f, &shallowest, &depth);
 	groups = ok && !code && k->depth_groups > 1 ? depth_groups(f, k, trees_outer, walk, tree_step(f, k), groups_of, &ok, e) : 0;
 	if (!groups) { /* the whole forest, one group */
@@ -466,8 +477,8 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 {
 	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u depth_groups %u "
-	                "tiles %u%s%s", k->rows, k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0,
+	                "tiles %u cache_rows %u%s%s", k->rows, k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0,
 	                hir_parallel_names[k->parallel], k->unroll, k->peel, k->depth_groups > 1 ? k->depth_groups : 0,
-	                k->tile_trees, k->representation ? " " : "",
+	                k->tile_trees, k->cache_rows, k->representation ? " " : "",
 	                k->representation ? lower_representation_names[k->representation - 1u] : "");
 }

@@ -69,7 +69,17 @@ typedef struct HScheduleKnobs {
 	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_names[r] (representation) */
 	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
 	uint8_t tile_trees;   /* tiles of this many splits a walk step (tileTrees, walked by tiled or tiled_array), 0 = none */
+	uint8_t cache_rows;   /* each iteration of the outermost row loop copies its rows to the stack (cache), where they fit */
 } HScheduleKnobs;
+
+/*
+ * cache(v) of a batch loop on the host copies an iteration's rows to the thread's stack:
+ * at most this many bytes (16 rows of 4096 floats). grove's own schedule caches rows of
+ * at least HIR_CACHE_ROW_BYTES, whose walks read them in no order the hardware's
+ * prefetcher follows (see mir_to_lir.c: copy_rows).
+ */
+#define LOWER_ROW_CACHE_BYTES (256u << 10)
+#define HIR_CACHE_ROW_BYTES 1024u
 
 /* Depth groups: at most this many. */
 #define HIR_MAX_DEPTH_GROUPS 4

@@ -63,7 +63,8 @@ typedef struct Lowering {
 	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
 	uint32_t block_threads;     /* threads per block of the kernel being built */
 	bool failed;                /* an error was found (lower_fail; e says it): the module is dropped */
-	uint32_t row_cache;         /* GPU: the shared-memory copy of rows [row_cache_first, ...) that walks read (LIR_NONE: none) */
+	uint32_t row_cache;         /* inside cache(v) of a batch loop: the copy of rows [row_cache_first, ...) that walks read, in a GPU
+	                               block's shared memory or on the host thread's stack (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
 	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) for lone
 	                               rows' walks (LIR_NONE: none) */

@@ -120,29 +120,55 @@ uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 
 
 /*
- * cache(v): at the start of an iteration of v, prefetch what the next one works on:
- * the `count` rows after this iteration's first (a batch loop), or the nodes of the
- * `count` trees after this iteration's first (a tree loop).
+ * cache(v) of a tree loop on the host: at the start of an iteration of v, prefetch the
+ * nodes of the `count` trees after this iteration's first.
  */
-static void prefetch_next(Lowering *l, bool trees, int64_t count)
+static void prefetch_next_trees(Lowering *l, int64_t count)
 {
-	uint32_t first = lower_index(l, trees ? &l->scope.trees : &l->scope.rows, 0), span = const_i64(l, count);
-	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, first, span), limit = trees ? const_i64(l, l->f->num_trees) : l->num_rows;
+	uint32_t first = lower_index(l, &l->scope.trees, 0), span = const_i64(l, count);
+	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, first, span), limit = const_i64(l, l->f->num_trees);
 	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, span), limit);
-	uint32_t at;
-	if (trees) {
-		uint32_t tree = lir_begin(&l->b, LOP_FOR, next, last, const_i64(l, 1));
-		if (l->rep->prefetch_tree)
-			l->rep->prefetch_tree(&l->layout, &l->b, tree);
-		else
-			lower_fail(l, "cache of a tree loop: the %s representation keeps no trees in memory to prefetch", l->rep->name);
-	} else {
-		uint32_t width = const_i64(l, l->f->num_features);
-		uint32_t from = emit2(l, LOP_MUL, LTYPE_I64, next, width), to = emit2(l, LOP_MUL, LTYPE_I64, last, width);
-		at = lir_begin(&l->b, LOP_FOR, from, to, const_i64(l, REP_CACHE_LINE / sizeof(float)));
-		lir_emit(&l->b, LOP_PREFETCH, l->row_type, l->rows, at, LIR_NONE);
-	}
+	uint32_t tree = lir_begin(&l->b, LOP_FOR, next, last, const_i64(l, 1));
+	if (l->rep->prefetch_tree)
+		l->rep->prefetch_tree(&l->layout, &l->b, tree);
+	else
+		lower_fail(l, "cache of a tree loop: the %s representation keeps no trees in memory to prefetch", l->rep->name);
 	lir_end(&l->b);
+}
+
+/*
+ * cache(v) of a batch loop on the host: each iteration copies the `count` rows it
+ * covers to the stack, one pass in order, and its walks read the copy. A walk reads a
+ * row's features in no order the hardware prefetcher follows, so rows that come from
+ * memory are each fetched a line at a time at the latency of memory; the copy streams
+ * them instead. Where NaN reads as 0 (RepLayout.nan_reads_zero) the copy makes it 0.
+ */
+static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
+{
+	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
+	uint32_t width = const_i64(l, l->f->num_features), first, last, from, copy, at, x;
+	char where[700];
+	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
+	if (bytes > LOWER_ROW_CACHE_BYTES)
+		lower_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u a copy on a thread's stack may take; cache fewer rows",
+		           where, (long long)count, l->f->num_features, (long long)bytes, LOWER_ROW_CACHE_BYTES);
+	else if (l->row_cache != LIR_NONE)
+		lower_fail(l, "%s: a loop around it caches its rows already", where);
+	if (l->failed)
+		return;
+	first = lower_index(l, &l->scope.rows, 0);
+	last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count)), l->num_rows);
+	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
+	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_PRIVATE);
+	at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SUB, LTYPE_I64, last, first), width),
+	               const_i64(l, 1));
+	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, from, at));
+	if (l->layout.nan_reads_zero)
+		x = lir_emit(&l->b, LOP_SELECT, l->row_type, lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x), lir_const_float(&l->b, l->row_type, 0.0), x);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, at, x);
+	lir_end(&l->b);
+	l->row_cache = copy;
+	l->row_cache_first = first;
 }
 
 /* Whether the list first holds a loop over rows (directly or deeper). */
@@ -181,9 +207,13 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 	if ((v->flags & HVAR_CACHE) && l->gpu) {
 		gpu_cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
 	} else {
-		if (v->flags & HVAR_CACHE)
-			prefetch_next(l, v->over_trees, rows);
+		uint32_t outer_cache = l->row_cache;
+		if ((v->flags & HVAR_CACHE) && v->over_trees)
+			prefetch_next_trees(l, rows);
+		else if (v->flags & HVAR_CACHE)
+			copy_rows(l, inst, rows);
 		lower_list(l, inst->body);
+		l->row_cache = outer_cache;
 	}
 	l->scope = outer;
 }
@@ -375,7 +405,7 @@ static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
 	RepRow row = {.type = keys ? LTYPE_I32 : l->row_type, .complete = l->complete};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v) on a GPU: the rows' copy in shared memory, from their first row */
+	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v)'s copy of the rows: from their first row */
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
 	start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
 	row.base = lir_index(&l->b, buffer, start, row.type);
@@ -1013,7 +1043,8 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	         any = LIR_NONE, at, x, missing, branch;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' lone walks read floats). */
 	bool outer = l->complete, keys = l->layout.keys && t == LTYPE_F32 && makes_keys(l->m, inst);
-	bool zero_rows = l->layout.nan_reads_zero, once = l->layout.missing_by_compare || zero_rows; /* the walks are the same either way */
+	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero; /* the walks are the same either way */
+	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
 	if (l->rep->one_version) {

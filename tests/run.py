@@ -383,6 +383,13 @@ def cli_tests(s):
         ("schedule_stack_buffer_too_large",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tile(batch, b0, b1, 4096); reorder(b0, tree, b1); parallel(tree)"],
          1, "schedule: buffer m1 (100 copies of 4096 rows x 1 margins) takes 1638400 bytes"),
+        ("schedule_row_cache_too_large",
+         ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tile(batch, b0, b1, 4096); cache(b0)"], 1,
+         "--schedule-text:1:28: cache(b0): 4096 rows of 28 features take 458752 bytes, more than the 262144 a copy on a "
+         "thread's stack may take; cache fewer rows"),
+        ("schedule_row_cache_twice",
+         ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tile(batch, b0, b1, 64); tile(b1, b2, b3, 16); cache(b0); cache(b2)"], 1,
+         "cache(b2): a loop around it caches its rows already"),
         ("schedule_gpu_on_host", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "gpuDimension(batch, grid.x)"],
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_tiles_untiled_representation",
@@ -444,6 +451,7 @@ def cli_tests(s):
         p = s.run("compile", higgs, "--emit", emit, "--cpu", "x86-64", "-o", out)
         ok = p.returncode == 0 and marker in open(out).read()
         s.record("cli", name, ok, p.stderr.strip())
+
 
 
 def cache_tests(s):

@@ -227,9 +227,9 @@ static void log_candidate(Tuner *t, const Candidate *c)
 	                                      : t->options.representation ? t->options.representation : "auto");
 	if (!log)
 		return;
-	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
+	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,%u,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
 	        c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel], c->knobs.unroll,
-	        c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, isinf(c->seconds) ? -1.0 : c->seconds * 1e6,
+	        c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, c->knobs.cache_rows, isinf(c->seconds) ? -1.0 : c->seconds * 1e6,
 	        c->compile);
 	fflush(log);
 }
@@ -239,7 +239,7 @@ static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
 	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
 	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
 	       a->peel == b->peel && a->representation == b->representation && a->depth_groups == b->depth_groups &&
-	       a->tile_trees == b->tile_trees;
+	       a->tile_trees == b->tile_trees && a->cache_rows == b->cache_rows;
 }
 
 static void show_progress(const Tuner *t, const Candidate *best)
@@ -301,9 +301,9 @@ static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; 
 
 /*
  * The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation, depth
- * groups, tiles.
+ * groups, tiles, rows cached.
  */
-#define KNOBS 10
+#define KNOBS 11
 
 /* The values knob i takes in the search (at most 8), for forest f; returns how many. */
 static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
@@ -350,6 +350,9 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 		if (t->depth >= 2 && lower_representation_named_traits(t->options.representation) & LREP_TILES)
 			v[n++] = 3, v[n++] = 7;
 		return n;
+	case 10: /* rows cached: off, on */
+		v[n++] = 0, v[n++] = 1;
+		return n;
 	case 8: /* depth groups: none, 2, 4 (where the trees' depths differ) */
 		v[n++] = 0;
 		if (t->depths_differ)
@@ -373,6 +376,7 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 5: k->unroll = (uint8_t)v; break;
 	case 7: k->representation = (uint8_t)v; break;
 	case 8: k->depth_groups = (uint8_t)v; break;
+	case 10: k->cache_rows = (uint8_t)v; break;
 	case 9:
 		k->tile_trees = (uint8_t)v;
 		if (v >> 8 || (k->representation && lower_representation_traits(k->representation - 1u) & LREP_TILES))
