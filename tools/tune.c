@@ -33,6 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The log's format: bump it (and so the default log's name) when the columns change. */
+#define LOG_VERSION "v4"
+
 static const char tune_usage[] =
 	"usage: grove tune MODEL [--target gpusim|cuda[:ARCH]|rocm[:ARCH]] [--batch N] [--budget SECONDS] [--input ROWS.csv]\n"
 	"                  [-o OUT.sched] [--log LOG.csv]\n"
@@ -47,8 +50,8 @@ static const char tune_usage[] =
 	"  --input ROWS.csv   rows to time on (default: rows drawn from the model's thresholds)\n"
 	"  -o OUT.sched       where the best schedule goes (default: MODEL with .sched), for\n"
 	"                     grove compile --schedule OUT.sched\n"
-	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune.v2.csv,\n"
-	"                     else ~/.cache/grove/tune.v2.csv; --log '' for none)\n"
+	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune." LOG_VERSION ".csv,\n"
+	"                     else ~/.cache/grove/tune." LOG_VERSION ".csv; --log '' for none)\n"
 	"  -v                 print every candidate as it is timed\n"
 	"Also takes compile's --format, --limit and --representation (which fixes the representation;\n"
 	"without it the search tries each). Candidates use all cores as\n"
@@ -200,8 +203,6 @@ static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Er
 }
 
 /* The log's columns: the CPU's knobs, then the GPU's (empty on the other's lines), then how the candidate was judged. */
-/* The log's format: bump it (and so the default log's name) when the columns change. */
-#define LOG_VERSION "v4"
 static const char log_header[] =
 	"time,model,trees,features,outputs,nodes,depth,batch,target,device,representation,rows,interleave_trees,"
 	"tree_tile,row_tile,parallel,unroll,peel,depth_groups,tile_trees,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
@@ -411,7 +412,7 @@ static int by_time(const void *a, const void *b)
 	return compare_doubles(&((const Candidate *)a)->seconds, &((const Candidate *)b)->seconds);
 }
 
-/* The default log: $XDG_CACHE_HOME/grove/tune.v2.csv or ~/.cache/grove/tune.v2.csv (directories made as needed), or NULL. */
+/* The default log: $XDG_CACHE_HOME/grove/tune.LOG_VERSION.csv or ~/.cache/grove/... (directories made as needed), or NULL. */
 static char *default_log(void)
 {
 	const char *base = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
