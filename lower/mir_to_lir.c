@@ -146,7 +146,7 @@ static void prefetch_next_trees(Lowering *l, int64_t count)
 static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
 {
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	uint32_t width = const_i64(l, l->f->num_features), first, last, from, copy, at, x;
+	uint32_t width = const_i64(l, l->f->num_features), first, last, from, copy, elems, zero, one, at, x;
 	char where[700];
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (bytes > LOWER_ROW_CACHE_BYTES)
@@ -156,15 +156,23 @@ static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
 		lower_fail(l, "%s: a loop around it caches its rows already", where);
 	if (l->failed)
 		return;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	first = lower_index(l, &l->scope.rows, 0);
-	last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count)), l->num_rows);
+	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count));
+	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
 	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
 	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_PRIVATE);
-	at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SUB, LTYPE_I64, last, first), width),
-	               const_i64(l, 1));
-	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, from, at));
-	if (l->layout.nan_reads_zero)
-		x = lir_emit(&l->b, LOP_SELECT, l->row_type, lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x), lir_const_float(&l->b, l->row_type, 0.0), x);
+	elems = emit2(l, LOP_SUB, LTYPE_I64, last, first);
+	elems = emit2(l, LOP_MUL, LTYPE_I64, elems, width);
+	zero = const_i64(l, 0);
+	one = const_i64(l, 1);
+	at = lir_begin(&l->b, LOP_FOR, zero, elems, one);
+	x = emit2(l, LOP_ADD, LTYPE_I64, from, at);
+	x = emit2(l, LOP_LOAD, l->row_type, l->rows, x);
+	if (l->layout.nan_reads_zero) {
+		uint32_t nan = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x), zero_x = lir_const_float(&l->b, l->row_type, 0.0);
+		x = lir_emit(&l->b, LOP_SELECT, l->row_type, nan, zero_x, x);
+	}
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, at, x);
 	lir_end(&l->b);
 	l->row_cache = copy;
