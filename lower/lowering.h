@@ -89,6 +89,11 @@ static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
 /* mir_to_lir.c */
+/*
+ * cache(v) of a batch loop: the first row of this iteration's `count` (i64, in *first) and the
+ * elements (rows x features, i64) of those of them that are in the batch, which a copy holds.
+ */
+uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first);
 /* Record an error of the lowering (the first one counts; the module is dropped at the end). */
 void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */

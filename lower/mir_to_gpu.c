@@ -219,7 +219,7 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	char where[700];
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	uint32_t first, last, size, copy, j, x;
+	uint32_t first, size, copy, j, x;
 
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (v->over_trees) {
@@ -238,11 +238,7 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 		lower_list(l, inst->body);
 		return;
 	}
-	first = lower_index(l, &l->scope.rows, 0);
-	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count));
-	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
-	size = emit2(l, LOP_SUB, LTYPE_I64, last, first);
-	size = emit2(l, LOP_MUL, LTYPE_I64, size, const_i64(l, l->f->num_features));
+	size = lower_cached_elements(l, count, &first);
 	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_BLOCK);
 	/* Each block fills its own copy: the copy is spread over the block's threads only. */
 	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask & GPU_BLOCK_BITS);

@@ -136,6 +136,16 @@ static void prefetch_next_trees(Lowering *l, int64_t count)
 	lir_end(&l->b);
 }
 
+uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
+{
+	uint32_t last, elems;
+	*first = lower_index(l, &l->scope.rows, 0);
+	last = emit2(l, LOP_ADD, LTYPE_I64, *first, const_i64(l, count));
+	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
+	elems = emit2(l, LOP_SUB, LTYPE_I64, last, *first);
+	return emit2(l, LOP_MUL, LTYPE_I64, elems, const_i64(l, l->f->num_features));
+}
+
 /*
  * cache(v) of a batch loop on the host: each iteration copies the `count` rows it
  * covers to the stack, one pass in order, and its walks read the copy. A walk reads a
@@ -146,7 +156,7 @@ static void prefetch_next_trees(Lowering *l, int64_t count)
 static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
 {
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	uint32_t width = const_i64(l, l->f->num_features), first, last, from, copy, elems, zero, one, at, x;
+	uint32_t width = const_i64(l, l->f->num_features), first, from, copy, elems, zero, one, at, x;
 	char where[700];
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (bytes > LOWER_ROW_CACHE_BYTES)
@@ -157,13 +167,9 @@ static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	if (l->failed)
 		return;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	first = lower_index(l, &l->scope.rows, 0);
-	last = emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, count));
-	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->num_rows);
+	elems = lower_cached_elements(l, count, &first);
 	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
 	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_PRIVATE);
-	elems = emit2(l, LOP_SUB, LTYPE_I64, last, first);
-	elems = emit2(l, LOP_MUL, LTYPE_I64, elems, width);
 	zero = const_i64(l, 0);
 	one = const_i64(l, 1);
 	at = lir_begin(&l->b, LOP_FOR, zero, elems, one);
