@@ -120,11 +120,22 @@ static uint32_t outer_rows(const HForest *f, const HScheduleKnobs *k)
 	return tiles_trees(f, k) ? k->row_tile : traits & (LREP_CODE | LREP_BLOCKS) ? 1 : k->rows;
 }
 
+/* Bytes of f's widest rows: the doubles of predict_f64 where thresholds are double, else floats. */
+static uint64_t widest_row_bytes(const HForest *f)
+{
+	return (uint64_t)(f->num_features ? f->num_features : 1) * (f->threshold_type == HTYPE_F64 ? sizeof(double) : sizeof(float));
+}
+
+bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k)
+{
+	return outer_rows(f, k) > 1 && outer_rows(f, k) * widest_row_bytes(f) <= LOWER_ROW_CACHE_BYTES;
+}
+
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
                       HScheduleKnobs *k)
 {
 	uint64_t float_row_bytes = (uint64_t)(f->num_features ? f->num_features : 1) * sizeof(float), total = 0;
-	uint64_t row_bytes = float_row_bytes * (f->threshold_type == HTYPE_F64 ? 2 : 1); /* the widest rows a walk reads */
+	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	uint32_t row_tile = ROW_TILE;
 	while (row_tile > MIN_ROW_TILE && row_tile * row_bytes > ROW_TILE_BYTES)
 		row_tile /= 2;
@@ -152,8 +163,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		if (lower_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
-	k->cache_rows = row_bytes >= HIR_CACHE_ROW_BYTES && outer_rows(f, k) > 1 &&
-	                outer_rows(f, k) * row_bytes <= LOWER_ROW_CACHE_BYTES;
+	k->cache_rows = row_bytes >= HIR_CACHE_ROW_BYTES && hir_rows_cache_fits(f, k);
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
@@ -266,7 +276,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	}
 	if (k->parallel == HPARALLEL_ROWS)
 		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, rows_outer, 0, e);
-	if (k->cache_rows && outer_rows(f, k) > 1)
+	if (k->cache_rows && hir_rows_cache_fits(f, k))
 		ok = ok && hir_schedule_mark(s, HDIR_CACHE, rows_outer, 0, e);
 	hir_leaf_depth_range(f, &shallowest, &depth);
 	groups = ok && !code && k->depth_groups > 1 ? depth_groups(f, k, trees_outer, walk, tree_step(f, k), groups_of, &ok, e) : 0;

@@ -80,6 +80,8 @@ typedef struct HScheduleKnobs {
  */
 #define LOWER_ROW_CACHE_BYTES (256u << 10)
 #define HIR_CACHE_ROW_BYTES 1024u
+/* Whether k's outermost row loop holds more than one row and their copy (of f's widest rows) fits in LOWER_ROW_CACHE_BYTES. */
+bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k);
 
 /* Depth groups: at most this many. */
 #define HIR_MAX_DEPTH_GROUPS 4

@@ -612,8 +612,51 @@ static void test_prefetch_below(void)
 	hir_forest_free(f);
 }
 
+/* How many cache directives f's schedule holds. */
+static uint32_t caches(const HForest *f)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < f->schedule.num_log; i++)
+		n += f->schedule.log[i].kind == HDIR_CACHE;
+	return n;
+}
+
+/*
+ * Rows are cached where the outermost row loop's copy of the widest rows fits in
+ * LOWER_ROW_CACHE_BYTES: the knob asks, hir_apply_knobs writes cache(v) only then (the
+ * tuner's candidates that do not fit are the ones without), and the heuristic sets it.
+ */
+static void test_rows_cache_fits(void)
+{
+	enum { FEATURES = 2049 }; /* 16 rows: 128 KiB of floats, more than 256 KiB of doubles */
+	HScheduleKnobs k = {.rows = 16, .trees = 1, .parallel = HPARALLEL_ROWS, .cache_rows = 1};
+	HForest *f = small_forest(4, 1), *wide = hir_forest_new("unit", FEATURES, 1);
+	Error e;
+	for (uint32_t t = 0; t < 4; t++)
+		memcpy(hir_tree_add(wide, 7, 0), hir_tree_nodes(f, t), 7 * sizeof(HNode));
+	CHECK(hir_rows_cache_fits(wide, &k));
+	CHECK(hir_apply_knobs(wide, &k, &e) && caches(wide) == 1);
+	k.rows = 1; /* one row: nothing to copy */
+	CHECK(!hir_rows_cache_fits(wide, &k));
+	CHECK(hir_apply_knobs(wide, &k, &e) && caches(wide) == 0);
+	k = (HScheduleKnobs){.rows = 16, .trees = 1, .tree_tile = 2, .row_tile = 64, .parallel = HPARALLEL_ROWS, .cache_rows = 1};
+	CHECK(!hir_rows_cache_fits(wide, &k)); /* tiles of 64 rows: 512 KiB */
+	CHECK(hir_apply_knobs(wide, &k, &e) && caches(wide) == 0);
+	wide->threshold_type = HTYPE_F64; /* predict_f64's rows are doubles */
+	k = (HScheduleKnobs){.rows = 16, .trees = 1, .parallel = HPARALLEL_ROWS, .cache_rows = 1};
+	CHECK(!hir_rows_cache_fits(wide, &k));
+	hir_choose_knobs(wide, 0, 16, 1, false, &k);
+	CHECK(!k.cache_rows);
+	wide->threshold_type = HTYPE_F32;
+	hir_choose_knobs(wide, 0, 16, 1, false, &k);
+	CHECK(k.cache_rows);
+	hir_forest_free(wide);
+	hir_forest_free(f);
+}
+
 int main(void)
 {
+	test_rows_cache_fits();
 	test_prefetch_below();
 	test_keys();
 	test_float_forest();
