@@ -414,7 +414,6 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleR
 	long cores = usable_cores();
 	uint32_t n;
 	bool ok, data_ok;
-
 	PartThreads threads;
 	Error data_error;
 
