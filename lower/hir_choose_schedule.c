@@ -120,10 +120,16 @@ static uint32_t outer_rows(const HForest *f, const HScheduleKnobs *k)
 	return tiles_trees(f, k) ? k->row_tile : traits & (LREP_CODE | LREP_BLOCKS) ? 1 : k->rows;
 }
 
+/* Bytes of a row of f of values of value_size bytes (a row of none counts as one value). */
+static uint64_t row_bytes_of(const HForest *f, size_t value_size)
+{
+	return (uint64_t)(f->num_features ? f->num_features : 1) * value_size;
+}
+
 /* Bytes of f's widest rows: the doubles of predict_f64 where thresholds are double, else floats. */
 static uint64_t widest_row_bytes(const HForest *f)
 {
-	return (uint64_t)(f->num_features ? f->num_features : 1) * (f->threshold_type == HTYPE_F64 ? sizeof(double) : sizeof(float));
+	return row_bytes_of(f, f->threshold_type == HTYPE_F64 ? sizeof(double) : sizeof(float));
 }
 
 bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k)
@@ -134,7 +140,7 @@ bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k)
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
                       HScheduleKnobs *k)
 {
-	uint64_t float_row_bytes = (uint64_t)(f->num_features ? f->num_features : 1) * sizeof(float), total = 0;
+	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	uint32_t row_tile = ROW_TILE;
 	while (row_tile > MIN_ROW_TILE && row_tile * row_bytes > ROW_TILE_BYTES)

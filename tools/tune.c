@@ -281,7 +281,7 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 	Error e = {0};
 	HScheduleKnobs normal = *knobs, *k = &normal;
 	/* Rows cached where they do not fit are not cached (hir_apply_knobs): the candidate without, not a second compile of it. */
-	normal.cache_rows = normal.cache_rows && hir_rows_cache_fits(t->forest, k);
+	k->cache_rows = k->cache_rows && hir_rows_cache_fits(t->forest, k);
 	for (uint32_t i = 0; i < t->num; i++)
 		if (same_knobs(&t->candidates[i].knobs, k))
 			return &t->candidates[i];
