@@ -35,14 +35,15 @@
 /* Trees deeper than this would need more than 2^25 slots each. */
 #define ARRAY_MAX_DEPTH 24
 /*
- * The largest forest (in bytes of the node buffer) that gets a key copy for lone rows'
- * walks (rep.h). Past it the walks of a lone row wait on memory more than on their
- * compares: one row on 150 to 2600 trees of depth 8 (0.6 to 10 MB of nodes) took as long
- * or up to 7% longer with keys, while the copy doubled the library, and a 1000-tree
- * compile's memory and time grew by a fifth and 30-40 ms. Under it (100 trees) keys win
- * or lose a few per cent by model.
+ * The largest forest (in bytes of the records a walk reads) that gets a key copy for
+ * lone rows' walks (rep.h). Past it the walks of a lone row wait on memory more than on
+ * their compares: on the Emerald Rapids Xeon, one row on 150 to 2600 trees of depth 8
+ * (0.6 to 10 MB of records) took as long or up to 7% longer with keys, while the copy
+ * doubled the library, and a 1000-tree compile's memory and time grew by a fifth and
+ * 30-40 ms. Under it keys win a few per cent where splits test for missing values
+ * (LightGBM's), and win or lose as much elsewhere.
  */
-#define ARRAY_MAX_KEY_COPY (512u << 10)
+#define ARRAY_MAX_KEY_COPY (1u << 20)
 
 typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */
@@ -122,7 +123,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	}
 	/* The leaves' region: a double (two i32 elements) per slot after the records. */
 	elements = (total ? total : 1) * (record + (own_leaves ? 2 : 0));
-	layout->keys = layout->keys && rep_keys_fit(layout) && elements * sizeof *records <= ARRAY_MAX_KEY_COPY;
+	layout->keys = layout->keys && rep_keys_fit(layout) && total * record * sizeof *records <= ARRAY_MAX_KEY_COPY;
 	records = xcalloc(elements, sizeof *records);
 	for (uint64_t i = 0; i < total; i++) /* unused slots read as leaves */
 		records[i * record] = -1;
