@@ -612,6 +612,55 @@ static void test_prefetch_below(void)
 	hir_forest_free(f);
 }
 
+/* Whether the array layout of num_trees complete trees of depth 5 (leaves of leaf_type) keeps a key copy of its nodes. */
+static bool keeps_keys(uint32_t num_trees, HType leaf_type)
+{
+	enum { DEPTH = 5, NODES = (2 << DEPTH) - 1 };
+	HForest *f = hir_forest_new("keys", 2, 1);
+	Error e = {{0}};
+	MModule *m;
+	LModule *l = NULL;
+	bool keys = false;
+	f->leaf_type = leaf_type;
+	for (uint32_t t = 0; t < num_trees; t++) {
+		HNode *n = hir_tree_add(f, NODES, 0);
+		for (uint32_t i = 0; i < NODES; i++)
+			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
+			                     : (HNode){.value = i, .feature = HIR_LEAF};
+	}
+	hir_choose_schedule(f, 0, 16, 8, false);
+	hir_pad_unrolled_walks(f);
+	m = lower_hir_to_mir(f, &e);
+	CHECK(m && mir_legalize_reductions(m, &e));
+	if (m) {
+		mir_unroll_walks(m);
+		mir_interleave(m);
+		mir_version_complete(m);
+		l = lower_mir_to_lir(m, "array", &e);
+		CHECK(l != NULL);
+	}
+	for (uint32_t i = 0; l && i < l->num_buffers; i++)
+		keys |= strcmp(l->buffers[i].name, "array.keys") == 0;
+	lir_module_free(l);
+	mir_module_free(m);
+	hir_forest_free(f);
+	return keys;
+}
+
+/*
+ * Lone rows compare keys where the records their walks read take at most 1 MiB: trees of
+ * depth 5 take 63 records of 8 bytes, so 2080 trees fit and 2081 do not. Double leaves,
+ * which have a region of their own that walks only read at the end, do not count.
+ */
+static void test_key_copy_bound(void)
+{
+	CHECK(keeps_keys(1, HTYPE_F32));
+	CHECK(keeps_keys(2080, HTYPE_F32));
+	CHECK(!keeps_keys(2081, HTYPE_F32));
+	CHECK(keeps_keys(2080, HTYPE_F64));
+	CHECK(!keeps_keys(2081, HTYPE_F64));
+}
+
 /* How many cache directives f's schedule holds. */
 static uint32_t caches(const HForest *f)
 {
@@ -656,6 +705,7 @@ static void test_rows_cache_fits(void)
 
 int main(void)
 {
+	test_key_copy_bound();
 	test_rows_cache_fits();
 	test_prefetch_below();
 	test_keys();
