@@ -575,6 +575,39 @@ static uint32_t prefetches(const LModule *l)
 	return n;
 }
 
+/* Complete trees of this depth in the functions the tests below lower. */
+#define COMPLETE_DEPTH 5
+
+/*
+ * The MIR, after the passes, of num_trees complete trees of depth COMPLETE_DEPTH
+ * (leaves of leaf_type) under the heuristic's schedule for 16 rows; *f is the forest,
+ * for the caller to free with the MIR (NULL where lowering failed, a failed check).
+ */
+static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, HForest **f)
+{
+	enum { NODES = (2 << COMPLETE_DEPTH) - 1 };
+	Error e = {{0}};
+	MModule *m;
+	*f = hir_forest_new("complete", 2, 1);
+	(*f)->leaf_type = leaf_type;
+	for (uint32_t t = 0; t < num_trees; t++) {
+		HNode *n = hir_tree_add(*f, NODES, 0);
+		for (uint32_t i = 0; i < NODES; i++)
+			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
+			                     : (HNode){.value = i, .feature = HIR_LEAF};
+	}
+	hir_choose_schedule(*f, 0, 16, 8, false);
+	hir_pad_unrolled_walks(*f);
+	m = lower_hir_to_mir(*f, &e);
+	CHECK(m && mir_legalize_reductions(m, &e));
+	if (!m)
+		return NULL;
+	mir_unroll_walks(m);
+	mir_interleave(m);
+	mir_version_complete(m);
+	return m;
+}
+
 /*
  * A lone row's walks in the array layout prefetch the grandchildren of each step's node
  * but the first step's (depth - 2 per walk of a complete tree); the sparse layout, whose
@@ -582,27 +615,13 @@ static uint32_t prefetches(const LModule *l)
  */
 static void test_prefetch_below(void)
 {
-	enum { DEPTH = 5, NODES = (2 << DEPTH) - 1 };
-	HForest *f = hir_forest_new("prefetch", 2, 1);
+	HForest *f;
+	MModule *m = complete_trees_mir(16, HTYPE_F32, &f);
 	Error e = {{0}};
-	MModule *m;
 	LModule *l;
-	for (uint32_t t = 0; t < 16; t++) {
-		HNode *n = hir_tree_add(f, NODES, 0);
-		for (uint32_t i = 0; i < NODES; i++)
-			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
-			                     : (HNode){.value = i, .feature = HIR_LEAF};
-	}
-	hir_choose_schedule(f, 0, 16, 8, false);
-	hir_pad_unrolled_walks(f);
-	m = lower_hir_to_mir(f, &e);
-	CHECK(m && mir_legalize_reductions(m, &e));
 	if (m) {
-		mir_unroll_walks(m);
-		mir_interleave(m);
-		mir_version_complete(m);
 		l = lower_mir_to_lir(m, "array", &e);
-		CHECK(l && prefetches(l) > 0 && prefetches(l) % (DEPTH - 2) == 0);
+		CHECK(l && prefetches(l) > 0 && prefetches(l) % (COMPLETE_DEPTH - 2) == 0);
 		lir_module_free(l);
 		l = lower_mir_to_lir(m, "sparse", &e);
 		CHECK(l && prefetches(l) == 0);
@@ -612,33 +631,15 @@ static void test_prefetch_below(void)
 	hir_forest_free(f);
 }
 
-/* Whether the array layout of num_trees complete trees of depth 5 (leaves of leaf_type) keeps a key copy of its nodes. */
+/* Whether the array layout of num_trees complete trees (leaves of leaf_type) keeps a key copy of its nodes. */
 static bool keeps_keys(uint32_t num_trees, HType leaf_type)
 {
-	enum { DEPTH = 5, NODES = (2 << DEPTH) - 1 };
-	HForest *f = hir_forest_new("keys", 2, 1);
+	HForest *f;
+	MModule *m = complete_trees_mir(num_trees, leaf_type, &f);
 	Error e = {{0}};
-	MModule *m;
-	LModule *l = NULL;
+	LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
 	bool keys = false;
-	f->leaf_type = leaf_type;
-	for (uint32_t t = 0; t < num_trees; t++) {
-		HNode *n = hir_tree_add(f, NODES, 0);
-		for (uint32_t i = 0; i < NODES; i++)
-			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
-			                     : (HNode){.value = i, .feature = HIR_LEAF};
-	}
-	hir_choose_schedule(f, 0, 16, 8, false);
-	hir_pad_unrolled_walks(f);
-	m = lower_hir_to_mir(f, &e);
-	CHECK(m && mir_legalize_reductions(m, &e));
-	if (m) {
-		mir_unroll_walks(m);
-		mir_interleave(m);
-		mir_version_complete(m);
-		l = lower_mir_to_lir(m, "array", &e);
-		CHECK(l != NULL);
-	}
+	CHECK(l != NULL);
 	for (uint32_t i = 0; l && i < l->num_buffers; i++)
 		keys |= strcmp(l->buffers[i].name, "array.keys") == 0;
 	lir_module_free(l);
