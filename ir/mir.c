@@ -72,6 +72,16 @@ bool mir_index_has(const MIndex *index, int32_t var)
 	return false;
 }
 
+bool mir_walks(const MModule *m, uint32_t id)
+{
+	if (m->insts[id].op == MOP_WALK)
+		return true;
+	for (uint32_t c = m->insts[id].body; c != MIR_NONE; c = m->insts[c].next)
+		if (mir_walks(m, c))
+			return true;
+	return false;
+}
+
 uint32_t mir_append(MModule *m, MList *l, MOp op)
 {
 	uint32_t id = mir_new(m, op);

@@ -150,6 +150,8 @@ void mir_link_after(MModule *m, uint32_t owner, uint32_t prev, uint32_t id);
 uint32_t mir_buffer_add(MModule *m, const MBuffer *buffer);
 /* Whether var is a term of index. */
 bool mir_index_has(const MIndex *index, int32_t var);
+/* Whether instruction id walks: a walk, or a loop (or ifComplete) holding one. */
+bool mir_walks(const MModule *m, uint32_t id);
 
 /* Check the module: variables in scope, operands defined before use, buffers declared where they are used. */
 bool mir_verify(const MModule *m, Error *e);

@@ -16,16 +16,6 @@
  */
 #include "lower/lower.h"
 
-/* Whether the list from first (or a list inside it) walks a tree. */
-static bool walks(const MModule *m, uint32_t first)
-{
-	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next)
-		if (m->insts[id].op == MOP_WALK || ((m->insts[id].op == MOP_FOR || m->insts[id].op == MOP_IF_COMPLETE) &&
-		                                    walks(m, m->insts[id].body)))
-			return true;
-	return false;
-}
-
 void mir_interleave(MModule *m)
 {
 	for (uint32_t id = 0; id < m->num_insts; id++) {
@@ -38,7 +28,7 @@ void mir_interleave(MModule *m)
 		 * rows' output, after the tree loop) has no chain of loads to overlap, and its 16
 		 * copies, each with its own branches, were an eighth of a kernel's code.
 		 */
-		if (!walks(m, inst->body))
+		if (!mir_walks(m, id))
 			continue;
 		/* hir_schedule_check made its trip count constant and at most MIR_MAX_INTERLEAVE. */
 		hir_schedule_range(&m->forest->schedule, inst->var, &r);

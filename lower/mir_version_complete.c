@@ -15,22 +15,11 @@
  */
 #include "lower/lower.h"
 
-/* Whether instruction id walks: a walk, or a loop holding one. */
-static bool walks(const MModule *m, uint32_t id)
-{
-	if (m->insts[id].op == MOP_WALK)
-		return true;
-	for (uint32_t c = m->insts[id].body; c != MIR_NONE; c = m->insts[c].next)
-		if (walks(m, c))
-			return true;
-	return false;
-}
-
 /* Whether instruction id goes in an ifComplete: it walks, or it takes a walk's tree or value. */
 static bool wrapped(const MModule *m, uint32_t id)
 {
 	MOp op = (MOp)m->insts[id].op;
-	return op == MOP_GET_TREE || op == MOP_REDUCE || walks(m, id);
+	return op == MOP_GET_TREE || op == MOP_REDUCE || mir_walks(m, id);
 }
 
 /* Whether instruction id is a batch loop that groups rows more finely (its iterations do not run together). */
@@ -50,7 +39,7 @@ static void version_list(MModule *m, uint32_t owner, MIndex rows, int64_t span)
 	uint32_t prev = MIR_NONE, id = owner == MIR_NONE ? m->body : m->insts[owner].body;
 	while (id != MIR_NONE) {
 		uint32_t last = id, after, v;
-		if (finer_batch_loop(m, id) && walks(m, id) && rows.num_terms < MIR_MAX_TERMS) {
+		if (finer_batch_loop(m, id) && mir_walks(m, id) && rows.num_terms < MIR_MAX_TERMS) {
 			MIndex inner = rows;
 			HRange r;
 			hir_schedule_range(&m->forest->schedule, m->insts[id].var, &r);
