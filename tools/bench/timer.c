@@ -10,11 +10,15 @@
  *       the functions below, called through ctypes, so that every engine takes its turns
  *       in one process;
  *   cc -O2 -fopenmp -DBENCH_TIMER_MAIN -Irt tools/bench/timer.c -Lbuild -lgrove -ldl -o build/bench/timer
- *       a program: `timer grove|tl2cgen LIBRARY ROWS.f32 BATCH [SECONDS]` times one
- *       library alone (OMP_NUM_THREADS threads; OMP_WAIT_POLICY=PASSIVE unless set) and
+ *       a program: `timer grove|grove-device|tl2cgen LIBRARY ROWS.f32 BATCH [SECONDS]` times
+ *       one library alone (OMP_NUM_THREADS threads; OMP_WAIT_POLICY=PASSIVE unless set) and
  *       prints microseconds per row (ROWS.f32: float32 values, row
  *       after row, as numpy's X.astype("<f4").tofile() writes them; models.py --rows
- *       writes the benchmark's rows so).
+ *       writes the benchmark's rows so). `grove-device` times a CUDA artifact with its
+ *       rows and predictions already in the GPU's memory (grove_predict_device): the pool
+ *       is copied there once, through the CUDA Driver API (libcuda.so.1, opened with
+ *       dlopen), and no copy is timed; `grove` on a CUDA artifact times the whole call,
+ *       copies included. tools/bench/gpu.sh runs both on a machine with an NVIDIA GPU.
  *
  * TL2cgen's generated predict() takes one row as an array of `union Entry` (a missing
  * value is missing = -1) and adds each tree's leaf to result[], which the caller zeroes.
@@ -25,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv, clock_gettime */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +259,74 @@ double bench_tl2cgen_time(const Tl2cgen *lib, const float *pool, size_t batch, s
 }
 
 #ifdef BENCH_TIMER_MAIN
+/*
+ * Rows and predictions in a CUDA device's memory, for grove-device: the pool copied to
+ * the device's primary context (the one libgrove's CUDA back end runs on), made current
+ * on this thread. The few driver calls are declared here, as rt/cuda.c declares them.
+ */
+typedef unsigned long long BenchDevicePtr;
+
+typedef struct BenchDevice {
+	BenchDevicePtr pool, out;
+} BenchDevice;
+
+/* Copy pool (floats) to the device and allocate out_floats there; 0 on success, else the message in msg. */
+static int bench_device_open(BenchDevice *d, const float *pool, size_t pool_floats, size_t out_floats, char *msg,
+                             size_t msg_len)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	int (*init)(unsigned), (*device_get)(int *, int), (*retain)(void **, int), (*set_current)(void *);
+	int (*alloc)(BenchDevicePtr *, size_t), (*copy)(BenchDevicePtr, const void *, size_t);
+	void *context;
+	int device, r;
+
+	if (!cuda)
+		return snprintf(msg, msg_len, "libcuda.so.1: %s", dlerror()), -1;
+	*(void **)&init = dlsym(cuda, "cuInit");
+	*(void **)&device_get = dlsym(cuda, "cuDeviceGet");
+	*(void **)&retain = dlsym(cuda, "cuDevicePrimaryCtxRetain");
+	*(void **)&set_current = dlsym(cuda, "cuCtxSetCurrent");
+	*(void **)&alloc = dlsym(cuda, "cuMemAlloc_v2");
+	*(void **)&copy = dlsym(cuda, "cuMemcpyHtoD_v2");
+	if (!init || !device_get || !retain || !set_current || !alloc || !copy)
+		return snprintf(msg, msg_len, "libcuda.so.1 lacks an entry point"), -1;
+	if ((r = init(0)) || (r = device_get(&device, 0)) || (r = retain(&context, device)) ||
+	    (r = set_current(context)) || (r = alloc(&d->pool, pool_floats * sizeof(float))) ||
+	    (r = alloc(&d->out, out_floats * sizeof(float))) || (r = copy(d->pool, pool, pool_floats * sizeof(float))))
+		return snprintf(msg, msg_len, "CUDA driver error %d while copying the rows to the device", r), -1;
+	return 0; /* the process's end frees the device memory */
+}
+
+/* Seconds that calls grove_predict_device calls take over cycling slices of the pool in device memory. */
+static double bench_grove_device_time(const GroveModel *model, const BenchDevice *d, size_t batch, size_t slices,
+                                      size_t calls)
+{
+	GroveError err;
+	size_t ncols = grove_num_features(model);
+	double start = bench_now();
+
+	for (size_t i = 0, slice = 0; i < calls; i++) {
+		const float *rows = (const float *)(uintptr_t)(d->pool + slice * batch * ncols * sizeof(float));
+		if (grove_predict_device(model, rows, batch, ncols, (float *)(uintptr_t)d->out, 0, &err) != GROVE_OK) {
+			fprintf(stderr, "timer: %s\n", err.message);
+			return -1;
+		}
+		if (++slice == slices)
+			slice = 0;
+	}
+	return bench_now() - start;
+}
+
+/* Seconds calls take: on the device's rows (device not NULL), else through grove_predict or TL2cgen's predict. */
+static double time_calls(const GroveModel *model, const Tl2cgen *lib, const BenchDevice *device, const float *pool,
+                         size_t batch, size_t slices, size_t calls, float *out)
+{
+	if (device)
+		return bench_grove_device_time(model, device, batch, slices, calls);
+	return model ? bench_grove_time(model, pool, batch, slices, calls, out)
+	             : bench_tl2cgen_time(lib, pool, batch, slices, calls, out);
+}
+
 /* Order doubles for qsort. */
 static int compare_doubles(const void *a, const void *b)
 {
@@ -266,6 +339,8 @@ int main(int argc, char **argv)
 	char msg[512];
 	GroveModel *model = NULL;
 	Tl2cgen *lib = NULL;
+	BenchDevice device = {0};
+	bool resident = argc > 1 && strcmp(argv[1], "grove-device") == 0;
 	size_t nf, no, nrows, batch, slices, calls = 1;
 	double seconds = argc > 5 ? atof(argv[5]) : 2.0, reps[15];
 	float *pool, *out;
@@ -279,11 +354,11 @@ int main(int argc, char **argv)
 		perror("timer: cannot run itself again with OMP_WAIT_POLICY=PASSIVE");
 		return 1;
 	}
-	if (argc < 5 || (strcmp(argv[1], "grove") != 0 && strcmp(argv[1], "tl2cgen") != 0)) {
-		fprintf(stderr, "usage: timer grove|tl2cgen LIBRARY ROWS.f32 BATCH [SECONDS]\n");
+	if (argc < 5 || (strcmp(argv[1], "grove") != 0 && !resident && strcmp(argv[1], "tl2cgen") != 0)) {
+		fprintf(stderr, "usage: timer grove|grove-device|tl2cgen LIBRARY ROWS.f32 BATCH [SECONDS]\n");
 		return 2;
 	}
-	if (strcmp(argv[1], "grove") == 0) {
+	if (strcmp(argv[1], "tl2cgen") != 0) {
 		if (!(model = bench_grove_load(argv[2], msg, sizeof msg)))
 			return fprintf(stderr, "timer: %s\n", msg), 1;
 		nf = bench_grove_num_features(model), no = bench_grove_num_outputs(model);
@@ -306,15 +381,18 @@ int main(int argc, char **argv)
 	if (!pool || !out || fread(pool, 4 * nf, slices * batch, f) != slices * batch)
 		return fprintf(stderr, "timer: cannot read %s\n", argv[3]), 1;
 	fclose(f);
+	if (resident && strcmp(grove_device(model), "cuda") != 0)
+		return fprintf(stderr, "timer: grove-device times CUDA artifacts; %s runs on %s\n", argv[2],
+		               grove_device(model)), 1;
+	if (resident && bench_device_open(&device, pool, slices * batch * nf, batch * no, msg, sizeof msg) != 0)
+		return fprintf(stderr, "timer: %s\n", msg), 1;
 	for (;; calls *= 2) { /* calls per repetition: about a 15th of the time */
-		double t = model ? bench_grove_time(model, pool, batch, slices, calls, out)
-		                 : bench_tl2cgen_time(lib, pool, batch, slices, calls, out);
-		if (t >= seconds / 15)
+		double t = time_calls(model, lib, resident ? &device : NULL, pool, batch, slices, calls, out);
+		if (t < 0 || t >= seconds / 15)
 			break;
 	}
 	for (int r = 0; r < 15; r++) {
-		double t = model ? bench_grove_time(model, pool, batch, slices, calls, out)
-		                 : bench_tl2cgen_time(lib, pool, batch, slices, calls, out);
+		double t = time_calls(model, lib, resident ? &device : NULL, pool, batch, slices, calls, out);
 		if (t < 0)
 			return fprintf(stderr, "timer: grove_predict failed\n"), 1;
 		reps[r] = t * 1e6 / (double)(calls * batch);
