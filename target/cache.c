@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 /* Bump when what reaches the object changes outside the key (target_machine_create's settings). */
-#define CACHE_FORMAT "grove code cache 1"
+#define CACHE_FORMAT "grove code cache 2"
 #define CACHE_MAGIC "grovecc1"
 #define CACHE_MAX_ENTRIES 256
 #define CACHE_MAX_OBJECT (1u << 30)

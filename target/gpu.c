@@ -74,6 +74,7 @@ static LLVMTargetMachineRef device_machine(const GpuTarget *t, const GpuArch *ar
 	LLVMTargetRef target;
 	LLVMTargetMachineRef tm;
 	char *message = NULL;
+	target_llvm_options();
 	t->init();
 	if (LLVMGetTargetFromTriple(t->triple, &target, &message)) {
 		error_set(e, "no LLVM target for %s: %s", t->triple, message);

@@ -23,6 +23,12 @@ typedef struct TargetPlatform {
 bool target_platform(const char *triple, TargetPlatform *p, Error *e);
 
 /*
+ * LLVM's process-wide code generation options, set once before the first target
+ * machine (target_machine_create calls it; so does the GPU back end's).
+ */
+void target_llvm_options(void);
+
+/*
  * A target machine for p, the CPU (NULL or "" = the default: native on the host,
  * generic elsewhere) and the optimisation level 0-3; NULL with e filled when the CPU is
  * unknown or LLVM refuses.
