@@ -108,15 +108,23 @@ static void rewrite(HForest *f, unsigned wanted)
 	}
 }
 
+bool hir_float_forms(HForest *f)
+{
+	unsigned wanted = wanted_forms(f);
+	if (f->threshold_type != HTYPE_F32 || !can_rewrite(f, wanted))
+		return false;
+	rewrite(f, wanted);
+	return true;
+}
+
 HForest *hir_float_forest(const HForest *f)
 {
 	HForest *n;
-	unsigned wanted = wanted_forms(f);
 	if (f->threshold_type == HTYPE_F32) {
-		if (!can_rewrite(f, wanted))
+		if (!can_rewrite(f, wanted_forms(f)))
 			return NULL;
 		n = hir_forest_copy(f);
-		rewrite(n, wanted);
+		hir_float_forms(n);
 		return n;
 	}
 	/* == and != have a float twin only where t is a float (else no float equals t). */
@@ -134,7 +142,6 @@ HForest *hir_float_forest(const HForest *f)
 		s->value = float_bound(s->value, s->compare == HCMP_LT || s->compare == HCMP_GE || s->compare == HCMP_EQ ||
 		                                     s->compare == HCMP_NE);
 	}
-	if (can_rewrite(n, wanted))
-		rewrite(n, wanted);
+	hir_float_forms(n);
 	return n;
 }

@@ -29,6 +29,13 @@ void hir_pad_unrolled_walks(HForest *f);
  * where an == or != threshold has no float twin. Leaves keep their type.
  */
 HForest *hir_float_forest(const HForest *f);
+/*
+ * HIR pass: a forest of float thresholds rewritten in place to those forms, as
+ * hir_float_forest would rewrite a copy (the compile pipeline runs it for CPU targets,
+ * so that lowering walks the forest itself: a 1000-tree forest's copy took 13 ms);
+ * false where it has none to rewrite, or some split cannot be (f is then as it was).
+ */
+bool hir_float_forms(HForest *f);
 /* The comparisons (1 << HCompare) whose compare alone sends NaN left (< and >), or right (<= and >=), as x86 reads it off one flag. */
 unsigned lower_nan_deciding_forms(bool nan_left);
 /* HIR pass: tile f's trees, tiles of at most size splits grown from their roots as tiling says (tileTrees(tiling, size)). */

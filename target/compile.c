@@ -131,6 +131,9 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		hir_tile_trees(c->hir, c->hir->schedule.tile_size, (HTiling)c->hir->schedule.tiling);
 		dump_after(o, "tile", c);
 	}
+	/* Where rows are floats the walks compare in the forms lower_mir_to_lir would give a copy. */
+	if (!o->gpu)
+		hir_float_forms(c->hir);
 	phase_end(o->timer, "schedule");
 	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
 		goto failed;
