@@ -131,7 +131,10 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		hir_tile_trees(c->hir, c->hir->schedule.tile_size, (HTiling)c->hir->schedule.tiling);
 		dump_after(o, "tile", c);
 	}
-	/* Where rows are floats the walks compare in the forms lower_mir_to_lir would give a copy. */
+	/*
+	 * CPU walks compare in the forms x86 decides from one flag (lower/hir_narrow.c): a
+	 * forest of float thresholds gets them here, in place, not in a copy while lowering.
+	 */
 	if (!o->gpu)
 		hir_float_forms(c->hir);
 	phase_end(o->timer, "schedule");
