@@ -110,8 +110,11 @@ static void rewrite(HForest *f, unsigned wanted)
 
 bool hir_float_forms(HForest *f)
 {
-	unsigned wanted = wanted_forms(f);
-	if (f->threshold_type != HTYPE_F32 || !can_rewrite(f, wanted))
+	unsigned wanted;
+	if (f->threshold_type != HTYPE_F32)
+		return false; /* (double forests get a float twin while lowering; the double entry walks them as they are) */
+	wanted = wanted_forms(f);
+	if (!can_rewrite(f, wanted))
 		return false;
 	rewrite(f, wanted);
 	return true;
@@ -120,11 +123,12 @@ bool hir_float_forms(HForest *f)
 HForest *hir_float_forest(const HForest *f)
 {
 	HForest *n;
+	unsigned wanted = wanted_forms(f);
 	if (f->threshold_type == HTYPE_F32) {
-		if (!can_rewrite(f, wanted_forms(f)))
+		if (!can_rewrite(f, wanted))
 			return NULL;
 		n = hir_forest_copy(f);
-		hir_float_forms(n);
+		rewrite(n, wanted);
 		return n;
 	}
 	/* == and != have a float twin only where t is a float (else no float equals t). */
@@ -142,6 +146,7 @@ HForest *hir_float_forest(const HForest *f)
 		s->value = float_bound(s->value, s->compare == HCMP_LT || s->compare == HCMP_GE || s->compare == HCMP_EQ ||
 		                                     s->compare == HCMP_NE);
 	}
-	hir_float_forms(n);
+	if (can_rewrite(n, wanted))
+		rewrite(n, wanted);
 	return n;
 }
