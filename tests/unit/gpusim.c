@@ -12,6 +12,11 @@
  * (a race, barriers and shuffles under divergence), descriptor checks, CUDA and ROCm
  * artifacts where no driver is installed, threads predicting at once, and (without
  * AddressSanitizer) every allocation of a prediction failing in turn.
+ *
+ * Built with -DFAKE_CUDA_DRIVER, it is a stand-in for libcuda.so.1: host memory for
+ * device memory, and the dot kernel run on the host at launch. On it the test checks
+ * the CUDA back-end's handling of device buffers (kept between calls, grown, never
+ * shared by two calls at once, freed after a failure and at grove_free).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +26,111 @@
 #define FEATURES 4
 #define BIAS 0.5f
 
-#ifdef GPUSIM_ARTIFACT
+/* The fake driver's state, which the test reads and sets: allocations made and live, the next to fail, a launch's delay, buffers two launches shared. */
+typedef struct FakeCuda {
+	int allocations, live, fail_next, delay_us, shared;
+} FakeCuda;
+
+#if defined(GPUSIM_ARTIFACT) || defined(FAKE_CUDA_DRIVER)
+/* The prediction of row r from weights w: the dot product, plus the bias unless margins are asked for. */
+static float dot(const float *row, const float *w, int32_t flags)
+{
+	float s = 0;
+	for (int k = 0; k < FEATURES; k++)
+		s += row[k] * w[k];
+	return s + (flags & GROVE_ARTIFACT_MARGIN ? 0 : w[FEATURES]);
+}
+#endif
+
+#ifdef FAKE_CUDA_DRIVER
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+FakeCuda fake_cuda;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const void *running[64]; /* the predictions buffers of launches under way */
+
+typedef unsigned long long Pointer;
+static char context, module, function;
+
+int cuInit(unsigned flags) { return (int)flags; }
+int cuDeviceGet(int *device, int ordinal) { *device = 0; return ordinal; }
+int cuDeviceGetAttribute(int *value, int attribute, int device) { *value = attribute >= 5 ? 65535 : 1024; return device; }
+int cuDevicePrimaryCtxRetain(void **c, int device) { *c = &context; return device; }
+int cuDevicePrimaryCtxRelease_v2(int device) { return device; }
+int cuCtxPushCurrent_v2(void *c) { return c != &context; }
+int cuCtxPopCurrent_v2(void **c) { *c = &context; return 0; }
+int cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *options, void **values)
+{
+	(void)image, (void)n, (void)options, (void)values;
+	*m = &module;
+	return 0;
+}
+int cuModuleUnload(void *m) { return m != &module; }
+int cuModuleGetFunction(void **f, void *m, const char *name) { *f = &function; return m != &module || strcmp(name, "dot"); }
+int cuCtxSynchronize(void) { return 0; }
+int cuGetErrorName(int e, const char **name) { *name = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN"; return 0; }
+int cuGetErrorString(int e, const char **text) { *text = e == 2 ? "out of memory" : "unknown error"; return 0; }
+
+int cuMemAlloc_v2(Pointer *p, size_t bytes)
+{
+	void *q;
+	pthread_mutex_lock(&lock);
+	q = fake_cuda.fail_next ? NULL : malloc(bytes);
+	fake_cuda.fail_next = 0;
+	fake_cuda.allocations += q != NULL;
+	fake_cuda.live += q != NULL;
+	pthread_mutex_unlock(&lock);
+	*p = (Pointer)(uintptr_t)q;
+	return q ? 0 : 2;
+}
+
+int cuMemFree_v2(Pointer p)
+{
+	pthread_mutex_lock(&lock);
+	fake_cuda.live--;
+	pthread_mutex_unlock(&lock);
+	free((void *)(uintptr_t)p);
+	return 0;
+}
+
+int cuMemcpyHtoD_v2(Pointer to, const void *from, size_t bytes) { memcpy((void *)(uintptr_t)to, from, bytes); return 0; }
+int cuMemcpyDtoH_v2(void *to, Pointer from, size_t bytes) { memcpy(to, (const void *)(uintptr_t)from, bytes); return 0; }
+
+/* The dot kernel over the launch's threads, its predictions buffer marked as in use for delay_us first. */
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared, void *stream, void **parameters, void **extra)
+{
+	const float *rows = *(const float **)parameters[0], *model = *(const float **)parameters[5];
+	int64_t nrows = *(const int64_t *)parameters[1], threads = (int64_t)gx * gy * gz * bx * by * bz;
+	float *out = *(float **)parameters[2];
+	int32_t flags = *(const int32_t *)parameters[3];
+	int slot = -1;
+	if (f != &function || shared || stream || extra)
+		return 1;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < 64; i++) {
+		fake_cuda.shared += running[i] == out;
+		slot = !running[i] && slot < 0 ? i : slot;
+	}
+	if (slot >= 0)
+		running[slot] = out;
+	pthread_mutex_unlock(&lock);
+	usleep((useconds_t)fake_cuda.delay_us);
+	for (int64_t r = 0; r < nrows && r < threads; r++)
+		out[r] = dot(rows + r * FEATURES, model, flags);
+	pthread_mutex_lock(&lock);
+	if (slot >= 0)
+		running[slot] = NULL;
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+#elif defined(GPUSIM_ARTIFACT)
 
 #include <stdbool.h>
 #include <string.h>
@@ -32,15 +141,6 @@ static const float model_blob[FEATURES + 1] = {1, 2, 3, 4, BIAS};
 /* This thread's index in its block (x fastest), the threads of a block, and of the grid along x. */
 static int64_t thread_in_block(const GroveSimThread *t) { return t->index[0] + t->index[6] * (t->index[1] + t->index[7] * t->index[2]); }
 static int64_t block_threads(const GroveSimThread *t) { return t->index[6] * t->index[7] * t->index[8]; }
-
-/* The prediction of row r from weights w: the dot product, plus the bias unless margins are asked for. */
-static float dot(const float *row, const float *w, int32_t flags)
-{
-	float s = 0;
-	for (int k = 0; k < FEATURES; k++)
-		s += row[k] * w[k];
-	return s + (flags & GROVE_ARTIFACT_MARGIN ? 0 : w[FEATURES]);
-}
 
 /* Grid-stride over rows, one 1-D block per 64 rows. */
 static void k_dot(const void *rows, int64_t nrows, float *out, int32_t flags, void *workspace, const void *model,
@@ -542,6 +642,97 @@ static void test_allocation_failures(const char *path, const GroveDevice *d)
 }
 #endif
 
+/*
+ * The CUDA back-end on the fake driver, built here as dir/libcuda.so.1 and loaded before
+ * libgrove asks for that name: a call allocates only where its buffers outgrow the kept
+ * ones, concurrent calls never share buffers, a failed allocation is GROVE_ERROR_MEMORY
+ * and the next call works, and grove_free leaves nothing allocated.
+ */
+static void test_cuda_buffers(const char *dir, const char *path, const GroveDevice *d)
+{
+	char command[PATH_MAX * 4 + 256], self[PATH_MAX], driver_path[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	static Worker workers[4];
+	pthread_t threads[4];
+	GroveModel *m, *other;
+	GroveError err;
+	FakeCuda *fake;
+	void *driver, *symbols[2];
+	float *device_rows, *device_out;
+	int (*device_alloc)(unsigned long long *, size_t), (*device_free)(unsigned long long), kept;
+	unsigned long long p;
+	if (len <= 0)
+		return;
+	self[len] = 0;
+	for (int up = 0; up < 3 && strrchr(self, '/'); up++) /* ROOT/BUILDDIR/tests/gpusim -> ROOT */
+		*strrchr(self, '/') = 0;
+	snprintf(driver_path, sizeof driver_path, "%s/libcuda.so.1", dir);
+	snprintf(command, sizeof command, "%s -std=c11 -D_GNU_SOURCE -O1 -Wall -Werror -shared -fPIC -pthread "
+	         "-Wl,-soname,libcuda.so.1 -DFAKE_CUDA_DRIVER -I%s %s/tests/unit/gpusim.c -o %s",
+	         getenv("CC") ? getenv("CC") : "cc", self, self, driver_path);
+	CHECK(shell(command));
+	driver = dlopen(driver_path, RTLD_NOW | RTLD_GLOBAL);
+	fake = driver ? dlsym(driver, "fake_cuda") : NULL;
+	symbols[0] = driver ? dlsym(driver, "cuMemAlloc_v2") : NULL;
+	symbols[1] = driver ? dlsym(driver, "cuMemFree_v2") : NULL;
+	CHECK(fake && symbols[0] && symbols[1]);
+	*device = *d;
+	if (!fake || !symbols[0] || !symbols[1] || !(m = load(path, &err)))
+		return;
+	memcpy(&device_alloc, &symbols[0], sizeof device_alloc);
+	memcpy(&device_free, &symbols[1], sizeof device_free);
+	CHECK(strcmp(grove_device(m), "cuda") == 0);
+	for (size_t r = 0; r < ROWS; r++)
+		want[r] = expected(r, 0);
+	CHECK(grove_predict(m, rows, 1, FEATURES, out, 1, 0, &err) == GROVE_OK && near(out, want, 1));
+	kept = fake->allocations; /* the model, and the first call's rows, predictions and workspace */
+	CHECK(grove_predict(m, rows, 200, FEATURES, out, 200, 0, &err) == GROVE_OK && near(out, want, 200));
+	CHECK(fake->allocations == kept + 2); /* rows and predictions grew */
+	for (size_t n = 1; n < 200; n += 66) {
+		memset(out, 0, sizeof out);
+		CHECK(grove_predict(m, rows, n, FEATURES, out, n, 0, &err) == GROVE_OK && near(out, want, n));
+	}
+	CHECK(grove_predict(m, rows, ROWS, FEATURES, out, ROWS, 0, &err) == GROVE_OK && near(out, want, ROWS));
+	CHECK(grove_predict(m, rows, 3, FEATURES, out, 3, GROVE_PREDICT_MARGIN, &err) == GROVE_OK &&
+	      out[2] == want[2] - BIAS);
+	CHECK(fake->allocations == kept + 4 && fake->live == kept);
+	/* Rows on the device: nothing allocated either. */
+	kept = fake->allocations;
+	CHECK(device_alloc(&p, sizeof rows) == 0);
+	device_rows = (float *)(uintptr_t)p;
+	CHECK(device_alloc(&p, sizeof out) == 0);
+	device_out = (float *)(uintptr_t)p;
+	memcpy(device_rows, rows, sizeof rows);
+	CHECK(grove_predict_device(m, device_rows, ROWS, FEATURES, device_out, 0, &err) == GROVE_OK &&
+	      near(device_out, want, ROWS));
+	CHECK(fake->allocations == kept + 2);
+	device_free((unsigned long long)(uintptr_t)device_rows);
+	device_free((unsigned long long)(uintptr_t)device_out);
+	/* Threads at once, each launch held up so that they overlap: every call has buffers of its own. */
+	memcpy(out, want, sizeof out);
+	fake->delay_us = 2000;
+	for (int i = 0; i < 4; i++) {
+		workers[i].model = m;
+		workers[i].bad = 0;
+		CHECK(pthread_create(&threads[i], NULL, work, &workers[i]) == 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(threads[i], NULL);
+		CHECK(workers[i].bad == 0);
+	}
+	fake->delay_us = 0;
+	CHECK(fake->shared == 0);
+	/* A failed allocation: an error that says so, then the model predicts again. */
+	CHECK((other = load(path, &err)) != NULL);
+	fake->fail_next = 1;
+	CHECK(grove_predict(other, rows, 10, FEATURES, out, 10, 0, &err) == GROVE_ERROR_MEMORY &&
+	      strstr(err.message, "cuMemAlloc (rows, 160 bytes)") && strstr(err.message, "out of memory"));
+	CHECK(grove_predict(other, rows, 10, FEATURES, out, 10, 0, &err) == GROVE_OK && near(out, want, 10));
+	grove_free(other);
+	grove_free(m);
+	CHECK(fake->live == 0);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/grove-gpusim-XXXXXX", path[PATH_MAX], command[PATH_MAX + 16];
@@ -583,6 +774,7 @@ int main(void)
 #ifndef GROVE_ASAN
 	test_allocation_failures(path, artifact_device(handle, "dev_reduce"));
 #endif
+	test_cuda_buffers(dir, path, artifact_device(handle, "dev_cuda"));
 	dlclose(handle);
 	snprintf(command, sizeof command, "rm -rf %s", dir);
 	shell(command);
