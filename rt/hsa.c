@@ -13,6 +13,11 @@
  *
  * Kernel arguments: the six parameters at offsets 0, 8, 16, 24, 32 and 40, the rest of
  * the kernel's argument segment (the hidden arguments of code objects v4) zeroed.
+ *
+ * A call's memory (device buffers, the staging of its copies, its kernel arguments and
+ * completion signal) stays after it for the next call, each buffer as large as the
+ * largest call's so far, as the CUDA back-end keeps its buffers (cuda.c): one call at a
+ * time holds them, a call made meanwhile makes and frees its own.
  */
 #include "rt/device.h"
 
@@ -98,6 +103,16 @@ _Static_assert(sizeof(hsa_kernel_dispatch_packet_t) == 64, "an AQL packet is 64 
 /* How long one wait for a kernel lasts (a hint, in the runtime's timestamp units) before the queue's health is checked again. */
 #define WAIT_HINT UINT64_C(1000000)
 
+/* A call's memory: device buffers for rows, predictions and workspace; in the host pool the staging of copies and the
+ * kernel arguments; their sizes (0: none allocated); and the completion signal. */
+enum { ROWS, PREDICTIONS, WORKSPACE, STAGING, KERNARG, BUFFERS };
+typedef struct Buffers {
+	void *at[BUFFERS];
+	size_t bytes[BUFFERS];
+	hsa_signal_t signal;
+	bool have_signal;
+} Buffers;
+
 /* A kernel of the executable. */
 typedef struct HsaKernel {
 	uint64_t object;
@@ -161,6 +176,8 @@ typedef struct Hsa {
 	void *model;        /* the model blob in device memory, or NULL */
 	hsa_dim3_t max_grid; /* work-items */
 	hsa_status_t queue_status; /* HSA_STATUS_SUCCESS until the queue reports an error */
+	Buffers spare;             /* the memory kept between calls */
+	bool spare_taken;          /* a call holds it (atomic) */
 } Hsa;
 
 static const struct {
@@ -354,43 +371,57 @@ static GroveStatus load_executable(Hsa *h, const GroveDevice *d, GroveError *err
 	return GROVE_OK;
 }
 
-/* Allocate bytes of pool into *p (NULL for 0 bytes); memory of the host pool is made visible to the GPU. */
-static GroveStatus allocate(const Hsa *h, bool host, size_t bytes, void **p, const char *what, GroveError *err)
+/* Make buffer i of b hold at least bytes: kept if it does, else freed and allocated again (host-pool memory made visible to the GPU). */
+static GroveStatus reserve(const Hsa *h, Buffers *b, int i, size_t bytes, const char *what, GroveError *err)
 {
+	bool host = i >= STAGING;
 	char call[96];
 	hsa_status_t s;
-	*p = NULL;
-	if (!bytes)
+	if (b->bytes[i] >= bytes)
 		return GROVE_OK;
+	if (b->at[i])
+		h->hsa_amd_memory_pool_free(b->at[i]);
+	b->at[i] = NULL;
+	b->bytes[i] = 0;
 	snprintf(call, sizeof call, "hsa_amd_memory_pool_allocate (%s, %zu bytes)", what, bytes);
-	if ((s = h->hsa_amd_memory_pool_allocate(host ? h->host_pool : h->device_pool, bytes, 0, p)) != HSA_STATUS_SUCCESS) {
-		*p = NULL;
+	if ((s = h->hsa_amd_memory_pool_allocate(host ? h->host_pool : h->device_pool, bytes, 0, &b->at[i])) !=
+	    HSA_STATUS_SUCCESS) {
+		b->at[i] = NULL;
 		return hsa_error(h, GROVE_ERROR_DEVICE, s, call, err);
 	}
-	if (host && (s = h->hsa_amd_agents_allow_access(1, &h->gpu, NULL, *p)) != HSA_STATUS_SUCCESS)
+	b->bytes[i] = bytes;
+	if (host && (s = h->hsa_amd_agents_allow_access(1, &h->gpu, NULL, b->at[i])) != HSA_STATUS_SUCCESS)
 		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_amd_agents_allow_access", err);
 	return GROVE_OK;
 }
 
-/* Copy bytes between host memory and the device through a staging buffer in the host pool (to_device or back). */
-static GroveStatus copy(const Hsa *h, void *to, const void *from, size_t bytes, bool to_device, GroveError *err)
+/* Free b's memory. */
+static void release(const Hsa *h, Buffers *b)
 {
-	void *staging;
+	for (int i = 0; i < BUFFERS; i++)
+		if (b->at[i])
+			h->hsa_amd_memory_pool_free(b->at[i]);
+	if (b->have_signal)
+		h->hsa_signal_destroy(b->signal);
+	*b = (Buffers){0};
+}
+
+/* Copy bytes between host memory and the device through b's staging buffer in the host pool (to_device or back). */
+static GroveStatus copy(const Hsa *h, Buffers *b, void *to, const void *from, size_t bytes, bool to_device,
+                        GroveError *err)
+{
 	hsa_status_t s;
-	GroveStatus status = allocate(h, true, bytes, &staging, "staging", err);
-	if (status != GROVE_OK || !bytes) {
-		if (staging)
-			h->hsa_amd_memory_pool_free(staging);
-		return status;
-	}
+	GroveStatus status;
+	if (!bytes || (status = reserve(h, b, STAGING, bytes, "staging", err)) != GROVE_OK)
+		return bytes ? status : GROVE_OK;
 	if (to_device)
-		memcpy(staging, from, bytes);
-	if ((s = h->hsa_memory_copy(to_device ? to : staging, to_device ? staging : from, bytes)) != HSA_STATUS_SUCCESS)
-		status = hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_memory_copy", err);
-	else if (!to_device)
-		memcpy(to, staging, bytes);
-	h->hsa_amd_memory_pool_free(staging);
-	return status;
+		memcpy(b->at[STAGING], from, bytes);
+	if ((s = h->hsa_memory_copy(to_device ? to : b->at[STAGING], to_device ? b->at[STAGING] : from, bytes)) !=
+	    HSA_STATUS_SUCCESS)
+		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_memory_copy", err);
+	if (!to_device)
+		memcpy(to, b->at[STAGING], bytes);
+	return GROVE_OK;
 }
 
 static void hsa_close(void *state)
@@ -398,6 +429,7 @@ static void hsa_close(void *state)
 	Hsa *h = state;
 	if (!h)
 		return;
+	release(h, &h->spare);
 	if (h->queue)
 		h->hsa_queue_destroy(h->queue);
 	if (h->model)
@@ -417,6 +449,7 @@ static void hsa_close(void *state)
 /* The queue, and the model blob on the device. */
 static GroveStatus open_queue(Hsa *h, const GroveDevice *d, GroveError *err)
 {
+	Buffers upload = {0};
 	uint32_t max;
 	hsa_status_t s;
 	GroveStatus status;
@@ -427,9 +460,13 @@ static GroveStatus open_queue(Hsa *h, const GroveDevice *d, GroveError *err)
 		h->queue = NULL;
 		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_queue_create", err);
 	}
-	if ((status = allocate(h, false, d->model_size, &h->model, "the model", err)) != GROVE_OK)
-		return status;
-	return copy(h, h->model, d->model, d->model_size, true, err);
+	/* The model goes up as a call's rows do, and keeps the buffer. */
+	if ((status = reserve(h, &upload, ROWS, d->model_size, "the model", err)) == GROVE_OK)
+		status = copy(h, &upload, upload.at[ROWS], d->model, d->model_size, true, err);
+	h->model = upload.at[ROWS];
+	upload.at[ROWS] = NULL;
+	release(h, &upload);
+	return status;
 }
 
 static GroveStatus hsa_open(const GroveDevice *d, void **state, GroveError *err)
@@ -500,71 +537,64 @@ static GroveStatus dispatch(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nr
 	return GROVE_OK;
 }
 
-/* A call's device memory: what it allocated is freed after. */
-typedef struct Buffers {
-	void *rows, *out, *workspace, *kernarg;
-	bool own_rows, own_out;
-	hsa_signal_t signal;
-	bool have_signal;
-} Buffers;
-
-/* Run the call: buffers, rows in, one dispatch per kernel of the entry, predictions out. */
+/* Run the call with b's memory (grown as it needs): rows in, one dispatch per kernel of the entry, predictions out. */
 static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *call, Buffers *b, GroveError *err)
 {
 	uint32_t kernarg_bytes = KERNARG_BYTES;
+	void *rows = (void *)call->rows, *out = call->out, *kernarg;
 	hsa_status_t s;
 	GroveStatus status;
-	if (call->resident) {
-		b->rows = (void *)call->rows;
-		b->out = call->out;
-	} else {
-		b->own_rows = b->own_out = true;
-		if ((status = allocate(h, false, call->rows_bytes, &b->rows, "rows", err)) != GROVE_OK ||
-		    (status = allocate(h, false, call->out_bytes, &b->out, "predictions", err)) != GROVE_OK ||
-		    (status = copy(h, b->rows, call->rows, call->rows_bytes, true, err)) != GROVE_OK)
+	if (!call->resident) {
+		if ((status = reserve(h, b, ROWS, call->rows_bytes, "rows", err)) != GROVE_OK ||
+		    (status = reserve(h, b, PREDICTIONS, call->out_bytes, "predictions", err)) != GROVE_OK ||
+		    (status = copy(h, b, b->at[ROWS], call->rows, call->rows_bytes, true, err)) != GROVE_OK)
 			return status;
+		rows = b->at[ROWS];
+		out = b->at[PREDICTIONS];
 	}
 	for (uint32_t i = 0; i < d->num_kernels; i++)
 		if (d->kernels[i].entry == call->entry && h->kernels[i].kernarg_bytes > kernarg_bytes)
 			kernarg_bytes = h->kernels[i].kernarg_bytes;
-	if ((status = allocate(h, false, call->workspace_bytes, &b->workspace, "workspace", err)) != GROVE_OK ||
-	    (status = allocate(h, true, kernarg_bytes, &b->kernarg, "kernel arguments", err)) != GROVE_OK)
+	if ((status = reserve(h, b, WORKSPACE, call->workspace_bytes, "workspace", err)) != GROVE_OK ||
+	    (status = reserve(h, b, KERNARG, kernarg_bytes, "kernel arguments", err)) != GROVE_OK)
 		return status;
-	if ((s = h->hsa_signal_create(1, 0, NULL, &b->signal)) != HSA_STATUS_SUCCESS)
-		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_signal_create", err);
-	b->have_signal = true;
+	if (!b->have_signal) {
+		if ((s = h->hsa_signal_create(1, 0, NULL, &b->signal)) != HSA_STATUS_SUCCESS)
+			return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_signal_create", err);
+		b->have_signal = true;
+	}
 	/* The arguments are the same for every kernel; the packets run one at a time, so one segment serves them all. */
-	memset(b->kernarg, 0, kernarg_bytes);
-	memcpy((char *)b->kernarg + 0, &b->rows, 8);
-	memcpy((char *)b->kernarg + 8, &call->nrows, 8);
-	memcpy((char *)b->kernarg + 16, &b->out, 8);
-	memcpy((char *)b->kernarg + 24, &call->flags, 4);
-	memcpy((char *)b->kernarg + 32, &b->workspace, 8);
-	memcpy((char *)b->kernarg + 40, &h->model, 8);
+	kernarg = b->at[KERNARG];
+	memset(kernarg, 0, kernarg_bytes);
+	memcpy((char *)kernarg + 0, &rows, 8);
+	memcpy((char *)kernarg + 8, &call->nrows, 8);
+	memcpy((char *)kernarg + 16, &out, 8);
+	memcpy((char *)kernarg + 24, &call->flags, 4);
+	memcpy((char *)kernarg + 32, &b->at[WORKSPACE], 8);
+	memcpy((char *)kernarg + 40, &h->model, 8);
 	for (uint32_t i = 0; i < d->num_kernels; i++)
 		if (d->kernels[i].entry == call->entry &&
-		    (status = dispatch(h, d, i, call->nrows, b->kernarg, b->signal, err)) != GROVE_OK)
+		    (status = dispatch(h, d, i, call->nrows, kernarg, b->signal, err)) != GROVE_OK)
 			return status;
-	return call->resident ? GROVE_OK : copy(h, call->out, b->out, call->out_bytes, false, err);
+	return call->resident ? GROVE_OK : copy(h, b, call->out, out, call->out_bytes, false, err);
 }
 
+/* The call on the kept memory where no other call holds it, else on memory of its own. A failed call frees what it used. */
 static GroveStatus hsa_run(void *state, const GroveDevice *d, const DeviceCall *call, GroveError *err)
 {
 	Hsa *h = state;
-	Buffers b = {0};
+	Buffers own = {0}, *b = &own;
+	bool kept = !__atomic_exchange_n(&h->spare_taken, true, __ATOMIC_ACQUIRE);
 	hsa_status_t failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE);
-	GroveStatus status = failed != HSA_STATUS_SUCCESS ? hsa_error(h, GROVE_ERROR_DEVICE, failed, "the queue", err) :
-	                                                    run_kernels(h, d, call, &b, err);
-	if (b.have_signal)
-		h->hsa_signal_destroy(b.signal);
-	if (b.kernarg)
-		h->hsa_amd_memory_pool_free(b.kernarg);
-	if (b.workspace)
-		h->hsa_amd_memory_pool_free(b.workspace);
-	if (b.own_out && b.out)
-		h->hsa_amd_memory_pool_free(b.out);
-	if (b.own_rows && b.rows)
-		h->hsa_amd_memory_pool_free(b.rows);
+	GroveStatus status;
+	if (kept)
+		b = &h->spare;
+	status = failed != HSA_STATUS_SUCCESS ? hsa_error(h, GROVE_ERROR_DEVICE, failed, "the queue", err) :
+	                                        run_kernels(h, d, call, b, err);
+	if (!kept || status != GROVE_OK)
+		release(h, b);
+	if (kept)
+		__atomic_store_n(&h->spare_taken, false, __ATOMIC_RELEASE);
 	return status;
 }
 
