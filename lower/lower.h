@@ -30,10 +30,12 @@ void hir_pad_unrolled_walks(HForest *f);
  */
 HForest *hir_float_forest(const HForest *f);
 /*
- * HIR pass: a forest of float thresholds rewritten in place to those forms, as
- * hir_float_forest would rewrite a copy (the compile pipeline runs it for CPU targets,
- * so that lowering walks the forest itself: a 1000-tree forest's copy took 13 ms);
- * false where it has none to rewrite, or some split cannot be (f is then as it was).
+ * HIR pass: f's splits rewritten in place to those forms against the neighbouring value
+ * of f's threshold type: a float forest as hir_float_forest would rewrite a copy (so that
+ * lowering walks the forest itself: a 1000-tree forest's copy took 13 ms), a double
+ * forest for the double entry's walk (its float twin is the same either way). The
+ * compile pipeline runs it for CPU targets. False where f has none to rewrite, or some
+ * split cannot be (f is then as it was).
  */
 bool hir_float_forms(HForest *f);
 /* The comparisons (1 << HCompare) whose compare alone sends NaN left (< and >), or right (<= and >=), as x86 reads it off one flag. */

@@ -132,8 +132,9 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		dump_after(o, "tile", c);
 	}
 	/*
-	 * CPU walks compare in the forms x86 decides from one flag (lower/hir_narrow.c): a
-	 * forest of float thresholds gets them here, in place, not in a copy while lowering.
+	 * CPU walks compare in the forms x86 decides from one flag (lower/hir_narrow.c): the
+	 * forest gets them here, in place, not in a copy while lowering (a double forest for
+	 * its double entry; its float twin, made while lowering, takes them too).
 	 */
 	if (!o->gpu)
 		hir_float_forms(c->hir);

@@ -476,6 +476,46 @@ static HForest *one_split_forest(const double *thresholds, size_t count, uint32_
 	return f;
 }
 
+/*
+ * hir_float_forms of a double forest: each split in a wanted form, deciding as before for
+ * every double x near its threshold, infinities and NaN included; f as it was where a
+ * split cannot be rewritten (x <= inf has no double after inf).
+ */
+static void test_double_forms(const double *thresholds, size_t count)
+{
+	uint32_t splits;
+	HForest *was = one_split_forest(thresholds, count, &splits), *f = hir_forest_copy(was);
+	unsigned wanted = 1u << HCMP_LT | 1u << HCMP_GE;
+	for (uint32_t i = 0; i < splits; i++) /* NaN both ways: the strict forms */
+		hir_tree_nodes(was, i)->default_left = hir_tree_nodes(f, i)->default_left = (uint8_t)(i % 2);
+	CHECK(hir_float_forms(f) && f->threshold_type == HTYPE_F64);
+	for (uint32_t i = 0; i < splits; i++) {
+		const HNode *a = hir_tree_nodes(was, i), *b = hir_tree_nodes(f, i);
+		double x = nextafter(nextafter(a->value, -INFINITY), -INFINITY);
+		CHECK(wanted & 1u << b->compare);
+		for (int step = 0; step < 5; step++, x = nextafter(x, INFINITY))
+			CHECK(compares(a->compare, x, a->value) == compares(b->compare, x, b->value));
+		CHECK(compares(a->compare, INFINITY, a->value) == compares(b->compare, INFINITY, b->value));
+		CHECK(compares(a->compare, -INFINITY, a->value) == compares(b->compare, -INFINITY, b->value));
+		CHECK(compares(a->compare, NAN, a->value) == compares(b->compare, NAN, b->value));
+	}
+	/* Its float twin is the original's. */
+	{
+		HForest *twin = hir_float_forest(was), *now = hir_float_forest(f);
+		CHECK(twin && now);
+		for (uint32_t i = 0; twin && now && i < splits; i++)
+			CHECK(hir_tree_nodes(twin, i)->compare == hir_tree_nodes(now, i)->compare &&
+			      hir_tree_nodes(twin, i)->value == hir_tree_nodes(now, i)->value);
+		hir_forest_free(twin);
+		hir_forest_free(now);
+	}
+	hir_forest_free(f);
+	hir_forest_free(was);
+	f = one_split_forest((const double[]){1.0, INFINITY}, 2, &splits);
+	CHECK(!hir_float_forms(f) && hir_tree_nodes(f, 0)->compare == HCMP_LT && hir_tree_nodes(f, 0)->value == 1.0);
+	hir_forest_free(f);
+}
+
 /* hir_float_forest: for every float x near each threshold, the float threshold decides as the double one. */
 static void test_float_forest(void)
 {
@@ -492,6 +532,7 @@ static void test_float_forest(void)
 	} modes[] = {{0, 1u << HCMP_LE | 1u << HCMP_GE}, {1, 1u << HCMP_LT | 1u << HCMP_GT}, {-1, 1u << HCMP_LT | 1u << HCMP_GE}};
 	uint32_t splits;
 	HForest *f = one_split_forest(thresholds, COUNT_OF(thresholds), &splits), *n = NULL, *s;
+	test_double_forms(thresholds, COUNT_OF(thresholds));
 	CHECK((n = hir_float_forest(f)) != NULL);
 	check_float_forest(f, n, splits, 0);
 	for (size_t m = 0; m < COUNT_OF(modes); m++) {
