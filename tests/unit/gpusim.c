@@ -29,9 +29,9 @@
 #define BIAS 0.5f
 
 /* The fake driver's state, which the test reads and sets: allocations made and live, the next to fail, a launch's delay, buffers two launches shared. */
-typedef struct FakeCuda {
+typedef struct FakeDriver {
 	int allocations, live, fail_next, delay_us, shared;
-} FakeCuda;
+} FakeDriver;
 
 #if defined(GPUSIM_ARTIFACT) || defined(FAKE_CUDA_DRIVER) || defined(FAKE_HSA_RUNTIME)
 /* The prediction of row r from weights w: the dot product, plus the bias unless margins are asked for. */
@@ -51,7 +51,7 @@ static float dot(const float *row, const float *w, int32_t flags)
 #include <string.h>
 #include <unistd.h>
 
-FakeCuda fake_cuda;
+FakeDriver fake_cuda;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *running[64]; /* the predictions buffers of launches under way */
@@ -140,7 +140,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 #include <string.h>
 #include <unistd.h>
 
-FakeCuda fake_hsa; /* the same counters; delay_us holds up every copy, shared is unused */
+FakeDriver fake_hsa; /* delay_us holds up every copy; shared stays 0 */
 
 typedef struct { uint64_t handle; } Handle;
 typedef struct { int64_t value; struct Queue *doorbell_of; } Signal;
@@ -573,18 +573,25 @@ static bool shell(const char *command)
 }
 
 /* Compile this file as the artifact dir/gpusim.so, sealed as grove compile seals what it writes. */
-static bool build_artifact(const char *dir, char *path, size_t size)
+/* Compile this file with -D`define` (and `flags`) as the shared library `path`. */
+static bool build_library(const char *define, const char *flags, const char *path)
 {
-	char command[PATH_MAX * 4 + 256], self[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	char command[PATH_MAX * 4 + 256], root[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", root, sizeof root - 1);
 	if (len <= 0)
 		return false;
-	self[len] = 0;
-	for (int up = 0; up < 3 && strrchr(self, '/'); up++) /* ROOT/BUILDDIR/tests/gpusim -> ROOT */
-		*strrchr(self, '/') = 0;
+	root[len] = 0;
+	for (int up = 0; up < 3 && strrchr(root, '/'); up++) /* ROOT/BUILDDIR/tests/gpusim -> ROOT */
+		*strrchr(root, '/') = 0;
+	snprintf(command, sizeof command, "%s -std=c11 -D_GNU_SOURCE -O1 -Wall -Werror -shared -fPIC %s -D%s -I%s "
+	         "%s/tests/unit/gpusim.c -o %s", getenv("CC") ? getenv("CC") : "cc", flags, define, root, root, path);
+	return shell(command);
+}
+
+static bool build_artifact(const char *dir, char *path, size_t size)
+{
 	snprintf(path, size, "%s/gpusim.so", dir);
-	snprintf(command, sizeof command, "%s -std=c11 -O1 -Wall -Werror -shared -fPIC -DGPUSIM_ARTIFACT -I%s %s/tests/unit/gpusim.c -o %s", getenv("CC") ? getenv("CC") : "cc", self, self, path);
-	return shell(command) && target_seal(path, NULL);
+	return build_library("GPUSIM_ARTIFACT", "", path) && target_seal(path, NULL);
 }
 
 /* Load the artifact with `device` as it is now; NULL (with err filled) when that fails. */
@@ -848,28 +855,27 @@ static void test_allocation_failures(const char *path, const GroveDevice *d)
 }
 #endif
 
-/* Build this file with -D`define` as dir/`library` (its soname that name) and load it, so that libgrove's dlopen of the
- * name finds it; its state, the variable `state`. */
-static void *open_fake(const char *dir, const char *define, const char *library, const char *state, FakeCuda **fake)
+/*
+ * This file built with -D`define` as dir/`library` (with that soname) and loaded, so that
+ * libgrove's dlopen of the name finds it: the fake's state, its variable `state`.
+ */
+static FakeDriver *open_fake(const char *dir, const char *define, const char *library, const char *state)
 {
-	char command[PATH_MAX * 4 + 256], self[PATH_MAX], path[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-	void *handle;
-	*fake = NULL;
-	if (len <= 0)
+	char path[PATH_MAX], flags[PATH_MAX + 64];
+	void *handle = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+	FakeDriver *fake;
+	if (handle) { /* a real driver stays loaded (a GPU machine): libgrove would find it, not the fake */
+		dlclose(handle);
+		fprintf(stderr, "%s is loaded: its fake is not tested\n", library);
 		return NULL;
-	self[len] = 0;
-	for (int up = 0; up < 3 && strrchr(self, '/'); up++) /* ROOT/BUILDDIR/tests/gpusim -> ROOT */
-		*strrchr(self, '/') = 0;
+	}
 	snprintf(path, sizeof path, "%s/%s", dir, library);
-	snprintf(command, sizeof command, "%s -std=c11 -D_GNU_SOURCE -O1 -Wall -Werror -shared -fPIC -pthread "
-	         "-Wl,-soname,%s -D%s -I%s %s/tests/unit/gpusim.c -o %s",
-	         getenv("CC") ? getenv("CC") : "cc", library, define, self, self, path);
-	CHECK(shell(command));
-	handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-	*fake = handle ? dlsym(handle, state) : NULL;
-	CHECK(*fake != NULL);
-	return handle;
+	snprintf(flags, sizeof flags, "-pthread -Wl,-soname,%s", library);
+	CHECK(build_library(define, flags, path));
+	handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* kept loaded, as libgrove keeps it */
+	fake = handle ? dlsym(handle, state) : NULL;
+	CHECK(fake != NULL);
+	return fake;
 }
 
 /* Threads predicting at once with one model, each its own window of rows, every copy held up so that they overlap. */
@@ -893,7 +899,7 @@ static void *predict_window(void *arg)
 	return NULL;
 }
 
-static void test_windows(GroveModel *m, FakeCuda *fake)
+static void test_windows(GroveModel *m, FakeDriver *fake)
 {
 	static Window windows[4];
 	pthread_t threads[4];
@@ -910,14 +916,14 @@ static void test_windows(GroveModel *m, FakeCuda *fake)
 }
 
 /*
- * A GPU back-end on a fake of its driver (FAKE_CUDA_DRIVER, FAKE_HSA_RUNTIME above),
- * which `library` names: a call allocates only where its memory outgrows the kept
- * memory (`grows` allocations where rows and predictions do), rows already on the device
+ * The back-end `name` on a fake of its driver (FAKE_CUDA_DRIVER, FAKE_HSA_RUNTIME above):
+ * a call allocates only where its memory outgrows the kept memory (`grows` allocations
+ * where rows and predictions do), rows already on the device
  * allocate nothing, concurrent calls never share memory, a failed allocation is
  * GROVE_ERROR_MEMORY saying `says` and the next call works, and grove_free leaves
  * nothing allocated.
  */
-static void test_kept_buffers(const char *path, const GroveDevice *d, const char *name, FakeCuda *fake, int grows,
+static void test_kept_buffers(const char *path, const GroveDevice *d, const char *name, FakeDriver *fake, int grows,
                               const char *says)
 {
 	GroveModel *m, *other;
@@ -999,16 +1005,12 @@ int main(void)
 #ifndef GROVE_ASAN
 	test_allocation_failures(path, artifact_device(handle, "dev_reduce"));
 #endif
-	{
-		FakeCuda *fake;
-		void *driver = open_fake(dir, "FAKE_CUDA_DRIVER", "libcuda.so.1", "fake_cuda", &fake);
-		test_kept_buffers(path, artifact_device(handle, "dev_cuda"), "cuda", fake, 2,
-		                  "cuMemAlloc (rows, 160 bytes): CUDA_ERROR_OUT_OF_MEMORY");
-		driver = open_fake(dir, "FAKE_HSA_RUNTIME", "libhsa-runtime64.so.1", "fake_hsa", &fake);
-		test_kept_buffers(path, artifact_device(handle, "dev_rocm"), "rocm", fake, 3,
-		                  "hsa_amd_memory_pool_allocate (rows, 160 bytes): out of resources");
-		(void)driver;
-	}
+	test_kept_buffers(path, artifact_device(handle, "dev_cuda"), "cuda",
+	                  open_fake(dir, "FAKE_CUDA_DRIVER", "libcuda.so.1", "fake_cuda"), 2,
+	                  "cuMemAlloc (rows, 160 bytes): CUDA_ERROR_OUT_OF_MEMORY");
+	test_kept_buffers(path, artifact_device(handle, "dev_rocm"), "rocm",
+	                  open_fake(dir, "FAKE_HSA_RUNTIME", "libhsa-runtime64.so.1", "fake_hsa"), 3,
+	                  "hsa_amd_memory_pool_allocate (rows, 160 bytes): out of resources");
 	dlclose(handle);
 	snprintf(command, sizeof command, "rm -rf %s", dir);
 	shell(command);
