@@ -651,25 +651,35 @@ static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, HForest 
 
 /*
  * A lone row's walks in the array layout prefetch the grandchildren of each step's node
- * but the first step's (depth - 2 per walk of a complete tree); the sparse layout, whose
+ * but the first step's (depth - 2 per walk of a complete tree), and not the leaves where
+ * they have a region of their own (double leaves: depth - 3); the sparse layout, whose
  * grandchildren are not side by side, prefetches nothing.
  */
 static void test_prefetch_below(void)
 {
-	HForest *f;
-	MModule *m = complete_trees_mir(16, HTYPE_F32, &f);
+	HForest *f, *g;
+	MModule *m = complete_trees_mir(16, HTYPE_F32, &f), *n = complete_trees_mir(16, HTYPE_F64, &g);
 	Error e = {{0}};
 	LModule *l;
+	uint32_t records = 0;
 	if (m) {
 		l = lower_mir_to_lir(m, "array", &e);
-		CHECK(l && prefetches(l) > 0 && prefetches(l) % (COMPLETE_DEPTH - 2) == 0);
+		records = prefetches(l);
+		CHECK(l && records > 0 && records % (COMPLETE_DEPTH - 2) == 0);
 		lir_module_free(l);
 		l = lower_mir_to_lir(m, "sparse", &e);
 		CHECK(l && prefetches(l) == 0);
 		lir_module_free(l);
 	}
+	if (n) {
+		l = lower_mir_to_lir(n, "array", &e);
+		CHECK(l && prefetches(l) * (COMPLETE_DEPTH - 2) == records * (COMPLETE_DEPTH - 3));
+		lir_module_free(l);
+	}
 	mir_module_free(m);
+	mir_module_free(n);
 	hir_forest_free(f);
+	hir_forest_free(g);
 }
 
 /* Whether the array layout of num_trees complete trees (leaves of leaf_type) keeps a key copy of its nodes. */
