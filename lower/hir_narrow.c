@@ -31,8 +31,8 @@
  * form would pay for both compares at every step, so the rewrite is all or nothing.
  * Between doubles the same holds with t' and t'' the doubles after and before t: the
  * pipeline rewrites a double forest so too (hir_float_forms), for the double entry's
- * walk (one row of doubles, syn-lgb-higgs at 4096 rows on one core, 0.66-0.74 -> 0.51
- * us), and its float twin comes out as before (the least float >= t' is the float after
+ * walk (rows of doubles, syn-lgb-higgs at 4096 rows on one core, 0.66-0.72 -> 0.51 us
+ * a row), and its float twin comes out as before (the least float >= t' is the float after
  * the greatest float <= t).
  */
 #include "lower/lower.h"
@@ -124,8 +124,7 @@ static void rewrite(HForest *f, unsigned wanted)
 
 bool hir_float_forms(HForest *f)
 {
-	unsigned wanted;
-	wanted = wanted_forms(f);
+	unsigned wanted = wanted_forms(f);
 	if (!can_rewrite(f, wanted))
 		return false;
 	rewrite(f, wanted);

@@ -412,8 +412,10 @@ static GroveStatus copy(const Hsa *h, Buffers *b, void *to, const void *from, si
 {
 	hsa_status_t s;
 	GroveStatus status;
-	if (!bytes || (status = reserve(h, b, STAGING, bytes, "staging", err)) != GROVE_OK)
-		return bytes ? status : GROVE_OK;
+	if (!bytes)
+		return GROVE_OK;
+	if ((status = reserve(h, b, STAGING, bytes, "staging", err)) != GROVE_OK)
+		return status;
 	if (to_device)
 		memcpy(b->at[STAGING], from, bytes);
 	if ((s = h->hsa_memory_copy(to_device ? to : b->at[STAGING], to_device ? b->at[STAGING] : from, bytes)) !=
