@@ -258,10 +258,12 @@ bool front_limits_parse(FrontLimits *l, const char *text, Error *e)
 	return true;
 }
 
-/* Whether f fits the limits; e names the first it exceeds and how to raise it. */
+/* Whether f has features and fits the limits; e names the first it exceeds and how to raise it. */
 static bool check_limits(const HForest *f, FrontLimits l, const char *path, Error *e)
 {
 	uint64_t have[] = {f->num_features, f->num_outputs, f->num_trees, f->num_nodes};
+	if (!f->num_features) /* libgrove loads no artifact whose rows are empty */
+		return error_set(e, "%s: the model has no features; grove needs at least one", path);
 	for (size_t i = 0; i < COUNT_OF(limit_names); i++)
 		if (have[i] > *limit_field(&l, i))
 			return error_set(e, "%s: the model has %llu %s, more than grove's limit of %llu (raise it with --limit %s=N)",

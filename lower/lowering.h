@@ -94,6 +94,11 @@ static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32
  * elements (rows x features, i64) of those of them that are in the batch, which a copy holds.
  */
 uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first);
+/*
+ * A local array of `type` for `rows` rows of the forest's features: one element where
+ * the forest has no features (a LIR array has at least one; such rows copy nothing).
+ */
+uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
 /* Record an error of the lowering (the first one counts; the module is dropped at the end). */
 void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */

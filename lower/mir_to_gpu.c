@@ -239,7 +239,7 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 		return;
 	}
 	size = lower_cached_elements(l, count, &first);
-	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_BLOCK);
+	copy = lower_rows_array(l, l->row_type, count, LSPACE_BLOCK);
 	/* Each block fills its own copy: the copy is spread over the block's threads only. */
 	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask & GPU_BLOCK_BITS);
 	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));

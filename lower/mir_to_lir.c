@@ -146,6 +146,12 @@ uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
 	return emit2(l, LOP_MUL, LTYPE_I64, elems, const_i64(l, l->f->num_features));
 }
 
+uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space)
+{
+	int64_t elements = rows * l->f->num_features;
+	return lir_local_array(&l->b, type, elements > 0 ? elements : 1, space);
+}
+
 /*
  * cache(v) of a batch loop on the host: each iteration copies the `count` rows it
  * covers to the stack, one pass in order, and its walks read the copy. A walk reads a
@@ -169,7 +175,7 @@ static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	elems = lower_cached_elements(l, count, &first);
 	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
-	copy = lir_local_array(&l->b, l->row_type, count * l->f->num_features, LSPACE_PRIVATE);
+	copy = lower_rows_array(l, l->row_type, count, LSPACE_PRIVATE);
 	zero = const_i64(l, 0);
 	one = const_i64(l, 1);
 	at = lir_begin(&l->b, LOP_FOR, zero, elems, one);
@@ -1027,7 +1033,7 @@ static bool some_makes_keys(const MModule *m, uint32_t id)
 static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, uint32_t end, uint32_t any)
 {
 	LType t = l->row_type;
-	uint32_t copy = lir_local_array(&l->b, t, inst->span * l->f->num_features, LSPACE_PRIVATE), at, x, nan, moved;
+	uint32_t copy = lower_rows_array(l, t, inst->span, LSPACE_PRIVATE), at, x, nan, moved;
 	lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
 	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
 	x = emit2(l, LOP_LOAD, t, l->rows, at);
@@ -1073,7 +1079,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		if (scan_any)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for lone rows' walks */
-			l->key_rows = lir_local_array(&l->b, LTYPE_I32, inst->span * l->f->num_features, LSPACE_PRIVATE);
+			l->key_rows = lower_rows_array(l, LTYPE_I32, inst->span, LSPACE_PRIVATE);
 			l->key_first = first_row;
 		}
 		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);

@@ -120,6 +120,17 @@ int main(int argc, char **argv)
 		fclose(f);
 	}
 	FAILS(bad, out, NULL, GROVE_ERROR_FORMAT, "missing member 'learner_model_param'");
+	f = fopen(bad, "w"); /* a fuzz find: no trees over no features */
+	if (f) {
+		fputs("{\"learner\": {\"attributes\": {}, \"feature_names\": [], \"feature_types\": [], \"gradient_booster\": "
+		      "{\"model\": {\"gbtree_model_param\": {\"num_parallel_tree\": \"1\", \"num_trees\": \"0\"}, "
+		      "\"iteration_indptr\": [0], \"tree_info\": [], \"trees\": []}, \"name\": \"gbtree\"}, "
+		      "\"learner_model_param\": {\"base_score\": \"3.5E0\", \"boost_from_average\": \"1\", \"num_class\": \"0\", "
+		      "\"num_feature\": \"0\", \"num_target\": \"1\"}, \"objective\": {\"name\": \"reg:squarederror\", "
+		      "\"reg_loss_param\": {\"scale_pos_weight\": \"1\"}}}, \"version\": [2, 1, 4]}", f);
+		fclose(f);
+	}
+	FAILS(bad, out, NULL, GROVE_ERROR_FORMAT, "the model has no features; grove needs at least one");
 	unlink(bad);
 	grove_compile_options_init(&o);
 	o.schedule = "tile(batch, a, b, 0)";

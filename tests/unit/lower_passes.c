@@ -570,6 +570,26 @@ static void test_float_forest(void)
 		}
 		hir_forest_free(g);
 	}
+	/* A forest of no features and no trees (a fuzz find, refused by the readers since): its rows' copies have an element. */
+	{
+		HForest *g = hir_forest_new("unit", 0, 1);
+		Error e = {{0}};
+		MModule *m;
+		LModule *lir = NULL;
+		hir_choose_schedule(g, 0, 16, 8, false);
+		if ((m = lower_hir_to_mir(g, &e)) && mir_legalize_reductions(m, &e)) {
+			mir_unroll_walks(m);
+			mir_interleave(m);
+			mir_version_complete(m);
+			lir = lower_mir_to_lir(m, "array", &e);
+		}
+		if (!lir)
+			fprintf(stderr, "no features: %s\n", e.message);
+		CHECK(lir != NULL);
+		lir_module_free(lir);
+		mir_module_free(m);
+		hir_forest_free(g);
+	}
 	/* == against a double that no float equals has no float twin. */
 	hir_tree_nodes(f, 0)->compare = HCMP_EQ;
 	CHECK(hir_float_forest(f) == NULL);
