@@ -80,6 +80,8 @@ typedef enum LType {
 	X(PREFETCH, "prefetch", 2)    /* hint: the element of `type` at a + b * sizeof(type) will be \
 	                                 read soon; a ptr, b i64; no result (type is the element's) */ \
 	X(ADD, "add", 2)              /* integer arithmetic, wrapping */                             \
+	X(ADDC, "addc", 3)            /* a + b + zext(c), c i1: an add with carry in (x86: one adc, \
+	                                 which reads c off the flags of the compare that made it) */ \
 	X(SUB, "sub", 2)                                                                              \
 	X(MUL, "mul", 2)                                                                              \
 	X(AND, "and", 2)                                                                              \

@@ -293,6 +293,10 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (!is_int(t))
 			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));
 		return expect(v, id, in->a, t) && expect(v, id, in->b, t);
+	case LOP_ADDC:
+		if (!is_int(t))
+			return fail(v, id, "result is %s, expected an integer type", lir_type_name(t));
+		return expect(v, id, in->a, t) && expect(v, id, in->b, t) && expect(v, id, in->c, LTYPE_I1);
 	case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FMIN: case LOP_FMAX:
 	case LOP_FNEG: case LOP_EXP: case LOP_LOG: case LOP_SQRT:
 		if (!is_float(t))

@@ -326,25 +326,65 @@ static uint32_t key_compare_right(LBuilder *b, HCompare compare, uint32_t x, uin
 }
 
 /*
- * i1: the row goes right at n by its test alone (x not missing): the negation of
- * `x compare t`; x and t_key are keys where t_key is not LIR_NONE.
+ * The decision of a step: holds (i1) where the row goes right at the split, or left
+ * where left. carry: holds is one compare that is a strict less-than, true on NaN
+ * (x86's carry flag after the compare: a child index takes it with one adc or sbb).
  */
-static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x, uint32_t t_key)
+typedef struct RepDecision {
+	uint32_t holds;
+	bool left;
+	bool carry;
+} RepDecision;
+
+/*
+ * The decision of split n by its test alone (x not missing). x and t_key are keys where
+ * t_key is not LIR_NONE. nan_free: no NaN reaches the compare, or one that does goes
+ * right.
+ *
+ * A forest of one comparison kind gets the form of the test that is a strict less-than
+ * true on NaN: d->carry, x86's carry flag after its compare, which a step of a complete
+ * tree adds into the child index with one adc (rep_complete_step). That is "goes right"
+ * for <= and >=, "goes left" for < and >, where NaN either goes left or never comes.
+ */
+static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x, uint32_t t_key,
+                                    bool nan_free)
 {
 	/* The ordered compare that holds when `x OP t` does not (neither is NaN here). */
 	static const LCmp right_when[] = {
 		[HCMP_LT] = LCMP_OGE, [HCMP_LE] = LCMP_OGT, [HCMP_GT] = LCMP_OLE,
 		[HCMP_GE] = LCMP_OLT, [HCMP_EQ] = LCMP_ONE, [HCMP_NE] = LCMP_OEQ,
 	};
-	/* The same, true where x is NaN too: the compare sends NaN right (missing_by_compare). */
-	static const LCmp right_or_nan_when[] = {[HCMP_LE] = LCMP_UGT_F, [HCMP_GE] = LCMP_ULT_F};
-	bool nan_right = layout->missing_by_compare && layout->missing_rules == 1u << REP_MISSING_RIGHT;
 	uint32_t right = LIR_NONE, code = LIR_NONE;
+	HCompare only = HCMP_COUNT;
+	for (uint32_t k = 0; k < HCMP_COUNT; k++)
+		if (layout->compares == 1u << k)
+			only = (HCompare)k;
+	switch (only) {
+	case HCMP_LT: /* left: x < t, and NaN, which goes left where it comes (missing_by_compare) */
+		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), true, true}
+		                         : (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_ULT_F, x, n->threshold), true, true};
+	case HCMP_GT:
+		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), true, true}
+		                         : (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_UGT_F, x, n->threshold), true, true};
+	case HCMP_LE: /* right: x > t, and NaN, which goes right or never comes */
+		if (t_key != LIR_NONE)
+			return (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), false, true};
+		if (nan_free)
+			return (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_UGT_F, x, n->threshold), false, true};
+		break;
+	case HCMP_GE:
+		if (t_key != LIR_NONE)
+			return (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), false, true};
+		if (nan_free)
+			return (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_ULT_F, x, n->threshold), false, true};
+		break;
+	default:
+		break;
+	}
 	/*
-	 * One kind in the whole forest (XGBoost's <, LightGBM's <=) is one compare. A forest
-	 * that mixes kinds computes each kind's answer and picks by the word's comparison
-	 * bits: the compares read the same operands (one ucomiss on x86), and the category
-	 * test is paid only by forests that have IN splits.
+	 * Several kinds: each kind's answer, picked by the word's comparison bits. The
+	 * compares read the same operands (one ucomiss on x86), and the category test is
+	 * paid only by forests that have IN splits.
 	 */
 	for (uint32_t k = 0; k < HCMP_COUNT; k++) {
 		uint32_t kind_right;
@@ -360,7 +400,7 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 			kind_right = not1(b, category_in(layout, b, n, x, is_in));
 		} else {
 			kind_right = t_key != LIR_NONE ? key_compare_right(b, (HCompare)k, x, t_key)
-			                               : lir_cmp(b, LOP_FCMP, nan_right ? right_or_nan_when[k] : right_when[k], x, n->threshold);
+			                               : lir_cmp(b, LOP_FCMP, right_when[k], x, n->threshold);
 		}
 		right = right == LIR_NONE ? kind_right
 		                          : lir_emit(b, LOP_SELECT, LTYPE_I1,
@@ -369,7 +409,7 @@ static uint32_t compare_right(const RepLayout *layout, LBuilder *b, const RepNod
 	}
 	if (right == LIR_NONE)
 		die("rep: a forest without splits has no step");
-	return right;
+	return (RepDecision){right, false, false};
 }
 
 /* i1: whether x (a key where keys) counts as missing at n: NaN, and where n's rule says so, zero. */
@@ -401,10 +441,20 @@ static uint32_t missing_right(LBuilder *b, const RepNode *n)
 	return not1(b, word_bits_set(b, n, 1u << REP_WORD_MISSING_SHIFT));
 }
 
-uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
+/* The i1 that holds where d sends the row right. */
+static uint32_t rep_right(LBuilder *b, RepDecision d)
 {
-	uint32_t feature = n->feature, x, right, missing, t_key = LIR_NONE;
+	return d.left ? not1(b, d.holds) : d.holds;
+}
+
+/* The decision of a step at split n (rep_goes_right's, in the form compare_decision chose). */
+static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
+{
+	uint32_t feature = n->feature, x, t_key = LIR_NONE, missing, right, toward;
 	bool keys = row->type == LTYPE_I32;
+	bool nan_free = row->complete || layout->nan_reads_zero ||
+	                (layout->missing_by_compare && layout->missing_rules == 1u << REP_MISSING_RIGHT);
+	RepDecision d;
 	if (leaf_stays) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
 	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
@@ -412,11 +462,18 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 		t_key = n->threshold;
 	else if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
-	right = compare_right(layout, b, n, x, t_key);
+	d = compare_decision(layout, b, n, x, t_key, nan_free);
 	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero)
-		return right;
+		return d;
 	missing = is_missing(layout, b, n, x, keys);
-	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, missing_right(b, n), right);
+	right = rep_right(b, d);
+	toward = missing_right(b, n);
+	return (RepDecision){lir_emit(b, LOP_SELECT, LTYPE_I1, missing, toward, right), false, false};
+}
+
+uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
+{
+	return rep_right(b, rep_decide(layout, b, n, row, leaf_stays));
 }
 
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays)
@@ -427,13 +484,19 @@ uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t 
 uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
                            const RepRow *row, bool leaf_stays)
 {
-	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
-	uint32_t one = lir_const_int(b, LTYPE_I64, 1);
-	uint32_t twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
-	uint32_t left = lir_emit(b, LOP_ADD, LTYPE_I64, twice, one, LIR_NONE);
-	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
+	RepDecision d = rep_decide(layout, b, fields, row, leaf_stays);
+	uint32_t one, twice, taken;
 	(void)tree;
-	return rep_step_result(b, fields, node, child, leaf_stays);
+	if (d.carry && !d.left) /* 2i + right: one adc */
+		return rep_step_result(b, fields, node, lir_emit(b, LOP_ADDC, LTYPE_I64, node, node, d.holds), leaf_stays);
+	one = lir_const_int(b, LTYPE_I64, 1);
+	twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
+	taken = lir_cast(b, LCAST_ZEXT, LTYPE_I64, d.holds);
+	if (d.left) /* 2i + 1 - left: an lea and an sbb where the decision is the carry */
+		twice = lir_emit(b, LOP_SUB, LTYPE_I64, lir_emit(b, LOP_OR, LTYPE_I64, twice, one, LIR_NONE), taken, LIR_NONE);
+	else
+		twice = lir_emit(b, LOP_ADD, LTYPE_I64, twice, taken, LIR_NONE);
+	return rep_step_result(b, fields, node, twice, leaf_stays);
 }
 
 LType rep_value_type(const HForest *f)

@@ -208,7 +208,7 @@ typedef struct LRepresentation {
 	bool keys;
 } LRepresentation;
 
-/* The array representation: each tree a complete binary tree in level order, children at 2i+1, 2i+2. */
+/* The array representation: each tree a complete binary tree in level order from slot 1, children at 2i, 2i+1. */
 extern const LRepresentation rep_array;
 /* The sparse representation: nodes stored once each, a split holding the index of its left child. */
 extern const LRepresentation rep_sparse;
@@ -274,8 +274,9 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
 /*
- * The step hook of layouts that keep trees complete (array, reorg): the children of
- * slot i are 2i+1 and 2i+2 (a leaf's lie outside the tree: it stays where leaf_stays).
+ * The step hook of layouts that keep trees complete (array, reorg): the root is slot 1,
+ * the children of slot i are 2i and 2i+1 (a leaf's lie outside the tree: it stays where
+ * leaf_stays).
  */
 uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
                            const RepRow *row, bool leaf_stays);

@@ -1,7 +1,8 @@
 /*
  * The reorg representation (RAPIDS FIL's dense layout): every tree is stored as a
- * complete binary tree of the forest's depth, children of slot i at 2i+1 and 2i+2, and
- * the trees are interleaved node-major: slot i of tree t is element i * num_trees + t,
+ * complete binary tree of the forest's depth, root at slot 1, children of slot i at 2i and
+ * 2i+1, and the trees are interleaved node-major: slot i of tree t is element
+ * (i - 1) * num_trees + t,
  * so the roots of all trees come first, then all their left children, and so on. Two
  * buffers, one element per slot each:
  *
@@ -19,7 +20,7 @@
  * one deep tree pays for it in every tree: lay_out refuses more than REORG_MAX_SLOTS.
  *
  * cache(v) of a tree loop on a GPU copies the group's columns, node-major as well, into
- * shared memory: slot i of the group's tree j at i * count + j. While the copy is read,
+ * shared memory: slot i of the group's tree j at (i - 1) * count + j. While the copy is read,
  * the handle is j and the hooks index the copy with stride count instead of num_trees.
  */
 #include "lower/rep.h"
@@ -56,11 +57,11 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t top = 0;
 	stack[top++] = 0; /* node */
-	stack[top++] = 0; /* slot within the tree */
+	stack[top++] = 1; /* slot within the tree */
 	while (top) {
 		uint64_t slot = stack[--top], id = stack[--top];
 		const HNode *n = &nodes[id];
-		uint64_t at = slot * f->num_trees + t;
+		uint64_t at = (slot - 1) * f->num_trees + t;
 		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
@@ -68,9 +69,9 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 		}
 		words[at] = rep_split_word(n);
 		stack[top++] = n->left;
-		stack[top++] = 2 * slot + 1;
+		stack[top++] = 2 * slot;
 		stack[top++] = n->right;
-		stack[top++] = 2 * slot + 2;
+		stack[top++] = 2 * slot + 1;
 	}
 }
 
@@ -138,14 +139,15 @@ static uint32_t reorg_root(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	(void)layout;
 	(void)tree;
-	return lir_const_int(b, LTYPE_I64, 0);
+	return lir_const_int(b, LTYPE_I64, 1);
 }
 
-/* The element of slot `node` of the tree in column `tree`. */
+/* The element of slot `node` (from 1) of the tree in column `tree`. */
 static uint32_t reorg_element(const ReorgSource *src, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	uint32_t row = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, src->stride), LIR_NONE);
-	return lir_emit(b, LOP_ADD, LTYPE_I64, row, tree, LIR_NONE);
+	row = lir_emit(b, LOP_ADD, LTYPE_I64, row, tree, LIR_NONE);
+	return lir_emit(b, LOP_SUB, LTYPE_I64, row, lir_const_int(b, LTYPE_I64, src->stride), LIR_NONE);
 }
 
 static RepNode reorg_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
@@ -168,8 +170,8 @@ static uint32_t reorg_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 static void reorg_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	const ReorgState *s = layout->state;
-	uint32_t zero = lir_const_int(b, LTYPE_I64, 0), end = lir_const_int(b, LTYPE_I64, (int64_t)s->slots);
-	uint32_t slot = lir_begin(b, LOP_FOR, zero, end, lir_const_int(b, LTYPE_I64, 1));
+	uint32_t one = lir_const_int(b, LTYPE_I64, 1), end = lir_const_int(b, LTYPE_I64, (int64_t)s->slots + 1);
+	uint32_t slot = lir_begin(b, LOP_FOR, one, end, one);
 	uint32_t at = reorg_element(&s->model, b, tree, slot);
 	lir_emit(b, LOP_PREFETCH, LTYPE_I32, s->model.words, at, LIR_NONE);
 	lir_emit(b, LOP_PREFETCH, layout->threshold_type, s->model.values, at, LIR_NONE);
@@ -183,7 +185,7 @@ static uint64_t reorg_cache_bytes(const RepLayout *layout, uint32_t count)
 }
 
 /*
- * Copy element k of a group's columns: slot i = k / count of its tree j = k % count,
+ * Copy element k of a group's columns: slot i = k / count + 1 of its tree j = k % count,
  * consecutive k reading consecutive elements of the model (coalesced). Columns past the
  * last tree copy the last tree's, which no walk reads.
  */
@@ -193,7 +195,7 @@ static void reorg_copy_element(ReorgState *s, LBuilder *b, uint32_t first, uint3
 	j = lir_emit(b, LOP_SUB, LTYPE_I64, k, lir_emit(b, LOP_MUL, LTYPE_I64, slot, per, LIR_NONE), LIR_NONE);
 	tree = lir_emit(b, LOP_ADD, LTYPE_I64, first, j, LIR_NONE);
 	tree = lir_emit(b, LOP_MIN, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, (int64_t)s->num_trees - 1), LIR_NONE);
-	at = reorg_element(&s->model, b, tree, slot);
+	at = reorg_element(&s->model, b, tree, lir_emit(b, LOP_ADD, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, 1), LIR_NONE));
 	lir_emit(b, LOP_STORE, LTYPE_VOID, s->copy.words, k, lir_emit(b, LOP_LOAD, LTYPE_I32, s->model.words, at, LIR_NONE));
 	lir_emit(b, LOP_STORE, LTYPE_VOID, s->copy.values, k, lir_emit(b, LOP_LOAD, value_type, s->model.values, at, LIR_NONE));
 }

@@ -248,6 +248,34 @@ static LLVMValueRef emit_binary(Emitter *em, LOp op, LLVMValueRef x, LLVMValueRe
 }
 
 /*
+ * ADDC: a + b + zext(c). On x86 through llvm.x86.addcarry, which the code generator
+ * makes one adc reading c off its compare's flags: as a plain add of a doubled value
+ * (a walk's 2i + c), LLVM's passes make it a shift and the code generator a setb, a
+ * zeroing xor and an lea.
+ */
+static LLVMValueRef emit_addc(Emitter *em, const LInst *inst)
+{
+	LLVMValueRef x = llvm_value(em, inst->a), y = llvm_value(em, inst->b), c = llvm_value(em, inst->c);
+	LLVMTypeRef type = LLVMTypeOf(x);
+	if (em->x86 && inst->lanes <= 1 && (inst->type == LTYPE_I32 || inst->type == LTYPE_I64)) {
+		LLVMTypeRef i8 = LLVMInt8TypeInContext(em->ctx), fields[2] = {i8, type};
+		LLVMTypeRef result = LLVMStructTypeInContext(em->ctx, fields, 2, 0);
+		LLVMTypeRef params[3] = {i8, type, type};
+		const char *name = inst->type == LTYPE_I64 ? "llvm.x86.addcarry.64" : "llvm.x86.addcarry.32";
+		LLVMValueRef f = LLVMGetNamedFunction(em->mod, name), args[3];
+		LLVMTypeRef ftype = LLVMFunctionType(result, params, 3, 0);
+		if (!f)
+			f = LLVMAddFunction(em->mod, name, ftype);
+		args[0] = LLVMBuildZExt(em->b, c, i8, "");
+		args[1] = x;
+		args[2] = y;
+		return LLVMBuildExtractValue(em->b, LLVMBuildCall2(em->b, ftype, f, args, 3, ""), 1, "");
+	}
+	x = LLVMBuildAdd(em->b, x, y, "");
+	return LLVMBuildAdd(em->b, x, LLVMBuildZExt(em->b, c, type, ""), "");
+}
+
+/*
  * The target's hook for inst, which lir_verify lets appear only where the target has
  * one: a missing hook is a bug of the caller (an unverified module, or a host module
  * handed to a GPU target), not of the input.
@@ -280,6 +308,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_MIN: case LOP_SDIV: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FMIN: case LOP_FMAX:
 		*out = emit_binary(em, (LOp)inst->op, llvm_value(em, inst->a), llvm_value(em, inst->b));
 		break;
+	case LOP_ADDC: *out = emit_addc(em, inst); break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, llvm_value(em, inst->a), ""); break;
 	case LOP_CTZ: {
 		LLVMValueRef args[2] = {llvm_value(em, inst->a), LLVMConstInt(em->types[LTYPE_I1], 0, 0)}; /* defined at 0 */

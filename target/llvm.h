@@ -35,7 +35,8 @@ typedef struct Emitter {
 	LLVMBasicBlockRef loop_exit[MAX_LOOP_NESTING]; /* exits of the enclosing LOOPs */
 	uint32_t loops;
 	uint32_t outlined;          /* outlined functions so far, for names */
-	bool aarch64;               /* host: the code is for AArch64 (else x86-64) */
+	bool aarch64;               /* host: the code is for AArch64 */
+	bool x86;                   /* host: the code is for x86-64 */
 	char prefix[64];
 } Emitter;
 

@@ -388,6 +388,7 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	*data = LLVMModuleCreateWithNameInContext(prefix, ctx);
 	llvm_emitter_init(&em, ctx, mod, m, &host_hooks, prefix);
 	em.aarch64 = aarch64;
+	em.x86 = !aarch64;
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
 		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i]);

@@ -461,6 +461,19 @@ def cli_tests(s):
         p = s.run("compile", higgs, "--emit", "asm", "--cpu", cpu, "--representation", representation, "-o", out)
         gathers = [line.strip() for line in open(out) if "gather" in line] if p.returncode == 0 else []
         s.record("cli", name, p.returncode == 0 and not gathers, p.stderr.strip() or f"{len(gathers)} gathers: {gathers[:2]}")
+    # A step of a complete tree takes its child 2i + right off the compare's carry flag (lower/rep.c:
+    # rep_complete_step): one adc where the carry says "right" (XGBoost's <), an lea and an sbb where it
+    # says "left" (LightGBM's <=); never a flag set into a byte and turned back into a carry (addb $-1).
+    for model, step, fewest in ((higgs, r"adcq\s+(%r\w+), \1$", 100), ("tests/models/lightgbm/binary.txt", r"sbbq\s+\$", 100)):
+        name = f"carry_step_{os.path.basename(model).split('.')[0]}"
+        if not s.wanted("cli", name):
+            continue
+        out = s.path(f"cli-{name}.s")
+        p = s.run("compile", model, "--emit", "asm", "--cpu", "x86-64-v3", "--representation", "array", "-o", out)
+        text = open(out).read() if p.returncode == 0 else ""
+        steps, rebuilt = len(re.findall(step, text, re.M)), len(re.findall(r"addb\s+\$-1", text))
+        s.record("cli", name, p.returncode == 0 and steps >= fewest and rebuilt == 0,
+                 p.stderr.strip() or f"{steps} steps of the carry ({fewest} expected at least), {rebuilt} carries rebuilt")
 
 
 def cache_tests(s):

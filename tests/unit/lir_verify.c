@@ -155,6 +155,26 @@ static void test_types(void)
 	lir_module_free(m);
 }
 
+/* ADDC adds two integers of its type and an i1. */
+static void test_addc(void)
+{
+	LBuilder b;
+	LModule *m = tiny(&b);
+	uint32_t x = lir_const_int(&b, LTYPE_I64, 3), y = lir_const_int(&b, LTYPE_I64, 4);
+	uint32_t below = lir_cmp(&b, LOP_ICMP, LCMP_ULT, x, y);
+	uint32_t sum = lir_emit(&b, LOP_ADDC, LTYPE_I64, x, x, below);
+	EXPECT_VALID(m);
+	b.fn->insts[sum].c = y;
+	EXPECT_INVALID(m, "(addc): operand %3 is i64, expected i1");
+	b.fn->insts[sum].c = below;
+	b.fn->insts[sum].b = below;
+	EXPECT_INVALID(m, "(addc): operand %4 is i1, expected i64");
+	b.fn->insts[sum].b = x;
+	b.fn->insts[sum].type = LTYPE_F64;
+	EXPECT_INVALID(m, "(addc): result is f64, expected an integer type");
+	lir_module_free(m);
+}
+
 /* BREAK_IF leaves the innermost LOOP, through IFs but not through FORs. */
 static void test_break_if(void)
 {
@@ -230,6 +250,7 @@ int main(void)
 	test_lowered();
 	test_dominance();
 	test_types();
+	test_addc();
 	test_break_if();
 	test_parallel_vars();
 	if (failures)
