@@ -420,8 +420,8 @@ static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	int64_t width = l->f->num_features, offset = row_lanes ? (int64_t)r * l->scope.lane_step * width : 0;
 	uint32_t index = lower_index(l, &walk->row, row_lanes ? 0 : r), start;
-	/* A lone row's walks (of trees side by side, or one) read its keys where the ifComplete around made them. */
-	bool keys = l->key_rows != LIR_NONE && walks_lone_row(l);
+	/* Walks read the rows' keys where the ifComplete around made them. */
+	bool keys = l->key_rows != LIR_NONE;
 	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
 	RepRow row = {.type = keys ? LTYPE_I32 : l->row_type, .complete = l->complete};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
@@ -1061,7 +1061,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->num_rows, width,
 	         any = LIR_NONE, at, x, missing, branch;
-	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' lone walks read floats). */
+	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
 	bool outer = l->complete, keys = l->layout.keys && t == LTYPE_F32 && makes_keys(l->m, inst);
 	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero; /* the walks are the same either way */
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
@@ -1078,7 +1078,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		width = const_i64(l, l->f->num_features);
 		if (scan_any)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
-		if (keys) { /* the rows' keys, which the scan writes, for lone rows' walks */
+		if (keys) { /* the rows' keys, which the scan writes, for the walks */
 			l->key_rows = lower_rows_array(l, LTYPE_I32, inst->span, LSPACE_PRIVATE);
 			l->key_first = first_row;
 		}

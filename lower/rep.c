@@ -275,6 +275,16 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 
 void rep_tests_missing(RepLayout *layout) { layout->missing_by_compare = layout->nan_reads_zero = false; }
 
+uint32_t rep_threshold_key(const RepLayout *layout, float t)
+{
+	/* One kind, < or >: the key before or after, so that every kind's "goes right" is an unsigned less-than (compare_decision). */
+	if (layout->compares == 1u << HCMP_LT)
+		return rep_key(t) - 1;
+	if (layout->compares == 1u << HCMP_GT)
+		return rep_key(t) + 1;
+	return rep_key(t);
+}
+
 uint32_t rep_key(float x)
 {
 	uint32_t bits, magnitude;
@@ -360,11 +370,11 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 		if (layout->compares == 1u << k)
 			only = (HCompare)k;
 	switch (only) {
-	case HCMP_LT: /* left: x < t, and NaN, which goes left where it comes (missing_by_compare) */
-		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), true, true}
+	case HCMP_LT: /* left: x < t, and NaN, which goes left where it comes (missing_by_compare); keys: right, x > key - 1 */
+		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), false, true}
 		                         : (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_ULT_F, x, n->threshold), true, true};
-	case HCMP_GT:
-		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), true, true}
+	case HCMP_GT: /* keys: right, x < key + 1 */
+		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), false, true}
 		                         : (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_UGT_F, x, n->threshold), true, true};
 	case HCMP_LE: /* right: x > t, and NaN, which goes right or never comes */
 		if (t_key != LIR_NONE)

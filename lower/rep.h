@@ -110,18 +110,26 @@ typedef struct RepLayout {
  * them all, so a missing feature is one test (or above them all, where a > or <= compare
  * sends it the rule's way: RepLayout.missing_by_compare).
  *
- * A lone row's walks read the row as keys (RepRow.type i32, converted once per block
- * of rows) and compare them with the keys of the thresholds, which a representation
- * that can (LRepresentation.keys) keeps in a copy of its nodes: load_node reads that
- * copy while RepLayout.walk_keys is set. An integer load and compare is a shorter chain
- * than a float's (x86 and AArch64 load floats into vector registers with a longer
- * latency, then compare them into flags with another), and that chain bounds the walks
- * of a lone row. Rows walked side by side are bound by the instructions a step takes
- * instead, and the integer compare moves work from the FP pipes to the integer ones,
- * which they need for the rest of the step: they read floats.
+ * Walks read their rows as keys (RepRow.type i32, converted once per block of rows)
+ * and compare them with the keys of the thresholds, which a representation that can
+ * (LRepresentation.keys) keeps in a copy of its nodes: load_node reads that copy while
+ * RepLayout.walk_keys is set. An integer load and compare is a shorter chain than a
+ * float's (x86 and AArch64 load floats into vector registers with a longer latency,
+ * then compare them into flags with another), and that chain bounds the walks of a lone
+ * row. Rows walked side by side are bound by the loads a step makes instead: the array
+ * layout reads a record of keys with one 8-byte load (word and key), where a float step
+ * makes three (word, threshold, feature). On the Emerald Rapids Xeon, one core, 4096
+ * rows: syn-higgs 0.392 -> 0.374 us a row, syn-lgb-higgs 0.430 -> 0.385.
  */
 #define REP_KEY_MISSING 0u
 uint32_t rep_key(float x);
+/*
+ * The key a split of threshold t (not NaN) stores in a key copy: rep_key(t), less one
+ * where the forest's one comparison is < and plus one where it is > (x < t is
+ * key(t) - 1 < key(x), x > t is key(x) < key(t) + 1), so that the step's decision is the
+ * carry of one unsigned compare whatever the comparison.
+ */
+uint32_t rep_threshold_key(const RepLayout *layout, float t);
 /* Emit the key of the float whose bits are `bits` (i32): NaN's key for layout where nan (i1; LIR_NONE: x is not NaN). */
 uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */

@@ -172,7 +172,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			float threshold;
 			memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
 			if (keys[i * record] != -1)
-				keys[i * record + 1] = (int32_t)rep_key(threshold);
+				keys[i * record + 1] = (int32_t)rep_threshold_key(layout, threshold);
 		}
 		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
 	}
@@ -231,9 +231,16 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 {
 	ArrayState *s = layout->state;
 	RepNode n;
+	if (layout->walk_keys) { /* an 8-byte record read at once, the word in its low half (x86 and AArch64 are little-endian) */
+		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, tree, node, LIR_NONE), word, key;
+		word = lir_cast(b, LCAST_TRUNC, LTYPE_I32, both);
+		key = lir_emit(b, LOP_ASHR, LTYPE_I64, both, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
+		rep_decode_word(layout, b, word, &n);
+		n.threshold = lir_cast(b, LCAST_TRUNC, LTYPE_I32, key);
+		return n;
+	}
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
-	n.threshold = lir_emit(b, LOP_LOAD, layout->walk_keys ? LTYPE_I32 : layout->threshold_type, tree,
-	                       record_element(b, node, 2, 1), LIR_NONE);
+	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, tree, record_element(b, node, 2, 1), LIR_NONE);
 	return n;
 }
 
