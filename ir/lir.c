@@ -147,6 +147,42 @@ void lir_module_free(LModule *m)
 	free(m);
 }
 
+/* Whether instruction in must run for what it does, not for its value (a value's operands are live if it is). */
+static bool has_effect(const LInst *in)
+{
+	switch ((LOp)in->op) {
+	case LOP_STORE: case LOP_ATOMIC: case LOP_PREFETCH: case LOP_SET: case LOP_FOR: case LOP_PARALLEL_FOR:
+	case LOP_LOOP: case LOP_BREAK_IF: case LOP_IF: case LOP_BARRIER: case LOP_SHUFFLE: case LOP_VAR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool lir_buffer_read(const LModule *m, uint32_t k)
+{
+	bool read = false;
+	for (uint32_t f = 0; f < m->num_funcs && !read; f++) {
+		const LFunc *fn = m->funcs[f];
+		uint32_t *stack = xmalloc(((size_t)fn->num_insts + 1) * sizeof *stack), top = 0;
+		bool *live = xcalloc((size_t)fn->num_insts + 1, sizeof *live);
+		for (uint32_t id = 0; id < fn->num_insts; id++)
+			if (has_effect(&fn->insts[id]))
+				live[id] = true, stack[top++] = id;
+		while (top) {
+			const LInst *in = &fn->insts[stack[--top]];
+			uint32_t operands[3] = {in->a, in->b, in->c};
+			read |= in->op == LOP_BUFFER && in->imm == k;
+			for (int i = 0; i < 3; i++) /* LIR_NONE where an op has fewer */
+				if (operands[i] < fn->num_insts && !live[operands[i]])
+					live[operands[i]] = true, stack[top++] = operands[i];
+		}
+		free(stack);
+		free(live);
+	}
+	return read;
+}
+
 uint32_t lir_buffer_add(LModule *m, const char *name, LType elem, uint64_t count, void *data)
 {
 	LBuffer *b;

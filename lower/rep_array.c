@@ -37,15 +37,16 @@
 /* Trees deeper than this would need more than 2^25 slots each. */
 #define ARRAY_MAX_DEPTH 24
 /*
- * The largest forest (in bytes of the records a walk reads) that gets a key copy for
- * lone rows' walks (rep.h). Past it the walks of a lone row wait on memory more than on
- * their compares: on the Emerald Rapids Xeon, one row on 150 to 2600 trees of depth 8
- * (0.6 to 10 MB of records) took as long or up to 7% longer with keys, while the copy
- * doubled the library, and a 1000-tree compile's memory and time grew by a fifth and
- * 30-40 ms. Under it keys win a few per cent where splits test for missing values
- * (LightGBM's), and win or lose as much elsewhere.
+ * The largest forest (in bytes of the records a walk reads) that gets a key copy (rep.h).
+ * Where every walk reads keys, the float records are not emitted (target/llvm_host.c), so
+ * the copy costs the compile its building: a 1000-tree model of depth 8 (4 MB of
+ * records) compiles in the same 0.29-0.30 s, 3% more memory. A step reads a record of
+ * keys with one load, and on the Emerald Rapids Xeon (one core) one row took 9-17% less
+ * with keys on 800 to 2600 trees (syn-abalone 6.66 -> 5.53 us, syn-covtype 5.77 -> 5.14,
+ * syn-letters 32.7 -> 29.7, syn-lgb-covtype 6.59 -> 5.78), 4096 rows up to 7% less. Past
+ * it (100,000 trees), the copy would take more memory than the compile may.
  */
-#define ARRAY_MAX_KEY_COPY (1u << 20)
+#define ARRAY_MAX_KEY_COPY (1u << 24)
 
 typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */

@@ -325,7 +325,7 @@ static void emit_apart(Emitter *em, uint32_t first)
  * its declaration (returned) in the code module. The code sees the buffer's size but
  * not its bytes, so the same model shape gives the same code (target/cache.c).
  */
-static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *buf)
+static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *buf, bool read)
 {
 	size_t bytes = (size_t)buf->count * lir_type_size(buf->elem);
 	LLVMValueRef init, globals[2];
@@ -333,12 +333,14 @@ static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *
 	if (bytes > UINT32_MAX)
 		die("buffer %s is larger than 4 GiB", buf->name);
 	snprintf(name, sizeof name, "%s.%s", em->prefix, buf->name);
-	init = LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1);
+	/* A buffer no code reads (a key copy's twin) keeps its name and size, not its bytes: zeros, which take no room in the file. */
+	init = read ? LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1)
+	            : LLVMConstNull(LLVMArrayType(LLVMInt8TypeInContext(em->ctx), (unsigned)bytes));
 	globals[0] = LLVMAddGlobal(data, LLVMTypeOf(init), name);
 	globals[1] = LLVMAddGlobal(em->mod, LLVMTypeOf(init), name);
 	LLVMSetInitializer(globals[0], init);
 	for (int i = 0; i < 2; i++) {
-		LLVMSetGlobalConstant(globals[i], 1);
+		LLVMSetGlobalConstant(globals[i], read);
 		LLVMSetVisibility(globals[i], LLVMHiddenVisibility);
 		LLVMSetAlignment(globals[i], 64);
 	}
@@ -391,7 +393,7 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	em.x86 = !aarch64;
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
-		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i]);
+		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i], lir_buffer_read(m, i));
 	for (uint32_t i = 0; i < m->num_funcs; i++) {
 		LLVMValueRef f;
 		snprintf(name, sizeof name, "%s_%s", prefix, m->funcs[i]->name);

@@ -1,5 +1,6 @@
 /* Unit tests of the LIR verifier, and a smoke test of the LIR printer. */
 #include "lower/lower.h"
+#include "lower/rep.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,24 @@ static void test_addc(void)
 	lir_module_free(m);
 }
 
+/* A buffer counts as read where a value loaded from it reaches an effect, not where its address is only computed. */
+static void test_buffer_read(void)
+{
+	LBuilder b;
+	LModule *m = tiny(&b);
+	float values[2] = {1, 2};
+	uint32_t kept = lir_buffer_add(m, "kept", LTYPE_F32, 2, memcpy(xmalloc(sizeof values), values, sizeof values));
+	uint32_t dead = lir_buffer_add(m, "dead", LTYPE_F32, 2, memcpy(xmalloc(sizeof values), values, sizeof values));
+	uint32_t k = rep_buffer_address(&b, kept), d = rep_buffer_address(&b, dead), one = lir_const_int(&b, LTYPE_I64, 1);
+	uint32_t x = lir_emit(&b, LOP_LOAD, LTYPE_F32, k, one, LIR_NONE);
+	lir_emit(&b, LOP_LOAD, LTYPE_F32, lir_index(&b, d, one, LTYPE_F32), one, LIR_NONE); /* loaded, never used */
+	lir_emit(&b, LOP_STORE, LTYPE_VOID, 0, lir_const_int(&b, LTYPE_I64, 0), x);
+	EXPECT_VALID(m);
+	CHECK(lir_buffer_read(m, kept));
+	CHECK(!lir_buffer_read(m, dead));
+	lir_module_free(m);
+}
+
 /* BREAK_IF leaves the innermost LOOP, through IFs but not through FORs. */
 static void test_break_if(void)
 {
@@ -251,6 +270,7 @@ int main(void)
 	test_dominance();
 	test_types();
 	test_addc();
+	test_buffer_read();
 	test_break_if();
 	test_parallel_vars();
 	if (failures)

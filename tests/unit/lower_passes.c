@@ -720,18 +720,18 @@ static bool keeps_keys(uint32_t num_trees, HType leaf_type)
 }
 
 /*
- * Lone rows compare keys where the records their walks read take at most 1 MiB: trees of
- * depth 5 take 64 records of 8 bytes and a free line (576 bytes), so 1820 trees fit and
- * 1821 do not. Double leaves,
+ * Walks compare keys where the records they read take at most 16 MiB: trees of depth 5
+ * take 64 records of 8 bytes and a free line (576 bytes), so 29127 trees fit and 29128
+ * do not. Double leaves,
  * which have a region of their own that walks only read at the end, do not count.
  */
 static void test_key_copy_bound(void)
 {
 	CHECK(keeps_keys(1, HTYPE_F32));
-	CHECK(keeps_keys(1820, HTYPE_F32));
-	CHECK(!keeps_keys(1821, HTYPE_F32));
-	CHECK(keeps_keys(1820, HTYPE_F64));
-	CHECK(!keeps_keys(1821, HTYPE_F64));
+	CHECK(keeps_keys(29127, HTYPE_F32));
+	CHECK(!keeps_keys(29128, HTYPE_F32));
+	CHECK(keeps_keys(29127, HTYPE_F64));
+	CHECK(!keeps_keys(29128, HTYPE_F64));
 }
 
 /* How many cache directives f's schedule holds. */
