@@ -40,12 +40,12 @@
  * The largest forest (in bytes of the records a walk reads) that gets a key copy (rep.h).
  * Where every walk reads keys, the float records are not emitted (target/llvm_host.c), so
  * the copy costs the compile its building and saves it the float records' emission: a
- * 1000-tree model of depth 8 (4 MB of records) compiles in 0.25 s instead of 0.29, in
- * 3% more memory. A step reads a record of
- * keys with one load, and on the Emerald Rapids Xeon (one core) one row took 9-17% less
- * with keys on 800 to 2600 trees (syn-abalone 6.66 -> 5.53 us, syn-covtype 5.77 -> 5.14,
- * syn-letters 32.7 -> 29.7, syn-lgb-covtype 6.59 -> 5.78), 4096 rows up to 7% less. Past
- * it (100,000 trees), the copy would take more memory than the compile may.
+ * 1000-tree model of depth 8 (4 MB of records) compiles in 0.25 s instead of 0.29, in 3%
+ * more memory. A step reads a record of keys with one load, and on the Emerald Rapids
+ * Xeon (one core) one row took 9-17% less with keys on 800 to 2600 trees (syn-abalone
+ * 6.66 -> 5.53 us, syn-covtype 5.77 -> 5.14, syn-letters 32.7 -> 29.7, syn-lgb-covtype
+ * 6.59 -> 5.78), 4096 rows up to 7% less. Past it (100,000 trees), the copy would take
+ * more memory than the compile may.
  */
 #define ARRAY_MAX_KEY_COPY (1u << 24)
 

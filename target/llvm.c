@@ -258,18 +258,9 @@ static LLVMValueRef emit_addc(Emitter *em, const LInst *inst)
 	LLVMValueRef x = llvm_value(em, inst->a), y = llvm_value(em, inst->b), c = llvm_value(em, inst->c);
 	LLVMTypeRef type = LLVMTypeOf(x);
 	if (em->x86 && inst->lanes <= 1 && (inst->type == LTYPE_I32 || inst->type == LTYPE_I64)) {
-		LLVMTypeRef i8 = LLVMInt8TypeInContext(em->ctx), fields[2] = {i8, type};
-		LLVMTypeRef result = LLVMStructTypeInContext(em->ctx, fields, 2, 0);
-		LLVMTypeRef params[3] = {i8, type, type};
+		LLVMValueRef args[3] = {LLVMBuildZExt(em->b, c, LLVMInt8TypeInContext(em->ctx), ""), x, y};
 		const char *name = inst->type == LTYPE_I64 ? "llvm.x86.addcarry.64" : "llvm.x86.addcarry.32";
-		LLVMValueRef f = LLVMGetNamedFunction(em->mod, name), args[3];
-		LLVMTypeRef ftype = LLVMFunctionType(result, params, 3, 0);
-		if (!f)
-			f = LLVMAddFunction(em->mod, name, ftype);
-		args[0] = LLVMBuildZExt(em->b, c, i8, "");
-		args[1] = x;
-		args[2] = y;
-		return LLVMBuildExtractValue(em->b, LLVMBuildCall2(em->b, ftype, f, args, 3, ""), 1, "");
+		return LLVMBuildExtractValue(em->b, llvm_call_intrinsic(em, name, NULL, args, 3), 1, "");
 	}
 	x = LLVMBuildAdd(em->b, x, y, "");
 	return LLVMBuildAdd(em->b, x, LLVMBuildZExt(em->b, c, type, ""), "");
