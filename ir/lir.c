@@ -159,10 +159,10 @@ static bool has_effect(const LInst *in)
 	}
 }
 
-bool lir_buffer_read(const LModule *m, uint32_t k)
+bool *lir_buffers_read(const LModule *m)
 {
-	bool read = false;
-	for (uint32_t f = 0; f < m->num_funcs && !read; f++) {
+	bool *read = xcalloc((size_t)m->num_buffers + 1, sizeof *read);
+	for (uint32_t f = 0; f < m->num_funcs; f++) {
 		const LFunc *fn = m->funcs[f];
 		uint32_t *stack = xmalloc(((size_t)fn->num_insts + 1) * sizeof *stack), top = 0;
 		bool *live = xcalloc((size_t)fn->num_insts + 1, sizeof *live);
@@ -172,7 +172,8 @@ bool lir_buffer_read(const LModule *m, uint32_t k)
 		while (top) {
 			const LInst *in = &fn->insts[stack[--top]];
 			uint32_t operands[3] = {in->a, in->b, in->c};
-			read |= in->op == LOP_BUFFER && in->imm == k;
+			if (in->op == LOP_BUFFER && (uint64_t)in->imm < m->num_buffers)
+				read[in->imm] = true;
 			for (int i = 0; i < 3; i++) /* LIR_NONE where an op has fewer */
 				if (operands[i] < fn->num_insts && !live[operands[i]])
 					live[operands[i]] = true, stack[top++] = operands[i];

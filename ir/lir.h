@@ -343,8 +343,11 @@ LModule *lir_module_new(void);
 void lir_module_free(LModule *m);
 /* Add a constant buffer of count elements; takes ownership of data (malloc'ed). Returns its index. */
 uint32_t lir_buffer_add(LModule *m, const char *name, LType elem, uint64_t count, void *data);
-/* Whether some function of m reads buffer k (has a BUFFER k). */
-bool lir_buffer_read(const LModule *m, uint32_t k);
+/*
+ * Per buffer of m, whether some function reads it: a BUFFER of it reaches, through
+ * operands, an instruction that acts (store, loop, branch...). Malloc'ed, num_buffers long.
+ */
+bool *lir_buffers_read(const LModule *m);
 /* Add a function with the given parameter types; returns it. */
 LFunc *lir_func_add(LModule *m, const char *name, const LType *params, uint32_t num_params);
 

@@ -147,8 +147,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 {
 	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
-	uint32_t row_tile = ROW_TILE;
-	while (row_tile > MIN_ROW_TILE && (row_tile * row_bytes > ROW_TILE_BYTES || row_bytes >= HIR_CACHE_ROW_BYTES))
+	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
+	uint32_t row_tile = copied ? MIN_ROW_TILE : ROW_TILE;
+	while (row_tile > MIN_ROW_TILE && row_tile * row_bytes > ROW_TILE_BYTES)
 		row_tile /= 2;
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
@@ -174,7 +175,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		if (lower_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
-	k->cache_rows = row_bytes >= HIR_CACHE_ROW_BYTES && hir_rows_cache_fits(f, k);
+	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */

@@ -364,37 +364,34 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 		[HCMP_LT] = LCMP_OGE, [HCMP_LE] = LCMP_OGT, [HCMP_GT] = LCMP_OLE,
 		[HCMP_GE] = LCMP_OLT, [HCMP_EQ] = LCMP_ONE, [HCMP_NE] = LCMP_OEQ,
 	};
+	/*
+	 * Per ordering kind, the carry form: its float compare (LCMP_EQ, 0: none) and whether
+	 * it holds going left; keys: whether t is the lesser side.
+	 */
+	static const struct {
+		LCmp compare;
+		bool left, t_below;
+	} carry_form[] = {
+		[HCMP_LT] = {LCMP_ULT_F, true, true},   /* left: x < t, and NaN, which goes left where it comes; keys: right, x > key - 1 */
+		[HCMP_LE] = {LCMP_UGT_F, false, true},  /* right: x > t, and NaN, which goes right or never comes */
+		[HCMP_GT] = {LCMP_UGT_F, true, false},  /* keys: right, x < key + 1 */
+		[HCMP_GE] = {LCMP_ULT_F, false, false},
+	};
 	uint32_t right = LIR_NONE, code = LIR_NONE;
-	HCompare only = HCMP_COUNT;
-	for (uint32_t k = 0; k < HCMP_COUNT; k++)
-		if (layout->compares == 1u << k)
-			only = (HCompare)k;
-	switch (only) {
-	case HCMP_LT: /* left: x < t, and NaN, which goes left where it comes (missing_by_compare); keys: right, x > key - 1 */
-		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), false, true}
-		                         : (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_ULT_F, x, n->threshold), true, true};
-	case HCMP_GT: /* keys: right, x < key + 1 */
-		return t_key != LIR_NONE ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), false, true}
-		                         : (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_UGT_F, x, n->threshold), true, true};
-	case HCMP_LE: /* right: x > t, and NaN, which goes right or never comes */
-		if (t_key != LIR_NONE)
-			return (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), false, true};
-		if (nan_free)
-			return (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_UGT_F, x, n->threshold), false, true};
-		break;
-	case HCMP_GE:
-		if (t_key != LIR_NONE)
-			return (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), false, true};
-		if (nan_free)
-			return (RepDecision){lir_cmp(b, LOP_FCMP, LCMP_ULT_F, x, n->threshold), false, true};
-		break;
-	default:
-		break;
+	for (uint32_t k = 0; k < COUNT_OF(carry_form); k++) {
+		if (layout->compares != 1u << k || !carry_form[k].compare)
+			continue;
+		if (t_key != LIR_NONE) /* keys are biased (rep_threshold_key) so that every kind's holds going right */
+			return carry_form[k].t_below ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), false, true}
+			                             : (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), false, true};
+		if (carry_form[k].left || nan_free)
+			return (RepDecision){lir_cmp(b, LOP_FCMP, carry_form[k].compare, x, n->threshold), carry_form[k].left, true};
 	}
 	/*
-	 * Several kinds: each kind's answer, picked by the word's comparison bits. The
-	 * compares read the same operands (one ucomiss on x86), and the category test is
-	 * paid only by forests that have IN splits.
+	 * Otherwise (several kinds, another kind, or <= and >= where NaN reaches the compare
+	 * and goes left): each kind's answer, picked by the word's comparison bits where
+	 * there are several. The compares read the same operands (one ucomiss on x86), and
+	 * the category test is paid only by forests that have IN splits.
 	 */
 	for (uint32_t k = 0; k < HCMP_COUNT; k++) {
 		uint32_t kind_right;
@@ -495,18 +492,18 @@ uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
                            const RepRow *row, bool leaf_stays)
 {
 	RepDecision d = rep_decide(layout, b, fields, row, leaf_stays);
-	uint32_t one, twice, taken;
+	uint32_t one, child, taken;
 	(void)tree;
 	if (d.carry && !d.left) /* 2i + right: one adc */
 		return rep_step_result(b, fields, node, lir_emit(b, LOP_ADDC, LTYPE_I64, node, node, d.holds), leaf_stays);
 	one = lir_const_int(b, LTYPE_I64, 1);
-	twice = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
+	child = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
 	taken = lir_cast(b, LCAST_ZEXT, LTYPE_I64, d.holds);
 	if (d.left) /* 2i + 1 - left: an lea and an sbb where the decision is the carry */
-		twice = lir_emit(b, LOP_SUB, LTYPE_I64, lir_emit(b, LOP_OR, LTYPE_I64, twice, one, LIR_NONE), taken, LIR_NONE);
+		child = lir_emit(b, LOP_SUB, LTYPE_I64, lir_emit(b, LOP_OR, LTYPE_I64, child, one, LIR_NONE), taken, LIR_NONE);
 	else
-		twice = lir_emit(b, LOP_ADD, LTYPE_I64, twice, taken, LIR_NONE);
-	return rep_step_result(b, fields, node, twice, leaf_stays);
+		child = lir_emit(b, LOP_ADD, LTYPE_I64, child, taken, LIR_NONE);
+	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
 LType rep_value_type(const HForest *f)

@@ -386,14 +386,17 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	char name[96];
 	LLVMValueRef predict = NULL, predict_f64 = NULL;
 	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext(prefix, ctx);
+	bool *read;
 
 	*data = LLVMModuleCreateWithNameInContext(prefix, ctx);
 	llvm_emitter_init(&em, ctx, mod, m, &host_hooks, prefix);
 	em.aarch64 = aarch64;
 	em.x86 = !aarch64;
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
+	read = lir_buffers_read(m);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
-		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i], lir_buffer_read(m, i));
+		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i], read[i]);
+	free(read);
 	for (uint32_t i = 0; i < m->num_funcs; i++) {
 		LLVMValueRef f;
 		snprintf(name, sizeof name, "%s_%s", prefix, m->funcs[i]->name);

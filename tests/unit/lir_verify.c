@@ -182,6 +182,7 @@ static void test_buffer_read(void)
 	LBuilder b;
 	LModule *m = tiny(&b);
 	float values[2] = {1, 2};
+	bool *read;
 	uint32_t kept = lir_buffer_add(m, "kept", LTYPE_F32, 2, memcpy(xmalloc(sizeof values), values, sizeof values));
 	uint32_t dead = lir_buffer_add(m, "dead", LTYPE_F32, 2, memcpy(xmalloc(sizeof values), values, sizeof values));
 	uint32_t k = rep_buffer_address(&b, kept), d = rep_buffer_address(&b, dead), one = lir_const_int(&b, LTYPE_I64, 1);
@@ -189,8 +190,10 @@ static void test_buffer_read(void)
 	lir_emit(&b, LOP_LOAD, LTYPE_F32, lir_index(&b, d, one, LTYPE_F32), one, LIR_NONE); /* loaded, never used */
 	lir_emit(&b, LOP_STORE, LTYPE_VOID, 0, lir_const_int(&b, LTYPE_I64, 0), x);
 	EXPECT_VALID(m);
-	CHECK(lir_buffer_read(m, kept));
-	CHECK(!lir_buffer_read(m, dead));
+	read = lir_buffers_read(m);
+	CHECK(read[kept]);
+	CHECK(!read[dead]);
+	free(read);
 	lir_module_free(m);
 }
 
