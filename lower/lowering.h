@@ -66,9 +66,10 @@ typedef struct Lowering {
 	uint32_t row_cache;         /* inside cache(v) of a batch loop: the copy of rows [row_cache_first, ...) that walks read, in a GPU
 	                               block's shared memory or on the host thread's stack (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
-	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) for lone
-	                               rows' walks (LIR_NONE: none) */
+	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) that
+	                               walks read (LIR_NONE: none) */
 	uint32_t key_first;         /* i64 */
+	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
 	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
 	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */

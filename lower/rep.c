@@ -222,6 +222,7 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
 	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;
+	n->record = LIR_NONE;
 }
 
 /* i1: whether bits `mask` of n's word are not all clear. */
@@ -275,6 +276,21 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 
 void rep_tests_missing(RepLayout *layout) { layout->missing_by_compare = layout->nan_reads_zero = false; }
 
+/*
+ * Per ordering kind, the carry form of a step's decision (compare_decision): its float
+ * compare (LCMP_EQ, 0: none) and whether it holds going left; keys: whether t is the
+ * lesser side.
+ */
+static const struct {
+	LCmp compare;
+	bool left, t_below;
+} carry_form[] = {
+	[HCMP_LT] = {LCMP_ULT_F, true, true},   /* left: x < t, and NaN, which goes left where it comes; keys: right, x > key - 1 */
+	[HCMP_LE] = {LCMP_UGT_F, false, true},  /* right: x > t, and NaN, which goes right or never comes */
+	[HCMP_GT] = {LCMP_UGT_F, true, false},  /* keys: right, x < key + 1 */
+	[HCMP_GE] = {LCMP_ULT_F, false, false},
+};
+
 uint32_t rep_threshold_key(const RepLayout *layout, float t)
 {
 	/* One kind, < or >: the key before or after, so that every kind's "goes right" is an unsigned less-than (compare_decision). */
@@ -295,7 +311,7 @@ uint32_t rep_key(float x)
 	return (bits >> 31 ? 0u - magnitude : magnitude) + 0x80000000u;
 }
 
-uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan)
+static uint32_t emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t magnitude = lir_emit(b, LOP_AND, LTYPE_I32, bits, lir_const_int(b, LTYPE_I32, 0x7fffffff), LIR_NONE);
@@ -308,10 +324,32 @@ uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint3
 	return key;
 }
 
+uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t bits, uint32_t nan)
+{
+	/* The low half: where the row's key is the lesser side (x < key), one that ties must not compare below the record. */
+	bool x_below = false;
+	uint32_t key = emit_key(layout, b, bits, nan), shift;
+	if (type == LTYPE_I32)
+		return key;
+	for (uint32_t k = 0; k < COUNT_OF(carry_form); k++)
+		x_below |= layout->compares == 1u << k && carry_form[k].compare && !carry_form[k].t_below;
+	key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
+	shift = lir_const_int(b, LTYPE_I64, 32);
+	key = lir_emit(b, LOP_SHL, LTYPE_I64, key, shift, LIR_NONE);
+	return x_below ? lir_emit(b, LOP_OR, LTYPE_I64, key, lir_const_int(b, LTYPE_I64, 0xffffffff), LIR_NONE) : key;
+}
+
 bool rep_keys_fit(const RepLayout *layout)
 {
 	return layout->threshold_type == LTYPE_F32 && !(layout->compares & 1u << HCMP_IN) &&
 	       !(layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT));
+}
+
+/* The key (i32) in the high half of a row's key as rep_emit_row_key makes it (i64). */
+static uint32_t row_key(LBuilder *b, uint32_t x)
+{
+	uint32_t high = lir_emit(b, LOP_ASHR, LTYPE_I64, x, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
+	return lir_cast(b, LCAST_TRUNC, LTYPE_I32, high);
 }
 
 /* i1: unsigned x < y (i32), or its negation. */
@@ -364,26 +402,20 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 		[HCMP_LT] = LCMP_OGE, [HCMP_LE] = LCMP_OGT, [HCMP_GT] = LCMP_OLE,
 		[HCMP_GE] = LCMP_OLT, [HCMP_EQ] = LCMP_ONE, [HCMP_NE] = LCMP_OEQ,
 	};
-	/*
-	 * Per ordering kind, the carry form: its float compare (LCMP_EQ, 0: none) and whether
-	 * it holds going left; keys: whether t is the lesser side.
-	 */
-	static const struct {
-		LCmp compare;
-		bool left, t_below;
-	} carry_form[] = {
-		[HCMP_LT] = {LCMP_ULT_F, true, true},   /* left: x < t, and NaN, which goes left where it comes; keys: right, x > key - 1 */
-		[HCMP_LE] = {LCMP_UGT_F, false, true},  /* right: x > t, and NaN, which goes right or never comes */
-		[HCMP_GT] = {LCMP_UGT_F, true, false},  /* keys: right, x < key + 1 */
-		[HCMP_GE] = {LCMP_ULT_F, false, false},
-	};
 	uint32_t right = LIR_NONE, code = LIR_NONE;
+	bool whole = t_key != LIR_NONE && lir_type(b->fn, x) == LTYPE_I64; /* x is a row's key as rep_emit_row_key makes it */
 	for (uint32_t k = 0; k < COUNT_OF(carry_form); k++) {
 		if (layout->compares != 1u << k || !carry_form[k].compare)
 			continue;
-		if (t_key != LIR_NONE) /* keys are biased (rep_threshold_key) so that every kind's holds going right */
-			return carry_form[k].t_below ? (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, t_key, x), false, true}
-			                             : (RepDecision){lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t_key), false, true};
+		/*
+		 * Keys are biased (rep_threshold_key) so that every kind's holds going right, and
+		 * compared a record with a row's key whole (the keys in the high halves: one load
+		 * and compare, no shift to take the key out of the record).
+		 */
+		if (t_key != LIR_NONE) {
+			uint32_t t = whole ? n->record : t_key;
+			return (RepDecision){carry_form[k].t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t), false, true};
+		}
 		if (carry_form[k].left || nan_free)
 			return (RepDecision){lir_cmp(b, LOP_FCMP, carry_form[k].compare, x, n->threshold), carry_form[k].left, true};
 	}
@@ -393,6 +425,8 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 	 * there are several. The compares read the same operands (one ucomiss on x86), and
 	 * the category test is paid only by forests that have IN splits.
 	 */
+	if (whole)
+		x = row_key(b, x);
 	for (uint32_t k = 0; k < HCMP_COUNT; k++) {
 		uint32_t kind_right;
 		if (!(layout->compares & 1u << k))
@@ -458,7 +492,7 @@ static uint32_t rep_right(LBuilder *b, RepDecision d)
 static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays)
 {
 	uint32_t feature = n->feature, x, t_key = LIR_NONE, missing, right, toward;
-	bool keys = row->type == LTYPE_I32;
+	bool keys = row->type == LTYPE_I64 || row->type == LTYPE_I32, whole = row->type == LTYPE_I64;
 	bool nan_free = row->complete || layout->nan_reads_zero ||
 	                (layout->missing_by_compare && layout->missing_rules == 1u << REP_MISSING_RIGHT);
 	RepDecision d;
@@ -472,7 +506,7 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 	d = compare_decision(layout, b, n, x, t_key, nan_free);
 	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero)
 		return d;
-	missing = is_missing(layout, b, n, x, keys);
+	missing = is_missing(layout, b, n, whole ? row_key(b, x) : x, keys);
 	right = rep_right(b, d);
 	toward = missing_right(b, n);
 	return (RepDecision){lir_emit(b, LOP_SELECT, LTYPE_I1, missing, toward, right), false, false};

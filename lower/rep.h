@@ -53,12 +53,13 @@ typedef struct RepNode {
 	uint32_t feature;      /* i64: column of the row to test (meaningless on leaves) */
 	uint32_t threshold;    /* RepLayout.threshold_type */
 	uint32_t word;         /* i32: the node word, whose comparison and missing rule the step decodes */
+	uint32_t record;       /* i64 where the walk reads keys: the key in the high half, the word in the low (else LIR_NONE) */
 } RepNode;
 
 /* The row a walk is for: features row[start], row[start + 1], ... of the buffer at base. */
 typedef struct RepRow {
 	uint32_t base;         /* ptr */
-	LType type;            /* of the features: f32 or f64, or i32 where they are keys (rep_key) */
+	LType type;            /* of the features: f32 or f64, or i64 or i32 where they are keys (rep_emit_row_key) */
 	uint32_t start;        /* i64: index of the row's first feature */
 	bool complete;         /* the row holds no missing value: steps skip the missing-value test */
 } RepRow;
@@ -110,8 +111,8 @@ typedef struct RepLayout {
  * them all, so a missing feature is one test (or above them all, where a > or <= compare
  * sends it the rule's way: RepLayout.missing_by_compare).
  *
- * Walks read their rows as keys (RepRow.type i32, converted once per block of rows)
- * and compare them with the keys of the thresholds, which a representation that can
+ * Walks read their rows as keys (RepRow.type i64 or i32, converted once per block of
+ * rows) and compare them with the keys of the thresholds, which a representation that can
  * (LRepresentation.keys) keeps in a copy of its nodes: load_node reads that copy while
  * RepLayout.walk_keys is set. An integer load and compare is a shorter chain than a
  * float's (x86 and AArch64 load floats into vector registers with a longer latency,
@@ -119,7 +120,10 @@ typedef struct RepLayout {
  * row. Rows walked side by side are bound by the loads a step makes instead: the array
  * layout reads a record of keys with one 8-byte load (word and key), where a float step
  * makes three (word, threshold, feature). On the Emerald Rapids Xeon, one core, 4096
- * rows: syn-higgs 0.392 -> 0.374 us a row, syn-lgb-higgs 0.430 -> 0.385.
+ * rows: syn-higgs 0.392 -> 0.374 us a row, syn-lgb-higgs 0.430 -> 0.385. A row's key
+ * as an i64 (the key in the high half, as in the record) compares with the record
+ * whole, without a shift to take the key out: a step is then a load, a zero-extend of
+ * the feature byte, a compare from memory and an adc.
  */
 #define REP_KEY_MISSING 0u
 uint32_t rep_key(float x);
@@ -130,8 +134,14 @@ uint32_t rep_key(float x);
  * carry of one unsigned compare whatever the comparison.
  */
 uint32_t rep_threshold_key(const RepLayout *layout, float t);
-/* Emit the key of the float whose bits are `bits` (i32): NaN's key for layout where nan (i1; LIR_NONE: x is not NaN). */
-uint32_t rep_emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, uint32_t nan);
+/*
+ * Emit a row's key, of type (i32 or i64), of the float whose bits are `bits` (i32):
+ * NaN's key for layout where nan (i1; LIR_NONE: x is not NaN). An i64 has the key in
+ * its high half, so that a step compares it with a node's record (RepNode.record) whole;
+ * the low half is 0, or all ones where the row's key is the lesser side of the compare
+ * (a tie must not hold whatever the record's word).
+ */
+uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t bits, uint32_t nan);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
 

@@ -239,6 +239,7 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 		key = lir_emit(b, LOP_ASHR, LTYPE_I64, both, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
 		rep_decode_word(layout, b, word, &n);
 		n.threshold = lir_cast(b, LCAST_TRUNC, LTYPE_I32, key);
+		n.record = both;
 		return n;
 	}
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
