@@ -129,10 +129,12 @@ static void prefetch_next_trees(Lowering *l, int64_t count)
 	uint32_t next = emit2(l, LOP_ADD, LTYPE_I64, first, span), limit = const_i64(l, l->f->num_trees);
 	uint32_t last = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, next, span), limit);
 	uint32_t tree = lir_begin(&l->b, LOP_FOR, next, last, const_i64(l, 1));
+	l->layout.walk_keys = l->key_rows != LIR_NONE; /* the walks read the key copy of the nodes */
 	if (l->rep->prefetch_tree)
 		l->rep->prefetch_tree(&l->layout, &l->b, tree);
 	else
 		lower_fail(l, "cache of a tree loop: the %s representation keeps no trees in memory to prefetch", l->rep->name);
+	l->layout.walk_keys = false;
 	lir_end(&l->b);
 }
 

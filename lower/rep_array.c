@@ -250,7 +250,7 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	ArrayState *s = layout->state;
-	uint32_t buffers[] = {s->nodes};
+	uint32_t buffers[] = {layout->walk_keys ? s->keys : s->nodes};
 	LType types[] = {LTYPE_I32};
 	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
 }
