@@ -119,6 +119,8 @@ typedef enum LType {
 	                                 outside it (they are passed in) but no VAR cell declared     \
 	                                 outside it, and may write no PRIVATE LOCAL_ARRAY defined    \
 	                                 outside it. */                                                \
+	X(THREADS, "threads", 0)      /* i64: the threads a PARALLEL_FOR started here may run on    \
+	                                 (the host's OpenMP team); host functions only */             \
 	X(LOOP, "loop", 0)            /* repeat body until a BREAK_IF in it fires */                 \
 	X(BREAK_IF, "break_if", 1)    /* if a (i1): leave the innermost enclosing LOOP */            \
 	X(IF, "if", 1)                /* if a (i1) body else alt; imm = LIR_IF_APART: each region   \

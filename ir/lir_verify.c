@@ -230,7 +230,7 @@ static bool verify_gpu(Verifier *v, uint32_t id, Context ctx)
 	                (in->op == LOP_LOCAL_ARRAY && in->sub == LSPACE_BLOCK);
 	if (gpu_only && !kernel)
 		return fail(v, id, "only a kernel can have it");
-	if (in->op == LOP_PARALLEL_FOR && kernel)
+	if ((in->op == LOP_PARALLEL_FOR || in->op == LOP_THREADS) && kernel)
 		return fail(v, id, "a kernel cannot have it (its loops are spread over the grid with gpu_index)");
 	if ((in->op == LOP_BARRIER || in->op == LOP_SHUFFLE) && ctx.divergent)
 		return fail(v, id, "under control flow the threads of a block may not all take (it would hang or read garbage)");
@@ -341,6 +341,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect(v, id, in->a, LTYPE_I1);
 	case LOP_IF:
 		return expect(v, id, in->a, LTYPE_I1);
+	case LOP_THREADS:
+		return expect_result(v, id, LTYPE_I64);
 	case LOP_GPU_INDEX:
 		if (in->sub >= LGPU_COUNT)
 			return fail(v, id, "unknown GPU index %u", in->sub);

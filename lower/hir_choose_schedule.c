@@ -75,6 +75,17 @@
  */
 #define ROW_TILE 256
 #define MIN_ROW_TILE 16
+/*
+ * Forests whose trees take more than L2_BYTES come from L3 again for each tile of rows:
+ * tiles of BIG_ROW_TILE rows, where their keys fit as i64, walk each tile of trees for
+ * four times as many rows (a parallel loop's blocks shrink back where the batch would
+ * leave threads idle: lower_loop). On the Emerald Rapids Xeon (2 MiB of L2 a core), one
+ * core, 4096 rows: syn-abalone (1000 trees, 8 features) 3.90 -> 3.42 us/row, syn-letters
+ * (2600 trees, 16 features) 10.5 -> 9.5; both cores 1.95 -> 1.72 and, at 512 rows, the
+ * same 1.95.
+ */
+#define BIG_ROW_TILE 1024
+#define L2_BYTES (2u << 20)
 #define ROW_TILE_BYTES (192u << 10)
 /*
  * Margins per row beyond which the row tile's buffer would crowd the stack: 256 rows of
@@ -153,6 +164,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		row_tile /= 2;
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
+	if (!copied && total > L2_BYTES && lower_whole_keys_fit(f, BIG_ROW_TILE))
+		row_tile = BIG_ROW_TILE;
 	if (tree_tile == HIR_TILE_AUTO) {
 		uint64_t rows_bytes = (uint64_t)row_tile * float_row_bytes;
 		uint64_t bytes = rows_bytes / 2 > TILE_BYTES ? rows_bytes / 2 : TILE_BYTES;

@@ -104,6 +104,8 @@ bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k);
 uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint32_t *ends);
 /* Whether the n depth groups ending at ends pay: a tenth of the walk steps saved, the padding's memory bounded. */
 bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
+/* Whether blocks of `rows` of f's rows get i64 keys (the walks' fastest compares) where the layout keeps a key copy. */
+bool lower_whole_keys_fit(const HForest *f, int64_t rows);
 
 /*
  * The heuristic: rows walking every tree for models that fit in cache, row tiles

@@ -38,6 +38,8 @@ typedef struct Lowering {
 	LBuilder b;
 	LType acc_type;             /* type of margins while they accumulate */
 	uint32_t rows, num_rows, out, margin; /* function parameters; margin is i1 */
+	uint32_t rows_end;          /* where the rows the loops here cover end: num_rows, or inside a parallel loop whose
+	                               blocks shrink (lower_loop), its block's end */
 	uint32_t label;             /* i1: flags ask for each row's class (models with labels) */
 	LType row_type;             /* of the rows: f32, or f64 in the double-row entry */
 	uint32_t tree_outputs;      /* address of the per-tree output buffer, or LIR_NONE */

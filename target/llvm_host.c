@@ -373,10 +373,21 @@ static LLVMValueRef declare_like(LLVMModuleRef mod, LLVMValueRef f)
 	return LLVMAddFunction(mod, name, LLVMGlobalGetValueType(f));
 }
 
+/* THREADS: OpenMP's threads for the next parallel region (omp_get_max_threads, which libgomp and libomp both provide). */
+static LLVMValueRef host_threads(Emitter *em)
+{
+	LLVMTypeRef i32 = em->types[LTYPE_I32], type = LLVMFunctionType(i32, NULL, 0, 0);
+	LLVMValueRef f = LLVMGetNamedFunction(em->mod, "omp_get_max_threads");
+	if (!f)
+		f = LLVMAddFunction(em->mod, "omp_get_max_threads", type);
+	return LLVMBuildSExt(em->b, LLVMBuildCall2(em->b, type, f, NULL, 0, ""), em->types[LTYPE_I64], "");
+}
+
 /* BUFFER k: its global. */
 static LLVMValueRef host_buffer(Emitter *em, uint32_t k) { return em->buffers[k]; }
 
-static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for, .apart = emit_apart,
+static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for, .threads = host_threads,
+                                       .apart = emit_apart,
                                        .enter = enter_exact_fp, .leave = leave_exact_fp};
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,

@@ -176,6 +176,18 @@ static void test_addc(void)
 	lir_module_free(m);
 }
 
+/* THREADS: an i64. */
+static void test_threads(void)
+{
+	LBuilder b;
+	LModule *m = tiny(&b);
+	uint32_t threads = lir_emit(&b, LOP_THREADS, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
+	EXPECT_VALID(m);
+	b.fn->insts[threads].type = LTYPE_I32;
+	EXPECT_INVALID(m, "(threads): result is i32, expected i64");
+	lir_module_free(m);
+}
+
 /* A buffer counts as read where a value loaded from it reaches an effect, not where its address is only computed. */
 static void test_buffer_read(void)
 {
@@ -273,6 +285,7 @@ int main(void)
 	test_dominance();
 	test_types();
 	test_addc();
+	test_threads();
 	test_buffer_read();
 	test_break_if();
 	test_parallel_vars();
