@@ -1180,6 +1180,10 @@ def aarch64_prediction_jobs(s, pool):
             jobs.append(pool.submit(check_aarch64, s, name, os.path.join(REAL, model), inputs,
                                     [[expected(r[-1])] for r in table], probability,
                                     ("--cpu", AARCH64_CPUS[i % len(AARCH64_CPUS)])))
+            if name == "higgs" and s.wanted("aarch64", "higgs_big_row_blocks"):  # tiles that shrink: the threads op
+                jobs.append(pool.submit(check_aarch64, s, "higgs_big_row_blocks", os.path.join(REAL, model), inputs,
+                                        [[expected(r[-1])] for r in table], probability,
+                                        ("--schedule", os.path.join(SCHEDULES, "big_row_blocks.sched"))))
     for m in fixtures():
         if m["name"] in AARCH64_FIXTURES and s.wanted("aarch64", m["name"]):
             jobs.append(pool.submit(check_aarch64, s, m["name"], m["model"], m["rows"], read_table(m["pred"]),
