@@ -408,13 +408,14 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 		if (layout->compares != 1u << k || !carry_form[k].compare)
 			continue;
 		/*
-		 * Keys are biased (rep_threshold_key) so that every kind's holds going right, and
-		 * compared a record with a row's key whole (the keys in the high halves: one load
-		 * and compare, no shift to take the key out of the record).
+		 * Keys are biased (rep_threshold_key) so that every kind's holds going right. An
+		 * i64 row key compares with the node's record whole (both keys in the high half):
+		 * one load and compare, and no shift to take the key out of the record.
 		 */
 		if (t_key != LIR_NONE) {
 			uint32_t t = whole ? n->record : t_key;
-			return (RepDecision){carry_form[k].t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t), false, true};
+			uint32_t holds = carry_form[k].t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
+			return (RepDecision){holds, false, true};
 		}
 		if (carry_form[k].left || nan_free)
 			return (RepDecision){lir_cmp(b, LOP_FCMP, carry_form[k].compare, x, n->threshold), carry_form[k].left, true};
