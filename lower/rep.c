@@ -281,7 +281,7 @@ void rep_tests_missing(RepLayout *layout) { layout->missing_by_compare = layout-
  * compare (LCMP_EQ, 0: none) and whether it holds going left; keys: whether t is the
  * lesser side.
  */
-static const struct {
+static const struct CarryForm {
 	LCmp compare;
 	bool left, t_below;
 } carry_form[] = {
@@ -290,6 +290,15 @@ static const struct {
 	[HCMP_GT] = {LCMP_UGT_F, true, false},  /* keys: right, x < key + 1 */
 	[HCMP_GE] = {LCMP_ULT_F, false, false},
 };
+
+/* The carry form of a forest whose splits all make one comparison that has one, else NULL. */
+static const struct CarryForm *one_carry_form(const RepLayout *layout)
+{
+	for (uint32_t k = 0; k < COUNT_OF(carry_form); k++)
+		if (layout->compares == 1u << k && carry_form[k].compare)
+			return &carry_form[k];
+	return NULL;
+}
 
 uint32_t rep_threshold_key(const RepLayout *layout, float t)
 {
@@ -327,12 +336,11 @@ static uint32_t emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, ui
 uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t bits, uint32_t nan)
 {
 	/* The low half: where the row's key is the lesser side (x < key), one that ties must not compare below the record. */
-	bool x_below = false;
+	const struct CarryForm *form = one_carry_form(layout);
+	bool x_below = form && !form->t_below;
 	uint32_t key = emit_key(layout, b, bits, nan), shift;
 	if (type == LTYPE_I32)
 		return key;
-	for (uint32_t k = 0; k < COUNT_OF(carry_form); k++)
-		x_below |= layout->compares == 1u << k && carry_form[k].compare && !carry_form[k].t_below;
 	key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
 	shift = lir_const_int(b, LTYPE_I64, 32);
 	key = lir_emit(b, LOP_SHL, LTYPE_I64, key, shift, LIR_NONE);
@@ -345,8 +353,7 @@ bool rep_keys_fit(const RepLayout *layout)
 	       !(layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT));
 }
 
-/* The key (i32) in the high half of a row's key as rep_emit_row_key makes it (i64). */
-static uint32_t row_key(LBuilder *b, uint32_t x)
+uint32_t rep_high_key(LBuilder *b, uint32_t x)
 {
 	uint32_t high = lir_emit(b, LOP_ASHR, LTYPE_I64, x, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
 	return lir_cast(b, LCAST_TRUNC, LTYPE_I32, high);
@@ -404,22 +411,19 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 	};
 	uint32_t right = LIR_NONE, code = LIR_NONE;
 	bool whole = t_key != LIR_NONE && lir_type(b->fn, x) == LTYPE_I64; /* x is a row's key as rep_emit_row_key makes it */
-	for (uint32_t k = 0; k < COUNT_OF(carry_form); k++) {
-		if (layout->compares != 1u << k || !carry_form[k].compare)
-			continue;
-		/*
-		 * Keys are biased (rep_threshold_key) so that every kind's holds going right. An
-		 * i64 row key compares with the node's record whole (both keys in the high half):
-		 * one load and compare, and no shift to take the key out of the record.
-		 */
-		if (t_key != LIR_NONE) {
-			uint32_t t = whole ? n->record : t_key;
-			uint32_t holds = carry_form[k].t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
-			return (RepDecision){holds, false, true};
-		}
-		if (carry_form[k].left || nan_free)
-			return (RepDecision){lir_cmp(b, LOP_FCMP, carry_form[k].compare, x, n->threshold), carry_form[k].left, true};
+	const struct CarryForm *form = one_carry_form(layout);
+	/*
+	 * Keys are biased (rep_threshold_key) so that every kind's holds going right. An i64
+	 * row key compares with the node's record whole (both keys in the high half): one
+	 * load and compare, and no shift to take the key out of the record.
+	 */
+	if (form && t_key != LIR_NONE) {
+		uint32_t t = whole ? n->record : t_key;
+		uint32_t holds = form->t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
+		return (RepDecision){holds, false, true};
 	}
+	if (form && (form->left || nan_free))
+		return (RepDecision){lir_cmp(b, LOP_FCMP, form->compare, x, n->threshold), form->left, true};
 	/*
 	 * Otherwise (several kinds, another kind, or <= and >= where NaN reaches the compare
 	 * and goes left): each kind's answer, picked by the word's comparison bits where
@@ -427,7 +431,7 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 	 * the category test is paid only by forests that have IN splits.
 	 */
 	if (whole)
-		x = row_key(b, x);
+		x = rep_high_key(b, x);
 	for (uint32_t k = 0; k < HCMP_COUNT; k++) {
 		uint32_t kind_right;
 		if (!(layout->compares & 1u << k))
@@ -507,7 +511,7 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 	d = compare_decision(layout, b, n, x, t_key, nan_free);
 	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero)
 		return d;
-	missing = is_missing(layout, b, n, whole ? row_key(b, x) : x, keys);
+	missing = is_missing(layout, b, n, whole ? rep_high_key(b, x) : x, keys);
 	right = rep_right(b, d);
 	toward = missing_right(b, n);
 	return (RepDecision){lir_emit(b, LOP_SELECT, LTYPE_I1, missing, toward, right), false, false};

@@ -142,6 +142,8 @@ uint32_t rep_threshold_key(const RepLayout *layout, float t);
  * (a tie must not hold whatever the record's word).
  */
 uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t bits, uint32_t nan);
+/* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */
+uint32_t rep_high_key(LBuilder *b, uint32_t x);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
 

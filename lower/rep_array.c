@@ -234,11 +234,9 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	ArrayState *s = layout->state;
 	RepNode n;
 	if (layout->walk_keys) { /* an 8-byte record read at once, the word in its low half (x86 and AArch64 are little-endian) */
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, tree, node, LIR_NONE), word, key;
-		word = lir_cast(b, LCAST_TRUNC, LTYPE_I32, both);
-		key = lir_emit(b, LOP_ASHR, LTYPE_I64, both, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
-		rep_decode_word(layout, b, word, &n);
-		n.threshold = lir_cast(b, LCAST_TRUNC, LTYPE_I32, key);
+		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, tree, node, LIR_NONE);
+		rep_decode_word(layout, b, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), &n);
+		n.threshold = rep_high_key(b, both);
 		n.record = both;
 		return n;
 	}
