@@ -293,7 +293,8 @@ static void print_expr(FILE *out, const MModule *m, const HRange *r, uint8_t x)
 		break;
 	}
 	case HEXPR_MIN:
-		fputs("min(", out);
+	case HEXPR_BELOW:
+		fputs(n->op == HEXPR_MIN ? "min(" : "below(", out);
 		print_expr(out, m, r, n->a);
 		fputs(", ", out);
 		print_expr(out, m, r, n->b);

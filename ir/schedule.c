@@ -205,7 +205,7 @@ bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k)
 	case HDIR_VECTOR_REDUCE: return v->reduce == HREDUCE_VECTOR;
 	case HDIR_SHARED_REDUCE: return v->reduce == HREDUCE_SHARED;
 	case HDIR_GPU_DIMENSION: return v->gpu_dim != HGPU_NONE;
-	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_TILE_TREES: case HDIR_COUNT: return false;
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_SPLIT_SIZE: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_TILE_TREES: case HDIR_COUNT: return false;
 	}
 	return false;
 }
@@ -264,15 +264,17 @@ static bool is_const(const HRange *r, uint8_t x, int64_t *v)
 
 static uint8_t konst(HRange *r, int64_t v) { return expr(r, HEXPR_CONST, v, NONE, 0, 0); }
 
-/* a op b, folded when both are constants (or b is 0 for + and -). */
+/* a op b, folded when both are constants (or b is 0 for + and -, a is 0 for +). */
 static uint8_t binary(HRange *r, HExprOp op, uint8_t a, uint8_t b)
 {
 	int64_t x, y;
 	bool ca = is_const(r, a, &x), cb = is_const(r, b, &y);
 	if (ca && cb)
-		return konst(r, op == HEXPR_ADD ? x + y : op == HEXPR_SUB ? x - y : x < y ? x : y);
-	if (cb && y == 0 && op != HEXPR_MIN)
+		return konst(r, op == HEXPR_ADD ? x + y : op == HEXPR_SUB ? x - y : op == HEXPR_BELOW ? (x < y ? x : 0) : x < y ? x : y);
+	if (cb && y == 0 && (op == HEXPR_ADD || op == HEXPR_SUB))
 		return a;
+	if (ca && x == 0 && op == HEXPR_ADD)
+		return b;
 	return expr(r, op, 0, NONE, a, b);
 }
 
@@ -345,6 +347,17 @@ static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
 	}
 	case HVAR_SPLIT_FIRST:
 	case HVAR_SPLIT_SECOND:
+		if (x->by_size) { /* all iterations to one half: fewer than size of them (a span of at most (size - 1) steps) to the first */
+			at = binary(r, HEXPR_ADD, p.begin,
+			            binary(r, HEXPR_BELOW, binary(r, HEXPR_SUB, p.end, p.begin), konst(r, ((int64_t)x->size - 1) * p.step + 1)));
+			if (x->kind == HVAR_SPLIT_FIRST) {
+				out.end = at;
+				out.trips = p.trips >= 0 && p.trips < x->size ? p.trips : x->size - 1;
+			} else {
+				out.begin = at;
+			}
+			break;
+		}
 		at = binary(r, HEXPR_MIN, binary(r, HEXPR_ADD, p.begin, konst(r, (int64_t)x->size * p.step)), p.end);
 		if (x->kind == HVAR_SPLIT_FIRST) {
 			out.end = at;
@@ -403,7 +416,7 @@ static int32_t outside_var(const HSchedule *s, const HRange *r, uint8_t x, int32
 	int32_t w;
 	if (n->op == HEXPR_VAR)
 		return n->var != v && encloses(s, n->var, v) ? NONE : n->var;
-	if (n->op == HEXPR_ADD || n->op == HEXPR_SUB || n->op == HEXPR_MIN)
+	if (n->op == HEXPR_ADD || n->op == HEXPR_SUB || n->op == HEXPR_MIN || n->op == HEXPR_BELOW)
 		return (w = outside_var(s, r, n->a, v)) != NONE ? w : outside_var(s, r, n->b, v);
 	return NONE;
 }
@@ -567,25 +580,43 @@ static bool copy_under(HSchedule *s, int32_t first, int32_t half, const char *pr
 	return true;
 }
 
+/*
+ * split(v, first, second, at), or splitSize(v, small, large, n): the halves run over all
+ * of v's iterations, small where they are fewer than n, else large (a batch of a few
+ * rows takes a schedule of its own). The number of trees is known when compiling, so
+ * splitSize splits row loops only.
+ */
 static bool apply_split(HSchedule *s, const HDirective *d, Error *e)
 {
 	int32_t v = loop_var(s, d->names[0], e), first, second;
+	bool by_size = d->kind == HDIR_SPLIT_SIZE;
 	HRange r;
 	if (v == NONE)
 		return false;
 	if (!check_pair_names(s, d, v, "the two halves need two names", e))
 		return false;
 	hir_schedule_range(s, v, &r);
-	if (d->value < 1)
+	if (by_size) {
+		if (s->vars[v].over_trees)
+			return error_set(e, "'%s' runs over trees, whose number is known when compiling: split it with split", d->names[0]);
+		if (d->value < 2 || d->value > INT32_MAX)
+			return error_set(e, "size %lld: must be from 2 to %d ('%s' runs where the loop has fewer iterations)",
+			                 (long long)d->value, INT32_MAX, d->names[1]);
+		if (r.max_trips >= 0 && d->value > r.max_trips)
+			return error_set(e, "'%s' runs at most %lld iterations, never %lld, so '%s' would never run", d->names[0],
+			                 (long long)r.max_trips, (long long)d->value, d->names[2]);
+	} else if (d->value < 1) {
 		return error_set(e, "split point %lld is outside the range: '%s' would never run", (long long)d->value, d->names[1]);
-	if (d->value > INT32_MAX)
+	} else if (d->value > INT32_MAX) {
 		return error_set(e, "split point %lld: must be at most %d", (long long)d->value, INT32_MAX);
-	if (r.max_trips >= 0 && d->value >= r.max_trips)
+	} else if (r.max_trips >= 0 && d->value >= r.max_trips) {
 		return error_set(e, "split point %lld is outside the range: '%s' runs at most %lld iterations, so '%s' would never run and the walk under it is unreachable",
 		                 (long long)d->value, d->names[0], (long long)r.max_trips, d->names[2]);
+	}
 	if ((first = add_pair(s, d, v, HVAR_SPLIT_FIRST, HVAR_SPLIT_SECOND, e)) == NONE)
 		return false;
 	second = s->vars[first].partner;
+	s->vars[first].by_size = s->vars[second].by_size = by_size;
 	*slot_of(s, v) = first;
 	s->vars[first].loop_parent = s->vars[second].loop_parent = s->vars[v].loop_parent;
 	s->vars[first].next_sibling = second;
@@ -741,7 +772,7 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		x->gpu_dim = (uint8_t)dim;
 		break;
 	}
-	case HDIR_TILE: case HDIR_SPLIT: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_TILE_TREES: case HDIR_COUNT: die("not a one-loop directive");
+	case HDIR_TILE: case HDIR_SPLIT: case HDIR_SPLIT_SIZE: case HDIR_REORDER: case HDIR_REPRESENTATION: case HDIR_SORT_TREES: case HDIR_TILE_TREES: case HDIR_COUNT: die("not a one-loop directive");
 	}
 	x->at[d->kind] = d->pos;
 	return true;
@@ -782,7 +813,7 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 		s->tile_size_at = d->pos;
 		return true;
 	case HDIR_TILE: return apply_tile(s, d, e);
-	case HDIR_SPLIT: return apply_split(s, d, e);
+	case HDIR_SPLIT: case HDIR_SPLIT_SIZE: return apply_split(s, d, e);
 	case HDIR_REORDER: return apply_reorder(s, d, e);
 	default: return apply_mark(s, d, e);
 	}
@@ -1021,6 +1052,12 @@ bool hir_schedule_split(HSchedule *s, const char *var, const char *first, const 
 {
 	const char *names[] = {var, first, second};
 	return apply_parts(s, HDIR_SPLIT, names, 3, at, e);
+}
+
+bool hir_schedule_split_size(HSchedule *s, const char *var, const char *small, const char *large, uint32_t size, Error *e)
+{
+	const char *names[] = {var, small, large};
+	return apply_parts(s, HDIR_SPLIT_SIZE, names, 3, size, e);
 }
 
 bool hir_schedule_reorder(HSchedule *s, const char *const *vars, uint32_t num_vars, Error *e)

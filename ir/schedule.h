@@ -63,6 +63,7 @@
 #define HIR_DIRECTIVES(X)                          \
 	X(TILE, "tile", 3, 1)                       \
 	X(SPLIT, "split", 3, 1)                     \
+	X(SPLIT_SIZE, "splitSize", 3, 1)            \
 	X(REORDER, "reorder", -1, 0)                \
 	X(PARALLEL, "parallel", 1, 0)               \
 	X(CACHE, "cache", 1, 0)                     \
@@ -134,8 +135,8 @@ typedef enum HVarKind {
 	HVAR_ROOT,         /* batch or tree */
 	HVAR_TILE_OUTER,   /* tile(parent, outer, inner, size): the parent's range in steps of size * its step */
 	HVAR_TILE_INNER,   /* offsets 0, step, ... within one step of the outer loop (partner) */
-	HVAR_SPLIT_FIRST,  /* split(parent, first, second, at): the parent's first `at` iterations */
-	HVAR_SPLIT_SECOND, /* the parent's iterations from `at` on */
+	HVAR_SPLIT_FIRST,  /* split(parent, first, second, at): the parent's first `at` iterations; by_size: */
+	HVAR_SPLIT_SECOND, /* the parent's iterations from `at` on;   all of them where fewer than `at`, else none */
 } HVarKind;
 
 enum {
@@ -156,6 +157,7 @@ typedef struct HIndexVar {
 	uint16_t peel_walk;     /* peelWalk steps, 0 = none */
 	uint16_t vector_width;  /* vectorReduce width */
 	uint32_t size;          /* tile size, or split point (in iterations of the parent) */
+	bool by_size;           /* a half of splitSize: the parent's iterations go to one half by how many they are */
 	int32_t parent;         /* lineage: the variable this one was derived from (HIR_NONE for roots and copies' roots) */
 	int32_t partner;        /* the other half of a tile or split */
 	int32_t origin;         /* a copy made by split: the variable it copies, else HIR_NONE */
@@ -192,6 +194,7 @@ typedef enum HExprOp {
 	HEXPR_ADD,     /* a + b */
 	HEXPR_SUB,     /* a - b */
 	HEXPR_MIN,     /* min(a, b) */
+	HEXPR_BELOW,   /* a < b ? a : 0 */
 } HExprOp;
 
 #define HIR_MAX_EXPR 48
@@ -250,6 +253,7 @@ const char *hir_schedule_where(const HSchedule *s, int32_t var, HDirectiveKind k
 /* Builders for the C API: one directive each; pos may be {0, 0}. */
 bool hir_schedule_tile(HSchedule *s, const char *var, const char *outer, const char *inner, uint32_t size, Error *e);
 bool hir_schedule_split(HSchedule *s, const char *var, const char *first, const char *second, uint32_t at, Error *e);
+bool hir_schedule_split_size(HSchedule *s, const char *var, const char *small, const char *large, uint32_t size, Error *e);
 bool hir_schedule_reorder(HSchedule *s, const char *const *vars, uint32_t num_vars, Error *e);
 /* A directive of one variable (parallel, cache, interleave, specialize, atomicReduce, sharedReduce) or one variable and an integer (unrollWalk, peelWalk, vectorReduce). */
 bool hir_schedule_mark(HSchedule *s, HDirectiveKind kind, const char *var, int64_t value, Error *e);

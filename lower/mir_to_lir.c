@@ -108,11 +108,16 @@ uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 	case HEXPR_VAR: return var_value(l, n->var, lane);
 	case HEXPR_ADD:
 	case HEXPR_SUB:
-	case HEXPR_MIN: {
+	case HEXPR_MIN:
+	case HEXPR_BELOW: {
 		/* Operands in order (one declaration each): the numbering must not depend on the C compiler. */
 		uint32_t a = lower_expr(l, r, n->a, lane);
 		uint32_t b = lower_expr(l, r, n->b, lane);
-		return emit2(l, n->op == HEXPR_ADD ? LOP_ADD : n->op == HEXPR_SUB ? LOP_SUB : LOP_MIN, LTYPE_I64, a, b);
+		uint32_t below;
+		if (n->op != HEXPR_BELOW)
+			return emit2(l, n->op == HEXPR_ADD ? LOP_ADD : n->op == HEXPR_SUB ? LOP_SUB : LOP_MIN, LTYPE_I64, a, b);
+		below = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, a, b);
+		return lir_emit(&l->b, LOP_SELECT, LTYPE_I64, below, a, const_i64(l, 0));
 	}
 	}
 	die("bad range expression");
@@ -299,9 +304,10 @@ static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *va
 	case HEXPR_ADD:
 	case HEXPR_SUB:
 	case HEXPR_MIN:
+	case HEXPR_BELOW:
 		if (!eval_expr(l, r, n->a, &a) || !eval_expr(l, r, n->b, &b))
 			return false;
-		*value = n->op == HEXPR_ADD ? a + b : n->op == HEXPR_SUB ? a - b : a < b ? a : b;
+		*value = n->op == HEXPR_ADD ? a + b : n->op == HEXPR_SUB ? a - b : n->op == HEXPR_BELOW ? (a < b ? a : 0) : a < b ? a : b;
 		return true;
 	}
 	return false;
@@ -407,6 +413,12 @@ void lower_for(Lowering *l, const MInst *inst)
 		l->walks_apart = apart;
 		lir_else(&l->b, branch);
 		lower_loop(l, inst, begin, end, step, 1, false);
+		lir_end(&l->b);
+	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !l->gpu) {
+		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
+		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, begin, end), LIR_NONE, LIR_NONE);
+		l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
+		lower_loop(l, inst, begin, end, step, 0, inst->parallel);
 		lir_end(&l->b);
 	} else {
 		lower_loop(l, inst, begin, end, step, 0, inst->parallel && !l->gpu);
@@ -1117,7 +1129,8 @@ static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, ui
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
  * twice: walks without missing-value tests where none is, the usual ones otherwise.
  * Where the compares decide missing values (RepLayout.missing_by_compare) the walks are
- * the same either way: the body is lowered once, after a scan that only makes keys.
+ * the same either way, and a lone row's gain nothing from the second copy: the body is
+ * lowered once, after a scan that only makes keys.
  * Where NaN reads as 0 (RepLayout.nan_reads_zero) the body is lowered once too, after a
  * scan that makes keys (NaN's is 0's) and, where it finds a NaN, a copy of the rows.
  */
@@ -1130,7 +1143,12 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
 	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(l->m, inst) : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
-	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero; /* the walks are the same either way */
+	/*
+	 * The walks are the same either way; or they are a lone row's on the host, as fast with the
+	 * missing-value tests as without (one row of syn-higgs, 10 trees side by side: 0.451
+	 * against 0.452 us), and a second copy would only cost compile time.
+	 */
+	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu);
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;

@@ -140,13 +140,15 @@ def artifact_path(s, group, name):
 
 
 def check_predictions(s, group, name, model, rows_csv, expected, probability, margin=False, options=(), num_trees=None,
-                      f64=False, refusals=()):
-    """Compile model (with options), predict rows_csv (with --margin, --f64 if asked) and compare with expected rows.
+                      f64=False, refusals=(), batch=None):
+    """Compile model (with options), predict rows_csv (with --margin, --f64 if asked; calls of at most batch rows, NAME.few)
+    and compare with expected rows.
 
     With num_trees, a schedule that splits the tree loop at or past the model's last tree
     must be refused with the message that says so (and nothing else is checked); a compile
     failing with a message that contains one of refusals is a refusal the test allows."""
-    artifact = artifact_path(s, group, name.removesuffix(".margin") if margin else name)  # --margin: the same artifact
+    # --margin, --batch: the same artifact
+    artifact = artifact_path(s, group, name.removesuffix(".margin") if margin else name.split(".few")[0] if batch else name)
     if not os.path.exists(artifact):
         p = s.run("compile", model, "-o", artifact, *options)
         too_few = re.search(r"split point \d+ is outside the range: '[^']*' runs at most (\d+) iterations", p.stderr)
@@ -158,7 +160,7 @@ def check_predictions(s, group, name, model, rows_csv, expected, probability, ma
             return s.record(group, name, False, f"compile failed: {p.stderr.strip()}")
     out = s.path(f"{group}-{name}{'.margin' if margin else ''}.out.csv")
     p = s.run("predict", artifact, "--input", rows_csv, "--output", out, *(["--margin"] if margin else []),
-              *(["--f64"] if f64 else []))
+              *(["--f64"] if f64 else []), *(["--batch", str(batch)] if batch else []))
     if p.returncode != 0:
         return s.record(group, name, False, f"predict failed: {p.stderr.strip()}")
     judge(s, group, name, read_table(out), expected, probability and not margin)
@@ -247,6 +249,10 @@ def real_tests(s, pool):
         write_table(inputs, [r[:-1] for r in table])
         jobs.append(pool.submit(check_predictions, s, "real", name, os.path.join(REAL, model), inputs,
                                 [[expected(r[-1])] for r in table], probability))
+        # calls of 1 to 15 rows (the last of each 16 rows with one): grove's schedule walks them a row at a time
+        for batch in (15, 1) if s.wanted("real", f"{name}.few") else ():
+            jobs.append(pool.submit(check_predictions, s, "real", f"{name}.few{batch}", os.path.join(REAL, model), inputs,
+                                    [[expected(r[-1])] for r in table], probability, batch=batch))
         if s.wanted("real", f"{name}-O2"):  # -O2 is grove's own pass pipeline for CPUs (target/host.c)
             jobs.append(pool.submit(check_predictions, s, "real", f"{name}-O2", os.path.join(REAL, model), inputs,
                                     [[expected(r[-1])] for r in table], probability, False, ("-O", "2")))
@@ -310,6 +316,9 @@ def model_tests(s, pool):
             if os.path.exists(m["margin"]):
                 check_predictions(s, "models", m["name"] + ".margin", m["model"], m["rows"], read_table(m["margin"]),
                                   False, margin=True, options=options, f64=m["f64"])
+            # calls of 7 rows, fewer than are interleaved: grove's schedule walks them a row at a time (splitSize)
+            check_predictions(s, "models", m["name"] + ".few", m["model"], m["rows"], read_table(m["pred"]),
+                              m["probability"], options=options, f64=m["f64"], batch=7)
             if os.path.exists(m["label"]):
                 check_labels(s, m)
             for rep in m["representations"]:
@@ -868,16 +877,19 @@ def matrix_level(sanitized, k):
 
 def schedule_test_options(path):
     """What a schedule file asks of its tests: `# options: ARGS` lines add compile options (--representation reorg),
-    and `# refused: TEXT` lines name messages with which a model the schedule cannot serve (a forest too deep for a
-    block's shared memory) may be refused."""
-    options, refusals = [], []
+    `# refused: TEXT` lines name messages with which a model the schedule cannot serve (a forest too deep for a
+    block's shared memory) may be refused, and a `# batch: N` line has the rows predicted again in calls of at most N
+    rows (as NAME.few)."""
+    options, refusals, batch = [], [], None
     with open(path) as f:
         for line in f:
             if line.startswith("# options:"):
                 options += line[len("# options:"):].split()
             elif line.startswith("# refused:"):
                 refusals.append(line[len("# refused:"):].strip())
-    return tuple(options), tuple(refusals)
+            elif line.startswith("# batch:"):
+                batch = int(line[len("# batch:"):])
+    return tuple(options), tuple(refusals), batch
 
 
 def schedule_model(path, default):
@@ -913,13 +925,15 @@ def schedule_tests(s, pool):
     jobs = []
     for i, sched in enumerate(names):
         path = os.path.join(SCHEDULES, sched + ".sched")
-        extra, refusals = schedule_test_options(path)
+        extra, refusals, batch = schedule_test_options(path)
         options = ("--schedule", path) + extra
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("schedules", f"{sched}/{name}") and not (thin and (i + j) % ASAN_THIN):
-                jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}".replace("/", "."), model, rows,
-                                        expected, probability, False, options + matrix_level(thin, i + j), num_trees, f64,
-                                        refusals))
+                for few in (False, True) if batch else (False,):
+                    jobs.append(pool.submit(check_predictions, s, "schedules", f"{sched}/{name}{'.few' if few else ''}"
+                                            .replace("/", "."), model, rows, expected, probability, False,
+                                            options + matrix_level(thin, i + j), num_trees, f64, refusals,
+                                            batch if few else None))
         if s.wanted("schedules", f"{sched}/roundtrip"):
             jobs.append(pool.submit(schedule_round_trip, s, sched, options))
         if s.wanted("schedules", f"{sched}/golden"):
@@ -995,7 +1009,7 @@ def gpu_tests(s, pool):
                       for m in fixtures() if not m["schedules"]]
     for i, (sched, rep) in enumerate(variants):
         path = os.path.join(GPU_SCHEDULES, sched + ".sched")
-        extra, refusals = schedule_test_options(path) if sched != "default" else ((), ())
+        extra, refusals = schedule_test_options(path)[:2] if sched != "default" else ((), ())
         options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", path)) + extra
         options += ("--representation", rep) if rep else ()
         label = sched + (f"-{rep}" if rep else "")

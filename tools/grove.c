@@ -3,7 +3,7 @@
  *
  *   grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm] [--target TRIPLE] [--cpu CPU] [-O N] [--prefix NAME]
  *                 [--representation R]
- *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N]
+ *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N] [--batch N]
  *   grove dump --level hir|mir|lir MODEL
  * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
  *
@@ -183,7 +183,7 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, co
 }
 
 static const char predict_usage[] =
-	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N]\n"
+	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N] [--batch N]\n"
 	"Predict rows with a compiled artifact (.so), or with a model file compiled on the fly.\n"
 	"  --input ROWS.csv   comma-separated floats, one row per line; an empty field or nan is missing\n"
 	"                     (\"-\" reads standard input); a first line that is not numeric is skipped\n"
@@ -194,6 +194,7 @@ static const char predict_usage[] =
 	"                     compares doubles (LightGBM), rounded to float for the others, as their library does\n"
 	"  --time             report the time per prediction call on standard error\n"
 	"  --repeat N         predict N times (for timing; default 1)\n"
+	"  --batch N          at most N rows a prediction call (default: as many as a chunk of the CSV holds)\n"
 	"A model is compiled with compile's options (--format, --schedule, --schedule-text, -d, ...), and with\n"
 	"its code cache ($GROVE_CACHE_DIR, else ~/.cache/grove).\n";
 
@@ -283,7 +284,7 @@ static int cmd_predict(int argc, char **argv)
 	PipelineOptions p = DEFAULT_PIPELINE;
 	TargetOptions target = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	bool margin = false, timing = false, f64 = false, label = false;
-	long repeat = 1;
+	long repeat = 1, batch = 0;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
 	GroveError err;
@@ -319,6 +320,10 @@ static int cmd_predict(int argc, char **argv)
 			f64 = true;
 		} else if (!strcmp(a, "--time")) {
 			timing = true;
+		} else if (!strcmp(a, "--batch")) {
+			batch = parse_count("--batch", option_value(argc, argv, &i), 1L << 30);
+			if (batch < 1)
+				fail("--batch 0: at least one row a call");
 		} else if (!strcmp(a, "--repeat")) {
 			repeat = parse_count("--repeat", option_value(argc, argv, &i), 1000000);
 			if (repeat < 1)
@@ -361,6 +366,7 @@ static int cmd_predict(int argc, char **argv)
 	/* The CSV is read, predicted and written a chunk of rows at a time (csv_next may return fewer for wide rows). */
 	chunk = CSV_CHUNK_VALUES / (grove_num_features(model) ? grove_num_features(model) : 1);
 	chunk = chunk ? chunk : 1;
+	chunk = batch && (size_t)batch < chunk ? (size_t)batch : chunk;
 	out = xcalloc(chunk * per_row + 1, sizeof *out);
 	f = output ? open_output(output) : stdout;
 	do {

@@ -182,6 +182,10 @@ static int64_t eval(const HRange *r, uint8_t x, int64_t rows, const int64_t *val
 		a = eval(r, n->a, rows, values);
 		b = eval(r, n->b, rows, values);
 		return a < b ? a : b;
+	case HEXPR_BELOW:
+		a = eval(r, n->a, rows, values);
+		b = eval(r, n->b, rows, values);
+		return a < b ? a : 0;
 	}
 	abort();
 }
@@ -292,6 +296,22 @@ static void test_ranges(void)
 		EXPECT_RANGE(s, "b1", 5, "", 5, 5, 1, -1);
 		EXPECT_SPAN(s, "b0.t0", 0, 40);
 		EXPECT_SPAN(s, "b1.t1", 40, 100);
+		free(s);
+	}
+	/* splitSize: every row to the first half where there are fewer than 16, else every row to the second. */
+	if ((s = parse_ok("splitSize(batch, few, many, 16); tile(many, m0, m1, 256); splitSize(m1, a, b, 8)", __LINE__))) {
+		EXPECT_RANGE(s, "few", 15, "", 0, 15, 1, 15);
+		EXPECT_RANGE(s, "m0", 15, "", 15, 15, 256, -1);
+		EXPECT_RANGE(s, "few", 16, "", 0, 0, 1, 15);
+		EXPECT_RANGE(s, "m0", 16, "", 0, 16, 256, -1);
+		EXPECT_RANGE(s, "few", 1, "", 0, 1, 1, 15);
+		EXPECT_RANGE(s, "few.tree", 1, "", 0, 100, 1, 100);
+		EXPECT_RANGE(s, "m0", 1000, "", 0, 1000, 256, -1);
+		/* the last tile of 1000 rows has 232, the tile of a batch of 7 rows 7 */
+		EXPECT_RANGE(s, "a", 1000, "m0=768", 0, 0, 1, 7);
+		EXPECT_RANGE(s, "b", 1000, "m0=768", 0, 232, 1, 256);
+		EXPECT_RANGE(s, "a", 7, "m0=0", 0, 7, 1, 7);
+		EXPECT_RANGE(s, "b", 7, "m0=0", 7, 7, 1, 256);
 		free(s);
 	}
 	/* A tile of a split half: the outer loop starts at the split point. */
@@ -521,7 +541,7 @@ static void test_errors(void)
 	EXPECT_ERROR("parallel(batch) ,", "t:1:17: unexpected ',' after the ')' of parallel");
 	EXPECT_ERROR("parallel(batch)(tree)", "t:1:16: unexpected '(' after the ')' of parallel");
 	EXPECT_ERROR("8(batch)", "t:1:1: expected a directive name, got '8'");
-	EXPECT_ERROR("Tile(batch, b0, b1, 8)", "t:1:1: unknown directive 'Tile' (expected tile, split, reorder, parallel,");
+	EXPECT_ERROR("Tile(batch, b0, b1, 8)", "t:1:1: unknown directive 'Tile' (expected tile, split, splitSize, reorder, parallel,");
 	EXPECT_ERROR("tile.x(batch, b0, b1, 8)", "t:1:1: unknown directive 'tile.x'");
 	EXPECT_ERROR("unrollWalk(tree)", "t:1:16: unrollWalk takes 1 variable and 1 number, got 1 argument");
 	EXPECT_ERROR("gpuDimension(batch)", "t:1:19: gpuDimension takes a variable and a GPU dimension, got 1 argument");
