@@ -157,7 +157,11 @@ static uint64_t widest_row_bytes(const HForest *f)
  * group walks as many lanes as the others). One row, one core of the Emerald Rapids
  * Xeon, µs: syn-higgs (100 trees) 0.538 in grove's tiles of 256 rows and 8 trees,
  * 0.505 a row at a time with 8 trees side by side, 0.443 with 10; syn-year 0.63, 0.58,
- * 0.52 (where its 90 features take i64 keys, in a block of one row).
+ * 0.52 (where its 90 features take i64 keys, in a block of one row). Each row walks all
+ * the trees: forests larger than L2 come from L3 again for each row, where tiles of rows
+ * walking tiles of trees take them once, and only single rows go apart (syn-abalone,
+ * 1000 trees: 5.36 -> 4.85 us for one row, but 4.83 -> 4.99 us/row in batches of 3,
+ * 4.80 -> 5.06 in batches of 15; syn-covtype, 800 trees: 4.57 -> 4.08, 4.03 -> 4.08).
  */
 #define FEW_TREES_MIN 8
 #define FEW_TREES_MAX 10
@@ -213,8 +217,10 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
-	if (pick_representation && k->tree_tile && !k->representation && !k->depth_groups && rows > 1)
+	if (pick_representation && k->tree_tile && !k->representation && !k->depth_groups && rows > 1) {
 		k->few_trees = few_trees(f);
+		k->few_rows = total > L2_BYTES ? 2 : rows;
+	}
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
@@ -293,7 +299,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth, groups;
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 	/* batches of lone rows apart (few_trees), where the trees are tiled and walked a split a step in one depth group */
-	bool few = k->few_trees > 1 && rows > 1 && tiles_trees(f, k) && !code && !(traits & LREP_BLOCKS) && !k->tile_trees &&
+	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) && !code && !(traits & LREP_BLOCKS) && !k->tile_trees &&
 	           k->depth_groups < 2;
 
 	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
@@ -316,8 +322,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 		rows_outer = "b0";
 		trees_outer = "t0";
 		if (few) {
-			/* splitSize(batch, few, many, rows); tile(few.tree, f0, f1, few_trees); interleave(f1): batches of lone rows */
-			ok = ok && hir_schedule_split_size(s, "batch", "few", "many", rows, e);
+			/* splitSize(batch, few, many, few_rows); tile(few.tree, f0, f1, few_trees); interleave(f1): batches of lone rows */
+			ok = ok && hir_schedule_split_size(s, "batch", "few", "many", k->few_rows, e);
 			interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
 			if (k->peel)
 				ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel, e);
@@ -558,8 +564,9 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 {
 	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u depth_groups %u "
-	                "tiles %u cache_rows %u few_trees %u%s%s", k->rows, k->trees, k->tree_tile, k->tree_tile ? k->row_tile : 0,
-	                hir_parallel_names[k->parallel], k->unroll, k->peel, k->depth_groups > 1 ? k->depth_groups : 0,
-	                k->tile_trees, k->cache_rows, k->few_trees, k->representation ? " " : "",
+	                "tiles %u cache_rows %u few_trees %u few_rows %u%s%s", k->rows, k->trees, k->tree_tile,
+	                k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel], k->unroll, k->peel,
+	                k->depth_groups > 1 ? k->depth_groups : 0, k->tile_trees, k->cache_rows, k->few_trees,
+	                k->few_trees ? k->few_rows : 0, k->representation ? " " : "",
 	                k->representation ? lower_representation_names[k->representation - 1u] : "");
 }

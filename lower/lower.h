@@ -79,7 +79,8 @@ typedef struct HScheduleKnobs {
 	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
 	uint8_t tile_trees;   /* tiles of this many splits a walk step (tileTrees, walked by tiled or tiled_array), 0 = none */
 	uint8_t cache_rows;   /* each iteration of the outermost row loop copies its rows to the stack (cache), where they fit */
-	uint8_t few_trees;    /* batches of fewer than `rows` rows walk a row at a time, this many trees side by side (0: as larger ones) */
+	uint8_t few_trees;    /* batches of fewer than few_rows rows walk a row at a time, this many trees side by side */
+	uint8_t few_rows;     /*   (few_trees 0: as larger ones); few_rows at most `rows` */
 } HScheduleKnobs;
 
 /*

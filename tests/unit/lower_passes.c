@@ -776,8 +776,53 @@ static void test_rows_cache_fits(void)
 	hir_forest_free(f);
 }
 
+/* Whether f's schedule holds directive kind with value (any value where value < 0). */
+static bool has_directive(const HForest *f, HDirectiveKind kind, int64_t value)
+{
+	for (uint32_t i = 0; i < f->schedule.num_log; i++)
+		if (f->schedule.log[i].kind == kind && (value < 0 || f->schedule.log[i].value == value))
+			return true;
+	return false;
+}
+
+/* num_trees complete trees of depth 8 over 8 features. */
+static HForest *deep_forest(uint32_t num_trees)
+{
+	HForest *f = hir_forest_new("unit", 8, 1);
+	for (uint32_t t = 0; t < num_trees; t++) {
+		HNode *n = hir_tree_add(f, 511, 0);
+		for (uint32_t i = 0; i < 511; i++)
+			n[i] = i < 255 ? (HNode){.value = i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 8}
+			               : (HNode){.value = i, .feature = HIR_LEAF};
+	}
+	return f;
+}
+
+/*
+ * grove's schedule walks batches of lone rows apart (splitSize): a row at a time, trees
+ * side by side in the groups that leave the fewest (10 of 100 trees, 9 of 27); fewer than
+ * 16 rows where the trees fit in L2, single rows where they do not; not where the
+ * caller names the representation.
+ */
+static void test_few_rows(void)
+{
+	static const uint32_t trees[] = {100, 27, 700}, few_trees[] = {10, 9, 10}, few_rows[] = {16, 16, 2};
+	for (size_t i = 0; i < COUNT_OF(trees); i++) {
+		HForest *f = deep_forest(trees[i]);
+		HScheduleKnobs k;
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, true, &k);
+		CHECK(k.few_trees == few_trees[i] && k.few_rows == few_rows[i]);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, true);
+		CHECK(has_directive(f, HDIR_SPLIT_SIZE, few_rows[i]) && has_directive(f, HDIR_TILE, few_trees[i]));
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, false);
+		CHECK(!has_directive(f, HDIR_SPLIT_SIZE, -1));
+		hir_forest_free(f);
+	}
+}
+
 int main(void)
 {
+	test_few_rows();
 	test_key_copy_bound();
 	test_rows_cache_fits();
 	test_prefetch_below();
