@@ -299,8 +299,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth, groups;
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 	/* batches of lone rows apart (few_trees), where the trees are tiled and walked a split a step in one depth group */
-	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) && !code && !(traits & LREP_BLOCKS) && !k->tile_trees &&
-	           k->depth_groups < 2;
+	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) && !code &&
+	           !(traits & LREP_BLOCKS) && !k->tile_trees && k->depth_groups < 2;
 
 	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
 		trees = f->num_trees < MIR_MAX_INTERLEAVE ? 1 : MIR_MAX_INTERLEAVE;

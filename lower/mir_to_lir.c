@@ -414,11 +414,11 @@ void lower_for(Lowering *l, const MInst *inst)
 		lir_else(&l->b, branch);
 		lower_loop(l, inst, begin, end, step, 1, false);
 		lir_end(&l->b);
-	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !l->gpu) {
+	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu) {
 		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
 		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, begin, end), LIR_NONE, LIR_NONE);
 		l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
-		lower_loop(l, inst, begin, end, step, 0, inst->parallel);
+		lower_loop(l, inst, begin, end, step, 0, false);
 		lir_end(&l->b);
 	} else {
 		lower_loop(l, inst, begin, end, step, 0, inst->parallel && !l->gpu);
