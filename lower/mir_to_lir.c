@@ -1048,8 +1048,9 @@ LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE
 /* The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of 96 as i32. */
 #define KEYS_MAX_BYTES (128 * 1024)
 #define NARROW_KEYS_MAX_BYTES (96 * 1024)
-/* The widest rows whose keys are i64: 8 cache lines of them. */
+/* The widest rows whose keys are i64: 8 cache lines of them; 16 for a row alone. */
 #define WHOLE_KEYS_MAX_FEATURES 64
+#define LONE_WHOLE_KEYS_MAX_FEATURES 128
 
 bool lower_whole_keys_fit(const HForest *f, int64_t rows)
 {
@@ -1063,13 +1064,16 @@ bool lower_whole_keys_fit(const HForest *f, int64_t rows)
  * of the record, but i64 keys take twice the memory, which wider rows' walks pay for
  * more than they gain. On the Emerald Rapids Xeon, one core, 4096 rows, us a row with
  * i32 -> i64 keys: syn-higgs (28 features) 0.363 -> 0.341, syn-covtype (54) 3.15 -> 2.99,
- * syn-year (90) 0.410 -> 0.422, syn-airline-ohe (692) 4.55 -> 5.07.
+ * syn-year (90) 0.410 -> 0.422, syn-airline-ohe (692) 4.55 -> 5.07. A lone row's block
+ * (a row at a time: splitSize's few half) takes i64 keys up to LONE_WHOLE_KEYS_MAX_FEATURES,
+ * 1 KiB of them: one row, one core, syn-year 0.518 -> 0.462 us, syn-lgb-year 0.550 ->
+ * 0.523, but syn-epsilon (2000 features) 0.75 -> 1.15 (its scan writes 16 KiB a row).
  */
 static LType key_type(const MModule *m, const MInst *inst)
 {
 	if (inst->op != MOP_IF_COMPLETE || inst->span == MIR_ROWS_ALL)
 		return LTYPE_VOID;
-	if (lower_whole_keys_fit(m->forest, inst->span))
+	if (lower_whole_keys_fit(m->forest, inst->span) || (inst->span == 1 && m->forest->num_features <= LONE_WHOLE_KEYS_MAX_FEATURES))
 		return LTYPE_I64;
 	return (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= NARROW_KEYS_MAX_BYTES ? LTYPE_I32 : LTYPE_VOID;
 }
