@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 /* The log's format: bump it (and so the default log's name) when the columns change. */
-#define LOG_VERSION "v4"
+#define LOG_VERSION "v5"
 
 static const char tune_usage[] =
 	"usage: grove tune MODEL [--target gpusim|cuda[:ARCH]|rocm[:ARCH]] [--batch N] [--budget SECONDS] [--input ROWS.csv]\n"
@@ -213,7 +213,7 @@ static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Er
 static const char log_header[] =
 	"time,model,trees,features,outputs,nodes,depth,batch,target,device,representation,rows,interleave_trees,"
 	"tree_tile,row_tile,parallel,unroll,peel,depth_groups,tile_trees,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
-	"cache_trees,shared_reduce,basis,registers,shared_bytes,spill_bytes,occupancy,us_per_row,compile_s\n";
+	"cache_trees,shared_reduce,basis,registers,shared_bytes,spill_bytes,occupancy,us_per_row,compile_s,few_trees,few_rows\n";
 
 FILE *tune_log_begin(Tuner *t, const char *device, const char *representation)
 {
@@ -235,10 +235,11 @@ static void log_candidate(Tuner *t, const Candidate *c)
 	                                      : t->options.representation ? t->options.representation : "auto");
 	if (!log)
 		return;
-	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,%u,,,timed,,,,,%.6g,%.3f\n", c->knobs.rows, c->knobs.trees, c->knobs.tree_tile,
-	        c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel], c->knobs.unroll,
-	        c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, c->knobs.cache_rows, isinf(c->seconds) ? -1.0 : c->seconds * 1e6,
-	        c->compile);
+	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,%u,,,timed,,,,,%.6g,%.3f,%u,%u\n", c->knobs.rows, c->knobs.trees,
+	        c->knobs.tree_tile, c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel],
+	        c->knobs.unroll, c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, c->knobs.cache_rows,
+	        isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile, c->knobs.few_trees,
+	        c->knobs.few_trees ? c->knobs.few_rows : 0);
 	fflush(log);
 }
 
@@ -247,7 +248,8 @@ static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
 	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
 	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
 	       a->peel == b->peel && a->representation == b->representation && a->depth_groups == b->depth_groups &&
-	       a->tile_trees == b->tile_trees && a->cache_rows == b->cache_rows;
+	       a->tile_trees == b->tile_trees && a->cache_rows == b->cache_rows && a->few_trees == b->few_trees &&
+	       (!a->few_trees || a->few_rows == b->few_rows);
 }
 
 static void show_progress(const Tuner *t, const Candidate *best)
@@ -312,9 +314,9 @@ static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; 
 
 /*
  * The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation, depth
- * groups, tiles, rows cached.
+ * groups, tiles, rows cached, trees side by side in batches of lone rows (few_trees).
  */
-#define KNOBS 11
+#define KNOBS 12
 
 /* The values knob i takes in the search (at most 8), for forest f; returns how many. */
 static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
@@ -364,6 +366,10 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 	case 10: /* rows cached: off, on */
 		v[n++] = 0, v[n++] = 1;
 		return n;
+	case 11: /* batches of lone rows apart, this many trees side by side: only where the batch is one of them */
+		if (heuristic->few_trees && t->batch < heuristic->few_rows)
+			v[n++] = 0, v[n++] = 6, v[n++] = 8, v[n++] = 9, v[n++] = 10, v[n++] = 12;
+		return n;
 	case 8: /* depth groups: none, 2, 4 (where the trees' depths differ) */
 		v[n++] = 0;
 		if (t->depths_differ)
@@ -388,6 +394,7 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 7: k->representation = (uint8_t)v; break;
 	case 8: k->depth_groups = (uint8_t)v; break;
 	case 10: k->cache_rows = (uint8_t)v; break;
+	case 11: k->few_trees = (uint8_t)v; break;
 	case 9:
 		k->tile_trees = (uint8_t)v;
 		if (v >> 8 || (k->representation && lower_representation_traits(k->representation - 1u) & LREP_TILES))

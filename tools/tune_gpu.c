@@ -338,7 +338,7 @@ static void log_candidate(GpuSearch *g, const GpuCandidate *c)
 		         (unsigned long long)c->spills, c->occupancy);
 	else if (!c->failed && g->basis == BASIS_TIMED)
 		snprintf(measured, sizeof measured, ",,,,%.6g", c->seconds * 1e6);
-	fprintf(log, ",,,,,%u,,,,%u,%u,%u,%u,%u,%u,%u,%s,%s,%.3f\n", k->unroll, k->rows_per_block, k->rows_per_thread,
+	fprintf(log, ",,,,,%u,,,,%u,%u,%u,%u,%u,%u,%u,%s,%s,%.3f,,\n", k->unroll, k->rows_per_block, k->rows_per_thread,
 	        k->tree_threads, k->interleave, k->cache_rows, k->cache_trees, k->shared_reduce,
 	        c->failed ? "failed" : basis_names[g->basis], measured, c->compile);
 	fflush(log);
