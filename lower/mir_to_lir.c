@@ -1160,6 +1160,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool scan_any = !once || zero_rows;
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
 	LType outer_key_type = l->key_type;
+	bool outer_one_row = l->layout.one_row;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
 		return;
@@ -1172,6 +1173,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		if (scan_any)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for the walks */
+			l->layout.one_row = inst->span == 1;
 			l->key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
 			l->key_first = first_row;
 			l->key_type = key;
@@ -1212,6 +1214,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		lir_end(&l->b);
 	}
 	l->key_rows = outer_keys;
+	l->layout.one_row = outer_one_row;
 	l->key_first = outer_first;
 	l->key_type = outer_key_type;
 	l->zero_rows = outer_zero;

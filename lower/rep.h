@@ -101,6 +101,7 @@ typedef struct RepLayout {
 	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
+	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
 } RepLayout;
 
 /*
