@@ -377,6 +377,8 @@ def cli_tests(s):
          "unknown representation 'tiled9'"),
         ("unknown_command", ["frobnicate"], 1, "unknown command 'frobnicate'"),
         ("empty_rows", ["predict", higgs, "--input", os.devnull], 0, ""),
+        ("predict_batch_zero", ["predict", higgs, "--input", os.devnull, "--batch", "0"], 1,
+         "--batch 0: at least one row a call"),
         ("limit_trees", ["compile", higgs, "--limit", "trees=99", "-o", s.path("x.so")], 1,
          "the model has 100 trees, more than grove's limit of 99 (raise it with --limit trees=N)"),
         ("limit_raised", ["compile", higgs, "--limit", "trees=100,nodes=1000000", "-o", s.path("x.so")], 0, ""),
