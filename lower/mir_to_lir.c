@@ -1054,7 +1054,8 @@ LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE
 
 bool lower_whole_keys_fit(const HForest *f, int64_t rows)
 {
-	return f->num_features <= WHOLE_KEYS_MAX_FEATURES && (uint64_t)rows * f->num_features * sizeof(uint64_t) <= KEYS_MAX_BYTES;
+	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES;
+	return f->num_features <= widest && (uint64_t)rows * f->num_features * sizeof(uint64_t) <= KEYS_MAX_BYTES;
 }
 
 /*
@@ -1073,7 +1074,7 @@ static LType key_type(const MModule *m, const MInst *inst)
 {
 	if (inst->op != MOP_IF_COMPLETE || inst->span == MIR_ROWS_ALL)
 		return LTYPE_VOID;
-	if (lower_whole_keys_fit(m->forest, inst->span) || (inst->span == 1 && m->forest->num_features <= LONE_WHOLE_KEYS_MAX_FEATURES))
+	if (lower_whole_keys_fit(m->forest, inst->span))
 		return LTYPE_I64;
 	return (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= NARROW_KEYS_MAX_BYTES ? LTYPE_I32 : LTYPE_VOID;
 }
