@@ -641,10 +641,11 @@ static uint32_t prefetches(const LModule *l)
 
 /*
  * The MIR, after the passes, of num_trees complete trees of depth COMPLETE_DEPTH
- * (leaves of leaf_type) under the heuristic's schedule for 16 rows; *f is the forest,
- * for the caller to free with the MIR (NULL where lowering failed, a failed check).
+ * (leaves of leaf_type; the first tree's left child a leaf where uneven) under the
+ * heuristic's schedule for 16 rows; *f is the forest, for the caller to free with the
+ * MIR (NULL where lowering failed, a failed check).
  */
-static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, HForest **f)
+static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, bool uneven, HForest **f)
 {
 	enum { NODES = (2 << COMPLETE_DEPTH) - 1 };
 	Error e = {{0}};
@@ -656,6 +657,8 @@ static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, HForest 
 		for (uint32_t i = 0; i < NODES; i++)
 			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
 			                     : (HNode){.value = i, .feature = HIR_LEAF};
+		if (uneven && t == 0) /* the left subtree's nodes stay, unreached */
+			n[1] = (HNode){.value = 1, .feature = HIR_LEAF};
 	}
 	hir_choose_schedule(*f, 0, 16, 8, false);
 	hir_pad_unrolled_walks(*f);
@@ -669,23 +672,37 @@ static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, HForest 
 	return m;
 }
 
+/* Elements of l's buffer of this name (0 where there is none). */
+static uint64_t buffer_elements(const LModule *l, const char *name)
+{
+	for (uint32_t i = 0; l && i < l->num_buffers; i++)
+		if (strcmp(l->buffers[i].name, name) == 0)
+			return l->buffers[i].count;
+	return 0;
+}
+
 /*
  * A lone row's walks in the array layout prefetch the grandchildren of each step's node
- * but the first step's (depth - 2 per walk of a complete tree), and not the leaves where
- * they have a region of their own (double leaves: depth - 3); the sparse layout, whose
- * grandchildren are not side by side, prefetches nothing.
+ * but the first step's (depth - 2 per walk of a complete tree). Double leaves of trees
+ * whose leaves have one depth fill their records, which are prefetched the same and take
+ * no more room; where the depths differ they are a region of their own after the
+ * records, as large again. The sparse layout, whose grandchildren are not side by side,
+ * prefetches nothing.
  */
 static void test_prefetch_below(void)
 {
-	HForest *f, *g;
-	MModule *m = complete_trees_mir(16, HTYPE_F32, &f), *n = complete_trees_mir(16, HTYPE_F64, &g);
+	HForest *f, *g, *h;
+	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *n = complete_trees_mir(16, HTYPE_F64, false, &g);
+	MModule *u = complete_trees_mir(16, HTYPE_F64, true, &h);
 	Error e = {{0}};
 	LModule *l;
 	uint32_t records = 0;
+	uint64_t elements = 0;
 	if (m) {
 		l = lower_mir_to_lir(m, "array", &e);
 		records = prefetches(l);
-		CHECK(l && records > 0 && records % (COMPLETE_DEPTH - 2) == 0);
+		elements = buffer_elements(l, "array.nodes");
+		CHECK(l && records > 0 && records % (COMPLETE_DEPTH - 2) == 0 && elements > 0);
 		lir_module_free(l);
 		l = lower_mir_to_lir(m, "sparse", &e);
 		CHECK(l && prefetches(l) == 0);
@@ -693,20 +710,27 @@ static void test_prefetch_below(void)
 	}
 	if (n) {
 		l = lower_mir_to_lir(n, "array", &e);
-		CHECK(l && prefetches(l) * (COMPLETE_DEPTH - 2) == records * (COMPLETE_DEPTH - 3));
+		CHECK(l && prefetches(l) == records && buffer_elements(l, "array.nodes") == elements);
+		lir_module_free(l);
+	}
+	if (u) {
+		l = lower_mir_to_lir(u, "array", &e);
+		CHECK(l && buffer_elements(l, "array.nodes") == 2 * elements);
 		lir_module_free(l);
 	}
 	mir_module_free(m);
 	mir_module_free(n);
+	mir_module_free(u);
 	hir_forest_free(f);
 	hir_forest_free(g);
+	hir_forest_free(h);
 }
 
 /* Whether the array layout of num_trees complete trees (leaves of leaf_type) keeps a key copy of its nodes. */
 static bool keeps_keys(uint32_t num_trees, HType leaf_type)
 {
 	HForest *f;
-	MModule *m = complete_trees_mir(num_trees, leaf_type, &f);
+	MModule *m = complete_trees_mir(num_trees, leaf_type, false, &f);
 	Error e = {{0}};
 	LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
 	bool keys = false;
