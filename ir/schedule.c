@@ -766,9 +766,11 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		HGpuDim dim = find_gpu_dim(d->names[1]);
 		if (dim == HGPU_NONE)
 			return error_set(e, "unknown GPU dimension '%s' (expected grid.x, grid.y, grid.z, block.x, block.y or block.z)", d->names[1]);
+		/* Loops side by side (the halves of a split) may share a dimension: at the top, each is a kernel. */
 		for (uint32_t w = 0; w < s->num_vars; w++)
-			if (s->vars[w].gpu_dim == dim && s->vars[w].has_loop)
-				return error_set(e, "%s is already mapped to '%s'", d->names[1], s->vars[w].name);
+			if (s->vars[w].gpu_dim == dim && s->vars[w].has_loop && (encloses(s, (int32_t)w, v) || encloses(s, v, (int32_t)w)))
+				return error_set(e, "%s is already mapped to '%s', %s", d->names[1], s->vars[w].name,
+				                 encloses(s, (int32_t)w, v) ? "a loop around it" : "a loop inside it");
 		x->gpu_dim = (uint8_t)dim;
 		break;
 	}

@@ -994,7 +994,8 @@ GPU_EVERY_MODEL = ["default", "shared_data", "rows_and_trees_2d"]
 def gpu_tests(s, pool):
     """GPU code from the same pipeline: (a) every model of the schedule matrix under the default GPU schedule and each
     tests/schedules/gpu/*.sched (every other end-to-end fixture under GPU_EVERY_MODEL's), compiled for the SIMT
-    simulator and predicted against the library; (b) each real
+    simulator and predicted against the library (again in calls of N rows, NAME.few, where the schedule has a
+    `# batch: N` line); (b) each real
     model's default-schedule PTX for sm_70, sm_80 and sm_90 through ptxas -v, with no spills; (c) its HSACO for gfx90a
     and gfx1100, whose metadata lists every kernel; (d) tests/schedules/gpu/bad/NAME.sched refused with NAME.err's
     message; (e) the CUDA and ROCm artifacts where no driver is: a clear error; (f) golden MIR and LIR of
@@ -1011,15 +1012,17 @@ def gpu_tests(s, pool):
                       for m in fixtures() if not m["schedules"]]
     for i, (sched, rep) in enumerate(variants):
         path = os.path.join(GPU_SCHEDULES, sched + ".sched")
-        extra, refusals = schedule_test_options(path)[:2] if sched != "default" else ((), ())
+        extra, refusals, batch = schedule_test_options(path) if sched != "default" else ((), (), None)
         options = ("--target", "gpusim") + (() if sched == "default" else ("--schedule", path)) + extra
         options += ("--representation", rep) if rep else ()
         label = sched + (f"-{rep}" if rep else "")
         models = gpu_models + (other_fixtures if label in GPU_EVERY_MODEL and not thin else [])
         for j, (name, model, rows, expected, probability, num_trees, f64) in enumerate(models):
             if s.wanted("gpu", f"gpusim/{label}/{name}") and not (thin and (i + j) % (2 * ASAN_THIN)):
-                jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}", model, rows, expected,
-                                        probability, False, options + matrix_level(thin, i + j), num_trees, f64, refusals))
+                for few in (False, True) if batch else (False,):
+                    jobs.append(pool.submit(check_predictions, s, "gpu", f"gpusim.{label}.{name}{'.few' if few else ''}",
+                                            model, rows, expected, probability, False, options + matrix_level(thin, i + j),
+                                            num_trees, f64, refusals, batch if few else None))
     for model, _, _ in REAL_MODELS:
         for arch, assemble_as in PTX_ARCHS:
             if s.wanted("gpu", f"ptxas/{arch}/{model[:-5]}"):
