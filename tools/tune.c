@@ -338,10 +338,9 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 		hir_choose_knobs(t->forest, HIR_TILE_AUTO, 1, 1, false, &tiled);
 		base = tiled.tree_tile ? tiled.tree_tile : heuristic->tree_tile ? heuristic->tree_tile : trees / 4;
 		v[n++] = 0;
-		for (uint32_t x = base / 4; x <= base * 4 && x < trees; x *= 2)
-			if (x >= 2)
-				v[n++] = x;
-		return n > 8 ? 8 : n;
+		for (uint32_t x = base / 4 > 2 ? base / 4 : 2; x <= base * 4 && x < trees && n < 8; x *= 2)
+			v[n++] = x;
+		return n;
 	}
 	case 4: /* row_tile */
 		v[n++] = 16, v[n++] = 64, v[n++] = 256;
