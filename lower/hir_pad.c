@@ -103,7 +103,7 @@ static HNode padding_split(const HForest *f)
 	return split;
 }
 
-void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth)
+uint64_t hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth, uint64_t max_nodes)
 {
 	uint32_t min, max, *stack = NULL;
 	size_t cap = 0;
@@ -113,11 +113,16 @@ void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth)
 
 	hir_trees_leaf_depth_range(f, first, end, &min, &max);
 	if (first >= end || min >= depth)
-		return;
+		return 0;
 	sizes = xmalloc(((size_t)f->num_trees + 1) * sizeof *sizes);
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		sizes[t] = t >= first && t < end ? padded_tree_nodes(f, t, depth, &stack, &cap) : trees[t].num_nodes;
 		total += sizes[t];
+	}
+	if (total > max_nodes) {
+		free(stack);
+		free(sizes);
+		return total;
 	}
 	nodes = xmalloc((total ? total : 1) * sizeof *nodes);
 	total = 0;
@@ -159,6 +164,7 @@ void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth)
 	free(f->nodes);
 	f->nodes = nodes;
 	f->num_nodes = f->nodes_cap = total;
+	return 0;
 }
 
 /* A tree and its depth, for sorting. */
@@ -288,19 +294,34 @@ void hir_pad(HForest *f)
 {
 	uint32_t min, max;
 	hir_leaf_depth_range(f, &min, &max);
-	hir_pad_trees(f, 0, f->num_trees, max);
+	hir_pad_trees(f, 0, f->num_trees, max, UINT64_MAX); /* lower_padding_pays bounds it */
 }
 
-void hir_pad_unrolled_walks(HForest *f)
+bool hir_pad_unrolled_walks(HForest *f, Error *e)
 {
 	const HSchedule *s = &f->schedule;
+	uint64_t most = (uint64_t)PAD_MAX_GROWTH * f->num_nodes;
+	most = most > PAD_MAX_NODES ? most : PAD_MAX_NODES;
 	for (uint32_t v = 0; v < s->num_vars; v++) {
-		uint32_t first, end, min, max;
+		uint32_t first, end, min, max, depth;
+		uint64_t would;
+		char where[700], trees[40];
 		if (!s->vars[v].has_loop || !s->vars[v].unroll_walk)
 			continue;
 		hir_schedule_tree_span(s, (int32_t)v, &first, &end);
 		hir_trees_leaf_depth_range(f, first, end, &min, &max);
 		/* Deeper than the deepest leaf would add steps, not remove tests. */
-		hir_pad_trees(f, first, end, s->vars[v].unroll_walk < max ? s->vars[v].unroll_walk : max);
+		depth = s->vars[v].unroll_walk < max ? s->vars[v].unroll_walk : max;
+		if (!(would = hir_pad_trees(f, first, end, depth, most)))
+			continue;
+		if (end - first == 1)
+			snprintf(trees, sizeof trees, "tree %u", first);
+		else
+			snprintf(trees, sizeof trees, "trees %u to %u", first, end - 1);
+		return error_set(e, "%s: padding %s so that no leaf is shallower than %u would make the forest %llu nodes, more "
+		                    "than %llu; unroll less deep, or walk the deep trees apart (sortTrees(depth) and a split)",
+		                 hir_schedule_where(s, (int32_t)v, HDIR_UNROLL_WALK, where, sizeof where), trees, depth,
+		                 (unsigned long long)would, (unsigned long long)most);
 	}
+	return true;
 }

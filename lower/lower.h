@@ -15,10 +15,21 @@
 
 /* HIR pass: pad every tree so that all leaves sit at the forest's largest depth (new splits send both ways to copies of the leaf). */
 void hir_pad(HForest *f);
-/* HIR: pad trees [first, end) so that no leaf is shallower than depth (the others are kept as they are). */
-void hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth);
-/* HIR pass: for each loop v with unrollWalk(v, d), pad the trees v's walks reach so that no leaf is shallower than d (or their deepest leaf). */
-void hir_pad_unrolled_walks(HForest *f);
+/*
+ * HIR: pad trees [first, end) so that no leaf is shallower than depth (the others are kept
+ * as they are), unless the forest would then have more than max_nodes nodes: then f is
+ * left as it was and the return is the number it would have had (else 0).
+ */
+uint64_t hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth, uint64_t max_nodes);
+/*
+ * HIR pass: for each loop v with unrollWalk(v, d), pad the trees v's walks reach so that no
+ * leaf is shallower than d (or their deepest leaf). False (e says which directive) where
+ * that would grow the forest past PAD_MAX_GROWTH times its nodes and PAD_MAX_NODES.
+ */
+bool hir_pad_unrolled_walks(HForest *f, Error *e);
+/* Padding may grow a forest to this many times its nodes, or to PAD_MAX_NODES (640 MiB of HIR nodes), whichever is more. */
+#define PAD_MAX_GROWTH 64
+#define PAD_MAX_NODES (1u << 24)
 /*
  * HIR: the forest that float rows walk, a copy of f that decides as f does: a forest
  * that compares in double gets float thresholds (each the float nearest its threshold

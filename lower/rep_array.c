@@ -41,6 +41,13 @@
 /* Trees deeper than this would need more than 2^25 slots each. */
 #define ARRAY_MAX_DEPTH 24
 /*
+ * The most bytes of records (and leaves' doubles) a forest's complete trees may take:
+ * 2.5 times the array of 100,000 trees of depth 8. Deep trees of a few nodes would pad
+ * to gigabytes here, past what a shared library's data can hold (its relocations reach
+ * 2 GiB); the sparse layout stores their nodes alone.
+ */
+#define ARRAY_MAX_BYTES (1ull << 30)
+/*
  * The largest forest (in bytes of the records a walk reads) that gets a key copy (rep.h).
  * Where every walk reads keys, the float records are not emitted (target/llvm_host.c), so
  * the copy costs the compile its building and saves it the float records' emission: a
@@ -156,10 +163,11 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			return error_set(e, "array representation: tree %u has depth %u, at most %d fit", t, depth, ARRAY_MAX_DEPTH);
 		}
 		offsets[t] = (int32_t)(place_tree(&total, depth, record) * record);
-		if (total * record > INT32_MAX) {
+		if (total * (record + (own_leaves ? 2 : 0)) * sizeof *records > ARRAY_MAX_BYTES) {
 			free(offsets);
-			return error_set(e, "array representation: the forest needs more than 2^31 / %u slots (tree %u of depth %u)",
-			                 record, t, depth);
+			return error_set(e, "array representation: the trees, each stored complete to its depth, take more than %llu "
+			                    "MiB by tree %u (of depth %u); use the sparse representation",
+			                 ARRAY_MAX_BYTES >> 20, t, depth);
 		}
 		if (f->trees[t].num_nodes > max_nodes)
 			max_nodes = f->trees[t].num_nodes;

@@ -124,8 +124,10 @@ static bool bitvector_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 		}
 	if (lt && le)
 		return error_set(e, "bitvector representation: the forest mixes < (or >=) with <= (or >) splits");
-	if (!rep_array.lay_out(f, m, layout, e))
+	if (!rep_array.lay_out(f, m, layout, e)) { /* trees of blocks that do not fit walk the array layout */
+		error_prefix(e, "bitvector representation, for trees of more than 64 leaves");
 		return false;
+	}
 	rep_tests_missing(layout); /* a block's walk sends missing values to their sides, and skips that for complete rows */
 	s = xcalloc(1, sizeof *s);
 	s->array = layout->state;

@@ -125,7 +125,8 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	    !(lower_representation_named_traits(c->hir->schedule.representation[0] ? c->hir->schedule.representation
 	                                                                           : o->representation) & (LREP_CODE | LREP_BLOCKS)))
 		hir_pad(c->hir);
-	hir_pad_unrolled_walks(c->hir);
+	if (!hir_pad_unrolled_walks(c->hir, e))
+		return false;
 	dump_after(o, "pad", c);
 	if (c->hir->schedule.tile_size) { /* last: a pass that rebuilt trees would drop the tiles */
 		hir_tile_trees(c->hir, c->hir->schedule.tile_size, (HTiling)c->hir->schedule.tiling);

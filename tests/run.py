@@ -401,6 +401,16 @@ def cli_tests(s):
         ("schedule_row_cache_twice",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tile(batch, b0, b1, 64); tile(b1, b2, b3, 16); cache(b0); cache(b2)"], 1,
          "cache(b2): a loop around it caches its rows already"),
+        ("schedule_unroll_pads_too_much",
+         ["compile", os.path.join(SCHEDULES, "models", "caterpillar24.json"), "-o", s.path("x.so"), "--schedule-text",
+          "unrollWalk(tree, 24)"], 1,
+         "--schedule-text:1:1: unrollWalk(tree, 24): padding trees 0 to 7 so that no leaf is shallower than 24 would "
+         "make the forest 268435448 nodes, more than 16777216"),
+        ("array_too_large",
+         ["compile", os.path.join(SCHEDULES, "models", "caterpillar24.json"), "-o", s.path("x.so"), "--representation",
+          "array"], 1,
+         "array representation: the trees, each stored complete to its depth, take more than 1024 MiB by tree 3 (of "
+         "depth 24); use the sparse representation"),
         ("schedule_gpu_on_host", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "gpuDimension(batch, grid.x)"],
          1, "gpuDimension(batch, grid.x): the host target has no GPU grid or blocks"),
         ("schedule_tiles_untiled_representation",
@@ -579,6 +589,11 @@ def tune_tests(s):
         if ok:
             check_predictions(s, "cli", "tune_schedule", base + ".json", base + ".rows.csv", read_table(base + ".pred.csv"),
                               True, options=["--schedule", sched])
+    if s.wanted("cli", "tune_deep_trees"):  # chains 24 deep: a tile of trees' bytes, and padding, are out of bounds
+        p = s.run("tune", os.path.join(SCHEDULES, "models", "caterpillar24.json"), "--budget", "2", "-o",
+                  s.path("deep.sched"), "--log", s.path("deep.csv"))
+        s.record("cli", "tune_deep_trees", p.returncode == 0 and "(heuristic)" in p.stdout,
+                 f"exit {p.returncode}: {p.stdout[-500:]}{p.stderr.strip()[-500:]}")
     narrow = s.path("tune-narrow.csv")
     write_table(narrow, [[0.5] * 3])
     for name, argv, message in [

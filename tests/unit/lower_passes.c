@@ -661,7 +661,7 @@ static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, bool une
 			n[1] = (HNode){.value = 1, .feature = HIR_LEAF};
 	}
 	hir_choose_schedule(*f, 0, 16, 8, false);
-	hir_pad_unrolled_walks(*f);
+	CHECK(hir_pad_unrolled_walks(*f, &e));
 	m = lower_hir_to_mir(*f, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
 	if (!m)

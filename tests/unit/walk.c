@@ -231,7 +231,7 @@ static void check_schedule_with(const HForest *f, const char *schedule, const ch
 		MModule *m;
 		hir_schedule_init(&c->schedule, c->num_trees);
 		CHECK(hir_schedule_parse(&c->schedule, schedule, "test", &e));
-		hir_pad_unrolled_walks(c);
+		CHECK(hir_pad_unrolled_walks(c, &e));
 		if (c->schedule.tile_size)
 			hir_tile_trees(c, c->schedule.tile_size, (HTiling)c->schedule.tiling);
 		m = lower_hir_to_mir(c, &e);
@@ -365,7 +365,9 @@ static void test_pad_range(void)
 	int bad = 0;
 	hir_trees_leaf_depth_range(f, 2, 5, &min, &max);
 	CHECK(min < 4);
-	hir_pad_trees(padded, 2, 5, 4);
+	/* Past a bound on the nodes, nothing changes and the answer is how many it would have made. */
+	CHECK(hir_pad_trees(padded, 2, 5, 4, f->num_nodes) > f->num_nodes && padded->num_nodes == f->num_nodes);
+	CHECK(hir_pad_trees(padded, 2, 5, 4, UINT64_MAX) == 0);
 	CHECK(hir_verify(padded, &e));
 	hir_trees_leaf_depth_range(padded, 2, 5, &min_after, &max_after);
 	CHECK(min_after == 4 && max_after == (max > 4 ? max : 4));
@@ -407,7 +409,7 @@ static void test_split_halves(const char *dir)
 		c = hir_forest_copy(f);
 		hir_schedule_init(&c->schedule, c->num_trees);
 		CHECK(hir_schedule_parse(&c->schedule, texts[i], "test", &e));
-		hir_pad_unrolled_walks(c);
+		CHECK(hir_pad_unrolled_walks(c, &e));
 		hir_trees_leaf_depth_range(c, 0, 4, &min0, &max0);
 		hir_trees_leaf_depth_range(c, 4, 9, &min1, &max1);
 		/* for batch { buffer; init; for t0 {...}; for t1 {...}; transform } */
