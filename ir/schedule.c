@@ -8,8 +8,6 @@ enum { NONE = -1 };
 
 /* Largest iteration count specialize may copy the body for. */
 #define MAX_SPECIALIZE 1024
-/* Deepest unrollWalk: trees are padded to this depth, 2^depth leaves each. */
-#define MAX_UNROLL_DEPTH 24
 /* Most walks interleave may run side by side. */
 #define MAX_INTERLEAVE 16
 
@@ -740,8 +738,8 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		break;
 	case HDIR_UNROLL_WALK:
 	case HDIR_PEEL_WALK:
-		if (d->value < 1 || d->value > MAX_UNROLL_DEPTH)
-			return error_set(e, "depth %lld: must be from 1 to %d", (long long)d->value, MAX_UNROLL_DEPTH);
+		if (d->value < 1 || d->value > HIR_MAX_WALK_STEPS)
+			return error_set(e, "depth %lld: must be from 1 to %d", (long long)d->value, HIR_MAX_WALK_STEPS);
 		if (d->kind == HDIR_UNROLL_WALK)
 			x->unroll_walk = (uint16_t)d->value;
 		else

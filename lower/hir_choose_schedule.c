@@ -175,6 +175,52 @@ static uint8_t few_trees(const HForest *f)
 	return (uint8_t)best;
 }
 
+/*
+ * Steps a walk takes straight (peelWalk) where f's leaves have several depths and no
+ * padding evens them (deep trees: a random forest grown in full, LightGBM's of many
+ * leaves): one more than the mean depth at which walks end, each leaf weighted by the
+ * training rows that reached it (its cover, where every leaf has one). A walk ending
+ * sooner stays on its leaf for the steps left; one going deeper loops on, and the loop's
+ * exit, taken after a different number of steps each time, is mispredicted. One core of
+ * the Emerald Rapids Xeon, 4096 rows, us/row by steps: 100 LightGBM trees of 127 leaves
+ * (depth up to 24, walks ending at 7.0 on average) 4.79 with none, 3.23 with 6, 3.09
+ * with 8, 3.16 with 10, 3.69 with 12, 4.67 with 14; 100 trees of a scikit-learn random
+ * forest (depth up to 45, 17.7 on average) 13.2 with none, 10.6 with 10, 9.8 with 14,
+ * 9.1 with 18, 9.8 with 22.
+ */
+static uint8_t walk_peel(const HForest *f)
+{
+	double steps = 0, weight = 0;
+	uint32_t *stack = NULL;
+	size_t cap = 0;
+	bool covered = true;
+	for (uint64_t i = 0; i < f->num_nodes && covered; i++)
+		covered = f->nodes[i].feature != HIR_LEAF || f->nodes[i].cover > 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		const HNode *nodes = hir_tree_nodes(f, t);
+		uint32_t top = 0;
+		GROW(stack, 2 * (size_t)f->trees[t].num_nodes + 2, cap);
+		stack[top++] = 0; /* node */
+		stack[top++] = 0; /* its depth */
+		while (top) {
+			uint32_t depth = stack[--top], id = stack[--top];
+			double w = covered ? nodes[id].cover : 1;
+			if (nodes[id].feature == HIR_LEAF) {
+				steps += w * depth;
+				weight += w;
+				continue;
+			}
+			stack[top++] = nodes[id].left;
+			stack[top++] = depth + 1;
+			stack[top++] = nodes[id].right;
+			stack[top++] = depth + 1;
+		}
+	}
+	free(stack);
+	steps = weight > 0 ? steps / weight + 1 : 0;
+	return (uint8_t)(steps < HIR_MAX_WALK_STEPS ? steps : HIR_MAX_WALK_STEPS);
+}
+
 bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k)
 {
 	return outer_rows(f, k) > 1 && outer_rows(f, k) * widest_row_bytes(f) <= LOWER_ROW_CACHE_BYTES;
@@ -214,6 +260,12 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
 		if (lower_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
+	}
+	if (!k->representation && !k->depth_groups && f->num_trees) {
+		uint32_t shallowest, deepest;
+		hir_leaf_depth_range(f, &shallowest, &deepest);
+		if (shallowest != deepest && !lower_padding_pays(f))
+			k->peel = walk_peel(f);
 	}
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */

@@ -374,10 +374,15 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 		if (t->depths_differ)
 			v[n++] = 2, v[n++] = HIR_MAX_DEPTH_GROUPS;
 		return n;
-	default: /* peel */
+	default: { /* peel: none, 2, 4, 6, and around the heuristic's where deeper (trees whose walks loop) */
+		uint32_t p = heuristic->peel, around[] = {p * 3 / 4, p, p * 5 / 4};
 		for (uint32_t x = 0; x <= 6 && x < t->depth; x += 2)
 			v[n++] = x;
+		for (size_t j = 0; j < COUNT_OF(around); j++)
+			if (around[j] > 6 && around[j] < t->depth && around[j] <= HIR_MAX_WALK_STEPS)
+				v[n++] = around[j];
 		return n;
+	}
 	}
 }
 

@@ -844,8 +844,42 @@ static void test_few_rows(void)
 	}
 }
 
+/*
+ * Trees whose leaves have several depths and that padding would grow too much walk
+ * straight one step past the mean depth at which walks end: each leaf weighted by its
+ * cover where every leaf has one, alike where some has none. Chains of 20 splits, each
+ * with a leaf on the left: leaves at depths 1 to 20, and one more at 20.
+ */
+static void test_walk_peel(void)
+{
+	enum { SPLITS = 20, NODES = 2 * SPLITS + 1 };
+	HForest *f = hir_forest_new("unit", 4, 1), *complete = deep_forest(4);
+	HScheduleKnobs k;
+	for (uint32_t t = 0; t < 2 * HIR_CODE_SPLITS / SPLITS; t++) { /* too many splits for code */
+		HNode *n = hir_tree_add(f, NODES, 0);
+		for (uint32_t i = 0; i < SPLITS; i++) {
+			n[2 * i] = (HNode){.value = i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 4, .cover = 1};
+			n[2 * i + 1] = (HNode){.value = i, .feature = HIR_LEAF}; /* no cover */
+		}
+		n[NODES - 1] = (HNode){.value = -1, .feature = HIR_LEAF};
+	}
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, true, &k);
+	CHECK(k.peel == 11); /* (1 + ... + 20 + 20) / 21 = 10.95, + 1 */
+	for (uint64_t i = 0; i < f->num_nodes; i++) /* most rows end at depth 2: (100 * 2 + 228) / 120 = 3.57 */
+		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 3 ? 100 : 1;
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, true, &k);
+	CHECK(k.peel == 4);
+	hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, true);
+	CHECK(has_directive(f, HDIR_PEEL_WALK, 4));
+	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, true, &k); /* one depth: every walk is straight */
+	CHECK(k.peel == 0);
+	hir_forest_free(f);
+	hir_forest_free(complete);
+}
+
 int main(void)
 {
+	test_walk_peel();
 	test_few_rows();
 	test_key_copy_bound();
 	test_rows_cache_fits();
