@@ -261,12 +261,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		if (lower_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
-	if (!k->representation && !k->depth_groups && f->num_trees) {
-		uint32_t shallowest, deepest;
-		hir_leaf_depth_range(f, &shallowest, &deepest);
-		if (shallowest != deepest && !lower_padding_pays(f))
-			k->peel = walk_peel(f);
-	}
+	if (!k->representation && !k->depth_groups && f->num_trees && !lower_walks_even(f))
+		k->peel = walk_peel(f);
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick_representation && k->tree_tile && !k->representation && !k->depth_groups && rows > 1) {
@@ -464,7 +460,7 @@ void hir_gpu_shape(const HForest *f, size_t batch, HGpuShape *s)
 	*s = (HGpuShape){.batch = batch, .features = f->num_features, .trees = f->num_trees, .outputs = f->num_outputs,
 	                 .depth = max, .row_bytes = f->threshold_type == HTYPE_F64 ? 8 : 4,
 	                 .margin_bytes = f->leaf_type == HTYPE_F64 ? 8 : 4,
-	                 .unroll_pays = min == max || lower_padding_pays(f)};
+	                 .unroll_pays = lower_walks_even(f)};
 }
 
 /* Trees each tree thread walks when tree_threads threads split trees. */

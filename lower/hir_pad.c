@@ -43,22 +43,28 @@ static uint64_t padded_tree_nodes(const HForest *f, uint32_t t, uint32_t depth, 
 	return count;
 }
 
-uint64_t hir_padded_nodes(const HForest *f)
+/* Nodes f has after padding every tree to depth. */
+static uint64_t nodes_padded_to(const HForest *f, uint32_t depth)
 {
-	uint32_t min, max, *stack = NULL;
+	uint32_t *stack = NULL;
 	uint64_t total = 0;
 	size_t cap = 0;
-	hir_leaf_depth_range(f, &min, &max);
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		total += padded_tree_nodes(f, t, max, &stack, &cap);
+		total += padded_tree_nodes(f, t, depth, &stack, &cap);
 	free(stack);
 	return total;
 }
 
-bool lower_padding_pays(const HForest *f)
+uint64_t hir_padded_nodes(const HForest *f)
 {
 	uint32_t min, max;
 	hir_leaf_depth_range(f, &min, &max);
+	return nodes_padded_to(f, max);
+}
+
+/* lower_padding_pays for f, whose leaves lie from depth min to max. */
+static bool padding_pays(const HForest *f, uint32_t min, uint32_t max)
+{
 	/*
 	 * Padding shallow leaves of a deep forest grows it exponentially. Allow four times
 	 * the nodes, or PAD_BUDGET nodes of trees at most PAD_BUDGET_DEPTH deep whatever the
@@ -68,7 +74,21 @@ bool lower_padding_pays(const HForest *f)
 	 * 24.8 -> 13.9 us/row at 4096 rows; syn-airline-ohe, 1000 trees of depth 8 with 44%
 	 * of their leaves shallower, padded to 5.5 times its nodes: 16.1 -> 6.4 us/row).
 	 */
-	return min != max && max <= 16 && f->num_features > 0 && lower_nodes_affordable(hir_padded_nodes(f), f->num_nodes, max);
+	return min != max && max <= 16 && f->num_features > 0 && lower_nodes_affordable(nodes_padded_to(f, max), f->num_nodes, max);
+}
+
+bool lower_padding_pays(const HForest *f)
+{
+	uint32_t min, max;
+	hir_leaf_depth_range(f, &min, &max);
+	return padding_pays(f, min, max);
+}
+
+bool lower_walks_even(const HForest *f)
+{
+	uint32_t min, max;
+	hir_leaf_depth_range(f, &min, &max);
+	return min == max || padding_pays(f, min, max);
 }
 
 bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth)

@@ -61,6 +61,8 @@ uint32_t *hir_sorted_depths(const HForest *f);
 uint64_t hir_padded_nodes(const HForest *f);
 /* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
 bool lower_padding_pays(const HForest *f);
+/* Whether every walk of f can take a fixed number of steps: its leaves have one depth, or padding that pays evens them. */
+bool lower_walks_even(const HForest *f);
 /* Nodes a forest of trees at most PAD_BUDGET_DEPTH deep may have after padding whatever it had before: 2^21 (16 MiB of array records of f32 values). */
 #define PAD_BUDGET (1u << 21)
 #define PAD_BUDGET_DEPTH 10

@@ -173,7 +173,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			max_nodes = f->trees[t].num_nodes;
 	}
 	if (own_leaves)
-		hir_trees_leaf_depth_range(f, 0, f->num_trees, &shallowest, &deepest);
+		hir_leaf_depth_range(f, &shallowest, &deepest);
 	in_slots = own_leaves && shallowest == deepest;
 	/* The leaves' region: a double (two i32 elements) per slot after the records. */
 	elements = (total ? total : 1) * (record + (own_leaves && !in_slots ? 2 : 0));
