@@ -29,9 +29,10 @@
  * elements (i8, i32, i64, f32 or f64, and i1 for compares); 0 or 1 is a scalar. Only
  * these carry lanes: LOAD (n consecutive elements from element b, aligned as one
  * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
- * are 0 or c's), FADD, FSUB, FMUL, FMIN, FMAX, FCMP and CAST (operands and result of
- * equal lanes) and CONST (a splat). BITS turns a vector of i1 into a scalar. Every
- * other operand is a scalar.
+ * are 0 or c's), the lanewise ADD, SUB, AND, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN,
+ * FMAX, FCMP and CAST (operands and result of equal lanes), CONST (a splat of its
+ * immediate) and SPLAT (of a scalar value). BITS turns a vector of i1 into a scalar.
+ * Every other operand is a scalar.
  */
 #ifndef GROVE_IR_LIR_H
 #define GROVE_IR_LIR_H
@@ -73,6 +74,7 @@ typedef enum LType {
 	                                 i64, c a vector of i32 of the result's lanes */              \
 	X(BITS, "bits", 1)            /* i32 whose bit i is lane i of a (a vector of i1, at most 32 \
 	                                 lanes; a scalar i1 is lane 0) */                             \
+	X(SPLAT, "splat", 1)          /* a vector of `lanes` copies of the scalar a */                \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
 	X(ATOMIC, "atomic", 3)        /* *(a + b * sizeof(c)) op= c atomically (relaxed ordering), op \
 	                                 in sub (LAtomic: add, min, max); a ptr, b i64, c i8, i32, i64, \
@@ -127,7 +129,8 @@ typedef enum LType {
 	                                 may compile as a function of its own (host: the functions  \
 	                                 of a module compile in parallel), as a PARALLEL_FOR body   \
 	                                 does, taking the values it uses from outside;              \
-	                                 LIR_IF_APART_BODY: the body only */                         \
+	                                 LIR_IF_APART_BODY: the body only; LIR_IF_APART_WIDE: the  \
+	                                 body only, compiled for 512-bit vectors (x86: AVX-512) */  \
 	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
 	                                 which coordinate or extent; kernels only */                  \
 	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
@@ -220,9 +223,14 @@ typedef enum LGpuIndex {
 /* Lanes of the widest vector value. */
 #define LIR_MAX_LANES 16
 
-/* IF's imm: its regions may compile apart (see LOP_IF); or its body only, the alt staying in place. */
+/*
+ * IF's imm: its regions may compile apart (see LOP_IF); or its body only, the alt staying
+ * in place; or its body only, for vectors of 512 bits, which the rest of the function
+ * does without (x86: AVX-512 stays off where LLVM would make gathers of a walk's loads).
+ */
 #define LIR_IF_APART 1
 #define LIR_IF_APART_BODY 2
+#define LIR_IF_APART_WIDE 3
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */

@@ -214,6 +214,8 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 			fputs(" apart", out);
 		else if (in->imm == LIR_IF_APART_BODY)
 			fputs(" apart(body)", out);
+		else if (in->imm == LIR_IF_APART_WIDE)
+			fputs(" apart(body, wide)", out);
 		print_body(out, m, fn, in->body, depth, budget);
 		if (in->alt != LIR_NONE) {
 			fputs(" else", out);
@@ -230,6 +232,7 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		print_value(out, fn, in->a);
 		break;
 	case LOP_FNEG:
+	case LOP_SPLAT:
 	case LOP_CTZ:
 	case LOP_EXP:
 	case LOP_VAR:

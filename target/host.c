@@ -275,6 +275,7 @@ static void keep_part(LLVMModuleRef mod, const CodePart *part)
 			continue;
 		name = xstrdup(LLVMGetValueName2(f, &len));
 		decl = LLVMAddFunction(mod, "", LLVMGlobalGetValueType(f));
+		LLVMSetFunctionCallConv(decl, LLVMGetFunctionCallConv(f)); /* its calls keep theirs (a wide region's, emit_apart) */
 		LLVMReplaceAllUsesWith(f, decl);
 		LLVMDeleteFunction(f);
 		LLVMSetValueName2(decl, name, len);
@@ -459,6 +460,34 @@ bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 	return ok;
 }
 
+/*
+ * The functions the LIR asks 512-bit vectors of (LLVM_WIDE_VECTORS: a walk's top,
+ * lower_tops) compile with tm's features and AVX-512's, which the rest of the code does
+ * without (X86_FEATURES: LLVM would make gathers of the walks' loads), and keep their
+ * vectors of 16 i32 whole (LLVM splits them in two where the CPU prefers 256 bits).
+ */
+static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
+{
+	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd", width[] = "min-legal-vector-width";
+	LLVMContextRef ctx = LLVMGetModuleContext(mod);
+	char *features = NULL;
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+		if (!LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVM_WIDE_VECTORS, sizeof LLVM_WIDE_VECTORS - 1))
+			continue;
+		if (!features) {
+			char *base = LLVMGetTargetMachineFeatureString(tm);
+			features = xmalloc(strlen(base) + sizeof avx512 + 1);
+			sprintf(features, "%s%s%s", base, *base ? "," : "", avx512);
+			LLVMDisposeMessage(base);
+		}
+		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+		                        LLVMCreateStringAttribute(ctx, "target-features", 15, features, (unsigned)strlen(features)));
+		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+		                        LLVMCreateStringAttribute(ctx, width, sizeof width - 1, "512", 3));
+	}
+	free(features);
+}
+
 /* The C header beside an object: entry points and sizes. Written to <path minus extension>.h. */
 static bool write_header(const LModule *m, const char *prefix, const char *path, Error *e)
 {
@@ -569,6 +598,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
 	                          !strncmp(platform.triple, "aarch64", 7), &data);
+	wide_functions(mod, tm);
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetTarget(mod, platform.triple);
 	LLVMSetTarget(data, platform.triple);

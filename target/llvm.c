@@ -191,17 +191,30 @@ void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef en
 	LLVMPositionBuilderAtEnd(em->b, exit);
 }
 
+/* A region marked apart, emitted in place (a target without an apart hook). */
+static void emit_region_in_place(Emitter *em, uint32_t first, bool wide)
+{
+	(void)wide;
+	llvm_emit_region(em, first);
+}
+
 /* IF a { body } else { alt }; the regions of one marked apart are functions of their own where the target says how. */
 static void emit_if(Emitter *em, const LInst *inst)
 {
 	LLVMBasicBlockRef then = llvm_new_block(em, "then"), otherwise = llvm_new_block(em, "else"), merge = llvm_new_block(em, "endif");
-	void (*apart)(Emitter *, uint32_t) = em->hooks->apart ? em->hooks->apart : llvm_emit_region;
+	void (*apart)(Emitter *, uint32_t, bool) = em->hooks->apart ? em->hooks->apart : emit_region_in_place;
 	LLVMBuildCondBr(em->b, llvm_value(em, inst->a), then, otherwise);
 	LLVMPositionBuilderAtEnd(em->b, then);
-	(inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY ? apart : llvm_emit_region)(em, inst->body);
+	if (inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY || inst->imm == LIR_IF_APART_WIDE)
+		apart(em, inst->body, inst->imm == LIR_IF_APART_WIDE);
+	else
+		llvm_emit_region(em, inst->body);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, otherwise);
-	(inst->imm == LIR_IF_APART ? apart : llvm_emit_region)(em, inst->alt);
+	if (inst->imm == LIR_IF_APART)
+		apart(em, inst->alt, false);
+	else
+		llvm_emit_region(em, inst->alt);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, merge);
 }
@@ -301,9 +314,17 @@ static void emit_inst(Emitter *em, uint32_t id)
 		break;
 	case LOP_ADDC: *out = emit_addc(em, inst); break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, llvm_value(em, inst->a), ""); break;
+	case LOP_SPLAT: {
+		LLVMTypeRef vector = lanes_type(em, (LType)inst->type, inst->lanes);
+		LLVMValueRef zero = LLVMConstInt(em->types[LTYPE_I32], 0, 0);
+		LLVMValueRef one = LLVMBuildInsertElement(em->b, LLVMGetUndef(vector), llvm_value(em, inst->a), zero, "");
+		*out = LLVMBuildShuffleVector(em->b, one, LLVMGetUndef(vector),
+		                              LLVMConstNull(LLVMVectorType(em->types[LTYPE_I32], inst->lanes)), "");
+		break;
+	}
 	case LOP_CTZ: {
 		LLVMValueRef args[2] = {llvm_value(em, inst->a), LLVMConstInt(em->types[LTYPE_I1], 0, 0)}; /* defined at 0 */
-		*out = llvm_call_intrinsic(em, "llvm.cttz", type, args, 2);
+		*out = llvm_call_intrinsic(em, "llvm.cttz", lanes_type(em, (LType)inst->type, inst->lanes), args, 2);
 		break;
 	}
 	case LOP_EXP: case LOP_LOG: case LOP_SQRT: {

@@ -15,6 +15,9 @@
 
 #define MAX_LOOP_NESTING LIR_MAX_NESTING
 
+/* The string attribute of functions that are to compile for 512-bit vectors (target_wide_functions). */
+#define LLVM_WIDE_VECTORS "grove-wide-vectors"
+
 typedef struct TargetHooks TargetHooks;
 
 typedef struct Emitter {
@@ -56,8 +59,11 @@ struct TargetHooks {
 	void (*parallel_for)(Emitter *em, uint32_t id);
 	/* THREADS: the threads a PARALLEL_FOR may run on, as i64. */
 	LLVMValueRef (*threads)(Emitter *em);
-	/* The region at first of an IF marked apart, as a function of its own; NULL: inline, as any IF's. */
-	void (*apart)(Emitter *em, uint32_t first);
+	/*
+	 * The region at first of an IF marked apart, as a function of its own; wide: one for
+	 * 512-bit vectors (LIR_IF_APART_WIDE, LLVM_WIDE_VECTORS); NULL: inline, as any IF's.
+	 */
+	void (*apart)(Emitter *em, uint32_t first, bool wide);
 	/* LOCAL_ARRAY id in space BLOCK: a pointer to the block's array. */
 	LLVMValueRef (*block_array)(Emitter *em, uint32_t id);
 	/* GPU_INDEX which, as i64. */

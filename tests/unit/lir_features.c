@@ -79,7 +79,7 @@ static void test_vectors(void)
 	uint32_t scalar = lir_emit(&b, LOP_LOAD, LTYPE_F32, 0, 1, LIR_NONE);
 	uint32_t ints = lir_emit_vector(&b, LOP_LOAD, LTYPE_I32, 4, 0, 1, LIR_NONE);
 	uint32_t seven = lir_emit_vector(&b, LOP_CONST, LTYPE_I64, 2, LIR_NONE, LIR_NONE, LIR_NONE);
-	uint32_t add = lir_emit(&b, LOP_ADD, LTYPE_I64, 1, 1, LIR_NONE);
+	uint32_t add = lir_emit(&b, LOP_MUL, LTYPE_I64, 1, 1, LIR_NONE);
 	in = b.fn->insts;
 	in[two].fimm = 2.0;
 	in[seven].imm = 7;
@@ -110,7 +110,7 @@ static void test_vectors(void)
 	EXPECT_INVALID(m, "lir: f: %2 (load): 17 lanes, at most 16");
 	in[v].lanes = 8;
 	in[add].lanes = 4;
-	EXPECT_INVALID(m, "lir: f: %12 (add): cannot be a vector (4 lanes)");
+	EXPECT_INVALID(m, "lir: f: %12 (mul): cannot be a vector (4 lanes)");
 	in[add].lanes = 0;
 	in[ints].type = LTYPE_I1;
 	EXPECT_INVALID(m, "lir: f: %10 (load): a vector of i1 (vectors hold i8, i32, i64, f32 or f64)");
@@ -125,6 +125,38 @@ static void test_vectors(void)
 	in[add].a = scalar;
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\t%10 = load <4 x i8> %0[%1]\n\t%11 = const <2 x i64> 7\n\t%12 = fneg f32 %9\n");
+	lir_module_free(m);
+}
+
+/* Lanewise integer compares, ands, selects, adds and trailing zeros, and splats of a scalar (a walk's top, lower_tops). */
+static void test_int_vectors(void)
+{
+	LBuilder b;
+	LModule *m = tiny(&b);
+	LInst *in;
+	uint32_t x = lir_emit_vector(&b, LOP_LOAD, LTYPE_I32, 16, 0, 1, LIR_NONE);
+	uint32_t key = lir_emit(&b, LOP_LOAD, LTYPE_I32, 0, 1, LIR_NONE);
+	uint32_t t = lir_emit_vector(&b, LOP_SPLAT, LTYPE_I32, 16, key, LIR_NONE, LIR_NONE);
+	uint32_t right = lir_cmp(&b, LOP_ICMP, LCMP_ULT, t, x);
+	uint32_t ones = lir_emit_vector(&b, LOP_CONST, LTYPE_I32, 16, LIR_NONE, LIR_NONE, LIR_NONE);
+	uint32_t kept = lir_emit_vector(&b, LOP_AND, LTYPE_I32, 16, ones, x, LIR_NONE);
+	uint32_t chosen = lir_emit_vector(&b, LOP_SELECT, LTYPE_I32, 16, right, kept, ones);
+	uint32_t zeros = lir_emit_vector(&b, LOP_CTZ, LTYPE_I32, 16, chosen, LIR_NONE, LIR_NONE);
+	uint32_t sum = lir_emit_vector(&b, LOP_ADD, LTYPE_I32, 16, zeros, ones, LIR_NONE);
+	lir_emit(&b, LOP_STORE, LTYPE_VOID, 0, 1, sum);
+	in = b.fn->insts;
+	in[ones].imm = -1;
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%4 = splat <16 x i32> %3\n\t%5 = icmp ult <16 x i32> %4, %2\n");
+	EXPECT_PRINTED(m, "\t%8 = select <16 x i32> %5, %7, %6\n\t%9 = ctz <16 x i32> %8\n");
+	in[t].a = x;
+	EXPECT_INVALID(m, "lir: f: %4 (splat): operand %2 has 16 lanes, expected a scalar");
+	in[t].a = key;
+	in[t].lanes = 1;
+	EXPECT_INVALID(m, "lir: f: %4 (splat): a splat of 1 lanes, expected 2 to 16");
+	in[t].lanes = 16;
+	in[chosen].a = key;
+	EXPECT_INVALID(m, "lir: f: %8 (select): operand %3 is a scalar, expected 16 lanes");
 	lir_module_free(m);
 }
 
@@ -308,6 +340,7 @@ int main(void)
 {
 	test_atomic_and_prefetch();
 	test_vectors();
+	test_int_vectors();
 	test_kernels();
 	test_spaces();
 	test_module();
