@@ -72,6 +72,11 @@ typedef struct Lowering {
 	                               walks read (LIR_NONE: none) */
 	uint32_t key_first;         /* i64 */
 	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
+	uint32_t key_columns;       /* with key_rows, where walks may take their tops at once (lower_tops): the same keys as
+	                               i32 by feature, feature f of row key_first + r at f * key_span + r (LIR_NONE: none) */
+	int64_t key_span;
+	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, two
+	                               vectors of nodes (i32) and what each is for (i64) */
 	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
 	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */

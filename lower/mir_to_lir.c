@@ -277,7 +277,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 {
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration, at most */
 	bool shrinks = parallel && rows > PARALLEL_MIN_BLOCK && !l->f->schedule.vars[inst->var].over_trees;
-	uint32_t outer_end = l->rows_end, loop;
+	uint32_t outer_end = l->rows_end, loop, outer_columns;
 	if (shrinks)
 		step = block_rows(l, begin, end, rows);
 	loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
@@ -287,7 +287,11 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 		uint32_t block_end = emit2(l, LOP_ADD, LTYPE_I64, loop, step);
 		l->rows_end = emit2(l, LOP_MIN, LTYPE_I64, block_end, outer_end);
 	}
+	outer_columns = l->key_columns;
+	if (parallel) /* the tops a tree ahead are the iteration's own (lower_tops) */
+		l->key_columns = LIR_NONE;
 	lower_body(l, inst, loop, rows, lanes, LIR_NONE);
+	l->key_columns = outer_columns;
 	l->rows_end = outer_end;
 	lir_end(&l->b);
 }
@@ -513,6 +517,88 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 	}
 }
 
+/* Rows whose walks take their tops at once (RepLayout.top_levels): 16 keys of i32, a 512-bit vector. */
+#define TOP_LANES 16
+/* The most stack an ifComplete's keys by feature may take for that (1024 rows of 32 features). */
+#define KEY_COLUMNS_MAX_BYTES (128 * 1024)
+/* Tags of tops (top_tag) tell levels apart below this. */
+#define TOP_TAG_LEVELS 8
+
+/*
+ * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
+ * by feature start at `columns`, into the vector of l->top_nodes at `at` (i64). It
+ * compiles apart, for 512-bit vectors (LIR_IF_APART_WIDE): a call per tree and rows.
+ */
+static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t columns, uint32_t at)
+{
+	uint32_t lanes = l->scope.lanes, branch = lir_begin(&l->b, LOP_IF, when, LIR_NONE, LIR_NONE), stride, top, element;
+	l->b.fn->insts[branch].imm = LIR_IF_APART_WIDE;
+	stride = const_i64(l, l->key_span);
+	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, columns, stride);
+	element = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_nodes, element, top);
+	lir_end(&l->b);
+}
+
+/* i64: what a top in l->top_nodes is for: the rows `offset` (i64) into the keys' block, tree number `tree` (i64), its levels. */
+static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t levels)
+{
+	uint32_t tag = emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_trees));
+	tag = emit2(l, LOP_ADD, LTYPE_I64, tag, tree);
+	tag = emit2(l, LOP_MUL, LTYPE_I64, tag, const_i64(l, TOP_TAG_LEVELS));
+	return emit2(l, LOP_ADD, LTYPE_I64, tag, const_i64(l, levels));
+}
+
+/*
+ * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
+ * representation (top_nodes), where it can: yields how many (0: none), node[r] each
+ * row's node after them. The walks of tree t take tree t + 1's top too, for the next
+ * iteration, kept in l->top_nodes for their rows (a pair per TOP_LANES rows of the
+ * block, by the tree's parity); a walk whose top was not taken ahead (the first tree of
+ * a block, or a loop whose next tree is another) takes its own. Taken ahead, the top's
+ * compares lie beside the walks' chains of loads, not on them.
+ */
+static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node)
+{
+	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
+	         top, columns, tag, last;
+	if (l->key_columns == LIR_NONE || lanes != TOP_LANES || l->scope.lanes_are_trees || l->scope.lane_step != 1 ||
+	    l->scope.masked != LIR_NONE || l->scope.lane_var == HIR_NONE || !mir_index_has(&walk->row, l->scope.lane_var) ||
+	    !rep_keys_decide(&l->layout, row))
+		return 0;
+	for (uint32_t r = 0; r < lanes; r++)
+		levels = safe[r] < levels ? safe[r] : levels;
+	if (levels < 2)
+		return 0;
+	offset = lower_index(l, &walk->row, 0);
+	offset = emit2(l, LOP_SUB, LTYPE_I64, offset, l->key_first);
+	columns = lir_index(&l->b, l->key_columns, offset, LTYPE_I32);
+	pair = emit2(l, LOP_SDIV, LTYPE_I64, offset, const_i64(l, TOP_LANES));
+	pair = emit2(l, LOP_MUL, LTYPE_I64, pair, const_i64(l, 2));
+	tree = l->tree_index[lane_slot(walk->a, 0)];
+	parity = emit2(l, LOP_AND, LTYPE_I64, tree, const_i64(l, 1));
+	at = emit2(l, LOP_ADD, LTYPE_I64, pair, parity);
+	/* This tree's top, where the walks before did not take it. */
+	tag = emit2(l, LOP_LOAD, LTYPE_I64, l->top_tags, at);
+	missing = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, tag, top_tag(l, offset, tree, levels));
+	take_top(l, missing, tree, levels, columns, at);
+	/* The next tree's (the last tree's again after the last). */
+	next = emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, 1));
+	last = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, next, const_i64(l, l->f->num_trees));
+	next = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, last, next, tree);
+	at_next = emit2(l, LOP_ADD, LTYPE_I64, pair, const_i64(l, 1));
+	at_next = emit2(l, LOP_SUB, LTYPE_I64, at_next, parity);
+	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, columns, at_next);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at_next, top_tag(l, offset, next, levels));
+	at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
+	top = lir_index(&l->b, l->top_nodes, at, LTYPE_I32);
+	for (uint32_t r = 0; r < lanes; r++) {
+		uint32_t slot = emit2(l, LOP_LOAD, LTYPE_I32, top, const_i64(l, r));
+		node[r] = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, slot);
+	}
+	return levels;
+}
+
 /*
  * walk, node by node: follow the tree from its root to a leaf for the row of every lane;
  * sets the walk's value per lane to the leaf's value. The lanes' steps are emitted side
@@ -551,7 +637,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		most = peel[r] > most ? peel[r] : most;
 	}
 	/* Peeled steps: no test. The first `safe` start on splits; later ones may start on a leaf and stay there. */
-	for (uint32_t i = 0; i < most; i++) {
+	for (uint32_t i = lower_tops(l, walk, row, safe, node); i < most; i++) {
 		for (uint32_t r = 0; r < l->scope.lanes; r++) {
 			if (i >= peel[r])
 				continue;
@@ -1133,6 +1219,34 @@ static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, ui
 }
 
 /*
+ * For lower_tops, after the scan of a block of `rows` rows (i64): the keys by feature,
+ * feature f of row r at f * key_span + r of l->key_columns, read from l->key_rows; and no
+ * top taken yet. Written feature by feature, so that the stores are consecutive: stored
+ * row by row in the scan, a row's keys were a line apart each, and syn-year's scan (90
+ * features) took longer than its walks gained.
+ */
+static void begin_tops(Lowering *l, uint32_t rows)
+{
+	uint32_t width = const_i64(l, l->f->num_features), zero = const_i64(l, 0), one = const_i64(l, 1), f, from, to, r, at, key;
+	uint32_t tags = const_i64(l, 2 * l->key_span / TOP_LANES), none = const_i64(l, -1);
+	at = lir_begin(&l->b, LOP_FOR, zero, tags, one);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at, none);
+	lir_end(&l->b);
+	f = lir_begin(&l->b, LOP_FOR, zero, width, one);
+	from = lir_index(&l->b, l->key_rows, f, l->key_type);
+	to = emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, l->key_span));
+	to = lir_index(&l->b, l->key_columns, to, LTYPE_I32);
+	r = lir_begin(&l->b, LOP_FOR, zero, rows, one);
+	at = emit2(l, LOP_MUL, LTYPE_I64, r, width);
+	key = emit2(l, LOP_LOAD, l->key_type, from, at);
+	if (l->key_type == LTYPE_I64)
+		key = rep_high_key(&l->b, key);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, r, key);
+	lir_end(&l->b);
+	lir_end(&l->b);
+}
+
+/*
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
  * twice: walks without missing-value tests where none is, the usual ones otherwise.
@@ -1147,7 +1261,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	LType t = l->row_type;
 	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->rows_end, width,
-	         any = LIR_NONE, at, x, missing, branch;
+	         any = LIR_NONE, at, x, missing, branch, end_row;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
 	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(l->m, inst) : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
@@ -1160,6 +1274,16 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
+	uint32_t outer_columns = l->key_columns, outer_tops = l->top_nodes, outer_tags = l->top_tags;
+	int64_t outer_span = l->key_span;
+	/*
+	 * Keys by feature too, for walks that take their tops at once (lower_tops), where the
+	 * keys are i64 (rows of at most WHOLE_KEYS_MAX_FEATURES): the copy costs a block the
+	 * same for every tree, and syn-year's 90 features (i32 keys) walked 4% slower with it.
+	 */
+	bool columns = key == LTYPE_I64 && l->m->wide_vectors && l->rep->top_nodes && l->layout.top_levels >= 2 &&
+	               inst->span >= TOP_LANES &&
+	               (uint64_t)(inst->span + TOP_LANES) * l->f->num_features * sizeof(int32_t) <= KEY_COLUMNS_MAX_BYTES;
 	LType outer_key_type = l->key_type;
 	bool outer_one_row = l->layout.one_row;
 	if (l->rep->one_version) {
@@ -1178,7 +1302,20 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			l->key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
 			l->key_first = first_row;
 			l->key_type = key;
+			l->key_columns = LIR_NONE;
 		}
+		if (columns) {
+			/*
+			 * A feature's keys take TOP_LANES elements more than the block's rows: a vector's
+			 * load from the last rows may read past them, and features are then not a multiple
+			 * of 1 KiB apart (the 15 a top reads would share one set of the L1).
+			 */
+			l->key_span = inst->span + TOP_LANES;
+			l->key_columns = lir_local_array(&l->b, LTYPE_I32, l->key_span * l->f->num_features, LSPACE_PRIVATE);
+			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, 2 * l->key_span, LSPACE_PRIVATE);
+			l->top_tags = lir_local_array(&l->b, LTYPE_I64, 2 * l->key_span / TOP_LANES, LSPACE_PRIVATE);
+		}
+		end_row = end;
 		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
 		end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
 		at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
@@ -1197,6 +1334,8 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		if (scan_any)
 			emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
 		lir_end(&l->b);
+		if (columns)
+			begin_tops(l, emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row));
 		if (zero_rows)
 			zero_missing_rows(l, inst, first, end, any);
 	}
@@ -1215,6 +1354,10 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		lir_end(&l->b);
 	}
 	l->key_rows = outer_keys;
+	l->key_columns = outer_columns;
+	l->key_span = outer_span;
+	l->top_nodes = outer_tops;
+	l->top_tags = outer_tags;
 	l->layout.one_row = outer_one_row;
 	l->key_first = outer_first;
 	l->key_type = outer_key_type;
@@ -1524,6 +1667,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	walked = gpu ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
 	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body);
+	l.layout.top_levels = l.layout.keys && m->wide_vectors && l.rep->top_nodes; /* (lower_tops) */
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {
@@ -1552,7 +1696,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = l.key_rows = l.zero_rows = LIR_NONE;
+	l.row_cache = l.key_rows = l.key_columns = l.zero_rows = LIR_NONE;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
@@ -1564,6 +1708,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		if (walked) {
 			l.rep->free(&l.layout);
 			l.layout.keys = false;
+			l.layout.top_levels = 0;
 			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
 				lir_module_free(l.module);

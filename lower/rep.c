@@ -487,6 +487,18 @@ static uint32_t missing_right(LBuilder *b, const RepNode *n)
 	return not1(b, word_bits_set(b, n, 1u << REP_WORD_MISSING_SHIFT));
 }
 
+bool rep_keys_decide(const RepLayout *layout, const RepRow *row)
+{
+	return one_carry_form(layout) && (row->type == LTYPE_I64 || row->type == LTYPE_I32) &&
+	       (row->complete || layout->missing_by_compare || layout->nan_reads_zero);
+}
+
+uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t)
+{
+	/* compare_decision's carry form on keys alone: a record compared whole decides as its key does, ties by the row key's low half. */
+	return one_carry_form(layout)->t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
+}
+
 /* The i1 that holds where d sends the row right. */
 static uint32_t rep_right(LBuilder *b, RepDecision d)
 {

@@ -102,6 +102,8 @@ typedef struct RepLayout {
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
+	uint8_t top_levels;    /* levels of every tree's top that top_nodes can take (all splits), 0: none; asked for by the
+	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
 } RepLayout;
 
 /*
@@ -147,6 +149,13 @@ uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint
 uint32_t rep_high_key(LBuilder *b, uint32_t x);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
+/*
+ * Whether a step of a walk of keys for row decides by one compare of keys (the forest's
+ * one carry form, and no missing value to test): rep_keys_go_right then decides as it.
+ */
+bool rep_keys_decide(const RepLayout *layout, const RepRow *row);
+/* i1 (lanewise where x and t are vectors): where a row of key x goes right at a split of key t (i32), where rep_keys_decide. */
+uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t);
 
 /* How a GPU copy is shared out: begin(ctx, n) opens a loop over [0, n) (i64) whose iterations the threads copying share; lir_end closes it. */
 typedef struct RepSpread {
@@ -221,6 +230,19 @@ typedef struct LRepresentation {
 	 */
 	uint32_t (*trees_apply)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count);
 	void (*walk_trees)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count, const RepRow *row, uint32_t *values);
+	/*
+	 * The first `levels` steps (at most layout->top_levels) of the walks of tree number
+	 * `tree` (i64) for `lanes` consecutive rows, taken for all rows at once: every split
+	 * of those levels compares the rows' keys with one vector compare, and the split's
+	 * bit mask clears, where a row goes right, the nodes below its left child from that
+	 * row's candidates; the lowest candidate left is where the row's walk goes
+	 * (QuickScorer's exit leaf, in the top of one tree). Yields a vector of `lanes` i32:
+	 * each row's node after those steps. Feature f of lane r's row is the key (i32) at
+	 * element f * stride + r of columns (stride: i64). Only where rep_keys_decide holds
+	 * for the walks' rows. NULL where the layout has no such top.
+	 */
+	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t columns,
+	                      uint32_t stride);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */

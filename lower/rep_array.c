@@ -60,9 +60,17 @@
  */
 #define ARRAY_MAX_KEY_COPY (1u << 24)
 
+/*
+ * Levels of every tree's top kept in the tops buffer (RepLayout.top_levels) for
+ * top_nodes: 15 splits. On the Emerald Rapids Xeon (one core, 16 rows side by side,
+ * depth-8 trees), taking 2, 3, 4 or 5 levels at once saved 14, 20, 22 and 22% of a walk.
+ */
+#define ARRAY_TOP_LEVELS 4
+
 typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */
-	uint32_t nodes, offsets, keys; /* their addresses in the function being built */
+	uint32_t top_buffer;     /* per tree, its top splits in level order from slot 1: feature and key (i32 each); LIR_NONE: none */
+	uint32_t nodes, offsets, keys, tops; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves are doubles read apart from the float records */
@@ -137,6 +145,31 @@ static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record)
 	return at;
 }
 
+/*
+ * The tops buffer of a key copy (keys, as laid out at s->tree_offsets): the top levels
+ * that are splits in every tree, up to ARRAY_TOP_LEVELS, each split's feature and key.
+ */
+static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState *s, const int32_t *keys)
+{
+	uint32_t shallowest, deepest, per;
+	int32_t *tops;
+	if (!layout->top_levels)
+		return;
+	hir_leaf_depth_range(f, &shallowest, &deepest);
+	layout->top_levels = (uint8_t)(shallowest < ARRAY_TOP_LEVELS ? shallowest : ARRAY_TOP_LEVELS);
+	if (!layout->top_levels || !f->num_trees)
+		return;
+	per = (1u << layout->top_levels) - 1;
+	tops = xmalloc((size_t)f->num_trees * per * 2 * sizeof *tops);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (uint32_t slot = 1; slot <= per; slot++) {
+			const int32_t *record = keys + s->tree_offsets[t] + (int64_t)slot * s->record;
+			tops[((size_t)t * per + slot - 1) * 2] = (int32_t)((uint32_t)record[0] & REP_WORD_FEATURE_MASK);
+			tops[((size_t)t * per + slot - 1) * 2 + 1] = record[1];
+		}
+	s->top_buffer = lir_buffer_add(m, "array.tops", LTYPE_I32, (uint64_t)f->num_trees * per * 2, tops);
+}
+
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *records;
@@ -199,7 +232,9 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	for (uint32_t t = 1; t < f->num_trees; t++)
 		if (offsets[t + 1] - offsets[t] != s->stride)
 			s->stride = 0;
-	s->key_buffer = LIR_NONE;
+	s->key_buffer = s->top_buffer = LIR_NONE;
+	if (!layout->keys)
+		layout->top_levels = 0;
 	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
@@ -212,6 +247,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		if (in_slots)
 			leaves_into_slots(f, offsets, deepest, leaves, keys, record);
 		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
+		add_tops(f, m, layout, s, keys);
 	}
 	if (in_slots) {
 		leaves_into_slots(f, offsets, deepest, leaves, records, record);
@@ -230,7 +266,42 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	s->nodes = rep_buffer_address(b, s->node_buffer);
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
 	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
+	s->tops = s->top_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->top_buffer);
 	s->copy = LIR_NONE;
+}
+
+/* A vector of `lanes` i32, each v. */
+static uint32_t vector_const(LBuilder *b, uint32_t lanes, int32_t v)
+{
+	uint32_t id = lir_emit_vector(b, LOP_CONST, LTYPE_I32, (uint8_t)lanes, LIR_NONE, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].imm = v;
+	return id;
+}
+
+static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
+                                uint32_t columns, uint32_t stride)
+{
+	ArrayState *s = layout->state;
+	uint32_t per = (1u << layout->top_levels) - 1;
+	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per * 2), LIR_NONE);
+	uint32_t candidates = vector_const(b, lanes, -1), exit; /* bit j: the row may leave at slot 2^levels + j */
+	for (uint32_t slot = 1; slot < 1u << levels; slot++) {
+		/* The split's candidates (2^levels >> depth of them from bit `left`), the lower half below its left child. */
+		uint32_t depth = 31 - (uint32_t)__builtin_clz(slot), width = 1u << (levels - depth);
+		uint32_t left = (slot - (1u << depth)) * width, half = width / 2;
+		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, (slot - 1) * 2), LIR_NONE);
+		uint32_t feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops, at_slot, LIR_NONE));
+		uint32_t key = lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops,
+		                        lir_emit(b, LOP_ADD, LTYPE_I64, at_slot, lir_const_int(b, LTYPE_I64, 1), LIR_NONE), LIR_NONE);
+		uint32_t element = lir_emit(b, LOP_MUL, LTYPE_I64, feature, stride, LIR_NONE);
+		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, columns, element, LIR_NONE);
+		uint32_t right = rep_keys_go_right(layout, b, x, lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE));
+		uint32_t keep = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates,
+		                                vector_const(b, lanes, (int32_t)~(((1u << half) - 1) << left)), LIR_NONE);
+		candidates = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, keep, candidates);
+	}
+	exit = lir_emit_vector(b, LOP_CTZ, LTYPE_I32, (uint8_t)lanes, candidates, LIR_NONE, LIR_NONE);
+	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exit, vector_const(b, lanes, 1 << levels), LIR_NONE);
 }
 
 /* A tree's handle: the address of its root record (in the group's copy while there is one). */
@@ -388,5 +459,6 @@ const LRepresentation rep_array = {
 	.cache_bytes = array_cache_bytes,
 	.cache_begin = array_cache_begin,
 	.cache_end = array_cache_end,
+	.top_nodes = array_top_nodes,
 	.keys = true,
 };

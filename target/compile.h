@@ -47,6 +47,7 @@ typedef struct PipelineOptions {
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 	bool gpu;                   /* lower to GPU kernels (lower_mir_to_gpu), for a GPU target */
+	bool wide_vectors;          /* the CPU has 512-bit vectors (MModule.wide_vectors; target_wide_vectors) */
 	PhaseTimer *timer;          /* reports each phase's time (grove compile --time), or NULL */
 } PipelineOptions;
 

@@ -6,6 +6,7 @@
  * components in configure.py.
  */
 #include "target/machine.h"
+#include "target/target.h"
 #include "target/aarch64_cpus.h"
 #include "target/x86_cpus.h"
 
@@ -192,6 +193,28 @@ LLVMTargetMachineRef target_machine_create(const TargetPlatform *p, const char *
 	LLVMDisposeMessage(host_features);
 	free(features);
 	return tm;
+}
+
+bool target_wide_vectors(const char *triple, const char *cpu)
+{
+	/* x86-64 CPUs of AVX-512 (LLVM 16's names). */
+	static const char *const wide[] = {"cannonlake", "cascadelake", "cooperlake", "emeraldrapids", "graniterapids",
+	                                   "icelake-client", "icelake-server", "knl", "knm", "rocketlake", "sapphirerapids",
+	                                   "skx", "skylake-avx512", "tigerlake", "x86-64-v4", "znver4"};
+	TargetPlatform p;
+	Error e;
+	bool found = false;
+	if (!target_platform(triple, &p, &e) || strcmp(p.arch->name, "x86-64"))
+		return false;
+	if (!cpu || !*cpu || !strcmp(cpu, "native")) {
+		char *features = p.host ? LLVMGetHostCPUFeatures() : NULL;
+		found = features && strstr(features, "+avx512f");
+		LLVMDisposeMessage(features);
+		return found;
+	}
+	for (size_t i = 0; i < COUNT_OF(wide) && !found; i++)
+		found = !strcmp(cpu, wide[i]);
+	return found;
 }
 
 const char *target_linker(const TargetPlatform *p, const char *cc)

@@ -35,6 +35,9 @@ typedef struct TargetOptions {
 	const char *cache_dir; /* host shared libraries: the code cache's directory (target/cache.c); NULL = no cache */
 } TargetOptions;
 
+/* Whether code for triple (NULL: this host) and cpu (NULL or "": the default) has 512-bit vectors (x86's AVX-512). */
+bool target_wide_vectors(const char *triple, const char *cpu);
+
 /*
  * The code cache's directory (malloc'd), or NULL for none: chosen (the user's --cache or
  * cache_dir) unless NULL, else $GROVE_CACHE_DIR, else $XDG_CACHE_HOME/grove, else

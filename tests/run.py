@@ -512,6 +512,41 @@ def cli_tests(s):
         s.record("cli", name, p.returncode == 0 and steps >= fewest and rebuilt == 0,
                  p.stderr.strip() or f"{steps} steps of the carry ({fewest} expected at least), {rebuilt} carries rebuilt")
 
+    # Walks of 16 rows take the top levels of a tree at once, with compares of 16 keys in 512-bit vectors, where the
+    # CPU has them (lower/mir_to_lir.c: lower_tops): in functions of their own (LIR_IF_APART_WIDE), the rest of the
+    # code staying without AVX-512; on a CPU without it, no vector of 512 bits anywhere.
+    for cpu, wide in (("x86-64-v4", True), ("sapphirerapids", True), ("x86-64-v3", False)):
+        name = f"walk_tops_{cpu}"
+        if not s.wanted("cli", name):
+            continue
+        out = s.path(f"cli-{name}.s")
+        p = s.run("compile", higgs, "--emit", "asm", "--cpu", cpu, "-o", out)
+        text = open(out).read() if p.returncode == 0 else ""
+        functions = re.split(r"^(\S+):\n", text, flags=re.M)
+        tops = [name for name, body in zip(functions[1::2], functions[2::2]) if re.search(r"vpcmp\w*ud\s.*%zmm", body)]
+        elsewhere = [name for name, body in zip(functions[1::2], functions[2::2]) if "%zmm" in body and ".apart." not in name]
+        ok = p.returncode == 0 and bool(tops) == wide and all(".apart." in name for name in tops) and not elsewhere
+        s.record("cli", name, ok, p.stderr.strip() or f"compares of 16 keys in {tops}, 512-bit vectors also in {elsewhere}")
+    # And they predict as the walks step by step do, here where the CPU has AVX-512: higgs' 2000 rows against
+    # XGBoost, in one call (blocks of 256 rows, tiles of 8 trees) and 100 rows a call (a last group of 4).
+    if s.wanted("cli", "walk_tops_predict"):
+        if "avx512f" not in open("/proc/cpuinfo").read():
+            s.record("cli", "walk_tops_predict", True, "skipped: this CPU has no AVX-512")
+        else:
+            table = read_table(os.path.join(REAL, "higgs.test.csv"))
+            rows = s.path("cli-tops.rows.csv")
+            write_table(rows, [r[:-1] for r in table])
+            so = s.path("cli-tops.so")
+            p = s.run("compile", higgs, "-o", so)
+            for batch in ("0", "100"):
+                out = s.path(f"cli-tops-{batch}.csv")
+                q = s.run("predict", so, "--input", rows, "--output", out, *(("--batch", batch) if batch != "0" else ())) \
+                    if p.returncode == 0 else p
+                if q.returncode != 0:
+                    s.record("cli", f"walk_tops_predict_{batch}", False, q.stderr.strip())
+                else:
+                    judge(s, "cli", f"walk_tops_predict_{batch}", read_table(out), [[r[-1]] for r in table], True)
+
 
 def cache_tests(s):
     """The code cache (README: Code cache): a model whose trees and base score differ but whose shape is the same
