@@ -62,8 +62,9 @@
 
 /*
  * Levels of every tree's top kept in the tops buffer (RepLayout.top_levels) for
- * top_nodes: 15 splits. On the Emerald Rapids Xeon (one core, 16 rows side by side,
- * depth-8 trees), taking 2, 3, 4 or 5 levels at once saved 14, 20, 22 and 22% of a walk.
+ * top_nodes: 15 splits, 16 candidates. On the Emerald Rapids Xeon (one core, 4096 rows of
+ * syn-higgs, us a row; an earlier form of lower_tops): 0.338 without, 0.339 with three
+ * levels, 0.334 with four, 0.355 with five (31 compares for 16 rows outweigh a step).
  */
 #define ARRAY_TOP_LEVELS 4
 
@@ -233,8 +234,6 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		if (offsets[t + 1] - offsets[t] != s->stride)
 			s->stride = 0;
 	s->key_buffer = s->top_buffer = LIR_NONE;
-	if (!layout->keys)
-		layout->top_levels = 0;
 	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
@@ -248,6 +247,8 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			leaves_into_slots(f, offsets, deepest, leaves, keys, record);
 		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
 		add_tops(f, m, layout, s, keys);
+	} else {
+		layout->top_levels = 0; /* tops are read from the key copy */
 	}
 	if (in_slots) {
 		leaves_into_slots(f, offsets, deepest, leaves, records, record);
