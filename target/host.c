@@ -468,7 +468,8 @@ bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
  */
 static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
 {
-	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd", width[] = "min-legal-vector-width";
+	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd", width[] = "min-legal-vector-width",
+	                  named[] = "target-features";
 	LLVMContextRef ctx = LLVMGetModuleContext(mod);
 	char *features = NULL;
 	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
@@ -481,7 +482,7 @@ static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
 			LLVMDisposeMessage(base);
 		}
 		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-		                        LLVMCreateStringAttribute(ctx, "target-features", 15, features, (unsigned)strlen(features)));
+		                        LLVMCreateStringAttribute(ctx, named, sizeof named - 1, features, (unsigned)strlen(features)));
 		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
 		                        LLVMCreateStringAttribute(ctx, width, sizeof width - 1, "512", 3));
 	}

@@ -15,7 +15,7 @@
 
 #define MAX_LOOP_NESTING LIR_MAX_NESTING
 
-/* The string attribute of functions that are to compile for 512-bit vectors (target_wide_functions). */
+/* The string attribute of functions that are to compile for 512-bit vectors (target/host.c: wide_functions). */
 #define LLVM_WIDE_VECTORS "grove-wide-vectors"
 
 typedef struct TargetHooks TargetHooks;

@@ -314,7 +314,7 @@ static void emit_apart(Emitter *em, uint32_t first, bool wide)
 	if (first == LIR_NONE)
 		return;
 	outline_begin(em, first, LIR_NONE, NULL, 0, "apart", &o, &func);
-	if (wide) /* target_wide_functions gives it the target's features and AVX-512 */
+	if (wide) /* target/host.c's wide_functions gives it the target's features and AVX-512 */
 		LLVMAddAttributeAtIndex(func, LLVMAttributeFunctionIndex,
 		                        LLVMCreateStringAttribute(em->ctx, LLVM_WIDE_VECTORS, sizeof LLVM_WIDE_VECTORS - 1, "", 0));
 	llvm_emit_region(em, first);

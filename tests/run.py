@@ -522,10 +522,11 @@ def cli_tests(s):
         out = s.path(f"cli-{name}.s")
         p = s.run("compile", higgs, "--emit", "asm", "--cpu", cpu, "-o", out)
         text = open(out).read() if p.returncode == 0 else ""
-        functions = re.split(r"^(\S+):\n", text, flags=re.M)
-        tops = [name for name, body in zip(functions[1::2], functions[2::2]) if re.search(r"vpcmp\w*ud\s.*%zmm", body)]
-        elsewhere = [name for name, body in zip(functions[1::2], functions[2::2]) if "%zmm" in body and ".apart." not in name]
-        ok = p.returncode == 0 and bool(tops) == wide and all(".apart." in name for name in tops) and not elsewhere
+        split = re.split(r"^(\S+):\n", text, flags=re.M)
+        functions = list(zip(split[1::2], split[2::2]))
+        tops = [label for label, body in functions if re.search(r"vpcmp\w*ud\s.*%zmm", body)]
+        elsewhere = [label for label, body in functions if "%zmm" in body and ".apart." not in label]
+        ok = p.returncode == 0 and bool(tops) == wide and all(".apart." in label for label in tops) and not elsewhere
         s.record("cli", name, ok, p.stderr.strip() or f"compares of 16 keys in {tops}, 512-bit vectors also in {elsewhere}")
     # And they predict as the walks step by step do, here where the CPU has AVX-512: higgs' 2000 rows against
     # XGBoost, in one call (blocks of 256 rows, tiles of 8 trees) and 100 rows a call (a last group of 4).
