@@ -465,11 +465,14 @@ bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
  * lower_tops) compile with tm's features and AVX-512's, which the rest of the code does
  * without (X86_FEATURES: LLVM would make gathers of the walks' loads), and keep their
  * vectors of 16 i32 whole (LLVM splits them in two where the CPU prefers 256 bits).
+ * They end without vzeroupper: they are called with preserve_all, and LLVM 16 puts the
+ * vzeroupper after restoring the caller's ymm registers, clearing their upper halves
+ * (the caller's code is AVX's too, and its own vzeroupper comes before it returns).
  */
 static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
 {
-	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd", width[] = "min-legal-vector-width",
-	                  named[] = "target-features";
+	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd,-vzeroupper",
+	                  width[] = "min-legal-vector-width", named[] = "target-features";
 	LLVMContextRef ctx = LLVMGetModuleContext(mod);
 	char *features = NULL;
 	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
