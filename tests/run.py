@@ -514,13 +514,16 @@ def cli_tests(s):
 
     # Walks of 16 rows take the top levels of a tree at once, with compares of 16 keys in 512-bit vectors, where the
     # CPU has them (lower/mir_to_lir.c: lower_tops): in functions of their own (LIR_IF_APART_WIDE), the rest of the
-    # code staying without AVX-512; on a CPU without it, no vector of 512 bits anywhere.
-    for cpu, wide in (("x86-64-v4", True), ("sapphirerapids", True), ("x86-64-v3", False)):
-        name = f"walk_tops_{cpu}"
+    # code staying without AVX-512; on a CPU without it, no vector of 512 bits anywhere. Rows of higgs' 28 features
+    # walk keys of i64, year_prediction_msd's 90 keys of i32.
+    year = os.path.join(REAL, "year_prediction_msd.json")
+    for model, cpu, wide in ((higgs, "x86-64-v4", True), (higgs, "sapphirerapids", True), (higgs, "x86-64-v3", False),
+                             (year, "x86-64-v4", True)):
+        name = f"walk_tops_{cpu}" if model == higgs else f"walk_tops_year_{cpu}"
         if not s.wanted("cli", name):
             continue
         out = s.path(f"cli-{name}.s")
-        p = s.run("compile", higgs, "--emit", "asm", "--cpu", cpu, "-o", out)
+        p = s.run("compile", model, "--emit", "asm", "--cpu", cpu, "-o", out)
         text = open(out).read() if p.returncode == 0 else ""
         split = re.split(r"^(\S+):\n", text, flags=re.M)
         functions = list(zip(split[1::2], split[2::2]))
