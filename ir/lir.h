@@ -111,7 +111,8 @@ typedef enum LType {
 	X(GET, "get", 1)              /* current value of cell a */                                  \
 	X(SET, "set", 2)              /* cell a = b; no result */                                    \
 	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type` in memory space sub      \
-	                                    (LSpace): see LIR_SPACES */                             \
+	                                    (LSpace): see LIR_SPACES; with lanes n (a power of two), \
+	                                    its start aligned for vectors of n elements */           \
 	X(FOR, "for", 3)              /* for (v = a; v < b; v += c) body; a, b, c i64; the FOR's     \
 	                                 own value is v (i64), usable inside body */                  \
 	X(PARALLEL_FOR, "parallel_for", 3) /* as FOR, but iterations may run concurrently on       \
@@ -390,8 +391,11 @@ uint32_t lir_index(LBuilder *b, uint32_t ptr, uint32_t index, LType type);
 uint32_t lir_local_array(LBuilder *b, LType type, int64_t count, LSpace space);
 /* Type of value v of fn (of its lanes for a vector). */
 static inline LType lir_type(const LFunc *fn, uint32_t v) { return (LType)fn->insts[v].type; }
-/* Lanes of value v of fn: 1 for a scalar. */
-static inline unsigned lir_lanes(const LFunc *fn, uint32_t v) { return fn->insts[v].lanes > 1 ? fn->insts[v].lanes : 1; }
+/* Lanes of value v of fn: 1 for a scalar (a LOCAL_ARRAY's value is a ptr, whatever its lanes). */
+static inline unsigned lir_lanes(const LFunc *fn, uint32_t v)
+{
+	return fn->insts[v].lanes > 1 && fn->insts[v].op != LOP_LOCAL_ARRAY ? fn->insts[v].lanes : 1;
+}
 
 /* Check the module's structure: operand types, SSA dominance, regions, buffer indices, predict's signature. */
 bool lir_verify(const LModule *m, Error *e);

@@ -195,7 +195,9 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 	case LOP_LOCAL_ARRAY:
 		if (in->sub != LSPACE_PRIVATE) /* private is the default and not shown */
 			fprintf(out, " %s", lir_space_name((LSpace)in->sub));
-		fprintf(out, " %s x %" PRId64, type, in->imm);
+		fprintf(out, " %s x %" PRId64, lir_type_name((LType)in->type), in->imm);
+		if (in->lanes > 1)
+			fprintf(out, " for %s", type);
 		break;
 	case LOP_FOR:
 	case LOP_PARALLEL_FOR:

@@ -336,6 +336,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 			return fail(v, id, "%lld elements, expected at least 1", (long long)in->imm);
 		if (in->sub >= LSPACE_COUNT)
 			return fail(v, id, "bad memory space %u", in->sub);
+		if (in->lanes & (in->lanes - 1))
+			return fail(v, id, "aligned for vectors of %u elements, expected a power of two", in->lanes);
 		return true;
 	case LOP_PARALLEL_FOR:
 		if (in->imm < 1)

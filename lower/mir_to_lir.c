@@ -1313,6 +1313,15 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			l->key_span = inst->span + TOP_LANES;
 			l->key_columns = lir_local_array(&l->b, LTYPE_I32, l->key_span * l->f->num_features, LSPACE_PRIVATE);
 			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, 2 * l->key_span, LSPACE_PRIVATE);
+			/*
+			 * Their vectors start a cache line: at LLVM's 16 bytes the stack's place decided it,
+			 * which Linux shifts by a multiple of 16 bytes from run to run, and a top's 64 bytes
+			 * were stored and read across two lines in three runs of four (one core, 4096 rows,
+			 * us a row, typical run -> aligned: syn-higgs 0.338 -> 0.303, syn-abalone 3.05 ->
+			 * 2.81, syn-covtype 2.79 -> 2.56, syn-letters 8.29 -> 7.70).
+			 */
+			l->b.fn->insts[l->key_columns].lanes = TOP_LANES;
+			l->b.fn->insts[l->top_nodes].lanes = TOP_LANES;
 			l->top_tags = lir_local_array(&l->b, LTYPE_I64, 2 * l->key_span / TOP_LANES, LSPACE_PRIVATE);
 		}
 		end_row = end;

@@ -286,21 +286,13 @@ static LLVMValueRef emit_addc(Emitter *em, const LInst *inst)
  */
 #define hook(fn, inst) ((fn) ? (fn) : (die("LIR op %s has no translation for this target", lir_op_name((LOp)(inst)->op)), (fn)))
 
-/*
- * A PRIVATE local array. On the host, one of a cache line or more starts a line: its
- * vectors, stored and loaded whole (the tops of lower_tops, 64 bytes each, and the sums
- * of 8 lanes), then never straddle two lines. At LLVM's 16 bytes the stack's place
- * decided it, which Linux shifts by a multiple of 16 bytes from run to run: on the
- * Emerald Rapids Xeon, one core, 4096 rows, three runs in four were the slow ones
- * (us a row, typical run -> aligned: syn-higgs 0.335 -> 0.300, syn-abalone 3.03 ->
- * 2.78, syn-covtype 2.71 -> 2.49, syn-letters 8.2 -> 7.65, syn-lgb-covtype 2.85 -> 2.61).
- */
+/* A PRIVATE local array, aligned for vectors of its lanes' elements where it has lanes. */
 static LLVMValueRef emit_local_array(Emitter *em, const LInst *inst)
 {
-	enum { LINE = 64 };
 	LLVMValueRef slot = llvm_entry_alloca(em, type_of(em, (LType)inst->type), inst->imm);
-	if ((em->x86 || em->aarch64) && (uint64_t)inst->imm * lir_type_size((LType)inst->type) >= LINE)
-		LLVMSetAlignment(slot, LINE);
+	size_t bytes = lir_type_size((LType)inst->type) * (inst->lanes > 1 ? inst->lanes : 1);
+	if (bytes > 16)
+		LLVMSetAlignment(slot, (unsigned)bytes);
 	return slot;
 }
 

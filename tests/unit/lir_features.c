@@ -206,8 +206,12 @@ static void test_spaces(void)
 	in[shared].sub = LSPACE_COUNT;
 	EXPECT_INVALID(m, "lir: f: %6 (local_array): bad memory space 3");
 	in[shared].sub = LSPACE_SHARED;
+	/* Lanes align an array for vectors of as many elements; its value, read and written through, stays a ptr. */
 	in[shared].lanes = 4;
-	EXPECT_INVALID(m, "lir: f: %6 (local_array): cannot be a vector (4 lanes)");
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%6 = local_array shared f32 x 4 for <4 x f32>\n");
+	in[shared].lanes = 3;
+	EXPECT_INVALID(m, "lir: f: %6 (local_array): aligned for vectors of 3 elements, expected a power of two");
 	in[shared].lanes = 0;
 	EXPECT_VALID(m);
 	lir_module_free(m);
