@@ -286,7 +286,7 @@ static LLVMValueRef emit_addc(Emitter *em, const LInst *inst)
  */
 #define hook(fn, inst) ((fn) ? (fn) : (die("LIR op %s has no translation for this target", lir_op_name((LOp)(inst)->op)), (fn)))
 
-/* A PRIVATE local array, aligned for vectors of its lanes' elements where it has lanes. */
+/* A local array outside a GPU block (an alloca), aligned for vectors of its lanes' elements where it has lanes. */
 static LLVMValueRef emit_local_array(Emitter *em, const LInst *inst)
 {
 	LLVMValueRef slot = llvm_entry_alloca(em, type_of(em, (LType)inst->type), inst->imm);
