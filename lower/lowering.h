@@ -75,7 +75,7 @@ typedef struct Lowering {
 	uint32_t key_columns;       /* with key_rows, where walks may take their tops at once (lower_tops): the same keys as
 	                               i32 by feature, feature f of row key_first + r at f * key_span + r (LIR_NONE: none) */
 	int64_t key_span;
-	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, two
+	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
 	                               vectors of nodes (i32) and what each is for (i64) */
 	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
 	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */

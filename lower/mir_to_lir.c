@@ -523,6 +523,8 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 #define KEY_COLUMNS_MAX_BYTES (128 * 1024)
 /* Tags of tops (top_tag) tell levels apart below this. */
 #define TOP_TAG_LEVELS 8
+/* Tops kept per TOP_LANES rows of a block (l->top_nodes, l->top_tags): a tree's and the next's, by the tree's parity. */
+#define TOP_SLOTS 2
 
 /*
  * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
@@ -574,7 +576,7 @@ static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, co
 	offset = emit2(l, LOP_SUB, LTYPE_I64, offset, l->key_first);
 	columns = lir_index(&l->b, l->key_columns, offset, LTYPE_I32);
 	pair = emit2(l, LOP_SDIV, LTYPE_I64, offset, const_i64(l, TOP_LANES));
-	pair = emit2(l, LOP_MUL, LTYPE_I64, pair, const_i64(l, 2));
+	pair = emit2(l, LOP_MUL, LTYPE_I64, pair, const_i64(l, TOP_SLOTS));
 	tree = l->tree_index[lane_slot(walk->a, 0)];
 	parity = emit2(l, LOP_AND, LTYPE_I64, tree, const_i64(l, 1));
 	at = emit2(l, LOP_ADD, LTYPE_I64, pair, parity);
@@ -1228,7 +1230,7 @@ static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, ui
 static void begin_tops(Lowering *l, uint32_t rows)
 {
 	uint32_t width = const_i64(l, l->f->num_features), zero = const_i64(l, 0), one = const_i64(l, 1), f, from, to, r, at, key;
-	uint32_t tags = const_i64(l, 2 * l->key_span / TOP_LANES), none = const_i64(l, -1);
+	uint32_t tags = const_i64(l, TOP_SLOTS * l->key_span / TOP_LANES), none = const_i64(l, -1);
 	at = lir_begin(&l->b, LOP_FOR, zero, tags, one);
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at, none);
 	lir_end(&l->b);
@@ -1312,7 +1314,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			 */
 			l->key_span = inst->span + TOP_LANES;
 			l->key_columns = lir_local_array(&l->b, LTYPE_I32, l->key_span * l->f->num_features, LSPACE_PRIVATE);
-			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, 2 * l->key_span, LSPACE_PRIVATE);
+			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * l->key_span, LSPACE_PRIVATE);
 			/*
 			 * Their vectors start a cache line: at LLVM's 16 bytes the stack's place decided it,
 			 * which Linux shifts by a multiple of 16 bytes from run to run, and a top's 64 bytes
@@ -1322,7 +1324,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			 */
 			l->b.fn->insts[l->key_columns].lanes = TOP_LANES;
 			l->b.fn->insts[l->top_nodes].lanes = TOP_LANES;
-			l->top_tags = lir_local_array(&l->b, LTYPE_I64, 2 * l->key_span / TOP_LANES, LSPACE_PRIVATE);
+			l->top_tags = lir_local_array(&l->b, LTYPE_I64, TOP_SLOTS * l->key_span / TOP_LANES, LSPACE_PRIVATE);
 		}
 		end_row = end;
 		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);

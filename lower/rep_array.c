@@ -62,9 +62,10 @@
 
 /*
  * Levels of every tree's top kept in the tops buffer (RepLayout.top_levels) for
- * top_nodes: 15 splits, 16 candidates. On the Emerald Rapids Xeon (one core, 4096 rows of
- * syn-higgs, us a row; an earlier form of lower_tops): 0.338 without, 0.339 with three
- * levels, 0.334 with four, 0.355 with five (31 compares for 16 rows outweigh a step).
+ * top_nodes: 15 splits, 16 candidates. On the Emerald Rapids Xeon (one core, 4096 rows,
+ * us a row, the tops' vectors aligned): syn-higgs 0.311 with three levels, 0.295 with
+ * four, 0.321 with five (31 compares for 16 rows outweigh a step); syn-covtype 2.60,
+ * 2.52, 2.73.
  */
 #define ARRAY_TOP_LEVELS 4
 
