@@ -533,10 +533,9 @@ static void lower_code_walk(Lowering *l, uint32_t id)
  */
 static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t columns, uint32_t at)
 {
-	uint32_t lanes = l->scope.lanes, branch = lir_begin(&l->b, LOP_IF, when, LIR_NONE, LIR_NONE), stride, top, element;
+	uint32_t lanes = l->scope.lanes, branch = lir_begin(&l->b, LOP_IF, when, LIR_NONE, LIR_NONE), top, element;
 	l->b.fn->insts[branch].imm = LIR_IF_APART_WIDE;
-	stride = const_i64(l, l->key_span);
-	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, columns, stride);
+	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, columns);
 	element = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_nodes, element, top);
 	lir_end(&l->b);
@@ -1190,6 +1189,36 @@ static bool may_zero_rows(const Lowering *l, size_t row_size)
 	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
 }
 
+/*
+ * Whether the walks in ifComplete inst may take their tops at once (lower_tops), as far
+ * as its block decides: it makes keys for TOP_LANES rows or more, and its keys by
+ * feature fit the stack.
+ */
+static bool block_takes_tops(const MModule *m, const MInst *inst)
+{
+	return key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES &&
+	       (uint64_t)(inst->span + TOP_LANES) * m->forest->num_features * sizeof(int32_t) <= KEY_COLUMNS_MAX_BYTES;
+}
+
+/*
+ * The stride of the keys by feature (RepLayout.top_stride) for the ifCompletes in the
+ * list from id (and the lists inside): the most rows of a block that takes tops, plus
+ * TOP_LANES; 0 where none does. One stride serves every block, so that the layout's
+ * tops can hold their features' elements.
+ */
+static uint32_t tops_stride(const MModule *m, uint32_t id)
+{
+	uint32_t stride = 0;
+	for (; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		uint32_t inner = tops_stride(m, inst->body);
+		if (block_takes_tops(m, inst) && inst->span + TOP_LANES > stride)
+			stride = (uint32_t)inst->span + TOP_LANES;
+		stride = inner > stride ? inner : stride;
+	}
+	return stride;
+}
+
 /* Whether some ifComplete in the list from id (and the lists inside) makes keys. */
 static bool some_makes_keys(const MModule *m, uint32_t id)
 {
@@ -1284,8 +1313,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	 * rows, us a row: syn-year 0.41 -> 0.38, syn-lgb-year 0.42 -> 0.38).
 	 */
 	bool columns = keys && l->m->wide_vectors && l->rep->top_nodes && l->layout.top_levels >= 2 &&
-	               inst->span >= TOP_LANES &&
-	               (uint64_t)(inst->span + TOP_LANES) * l->f->num_features * sizeof(int32_t) <= KEY_COLUMNS_MAX_BYTES;
+	               block_takes_tops(l->m, inst);
 	LType outer_key_type = l->key_type;
 	bool outer_one_row = l->layout.one_row;
 	if (l->rep->one_version) {
@@ -1308,11 +1336,12 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		}
 		if (columns) {
 			/*
-			 * A feature's keys take TOP_LANES elements more than the block's rows: a vector's
-			 * load from the last rows may read past them, and features are then not a multiple
-			 * of 1 KiB apart (the 15 a top reads would share one set of the L1).
+			 * A feature's keys take RepLayout.top_stride elements, at least TOP_LANES more than
+			 * the block's rows: a vector's load from the last rows may read past them, and
+			 * features are then not a multiple of 1 KiB apart (the 15 a top reads would share
+			 * one set of the L1).
 			 */
-			l->key_span = inst->span + TOP_LANES;
+			l->key_span = l->layout.top_stride;
 			l->key_columns = lir_local_array(&l->b, LTYPE_I32, l->key_span * l->f->num_features, LSPACE_PRIVATE);
 			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * l->key_span, LSPACE_PRIVATE);
 			/*
@@ -1678,7 +1707,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	walked = gpu ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
 	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body);
-	l.layout.top_levels = l.layout.keys && m->wide_vectors && l.rep->top_nodes; /* (lower_tops) */
+	l.layout.top_stride = tops_stride(m, m->body);
+	l.layout.top_levels = l.layout.keys && m->wide_vectors && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {

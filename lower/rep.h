@@ -104,6 +104,8 @@ typedef struct RepLayout {
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
 	uint8_t top_levels;    /* levels of every tree's top that top_nodes can take (all splits), 0: none; asked for by the
 	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
+	uint32_t top_stride;   /* with top_levels, the lowering's: i32 elements from one feature's keys by feature to the
+	                          next's, which the layout multiplies its tops' features by (top_nodes) */
 } RepLayout;
 
 /*
@@ -238,11 +240,11 @@ typedef struct LRepresentation {
 	 * row's candidates; the lowest candidate left is where the row's walk goes
 	 * (QuickScorer's exit leaf, in the top of one tree). Yields a vector of `lanes` i32:
 	 * each row's node after those steps. Feature f of lane r's row is the key (i32) at
-	 * element f * stride + r of columns (stride: i64). Only where rep_keys_decide holds
-	 * for the walks' rows. NULL where the layout has no such top.
+	 * element f * RepLayout.top_stride + r of columns: a split's element is data, not a
+	 * multiply. Only where rep_keys_decide holds for the walks' rows. NULL where the
+	 * layout has no such top.
 	 */
-	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t columns,
-	                      uint32_t stride);
+	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t columns);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */
