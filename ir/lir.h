@@ -130,8 +130,8 @@ typedef enum LType {
 	                                 may compile as a function of its own (host: the functions  \
 	                                 of a module compile in parallel), as a PARALLEL_FOR body   \
 	                                 does, taking the values it uses from outside;              \
-	                                 LIR_IF_APART_BODY: the body only; LIR_IF_APART_WIDE: the  \
-	                                 body only, compiled for 512-bit vectors (x86: AVX-512) */  \
+	                                 LIR_IF_APART_BODY: the body only; LIR_IF_WIDE: in place,   \
+	                                 the body's 512-bit vectors whole (x86: AVX-512) */         \
 	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
 	                                 which coordinate or extent; kernels only */                  \
 	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
@@ -226,12 +226,13 @@ typedef enum LGpuIndex {
 
 /*
  * IF's imm: its regions may compile apart (see LOP_IF); or its body only, the alt staying
- * in place; or its body only, for vectors of 512 bits, which the rest of the function
- * does without (x86: AVX-512 stays off where LLVM would make gathers of a walk's loads).
+ * in place; or (LIR_IF_WIDE) both in place, the body using vectors of 512 bits, which
+ * the function's code may then be generated with (x86: its code is optimised without
+ * AVX-512, where LLVM would make gathers of a walk's loads, and generated with it).
  */
 #define LIR_IF_APART 1
 #define LIR_IF_APART_BODY 2
-#define LIR_IF_APART_WIDE 3
+#define LIR_IF_WIDE 3
 
 typedef struct LInst {
 	uint16_t op;    /* LOp */

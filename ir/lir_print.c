@@ -216,8 +216,8 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 			fputs(" apart", out);
 		else if (in->imm == LIR_IF_APART_BODY)
 			fputs(" apart(body)", out);
-		else if (in->imm == LIR_IF_APART_WIDE)
-			fputs(" apart(body, wide)", out);
+		else if (in->imm == LIR_IF_WIDE)
+			fputs(" wide", out);
 		print_body(out, m, fn, in->body, depth, budget);
 		if (in->alt != LIR_NONE) {
 			fputs(" else", out);

@@ -529,12 +529,12 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 /*
  * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
  * by feature start at `columns`, into the vector of l->top_nodes at `at` (i64). It
- * compiles apart, for 512-bit vectors (LIR_IF_APART_WIDE): a call per tree and rows.
+ * uses 512-bit vectors (LIR_IF_WIDE), in place.
  */
 static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t columns, uint32_t at)
 {
 	uint32_t lanes = l->scope.lanes, branch = lir_begin(&l->b, LOP_IF, when, LIR_NONE, LIR_NONE), top, element;
-	l->b.fn->insts[branch].imm = LIR_IF_APART_WIDE;
+	l->b.fn->insts[branch].imm = LIR_IF_WIDE;
 	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, columns);
 	element = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_nodes, element, top);

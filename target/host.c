@@ -181,6 +181,60 @@ static bool link_shared(char *const *objects, int n, const TargetOptions *o, con
 	return ok;
 }
 
+/* Functions' vector width (LLVM_VECTOR_WIDTH) in bits: 0 where they have none. */
+static unsigned vector_width(LLVMValueRef f)
+{
+	LLVMAttributeRef width = LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVM_VECTOR_WIDTH,
+	                                                      sizeof LLVM_VECTOR_WIDTH - 1);
+	unsigned length;
+	const char *bits = width ? LLVMGetStringAttributeValue(width, &length) : NULL;
+	return bits ? (unsigned)strtoul(bits, NULL, 10) : 0;
+}
+
+/*
+ * Before mod is optimised: a width of 0 for every function without one, so that a wide
+ * function's width survives its inlining into another (LLVM_VECTOR_WIDTH).
+ */
+static void keep_vector_widths(LLVMModuleRef mod)
+{
+	LLVMContextRef ctx = LLVMGetModuleContext(mod);
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+		if (!LLVMIsDeclaration(f) && !LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVM_VECTOR_WIDTH,
+		                                                            sizeof LLVM_VECTOR_WIDTH - 1))
+			LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+			                        LLVMCreateStringAttribute(ctx, LLVM_VECTOR_WIDTH, sizeof LLVM_VECTOR_WIDTH - 1, "0", 1));
+}
+
+/*
+ * Once mod is optimised: the functions whose LIR holds 512-bit vectors (the walks' tops,
+ * lower_tops; LLVM_VECTOR_WIDTH) are generated with tm's features and AVX-512's. They
+ * were optimised without them, as all code is (X86_FEATURES: LLVM's vectorisers would
+ * make gathers of the walks' loads), and their width keeps their vectors of 16 i32 whole
+ * (LLVM splits them in two where the CPU prefers 256 bits). A top thus lies in its
+ * walks' loop: as a function of its own for AVX-512 alone, called with preserve_all,
+ * its calls, saves and context cost 8% (one core, Zen 4, 4096 rows, us a row, syn-higgs
+ * 0.300 -> 0.278, syn-airline 0.281 -> 0.255, syn-covtype 2.60 -> 2.44 in place).
+ */
+static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
+{
+	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd", named[] = "target-features";
+	LLVMContextRef ctx = LLVMGetModuleContext(mod);
+	char *features = NULL;
+	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f) || vector_width(f) < LLVM_WIDE_BITS)
+			continue;
+		if (!features) {
+			char *base = LLVMGetTargetMachineFeatureString(tm);
+			features = xmalloc(strlen(base) + sizeof avx512 + 1);
+			sprintf(features, "%s%s%s", base, *base ? "," : "", avx512);
+			LLVMDisposeMessage(base);
+		}
+		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+		                        LLVMCreateStringAttribute(ctx, named, sizeof named - 1, features, (unsigned)strlen(features)));
+	}
+	free(features);
+}
+
 /*
  * The optimised code object of mod (malloc'd, *size bytes): from o's cache when it
  * holds mod's (*hit), else optimised and generated here (and stored in the cache).
@@ -204,6 +258,7 @@ static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const Targe
 	}
 	if (!run_passes(mod, tm, passes, o->opt_level, timer, e))
 		return NULL;
+	wide_functions(mod, tm);
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &code)) {
 		error_set(e, "cannot generate code: %s", message);
 		LLVMDisposeMessage(message);
@@ -460,38 +515,6 @@ bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 	return ok;
 }
 
-/*
- * The functions the LIR asks 512-bit vectors of (LLVM_WIDE_VECTORS: a walk's top,
- * lower_tops) compile with tm's features and AVX-512's, which the rest of the code does
- * without (X86_FEATURES: LLVM would make gathers of the walks' loads), and keep their
- * vectors of 16 i32 whole (LLVM splits them in two where the CPU prefers 256 bits).
- * They end without vzeroupper: they are called with preserve_all, and LLVM 16 puts the
- * vzeroupper after restoring the caller's ymm registers, clearing their upper halves
- * (the caller's code is AVX's too, and its own vzeroupper comes before it returns).
- */
-static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
-{
-	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd,-vzeroupper",
-	                  width[] = "min-legal-vector-width", named[] = "target-features";
-	LLVMContextRef ctx = LLVMGetModuleContext(mod);
-	char *features = NULL;
-	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-		if (!LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVM_WIDE_VECTORS, sizeof LLVM_WIDE_VECTORS - 1))
-			continue;
-		if (!features) {
-			char *base = LLVMGetTargetMachineFeatureString(tm);
-			features = xmalloc(strlen(base) + sizeof avx512 + 1);
-			sprintf(features, "%s%s%s", base, *base ? "," : "", avx512);
-			LLVMDisposeMessage(base);
-		}
-		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-		                        LLVMCreateStringAttribute(ctx, named, sizeof named - 1, features, (unsigned)strlen(features)));
-		LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-		                        LLVMCreateStringAttribute(ctx, width, sizeof width - 1, "512", 3));
-	}
-	free(features);
-}
-
 /* The C header beside an object: entry points and sizes. Written to <path minus extension>.h. */
 static bool write_header(const LModule *m, const char *prefix, const char *path, Error *e)
 {
@@ -602,7 +625,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
 	                          !strncmp(platform.triple, "aarch64", 7), &data);
-	wide_functions(mod, tm);
+	keep_vector_widths(mod);
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetTarget(mod, platform.triple);
 	LLVMSetTarget(data, platform.triple);
@@ -623,6 +646,8 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		 */
 		bool ready = o->emit == TARGET_EMIT_SHARED ||
 		             (run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, o->timer, e) && link_data(mod, data, &data, e));
+		if (ready && o->emit != TARGET_EMIT_SHARED)
+			wide_functions(mod, tm);
 		if (ready)
 			switch (o->emit) {
 			case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e); break;

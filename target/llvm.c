@@ -191,28 +191,31 @@ void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef en
 	LLVMPositionBuilderAtEnd(em->b, exit);
 }
 
-/* A region marked apart, emitted in place (a target without an apart hook). */
-static void emit_region_in_place(Emitter *em, uint32_t first, bool wide)
-{
-	(void)wide;
-	llvm_emit_region(em, first);
-}
-
-/* IF a { body } else { alt }; the regions of one marked apart are functions of their own where the target says how. */
+/*
+ * IF a { body } else { alt }; the regions of one marked apart are functions of their own
+ * where the target says how. A wide one marks its function (LLVM_VECTOR_WIDTH).
+ */
 static void emit_if(Emitter *em, const LInst *inst)
 {
 	LLVMBasicBlockRef then = llvm_new_block(em, "then"), otherwise = llvm_new_block(em, "else"), merge = llvm_new_block(em, "endif");
-	void (*apart)(Emitter *, uint32_t, bool) = em->hooks->apart ? em->hooks->apart : emit_region_in_place;
+	void (*apart)(Emitter *, uint32_t) = em->hooks->apart ? em->hooks->apart : llvm_emit_region;
+	if (inst->imm == LIR_IF_WIDE) {
+		char bits[16];
+		snprintf(bits, sizeof bits, "%d", LLVM_WIDE_BITS);
+		LLVMAddAttributeAtIndex(LLVMGetBasicBlockParent(then), LLVMAttributeFunctionIndex,
+		                        LLVMCreateStringAttribute(em->ctx, LLVM_VECTOR_WIDTH, sizeof LLVM_VECTOR_WIDTH - 1, bits,
+		                                                  (unsigned)strlen(bits)));
+	}
 	LLVMBuildCondBr(em->b, llvm_value(em, inst->a), then, otherwise);
 	LLVMPositionBuilderAtEnd(em->b, then);
-	if (inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY || inst->imm == LIR_IF_APART_WIDE)
-		apart(em, inst->body, inst->imm == LIR_IF_APART_WIDE);
+	if (inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY)
+		apart(em, inst->body);
 	else
 		llvm_emit_region(em, inst->body);
 	LLVMBuildBr(em->b, merge);
 	LLVMPositionBuilderAtEnd(em->b, otherwise);
 	if (inst->imm == LIR_IF_APART)
-		apart(em, inst->alt, false);
+		apart(em, inst->alt);
 	else
 		llvm_emit_region(em, inst->alt);
 	LLVMBuildBr(em->b, merge);

@@ -15,8 +15,14 @@
 
 #define MAX_LOOP_NESTING LIR_MAX_NESTING
 
-/* The string attribute of functions that are to compile for 512-bit vectors (target/host.c: wide_functions). */
-#define LLVM_WIDE_VECTORS "grove-wide-vectors"
+/*
+ * The function attribute that says how many bits of vector a function's code must keep
+ * whole: LLVM_WIDE_BITS where its LIR holds 512-bit vectors (LIR_IF_WIDE), which it is
+ * then generated with (target/host.c: wide_functions). LLVM's inliner keeps the larger
+ * width where caller and callee both have one, and drops it where one has none.
+ */
+#define LLVM_VECTOR_WIDTH "min-legal-vector-width"
+#define LLVM_WIDE_BITS 512
 
 typedef struct TargetHooks TargetHooks;
 
@@ -59,11 +65,8 @@ struct TargetHooks {
 	void (*parallel_for)(Emitter *em, uint32_t id);
 	/* THREADS: the threads a PARALLEL_FOR may run on, as i64. */
 	LLVMValueRef (*threads)(Emitter *em);
-	/*
-	 * The region at first of an IF marked apart, as a function of its own; wide: one for
-	 * 512-bit vectors (LIR_IF_APART_WIDE, LLVM_WIDE_VECTORS); NULL: inline, as any IF's.
-	 */
-	void (*apart)(Emitter *em, uint32_t first, bool wide);
+	/* The region at first of an IF marked apart, as a function of its own; NULL: inline, as any IF's. */
+	void (*apart)(Emitter *em, uint32_t first);
 	/* LOCAL_ARRAY id in space BLOCK: a pointer to the block's array. */
 	LLVMValueRef (*block_array)(Emitter *em, uint32_t id);
 	/* GPU_INDEX which, as i64. */

@@ -306,29 +306,18 @@ static void emit_parallel_for(Emitter *em, uint32_t id)
 }
 
 /* The region at first as a function of its own, called here (an IF's region that LIR marks apart). */
-static void emit_apart(Emitter *em, uint32_t first, bool wide)
+static void emit_apart(Emitter *em, uint32_t first)
 {
 	LLVMTypeRef ptr = em->types[LTYPE_PTR];
-	LLVMValueRef func, ctx, call;
+	LLVMValueRef func, ctx;
 	Outline o;
 	if (first == LIR_NONE)
 		return;
 	outline_begin(em, first, LIR_NONE, NULL, 0, "apart", &o, &func);
-	if (wide) /* target/host.c's wide_functions gives it the target's features and AVX-512 */
-		LLVMAddAttributeAtIndex(func, LLVMAttributeFunctionIndex,
-		                        LLVMCreateStringAttribute(em->ctx, LLVM_WIDE_VECTORS, sizeof LLVM_WIDE_VECTORS - 1, "", 0));
 	llvm_emit_region(em, first);
 	ctx = o.ctx;
 	outline_end(em, &o);
-	call = LLVMBuildCall2(em->b, LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0), func, &ctx, 1, "");
-	/*
-	 * A wide region is a short one (a walk's top) called in the walks' loop, which holds
-	 * every register: it saves what it uses rather than the caller all it holds.
-	 */
-	if (wide) {
-		LLVMSetFunctionCallConv(func, LLVMPreserveAllCallConv);
-		LLVMSetInstructionCallConv(call, LLVMPreserveAllCallConv);
-	}
+	LLVMBuildCall2(em->b, LLVMFunctionType(em->types[LTYPE_VOID], &ptr, 1, 0), func, &ctx, 1, "");
 }
 
 /*
