@@ -126,7 +126,7 @@ typedef struct MModule {
 	uint32_t num_buffers;
 	size_t buffers_cap;
 	uint32_t body;       /* first instruction */
-	bool wide_vectors;   /* the code is for a CPU of 512-bit vectors (x86's AVX-512): walks may take their tops at once */
+	bool vector_tops;    /* the code is for a CPU whose vectors take 16 rows' tops at once (x86: AVX-512, AVX2) */
 } MModule;
 
 /* A new empty module over forest f (which must outlive it). */

@@ -1312,7 +1312,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	 * costs a block the same for every tree, and pays with i32 keys too (one core, 4096
 	 * rows, us a row: syn-year 0.41 -> 0.38, syn-lgb-year 0.42 -> 0.38).
 	 */
-	bool columns = keys && l->m->wide_vectors && l->rep->top_nodes && l->layout.top_levels >= 2 &&
+	bool columns = keys && l->m->vector_tops && l->rep->top_nodes && l->layout.top_levels >= 2 &&
 	               block_takes_tops(l->m, inst);
 	LType outer_key_type = l->key_type;
 	bool outer_one_row = l->layout.one_row;
@@ -1708,7 +1708,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
 	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body);
 	l.layout.top_stride = tops_stride(m, m->body);
-	l.layout.top_levels = l.layout.keys && m->wide_vectors && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
+	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {

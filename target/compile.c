@@ -142,7 +142,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	phase_end(o->timer, "schedule");
 	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
 		goto failed;
-	c->mir->wide_vectors = o->wide_vectors && !o->gpu;
+	c->mir->vector_tops = o->vector_tops && !o->gpu;
 	dump_after(o, "lower-mir", c);
 	if (!mir_legalize_reductions(c->mir, e))
 		goto failed;
@@ -273,7 +273,7 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	if (!pipeline_target(options->target, &t, &p, &e) || !target_check(&t, &e))
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
 	t.cache_dir = cache = target_cache_dir(options->cache_dir);
-	p.wide_vectors = target_wide_vectors(t.triple, t.cpu);
+	p.vector_tops = target_vector_tops(t.triple, t.cpu);
 
 	p.format = options->format;
 	p.limits = options->limits;

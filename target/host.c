@@ -215,11 +215,13 @@ static void keep_vector_widths(LLVMModuleRef mod)
  * its calls, saves and context cost 8% (one core, Zen 4, 4096 rows, us a row, syn-higgs
  * 0.300 -> 0.278, syn-airline 0.281 -> 0.255, syn-covtype 2.60 -> 2.44 in place).
  */
-static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm)
+static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm, const TargetOptions *o)
 {
 	static const char avx512[] = "+avx512f,+avx512vl,+avx512bw,+avx512dq,+avx512cd", named[] = "target-features";
 	LLVMContextRef ctx = LLVMGetModuleContext(mod);
 	char *features = NULL;
+	if (!target_wide_vectors(o->triple, o->cpu))
+		return;
 	for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
 		if (LLVMIsDeclaration(f) || vector_width(f) < LLVM_WIDE_BITS)
 			continue;
@@ -258,7 +260,7 @@ static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const Targe
 	}
 	if (!run_passes(mod, tm, passes, o->opt_level, timer, e))
 		return NULL;
-	wide_functions(mod, tm);
+	wide_functions(mod, tm, o);
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &code)) {
 		error_set(e, "cannot generate code: %s", message);
 		LLVMDisposeMessage(message);
@@ -647,7 +649,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		bool ready = o->emit == TARGET_EMIT_SHARED ||
 		             (run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, o->timer, e) && link_data(mod, data, &data, e));
 		if (ready && o->emit != TARGET_EMIT_SHARED)
-			wide_functions(mod, tm);
+			wide_functions(mod, tm, o);
 		if (ready)
 			switch (o->emit) {
 			case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e); break;

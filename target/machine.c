@@ -195,12 +195,12 @@ LLVMTargetMachineRef target_machine_create(const TargetPlatform *p, const char *
 	return tm;
 }
 
-bool target_wide_vectors(const char *triple, const char *cpu)
+/*
+ * Whether the x86-64 CPU (NULL, "" or "native": this host, where triple is its) has
+ * feature (LLVM's spelling: "+avx2"): its name is one of the n names, which have it.
+ */
+static bool x86_cpu_has(const char *triple, const char *cpu, const char *feature, const char *const *names, size_t n)
 {
-	/* x86-64 CPUs of AVX-512 (LLVM 16's names). */
-	static const char *const wide[] = {"cannonlake", "cascadelake", "cooperlake", "emeraldrapids", "graniterapids",
-	                                   "icelake-client", "icelake-server", "knl", "knm", "rocketlake", "sapphirerapids",
-	                                   "skx", "skylake-avx512", "tigerlake", "x86-64-v4", "znver4"};
 	TargetPlatform p;
 	Error e;
 	bool found = false;
@@ -208,13 +208,31 @@ bool target_wide_vectors(const char *triple, const char *cpu)
 		return false;
 	if (!cpu || !*cpu || !strcmp(cpu, "native")) {
 		char *features = p.host ? LLVMGetHostCPUFeatures() : NULL;
-		found = features && strstr(features, "+avx512f");
+		found = features && strstr(features, feature);
 		LLVMDisposeMessage(features);
 		return found;
 	}
-	for (size_t i = 0; i < COUNT_OF(wide) && !found; i++)
-		found = !strcmp(cpu, wide[i]);
+	for (size_t i = 0; i < n && !found; i++)
+		found = !strcmp(cpu, names[i]);
 	return found;
+}
+
+/* x86-64 CPUs of AVX-512 (LLVM 16's names). */
+static const char *const avx512_cpus[] = {"cannonlake", "cascadelake", "cooperlake", "emeraldrapids", "graniterapids",
+                                          "icelake-client", "icelake-server", "knl", "knm", "rocketlake",
+                                          "sapphirerapids", "skx", "skylake-avx512", "tigerlake", "x86-64-v4", "znver4"};
+/* And those of AVX2 without it. */
+static const char *const avx2_cpus[] = {"alderlake", "bdver4", "broadwell", "core-avx2", "haswell", "meteorlake",
+                                        "raptorlake", "skylake", "x86-64-v3", "znver1", "znver2", "znver3"};
+
+bool target_wide_vectors(const char *triple, const char *cpu)
+{
+	return x86_cpu_has(triple, cpu, "+avx512f", avx512_cpus, COUNT_OF(avx512_cpus));
+}
+
+bool target_vector_tops(const char *triple, const char *cpu)
+{
+	return target_wide_vectors(triple, cpu) || x86_cpu_has(triple, cpu, "+avx2", avx2_cpus, COUNT_OF(avx2_cpus));
 }
 
 const char *target_linker(const TargetPlatform *p, const char *cc)

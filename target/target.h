@@ -37,6 +37,11 @@ typedef struct TargetOptions {
 
 /* Whether code for triple (NULL: this host) and cpu (NULL or "": the default) has 512-bit vectors (x86's AVX-512). */
 bool target_wide_vectors(const char *triple, const char *cpu);
+/*
+ * Whether its vectors take a walk's top for 16 rows at once (MModule.vector_tops): x86's
+ * AVX-512, or AVX2 in pairs of 256 bits.
+ */
+bool target_vector_tops(const char *triple, const char *cpu);
 
 /*
  * The code cache's directory (malloc'd), or NULL for none: chosen (the user's --cache or

@@ -146,7 +146,7 @@ static int cmd_compile(int argc, char **argv)
 	if (!target_check(&o, &e))
 		fail("%s", e.message);
 	phase_end(o.timer, "check");
-	p.wide_vectors = target_wide_vectors(o.triple, o.cpu);
+	p.vector_tops = target_vector_tops(o.triple, o.cpu);
 	if (!out) {
 		size_t n = strlen(model);
 		const char *dot = strrchr(model, '.'), *slash = strrchr(model, '/');
@@ -348,7 +348,7 @@ static int cmd_predict(int argc, char **argv)
 		double start = now();
 		char *cache = target_cache_dir(NULL);
 		target.cache_dir = cache;
-		p.wide_vectors = target_wide_vectors(target.triple, target.cpu);
+		p.vector_tops = target_vector_tops(target.triple, target.cpu);
 		library = compile_to_temporary(artifact, &p, &target, temp_dir);
 		free(cache);
 		if (timing)

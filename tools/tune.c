@@ -649,7 +649,7 @@ int cmd_tune(int argc, char **argv)
 		rows_from_csv(t, input);
 	else
 		rows_from_thresholds(t);
-	t->options.wide_vectors = target_wide_vectors(t->target.triple, t->target.cpu);
+	t->options.vector_tops = target_vector_tops(t->target.triple, t->target.cpu);
 	host = LLVMGetHostCPUName();
 	snprintf(t->cpu, sizeof t->cpu, "%s", host);
 	LLVMDisposeMessage(host);
