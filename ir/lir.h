@@ -177,7 +177,7 @@ typedef enum LAtomic {
 #define LIR_CASTS(X)                                              \
 	X(SEXT, "sext") X(ZEXT, "zext") X(TRUNC, "trunc")         \
 	X(FPEXT, "fpext") X(FPTRUNC, "fptrunc") X(SITOFP, "sitofp") \
-	X(FPTOSI, "fptosi")
+	X(FPTOSI, "fptosi") X(BITCAST, "bitcast")
 
 typedef enum LCast {
 #define X(name, text) LCAST_##name,

@@ -119,6 +119,8 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 	case LCAST_FPTRUNC: ok = from == LTYPE_F64 && to == LTYPE_F32; break;
 	case LCAST_SITOFP: ok = is_int(from) && is_float(to); break;
 	case LCAST_FPTOSI: ok = is_float(from) && is_int(to); break;
+	case LCAST_BITCAST: ok = (from == LTYPE_I32 && to == LTYPE_F32) || (from == LTYPE_F32 && to == LTYPE_I32) ||
+	                         (from == LTYPE_I64 && to == LTYPE_F64) || (from == LTYPE_F64 && to == LTYPE_I64); break;
 	default: return fail(v, id, "bad cast kind %u", kind);
 	}
 	if (!ok)
@@ -131,8 +133,8 @@ static bool is_vector_element(LType t) { return t == LTYPE_I8 || t == LTYPE_I32 
 
 /*
  * Lanes of id and its operands: only LOAD, GATHER, STORE, CONST, SPLAT and the
- * elementwise ADD, SUB, AND, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN, FMAX, FCMP and
- * CAST are vectors, of an element type vectors hold (compares: of i1); SPLAT takes a
+ * elementwise ADD, SUB, AND, ASHR, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN, FMAX, FCMP
+ * and CAST are vectors, of an element type vectors hold (compares: of i1); SPLAT takes a
  * scalar, the elementwise take operands of their own lanes, GATHER indices
  * c of its lanes, STORE a value c of its lanes (any when it has none), BITS a vector of
  * at most 32 lanes (or a scalar), everything else scalars.
@@ -144,8 +146,8 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 	unsigned lanes = lir_lanes(v->fn, id);
 	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL || in->op == LOP_FMIN ||
 	                   in->op == LOP_FMAX || in->op == LOP_FCMP || in->op == LOP_CAST || in->op == LOP_ADD ||
-	                   in->op == LOP_SUB || in->op == LOP_AND || in->op == LOP_CTZ || in->op == LOP_SELECT ||
-	                   in->op == LOP_ICMP;
+	                   in->op == LOP_SUB || in->op == LOP_AND || in->op == LOP_ASHR || in->op == LOP_CTZ ||
+	                   in->op == LOP_SELECT || in->op == LOP_ICMP;
 	bool compare = in->op == LOP_FCMP || in->op == LOP_ICMP;
 
 	if (in->lanes > LIR_MAX_LANES)

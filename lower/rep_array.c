@@ -292,7 +292,7 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	ArrayState *s = layout->state;
 	uint32_t per = (1u << layout->top_levels) - 1;
 	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per * 2), LIR_NONE);
-	uint32_t candidates = vector_const(b, lanes, -1), exit; /* bit j: the row may leave at slot 2^levels + j */
+	uint32_t candidates = vector_const(b, lanes, -1), lowest, exponent; /* bit j: the row may leave at slot 2^levels + j */
 	for (uint32_t slot = 1; slot < 1u << levels; slot++) {
 		/* The split's candidates (2^levels >> depth of them from bit `left`), the lower half below its left child. */
 		uint32_t depth = 31 - (uint32_t)__builtin_clz(slot), width = 1u << (levels - depth);
@@ -307,8 +307,17 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 		                                vector_const(b, lanes, (int32_t)~(((1u << half) - 1) << left)), LIR_NONE);
 		candidates = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, keep, candidates);
 	}
-	exit = lir_emit_vector(b, LOP_CTZ, LTYPE_I32, (uint8_t)lanes, candidates, LIR_NONE, LIR_NONE);
-	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exit, vector_const(b, lanes, 1 << levels), LIR_NONE);
+	/*
+	 * The lowest candidate j (at most 2^levels - 1) by the exponent of the float of its bit
+	 * alone (exact): 127 + j. Five operations, where a vector count of trailing zeros is a
+	 * dozen on CPUs without one (AVX2: one core of the Zen 4, --cpu x86-64-v3, 4096 rows,
+	 * us a row, syn-higgs 0.309 -> 0.294, syn-covtype 2.84 -> 2.64; the same with AVX-512).
+	 */
+	lowest = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, vector_const(b, lanes, 0), candidates, LIR_NONE);
+	lowest = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, lowest, LIR_NONE);
+	exponent = lir_cast(b, LCAST_BITCAST, LTYPE_I32, lir_cast(b, LCAST_SITOFP, LTYPE_F32, lowest));
+	exponent = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, (uint8_t)lanes, exponent, vector_const(b, lanes, 23), LIR_NONE);
+	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exponent, vector_const(b, lanes, (1 << levels) - 127), LIR_NONE);
 }
 
 /* A tree's handle: the address of its root record (in the group's copy while there is one). */

@@ -61,7 +61,7 @@ static const LLVMRealPredicate real_predicates[] = {
 };
 static const LLVMOpcode cast_opcodes[] = {
 	[LCAST_SEXT] = LLVMSExt, [LCAST_ZEXT] = LLVMZExt, [LCAST_TRUNC] = LLVMTrunc, [LCAST_FPEXT] = LLVMFPExt,
-	[LCAST_FPTRUNC] = LLVMFPTrunc, [LCAST_SITOFP] = LLVMSIToFP, [LCAST_FPTOSI] = LLVMFPToSI,
+	[LCAST_FPTRUNC] = LLVMFPTrunc, [LCAST_SITOFP] = LLVMSIToFP, [LCAST_FPTOSI] = LLVMFPToSI, [LCAST_BITCAST] = LLVMBitCast,
 };
 
 /* The address of element index of ptr, elements being of type. */

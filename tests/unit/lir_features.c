@@ -126,6 +126,20 @@ static void test_vectors(void)
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\t%10 = load <4 x i8> %0[%1]\n\t%11 = const <2 x i64> 7\n\t%12 = fneg f32 %9\n");
 	lir_module_free(m);
+
+	/* A float's exponent, lanewise (the tops' lowest candidate): a bitcast of the vector and its shift. */
+	m = tiny(&b);
+	v = lir_emit_vector(&b, LOP_LOAD, LTYPE_F32, 8, 0, 1, LIR_NONE);
+	ints = lir_cast(&b, LCAST_BITCAST, LTYPE_I32, v);
+	seven = lir_emit_vector(&b, LOP_CONST, LTYPE_I32, 8, LIR_NONE, LIR_NONE, LIR_NONE);
+	add = lir_emit_vector(&b, LOP_ASHR, LTYPE_I32, 8, ints, seven, LIR_NONE);
+	b.fn->insts[seven].imm = 23;
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%3 = cast bitcast <8 x f32> %2 to <8 x i32>\n\t%4 = const <8 x i32> 23\n"
+	                  "\t%5 = ashr <8 x i32> %3, %4\n");
+	b.fn->insts[add].b = 1;
+	EXPECT_INVALID(m, "lir: f: %5 (ashr): operand %1 is a scalar, expected 8 lanes");
+	lir_module_free(m);
 }
 
 /* Lanewise integer compares, ands, selects, adds and trailing zeros, and splats of a scalar (a walk's top, lower_tops). */

@@ -133,6 +133,8 @@ static void test_types(void)
 	b.fn->insts[sum].b = x;
 	b.fn->insts[cast].sub = LCAST_FPTRUNC;
 	EXPECT_INVALID(m, "lir: f: %5 (cast): cannot fptrunc f32 to f64");
+	b.fn->insts[cast].sub = LCAST_BITCAST; /* bits of the same size only */
+	EXPECT_INVALID(m, "lir: f: %5 (cast): cannot bitcast f32 to f64");
 	b.fn->insts[cast].sub = LCAST_FPEXT;
 	b.fn->insts[cmp].op = LOP_ICMP;
 	EXPECT_INVALID(m, "bad predicate");
