@@ -1211,9 +1211,8 @@ static uint32_t tops_stride(const MModule *m, uint32_t id)
 	uint32_t stride = 0;
 	for (; id != MIR_NONE; id = m->insts[id].next) {
 		const MInst *inst = &m->insts[id];
-		uint32_t inner = tops_stride(m, inst->body);
-		if (block_takes_tops(m, inst) && inst->span + TOP_LANES > stride)
-			stride = (uint32_t)inst->span + TOP_LANES;
+		uint32_t own = block_takes_tops(m, inst) ? (uint32_t)inst->span + TOP_LANES : 0, inner = tops_stride(m, inst->body);
+		stride = own > stride ? own : stride;
 		stride = inner > stride ? inner : stride;
 	}
 	return stride;

@@ -237,6 +237,16 @@ static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm, const Tar
 	free(features);
 }
 
+/* mod optimised for a CPU (o's level), its wide functions then made to be generated with AVX-512 (wide_functions). */
+static bool optimise_for_cpu(LLVMModuleRef mod, LLVMTargetMachineRef tm, const TargetOptions *o, PhaseTimer *timer,
+                             Error *e)
+{
+	if (!run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, timer, e))
+		return false;
+	wide_functions(mod, tm, o);
+	return true;
+}
+
 /*
  * The optimised code object of mod (malloc'd, *size bytes): from o's cache when it
  * holds mod's (*hit), else optimised and generated here (and stored in the cache).
@@ -258,9 +268,8 @@ static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const Targe
 		if ((*hit = bytes != NULL))
 			return bytes;
 	}
-	if (!run_passes(mod, tm, passes, o->opt_level, timer, e))
+	if (!optimise_for_cpu(mod, tm, o, timer, e))
 		return NULL;
-	wide_functions(mod, tm, o);
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &code)) {
 		error_set(e, "cannot generate code: %s", message);
 		LLVMDisposeMessage(message);
@@ -647,9 +656,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		 * the cache); the other kinds want one module, the data linked into the code.
 		 */
 		bool ready = o->emit == TARGET_EMIT_SHARED ||
-		             (run_passes(mod, tm, cpu_passes(o->opt_level), o->opt_level, o->timer, e) && link_data(mod, data, &data, e));
-		if (ready && o->emit != TARGET_EMIT_SHARED)
-			wide_functions(mod, tm, o);
+		             (optimise_for_cpu(mod, tm, o, o->timer, e) && link_data(mod, data, &data, e));
 		if (ready)
 			switch (o->emit) {
 			case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e); break;

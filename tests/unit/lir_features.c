@@ -130,14 +130,14 @@ static void test_vectors(void)
 	/* A float's exponent, lanewise (the tops' lowest candidate): a bitcast of the vector and its shift. */
 	m = tiny(&b);
 	v = lir_emit_vector(&b, LOP_LOAD, LTYPE_F32, 8, 0, 1, LIR_NONE);
-	ints = lir_cast(&b, LCAST_BITCAST, LTYPE_I32, v);
-	seven = lir_emit_vector(&b, LOP_CONST, LTYPE_I32, 8, LIR_NONE, LIR_NONE, LIR_NONE);
-	add = lir_emit_vector(&b, LOP_ASHR, LTYPE_I32, 8, ints, seven, LIR_NONE);
-	b.fn->insts[seven].imm = 23;
+	uint32_t bits = lir_cast(&b, LCAST_BITCAST, LTYPE_I32, v);
+	uint32_t by = lir_emit_vector(&b, LOP_CONST, LTYPE_I32, 8, LIR_NONE, LIR_NONE, LIR_NONE);
+	uint32_t exponent = lir_emit_vector(&b, LOP_ASHR, LTYPE_I32, 8, bits, by, LIR_NONE);
+	b.fn->insts[by].imm = 23;
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\t%3 = cast bitcast <8 x f32> %2 to <8 x i32>\n\t%4 = const <8 x i32> 23\n"
 	                  "\t%5 = ashr <8 x i32> %3, %4\n");
-	b.fn->insts[add].b = 1;
+	b.fn->insts[exponent].b = 1;
 	EXPECT_INVALID(m, "lir: f: %5 (ashr): operand %1 is a scalar, expected 8 lanes");
 	lir_module_free(m);
 }
