@@ -370,9 +370,14 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 		rows_outer = "b0";
 		trees_outer = "t0";
 		if (few) {
-			/* splitSize(batch, few, many, few_rows); tile(few.tree, f0, f1, few_trees); interleave(f1): batches of lone rows */
+			/*
+			 * splitSize(batch, few, many, few_rows); tile(few.tree, f0, f1, few_trees);
+			 * interleave(f1); cache(f0): batches of lone rows, each tile of trees prefetching
+			 * the next one's roots (lower/mir_to_lir.c: prefetch_next_trees)
+			 */
 			ok = ok && hir_schedule_split_size(s, "batch", "few", "many", k->few_rows, e);
 			interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
+			ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
 			if (k->peel)
 				ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel, e);
 			if (k->unroll)

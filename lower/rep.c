@@ -203,11 +203,17 @@ uint32_t rep_buffer_address(LBuilder *b, uint32_t index)
 	return v;
 }
 
-void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n)
+void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n,
+                        bool whole)
 {
 	uint32_t one = lir_const_int(b, LTYPE_I64, 1), next = lir_emit(b, LOP_ADD, LTYPE_I64, tree, one, LIR_NONE);
-	uint32_t first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, starts, tree, LIR_NONE));
-	uint32_t end = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, starts, next, LIR_NONE));
+	uint32_t first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, starts, tree, LIR_NONE)), end;
+	if (!whole) {
+		for (uint32_t i = 0; i < n; i++)
+			lir_emit(b, LOP_PREFETCH, types[i], buffers[i], first, LIR_NONE);
+		return;
+	}
+	end = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, starts, next, LIR_NONE));
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t line = lir_const_int(b, LTYPE_I64, (int64_t)(REP_CACHE_LINE / lir_type_size(types[i])));
 		uint32_t slot = lir_begin(b, LOP_FOR, first, end, line);

@@ -192,8 +192,12 @@ typedef struct LRepresentation {
 	                 const RepRow *row, bool leaf_stays);
 	/* Emit code yielding the value of a leaf node (of layout->leaf_type). */
 	uint32_t (*leaf_value)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node);
-	/* Emit prefetches of every node of tree number `tree` (i64): cache(v) of a tree loop. */
-	void (*prefetch_tree)(RepLayout *layout, LBuilder *b, uint32_t tree);
+	/*
+	 * Emit prefetches of tree number `tree` (i64) for cache(v) of a tree loop: of every
+	 * node where `whole`, else of the line its walks read first (its root's; a lone row's
+	 * walk then prefetches its path itself, prefetch_below).
+	 */
+	void (*prefetch_tree)(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole);
 	/*
 	 * Emit a prefetch of the nodes two levels below node, which a lone row's walk reads
 	 * two steps on, where the representation keeps them together (NULL elsewhere);
@@ -306,9 +310,11 @@ uint32_t rep_buffer_address(LBuilder *b, uint32_t index);
 #define REP_CACHE_LINE 64
 /*
  * Emit prefetches of slots [starts[tree], starts[tree + 1]) (starts: an i32 buffer) of
- * each of the n buffers, whose elements have the given types: one per cache line.
+ * each of the n buffers, whose elements have the given types: one per cache line; of
+ * slot starts[tree] alone where not `whole`.
  */
-void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n);
+void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint32_t *buffers, const LType *types, uint32_t n,
+                        bool whole);
 /* Emit the decoding of a node word into n's is_leaf, feature and word. */
 void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNode *n);
 /*

@@ -371,12 +371,18 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	return n;
 }
 
-static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+/* Not whole: the root's record, from the tree's handle (its offset computed, not loaded, where trees take one size). */
+static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	ArrayState *s = layout->state;
 	uint32_t buffers[] = {layout->walk_keys ? s->keys : s->nodes};
 	LType types[] = {LTYPE_I32};
-	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
+	if (whole) {
+		rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers), true);
+		return;
+	}
+	lir_emit(b, LOP_PREFETCH, LTYPE_I32, array_tree(layout, b, tree, true),
+	         record_element(b, array_root(layout, b, tree), s->record, 0), LIR_NONE);
 }
 
 /* Where the double of leaf slot `node` lies (own_leaves), in doubles from the tree's handle. */

@@ -397,9 +397,9 @@ static uint32_t bitvector_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tr
 	return v;
 }
 
-static void bitvector_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+static void bitvector_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
-	ARRAY(layout, rep_array.prefetch_tree(layout, b, tree));
+	ARRAY(layout, rep_array.prefetch_tree(layout, b, tree, whole));
 }
 
 static void bitvector_prefetch_below(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, bool leaves)

@@ -166,11 +166,11 @@ static uint32_t reorg_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	return rep_load_leaf(layout, b, src->values, reorg_element(src, b, tree, node));
 }
 
-/* A tree's slots are num_trees elements apart: one prefetch per slot and field, each line shared with its neighbours. */
-static void reorg_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+/* A tree's slots are num_trees elements apart: one prefetch per slot (its root's alone where not whole) and field, each line shared with its neighbours. */
+static void reorg_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	const ReorgState *s = layout->state;
-	uint32_t one = lir_const_int(b, LTYPE_I64, 1), end = lir_const_int(b, LTYPE_I64, (int64_t)s->slots + 1);
+	uint32_t one = lir_const_int(b, LTYPE_I64, 1), end = lir_const_int(b, LTYPE_I64, whole ? (int64_t)s->slots + 1 : 2);
 	uint32_t slot = lir_begin(b, LOP_FOR, one, end, one);
 	uint32_t at = reorg_element(&s->model, b, tree, slot);
 	lir_emit(b, LOP_PREFETCH, LTYPE_I32, s->model.words, at, LIR_NONE);

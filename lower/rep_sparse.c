@@ -132,12 +132,12 @@ static uint32_t sparse_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint3
 	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
-static void sparse_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+static void sparse_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	SparseState *s = layout->state;
 	uint32_t buffers[] = {s->words, s->values, s->children};
 	LType types[] = {LTYPE_I32, layout->threshold_type, LTYPE_I32};
-	rep_prefetch_slots(b, s->roots, tree, buffers, types, COUNT_OF(buffers));
+	rep_prefetch_slots(b, s->roots, tree, buffers, types, COUNT_OF(buffers), whole);
 }
 
 static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)

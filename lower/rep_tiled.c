@@ -460,12 +460,12 @@ static uint32_t tiled_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	return rep_load_leaf(layout, b, rec, lir_const_int(b, LTYPE_I64, 1));
 }
 
-static void tiled_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree)
+static void tiled_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	TiledState *s = layout->state;
 	uint32_t buffers[] = {s->nodes};
 	LType types[] = {LTYPE_I32};
-	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers));
+	rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers), whole);
 }
 
 /* The two layouts share every hook but the layout's. */
