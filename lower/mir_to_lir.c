@@ -656,12 +656,14 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		for (uint32_t r = 0; r < l->scope.lanes; r++) {
 			if (i >= peel[r])
 				continue;
+			l->layout.step_level = (int32_t)i;
 			fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
 			if (ahead && i >= 1 && i + 2 <= peel[r])
 				rep->prefetch_below(&l->layout, &l->b, tree[r], node[r], exact[r] && i + 2 == peel[r]);
 			node[r] = lower_step(l, tree[r], node[r], &row[r], &fields, i >= safe[r]);
 		}
 	}
+	l->layout.step_level = -1;
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		if (exact[r])
 			continue;
@@ -1232,11 +1234,12 @@ static uint32_t tops_stride(const MModule *m, uint32_t id)
 	return stride;
 }
 
-/* Whether some ifComplete in the list from id (and the lists inside) makes keys. */
-static bool some_makes_keys(const MModule *m, uint32_t id)
+/* Whether some ifComplete in the list from id (and the lists inside) makes keys, for one row where one_row. */
+static bool some_makes_keys(const MModule *m, uint32_t id, bool one_row)
 {
 	for (; id != MIR_NONE; id = m->insts[id].next)
-		if (key_type(m, &m->insts[id]) != LTYPE_VOID || some_makes_keys(m, m->insts[id].body))
+		if ((key_type(m, &m->insts[id]) != LTYPE_VOID && (!one_row || m->insts[id].span == 1)) ||
+		    some_makes_keys(m, m->insts[id].body, one_row))
 			return true;
 	return false;
 }
@@ -1719,7 +1722,9 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
 	walked = gpu ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
-	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body);
+	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body, false);
+	l.layout.blocks = l.layout.keys && some_makes_keys(m, m->body, true);
+	l.layout.step_level = -1;
 	l.layout.top_stride = tops_stride(m, m->body);
 	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
 	/* The first layout serves the double entry too where there is no float twin. */
@@ -1761,7 +1766,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (f->threshold_type == HTYPE_F64) {
 		if (walked) {
 			l.rep->free(&l.layout);
-			l.layout.keys = false;
+			l.layout.keys = l.layout.blocks = false;
 			l.layout.top_levels = 0;
 			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {

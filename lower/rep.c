@@ -545,22 +545,27 @@ uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t 
 	return leaf_stays ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;
 }
 
+uint32_t rep_step_sum(RepLayout *layout, LBuilder *b, uint32_t node, uint32_t addend, const RepNode *fields,
+                      const RepRow *row, bool leaf_stays)
+{
+	RepDecision d = rep_decide(layout, b, fields, row, leaf_stays);
+	bool twice = addend == node; /* 2i: a shift, and 2i + 1 an or */
+	uint32_t one, sum, taken;
+	if (d.carry && !d.left) /* node + addend + right: one adc */
+		return lir_emit(b, LOP_ADDC, LTYPE_I64, node, addend, d.holds);
+	one = lir_const_int(b, LTYPE_I64, 1);
+	sum = twice ? lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE) : lir_emit(b, LOP_ADD, LTYPE_I64, node, addend, LIR_NONE);
+	taken = lir_cast(b, LCAST_ZEXT, LTYPE_I64, d.holds);
+	if (d.left) /* + 1 - left: an lea and an sbb where the decision is the carry */
+		return lir_emit(b, LOP_SUB, LTYPE_I64, lir_emit(b, twice ? LOP_OR : LOP_ADD, LTYPE_I64, sum, one, LIR_NONE), taken, LIR_NONE);
+	return lir_emit(b, LOP_ADD, LTYPE_I64, sum, taken, LIR_NONE);
+}
+
 uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
                            const RepRow *row, bool leaf_stays)
 {
-	RepDecision d = rep_decide(layout, b, fields, row, leaf_stays);
-	uint32_t one, child, taken;
 	(void)tree;
-	if (d.carry && !d.left) /* 2i + right: one adc */
-		return rep_step_result(b, fields, node, lir_emit(b, LOP_ADDC, LTYPE_I64, node, node, d.holds), leaf_stays);
-	one = lir_const_int(b, LTYPE_I64, 1);
-	child = lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE);
-	taken = lir_cast(b, LCAST_ZEXT, LTYPE_I64, d.holds);
-	if (d.left) /* 2i + 1 - left: an lea and an sbb where the decision is the carry */
-		child = lir_emit(b, LOP_SUB, LTYPE_I64, lir_emit(b, LOP_OR, LTYPE_I64, child, one, LIR_NONE), taken, LIR_NONE);
-	else
-		child = lir_emit(b, LOP_ADD, LTYPE_I64, child, taken, LIR_NONE);
-	return rep_step_result(b, fields, node, child, leaf_stays);
+	return rep_step_result(b, fields, node, rep_step_sum(layout, b, node, node, fields, row, leaf_stays), leaf_stays);
 }
 
 LType rep_value_type(const HForest *f)

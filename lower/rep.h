@@ -101,7 +101,11 @@ typedef struct RepLayout {
 	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
+	bool blocks;           /* lone rows walk keys (one_row): the layout may copy them in an order of its own for those walks
+	                          (asked for by the lowering, kept by lay_out where it makes the copy) */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
+	int32_t step_level;    /* the level of the node the step being lowered leaves, where its walk knows it (peeled steps, the
+	                          root at 0), else -1; set by the lowering for layouts whose steps differ by level */
 	uint8_t top_levels;    /* levels of every tree's top that top_nodes can take (all splits), 0: none; asked for by the
 	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
 	uint32_t top_stride;   /* with top_levels, the lowering's: i32 elements from one feature's keys by feature to the
@@ -324,6 +328,12 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
 uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
+/*
+ * Emit node + addend + (1 where the row goes right at split fields), i64: a complete
+ * tree's child of slot node where addend is node (one adc on x86).
+ */
+uint32_t rep_step_sum(RepLayout *layout, LBuilder *b, uint32_t node, uint32_t addend, const RepNode *fields,
+                      const RepRow *row, bool leaf_stays);
 /*
  * The step hook of layouts that keep trees complete (array, reorg): the root is slot 1,
  * the children of slot i are 2i and 2i+1 (a leaf's lie outside the tree: it stays where

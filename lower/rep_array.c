@@ -32,6 +32,9 @@
  * buffer, `keys`, holds the node buffer again with each split's threshold replaced by
  * its key; while RepLayout.walk_keys is set, handles point into it and load_node yields
  * the key. Leaves are copied as they are, so a walk of keys ends on its leaf's value.
+ *
+ * A third, `blocks`, holds the keys again for the walks of lone rows (RepLayout.one_row),
+ * each tree cut into blocks of three levels, one cache line each (add_blocks).
  */
 #include "lower/rep.h"
 
@@ -61,6 +64,16 @@
 #define ARRAY_MAX_KEY_COPY (1u << 24)
 
 /*
+ * The most bytes a key copy in blocks may take (add_blocks): about an L2. A lone row of
+ * a larger forest reads it from L3, whose latency the complete layout's prefetches hide
+ * better on some (one row, one core of the Zen 4: syn-abalone, 1000 trees, 4.7 MB of
+ * blocks, 5.45 us complete, 5.66 in blocks; syn-covtype, 800 trees, 4.29 and 4.06), and
+ * its copy would double the artifact and add a sixth to the compile (1000 trees of
+ * depth 8: 0.26 -> 0.31 s).
+ */
+#define ARRAY_MAX_BLOCKS (2u << 20)
+
+/*
  * Levels of every tree's top kept in the tops buffer (RepLayout.top_levels) for
  * top_nodes: 15 splits, 16 candidates. On the Emerald Rapids Xeon (one core, 4096 rows,
  * us a row, the tops' vectors aligned): syn-higgs 0.311 with three levels, 0.295 with
@@ -77,6 +90,9 @@ typedef struct ArrayState {
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves are doubles read apart from the float records */
 	uint64_t leaf_slots;     /* the slots before their region; 0: each in its own slot */
+	uint32_t block_buffer;   /* the key copy in blocks (add_blocks), LIR_NONE: none */
+	uint32_t blocks;         /* its address in the function being built */
+	int64_t block_stride;    /* i32 elements per tree in it */
 	uint32_t copy;           /* GPU cache(t): the shared-memory copy of a group's records, or LIR_NONE */
 	uint32_t copy_start;     /* i64: where the group's records start in nodes */
 	uint32_t num_trees;
@@ -178,6 +194,74 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 	s->top_buffer = lir_buffer_add(m, "array.tops", LTYPE_I32, (uint64_t)f->num_trees * per * 2, tops);
 }
 
+/*
+ * The slots of a tree in blocks: levels 3k to 3k + 2 of the tree in blocks of 8 slots
+ * (64 bytes of key records, a cache line), each a complete tree of three levels from its
+ * slot 1 (slot 0 unused); the blocks in level order from block 0, the children of
+ * block c at 8c + 1 to 8c + 8. Slot s = 8c + i of block c, node i: its children are s +
+ * i + {0, 1} within the block (i < 4), and else 8 (s + i + {0, 1}) - 55, slot 1 of
+ * block 8c + 1 + 2 (i - 4) + {0, 1} (array_step). A lone row's walk reads a line every
+ * three levels where the complete layout reads one a level below the third. One row, one
+ * core of the Zen 4, us, complete (its walks prefetching two levels ahead) -> blocks
+ * (prefetching nothing: the children's blocks a step ahead made syn-higgs 0.47 -> 0.50):
+ * syn-higgs 0.499 -> 0.470, syn-lgb-higgs 0.498 -> 0.477, syn-airline 0.480 -> 0.453,
+ * but syn-year 0.505 -> 0.512 and syn-lgb-year 0.500 -> 0.509. What is left is the wait
+ * for each block below, from L2. (LLVM keeps both 8 (s + i + c) and the child of a step
+ * into a block below, which doubles the walks' spills; nodes offset by level so that the
+ * child is 8 (s + i + c) alone halved them and ran as fast.)
+ */
+static uint64_t block_slot(uint64_t slot)
+{
+	uint32_t level = 63 - (uint32_t)__builtin_clzll(slot), top = 0;
+	uint64_t block = 0;
+	for (; level - top >= 3; top += 3)
+		block = 8 * block + 1 + ((slot >> (level - top - 3)) & 7);
+	return 8 * block + ((slot & ((1ull << (level - top)) - 1)) | 1ull << (level - top));
+}
+
+/* Slots in blocks of a tree of depth d, 8 per block in ceil((d + 1) / 3) levels of blocks. */
+static uint64_t block_slots(uint32_t depth)
+{
+	uint64_t blocks = 0, level = 1;
+	for (uint32_t top = 0; top <= depth; top += 3, level *= 8)
+		blocks += level;
+	return 8 * blocks;
+}
+
+/*
+ * The key copy in blocks, where lone rows walk the keys (RepLayout.blocks, kept where
+ * the copy is made), every tree has one depth (a stride: the blocked trees then take one
+ * too), blocks add at most a quarter to the slots (depths 5, 8, 11 and so on, whose
+ * levels fill their blocks), and the copy fits ARRAY_MAX_BLOCKS.
+ */
+static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArrayState *s, const int32_t *keys)
+{
+	uint32_t depth = f->num_trees ? hir_tree_depth(f, 0) : 0;
+	uint64_t slots = block_slots(depth), total;
+	int32_t *blocks;
+	bool asked = layout->blocks;
+	s->block_buffer = LIR_NONE;
+	layout->blocks = false;
+	if (!asked || m->gpu || !s->stride || s->record != 2 || (s->own_leaves && s->leaf_slots) || depth < 5 ||
+	    4 * slots > 5 * (2ull << depth))
+		return;
+	total = slots * f->num_trees * s->record;
+	if (total * sizeof *blocks > ARRAY_MAX_BLOCKS)
+		return;
+	blocks = xmalloc(total * sizeof *blocks);
+	for (uint64_t i = 0; i < total; i += s->record) { /* unused slots read as leaves */
+		blocks[i] = -1;
+		blocks[i + 1] = 0;
+	}
+	s->block_stride = (int64_t)(slots * s->record);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (uint64_t slot = 1; slot < 2ull << depth; slot++)
+			memcpy(blocks + (uint64_t)t * slots * s->record + block_slot(slot) * s->record,
+			       keys + s->tree_offsets[t] + slot * s->record, s->record * sizeof *blocks);
+	s->block_buffer = lir_buffer_add(m, "array.blocks", LTYPE_I32, total, blocks);
+	layout->blocks = true;
+}
+
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *records;
@@ -240,7 +324,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	for (uint32_t t = 1; t < f->num_trees; t++)
 		if (offsets[t + 1] - offsets[t] != s->stride)
 			s->stride = 0;
-	s->key_buffer = s->top_buffer = LIR_NONE;
+	s->key_buffer = s->top_buffer = s->block_buffer = LIR_NONE;
 	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
@@ -254,6 +338,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			leaves_into_slots(f, offsets, deepest, leaves, keys, record);
 		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
 		add_tops(f, m, layout, s, keys);
+		add_blocks(f, m, layout, s, keys);
 	} else {
 		layout->top_levels = 0; /* tops are read from the key copy */
 	}
@@ -275,6 +360,7 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
 	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
 	s->tops = s->top_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->top_buffer);
+	s->blocks = s->block_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->block_buffer);
 	s->copy = LIR_NONE;
 }
 
@@ -320,11 +406,21 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exponent, vector_const(b, lanes, (1 << levels) - 127), LIR_NONE);
 }
 
+/* Whether the walks being lowered read the key copy in blocks: a lone row's walks of keys, where there is one. */
+static bool walks_blocks(const RepLayout *layout)
+{
+	const ArrayState *s = layout->state;
+	return layout->walk_keys && layout->one_row && s->block_buffer != LIR_NONE && s->copy == LIR_NONE;
+}
+
 /* A tree's handle: the address of its root record (in the group's copy while there is one). */
 static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
 {
 	ArrayState *s = layout->state;
 	uint32_t offset;
+	if (walks_blocks(layout))
+		return lir_index(b, s->blocks, lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, s->block_stride), LIR_NONE),
+		                 LTYPE_I32);
 	/*
 	 * Trees of one size walked side by side: their offsets computed, not loaded, the
 	 * roots of trees t0 + k are one address plus constants, which LLVM folds into the
@@ -353,6 +449,28 @@ static uint32_t record_element(LBuilder *b, uint32_t node, uint32_t per_record, 
 {
 	uint32_t at = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, per_record), LIR_NONE);
 	return i ? lir_emit(b, LOP_ADD, LTYPE_I64, at, lir_const_int(b, LTYPE_I64, i), LIR_NONE) : at;
+}
+
+/*
+ * The child in blocks where the walk reads them (block_slot): within the block, or in a
+ * block below from a node of the block's last level (of level 3k + 2 where the walk
+ * knows it, else where the node's place in its block says so).
+ */
+static uint32_t array_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
+                           const RepRow *row, bool leaf_stays)
+{
+	uint32_t local, sum, below, child;
+	if (!walks_blocks(layout))
+		return rep_complete_step(layout, b, tree, node, fields, row, leaf_stays);
+	local = lir_emit(b, LOP_AND, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, 7), LIR_NONE);
+	sum = rep_step_sum(layout, b, node, local, fields, row, leaf_stays);
+	below = lir_emit(b, LOP_SHL, LTYPE_I64, sum, lir_const_int(b, LTYPE_I64, 3), LIR_NONE);
+	below = lir_emit(b, LOP_ADD, LTYPE_I64, below, lir_const_int(b, LTYPE_I64, -55), LIR_NONE);
+	if (layout->step_level >= 0)
+		child = layout->step_level % 3 == 2 ? below : sum;
+	else
+		child = lir_emit(b, LOP_SELECT, LTYPE_I64, lir_cmp(b, LOP_ICMP, LCMP_SGE, local, lir_const_int(b, LTYPE_I64, 4)), below, sum);
+	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
 static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
@@ -411,7 +529,7 @@ static void array_prefetch_below(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	ArrayState *s = layout->state;
 	uint32_t first;
 	bool apart = leaves && s->own_leaves && s->leaf_slots; /* else the leaves' doubles are in their records' line */
-	if (apart && !layout->one_row)
+	if ((apart && !layout->one_row) || walks_blocks(layout)) /* blocks: prefetches made lone rows slower */
 		return;
 	first = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, 4), LIR_NONE);
 	if (apart) {
@@ -474,7 +592,7 @@ const LRepresentation rep_array = {
 	.tree = array_tree,
 	.root = array_root,
 	.load_node = array_load_node,
-	.step = rep_complete_step,
+	.step = array_step,
 	.prefetch_tree = array_prefetch_tree,
 	.prefetch_below = array_prefetch_below,
 	.leaf_value = array_leaf_value,
