@@ -495,12 +495,13 @@ static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, b
 	ArrayState *s = layout->state;
 	uint32_t buffers[] = {layout->walk_keys ? s->keys : s->nodes};
 	LType types[] = {LTYPE_I32};
+	uint32_t handle;
 	if (whole) {
 		rep_prefetch_slots(b, s->offsets, tree, buffers, types, COUNT_OF(buffers), true);
 		return;
 	}
-	lir_emit(b, LOP_PREFETCH, LTYPE_I32, array_tree(layout, b, tree, true),
-	         record_element(b, array_root(layout, b, tree), s->record, 0), LIR_NONE);
+	handle = array_tree(layout, b, tree, true); /* one emitting call a statement: the LIR's numbering */
+	lir_emit(b, LOP_PREFETCH, LTYPE_I32, handle, record_element(b, array_root(layout, b, tree), s->record, 0), LIR_NONE);
 }
 
 /* Where the double of leaf slot `node` lies (own_leaves), in doubles from the tree's handle. */
