@@ -1331,7 +1331,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	bool columns = keys && l->m->vector_tops && l->rep->top_nodes && l->layout.top_levels >= 2 &&
 	               block_takes_tops(l->m, inst);
 	LType outer_key_type = l->key_type;
-	bool outer_one_row = l->layout.one_row;
+	bool outer_one_row = l->layout.one_row, one_row;
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
 		return;
@@ -1374,7 +1374,21 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		end_row = end;
 		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
 		end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
-		at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
+		/*
+		 * A block of one row on the host, where it has its row: a loop of a count LLVM knows,
+		 * vectorised whole (one row, one core of the Zen 4: syn-year, 90 features, 0.512 ->
+		 * 0.495 us, syn-lgb-year 0.514 -> 0.496).
+		 */
+		one_row = inst->span == 1 && !l->gpu;
+		if (one_row) {
+			uint32_t from, k;
+			lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, first, end), LIR_NONE, LIR_NONE);
+			from = const_i64(l, 0);
+			k = lir_begin(&l->b, LOP_FOR, from, width, const_i64(l, 1));
+			at = emit2(l, LOP_ADD, LTYPE_I64, first, k);
+		} else {
+			at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
+		}
 		x = emit2(l, LOP_LOAD, t, l->rows, at);
 		missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
 		if (keys) {
@@ -1390,6 +1404,8 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		if (scan_any)
 			emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
 		lir_end(&l->b);
+		if (one_row)
+			lir_end(&l->b);
 		if (columns)
 			begin_tops(l, emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row));
 		if (zero_rows)
