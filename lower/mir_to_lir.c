@@ -124,6 +124,9 @@ uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 }
 
 
+/* Whether the walks being lowered are a lone row's: of trees side by side, or of one tree. */
+static bool walks_lone_row(const Lowering *l) { return l->scope.lanes_are_trees || l->scope.lanes == 1; }
+
 /*
  * cache(v) of a tree loop on the host: at the start of an iteration of v, prefetch the
  * `count` trees after this iteration's first: their nodes where rows walk them in a
@@ -250,7 +253,7 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 	} else {
 		uint32_t outer_cache = l->row_cache;
 		if ((v->flags & HVAR_CACHE) && v->over_trees)
-			prefetch_next_trees(l, rows, batch_loop_in(l->m, inst->body) || (l->scope.lanes > 1 && !l->scope.lanes_are_trees));
+			prefetch_next_trees(l, rows, batch_loop_in(l->m, inst->body) || !walks_lone_row(l));
 		else if (v->flags & HVAR_CACHE)
 			copy_rows(l, inst, rows);
 		lower_list(l, inst->body);
@@ -476,9 +479,6 @@ static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, ui
 		*exact = true;
 	}
 }
-
-/* Whether the walks being lowered are a lone row's: of trees side by side, or of one tree. */
-static bool walks_lone_row(const Lowering *l) { return l->scope.lanes_are_trees || l->scope.lanes == 1; }
 
 /*
  * The row a walk reads in lane r. Lanes of interleaved rows address their features from

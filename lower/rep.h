@@ -102,7 +102,7 @@ typedef struct RepLayout {
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 	bool blocks;           /* lone rows walk keys (one_row): the layout may copy them in an order of its own for those walks
-	                          (asked for by the lowering, kept by lay_out where it makes the copy) */
+	                          (asked for by the lowering) */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
 	int32_t step_level;    /* the level of the node the step being lowered leaves, where its walk knows it (peeled steps, the
 	                          root at 0), else -1; set by the lowering for layouts whose steps differ by level */

@@ -229,8 +229,7 @@ static uint64_t block_slots(uint32_t depth)
 }
 
 /*
- * The key copy in blocks, where lone rows walk the keys (RepLayout.blocks, kept where
- * the copy is made), every tree has one depth (a stride: the blocked trees then take one
+ * The key copy in blocks, where lone rows walk the keys (RepLayout.blocks), every tree has one depth (a stride: the blocked trees then take one
  * too), blocks add at most a quarter to the slots (depths 5, 8, 11 and so on, whose
  * levels fill their blocks), and the copy fits ARRAY_MAX_BLOCKS.
  */
@@ -239,10 +238,7 @@ static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArraySta
 	uint32_t depth = f->num_trees ? hir_tree_depth(f, 0) : 0;
 	uint64_t slots = block_slots(depth), total;
 	int32_t *blocks;
-	bool asked = layout->blocks;
-	s->block_buffer = LIR_NONE;
-	layout->blocks = false;
-	if (!asked || m->gpu || !s->stride || s->record != 2 || (s->own_leaves && s->leaf_slots) || depth < 5 ||
+	if (!layout->blocks || m->gpu || !s->stride || s->record != 2 || (s->own_leaves && s->leaf_slots) || depth < 5 ||
 	    4 * slots > 5 * (2ull << depth))
 		return;
 	total = slots * f->num_trees * s->record;
@@ -259,7 +255,6 @@ static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArraySta
 			memcpy(blocks + (uint64_t)t * slots * s->record + block_slot(slot) * s->record,
 			       keys + s->tree_offsets[t] + slot * s->record, s->record * sizeof *blocks);
 	s->block_buffer = lir_buffer_add(m, "array.blocks", LTYPE_I32, total, blocks);
-	layout->blocks = true;
 }
 
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
@@ -464,12 +459,12 @@ static uint32_t array_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 		return rep_complete_step(layout, b, tree, node, fields, row, leaf_stays);
 	local = lir_emit(b, LOP_AND, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, 7), LIR_NONE);
 	sum = rep_step_sum(layout, b, node, local, fields, row, leaf_stays);
+	if (layout->step_level >= 0 && layout->step_level % 3 != 2) /* a known level above the block's last */
+		return rep_step_result(b, fields, node, sum, leaf_stays);
 	below = lir_emit(b, LOP_SHL, LTYPE_I64, sum, lir_const_int(b, LTYPE_I64, 3), LIR_NONE);
 	below = lir_emit(b, LOP_ADD, LTYPE_I64, below, lir_const_int(b, LTYPE_I64, -55), LIR_NONE);
-	if (layout->step_level >= 0)
-		child = layout->step_level % 3 == 2 ? below : sum;
-	else
-		child = lir_emit(b, LOP_SELECT, LTYPE_I64, lir_cmp(b, LOP_ICMP, LCMP_SGE, local, lir_const_int(b, LTYPE_I64, 4)), below, sum);
+	child = layout->step_level >= 0 ? below
+	                                : lir_emit(b, LOP_SELECT, LTYPE_I64, lir_cmp(b, LOP_ICMP, LCMP_SGE, local, lir_const_int(b, LTYPE_I64, 4)), below, sum);
 	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
