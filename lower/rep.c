@@ -222,11 +222,23 @@ void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint3
 	}
 }
 
+/* Whether the key copy's split words are their features alone (rep_key_word): one comparison and one missing rule. */
+static bool bare_key_words(const RepLayout *layout)
+{
+	return !(layout->compares & (layout->compares - 1)) && !(layout->missing_rules & (layout->missing_rules - 1));
+}
+
+uint32_t rep_key_word(const RepLayout *layout, uint32_t word)
+{
+	return bare_key_words(layout) ? word & REP_WORD_FEATURE_MASK : word;
+}
+
 void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNode *n)
 {
 	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)layout->feature_mask);
+	bool bare = layout->walk_keys && bare_key_words(layout); /* a word of the key copy (rep_key_word) */
 	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
-	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
+	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, bare ? word : lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;
 	n->record = LIR_NONE;
 }
@@ -483,8 +495,10 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 }
 
 /* i1: where x is missing, whether the row goes right at n. */
-static uint32_t missing_right(LBuilder *b, const RepNode *n)
+static uint32_t missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n)
 {
+	if (layout->walk_keys && bare_key_words(layout)) /* the word has no rule: the forest's one */
+		return lir_const_int(b, LTYPE_I1, !(layout->missing_rules & 1u << REP_MISSING_LEFT));
 	/*
 	 * Even where the whole forest sends missing values one way, the bit is read: with a
 	 * constant here LLVM 16 folds the two tests into one unordered compare, and the walk
@@ -531,7 +545,7 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 		return d;
 	missing = is_missing(layout, b, n, whole ? rep_high_key(b, x) : x, keys);
 	right = rep_right(b, d);
-	toward = missing_right(b, n);
+	toward = missing_right(layout, b, n);
 	return (RepDecision){lir_emit(b, LOP_SELECT, LTYPE_I1, missing, toward, right), false, false};
 }
 

@@ -326,8 +326,10 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		for (uint64_t i = 0; i < total; i++) {
 			float threshold;
 			memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
-			if (keys[i * record] != -1)
-				keys[i * record + 1] = (int32_t)rep_threshold_key(layout, threshold);
+			if (keys[i * record] == -1)
+				continue;
+			keys[i * record] = (int32_t)rep_key_word(layout, (uint32_t)keys[i * record]);
+			keys[i * record + 1] = (int32_t)rep_threshold_key(layout, threshold);
 		}
 		if (in_slots)
 			leaves_into_slots(f, offsets, deepest, leaves, keys, record);
