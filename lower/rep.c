@@ -222,10 +222,14 @@ void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint3
 	}
 }
 
-/* Whether the key copy's split words are their features alone (rep_key_word): one comparison and one missing rule. */
+/*
+ * Whether the key copy's split words are their features alone (rep_key_word): one
+ * comparison, and one missing rule or none that a step reads (nan_reads_zero).
+ */
 static bool bare_key_words(const RepLayout *layout)
 {
-	return !(layout->compares & (layout->compares - 1)) && !(layout->missing_rules & (layout->missing_rules - 1));
+	return !(layout->compares & (layout->compares - 1)) &&
+	       (!(layout->missing_rules & (layout->missing_rules - 1)) || layout->nan_reads_zero);
 }
 
 uint32_t rep_key_word(const RepLayout *layout, uint32_t word)
@@ -497,8 +501,11 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 /* i1: where x is missing, whether the row goes right at n. */
 static uint32_t missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n)
 {
-	if (layout->walk_keys && bare_key_words(layout)) /* the word has no rule: the forest's one */
+	if (layout->walk_keys && bare_key_words(layout)) { /* the word has no rule: the forest's one */
+		if (layout->missing_rules & (layout->missing_rules - 1))
+			die("rep: a step of keys whose NaN reads as 0 asks for a missing rule");
 		return lir_const_int(b, LTYPE_I1, !(layout->missing_rules & 1u << REP_MISSING_LEFT));
+	}
 	/*
 	 * Even where the whole forest sends missing values one way, the bit is read: with a
 	 * constant here LLVM 16 folds the two tests into one unordered compare, and the walk
