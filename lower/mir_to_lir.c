@@ -1743,6 +1743,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.layout.step_level = -1;
 	l.layout.top_stride = tops_stride(m, m->body);
 	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
+	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {

@@ -110,6 +110,15 @@ typedef struct RepLayout {
 	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
 	uint32_t top_stride;   /* with top_levels, the lowering's: i32 elements from one feature's keys by feature to the
 	                          next's, which the layout multiplies its tops' features by (top_nodes) */
+	/*
+	 * The lowering's, with top_levels: the CPU has vector registers to keep a top's masks
+	 * in across the loop around (AVX-512's 32), so top_nodes loads them from a buffer,
+	 * which the loop's invariant loads leave in registers. Constants would each be a load
+	 * folded into their AND, 15 loads a top beside the walks' (one core of the Zen 4, 4096
+	 * rows, us a row: syn-higgs 0.265 -> 0.258, syn-airline 0.243 -> 0.237, syn-letters
+	 * 9.05 -> 8.83). With AVX2's 16 registers they are spilled, and cost more as loads.
+	 */
+	bool top_masks;
 } RepLayout;
 
 /*

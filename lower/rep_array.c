@@ -85,7 +85,8 @@
 typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */
 	uint32_t top_buffer;     /* per tree, its top splits in level order from slot 1: feature and key (i32 each); LIR_NONE: none */
-	uint32_t nodes, offsets, keys, tops; /* their addresses in the function being built */
+	uint32_t mask_buffer;    /* RepLayout.top_masks: top_mask(levels, slot) at levels << ARRAY_TOP_LEVELS | slot; else LIR_NONE */
+	uint32_t nodes, offsets, keys, tops, masks; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves are doubles read apart from the float records */
@@ -164,6 +165,17 @@ static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record)
 }
 
 /*
+ * The candidates a row keeps where it goes right at slot `slot` of a top of `levels`
+ * levels (top_nodes): all but those below the slot's left child.
+ */
+static int32_t top_mask(uint32_t levels, uint32_t slot)
+{
+	uint32_t depth = 31 - (uint32_t)__builtin_clz(slot), width = 1u << (levels - depth);
+	uint32_t left = (slot - (1u << depth)) * width, half = width / 2;
+	return (int32_t)~(((1u << half) - 1) << left);
+}
+
+/*
  * The tops buffer of a key copy (keys, as laid out at s->tree_offsets): the top levels
  * that are splits in every tree, up to ARRAY_TOP_LEVELS, each split's feature's element
  * in the keys by feature (RepLayout.top_stride times the feature) and its key. The
@@ -192,6 +204,14 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 			tops[((size_t)t * per + slot - 1) * 2 + 1] = record[1];
 		}
 	s->top_buffer = lir_buffer_add(m, "array.tops", LTYPE_I32, (uint64_t)f->num_trees * per * 2, tops);
+	if (layout->top_masks) {
+		uint32_t count = (ARRAY_TOP_LEVELS + 1) << ARRAY_TOP_LEVELS;
+		int32_t *masks = xcalloc(count, sizeof *masks);
+		for (uint32_t levels = 2; levels <= layout->top_levels; levels++)
+			for (uint32_t slot = 1; slot < 1u << levels; slot++)
+				masks[levels << ARRAY_TOP_LEVELS | slot] = top_mask(levels, slot);
+		s->mask_buffer = lir_buffer_add(m, "array.top_masks", LTYPE_I32, count, masks);
+	}
 }
 
 /*
@@ -319,7 +339,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	for (uint32_t t = 1; t < f->num_trees; t++)
 		if (offsets[t + 1] - offsets[t] != s->stride)
 			s->stride = 0;
-	s->key_buffer = s->top_buffer = s->block_buffer = LIR_NONE;
+	s->key_buffer = s->top_buffer = s->mask_buffer = s->block_buffer = LIR_NONE;
 	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
@@ -357,6 +377,7 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
 	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
 	s->tops = s->top_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->top_buffer);
+	s->masks = s->mask_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->mask_buffer);
 	s->blocks = s->block_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->block_buffer);
 	s->copy = LIR_NONE;
 }
@@ -369,6 +390,14 @@ static uint32_t vector_const(LBuilder *b, uint32_t lanes, int32_t v)
 	return id;
 }
 
+/* top_mask(levels, slot) in `lanes` lanes, from the masks buffer (RepLayout.top_masks). */
+static uint32_t top_mask_loaded(LBuilder *b, const ArrayState *s, uint32_t levels, uint32_t slot, uint32_t lanes)
+{
+	uint32_t at = lir_const_int(b, LTYPE_I64, levels << ARRAY_TOP_LEVELS | slot);
+	uint32_t mask = lir_emit(b, LOP_LOAD, LTYPE_I32, s->masks, at, LIR_NONE);
+	return lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, mask, LIR_NONE, LIR_NONE);
+}
+
 static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
                                 uint32_t columns)
 {
@@ -377,17 +406,14 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per * 2), LIR_NONE);
 	uint32_t candidates = vector_const(b, lanes, -1), lowest, exponent; /* bit j: the row may leave at slot 2^levels + j */
 	for (uint32_t slot = 1; slot < 1u << levels; slot++) {
-		/* The split's candidates (2^levels >> depth of them from bit `left`), the lower half below its left child. */
-		uint32_t depth = 31 - (uint32_t)__builtin_clz(slot), width = 1u << (levels - depth);
-		uint32_t left = (slot - (1u << depth)) * width, half = width / 2;
 		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, (slot - 1) * 2), LIR_NONE);
 		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops, at_slot, LIR_NONE));
 		uint32_t key = lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops,
 		                        lir_emit(b, LOP_ADD, LTYPE_I64, at_slot, lir_const_int(b, LTYPE_I64, 1), LIR_NONE), LIR_NONE);
 		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, columns, element, LIR_NONE);
 		uint32_t right = rep_keys_go_right(layout, b, x, lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE));
-		uint32_t keep = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates,
-		                                vector_const(b, lanes, (int32_t)~(((1u << half) - 1) << left)), LIR_NONE);
+		uint32_t mask = s->masks == LIR_NONE ? vector_const(b, lanes, top_mask(levels, slot)) : top_mask_loaded(b, s, levels, slot, lanes);
+		uint32_t keep = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, mask, LIR_NONE);
 		candidates = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, keep, candidates);
 	}
 	/*

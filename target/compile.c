@@ -142,7 +142,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	phase_end(o->timer, "schedule");
 	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
 		goto failed;
-	c->mir->vector_tops = o->vector_tops && !o->gpu;
+	c->mir->vector_tops = o->gpu ? MTOPS_NONE : o->vector_tops;
 	dump_after(o, "lower-mir", c);
 	if (!mir_legalize_reductions(c->mir, e))
 		goto failed;

@@ -47,7 +47,7 @@ typedef struct PipelineOptions {
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 	bool gpu;                   /* lower to GPU kernels (lower_mir_to_gpu), for a GPU target */
-	bool vector_tops;           /* the CPU's vectors take walks' tops (MModule.vector_tops; target_vector_tops) */
+	MTops vector_tops;          /* how the CPU's vectors take walks' tops (MModule.vector_tops; target_vector_tops) */
 	PhaseTimer *timer;          /* reports each phase's time (grove compile --time), or NULL */
 } PipelineOptions;
 

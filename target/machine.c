@@ -230,9 +230,11 @@ bool target_wide_vectors(const char *triple, const char *cpu)
 	return x86_cpu_has(triple, cpu, "+avx512f", avx512_cpus, COUNT_OF(avx512_cpus));
 }
 
-bool target_vector_tops(const char *triple, const char *cpu)
+MTops target_vector_tops(const char *triple, const char *cpu)
 {
-	return target_wide_vectors(triple, cpu) || x86_cpu_has(triple, cpu, "+avx2", avx2_cpus, COUNT_OF(avx2_cpus));
+	if (target_wide_vectors(triple, cpu))
+		return MTOPS_WIDE;
+	return x86_cpu_has(triple, cpu, "+avx2", avx2_cpus, COUNT_OF(avx2_cpus)) ? MTOPS_PAIRS : MTOPS_NONE;
 }
 
 const char *target_linker(const TargetPlatform *p, const char *cc)

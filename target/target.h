@@ -3,6 +3,7 @@
 #define GROVE_TARGET_TARGET_H
 
 #include "ir/lir.h"
+#include "ir/mir.h"
 
 typedef enum TargetEmit {
 	TARGET_EMIT_SHARED, /* shared library loadable by libgrove (exports grove_artifact) */
@@ -38,10 +39,10 @@ typedef struct TargetOptions {
 /* Whether code for triple (NULL: this host) and cpu (NULL or "": the default) has 512-bit vectors (x86's AVX-512). */
 bool target_wide_vectors(const char *triple, const char *cpu);
 /*
- * Whether its vectors take a walk's top for 16 rows at once (MModule.vector_tops): x86's
+ * How its vectors take a walk's top for 16 rows at once (MModule.vector_tops): x86's
  * AVX-512, or AVX2 in pairs of 256 bits.
  */
-bool target_vector_tops(const char *triple, const char *cpu);
+MTops target_vector_tops(const char *triple, const char *cpu);
 
 /*
  * The code cache's directory (malloc'd), or NULL for none: chosen (the user's --cache or
