@@ -113,17 +113,17 @@ typedef struct MInst {
 	uint32_t next;       /* next instruction in the same list */
 } MInst;
 
-/*
- * The predict function over a forest. Loop ranges follow from the variables'
- * lineage in `forest->schedule` (hir_schedule_range).
- */
-/* What the CPU's vectors do for walks' tops (MModule.vector_tops). */
+/* How the CPU's vectors take walks' tops (MModule.vector_tops). */
 typedef enum MTops {
 	MTOPS_NONE,  /* no tops: no CPU named (grove dump), AArch64, GPUs, x86 before AVX2 */
 	MTOPS_PAIRS, /* AVX2: 16 rows' keys in two 256-bit vectors, of 16 registers */
 	MTOPS_WIDE,  /* AVX-512: in one 512-bit vector, of 32 registers, with room for a top's masks (RepLayout.top_masks) */
 } MTops;
 
+/*
+ * The predict function over a forest. Loop ranges follow from the variables'
+ * lineage in `forest->schedule` (hir_schedule_range).
+ */
 typedef struct MModule {
 	const HForest *forest;
 	MInst *insts;
@@ -133,7 +133,7 @@ typedef struct MModule {
 	uint32_t num_buffers;
 	size_t buffers_cap;
 	uint32_t body;       /* first instruction */
-	MTops vector_tops;   /* the code is for a CPU whose vectors take 16 rows' tops at once (x86: AVX-512, AVX2) */
+	MTops vector_tops;   /* how the code's CPU takes 16 rows' tops at once (x86: AVX-512, AVX2), if it does */
 } MModule;
 
 /* A new empty module over forest f (which must outlive it). */

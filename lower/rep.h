@@ -167,10 +167,11 @@ bool rep_keys_fit(const RepLayout *layout);
 /*
  * The word a key copy keeps for a split of word `word`: the feature alone where the
  * forest has one comparison and one missing rule, or rules that no step reads
- * (nan_reads_zero) (walks of keys then take them from the layout, and a step reads the feature as the record's low half, with no mask: on x86 a
- * move the register renamer does, where the mask was an instruction on the walk's chain;
- * one core of the Zen 4, 4096 rows, syn-higgs 0.276 -> 0.265 us a row, syn-year 0.351 ->
- * 0.332); else the word.
+ * (nan_reads_zero); else the word. Walks of keys then take the comparison and the rule
+ * from the layout, and a step reads the feature as the record's low half, with no mask:
+ * on x86 a move the register renamer does, where the mask was an instruction on the
+ * walk's chain (one core of the Zen 4, us a row: 4096 rows, syn-higgs 0.276 -> 0.264,
+ * syn-year 0.351 -> 0.334; one row, syn-higgs 0.47 -> 0.435).
  */
 uint32_t rep_key_word(const RepLayout *layout, uint32_t word);
 /*
