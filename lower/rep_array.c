@@ -249,9 +249,10 @@ static uint64_t block_slots(uint32_t depth)
 }
 
 /*
- * The key copy in blocks, where lone rows walk the keys (RepLayout.blocks), every tree has one depth (a stride: the blocked trees then take one
- * too), blocks add at most a quarter to the slots (depths 5, 8, 11 and so on, whose
- * levels fill their blocks), and the copy fits ARRAY_MAX_BLOCKS.
+ * The key copy in blocks, where lone rows walk the keys (RepLayout.blocks), every tree
+ * has one depth (a stride: the blocked trees then take one too), blocks add at most a
+ * quarter to the slots (depths 5, 8, 11 and so on, whose levels fill their blocks), and
+ * the copy fits ARRAY_MAX_BLOCKS.
  */
 static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArrayState *s, const int32_t *keys)
 {
