@@ -92,6 +92,7 @@ typedef struct HScheduleKnobs {
 	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
 	uint8_t tile_trees;   /* tiles of this many splits a walk step (tileTrees, walked by tiled or tiled_array), 0 = none */
 	uint8_t cache_rows;   /* each iteration of the outermost row loop copies its rows to the stack (cache), where they fit */
+	uint8_t cache_trees;  /* each iteration of the outermost tree loop prefetches the next one's trees (cache), where tiled */
 	uint8_t few_trees;    /* batches of fewer than few_rows rows walk a row at a time, this many trees side by side */
 	uint8_t few_rows;     /*   (few_trees 0: as larger ones); few_rows at most `rows` */
 } HScheduleKnobs;
@@ -106,6 +107,8 @@ typedef struct HScheduleKnobs {
 #define HIR_CACHE_ROW_BYTES 1024u
 /* Whether k's outermost row loop holds more than one row and their copy (of f's widest rows) fits in LOWER_ROW_CACHE_BYTES. */
 bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k);
+/* Whether k's outermost tree loop is a tile of trees that rows walk in blocks (no code), which cache_trees marks. */
+bool hir_trees_cache_applies(const HForest *f, const HScheduleKnobs *k);
 
 /* Depth groups: at most this many. */
 #define HIR_MAX_DEPTH_GROUPS 4

@@ -79,6 +79,8 @@ typedef struct Lowering {
 	                               vectors of nodes (i32) and what each is for (i64) */
 	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
 	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
+	uint32_t block_first;       /* i64: inside an ifComplete of a bounded block, its first row (LIR_NONE: outside) */
+	int64_t block_span;         /*   and its rows at most */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */

@@ -235,10 +235,10 @@ static void log_candidate(Tuner *t, const Candidate *c)
 	                                      : t->options.representation ? t->options.representation : "auto");
 	if (!log)
 		return;
-	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,%u,,,timed,,,,,%.6g,%.3f,%u,%u\n", c->knobs.rows, c->knobs.trees,
+	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,%u,%u,,timed,,,,,%.6g,%.3f,%u,%u\n", c->knobs.rows, c->knobs.trees,
 	        c->knobs.tree_tile, c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel],
 	        c->knobs.unroll, c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, c->knobs.cache_rows,
-	        isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile, c->knobs.few_trees,
+	        c->knobs.cache_trees, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile, c->knobs.few_trees,
 	        c->knobs.few_trees ? c->knobs.few_rows : 0);
 	fflush(log);
 }
@@ -248,7 +248,8 @@ static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
 	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
 	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
 	       a->peel == b->peel && a->representation == b->representation && a->depth_groups == b->depth_groups &&
-	       a->tile_trees == b->tile_trees && a->cache_rows == b->cache_rows && a->few_trees == b->few_trees &&
+	       a->tile_trees == b->tile_trees && a->cache_rows == b->cache_rows &&
+	       a->cache_trees == b->cache_trees && a->few_trees == b->few_trees &&
 	       (!a->few_trees || a->few_rows == b->few_rows);
 }
 
@@ -289,8 +290,9 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 	Candidate *c;
 	Error e = {0};
 	HScheduleKnobs normal = *knobs, *k = &normal;
-	/* Rows cached where they do not fit are not cached (hir_apply_knobs): the candidate without, not a second compile of it. */
+	/* Caches hir_apply_knobs leaves out (rows that do not fit, trees not in tiles): the candidate without, not a second compile of it. */
 	k->cache_rows = k->cache_rows && hir_rows_cache_fits(t->forest, k);
+	k->cache_trees = k->cache_trees && hir_trees_cache_applies(t->forest, k);
 	for (uint32_t i = 0; i < t->num; i++)
 		if (same_knobs(&t->candidates[i].knobs, k))
 			return &t->candidates[i];
@@ -314,9 +316,9 @@ static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; 
 
 /*
  * The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation, depth
- * groups, tiles, rows cached, trees side by side in batches of lone rows (few_trees).
+ * groups, tiles, rows cached, trees side by side in batches of lone rows (few_trees), trees prefetched.
  */
-#define KNOBS 12
+#define KNOBS 13
 
 /* The values knob i takes in the search (at most 8), for forest f; returns how many. */
 static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
@@ -363,6 +365,7 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 			v[n++] = 3, v[n++] = 7;
 		return n;
 	case 10: /* rows cached: off, on */
+	case 12: /* trees prefetched: off, on */
 		v[n++] = 0, v[n++] = 1;
 		return n;
 	case 11: /* batches of lone rows apart, this many trees side by side: only where the batch is one of them */
@@ -399,6 +402,7 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	case 8: k->depth_groups = (uint8_t)v; break;
 	case 10: k->cache_rows = (uint8_t)v; break;
 	case 11: k->few_trees = (uint8_t)v; break;
+	case 12: k->cache_trees = (uint8_t)v; break;
 	case 9:
 		k->tile_trees = (uint8_t)v;
 		if (v >> 8 || (k->representation && lower_representation_traits(k->representation - 1u) & LREP_TILES))

@@ -800,6 +800,35 @@ static void test_rows_cache_fits(void)
 	hir_forest_free(f);
 }
 
+/*
+ * Trees are prefetched a tile ahead (cache_trees: cache(t0)) where the heuristic tiles
+ * a forest larger than L2 with tiles of many rows; hir_apply_knobs writes it only where
+ * the trees are tiled.
+ */
+static void test_trees_cache(void)
+{
+	uint32_t depth[40];
+	HForest *big, *small;
+	HScheduleKnobs k;
+	Error e;
+	for (size_t t = 0; t < COUNT_OF(depth); t++)
+		depth[t] = 12; /* 64 KiB a tree as the array lays it out: 2.5 MiB in all */
+	big = chain_forest(depth, COUNT_OF(depth));
+	small = chain_forest(depth, 4);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, false, &k);
+	CHECK(k.cache_trees && hir_trees_cache_applies(big, &k));
+	CHECK(hir_apply_knobs(big, &k, &e) && caches(big) == 1);
+	CHECK(hir_schedule_find(&big->schedule, "t0") >= 0 &&
+	      big->schedule.vars[hir_schedule_find(&big->schedule, "t0")].flags & HVAR_CACHE);
+	k.tree_tile = 0; /* every row walks every tree: no tiles to prefetch */
+	CHECK(!hir_trees_cache_applies(big, &k));
+	CHECK(hir_apply_knobs(big, &k, &e) && caches(big) == 0);
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 1, false, &k);
+	CHECK(!k.cache_trees);
+	hir_forest_free(big);
+	hir_forest_free(small);
+}
+
 /* Whether f's schedule holds directive kind with value (any value where value < 0). */
 static bool has_directive(const HForest *f, HDirectiveKind kind, int64_t value)
 {
@@ -883,6 +912,7 @@ int main(void)
 	test_few_rows();
 	test_key_copy_bound();
 	test_rows_cache_fits();
+	test_trees_cache();
 	test_prefetch_below();
 	test_keys();
 	test_float_forest();
