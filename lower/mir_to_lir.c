@@ -288,15 +288,32 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 }
 
 /*
- * A parallel loop over blocks of more than PARALLEL_MIN_BLOCK rows takes smaller blocks
+ * A parallel loop over blocks of more rows than parallel_min_block takes smaller blocks
  * where the batch would leave threads without one: ceil(rows / threads) rounded up to
- * BLOCK_ROUND, at least PARALLEL_MIN_BLOCK, at most the schedule's tile. Large tiles pay
+ * BLOCK_ROUND, at least parallel_min_block, at most the schedule's tile. Large tiles pay
  * where a forest's trees come from L3 for every block (syn-abalone, 1000 trees, both
  * cores, 4096 rows: 1.95 us/row in blocks of 256, 1.72 in blocks of 1024), but a batch of
  * 512 rows would be one block of 1024 for one thread.
  */
 #define PARALLEL_MIN_BLOCK 256
 #define BLOCK_ROUND 16
+/*
+ * A block's walks (rows x trees) must outweigh the wake of a passive thread: blocks take
+ * at least PARALLEL_MIN_WALKS / trees rows, rounded up to BLOCK_ROUND, at most
+ * PARALLEL_MIN_BLOCK. Both cores of the Zen 4 VM, us/row: syn-higgs (100 trees) at 64 rows
+ * 0.27 in one block, 0.65 in two; at 256 rows 0.27 in one, 0.43 in two. Larger forests
+ * split small batches (one block -> blocks of PARALLEL_MIN_WALKS / trees rows): 64 rows,
+ * syn-abalone (1000 trees) 3.4 -> 2.95, syn-letters (2600) 9.9 -> 7.0, syn-lgb-covtype
+ * (800) 2.7 -> 2.3; 128 rows, syn-abalone 2.75 -> 2.4, syn-letters 9.0 -> 5.2.
+ */
+#define PARALLEL_MIN_WALKS (256 * 100)
+
+static int64_t parallel_min_block(const Lowering *l)
+{
+	int64_t rows = PARALLEL_MIN_WALKS / (l->f->num_trees ? l->f->num_trees : 1);
+	rows = (rows + BLOCK_ROUND - 1) / BLOCK_ROUND * BLOCK_ROUND;
+	return rows < BLOCK_ROUND ? BLOCK_ROUND : rows > PARALLEL_MIN_BLOCK ? PARALLEL_MIN_BLOCK : rows;
+}
 
 /* The rows of a block of the parallel loop over [begin, end) whose tile is `tile` rows (an i64 value). */
 static uint32_t block_rows(Lowering *l, uint32_t begin, uint32_t end, int64_t tile)
@@ -309,7 +326,7 @@ static uint32_t block_rows(Lowering *l, uint32_t begin, uint32_t end, int64_t ti
 	rows = emit2(l, LOP_SDIV, LTYPE_I64, rows, threads);
 	rows = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, BLOCK_ROUND - 1));
 	rows = emit2(l, LOP_AND, LTYPE_I64, rows, const_i64(l, -BLOCK_ROUND));
-	least = const_i64(l, PARALLEL_MIN_BLOCK);
+	least = const_i64(l, parallel_min_block(l));
 	rows = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, rows, least), least, rows);
 	return emit2(l, LOP_MIN, LTYPE_I64, rows, const_i64(l, tile));
 }
@@ -318,7 +335,7 @@ static uint32_t block_rows(Lowering *l, uint32_t begin, uint32_t end, int64_t ti
 void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
 {
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration, at most */
-	bool shrinks = parallel && rows > PARALLEL_MIN_BLOCK && !l->f->schedule.vars[inst->var].over_trees;
+	bool shrinks = parallel && rows > parallel_min_block(l) && !l->f->schedule.vars[inst->var].over_trees;
 	uint32_t outer_end = l->rows_end, loop, outer_columns;
 	if (shrinks)
 		step = block_rows(l, begin, end, rows);
