@@ -422,8 +422,6 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, rows_outer, 0, e);
 	if (k->cache_rows && hir_rows_cache_fits(f, k))
 		ok = ok && hir_schedule_mark(s, HDIR_CACHE, rows_outer, 0, e);
-	if (k->cache_trees && hir_trees_cache_applies(f, k))
-		ok = ok && hir_schedule_mark(s, HDIR_CACHE, trees_outer, 0, e);
 	groups = ok && !code && k->depth_groups > 1 ? depth_groups(f, k, trees_outer, walk, tree_step(f, k), groups_of, &ok, e) : 0;
 	if (!groups) { /* the whole forest, one group */
 		snprintf(groups_of[0].outer, sizeof groups_of[0].outer, "%s", trees_outer);
@@ -434,6 +432,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	for (uint32_t g = 0; g < groups; g++) {
 		if (k->parallel == HPARALLEL_TREES)
 			ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, groups_of[g].outer, 0, e);
+		if (k->cache_trees && hir_trees_cache_applies(f, k))
+			ok = ok && hir_schedule_mark(s, HDIR_CACHE, groups_of[g].outer, 0, e);
 		if (groups_of[g].depth > 0)
 			ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, groups_of[g].walk, groups_of[g].depth, e);
 		if (k->peel)

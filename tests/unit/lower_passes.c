@@ -826,6 +826,15 @@ static void test_trees_cache(void)
 	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 1, false, &k);
 	CHECK(!k.cache_trees);
 	hir_forest_free(big);
+	for (size_t t = 0; t < COUNT_OF(depth); t++)
+		depth[t] = t % 2 ? 13 : 4; /* trees of two depths (2.5 MiB in all): each depth group prefetches its own tiles */
+	big = chain_forest(depth, COUNT_OF(depth));
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, false, &k);
+	k.depth_groups = HIR_MAX_DEPTH_GROUPS;
+	CHECK(k.cache_trees && hir_apply_knobs(big, &k, &e) && caches(big) == 2);
+	CHECK(hir_schedule_find(&big->schedule, "g0") >= 0 &&
+	      big->schedule.vars[hir_schedule_find(&big->schedule, "g0")].flags & HVAR_CACHE);
+	hir_forest_free(big);
 	hir_forest_free(small);
 }
 
