@@ -303,8 +303,10 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
  * PARALLEL_MIN_BLOCK. Both cores of the Zen 4 VM, us/row: syn-higgs (100 trees) at 64 rows
  * 0.27 in one block, 0.65 in two; at 256 rows 0.27 in one, 0.43 in two. Larger forests
  * split small batches (one block -> blocks of PARALLEL_MIN_WALKS / trees rows): 64 rows,
- * syn-abalone (1000 trees) 3.4 -> 2.95, syn-letters (2600) 9.9 -> 7.0, syn-lgb-covtype
- * (800) 2.7 -> 2.3; 128 rows, syn-abalone 2.75 -> 2.4, syn-letters 9.0 -> 5.2.
+ * syn-abalone (1000 trees) 3.5 -> 2.95, syn-letters (2600) 9.9 -> 7.0; 128 rows,
+ * syn-abalone 2.75 -> 2.4, syn-letters 9.0 -> 5.2. At 800 trees, 32 rows a block, it is
+ * about even (64 rows, medians of 8: syn-covtype 2.61 -> 2.52, syn-lgb-covtype 2.73 ->
+ * 2.78, each run with the split between 2.2 and 3.1).
  */
 #define PARALLEL_MIN_WALKS (256 * 100)
 
