@@ -282,7 +282,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	if (!k->representation && !k->depth_groups && f->num_trees && !lower_walks_even(f))
 		k->peel = walk_peel(f);
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
-	k->cache_trees = total > L2_BYTES && row_tile >= ROW_TILE;
+	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick_representation && k->tree_tile && !k->representation && !k->depth_groups && rows > 1) {
 		k->few_trees = few_trees(f);
