@@ -658,6 +658,12 @@ static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, co
 	return levels;
 }
 
+/* RepLayout.leaf_level of a walk of `peel` steps, `safe` of them safe, exact or not. */
+static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool exact)
+{
+	return l->layout.packed_leaves && exact && safe >= peel ? (int32_t)peel : -1;
+}
+
 /*
  * walk, node by node: follow the tree from its root to a leaf for the row of every lane;
  * sets the walk's value per lane to the leaf's value. The lanes' steps are emitted side
@@ -702,8 +708,10 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 				continue;
 			l->layout.step_level = (int32_t)i;
 			fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
-			if (ahead && i >= 1 && i + 2 <= peel[r])
+			if (ahead && i >= 1 && i + 2 <= peel[r]) {
+				l->layout.leaf_level = leaf_level(l, peel[r], safe[r], exact[r]);
 				rep->prefetch_below(&l->layout, &l->b, tree[r], node[r], exact[r] && i + 2 == peel[r]);
+			}
 			node[r] = lower_step(l, tree[r], node[r], &row[r], &fields, i >= safe[r]);
 		}
 	}
@@ -720,9 +728,12 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		lir_end(&l->b);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 	}
-	l->layout.walk_keys = false;
-	for (uint32_t r = 0; r < l->scope.lanes; r++)
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		l->layout.leaf_level = leaf_level(l, peel[r], safe[r], exact[r]);
 		l->value[lane_slot(id, r)] = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);
+	}
+	l->layout.walk_keys = false;
+	l->layout.leaf_level = -1;
 }
 
 /*
@@ -1278,6 +1289,20 @@ static uint32_t tops_stride(const MModule *m, uint32_t id)
 	return stride;
 }
 
+/*
+ * Whether every walk in the list from id (and the lists inside) ends on a leaf without
+ * testing for one: exact, every step safe (RepLayout.packed_leaves).
+ */
+static bool walks_end_on_leaves(const MModule *m, uint32_t id)
+{
+	for (; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		if ((inst->op == MOP_WALK && (!inst->exact || inst->peel_safe < inst->peel)) || !walks_end_on_leaves(m, inst->body))
+			return false;
+	}
+	return true;
+}
+
 /* Whether some ifComplete in the list from id (and the lists inside) makes keys, for one row where one_row. */
 static bool some_makes_keys(const MModule *m, uint32_t id, bool one_row)
 {
@@ -1794,7 +1819,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
 	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body, false);
 	l.layout.blocks = l.layout.keys && some_makes_keys(m, m->body, true);
-	l.layout.step_level = -1;
+	l.layout.step_level = l.layout.leaf_level = -1;
+	l.layout.packed_leaves = !gpu && walks_end_on_leaves(m, m->body);
 	l.layout.top_stride = tops_stride(m, m->body);
 	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
 	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
@@ -1839,6 +1865,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 			l.rep->free(&l.layout);
 			l.layout.keys = l.layout.blocks = false;
 			l.layout.top_levels = 0;
+			l.layout.packed_leaves = walks_end_on_leaves(m, m->body);
 			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
 				lir_module_free(l.module);

@@ -106,6 +106,14 @@ typedef struct RepLayout {
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
 	int32_t step_level;    /* the level of the node the step being lowered leaves, where its walk knows it (peeled steps, the
 	                          root at 0), else -1; set by the lowering for layouts whose steps differ by level */
+	/*
+	 * Every walk ends on a leaf at its tree's one leaf depth, none testing for a leaf
+	 * (MInst.exact, all steps safe): the layout may keep leaves' values alone, without a
+	 * record (no word to test). Asked for by the lowering, kept by lay_out where it does
+	 * so (the array layout, every tree with all its leaves at one depth).
+	 */
+	bool packed_leaves;
+	int32_t leaf_level;    /* with packed_leaves, the depth of the leaves of the walk being lowered (its steps); else -1 */
 	uint8_t top_levels;    /* levels of every tree's top that top_nodes can take (all splits), 0: none; asked for by the
 	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
 	uint32_t top_stride;   /* with top_levels, the lowering's: i32 elements from one feature's keys by feature to the

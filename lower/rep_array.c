@@ -18,6 +18,10 @@
  *    every walk then takes exactly that many steps and reads no leaf's word, so the
  *    double fills the record;
  *  - else after every record, slot s's at double element `slots + s`.
+ * Where every walk ends on a leaf at its tree's one leaf depth d without testing for it
+ * (RepLayout.packed_leaves), a tree keeps records for its splits alone, slots 0 to
+ * 2^d - 1, and then its leaves' values packed, leaf slot s's at value element 2^d + s:
+ * a depth-8 tree of f32 values takes 3 KiB instead of 4, and its leaves 1 KiB of lines.
  * A second buffer
  * holds where each tree's records start (in i32 elements), and, last, where the last
  * tree ends. A tree's handle is the address of its slot 0, so a step indexes from it
@@ -90,6 +94,7 @@ typedef struct ArrayState {
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves are doubles read apart from the float records */
+	bool packed;             /* RepLayout.packed_leaves: records for splits alone, the leaves' values after them */
 	uint64_t leaf_slots;     /* the slots before their region; 0: each in its own slot */
 	uint32_t block_buffer;   /* the key copy in blocks (add_blocks), LIR_NONE: none */
 	uint32_t blocks;         /* its address in the function being built */
@@ -100,9 +105,12 @@ typedef struct ArrayState {
 	int32_t tree_offsets[];  /* the offset buffer's contents (num_trees + 1), for the copy's size */
 } ArrayState;
 
-/* Store tree t into the records from slot `first`; leaf values into leaves (doubles, by slot) where not NULL. */
+/*
+ * Store tree t into the records from slot `first`; leaf values into leaves (doubles, by
+ * slot) where not NULL, else packed after 2^packed records where packed >= 0.
+ */
 static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *records, uint32_t record,
-                       uint64_t first, double *leaves, uint64_t *stack)
+                       uint64_t first, double *leaves, int32_t packed, uint64_t *stack)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t top = 0;
@@ -115,10 +123,13 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
 		/* The value is element 1 of the record seen as values of its type, or a leaf's in leaves. */
 		if (n->feature == HIR_LEAF && leaves)
 			leaves[first + slot] = rep_slot_value(layout, f, n);
+		else if (n->feature == HIR_LEAF && packed >= 0)
+			rep_store_value(records + first * record, layout->threshold_type, (1ull << packed) + slot, rep_slot_value(layout, f, n));
 		else
 			rep_store_value(at, layout->threshold_type, 1, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
-			at[0] = -1;
+			if (packed < 0)
+				at[0] = -1;
 			continue;
 		}
 		at[0] = rep_split_word(n);
@@ -146,7 +157,7 @@ static void leaves_into_slots(const HForest *f, const int32_t *offsets, uint32_t
 }
 
 /*
- * Where a tree of depth d goes, its records starting at slot *start or after: a tree of
+ * Where a tree of depth d goes (leaves packed or not), its records starting at slot *start or after: a tree of
  * a line or more (64 bytes) starts on a line, so that slots 4i to 4i+3, which a walk
  * prefetches together, share one line (and its top three levels, slots 1 to 7, the
  * first). Trees of two lines or more, a power of two, would then all start in the same
@@ -155,9 +166,10 @@ static void leaves_into_slots(const HForest *f, const int32_t *offsets, uint32_t
  * the tree. Lone rows, Emerald Rapids Xeon: one row of syn-higgs 0.79 -> 0.68 us,
  * syn-abalone (1000 trees) 7.4 -> 6.7 us, while without the free line it took 14.9.
  */
-static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record)
+static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record, bool packed)
 {
-	uint64_t line = REP_CACHE_LINE / (record * sizeof(int32_t)), slots = 2ull << depth, at = *start;
+	uint64_t line = REP_CACHE_LINE / (record * sizeof(int32_t)), at = *start;
+	uint64_t slots = packed ? (1ull << depth) + ((1ull << depth) + 1) / 2 : 2ull << depth; /* a value: half a record */
 	if (slots >= line)
 		at += (line - at % line) % line;
 	*start = at + slots + (slots > line ? line : 0);
@@ -272,9 +284,13 @@ static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArraySta
 	}
 	s->block_stride = (int64_t)(slots * s->record);
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		for (uint64_t slot = 1; slot < 2ull << depth; slot++)
-			memcpy(blocks + (uint64_t)t * slots * s->record + block_slot(slot) * s->record,
-			       keys + s->tree_offsets[t] + slot * s->record, s->record * sizeof *blocks);
+		for (uint64_t slot = 1; slot < 2ull << depth; slot++) {
+			int32_t *to = blocks + (uint64_t)t * slots * s->record + block_slot(slot) * s->record;
+			if (s->packed && slot >= 1ull << depth) /* a leaf's record again: no word, its value */
+				to[1] = keys[s->tree_offsets[t] + (1ull << depth) + slot];
+			else
+				memcpy(to, keys + s->tree_offsets[t] + slot * s->record, s->record * sizeof *blocks);
+		}
 	s->block_buffer = lir_buffer_add(m, "array.blocks", LTYPE_I32, total, blocks);
 }
 
@@ -285,7 +301,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	uint32_t record, shallowest = 0, deepest = 1;
 	double *leaves = NULL;
 	ArrayState *s;
-	bool own_leaves, in_slots;
+	bool own_leaves, in_slots, packed;
 
 	if (!rep_lay_out_forest(f, m, "array", layout, e)) {
 		free(offsets);
@@ -297,13 +313,19 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	if (own_leaves)
 		layout->threshold_type = LTYPE_F32;
 	record = layout->threshold_type == LTYPE_F32 ? 2 : 4;
+	packed = layout->packed_leaves && !own_leaves && !m->gpu;
+	for (uint32_t t = 0; t < f->num_trees && packed; t++) {
+		hir_trees_leaf_depth_range(f, t, t + 1, &shallowest, &deepest);
+		packed = shallowest == deepest;
+	}
+	layout->packed_leaves = packed;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);
 		if (depth > ARRAY_MAX_DEPTH) {
 			free(offsets);
 			return error_set(e, "array representation: tree %u has depth %u, at most %d fit", t, depth, ARRAY_MAX_DEPTH);
 		}
-		offsets[t] = (int32_t)(place_tree(&total, depth, record) * record);
+		offsets[t] = (int32_t)(place_tree(&total, depth, record, packed) * record);
 		if (total * (record + (own_leaves ? 2 : 0)) * sizeof *records > ARRAY_MAX_BYTES) {
 			free(offsets);
 			return error_set(e, "array representation: the trees, each stored complete to its depth, take more than %llu "
@@ -327,7 +349,8 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	stack = xmalloc(4 * max_nodes * sizeof *stack);
 	offsets[f->num_trees] = (int32_t)(total * record); /* where the last tree ends */
 	for (uint32_t t = 0; t < f->num_trees; t++)
-		store_tree(f, layout, t, records, record, (uint64_t)offsets[t] / record, leaves, stack);
+		store_tree(f, layout, t, records, record, (uint64_t)offsets[t] / record, leaves,
+		           packed ? (int32_t)hir_tree_depth(f, t) : -1, stack);
 	free(stack);
 
 	s = xcalloc(1, sizeof *s + ((size_t)f->num_trees + 1) * sizeof *offsets);
@@ -335,6 +358,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	s->num_trees = f->num_trees;
 	s->record = record;
 	s->own_leaves = own_leaves;
+	s->packed = packed;
 	s->leaf_slots = in_slots ? 0 : total;
 	s->stride = f->num_trees && offsets[0] == 0 ? offsets[1] : 0; /* tree t at t x stride */
 	for (uint32_t t = 1; t < f->num_trees; t++)
@@ -344,13 +368,16 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
-		for (uint64_t i = 0; i < total; i++) {
-			float threshold;
-			memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
-			if (keys[i * record] == -1)
-				continue;
-			keys[i * record] = (int32_t)rep_key_word(layout, (uint32_t)keys[i * record]);
-			keys[i * record + 1] = (int32_t)rep_threshold_key(layout, threshold);
+		for (uint32_t t = 0; t < f->num_trees; t++) {
+			uint64_t first = (uint64_t)offsets[t] / record, end = first + ((packed ? 1ull : 2ull) << hir_tree_depth(f, t));
+			for (uint64_t i = first; i < end; i++) { /* the records, not packed leaves */
+				float threshold;
+				memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
+				if (keys[i * record] == -1)
+					continue;
+				keys[i * record] = (int32_t)rep_key_word(layout, (uint32_t)keys[i * record]);
+				keys[i * record + 1] = (int32_t)rep_threshold_key(layout, threshold);
+			}
 		}
 		if (in_slots)
 			leaves_into_slots(f, offsets, deepest, leaves, keys, record);
@@ -528,6 +555,14 @@ static void array_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, b
 	lir_emit(b, LOP_PREFETCH, LTYPE_I32, handle, record_element(b, array_root(layout, b, tree), s->record, 0), LIR_NONE);
 }
 
+/* Where the value of leaf slot `node` lies (s->packed), in values from the tree's handle. */
+static uint32_t packed_leaf_element(const RepLayout *layout, LBuilder *b, uint32_t node)
+{
+	if (layout->leaf_level < 0)
+		die("array representation: a walk of packed leaves without their depth (RepLayout.leaf_level)");
+	return lir_emit(b, LOP_ADD, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, 1ll << layout->leaf_level), LIR_NONE);
+}
+
 /* Where the double of leaf slot `node` lies (own_leaves), in doubles from the tree's handle. */
 static uint32_t own_leaf_element(const ArrayState *s, LBuilder *b, uint32_t node)
 {
@@ -557,6 +592,10 @@ static void array_prefetch_below(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	if ((apart && !layout->one_row) || walks_blocks(layout)) /* blocks: prefetches made lone rows slower */
 		return;
 	first = lir_emit(b, LOP_MUL, LTYPE_I64, node, lir_const_int(b, LTYPE_I64, 4), LIR_NONE);
+	if (leaves && s->packed) {
+		lir_emit(b, LOP_PREFETCH, layout->threshold_type, tree, packed_leaf_element(layout, b, first), LIR_NONE);
+		return;
+	}
 	if (apart) {
 		lir_emit(b, LOP_PREFETCH, LTYPE_F64, tree, own_leaf_element(s, b, first), LIR_NONE);
 		return;
@@ -570,6 +609,8 @@ static uint32_t array_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	/* A record and a leaf's double are both 8 bytes: the leaf is as far from its record as the region from the records (or in it). */
 	if (s->own_leaves)
 		return lir_emit(b, LOP_LOAD, LTYPE_F64, tree, own_leaf_element(s, b, node), LIR_NONE);
+	if (s->packed && !walks_blocks(layout)) /* the blocks keep leaves' records */
+		return rep_load_leaf(layout, b, tree, packed_leaf_element(layout, b, node));
 	return rep_load_leaf(layout, b, tree, record_element(b, node, 2, 1));
 }
 
