@@ -727,6 +727,34 @@ static void test_prefetch_below(void)
 	hir_forest_free(h);
 }
 
+/*
+ * Packed leaves: 16 complete trees of depth 5 whose walks end on their leaves untested
+ * take 32 records (8 bytes), their 32 float leaves (16 records' room) and a free line
+ * (8 records) each; where one tree has a shallower leaf, every tree keeps its 64 records
+ * and the free line.
+ */
+static void test_packed_leaves(void)
+{
+	HForest *f, *g;
+	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *u = complete_trees_mir(16, HTYPE_F32, true, &g);
+	Error e = {{0}};
+	LModule *l;
+	if (m) {
+		l = lower_mir_to_lir(m, "array", &e);
+		CHECK(l && buffer_elements(l, "array.nodes") == 16 * (32 + 16 + 8) * 2);
+		lir_module_free(l);
+	}
+	if (u) {
+		l = lower_mir_to_lir(u, "array", &e);
+		CHECK(l && buffer_elements(l, "array.nodes") == 16 * (64 + 8) * 2);
+		lir_module_free(l);
+	}
+	mir_module_free(m);
+	mir_module_free(u);
+	hir_forest_free(f);
+	hir_forest_free(g);
+}
+
 /* Whether the array layout of num_trees complete trees (leaves of leaf_type) keeps a key copy of its nodes. */
 static bool keeps_keys(uint32_t num_trees, HType leaf_type)
 {
@@ -925,6 +953,7 @@ int main(void)
 	test_rows_cache_fits();
 	test_trees_cache();
 	test_prefetch_below();
+	test_packed_leaves();
 	test_keys();
 	test_float_forest();
 	test_depth_groups();
