@@ -1777,7 +1777,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	const HForest *f = m->forest;
 	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
 	HForest *walked;
-	bool ok;
+	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
 
 	if (!gpu && !check_host(&f->schedule, e))
 		return NULL;
@@ -1820,7 +1820,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body, false);
 	l.layout.blocks = l.layout.keys && some_makes_keys(m, m->body, true);
 	l.layout.step_level = l.layout.leaf_level = -1;
-	l.layout.packed_leaves = !gpu && walks_end_on_leaves(m, m->body);
+	l.layout.packed_leaves = packable = !gpu && walks_end_on_leaves(m, m->body);
 	l.layout.top_stride = tops_stride(m, m->body);
 	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
 	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
@@ -1865,7 +1865,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 			l.rep->free(&l.layout);
 			l.layout.keys = l.layout.blocks = false;
 			l.layout.top_levels = 0;
-			l.layout.packed_leaves = walks_end_on_leaves(m, m->body);
+			l.layout.packed_leaves = packable; /* lay_out cleared it where the float twin did not pack */
 			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
 				lir_module_free(l.module);

@@ -157,10 +157,10 @@ static void leaves_into_slots(const HForest *f, const int32_t *offsets, uint32_t
 }
 
 /*
- * Where a tree of depth d goes (leaves packed or not), its records starting at slot *start or after: a tree of
- * a line or more (64 bytes) starts on a line, so that slots 4i to 4i+3, which a walk
- * prefetches together, share one line (and its top three levels, slots 1 to 7, the
- * first). Trees of two lines or more, a power of two, would then all start in the same
+ * Where a tree of depth d goes (its leaves packed or not), its records starting at slot
+ * *start or after: a tree of a line or more (64 bytes) starts on a line, so that slots
+ * 4i to 4i+3, which a walk prefetches together, share one line (and its top three
+ * levels, slots 1 to 7, the first). Trees of two lines or more, a power of two, would then all start in the same
  * few cache sets (every depth-8 tree of 4-byte values in one of the L1's 64 sets, whose
  * 12 ways hold 12 trees' top levels): a line is left free after each. *start moves past
  * the tree. Lone rows, Emerald Rapids Xeon: one row of syn-higgs 0.79 -> 0.68 us,
