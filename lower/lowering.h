@@ -72,17 +72,19 @@ typedef struct Lowering {
 	                               walks read (LIR_NONE: none) */
 	uint32_t key_first;         /* i64 */
 	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
-	uint32_t key_columns;       /* with key_rows, where walks may take their tops at once (lower_tops): the same keys as
-	                               i32 by feature, feature f of row key_first + r at f * key_span + r (LIR_NONE: none) */
-	int64_t key_span;
+	uint32_t key_tiles;         /* with key_rows, the same keys in tiles of TOP_LANES rows (RepLayout.key_lanes), for tops
+	                               (LIR_NONE: none) */
+	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
+	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
 	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
-	                               vectors of nodes (i32) and what each is for (i64) */
+	                               vectors of nodes (i32) and what each is for (i64); LIR_NONE: no tops taken here */
 	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
 	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
 	uint32_t block_first;       /* i64: inside an ifComplete of a bounded block, its first row (LIR_NONE: outside) */
 	int64_t block_span;         /*   and its rows at most */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];
+	bool var_aligned[HIR_MAX_VARS]; /* in lane 0, every value the variable takes is a multiple of TOP_LANES (rows' tiles) */
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
 	int64_t const_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */

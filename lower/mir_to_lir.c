@@ -338,7 +338,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 {
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration, at most */
 	bool shrinks = parallel && rows > parallel_min_block(l) && !l->f->schedule.vars[inst->var].over_trees;
-	uint32_t outer_end = l->rows_end, loop, outer_columns;
+	uint32_t outer_end = l->rows_end, loop, outer_tops;
 	if (shrinks)
 		step = block_rows(l, begin, end, rows);
 	loop = lir_begin(&l->b, parallel ? LOP_PARALLEL_FOR : LOP_FOR, begin, end, step);
@@ -348,13 +348,32 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 		uint32_t block_end = emit2(l, LOP_ADD, LTYPE_I64, loop, step);
 		l->rows_end = emit2(l, LOP_MIN, LTYPE_I64, block_end, outer_end);
 	}
-	outer_columns = l->key_columns;
+	outer_tops = l->top_nodes;
 	if (parallel) /* the tops a tree ahead are the iteration's own (lower_tops) */
-		l->key_columns = LIR_NONE;
+		l->top_nodes = LIR_NONE;
 	lower_body(l, inst, loop, rows, lanes, LIR_NONE);
-	l->key_columns = outer_columns;
+	l->top_nodes = outer_tops;
 	l->rows_end = outer_end;
 	lir_end(&l->b);
+}
+
+/* Rows whose walks take their tops at once (RepLayout.top_levels): 16 keys of i32, a 512-bit vector. */
+#define TOP_LANES 16
+
+/* Whether node x of a range expression is a multiple of TOP_LANES wherever it is evaluated (Lowering.var_aligned). */
+static bool expr_aligned(const Lowering *l, const HRange *r, uint8_t x)
+{
+	const HExpr *n = &r->nodes[x];
+	switch ((HExprOp)n->op) {
+	case HEXPR_CONST: return n->value % TOP_LANES == 0;
+	case HEXPR_ROWS: return false;
+	case HEXPR_VAR: return l->is_const[n->var] ? l->const_value[n->var] % TOP_LANES == 0 : l->var_aligned[n->var];
+	case HEXPR_BELOW: return expr_aligned(l, r, n->a); /* a or 0 */
+	case HEXPR_ADD:
+	case HEXPR_SUB:
+	case HEXPR_MIN: return expr_aligned(l, r, n->a) && expr_aligned(l, r, n->b);
+	}
+	return false;
 }
 
 /* The value of node x of a range expression when the loops it uses are specialized; false if it is known only at run time. */
@@ -394,6 +413,7 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 			break;
 		l->is_const[inst->var] = const_begin;
 		l->const_value[inst->var] = value;
+		l->var_aligned[inst->var] = expr_aligned(l, r, r->begin) && (i * r->step) % TOP_LANES == 0;
 		if (const_begin) {
 			l->var_value[inst->var] = const_i64(l, value);
 		} else {
@@ -428,6 +448,7 @@ void lower_for(Lowering *l, const MInst *inst)
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
+	l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin) && r.step % TOP_LANES == 0;
 	if (inst->interleave > 1 && v->over_trees && l->scope.lanes <= 1) {
 		/*
 		 * Trees (interleaved only where rows run one at a time: lanes do not multiply).
@@ -464,7 +485,7 @@ void lower_for(Lowering *l, const MInst *inst)
 		uint32_t trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
 		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, trips, const_i64(l, span));
 		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
-		bool apart = l->walks_apart;
+		bool apart = l->walks_apart, aligned;
 		/*
 		 * Where no ifComplete splits the walks into halves that compile in parallel (its
 		 * walks are the same either way), the side-by-side walks are one function, the
@@ -477,7 +498,10 @@ void lower_for(Lowering *l, const MInst *inst)
 		if (apart)
 			l->b.fn->insts[branch].imm = LIR_IF_APART;
 		l->walks_apart = false;
+		aligned = l->var_aligned[inst->var];
+		l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin); /* lane 0's row; the lanes follow it */
 		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
+		l->var_aligned[inst->var] = aligned;
 		l->walks_apart = apart;
 		lir_else(&l->b, branch);
 		lower_loop(l, inst, begin, end, step, 1, false);
@@ -525,26 +549,54 @@ static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, ui
 }
 
 /*
+ * Whether the rows of the walk's lanes lie in one tile of keys (Lowering.key_tiled),
+ * lane 0's row first: its offset in the block is a multiple of TOP_LANES (every index
+ * variable the block's first row does not have is aligned) and the lanes' rows follow
+ * it within TOP_LANES.
+ */
+static bool lanes_share_tile(const Lowering *l, const MInst *walk)
+{
+	const MIndex *block = l->key_index;
+	for (uint32_t i = 0; i < block->num_terms; i++)
+		if (!mir_index_has(&walk->row, block->terms[i]))
+			return false;
+	for (uint32_t i = 0; i < walk->row.num_terms; i++) {
+		int32_t var = walk->row.terms[i];
+		if (!mir_index_has(block, var) &&
+		    !(l->is_const[var] ? l->const_value[var] % TOP_LANES == 0 : l->var_aligned[var]))
+			return false;
+	}
+	return (int64_t)(l->scope.lanes - 1) * l->scope.lane_step < TOP_LANES;
+}
+
+/*
  * The row a walk reads in lane r. Lanes of interleaved rows address their features from
  * one pointer, lane 0's row, each at a constant offset: a feature's address is then that
  * pointer, the feature and a displacement, where per-lane row addresses would each hold
  * a register through the walk (16 lanes outnumber x86's registers, and the walk spilled).
+ * Keys in tiles: row o of the block at tile o / TOP_LANES, lane o % TOP_LANES, which the
+ * lanes of rows that share a tile take from lane 0's as constants.
  */
 static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 {
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
-	int64_t width = l->f->num_features, offset = row_lanes ? (int64_t)r * l->scope.lane_step * width : 0;
-	uint32_t index = lower_index(l, &walk->row, row_lanes ? 0 : r), start;
 	/* Walks read the rows' keys where the ifComplete around made them. */
-	bool keys = l->key_rows != LIR_NONE;
+	bool keys = l->key_rows != LIR_NONE, shared = keys && l->key_tiled && lanes_share_tile(l, walk);
+	int64_t width = l->f->num_features, step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
+	int64_t offset = !keys || !l->key_tiled ? step * width : shared ? step : 0;
+	uint32_t index = lower_index(l, &walk->row, row_lanes && (!l->key_tiled || shared) ? 0 : r), start, lane = LIR_NONE;
 	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
 	RepRow row = {.type = keys ? l->key_type : l->row_type, .complete = l->complete};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v)'s copy of the rows: from their first row */
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
+	if (keys && l->key_tiled && !shared) { /* the tile's first row, and the lane */
+		lane = emit2(l, LOP_AND, LTYPE_I64, index, const_i64(l, TOP_LANES - 1));
+		index = emit2(l, LOP_SUB, LTYPE_I64, index, lane);
+	}
 	start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
 	row.base = lir_index(&l->b, buffer, start, row.type);
-	row.start = const_i64(l, offset);
+	row.start = lane != LIR_NONE ? lane : const_i64(l, offset);
 	return row;
 }
 
@@ -575,10 +627,6 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 	}
 }
 
-/* Rows whose walks take their tops at once (RepLayout.top_levels): 16 keys of i32, a 512-bit vector. */
-#define TOP_LANES 16
-/* The most stack an ifComplete's keys by feature may take for that (1024 rows of 32 features). */
-#define KEY_COLUMNS_MAX_BYTES (128 * 1024)
 /* Tags of tops (top_tag) tell levels apart below this. */
 #define TOP_TAG_LEVELS 8
 /* Tops kept per TOP_LANES rows of a block (l->top_nodes, l->top_tags): a tree's and the next's, by the tree's parity. */
@@ -586,14 +634,14 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 
 /*
  * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
- * by feature start at `columns`, into the vector of l->top_nodes at `at` (i64). It
+ * by feature start at `tile` (their tile of keys), into the vector of l->top_nodes at `at` (i64). It
  * uses 512-bit vectors (LIR_IF_WIDE), in place.
  */
-static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t columns, uint32_t at)
+static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t tile, uint32_t at)
 {
 	uint32_t lanes = l->scope.lanes, branch = lir_begin(&l->b, LOP_IF, when, LIR_NONE, LIR_NONE), top, element;
 	l->b.fn->insts[branch].imm = LIR_IF_WIDE;
-	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, columns);
+	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, tile);
 	element = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_nodes, element, top);
 	lir_end(&l->b);
@@ -620,10 +668,10 @@ static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t le
 static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node)
 {
 	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
-	         top, columns, tag, last;
-	if (l->key_columns == LIR_NONE || lanes != TOP_LANES || l->scope.lanes_are_trees || l->scope.lane_step != 1 ||
+	         top, tile, tag, last;
+	if (l->top_nodes == LIR_NONE || lanes != TOP_LANES || l->scope.lanes_are_trees || l->scope.lane_step != 1 ||
 	    l->scope.masked != LIR_NONE || l->scope.lane_var == HIR_NONE || !mir_index_has(&walk->row, l->scope.lane_var) ||
-	    !rep_keys_decide(&l->layout, row))
+	    !lanes_share_tile(l, walk) || !rep_keys_decide(&l->layout, row))
 		return 0;
 	for (uint32_t r = 0; r < lanes; r++)
 		levels = safe[r] < levels ? safe[r] : levels;
@@ -631,7 +679,7 @@ static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, co
 		return 0;
 	offset = lower_index(l, &walk->row, 0);
 	offset = emit2(l, LOP_SUB, LTYPE_I64, offset, l->key_first);
-	columns = lir_index(&l->b, l->key_columns, offset, LTYPE_I32);
+	tile = lir_index(&l->b, l->key_tiles, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_features)), LTYPE_I32);
 	pair = emit2(l, LOP_SDIV, LTYPE_I64, offset, const_i64(l, TOP_LANES));
 	pair = emit2(l, LOP_MUL, LTYPE_I64, pair, const_i64(l, TOP_SLOTS));
 	tree = l->tree_index[lane_slot(walk->a, 0)];
@@ -640,14 +688,14 @@ static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, co
 	/* This tree's top, where the walks before did not take it. */
 	tag = emit2(l, LOP_LOAD, LTYPE_I64, l->top_tags, at);
 	missing = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, tag, top_tag(l, offset, tree, levels));
-	take_top(l, missing, tree, levels, columns, at);
+	take_top(l, missing, tree, levels, tile, at);
 	/* The next tree's (the last tree's again after the last). */
 	next = emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, 1));
 	last = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, next, const_i64(l, l->f->num_trees));
 	next = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, last, next, tree);
 	at_next = emit2(l, LOP_ADD, LTYPE_I64, pair, const_i64(l, 1));
 	at_next = emit2(l, LOP_SUB, LTYPE_I64, at_next, parity);
-	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, columns, at_next);
+	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, tile, at_next);
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at_next, top_tag(l, offset, next, levels));
 	at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
 	top = lir_index(&l->b, l->top_nodes, at, LTYPE_I32);
@@ -1260,33 +1308,41 @@ static bool may_zero_rows(const Lowering *l, size_t row_size)
 	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
 }
 
-/*
- * Whether the walks in ifComplete inst may take their tops at once (lower_tops), as far
- * as its block decides: it makes keys for TOP_LANES rows or more, and its keys by
- * feature fit the stack.
- */
-static bool block_takes_tops(const MModule *m, const MInst *inst)
+/* The most stack an ifComplete's keys in tiles may take (RepLayout.key_lanes: 1024 rows of 32 features). */
+#define KEY_TILES_MAX_BYTES (128 * 1024)
+
+/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes), and whether they fit the stack. */
+static int64_t tiled_rows(const HForest *f, int64_t span, bool *fits)
 {
-	return key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES &&
-	       (uint64_t)(inst->span + TOP_LANES) * m->forest->num_features * sizeof(int32_t) <= KEY_COLUMNS_MAX_BYTES;
+	int64_t rows = (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES;
+	*fits = span > 0 && (uint64_t)rows * f->num_features * sizeof(int32_t) <= KEY_TILES_MAX_BYTES;
+	return rows;
 }
+/*
+ * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:
+ * half the bytes of i64 keys row by row, and the lines the tops read are the walks'.
+ * With fewer, a step that compares an i64 key whole (no shift) is worth more (one core,
+ * 4096 rows, us a row, row by row -> tiles: syn-lgb-covtype (54 features) 2.39 ->
+ * 2.28, syn-year (90) 0.324 -> 0.310, syn-lgb-year 0.345 -> 0.335, but syn-airline (13)
+ * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37).
+ */
+#define TILE_WORDS_MIN_FEATURES 32
 
 /*
- * The stride of the keys by feature (RepLayout.top_stride) for the ifCompletes in the
- * list from id (and the lists inside): the most rows of a block that takes tops, plus
- * TOP_LANES; 0 where none does. One stride serves every block, so that the layout's
- * tops can hold their features' elements.
+ * Whether the walks in some ifComplete in the list from id (and the lists inside) may
+ * take their tops at once (lower_tops), as far as its block decides: it makes keys for
+ * TOP_LANES rows or more, and their tiles fit the stack.
  */
-static uint32_t tops_stride(const MModule *m, uint32_t id)
+static bool some_takes_tops(const MModule *m, uint32_t id)
 {
-	uint32_t stride = 0;
 	for (; id != MIR_NONE; id = m->insts[id].next) {
 		const MInst *inst = &m->insts[id];
-		uint32_t own = block_takes_tops(m, inst) ? (uint32_t)inst->span + TOP_LANES : 0, inner = tops_stride(m, inst->body);
-		stride = own > stride ? own : stride;
-		stride = inner > stride ? inner : stride;
+		bool fits;
+		tiled_rows(m->forest, inst->span, &fits);
+		if ((key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES && fits) || some_takes_tops(m, inst->body))
+			return true;
 	}
-	return stride;
+	return false;
 }
 
 /*
@@ -1334,30 +1390,49 @@ static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, ui
 	l->zero_rows = lir_emit(&l->b, LOP_SELECT, LTYPE_PTR, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), moved, l->rows);
 }
 
-/*
- * For lower_tops, after the scan of a block of `rows` rows (keys of i64 or i32): the
- * keys by feature, feature f of row r at f * key_span + r of l->key_columns (i32), read
- * from l->key_rows; and no top taken yet. Written feature by feature, so that the stores
- * are consecutive: stored row by row in the scan, a row's keys were a line apart each,
- * and syn-year's scan (90 features) took longer than its walks gained.
- */
-static void begin_tops(Lowering *l, uint32_t rows)
+/* The key (i32) of element `at` from `from`, in l->key_rows. */
+static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
 {
-	uint32_t width = const_i64(l, l->f->num_features), zero = const_i64(l, 0), one = const_i64(l, 1), f, from, to, r, at, key;
-	uint32_t tags = const_i64(l, TOP_SLOTS * l->key_span / TOP_LANES), none = const_i64(l, -1);
-	at = lir_begin(&l->b, LOP_FOR, zero, tags, one);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at, none);
-	lir_end(&l->b);
-	f = lir_begin(&l->b, LOP_FOR, zero, width, one);
-	from = lir_index(&l->b, l->key_rows, f, l->key_type);
-	to = emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, l->key_span));
-	to = lir_index(&l->b, l->key_columns, to, LTYPE_I32);
-	r = lir_begin(&l->b, LOP_FOR, zero, rows, one);
-	at = emit2(l, LOP_MUL, LTYPE_I64, r, width);
-	key = emit2(l, LOP_LOAD, l->key_type, from, at);
-	if (l->key_type == LTYPE_I64)
-		key = rep_high_key(&l->b, key);
+	uint32_t key = emit2(l, LOP_LOAD, l->key_type, from, at);
+	return l->key_type == LTYPE_I64 ? rep_high_key(&l->b, key) : key;
+}
+
+/*
+ * After the scan of a block of `rows` rows (keys row by row in l->key_rows): the keys
+ * into `tiles` (RepLayout.key_lanes), TOP_LANES rows a tile, feature by feature. Whole
+ * tiles are copied a feature at a time, so that the stores are consecutive (stored row
+ * by row in the scan, a row's keys were a line apart each, and syn-year's scan took
+ * longer than its walks gained); the rows of the last tile one by one.
+ */
+static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
+{
+	int64_t width = l->f->num_features;
+	uint32_t zero = const_i64(l, 0), one = const_i64(l, 1), lanes = const_i64(l, TOP_LANES), features = const_i64(l, width);
+	uint32_t whole, tile, from, to, f, r, at, key, lane;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	whole = emit2(l, LOP_SDIV, LTYPE_I64, rows, lanes);
+	tile = lir_begin(&l->b, LOP_FOR, zero, whole, one);
+	at = emit2(l, LOP_MUL, LTYPE_I64, tile, const_i64(l, TOP_LANES * width));
+	from = lir_index(&l->b, l->key_rows, at, l->key_type);
+	to = lir_index(&l->b, tiles, at, LTYPE_I32);
+	f = lir_begin(&l->b, LOP_FOR, zero, features, one);
+	from = lir_index(&l->b, from, f, l->key_type);
+	to = lir_index(&l->b, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), LTYPE_I32);
+	r = lir_begin(&l->b, LOP_FOR, zero, lanes, one);
+	key = row_key_at(l, from, emit2(l, LOP_MUL, LTYPE_I64, r, features));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, r, key);
+	lir_end(&l->b);
+	lir_end(&l->b);
+	lir_end(&l->b);
+	r = lir_begin(&l->b, LOP_FOR, emit2(l, LOP_MUL, LTYPE_I64, whole, lanes), rows, one);
+	from = lir_index(&l->b, l->key_rows, emit2(l, LOP_MUL, LTYPE_I64, r, features), l->key_type);
+	lane = emit2(l, LOP_AND, LTYPE_I64, r, const_i64(l, TOP_LANES - 1));
+	at = emit2(l, LOP_SUB, LTYPE_I64, r, lane);
+	at = emit2(l, LOP_MUL, LTYPE_I64, at, features);
+	to = lir_index(&l->b, tiles, emit2(l, LOP_ADD, LTYPE_I64, at, lane), LTYPE_I32);
+	f = lir_begin(&l->b, LOP_FOR, zero, features, one);
+	key = row_key_at(l, from, f);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), key);
 	lir_end(&l->b);
 	lir_end(&l->b);
 }
@@ -1380,6 +1455,19 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	         any = LIR_NONE, at, x, missing, branch, end_row;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
 	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(l->m, inst) : LTYPE_VOID;
+	/*
+	 * Keys in tiles (RepLayout.key_lanes) for the tops of walks of TOP_LANES rows, and for
+	 * the walks themselves where the key copy's words are for tiles (tile_words), but for
+	 * a lone row's that reads its copy in blocks. The scan makes keys row by row, then
+	 * tiles them. Where the tiles would not fit the stack, the walks take no tops, and
+	 * those that read tiles read the rows instead.
+	 */
+	bool fits;
+	int64_t tile_rows = tiled_rows(l->f, inst->span, &fits);
+	bool tiled = key != LTYPE_VOID && l->layout.tile_words && !(inst->span == 1 && l->layout.blocks);
+	bool tops = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.top_levels >= 2;
+	if (tiled)
+		key = fits ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
 	/*
 	 * The walks are the same either way; or they are a lone row's on the host, as fast with the
@@ -1392,15 +1480,9 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
 	uint32_t outer_block_first = l->block_first;
 	int64_t outer_block_span = l->block_span;
-	uint32_t outer_columns = l->key_columns, outer_tops = l->top_nodes, outer_tags = l->top_tags;
-	int64_t outer_span = l->key_span;
-	/*
-	 * Keys by feature too, for walks that take their tops at once (lower_tops). The copy
-	 * costs a block the same for every tree, and pays with i32 keys too (one core, 4096
-	 * rows, us a row: syn-year 0.41 -> 0.38, syn-lgb-year 0.42 -> 0.38).
-	 */
-	bool columns = keys && l->m->vector_tops && l->rep->top_nodes && l->layout.top_levels >= 2 &&
-	               block_takes_tops(l->m, inst);
+	uint32_t outer_tops = l->top_nodes, outer_tags = l->top_tags, outer_tiles = l->key_tiles, tiles = LIR_NONE;
+	const MIndex *outer_index = l->key_index;
+	bool outer_tiled = l->key_tiled;
 	LType outer_key_type = l->key_type;
 	bool outer_one_row = l->layout.one_row, one_row;
 	if (inst->span != MIR_ROWS_ALL) {
@@ -1424,29 +1506,26 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			l->layout.one_row = inst->span == 1;
 			l->key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
 			l->key_first = first_row;
+			l->key_index = &inst->row;
 			l->key_type = key;
-			l->key_columns = LIR_NONE;
+			l->key_tiled = false;
+			l->key_tiles = l->top_nodes = LIR_NONE;
 		}
-		if (columns) {
+		if (keys && (tiled || tops)) {
+			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->f->num_features, LSPACE_PRIVATE);
 			/*
-			 * A feature's keys take RepLayout.top_stride elements, at least TOP_LANES more than
-			 * the block's rows: a vector's load from the last rows may read past them, and
-			 * features are then not a multiple of 1 KiB apart (the 15 a top reads would share
-			 * one set of the L1).
+			 * Vectors of tiles and tops start a cache line: at LLVM's 16 bytes the stack's place
+			 * decided it, which Linux shifts by a multiple of 16 bytes from run to run, and a
+			 * top's 64 bytes were stored and read across two lines in three runs of four (one
+			 * core, 4096 rows, us a row, typical run -> aligned: syn-higgs 0.338 -> 0.303,
+			 * syn-abalone 3.05 -> 2.81, syn-covtype 2.79 -> 2.56, syn-letters 8.29 -> 7.70).
 			 */
-			l->key_span = l->layout.top_stride;
-			l->key_columns = lir_local_array(&l->b, LTYPE_I32, l->key_span * l->f->num_features, LSPACE_PRIVATE);
-			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * l->key_span, LSPACE_PRIVATE);
-			/*
-			 * Their vectors start a cache line: at LLVM's 16 bytes the stack's place decided it,
-			 * which Linux shifts by a multiple of 16 bytes from run to run, and a top's 64 bytes
-			 * were stored and read across two lines in three runs of four (one core, 4096 rows,
-			 * us a row, typical run -> aligned: syn-higgs 0.338 -> 0.303, syn-abalone 3.05 ->
-			 * 2.81, syn-covtype 2.79 -> 2.56, syn-letters 8.29 -> 7.70).
-			 */
-			l->b.fn->insts[l->key_columns].lanes = TOP_LANES;
+			l->b.fn->insts[tiles].lanes = TOP_LANES;
+		}
+		if (tops) {
+			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * tile_rows, LSPACE_PRIVATE);
 			l->b.fn->insts[l->top_nodes].lanes = TOP_LANES;
-			l->top_tags = lir_local_array(&l->b, LTYPE_I64, TOP_SLOTS * l->key_span / TOP_LANES, LSPACE_PRIVATE);
+			l->top_tags = lir_local_array(&l->b, LTYPE_I64, TOP_SLOTS * tile_rows / TOP_LANES, LSPACE_PRIVATE);
 		}
 		end_row = end;
 		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
@@ -1483,8 +1562,21 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		lir_end(&l->b);
 		if (one_row)
 			lir_end(&l->b);
-		if (columns)
-			begin_tops(l, emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row));
+		if (tiles != LIR_NONE) {
+			tile_keys(l, emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row), tiles);
+			l->key_tiles = tiles;
+		}
+		if (keys && tiled) {
+			l->key_rows = tiles;
+			l->key_type = LTYPE_I32;
+			l->key_tiled = true;
+		}
+		if (tops) { /* no top taken yet */
+			uint32_t none = const_i64(l, -1);
+			at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, TOP_SLOTS * tile_rows / TOP_LANES), const_i64(l, 1));
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at, none);
+			lir_end(&l->b);
+		}
 		if (zero_rows)
 			zero_missing_rows(l, inst, first, end, any);
 	}
@@ -1505,8 +1597,9 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	l->block_first = outer_block_first;
 	l->block_span = outer_block_span;
 	l->key_rows = outer_keys;
-	l->key_columns = outer_columns;
-	l->key_span = outer_span;
+	l->key_tiled = outer_tiled;
+	l->key_tiles = outer_tiles;
+	l->key_index = outer_index;
 	l->top_nodes = outer_tops;
 	l->top_tags = outer_tags;
 	l->layout.one_row = outer_one_row;
@@ -1821,8 +1914,9 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.layout.blocks = l.layout.keys && some_makes_keys(m, m->body, true);
 	l.layout.step_level = l.layout.leaf_level = -1;
 	l.layout.packed_leaves = packable = !gpu && walks_end_on_leaves(m, m->body);
-	l.layout.top_stride = tops_stride(m, m->body);
-	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && l.layout.top_stride; /* (lower_tops) */
+	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && some_takes_tops(m, m->body); /* (lower_tops) */
+	l.layout.key_lanes = l.layout.top_levels ? TOP_LANES : 0;
+	l.layout.tile_words = f->num_features > TILE_WORDS_MIN_FEATURES;
 	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
@@ -1852,7 +1946,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = l.block_first = l.key_rows = l.key_columns = l.zero_rows = LIR_NONE;
+	l.row_cache = l.block_first = l.key_rows = l.key_tiles = l.top_nodes = l.zero_rows = LIR_NONE;
 	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
@@ -1864,7 +1958,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		if (walked) {
 			l.rep->free(&l.layout);
 			l.layout.keys = l.layout.blocks = false;
-			l.layout.top_levels = 0;
+			l.layout.top_levels = l.layout.key_lanes = 0;
+			l.layout.tile_words = false;
 			l.layout.packed_leaves = packable; /* lay_out cleared it where the float twin did not pack */
 			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {

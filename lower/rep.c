@@ -237,9 +237,16 @@ uint32_t rep_key_word(const RepLayout *layout, uint32_t word)
 	return bare_key_words(layout) ? word & REP_WORD_FEATURE_MASK : word;
 }
 
+uint32_t rep_tile_word(const RepLayout *layout, uint32_t word)
+{
+	return (word & REP_WORD_FEATURE_MASK) * layout->key_lanes | (word & ~REP_WORD_FEATURE_MASK);
+}
+
 void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNode *n)
 {
-	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)layout->feature_mask);
+	/* A word of a key copy for tiles holds feature * key_lanes (rep_tile_word): the whole field, not feature_mask's bits. */
+	uint32_t feature_mask = layout->walk_keys && layout->tile_words ? REP_WORD_FEATURE_MASK : layout->feature_mask;
+	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)feature_mask);
 	bool bare = layout->walk_keys && bare_key_words(layout); /* a word of the key copy (rep_key_word) */
 	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, bare ? word : lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));

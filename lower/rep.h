@@ -102,7 +102,7 @@ typedef struct RepLayout {
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 	bool blocks;           /* lone rows walk keys (one_row): the layout may copy them in an order of its own for those walks
-	                          (asked for by the lowering) */
+	                          (asked for by the lowering, cleared by lay_out where it makes no such copy) */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
 	int32_t step_level;    /* the level of the node the step being lowered leaves, where its walk knows it (peeled steps, the
 	                          root at 0), else -1; set by the lowering for layouts whose steps differ by level */
@@ -116,8 +116,21 @@ typedef struct RepLayout {
 	int32_t leaf_level;    /* with packed_leaves, the depth of the leaves of the walk being lowered (its steps); else -1 */
 	uint8_t top_levels;    /* levels of every tree's top that top_nodes can take (all splits), 0: none; asked for by the
 	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
-	uint32_t top_stride;   /* with top_levels, the lowering's: i32 elements from one feature's keys by feature to the
-	                          next's, which the layout multiplies its tops' features by (top_nodes) */
+	/*
+	 * Rows' keys in tiles of key_lanes rows (TOP_LANES), feature by feature: feature f of
+	 * a tile's row r at element f * key_lanes + r of the tile, which the layout's tops
+	 * (top_nodes) read. Asked for by the lowering with top_levels, kept by lay_out where
+	 * it keeps them; 0: none.
+	 */
+	uint8_t key_lanes;
+	/*
+	 * With key_lanes, the walks of the key copy read rows' keys in tiles too, not row by
+	 * row: its split words hold f * key_lanes in place of f (rep_tile_word), so that a
+	 * step adds the word to its row's address as it did the feature. The copy that lone
+	 * rows walk (blocks) keeps features as they are, and so do their keys. Asked for by
+	 * the lowering, cleared by lay_out without key_lanes.
+	 */
+	bool tile_words;
 	/*
 	 * The lowering's, with top_levels: the CPU has vector registers to keep a top's masks
 	 * in across the loop around (AVX-512's 32), so top_nodes loads them from a buffer,
@@ -182,6 +195,8 @@ bool rep_keys_fit(const RepLayout *layout);
  * syn-year 0.351 -> 0.334; one row, syn-higgs 0.47 -> 0.435).
  */
 uint32_t rep_key_word(const RepLayout *layout, uint32_t word);
+/* The word of rep_key_word as the key copy keeps it where walks read rows' keys in tiles (RepLayout.tile_words): feature * key_lanes. */
+uint32_t rep_tile_word(const RepLayout *layout, uint32_t word);
 /*
  * Whether a step of a walk of keys for row decides by one compare of keys (the forest's
  * one carry form, and no missing value to test): rep_keys_go_right then decides as it.
@@ -275,11 +290,11 @@ typedef struct LRepresentation {
 	 * row's candidates; the lowest candidate left is where the row's walk goes
 	 * (QuickScorer's exit leaf, in the top of one tree). Yields a vector of `lanes` i32:
 	 * each row's node after those steps. Feature f of lane r's row is the key (i32) at
-	 * element f * RepLayout.top_stride + r of columns: a split's element is data, not a
-	 * multiply. Only where rep_keys_decide holds for the walks' rows. NULL where the
-	 * layout has no such top.
+	 * element f * RepLayout.key_lanes + r of `tile`, the rows' tile of keys: a split's
+	 * element is data, not a multiply. Only where rep_keys_decide holds for the walks'
+	 * rows. NULL where the layout has no such top.
 	 */
-	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t columns);
+	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t tile);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */

@@ -36,6 +36,8 @@
  * buffer, `keys`, holds the node buffer again with each split's threshold replaced by
  * its key; while RepLayout.walk_keys is set, handles point into it and load_node yields
  * the key. Leaves are copied as they are, so a walk of keys ends on its leaf's value.
+ * Where rows' keys are in tiles (RepLayout.tile_words), its split words hold their
+ * features times RepLayout.key_lanes, each feature's element in a tile.
  *
  * A third, `blocks`, holds the keys again for the walks of lone rows (RepLayout.one_row),
  * each tree cut into blocks of three levels, one cache line each (add_blocks).
@@ -190,7 +192,7 @@ static int32_t top_mask(uint32_t levels, uint32_t slot)
 /*
  * The tops buffer of a key copy (keys, as laid out at s->tree_offsets): the top levels
  * that are splits in every tree, up to ARRAY_TOP_LEVELS, each split's feature's element
- * in the keys by feature (RepLayout.top_stride times the feature) and its key. The
+ * in the rows' tile of keys (RepLayout.key_lanes times the feature) and its key. The
  * element stored saves a top its 15 multiplies (one core of an AMD EPYC, Zen 4, 4096
  * rows, us a row: syn-higgs 0.303 -> 0.300, syn-year 0.380 -> 0.374, syn-covtype 2.57 ->
  * 2.53, syn-letters 10.1 -> 9.96).
@@ -203,7 +205,7 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 		return;
 	hir_leaf_depth_range(f, &shallowest, &deepest);
 	layout->top_levels = (uint8_t)(shallowest < ARRAY_TOP_LEVELS ? shallowest : ARRAY_TOP_LEVELS);
-	if ((uint64_t)f->num_features * layout->top_stride > INT32_MAX)
+	if ((uint64_t)f->num_features * layout->key_lanes > REP_WORD_FEATURE_MASK)
 		layout->top_levels = 0;
 	if (!layout->top_levels || !f->num_trees)
 		return;
@@ -212,7 +214,7 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		for (uint32_t slot = 1; slot <= per; slot++) {
 			const int32_t *record = keys + s->tree_offsets[t] + (int64_t)slot * s->record;
-			tops[((size_t)t * per + slot - 1) * 2] = (int32_t)(((uint32_t)record[0] & REP_WORD_FEATURE_MASK) * layout->top_stride);
+			tops[((size_t)t * per + slot - 1) * 2] = (int32_t)(((uint32_t)record[0] & REP_WORD_FEATURE_MASK) * layout->key_lanes);
 			tops[((size_t)t * per + slot - 1) * 2 + 1] = record[1];
 		}
 	s->top_buffer = lir_buffer_add(m, "array.tops", LTYPE_I32, (uint64_t)f->num_trees * per * 2, tops);
@@ -271,12 +273,13 @@ static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArraySta
 	uint32_t depth = f->num_trees ? hir_tree_depth(f, 0) : 0;
 	uint64_t slots = block_slots(depth), total;
 	int32_t *blocks;
-	if (!layout->blocks || m->gpu || !s->stride || s->record != 2 || (s->own_leaves && s->leaf_slots) || depth < 5 ||
-	    4 * slots > 5 * (2ull << depth))
-		return;
+	layout->blocks = layout->blocks && !m->gpu && s->stride && s->record == 2 && !(s->own_leaves && s->leaf_slots) &&
+	                 depth >= 5 && 4 * slots <= 5 * (2ull << depth);
 	total = slots * f->num_trees * s->record;
-	if (total * sizeof *blocks > ARRAY_MAX_BLOCKS)
+	if (!layout->blocks || total * sizeof *blocks > ARRAY_MAX_BLOCKS) {
+		layout->blocks = false;
 		return;
+	}
 	blocks = xmalloc(total * sizeof *blocks);
 	for (uint64_t i = 0; i < total; i += s->record) { /* unused slots read as leaves */
 		blocks[i] = -1;
@@ -381,11 +384,21 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		}
 		if (in_slots)
 			leaves_into_slots(f, offsets, deepest, leaves, keys, record);
-		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
 		add_tops(f, m, layout, s, keys);
 		add_blocks(f, m, layout, s, keys);
+		if (!layout->top_levels)
+			layout->key_lanes = 0; /* rows' keys in tiles serve the tops */
+		layout->tile_words = layout->tile_words && layout->key_lanes;
+		for (uint32_t t = 0; t < f->num_trees && layout->tile_words; t++) {
+			uint64_t first = (uint64_t)offsets[t] / record, end = first + ((packed ? 1ull : 2ull) << hir_tree_depth(f, t));
+			for (uint64_t i = first; i < end; i++) /* splits: leaves in slots hold a double's bits by now */
+				if (records[i * record] != -1)
+					keys[i * record] = (int32_t)rep_tile_word(layout, (uint32_t)keys[i * record]);
+		}
+		s->key_buffer = lir_buffer_add(m, "array.keys", LTYPE_I32, elements, keys);
 	} else {
-		layout->top_levels = 0; /* tops are read from the key copy */
+		layout->top_levels = layout->key_lanes = 0; /* tops are read from the key copy */
+		layout->blocks = layout->tile_words = false;
 	}
 	if (in_slots) {
 		leaves_into_slots(f, offsets, deepest, leaves, records, record);
@@ -427,7 +440,7 @@ static uint32_t top_mask_loaded(LBuilder *b, const ArrayState *s, uint32_t level
 }
 
 static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
-                                uint32_t columns)
+                                uint32_t tile)
 {
 	ArrayState *s = layout->state;
 	uint32_t per = (1u << layout->top_levels) - 1;
@@ -438,7 +451,7 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops, at_slot, LIR_NONE));
 		uint32_t key = lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops,
 		                        lir_emit(b, LOP_ADD, LTYPE_I64, at_slot, lir_const_int(b, LTYPE_I64, 1), LIR_NONE), LIR_NONE);
-		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, columns, element, LIR_NONE);
+		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
 		uint32_t right = rep_keys_go_right(layout, b, x, lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE));
 		uint32_t mask = s->masks == LIR_NONE ? vector_const(b, lanes, top_mask(levels, slot)) : top_mask_loaded(b, s, levels, slot, lanes);
 		uint32_t keep = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, mask, LIR_NONE);

@@ -565,6 +565,43 @@ def cli_tests(s):
                 s.record("cli", f"{name}_{batch}", False, q.stderr.strip())
             else:
                 judge(s, "cli", f"{name}_{batch}", read_table(out), [[r[-1]] for r in table], True)
+    # Walks that read rows' keys in tiles (rows of more than 32 features: RepLayout.tile_words) predict exactly as
+    # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
+    # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and
+    # year_prediction_msd with grove's schedule; compiled for this CPU and for x86-64 (no tops, no tiles), predicting
+    # in one call, 100 rows and a row a call.
+    lightgbm = os.path.join(MODELS, "lightgbm")
+    padded = ("--representation", "array", "--schedule-text",
+              "tile(batch, b0, b1, 256); tile(b1, b2, b3, 16); interleave(b3); reorder(b0, b2, tree, b3); unrollWalk(b3, 8)")
+    for name, model, rows, options in (("tiles_exact_lightgbm", os.path.join(lightgbm, "wide_multiclass.txt"),
+                                        os.path.join(lightgbm, "wide_multiclass.rows.csv"), padded),
+                                       ("tiles_exact_year", os.path.join(REAL, "year_prediction_msd.json"),
+                                        os.path.join(REAL, "year_prediction_msd.random.csv"), ())):
+        if not s.wanted("cli", name):
+            continue
+        if "avx2" not in flags:
+            s.record("cli", name, True, "skipped: this CPU has no avx2 (no tops, no tiles)")
+            continue
+        if name.endswith("year"):  # its rows' last column is the expected value
+            table = read_table(rows)
+            rows = s.path("cli-tiles-year.rows.csv")
+            write_table(rows, [r[:-1] for r in table])
+        outputs, failed = {}, None
+        for cpu in ("native", "x86-64"):
+            so = s.path(f"cli-{name}-{cpu}.so")
+            p = s.run("compile", model, "--cpu", cpu, "-o", so, *options)
+            for batch in ("0", "100", "1"):
+                out = s.path(f"cli-{name}-{cpu}-{batch}.csv")
+                q = s.run("predict", so, "--input", rows, "--output", out, "--margin",
+                          *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
+                if q.returncode != 0:
+                    failed = failed or f"{cpu}, batch {batch}: {q.stderr.strip()}"
+                else:
+                    outputs[cpu, batch] = open(out).read()
+        differ = [batch for batch in ("0", "100", "1") if not failed and outputs["native", batch] != outputs["x86-64", "0"]]
+        s.record("cli", name, not failed and not differ,
+                 failed or (f"batches {differ} differ from x86-64's predictions" if differ else
+                            f"{len(outputs['x86-64', '0'].splitlines())} rows alike"))
 
 
 def cache_tests(s):
