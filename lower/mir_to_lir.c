@@ -1399,40 +1399,36 @@ static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
 
 /*
  * After the scan of a block of `rows` rows (keys row by row in l->key_rows): the keys
- * into `tiles` (RepLayout.key_lanes), TOP_LANES rows a tile, feature by feature. Whole
- * tiles are copied a feature at a time, so that the stores are consecutive (stored row
- * by row in the scan, a row's keys were a line apart each, and syn-year's scan took
- * longer than its walks gained); the rows of the last tile one by one.
+ * into `tiles` (RepLayout.key_lanes), TOP_LANES rows a tile, feature by feature, so that
+ * the stores are consecutive (stored row by row in the scan, a row's keys were a line
+ * apart each, and syn-year's scan took longer than its walks gained). A tile's rows are
+ * a count LLVM does not know, the last tile's being fewer: it vectorises their loop,
+ * where it unrolled a loop of 16 into a load and a store per key (one core, 4096 rows,
+ * us a row: syn-year 0.320 -> 0.298, syn-lgb-year 0.333 -> 0.312, syn-lgb-covtype 2.29
+ * -> 2.19).
  */
 static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 {
 	int64_t width = l->f->num_features;
 	uint32_t zero = const_i64(l, 0), one = const_i64(l, 1), lanes = const_i64(l, TOP_LANES), features = const_i64(l, width);
-	uint32_t whole, tile, from, to, f, r, at, key, lane;
+	uint32_t count, tile, from, to, f, r, at, key, first;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	whole = emit2(l, LOP_SDIV, LTYPE_I64, rows, lanes);
-	tile = lir_begin(&l->b, LOP_FOR, zero, whole, one);
+	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
+	count = emit2(l, LOP_SDIV, LTYPE_I64, count, lanes);
+	tile = lir_begin(&l->b, LOP_FOR, zero, count, one);
 	at = emit2(l, LOP_MUL, LTYPE_I64, tile, const_i64(l, TOP_LANES * width));
+	first = emit2(l, LOP_MUL, LTYPE_I64, tile, lanes);
+	count = emit2(l, LOP_SUB, LTYPE_I64, rows, first);
+	count = emit2(l, LOP_MIN, LTYPE_I64, count, lanes); /* the tile's rows (a count LLVM does not know: it vectorises the loop) */
 	from = lir_index(&l->b, l->key_rows, at, l->key_type);
 	to = lir_index(&l->b, tiles, at, LTYPE_I32);
 	f = lir_begin(&l->b, LOP_FOR, zero, features, one);
 	from = lir_index(&l->b, from, f, l->key_type);
 	to = lir_index(&l->b, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), LTYPE_I32);
-	r = lir_begin(&l->b, LOP_FOR, zero, lanes, one);
+	r = lir_begin(&l->b, LOP_FOR, zero, count, one);
 	key = row_key_at(l, from, emit2(l, LOP_MUL, LTYPE_I64, r, features));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, r, key);
 	lir_end(&l->b);
-	lir_end(&l->b);
-	lir_end(&l->b);
-	r = lir_begin(&l->b, LOP_FOR, emit2(l, LOP_MUL, LTYPE_I64, whole, lanes), rows, one);
-	from = lir_index(&l->b, l->key_rows, emit2(l, LOP_MUL, LTYPE_I64, r, features), l->key_type);
-	lane = emit2(l, LOP_AND, LTYPE_I64, r, const_i64(l, TOP_LANES - 1));
-	at = emit2(l, LOP_SUB, LTYPE_I64, r, lane);
-	at = emit2(l, LOP_MUL, LTYPE_I64, at, features);
-	to = lir_index(&l->b, tiles, emit2(l, LOP_ADD, LTYPE_I64, at, lane), LTYPE_I32);
-	f = lir_begin(&l->b, LOP_FOR, zero, features, one);
-	key = row_key_at(l, from, f);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), key);
 	lir_end(&l->b);
 	lir_end(&l->b);
 }
