@@ -124,6 +124,8 @@ uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint
 bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
 /* Whether blocks of `rows` of f's rows get i64 keys (the walks' fastest compares) where the layout keeps a key copy. */
 bool lower_whole_keys_fit(const HForest *f, int64_t rows);
+/* Whether the walks of blocks of `rows` of f's rows read keys in tiles (RepLayout.tile_words), where the CPU takes tops. */
+bool lower_tiled_keys_fit(const HForest *f, int64_t rows);
 
 /*
  * The heuristic: rows walking every tree for models that fit in cache, row tiles

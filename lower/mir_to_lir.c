@@ -1251,9 +1251,13 @@ static void lower_init(Lowering *l, uint32_t b)
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
 
-/* The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of 96 as i32. */
+/*
+ * The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of
+ * 128 as i32 (512 rows of syn-covtype's 54: in blocks of 512 rows its 800 trees come
+ * from L3 half as often as in 256, one core, 4096 rows, us a row: syn-covtype 2.12 ->
+ * 2.05, syn-lgb-covtype 2.20 -> 2.14; at 96 KiB they made no keys, 3.28).
+ */
 #define KEYS_MAX_BYTES (128 * 1024)
-#define NARROW_KEYS_MAX_BYTES (96 * 1024)
 /* The widest rows whose keys are i64: 8 cache lines of them; 16 for a row alone. */
 #define WHOLE_KEYS_MAX_FEATURES 64
 #define LONE_WHOLE_KEYS_MAX_FEATURES 128
@@ -1282,7 +1286,7 @@ static LType key_type(const MModule *m, const MInst *inst)
 		return LTYPE_VOID;
 	if (lower_whole_keys_fit(m->forest, inst->span))
 		return LTYPE_I64;
-	return (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= NARROW_KEYS_MAX_BYTES ? LTYPE_I32 : LTYPE_VOID;
+	return (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES ? LTYPE_I32 : LTYPE_VOID;
 }
 
 /* The most stack one ifComplete's copy of its rows with NaN read as 0 may take (RepLayout.nan_reads_zero): 256 rows of 64 doubles. */
@@ -1327,6 +1331,14 @@ static int64_t tiled_rows(const HForest *f, int64_t span, bool *fits)
  * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37).
  */
 #define TILE_WORDS_MIN_FEATURES 32
+
+bool lower_tiled_keys_fit(const HForest *f, int64_t rows)
+{
+	bool fits;
+	tiled_rows(f, rows, &fits);
+	return f->num_features > TILE_WORDS_MIN_FEATURES && fits &&
+	       (uint64_t)rows * f->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+}
 
 /*
  * Whether the walks in some ifComplete in the list from id (and the lists inside) may
