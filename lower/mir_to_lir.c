@@ -360,6 +360,12 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 /* Rows whose walks take their tops at once (RepLayout.top_levels): 16 keys of i32, a 512-bit vector. */
 #define TOP_LANES 16
 
+/* Whether index variable var's value here is a multiple of TOP_LANES in lane 0 (Lowering.var_aligned). */
+static bool var_is_aligned(const Lowering *l, int32_t var)
+{
+	return l->is_const[var] ? l->const_value[var] % TOP_LANES == 0 : l->var_aligned[var];
+}
+
 /* Whether node x of a range expression is a multiple of TOP_LANES wherever it is evaluated (Lowering.var_aligned). */
 static bool expr_aligned(const Lowering *l, const HRange *r, uint8_t x)
 {
@@ -367,7 +373,7 @@ static bool expr_aligned(const Lowering *l, const HRange *r, uint8_t x)
 	switch ((HExprOp)n->op) {
 	case HEXPR_CONST: return n->value % TOP_LANES == 0;
 	case HEXPR_ROWS: return false;
-	case HEXPR_VAR: return l->is_const[n->var] ? l->const_value[n->var] % TOP_LANES == 0 : l->var_aligned[n->var];
+	case HEXPR_VAR: return var_is_aligned(l, n->var);
 	case HEXPR_BELOW: return expr_aligned(l, r, n->a); /* a or 0 */
 	case HEXPR_ADD:
 	case HEXPR_SUB:
@@ -562,8 +568,7 @@ static bool lanes_share_tile(const Lowering *l, const MInst *walk)
 			return false;
 	for (uint32_t i = 0; i < walk->row.num_terms; i++) {
 		int32_t var = walk->row.terms[i];
-		if (!mir_index_has(block, var) &&
-		    !(l->is_const[var] ? l->const_value[var] % TOP_LANES == 0 : l->var_aligned[var]))
+		if (!mir_index_has(block, var) && !var_is_aligned(l, var))
 			return false;
 	}
 	return (int64_t)(l->scope.lanes - 1) * l->scope.lane_step < TOP_LANES;
@@ -581,16 +586,16 @@ static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 {
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	/* Walks read the rows' keys where the ifComplete around made them. */
-	bool keys = l->key_rows != LIR_NONE, shared = keys && l->key_tiled && lanes_share_tile(l, walk);
+	bool keys = l->key_rows != LIR_NONE, tiled = l->key_tiled, shared = tiled && lanes_share_tile(l, walk); /* (tiled: keys) */
 	int64_t width = l->f->num_features, step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
-	int64_t offset = !keys || !l->key_tiled ? step * width : shared ? step : 0;
-	uint32_t index = lower_index(l, &walk->row, row_lanes && (!l->key_tiled || shared) ? 0 : r), start, lane = LIR_NONE;
+	int64_t offset = !tiled ? step * width : shared ? step : 0;
+	uint32_t index = lower_index(l, &walk->row, row_lanes && (!tiled || shared) ? 0 : r), start, lane = LIR_NONE;
 	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
 	RepRow row = {.type = keys ? l->key_type : l->row_type, .complete = l->complete};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v)'s copy of the rows: from their first row */
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
-	if (keys && l->key_tiled && !shared) { /* the tile's first row, and the lane */
+	if (tiled && !shared) { /* the tile's first row, and the lane */
 		lane = emit2(l, LOP_AND, LTYPE_I64, index, const_i64(l, TOP_LANES - 1));
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, lane);
 	}
@@ -1312,14 +1317,11 @@ static bool may_zero_rows(const Lowering *l, size_t row_size)
 	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
 }
 
-/* The most stack an ifComplete's keys in tiles may take (RepLayout.key_lanes: 1024 rows of 32 features). */
-#define KEY_TILES_MAX_BYTES (128 * 1024)
-
-/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes), and whether they fit the stack. */
+/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes), and whether they fit the stack as keys do. */
 static int64_t tiled_rows(const HForest *f, int64_t span, bool *fits)
 {
 	int64_t rows = (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES;
-	*fits = span > 0 && (uint64_t)rows * f->num_features * sizeof(int32_t) <= KEY_TILES_MAX_BYTES;
+	*fits = span > 0 && (uint64_t)rows * f->num_features * sizeof(int32_t) <= KEYS_MAX_BYTES;
 	return rows;
 }
 /*
@@ -1336,8 +1338,7 @@ bool lower_tiled_keys_fit(const HForest *f, int64_t rows)
 {
 	bool fits;
 	tiled_rows(f, rows, &fits);
-	return f->num_features > TILE_WORDS_MIN_FEATURES && fits &&
-	       (uint64_t)rows * f->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+	return f->num_features > TILE_WORDS_MIN_FEATURES && fits; /* (the keys row by row, of no more rows, fit too) */
 }
 
 /*

@@ -297,6 +297,12 @@ static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArraySta
 	s->block_buffer = lir_buffer_add(m, "array.blocks", LTYPE_I32, total, blocks);
 }
 
+/* The slots of tree t that hold records: its splits' and, unless packed, its leaves'. */
+static uint64_t record_slots(const HForest *f, uint32_t t, bool packed)
+{
+	return (packed ? 1ull : 2ull) << hir_tree_depth(f, t);
+}
+
 static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	int32_t *offsets = xmalloc(((size_t)f->num_trees + 1) * sizeof *offsets), *records;
@@ -372,7 +378,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
 		for (uint32_t t = 0; t < f->num_trees; t++) {
-			uint64_t first = (uint64_t)offsets[t] / record, end = first + ((packed ? 1ull : 2ull) << hir_tree_depth(f, t));
+			uint64_t first = (uint64_t)offsets[t] / record, end = first + record_slots(f, t, packed);
 			for (uint64_t i = first; i < end; i++) { /* the records, not packed leaves */
 				float threshold;
 				memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
@@ -390,7 +396,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 			layout->key_lanes = 0; /* rows' keys in tiles serve the tops */
 		layout->tile_words = layout->tile_words && layout->key_lanes;
 		for (uint32_t t = 0; t < f->num_trees && layout->tile_words; t++) {
-			uint64_t first = (uint64_t)offsets[t] / record, end = first + ((packed ? 1ull : 2ull) << hir_tree_depth(f, t));
+			uint64_t first = (uint64_t)offsets[t] / record, end = first + record_slots(f, t, packed);
 			for (uint64_t i = first; i < end; i++) /* splits: leaves in slots hold a double's bits by now */
 				if (records[i * record] != -1)
 					keys[i * record] = (int32_t)rep_tile_word(layout, (uint32_t)keys[i * record]);
