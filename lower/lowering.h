@@ -82,6 +82,11 @@ typedef struct Lowering {
 	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
 	uint32_t block_first;       /* i64: inside an ifComplete of a bounded block, its first row (LIR_NONE: outside) */
 	int64_t block_span;         /*   and its rows at most */
+	uint32_t block_next;        /* i64: with block_first, the first row of the block this thread will likely scan next,
+	                               whose rows its walks prefetch (prefetch_next_rows; LIR_NONE: none) */
+	uint32_t loop_stride;       /* i64: inside a loop over rows whose blocks make keys, the rows from an iteration's first
+	                               row to the first of the next one its thread takes (LIR_NONE: none) */
+	int64_t loop_rows;          /*   and its iterations' rows at most */
 	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool var_aligned[HIR_MAX_VARS]; /* in lane 0, every value the variable takes is a multiple of TOP_LANES (rows' tiles) */

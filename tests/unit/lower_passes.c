@@ -626,13 +626,19 @@ static void test_keys(void)
 	CHECK(bad == 0);
 }
 
-/* Prefetches in the functions of l. */
+/* Whether inst of fn is a prefetch of the rows (the entry's first parameter). */
+static bool prefetches_rows(const LFunc *fn, const LInst *inst)
+{
+	return inst->op == LOP_PREFETCH && fn->insts[inst->a].op == LOP_PARAM && fn->insts[inst->a].imm == 0;
+}
+
+/* Prefetches of trees (of anything but the rows) in the functions of l. */
 static uint32_t prefetches(const LModule *l)
 {
 	uint32_t n = 0;
 	for (uint32_t f = 0; l && f < l->num_funcs; f++)
 		for (uint32_t i = 0; i < l->funcs[f]->num_insts; i++)
-			n += l->funcs[f]->insts[i].op == LOP_PREFETCH;
+			n += l->funcs[f]->insts[i].op == LOP_PREFETCH && !prefetches_rows(l->funcs[f], &l->funcs[f]->insts[i]);
 	return n;
 }
 
@@ -640,27 +646,29 @@ static uint32_t prefetches(const LModule *l)
 #define COMPLETE_DEPTH 5
 
 /*
- * The MIR, after the passes, of num_trees complete trees of depth COMPLETE_DEPTH
- * (leaves of leaf_type; the first tree's left child a leaf where uneven) under the
- * heuristic's schedule for 16 rows; *f is the forest, for the caller to free with the
- * MIR (NULL where lowering failed, a failed check).
+ * The MIR, after the passes, of num_trees complete trees of depth COMPLETE_DEPTH over
+ * `features` features (leaves of leaf_type; the first tree's left child a leaf where
+ * uneven) under the heuristic's schedule for batches of `rows` rows; *f is the forest,
+ * for the caller to free with the MIR (NULL where lowering failed, a failed check).
  */
-static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, bool uneven, HForest **f)
+static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint32_t rows, HType leaf_type, bool uneven,
+                                    HForest **f)
 {
 	enum { NODES = (2 << COMPLETE_DEPTH) - 1 };
 	Error e = {{0}};
 	MModule *m;
-	*f = hir_forest_new("complete", 2, 1);
+	*f = hir_forest_new("complete", features, 1);
 	(*f)->leaf_type = leaf_type;
 	for (uint32_t t = 0; t < num_trees; t++) {
 		HNode *n = hir_tree_add(*f, NODES, 0);
 		for (uint32_t i = 0; i < NODES; i++)
-			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 2}
+			n[i] = i < NODES / 2 ? (HNode){.value = 0.1 * i + t, .left = 2 * i + 1, .right = 2 * i + 2,
+			                               .feature = (i + t) % features}
 			                     : (HNode){.value = i, .feature = HIR_LEAF};
 		if (uneven && t == 0) /* the left subtree's nodes stay, unreached */
 			n[1] = (HNode){.value = 1, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(*f, 0, 16, 8, false);
+	hir_choose_schedule(*f, 0, rows, 8, false);
 	CHECK(hir_pad_unrolled_walks(*f, &e));
 	m = lower_hir_to_mir(*f, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
@@ -670,6 +678,12 @@ static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, bool une
 	mir_interleave(m);
 	mir_version_complete(m);
 	return m;
+}
+
+/* complete_forest_mir of 2 features for batches of 16 rows. */
+static MModule *complete_trees_mir(uint32_t num_trees, HType leaf_type, bool uneven, HForest **f)
+{
+	return complete_forest_mir(num_trees, 2, 16, leaf_type, uneven, f);
 }
 
 /* Elements of l's buffer of this name (0 where there is none). */
@@ -725,6 +739,49 @@ static void test_prefetch_below(void)
 	hir_forest_free(f);
 	hir_forest_free(g);
 	hir_forest_free(h);
+}
+
+/*
+ * Prefetches of rows (of the entry's first parameter) in l's entry: *count of them, and
+ * whether every one is bounded (the index a min, at most the batch's last element).
+ */
+static bool row_prefetches(const LModule *l, uint32_t *count)
+{
+	const LFunc *fn = l ? l->funcs[l->predict] : NULL;
+	bool bounded = true;
+	*count = 0;
+	for (uint32_t i = 0; fn && i < fn->num_insts; i++) {
+		const LInst *inst = &fn->insts[i];
+		if (prefetches_rows(fn, inst)) {
+			++*count;
+			bounded &= fn->insts[inst->b].op == LOP_MIN;
+		}
+	}
+	return bounded;
+}
+
+/*
+ * Blocks of rows whose scan makes keys: their walks of 16 rows side by side prefetch
+ * the rows of the block the thread will likely scan next, spread over the block, each
+ * walk (a tree's, for 16 rows) the fewest lines that cover the block, at most 4, never
+ * past the batch's end. Batches walked a row at a time prefetch no rows.
+ */
+static void test_prefetch_next_rows(void)
+{
+	/* A walk's lines: 448 lines of 1600 walks; 1440 of 160 (9, at most 4); rows too wide for keys, none. */
+	static const uint32_t trees[] = {100, 10, 100}, features[] = {28, 90, 2049}, lines[] = {1, 4, 0};
+	for (size_t i = 0; i < COUNT_OF(trees); i++) {
+		HForest *f;
+		MModule *m = complete_forest_mir(trees[i], features[i], 16, HTYPE_F32, false, &f);
+		Error e = {{0}};
+		LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
+		uint32_t count = 0;
+		CHECK(l && row_prefetches(l, &count));
+		CHECK(count == lines[i]); /* (the compares decide missing values: one version of the walks) */
+		lir_module_free(l);
+		mir_module_free(m);
+		hir_forest_free(f);
+	}
 }
 
 /*
@@ -953,6 +1010,7 @@ int main(void)
 	test_rows_cache_fits();
 	test_trees_cache();
 	test_prefetch_below();
+	test_prefetch_next_rows();
 	test_packed_leaves();
 	test_keys();
 	test_float_forest();
