@@ -31,7 +31,8 @@
  * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
  * are 0 or c's), the lanewise ADD, SUB, AND, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN,
  * FMAX, FCMP and CAST (operands and result of equal lanes), CONST (a splat of its
- * immediate) and SPLAT (of a scalar value). BITS turns a vector of i1 into a scalar.
+ * immediate), SPLAT (of a scalar value) and ZIP (of two vectors' halves). BITS turns a
+ * vector of i1 into a scalar.
  * Every other operand is a scalar.
  */
 #ifndef GROVE_IR_LIR_H
@@ -75,6 +76,9 @@ typedef enum LType {
 	X(BITS, "bits", 1)            /* i32 whose bit i is lane i of a (a vector of i1, at most 32 \
 	                                 lanes; a scalar i1 is lane 0) */                             \
 	X(SPLAT, "splat", 1)          /* a vector of `lanes` copies of the scalar a */                \
+	X(ZIP, "zip", 2)              /* vectors a, b and the result of equal lanes n: lane 2i is   \
+	                                 lane i + h of a, lane 2i + 1 lane i + h of b, h 0 (sub 0,  \
+	                                 the low halves) or n / 2 (sub 1, the high halves) */         \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
 	X(ATOMIC, "atomic", 3)        /* *(a + b * sizeof(c)) op= c atomically (relaxed ordering), op \
 	                                 in sub (LAtomic: add, min, max); a ptr, b i64, c i8, i32, i64, \

@@ -246,6 +246,11 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		fprintf(out, " %s", type);
 		print_operands(out, fn, in, 3);
 		break;
+	case LOP_ZIP:
+		fprintf(out, " %s", type);
+		print_operands(out, fn, in, 2);
+		fputs(in->sub ? " high" : " low", out);
+		break;
 	default: /* binary arithmetic */
 		fprintf(out, " %s", type);
 		print_operands(out, fn, in, 2);

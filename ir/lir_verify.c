@@ -132,7 +132,7 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 static bool is_vector_element(LType t) { return t == LTYPE_I8 || t == LTYPE_I32 || t == LTYPE_I64 || is_float(t); }
 
 /*
- * Lanes of id and its operands: only LOAD, GATHER, STORE, CONST, SPLAT and the
+ * Lanes of id and its operands: only LOAD, GATHER, STORE, CONST, SPLAT, ZIP and the
  * elementwise ADD, SUB, AND, ASHR, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN, FMAX, FCMP
  * and CAST are vectors, of an element type vectors hold (compares: of i1); SPLAT takes a
  * scalar, the elementwise take operands of their own lanes, GATHER indices
@@ -147,7 +147,7 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL || in->op == LOP_FMIN ||
 	                   in->op == LOP_FMAX || in->op == LOP_FCMP || in->op == LOP_CAST || in->op == LOP_ADD ||
 	                   in->op == LOP_SUB || in->op == LOP_AND || in->op == LOP_ASHR || in->op == LOP_CTZ ||
-	                   in->op == LOP_SELECT || in->op == LOP_ICMP;
+	                   in->op == LOP_SELECT || in->op == LOP_ICMP || in->op == LOP_ZIP;
 	bool compare = in->op == LOP_FCMP || in->op == LOP_ICMP;
 
 	if (in->lanes > LIR_MAX_LANES)
@@ -155,8 +155,8 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 	if (lanes > 1 && !elementwise && in->op != LOP_LOAD && in->op != LOP_GATHER && in->op != LOP_STORE && in->op != LOP_CONST &&
 	    in->op != LOP_SPLAT)
 		return fail(v, id, "cannot be a vector (%u lanes)", lanes);
-	if (in->op == LOP_SPLAT && lanes < 2)
-		return fail(v, id, "a splat of %u lanes, expected 2 to %d", lanes, LIR_MAX_LANES);
+	if ((in->op == LOP_SPLAT || in->op == LOP_ZIP) && lanes < 2)
+		return fail(v, id, "a %s of %u lanes, expected 2 to %d", lir_op_name((LOp)in->op), lanes, LIR_MAX_LANES);
 	if (lanes > 1 && in->op != LOP_STORE && !is_vector_element((LType)in->type) && !compare)
 		return fail(v, id, "a vector of %s (vectors hold i8, i32, i64, f32 or f64)", lir_type_name((LType)in->type));
 	for (uint32_t k = 0; k < op_operands[in->op]; k++) {
@@ -276,6 +276,10 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && expect(v, id, in->c, LTYPE_I32);
 	case LOP_SPLAT:
 		return expect(v, id, in->a, t);
+	case LOP_ZIP:
+		if (in->sub > 1)
+			return fail(v, id, "zip of half %u, expected 0 (low) or 1 (high)", in->sub);
+		return expect(v, id, in->a, t) && expect(v, id, in->b, t);
 	case LOP_BITS:
 		return expect_result(v, id, LTYPE_I32) && expect(v, id, in->a, LTYPE_I1);
 	case LOP_INDEX:

@@ -1507,6 +1507,43 @@ static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
 }
 
 /*
+ * The keys of features [f0, f0 + TOP_LANES) (f0 i64) of a full tile's rows, whose keys
+ * row by row start at `from`, into their tile at `to`: a vector of each row's keys
+ * (their high halves where the keys are i64), transposed by four rounds of zips, each
+ * pairing vector i with vector i + 8 (the rows' keys then lie by feature), and a vector
+ * stored per feature.
+ */
+static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
+{
+	uint32_t v[TOP_LANES], w[TOP_LANES], shift = LIR_NONE;
+	if (l->key_type == LTYPE_I64) {
+		shift = lir_emit_vector(&l->b, LOP_CONST, LTYPE_I64, TOP_LANES, LIR_NONE, LIR_NONE, LIR_NONE);
+		l->b.fn->insts[shift].imm = 32;
+	}
+	for (int64_t r = 0; r < TOP_LANES; r++) {
+		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, r * l->f->num_features));
+		v[r] = lir_emit_vector(&l->b, LOP_LOAD, l->key_type, TOP_LANES, from, at, LIR_NONE);
+		if (shift != LIR_NONE) {
+			v[r] = lir_emit_vector(&l->b, LOP_ASHR, LTYPE_I64, TOP_LANES, v[r], shift, LIR_NONE);
+			v[r] = lir_cast(&l->b, LCAST_TRUNC, LTYPE_I32, v[r]);
+		}
+	}
+	for (int k = 0; k < 4; k++) { /* log2(TOP_LANES) rounds */
+		for (int i = 0; i < TOP_LANES / 2; i++) {
+			w[2 * i] = lir_emit_vector(&l->b, LOP_ZIP, LTYPE_I32, TOP_LANES, v[i], v[i + TOP_LANES / 2], LIR_NONE);
+			w[2 * i + 1] = lir_emit_vector(&l->b, LOP_ZIP, LTYPE_I32, TOP_LANES, v[i], v[i + TOP_LANES / 2], LIR_NONE);
+			l->b.fn->insts[w[2 * i + 1]].sub = 1;
+		}
+		memcpy(v, w, sizeof v);
+	}
+	for (int64_t j = 0; j < TOP_LANES; j++) {
+		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, j));
+		at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, TOP_LANES));
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, v[j]);
+	}
+}
+
+/*
  * After the scan of a block of `rows` rows (keys row by row in l->key_rows): the keys
  * into `tiles` (RepLayout.key_lanes), TOP_LANES rows a tile, feature by feature, so that
  * the stores are consecutive (stored row by row in the scan, a row's keys were a line
@@ -1518,9 +1555,9 @@ static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
  */
 static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 {
-	int64_t width = l->f->num_features;
+	int64_t width = l->f->num_features, transposed = width / TOP_LANES * TOP_LANES;
 	uint32_t zero = const_i64(l, 0), one = const_i64(l, 1), lanes = const_i64(l, TOP_LANES), features = const_i64(l, width);
-	uint32_t count, tile, from, to, f, r, at, key, first;
+	uint32_t count, tile, from, to, f, r, at, key, first, rest = zero;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
 	count = emit2(l, LOP_SDIV, LTYPE_I64, count, lanes);
@@ -1531,7 +1568,17 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 	count = emit2(l, LOP_MIN, LTYPE_I64, count, lanes); /* the tile's rows (a count LLVM does not know: it vectorises the loop) */
 	from = lir_index(&l->b, l->key_rows, at, l->key_type);
 	to = lir_index(&l->b, tiles, at, LTYPE_I32);
-	f = lir_begin(&l->b, LOP_FOR, zero, features, one);
+	if (l->m->vector_tops == MTOPS_WIDE && transposed) { /* a full tile's first features by blocks of 16 x 16, in registers */
+		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, count, lanes);
+		rest = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, full, const_i64(l, transposed), zero);
+		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
+		l->b.fn->insts[branch].imm = LIR_IF_WIDE;
+		f = lir_begin(&l->b, LOP_FOR, zero, const_i64(l, transposed), lanes);
+		transpose_keys(l, from, to, f);
+		lir_end(&l->b);
+		lir_end(&l->b);
+	}
+	f = lir_begin(&l->b, LOP_FOR, rest, features, one);
 	from = lir_index(&l->b, from, f, l->key_type);
 	to = lir_index(&l->b, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), LTYPE_I32);
 	r = lir_begin(&l->b, LOP_FOR, zero, count, one);

@@ -327,6 +327,13 @@ static void emit_inst(Emitter *em, uint32_t id)
 		break;
 	case LOP_ADDC: *out = emit_addc(em, inst); break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, llvm_value(em, inst->a), ""); break;
+	case LOP_ZIP: {
+		LLVMValueRef mask[LIR_MAX_LANES];
+		for (unsigned i = 0; i < inst->lanes; i++) /* lane i/2 (+ half) of a, then of b */
+			mask[i] = llvm_const_i32(em, (i & 1) * inst->lanes + i / 2 + inst->sub * (inst->lanes / 2u));
+		*out = LLVMBuildShuffleVector(em->b, llvm_value(em, inst->a), llvm_value(em, inst->b), LLVMConstVector(mask, inst->lanes), "");
+		break;
+	}
 	case LOP_SPLAT: {
 		LLVMTypeRef vector = lanes_type(em, (LType)inst->type, inst->lanes);
 		LLVMValueRef zero = LLVMConstInt(em->types[LTYPE_I32], 0, 0);

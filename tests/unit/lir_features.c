@@ -172,6 +172,29 @@ static void test_int_vectors(void)
 	in[chosen].a = key;
 	EXPECT_INVALID(m, "lir: f: %8 (select): operand %3 is a scalar, expected 16 lanes");
 	lir_module_free(m);
+
+	/* Zips of two vectors' halves, lane by lane (the tiles of keys' transposes). */
+	m = tiny(&b);
+	x = lir_emit_vector(&b, LOP_LOAD, LTYPE_I32, 16, 0, 1, LIR_NONE);
+	uint32_t y = lir_emit_vector(&b, LOP_LOAD, LTYPE_I32, 16, 0, 1, LIR_NONE);
+	uint32_t low = lir_emit_vector(&b, LOP_ZIP, LTYPE_I32, 16, x, y, LIR_NONE);
+	uint32_t high = lir_emit_vector(&b, LOP_ZIP, LTYPE_I32, 16, x, y, LIR_NONE);
+	lir_emit(&b, LOP_STORE, LTYPE_VOID, 0, 1, high);
+	in = b.fn->insts;
+	in[high].sub = 1;
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%4 = zip <16 x i32> %2, %3 low\n\t%5 = zip <16 x i32> %2, %3 high\n");
+	in[high].sub = 2;
+	EXPECT_INVALID(m, "lir: f: %5 (zip): zip of half 2, expected 0 (low) or 1 (high)");
+	in[high].sub = 1;
+	in[low].lanes = 8;
+	EXPECT_INVALID(m, "lir: f: %4 (zip): operand %2 has 16 lanes, expected 8 lanes");
+	in[low].lanes = 1;
+	EXPECT_INVALID(m, "lir: f: %4 (zip): a zip of 1 lanes, expected 2 to 16");
+	in[low].lanes = 16;
+	in[low].type = LTYPE_F32;
+	EXPECT_INVALID(m, "lir: f: %4 (zip): operand %2 is i32, expected f32");
+	lir_module_free(m);
 }
 
 /* A private local_array may not be written by the iterations of a parallel_for it is defined outside of. */

@@ -784,6 +784,41 @@ static void test_prefetch_next_rows(void)
 	}
 }
 
+/* Instructions of op in l's entry. */
+static uint32_t count_op(const LModule *l, LOp op)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; l && i < l->funcs[l->predict]->num_insts; i++)
+		n += l->funcs[l->predict]->insts[i].op == op;
+	return n;
+}
+
+/*
+ * Where the CPU takes tops with 512-bit vectors, full tiles of keys take their features
+ * 16 at a time by a transpose in registers: 16 vectors of a row's keys, four rounds of 8
+ * pairs of zips (64), once in the code; rows of fewer than 16 features, or tops in pairs of
+ * 256-bit vectors, copy the tiles key by key.
+ */
+static void test_transposed_tiles(void)
+{
+	static const uint32_t features[] = {40, 90, 8, 40};
+	static const MTops tops[] = {MTOPS_WIDE, MTOPS_WIDE, MTOPS_WIDE, MTOPS_PAIRS};
+	static const uint32_t zips[] = {64, 64, 0, 0};
+	for (size_t i = 0; i < COUNT_OF(features); i++) {
+		HForest *f;
+		MModule *m = complete_forest_mir(100, features[i], 16, HTYPE_F32, false, &f);
+		Error e = {{0}};
+		LModule *l;
+		if (m)
+			m->vector_tops = tops[i];
+		l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
+		CHECK(l && count_op(l, LOP_ZIP) == zips[i]);
+		lir_module_free(l);
+		mir_module_free(m);
+		hir_forest_free(f);
+	}
+}
+
 /*
  * Packed leaves: 16 complete trees of depth 5 whose walks end on their leaves untested
  * take 32 records (8 bytes), their 32 float leaves (16 records' room) and a free line
@@ -1011,6 +1046,7 @@ int main(void)
 	test_trees_cache();
 	test_prefetch_below();
 	test_prefetch_next_rows();
+	test_transposed_tiles();
 	test_packed_leaves();
 	test_keys();
 	test_float_forest();
