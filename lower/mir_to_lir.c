@@ -1407,9 +1407,12 @@ static int64_t tiled_rows(const HForest *f, int64_t span, bool *fits)
  * With fewer, a step that compares an i64 key whole (no shift) is worth more (one core,
  * 4096 rows, us a row, row by row -> tiles: syn-lgb-covtype (54 features) 2.39 ->
  * 2.28, syn-year (90) 0.324 -> 0.310, syn-lgb-year 0.345 -> 0.335, but syn-airline (13)
- * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37).
+ * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37). Since tiles are transposed in registers
+ * (transpose_keys), rows of 28 features gain too (higgs 0.258 -> 0.251, syn-higgs 0.253
+ * -> 0.248, syn-lgb-higgs 0.257 -> 0.250, against a bound of 32), airline (13) still
+ * loses (0.240 -> 0.246), syn-letters (16) neither.
  */
-#define TILE_WORDS_MIN_FEATURES 32
+#define TILE_WORDS_MIN_FEATURES 16
 
 bool lower_tiled_keys_fit(const HForest *f, int64_t rows)
 {

@@ -565,7 +565,7 @@ def cli_tests(s):
                 s.record("cli", f"{name}_{batch}", False, q.stderr.strip())
             else:
                 judge(s, "cli", f"{name}_{batch}", read_table(out), [[r[-1]] for r in table], True)
-    # Walks that read rows' keys in tiles (rows of more than 32 features: RepLayout.tile_words) predict exactly as
+    # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and
     # year_prediction_msd with grove's schedule; compiled for this CPU and for x86-64 (no tops, no tiles), predicting
