@@ -333,7 +333,8 @@ static uint32_t block_rows(Lowering *l, uint32_t begin, uint32_t end, int64_t ti
 	return emit2(l, LOP_MIN, LTYPE_I64, rows, const_i64(l, tile));
 }
 
-static bool some_keys_block(const MModule *m, uint32_t id);
+static bool some_inst(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *));
+static bool keys_block(const MModule *m, const MInst *inst);
 
 /* One loop of inst's variable over [begin, end) by step (a constant), each iteration's body in `lanes` lanes (0: not interleaved). */
 void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
@@ -347,7 +348,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	 * likely takes (prefetch_next_rows): threads that take one iteration at a time take
 	 * them in turn; taking several, the next is mostly the one after.
 	 */
-	bool ahead = over_rows && !l->gpu && !l->rep->walk && some_keys_block(l->m, inst->body), turns = parallel && grain == 1;
+	bool ahead = over_rows && !l->gpu && !l->rep->walk && some_inst(l->m, inst->body, keys_block), turns = parallel && grain == 1;
 	uint32_t outer_end = l->rows_end, loop, outer_tops, outer_stride = l->loop_stride, threads = LIR_NONE;
 	int64_t outer_rows = l->loop_rows;
 	if (parallel && (shrinks || (ahead && turns)))
@@ -1421,21 +1422,30 @@ bool lower_tiled_keys_fit(const HForest *f, int64_t rows)
 	return f->num_features > TILE_WORDS_MIN_FEATURES && fits; /* (the keys row by row, of no more rows, fit too) */
 }
 
-/*
- * Whether the walks in some ifComplete in the list from id (and the lists inside) may
- * take their tops at once (lower_tops), as far as its block decides: it makes keys for
- * TOP_LANES rows or more, and their tiles fit the stack.
- */
-static bool some_takes_tops(const MModule *m, uint32_t id)
+/* Whether some instruction in the list from id (and the lists inside) is one that `holds`. */
+static bool some_inst(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *))
 {
-	for (; id != MIR_NONE; id = m->insts[id].next) {
-		const MInst *inst = &m->insts[id];
-		bool fits;
-		tiled_rows(m->forest, inst->span, &fits);
-		if ((key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES && fits) || some_takes_tops(m, inst->body))
+	for (; id != MIR_NONE; id = m->insts[id].next)
+		if (holds(m, &m->insts[id]) || some_inst(m, m->insts[id].body, holds))
 			return true;
-	}
 	return false;
+}
+
+/* An ifComplete that makes keys for TOP_LANES rows or more. */
+static bool keys_for_lanes(const MModule *m, const MInst *inst)
+{
+	return key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES;
+}
+
+/*
+ * An ifComplete whose walks may take their tops at once (lower_tops), as far as its
+ * block decides: it makes keys for TOP_LANES rows or more, and their tiles fit the stack.
+ */
+static bool takes_tops(const MModule *m, const MInst *inst)
+{
+	bool fits;
+	tiled_rows(m->forest, inst->span, &fits);
+	return keys_for_lanes(m, inst) && fits;
 }
 
 /*
@@ -1452,42 +1462,23 @@ static bool walks_end_on_leaves(const MModule *m, uint32_t id)
 	return true;
 }
 
-/* Whether some ifComplete in the list from id (and the lists inside) makes keys, for one row where one_row. */
-static bool some_makes_keys(const MModule *m, uint32_t id, bool one_row)
-{
-	for (; id != MIR_NONE; id = m->insts[id].next)
-		if ((key_type(m, &m->insts[id]) != LTYPE_VOID && (!one_row || m->insts[id].span == 1)) ||
-		    some_makes_keys(m, m->insts[id].body, one_row))
-			return true;
-	return false;
-}
+/* An ifComplete that makes keys; one that makes them for one row. */
+static bool makes_keys(const MModule *m, const MInst *inst) { return key_type(m, inst) != LTYPE_VOID; }
+static bool makes_lone_keys(const MModule *m, const MInst *inst) { return makes_keys(m, inst) && inst->span == 1; }
 
-/* Whether the list from id (and the lists inside) has a loop over rows that walks TOP_LANES of them side by side. */
-static bool walks_row_lanes(const MModule *m, uint32_t id)
+/* A loop over rows that walks TOP_LANES of them side by side. */
+static bool row_lanes(const MModule *m, const MInst *inst)
 {
-	for (; id != MIR_NONE; id = m->insts[id].next) {
-		const MInst *inst = &m->insts[id];
-		if ((inst->op == MOP_FOR && inst->interleave == TOP_LANES && !m->forest->schedule.vars[inst->var].over_trees) ||
-		    walks_row_lanes(m, inst->body))
-			return true;
-	}
-	return false;
+	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !m->forest->schedule.vars[inst->var].over_trees;
 }
 
 /*
- * Whether some ifComplete in the list from id (and the lists inside) makes keys for a
- * block of TOP_LANES rows or more that it walks TOP_LANES rows side by side: the walks
- * that prefetch the rows of the next block (prefetch_next_rows).
+ * An ifComplete that makes keys for TOP_LANES rows or more and walks TOP_LANES of them
+ * side by side: the walks that prefetch the rows of the next block (prefetch_next_rows).
  */
-static bool some_keys_block(const MModule *m, uint32_t id)
+static bool keys_block(const MModule *m, const MInst *inst)
 {
-	for (; id != MIR_NONE; id = m->insts[id].next) {
-		const MInst *inst = &m->insts[id];
-		if ((key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES && walks_row_lanes(m, inst->body)) ||
-		    some_keys_block(m, inst->body))
-			return true;
-	}
-	return false;
+	return keys_for_lanes(m, inst) && some_inst(m, inst->body, row_lanes);
 }
 
 /*
@@ -1659,7 +1650,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		l->block_span = inst->span;
 		l->block_next = LIR_NONE;
 	}
-	if (key != LTYPE_VOID && inst->span >= TOP_LANES && !l->gpu && !l->rep->walk && walks_row_lanes(l->m, inst->body)) {
+	if (key != LTYPE_VOID && !l->gpu && !l->rep->walk && keys_block(l->m, inst)) {
 		/* the block of the thread's next iteration of the loop over blocks, or the one after this */
 		bool loop = l->loop_stride != LIR_NONE && l->loop_rows == inst->span;
 		l->block_next = emit2(l, LOP_ADD, LTYPE_I64, first, loop ? l->loop_stride : const_i64(l, inst->span));
@@ -2087,11 +2078,11 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
 	walked = gpu ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
-	l.layout.keys = !gpu && l.rep->keys && some_makes_keys(m, m->body, false);
-	l.layout.blocks = l.layout.keys && some_makes_keys(m, m->body, true);
+	l.layout.keys = !gpu && l.rep->keys && some_inst(m, m->body, makes_keys);
+	l.layout.blocks = l.layout.keys && some_inst(m, m->body, makes_lone_keys);
 	l.layout.step_level = l.layout.leaf_level = -1;
 	l.layout.packed_leaves = packable = !gpu && walks_end_on_leaves(m, m->body);
-	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && some_takes_tops(m, m->body); /* (lower_tops) */
+	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && some_inst(m, m->body, takes_tops); /* (lower_tops) */
 	l.layout.key_lanes = l.layout.top_levels ? TOP_LANES : 0;
 	l.layout.tile_words = f->num_features > TILE_WORDS_MIN_FEATURES;
 	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
