@@ -450,13 +450,19 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 {
 	ArrayState *s = layout->state;
 	uint32_t per = (1u << layout->top_levels) - 1;
-	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per * 2), LIR_NONE);
+	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per), LIR_NONE);
 	uint32_t candidates = vector_const(b, lanes, -1), lowest, exponent; /* bit j: the row may leave at slot 2^levels + j */
 	for (uint32_t slot = 1; slot < 1u << levels; slot++) {
-		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, (slot - 1) * 2), LIR_NONE);
-		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops, at_slot, LIR_NONE));
-		uint32_t key = lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops,
-		                        lir_emit(b, LOP_ADD, LTYPE_I64, at_slot, lir_const_int(b, LTYPE_I64, 1), LIR_NONE), LIR_NONE);
+		/*
+		 * The split's element and key read at once (an i64, the element in its low half) and
+		 * split by a shift: loads are what the walks of 16 rows side by side are shortest of
+		 * (one core of the Zen 4, 4096 rows, us a row: syn-year 0.289 -> 0.284, higgs 0.254 ->
+		 * 0.252, syn-higgs 0.248 -> 0.247).
+		 */
+		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, slot - 1), LIR_NONE);
+		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at_slot, LIR_NONE);
+		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both));
+		uint32_t key = rep_high_key(b, both);
 		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
 		uint32_t right = rep_keys_go_right(layout, b, x, lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE));
 		uint32_t mask = s->masks == LIR_NONE ? vector_const(b, lanes, top_mask(levels, slot)) : top_mask_loaded(b, s, levels, slot, lanes);
