@@ -805,6 +805,17 @@ static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool 
  * way (one row of syn-higgs 0.93 -> 0.89 us, syn-abalone 23.8 -> 15.2 us). Rows walked
  * side by side reuse a tree's nodes from L1, and the prefetches only cost them
  * instructions.
+ *
+ * Sixteen rows side by side after their top (lower_tops) are sixteen chains of steps,
+ * a step a load of the record, a shift, a compare with the key in the tile and an adc:
+ * with the two bases and two temporaries they want more than x86's 15 registers, and
+ * LLVM keeps 5 or 6 on the stack. Every way of saving those spills cost more than they
+ * do (one core of the Zen 4, 4096 rows): the steps of lanes 0-7 then of 8-15 (fewer
+ * chains in flight: syn-higgs 0.249 -> 0.278 us a row, syn-year +10%), two chains to a
+ * register (4 to 8 pairs: +6% to +13%), LLVM's other schedulers and allocators (ilpmax
+ * +48%, pbqp +30%, the rest the same). Nor did the shift's removal pay: keys in i64 tiles
+ * compared whole took twice the lines (syn-year +15%), and a record read as two i32
+ * (one load more, the shift gone) +8%.
  */
 static void lower_node_walks(Lowering *l, uint32_t id)
 {
