@@ -246,9 +246,10 @@ bool hir_trees_cache_applies(const HForest *f, const HScheduleKnobs *k)
 	return tiles_trees(f, k) && !(traits & LREP_CODE);
 }
 
-void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
+void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
                       HScheduleKnobs *k)
 {
+	bool pick = !named, code = lower_representation_named_traits(named) & LREP_CODE;
 	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
@@ -275,7 +276,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = row_tile,
 	                      .parallel = HPARALLEL_ROWS};
-	if (pick_representation && f->num_trees && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS) {
+	if (f->num_trees && (code || (pick && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS))) {
 		*k = (HScheduleKnobs){.rows = 1, .trees = 1, .tree_tile = f->num_trees > CODE_TREE_TILE ? CODE_TREE_TILE : 0,
 		                      .row_tile = CODE_ROW_TILE, .parallel = HPARALLEL_ROWS, .representation = code_knob()};
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
@@ -288,7 +289,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
-	if (pick_representation && k->tree_tile && !k->representation && !k->depth_groups && rows > 1) {
+	if (pick && k->tree_tile && !k->representation && !k->depth_groups && rows > 1) {
 		k->few_trees = few_trees(f);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}
@@ -446,11 +447,11 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	return ok && hir_schedule_check(s, e);
 }
 
-void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation)
+void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named)
 {
 	HScheduleKnobs k;
 	Error e;
-	hir_choose_knobs(f, tree_tile, rows, trees, pick_representation, &k);
+	hir_choose_knobs(f, tree_tile, rows, trees, named, &k);
 	if (!hir_apply_knobs(f, &k, &e))
 		die("default schedule: %s", e.message);
 }

@@ -130,11 +130,12 @@ bool lower_tiled_keys_fit(const HForest *f, int64_t rows);
 /*
  * The heuristic: rows walking every tree for models that fit in cache, row tiles
  * walking tiles of trees for the others. tree_tile: trees per tile, 0 for no tiling,
- * HIR_TILE_AUTO to choose; rows, trees: as in HScheduleKnobs. Where pick_representation,
- * forests small enough to compile into code (HIR_CODE_SPLITS) take the code
- * representation instead, over tiles of rows and trees.
+ * HIR_TILE_AUTO to choose; rows, trees: as in HScheduleKnobs. named: the representation
+ * the user named, or NULL for the heuristic's choice, where forests small enough to
+ * compile into code (HIR_CODE_SPLITS) take the code representation. Code, named or
+ * chosen, walks tiles of rows over tiles of trees, its tree loops specialized.
  */
-void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation,
+void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
                       HScheduleKnobs *k);
 /*
  * Forests of at most this many splits are compiled into code by the heuristic: 1.7-6x
@@ -145,7 +146,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 /* Write k's schedule into f->schedule as directives; fails (e says why) where they do not apply to f. */
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
 /* HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs). */
-void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, bool pick_representation);
+void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named);
 /*
  * SilvanForge's template GPU schedule (its Table 5; lower/hir_choose_schedule.c shows
  * the directives): a block of threads takes rows_per_block rows, each thread

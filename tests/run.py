@@ -419,11 +419,15 @@ def cli_tests(s):
         ("schedule_split_past_trees", ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "split(tree, a, b, 100)"],
          1, "split point 100 is outside the range: 'tree' runs at most 100 iterations"),
         # the code representation compiles each tree into code: only trees known when compiling, and not too many
-        ("code_tree_at_run_time", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code"], 1,
+        ("code_tree_at_run_time", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
+                                   "tile(tree, t0, t1, 10); specialize(t1)"], 1,
          "the walks inside loop t0 take a tree chosen at run time, and this representation compiles each tree into "
          "code of its own: specialize(t0) and every tree loop around it"),
         ("code_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
                             "specialize(tree)"], 1, "come to more than 2048 splits of code in one function"),
+        # named without a schedule, code gets the heuristic's code schedule: too much code for higgs' 25,500 splits
+        ("code_named_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code"], 1,
+         "more than 2048 splits of code in one function, which LLVM takes minutes to compile; use array or sparse"),
         ("code_cache_trees", ["compile", os.path.join(ROOT, "tests", "golden", "binary.json"), "-o", s.path("x.so"),
                               "--representation", "code", "--schedule-text", "tile(tree, t0, t1, 2); specialize(t1); "
                               "cache(t0)"], 1,

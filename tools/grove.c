@@ -72,7 +72,7 @@ static const char compile_usage[] =
 	"                      (default $GROVE_CACHE_DIR, else ~/.cache/grove; see README: Code cache)\n"
 	"  --no-cache          compile everything afresh and store nothing\n"
 	"  --representation R  memory layout of the trees (default: chosen per model); code compiles each\n"
-	"                      tree into instructions and needs the tree loops specialized (see README)\n"
+	"                      tree into instructions, over tiles of rows, its tree loops specialized (see README)\n"
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
 	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"

@@ -337,7 +337,7 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 	case 3: { /* tree_tile: none, or around the L2-sized tile */
 		HScheduleKnobs tiled;
 		uint32_t base;
-		hir_choose_knobs(t->forest, HIR_TILE_AUTO, 1, 1, false, &tiled);
+		hir_choose_knobs(t->forest, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
 		base = tiled.tree_tile ? tiled.tree_tile : heuristic->tree_tile ? heuristic->tree_tile : trees / 4;
 		v[n++] = 0;
 		for (uint32_t x = base / 4 > 2 ? base / 4 : 2; x <= base * 4 && x < trees && n < 8; x *= 2)
@@ -517,7 +517,7 @@ static void tune_cpu(Tuner *t)
 	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
 	/* The heuristic's schedule first: the baseline, and where the descent starts. */
 	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees,
-	                 !t->options.representation, &k);
+	                 t->options.representation, &k);
 	heuristic = evaluate(t, &k);
 	if (isinf(heuristic->seconds))
 		fail("tune: the heuristic's schedule does not compile");

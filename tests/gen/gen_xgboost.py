@@ -66,6 +66,7 @@ class Spec:
     schedules: bool = True  # part of the schedule matrix (its x3 copy)
     checks: dict = field(default_factory=dict)  # see check_model()
     notes: str = ""
+    representations: list = None  # also compiled with --representation R (tests/run.py: NAME.R)
 
 
 # The table of models. The "checks" are asserted on the saved JSON.
@@ -116,7 +117,7 @@ SPECS = [
     Spec("depth_groups", "reg:squarederror", "regression", rounds=40, params={"max_depth": 8, "gamma": 1.0},
          checks={"num_trees": 40},
          notes="min_split_loss=1: later trees stop early (many a single leaf), a few are deep; grove's schedule "
-               "walks them in depth groups"),
+               "walks them in depth groups", representations=["code"]),
     Spec("single_tree", "reg:squarederror", "regression", rounds=1, params={"max_depth": 5},
          checks={"num_trees": 1}, notes="num_boost_round=1"),
     Spec("one_feature", "reg:squarederror", "regression", num_feature=1, rounds=10,
@@ -465,6 +466,8 @@ def generate(spec, tag, out_dir):
         "pred_columns": pred2.shape[1],
         "margin_columns": margin2.shape[1],
     }
+    if spec.representations:
+        entry["representations"] = spec.representations
     if tag == "x1" or not spec.schedules:  # the schedule matrix takes the 3.x copy of each spec: the trees are of the same kinds
         entry["schedules"] = False
     print("%-26s %-17s %-6s trees %2d depth %2d features %3d rows %3d base_score %-40s implied base margin %s (walk spread %.2g)"

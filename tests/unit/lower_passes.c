@@ -20,7 +20,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 		for (int i = 3; i < 7; i++)
 			n[i] = (HNode){.value = i, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(f, 0, 8, 8, false);
+	hir_choose_schedule(f, 0, 8, 8, "array");
 	return f;
 }
 
@@ -342,11 +342,11 @@ static void test_depth_groups(void)
 		for (uint32_t t = 0; t < 32; t++)
 			mixed[t] = t % 4 == 3 ? 8 : 0, same[t] = 8;
 		f = chain_forest(mixed, 32);
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, false);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array");
 		CHECK(f->schedule.tree_order == HORDER_DEPTH);
 		hir_forest_free(f);
 		f = chain_forest(same, 32);
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, false);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array");
 		CHECK(f->schedule.tree_order == HORDER_MODEL);
 		hir_forest_free(f);
 	}
@@ -556,7 +556,7 @@ static void test_float_forest(void)
 	for (uint32_t trees = 0; trees < 2; trees++) {
 		HForest *g = hir_forest_copy(f);
 		g->num_trees = trees;
-		hir_choose_schedule(g, 0, 8, 8, false);
+		hir_choose_schedule(g, 0, 8, 8, "array");
 		for (const char *const *rep = lower_representation_names; *rep; rep++) {
 			Error e = {{0}};
 			MModule *m = lower_hir_to_mir(g, &e);
@@ -576,7 +576,7 @@ static void test_float_forest(void)
 		Error e = {{0}};
 		MModule *m;
 		LModule *lir = NULL;
-		hir_choose_schedule(g, 0, 16, 8, false);
+		hir_choose_schedule(g, 0, 16, 8, "array");
 		if ((m = lower_hir_to_mir(g, &e)) && mir_legalize_reductions(m, &e)) {
 			mir_unroll_walks(m);
 			mir_interleave(m);
@@ -668,7 +668,7 @@ static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint3
 		if (uneven && t == 0) /* the left subtree's nodes stay, unreached */
 			n[1] = (HNode){.value = 1, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(*f, 0, rows, 8, false);
+	hir_choose_schedule(*f, 0, rows, 8, "array");
 	CHECK(hir_pad_unrolled_walks(*f, &e));
 	m = lower_hir_to_mir(*f, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
@@ -913,10 +913,10 @@ static void test_rows_cache_fits(void)
 	wide->threshold_type = HTYPE_F64; /* predict_f64's rows are doubles */
 	k = (HScheduleKnobs){.rows = 16, .trees = 1, .parallel = HPARALLEL_ROWS, .cache_rows = 1};
 	CHECK(!hir_rows_cache_fits(wide, &k));
-	hir_choose_knobs(wide, 0, 16, 1, false, &k);
+	hir_choose_knobs(wide, 0, 16, 1, "array", &k);
 	CHECK(!k.cache_rows);
 	wide->threshold_type = HTYPE_F32;
-	hir_choose_knobs(wide, 0, 16, 1, false, &k);
+	hir_choose_knobs(wide, 0, 16, 1, "array", &k);
 	CHECK(k.cache_rows);
 	hir_forest_free(wide);
 	hir_forest_free(f);
@@ -937,7 +937,7 @@ static void test_trees_cache(void)
 		depth[t] = 12; /* 64 KiB a tree as the array lays it out: 2.5 MiB in all */
 	big = chain_forest(depth, COUNT_OF(depth));
 	small = chain_forest(depth, 4);
-	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, false, &k);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", &k);
 	CHECK(k.cache_trees && hir_trees_cache_applies(big, &k));
 	CHECK(hir_apply_knobs(big, &k, &e) && caches(big) == 1);
 	CHECK(hir_schedule_find(&big->schedule, "t0") >= 0 &&
@@ -945,13 +945,13 @@ static void test_trees_cache(void)
 	k.tree_tile = 0; /* every row walks every tree: no tiles to prefetch */
 	CHECK(!hir_trees_cache_applies(big, &k));
 	CHECK(hir_apply_knobs(big, &k, &e) && caches(big) == 0);
-	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 1, false, &k);
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 1, "array", &k);
 	CHECK(!k.cache_trees);
 	hir_forest_free(big);
 	for (size_t t = 0; t < COUNT_OF(depth); t++)
 		depth[t] = t % 2 ? 13 : 4; /* trees of two depths (2.5 MiB in all): each depth group prefetches its own tiles */
 	big = chain_forest(depth, COUNT_OF(depth));
-	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, false, &k);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", &k);
 	k.depth_groups = HIR_MAX_DEPTH_GROUPS;
 	CHECK(k.cache_trees && hir_apply_knobs(big, &k, &e) && caches(big) == 2);
 	CHECK(hir_schedule_find(&big->schedule, "g0") >= 0 &&
@@ -994,14 +994,38 @@ static void test_few_rows(void)
 	for (size_t i = 0; i < COUNT_OF(trees); i++) {
 		HForest *f = deep_forest(trees[i]);
 		HScheduleKnobs k;
-		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, true, &k);
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 		CHECK(k.few_trees == few_trees[i] && k.few_rows == few_rows[i]);
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, true);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL);
 		CHECK(has_directive(f, HDIR_SPLIT_SIZE, few_rows[i]) && has_directive(f, HDIR_TILE, few_trees[i]));
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, false);
+		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array");
 		CHECK(!has_directive(f, HDIR_SPLIT_SIZE, -1));
 		hir_forest_free(f);
 	}
+}
+
+/*
+ * A representation the user names: code gets the code schedule whatever the forest's
+ * size (a tile of rows over each tree, the tree loops specialized), others the
+ * heuristic's for records; left to the heuristic, only forests of at most
+ * HIR_CODE_SPLITS splits become code.
+ */
+static void test_named_representation(void)
+{
+	HForest *big = deep_forest(4), *small = deep_forest(2); /* 1020 splits, 510 */
+	HScheduleKnobs k;
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	CHECK(!k.representation && k.rows == 16);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, "code", &k);
+	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && k.rows == 1 && k.trees == 1);
+	hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code");
+	CHECK(has_directive(big, HDIR_SPECIALIZE, -1) && has_directive(big, HDIR_REPRESENTATION, -1));
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE));
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, "array", &k);
+	CHECK(!k.representation && k.rows == 16);
+	hir_forest_free(big);
+	hir_forest_free(small);
 }
 
 /*
@@ -1023,15 +1047,15 @@ static void test_walk_peel(void)
 		}
 		n[NODES - 1] = (HNode){.value = -1, .feature = HIR_LEAF};
 	}
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, true, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.peel == 11); /* (1 + ... + 20 + 20) / 21 = 10.95, + 1 */
 	for (uint64_t i = 0; i < f->num_nodes; i++) /* most rows end at depth 2: (100 * 2 + 228) / 120 = 3.57 */
 		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 3 ? 100 : 1;
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, true, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.peel == 4);
-	hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, true);
+	hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL);
 	CHECK(has_directive(f, HDIR_PEEL_WALK, 4));
-	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, true, &k); /* one depth: every walk is straight */
+	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k); /* one depth: every walk is straight */
 	CHECK(k.peel == 0);
 	hir_forest_free(f);
 	hir_forest_free(complete);
@@ -1041,6 +1065,7 @@ int main(void)
 {
 	test_walk_peel();
 	test_few_rows();
+	test_named_representation();
 	test_key_copy_bound();
 	test_rows_cache_fits();
 	test_trees_cache();
