@@ -457,8 +457,9 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 		/*
 		 * The split's element and key read at once (an i64, the element in its low half) and
 		 * split by a shift: loads are what the walks of 16 rows side by side are shortest of
-		 * (one core of the Zen 4, 4096 rows, us a row: syn-year 0.289 -> 0.284, higgs 0.254 ->
-		 * 0.252, syn-higgs 0.248 -> 0.247).
+		 * (one core of the Zen 4, 4096 rows, us a row, medians of 8: syn-lgb-year 0.313 ->
+		 * 0.303, syn-year 0.300 -> 0.294, airline 0.247 -> 0.239, syn-abalone 2.39 -> 2.33;
+		 * the others within noise).
 		 */
 		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, slot - 1), LIR_NONE);
 		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at_slot, LIR_NONE);
