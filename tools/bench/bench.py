@@ -104,6 +104,9 @@ def parse_args():
     ap.add_argument("--out", default=None, help="directory of results.json and results.md (default: the cache)")
     ap.add_argument("--chart", help="write a PNG chart of the peer/grove ratios here")
     ap.add_argument("--prepare", action="store_true", help="make the models and the peers' builds, time nothing")
+    ap.add_argument("--merge", nargs="+", metavar="DIR",
+                    help="time nothing: the tables (and --chart) of earlier runs' DIR/results.json together, each "
+                         "cell the median of the runs' medians")
     args = ap.parse_args()
     names = (args.model_list or []) + args.models
     if args.quick:
@@ -316,6 +319,13 @@ def main():
     import numpy as np
     import engines as E
     import report
+    if args.merge:
+        docs = []
+        for d in args.merge:
+            with open(os.path.join(d, "results.json")) as f:
+                docs.append(json.load(f))
+        write_report(report.merge(docs), args, report)
+        return
     vers = E.versions(sorted({m for p in PEERS if p not in args.skip for m in MODULES[p]}))
     available = [p for p in PEERS if p not in args.skip and all(vers.get(m) for m in MODULES[p])]
     notes = [f"{p} skipped: {', '.join(m for m in MODULES[p] if not vers.get(m))} not importable"
@@ -340,6 +350,11 @@ def main():
         bench_model(np, E, Model(np, name, args), args, timer, available, notes, results, failures)
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     doc = {"machine": info, "python_call_floor_us": floor, "notes": notes, "failures": failures, "results": results}
+    write_report(doc, args, report)
+
+
+def write_report(doc, args, report):
+    """The tables on stdout and in OUT/results.md, the numbers in OUT/results.json, the chart; exit 1 on a failure."""
     text = report.markdown(doc, args.tolerance)
     print(text)
     os.makedirs(args.out, exist_ok=True)
@@ -349,7 +364,7 @@ def main():
     if args.chart:
         report.chart(doc, args.chart)
         log(f"chart: {args.chart}")
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if doc["failures"] else 0)
 
 
 if __name__ == "__main__":

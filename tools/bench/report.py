@@ -61,7 +61,9 @@ def markdown(doc, tolerance):
            f"{m['loadavg_start'][0]} at the start, {m.get('loadavg_end', ['?'])[0]} at the end. "
            + ", ".join(f"{k} {m[k]}" for k in ["xgboost", "treelite", "tl2cgen", "onnxruntime", "onnxmltools",
                                                  "lightgbm", "lleaves"] if k in m)
-           + f"; {m['gcc']}. Median (min) of {m['repeat']} repetitions.\n"]
+           + f"; {m['gcc']}. Median (min) of {m['repeat']} repetitions"
+           + (f"; each cell the median of {len(m['runs'])} runs' medians (the least minimum), runs of "
+              f"{', '.join(m['runs'])}" if "runs" in m else "") + ".\n"]
 
     head = ["model", "trees", "batch", "grove µs/row", "grove ns/(row·tree)"] + (["grove-tuned µs/row"] if tuned else []) \
         + [f"{p} µs/row (×)" for p in peers]
@@ -148,6 +150,34 @@ def markdown(doc, tolerance):
     for f in doc["failures"]:
         out.append(f"- FAIL: {f}\n")
     return "\n".join(out)
+
+
+def merge(docs):
+    """One document of several runs of the same models and batches (a VM's neighbours slow some runs' cells): each
+    engine's cell the median of the runs' medians and the least of their minima, each difference the largest any
+    run saw; the first run's machine, with every run's date and the load averages of the first's start and the
+    last's end."""
+    import statistics
+    runs = {}
+    for d in docs:
+        for r in d["results"]:
+            runs.setdefault((r["model"], r["batch"]), []).append(r)
+    results = []
+    for first in docs[0]["results"]:
+        cell = runs[(first["model"], first["batch"])]
+        r = dict(first, us_per_row={}, max_rel_diff={})
+        for e, u in first["us_per_row"].items():
+            got = [x["us_per_row"][e] for x in cell if e in x["us_per_row"]]
+            r["us_per_row"][e] = dict(u, median=statistics.median(g["median"] for g in got),
+                                      min=min(g["min"] for g in got), runs=len(got))
+        for e in first["max_rel_diff"]:
+            r["max_rel_diff"][e] = max(x["max_rel_diff"][e] for x in cell if x["max_rel_diff"].get(e) is not None)
+        results.append(r)
+    machine = dict(docs[0]["machine"], runs=[d["machine"]["date"] for d in docs],
+                   loadavg_end=docs[-1]["machine"].get("loadavg_end", ["?"]))
+    notes = sorted({n for d in docs for n in d["notes"]})
+    return {"machine": machine, "python_call_floor_us": docs[0].get("python_call_floor_us", {}), "notes": notes,
+            "failures": [f for d in docs for f in d["failures"]], "results": results}
 
 
 def write_json(doc, path):
