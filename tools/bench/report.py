@@ -229,7 +229,9 @@ def chart(doc, path):
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(peers), fontsize=8, frameon=False)
     fig.suptitle(f"grove's speedup over each peer (peer's time per row / grove's, medians; above 1×: grove is faster)\n"
-                 f"{m['cpu']}, {m['threads']} threads, {m['date']}, grove {m.get('grove_git', '')}",
+                 f"{m['cpu']}, {m['threads']} threads, {m['date']}"
+                 + (f" and {len(m['runs']) - 1} later runs (each bar their median)" if len(m.get("runs", [])) > 1 else "")
+                 + f", grove {m.get('grove_git', '')}",
                  fontsize=9, x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=100)
