@@ -815,7 +815,7 @@ static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool 
  * register (4 to 8 pairs: +6% to +13%), LLVM's other schedulers and allocators (ilpmax
  * +48%, pbqp +30%, the rest the same). Nor did the shift's removal pay: keys in i64 tiles
  * compared whole took twice the lines (syn-year +15%), and a record read as two i32
- * (one load more, the shift gone) +8%.
+ * (one load more, the shift gone) +6 to +8%.
  */
 static void lower_node_walks(Lowering *l, uint32_t id)
 {

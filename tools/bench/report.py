@@ -171,7 +171,7 @@ def merge(docs):
             r["us_per_row"][e] = dict(u, median=statistics.median(g["median"] for g in got),
                                       min=min(g["min"] for g in got), runs=len(got))
         for e in first["max_rel_diff"]:
-            r["max_rel_diff"][e] = max(x["max_rel_diff"][e] for x in cell if x["max_rel_diff"].get(e) is not None)
+            r["max_rel_diff"][e] = max(x["max_rel_diff"][e] for x in cell if e in x["max_rel_diff"])
         results.append(r)
     machine = dict(docs[0]["machine"], runs=[d["machine"]["date"] for d in docs],
                    loadavg_end=docs[-1]["machine"].get("loadavg_end", ["?"]))
