@@ -253,6 +253,9 @@ bool hir_zero_goes_left(const HForest *f, const HNode *s);
 /* The nodes of tree t. */
 static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->nodes + f->trees[t].first_node; }
 
+/* Splits of tree t: a binary tree has one fewer than leaves. */
+static inline uint32_t hir_tree_splits(const HForest *f, uint32_t t) { return f->trees[t].num_nodes / 2; }
+
 /* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
 uint32_t hir_tree_depth(const HForest *f, uint32_t t);
 

@@ -140,9 +140,21 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 /*
  * Forests of at most this many splits are compiled into code by the heuristic: 1.7-6x
  * faster than array on the fixtures of 146-440 splits (one core), and they compile
- * faster too; LLVM's time grows faster than the code (2.4 s for 1275 splits).
+ * faster too. Past it, code compiles in ~0.17 ms a split on two cores (higgs' 25144
+ * splits in 4.4-5.8 s) and walks random rows slower than array (higgs 1.2 against
+ * 0.5 us a row on two cores, year_prediction_msd 0.57 against 0.26 on one).
  */
 #define HIR_CODE_SPLITS 512
+/*
+ * The most splits of code one function may hold (a representation that compiles trees
+ * into code, all its walks there together): LLVM's time on such code grows faster than
+ * its size within a function (its register allocator's), linearly across functions,
+ * which compile in parallel. Each iteration of a specialized tree loop around a loop
+ * over rows compiles as a function of its own (its tile of trees walked over the rows),
+ * so that a forest past this size compiles tile by tile; the heuristic's tiles of trees
+ * keep under it.
+ */
+#define LOWER_CODE_FUNCTION_SPLITS 2048
 /* Write k's schedule into f->schedule as directives; fails (e says why) where they do not apply to f. */
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
 /* HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs). */

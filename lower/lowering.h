@@ -56,6 +56,8 @@ typedef struct Lowering {
 	LoopScope scope;            /* what the enclosing loops set */
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
 	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
+	uint64_t code_splits;       /* splits of code (a representation's walk hook) in the function being built so far: the
+	                               LIR function's, or its region that compiles apart (LOWER_CODE_FUNCTION_SPLITS) */
 	/* GPU kernels (lower_mir_to_gpu): see mir_to_gpu.c. */
 	bool gpu;
 	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */

@@ -426,12 +426,17 @@ static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *va
 /*
  * specialize: one copy of the body per iteration, the variable a constant in each.
  * Where the bounds are not constants (they use loops that are not specialized), each
- * copy runs under a test that its iteration is in the range.
+ * copy runs under a test that its iteration is in the range. Where the trees are code,
+ * each iteration of a tree loop around a loop over rows (its tile of trees walked over
+ * many rows: a call costs nothing next to it) compiles as a function of its own, with
+ * its own LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel.
  */
 static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 {
 	int64_t begin, end;
 	bool const_begin = eval_expr(l, r, r->begin, &begin), const_end = eval_expr(l, r, r->end, &end);
+	bool apart = l->rep->walk && !l->gpu && over_rows_in_trees(l, inst);
+	uint64_t splits = l->code_splits;
 	for (int64_t i = 0; i < r->max_trips; i++) {
 		int64_t value = begin + i * r->step;
 		uint32_t branch = LIR_NONE;
@@ -450,10 +455,17 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 			branch = lir_begin(&l->b, LOP_IF,
 			                   lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, l->var_value[inst->var], lower_expr(l, r, r->end, 0)),
 			                   LIR_NONE, LIR_NONE);
+		else if (apart)
+			branch = lir_begin(&l->b, LOP_IF, lir_const_int(&l->b, LTYPE_I1, 1), LIR_NONE, LIR_NONE);
+		if (apart) {
+			l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
+			l->code_splits = 0;
+		}
 		lower_list(l, inst->body);
 		if (branch != LIR_NONE)
 			lir_end(&l->b);
 	}
+	l->code_splits = splits;
 	l->is_const[inst->var] = false;
 }
 
@@ -630,10 +642,10 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 {
 	const MInst *walk = &l->m->insts[id];
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		bool known = l->b.fn->insts[l->tree_index[lane_slot(walk->a, r)]].op == LOP_CONST;
+		uint32_t tree = l->tree_index[lane_slot(walk->a, r)], value = LIR_NONE;
+		bool known = l->b.fn->insts[tree].op == LOP_CONST;
 		RepRow row = walk_row(l, walk, r); /* emits: instructions may move */
-		uint32_t value = LIR_NONE;
-		Error e;
+		uint64_t splits;
 		if (!known) {
 			/* The first tree loop around that is not specialized names the fix. */
 			const char *loop = "tree";
@@ -645,8 +657,18 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 			lower_fail(l, "representation %s: the walks inside loop %s take a tree chosen at run time, and this "
 			              "representation compiles each tree into code of its own: specialize(%s) and every tree loop "
 			              "around it", l->rep->name, loop, loop);
-		} else if ((value = l->rep->walk(&l->layout, &l->b, l->value[lane_slot(walk->a, r)], &row, &e)) == LIR_NONE) {
-			lower_fail(l, "%s", e.message);
+		} else if ((splits = hir_tree_splits(l->f, (uint32_t)l->b.fn->insts[tree].imm)) > LOWER_CODE_FUNCTION_SPLITS) {
+			lower_fail(l, "representation %s: tree %lld alone has %llu splits, more than the %d of code one function "
+			              "may hold; use array or sparse", l->rep->name, (long long)l->b.fn->insts[tree].imm,
+			           (unsigned long long)splits, LOWER_CODE_FUNCTION_SPLITS);
+		} else if ((l->code_splits += splits) > LOWER_CODE_FUNCTION_SPLITS) {
+			lower_fail(l, "representation %s: the walks the schedule puts in one function come to more than %d splits "
+			              "of code, past which LLVM's time grows faster than the code; each iteration of a specialized tree "
+			              "loop around a loop over rows is a function of its own (tile the trees in fewer, and "
+			              "specialize the tile loop outside the rows), or use array or sparse", l->rep->name,
+			           LOWER_CODE_FUNCTION_SPLITS);
+		} else {
+			value = l->rep->walk(&l->layout, &l->b, l->value[lane_slot(walk->a, r)], &row);
 		}
 		l->value[lane_slot(id, r)] = value != LIR_NONE ? value : lir_const_float(&l->b, l->layout.leaf_type, 0.0);
 	}
@@ -2000,6 +2022,7 @@ LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel
 	l->tree_widths = l->layout.vector_buffer != LIR_NONE ? rep_buffer_address(&l->b, l->width_buffer) : LIR_NONE;
 	l->base_scores = rep_buffer_address(&l->b, l->base_buffer);
 	l->rep->begin_function(&l->layout, &l->b);
+	l->code_splits = 0;
 	l->scope = (LoopScope){.lanes = 1, .lane_var = HIR_NONE, .masked = LIR_NONE};
 	return fn;
 }

@@ -177,7 +177,7 @@ static void lay_out_blocks(BitvectorState *s, const RepLayout *layout, uint32_t 
 
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		max_nodes = f->trees[t].num_nodes > max_nodes ? f->trees[t].num_nodes : max_nodes;
-		splits += f->trees[t].num_nodes / 2;
+		splits += hir_tree_splits(f, t);
 	}
 	first = xmalloc(max_nodes * sizeof *first);
 	end = xmalloc(max_nodes * sizeof *end);

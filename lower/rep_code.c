@@ -12,22 +12,19 @@
  * time, naming the loop. The category sets of IN splits and the leaf vectors of
  * multi-output trees stay in the buffers every layout shares (rep_lay_out_forest).
  *
- * LLVM's time on such code grows faster than its size (its register allocator's on one
- * function: 0.2 s for one depth-8 tree of higgs, 2.4 s for five, 8 s for ten), so a
- * function may hold at most CODE_MAX_SPLITS splits, all its walks together, and trees
- * nest at most CODE_MAX_DEPTH ifs deep; past either, the representation refuses the
- * model rather than compile for minutes.
+ * The lowering keeps a function's code under LOWER_CODE_FUNCTION_SPLITS (lower.h), each
+ * iteration of a specialized tree loop around a loop over rows being a function of its
+ * own; trees nest at most CODE_MAX_DEPTH ifs deep, past which the representation refuses
+ * the model.
  */
 #include "lower/rep.h"
 
 #include <stdlib.h>
 
-#define CODE_MAX_SPLITS 2048
 #define CODE_MAX_DEPTH 64
 
 typedef struct CodeState {
 	const HForest *forest;
-	uint64_t splits;  /* in the walks of the function being built so far */
 	uint32_t *stack;  /* for the walk's nest: per level a node, its IF and its stage */
 } CodeState;
 
@@ -59,12 +56,6 @@ static void code_free(RepLayout *layout)
 	rep_free_state(layout);
 }
 
-static void code_begin_function(RepLayout *layout, LBuilder *b)
-{
-	CodeState *s = layout->state;
-	s->splits = 0;
-	rep_begin_forest(layout, b);
-}
 
 /* A tree's handle is its number: the walk reads it as a constant. */
 static uint32_t code_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
@@ -89,25 +80,16 @@ static RepNode constant_split(const RepLayout *layout, LBuilder *b, const CodeSt
 /* Stages of a split in the walk's nest: its right subtree is being emitted, then its left one. */
 enum { STAGE_RIGHT, STAGE_LEFT };
 
-static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, Error *e)
+static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row)
 {
 	CodeState *s = layout->state;
 	const LInst handle = b->fn->insts[tree]; /* a copy: emitting moves the instructions */
-	const HTree *t;
 	const HNode *nodes;
 	uint32_t cell, top = 0, *stack = s->stack;
 
 	if (handle.op != LOP_CONST || handle.imm < 0 || (uint64_t)handle.imm >= s->forest->num_trees)
 		die("code representation: a walk of a tree not known at compile time");
-	t = &s->forest->trees[handle.imm];
 	nodes = hir_tree_nodes(s->forest, (uint32_t)handle.imm);
-	s->splits += t->num_nodes / 2; /* a binary tree has one split fewer than leaves */
-	if (s->splits > CODE_MAX_SPLITS) {
-		error_set(e, "code representation: the walks the schedule writes come to more than %d splits of code in one "
-		          "function, which LLVM takes minutes to compile; use array or sparse, or fewer trees, rows or "
-		          "walks side by side", CODE_MAX_SPLITS);
-		return LIR_NONE;
-	}
 	cell = lir_emit(b, LOP_VAR, layout->leaf_type, lir_const_float(b, layout->leaf_type, 0.0), LIR_NONE, LIR_NONE);
 	/*
 	 * Depth first, on a stack of the splits still open. A node is emitted when reached; a
@@ -146,7 +128,7 @@ const LRepresentation rep_code = {
 	.name = "code",
 	.lay_out = code_lay_out,
 	.free = code_free,
-	.begin_function = code_begin_function,
+	.begin_function = rep_begin_forest,
 	.tree = code_tree,
 	.walk = code_walk,
 	.one_version = true,

@@ -353,6 +353,29 @@ def bad_tests(s, pool):
     return [pool.submit(one, e) for e in errs if s.wanted("bad", os.path.relpath(e, directory)[:-4])]
 
 
+def write_complete_tree(path, depth):
+    """An XGBoost model (JSON) of one complete tree of `depth` levels of splits over 4 features."""
+    n = 2 ** (depth + 1) - 1
+    split = [i < n // 2 for i in range(n)]
+    tree = {"base_weights": [0] * n, "categories": [], "categories_nodes": [], "categories_segments": [],
+            "categories_sizes": [], "default_left": [1] * n, "id": 0, "loss_changes": [0] * n,
+            "left_children": [2 * i + 1 if split[i] else -1 for i in range(n)],
+            "right_children": [2 * i + 2 if split[i] else -1 for i in range(n)],
+            "parents": [2147483647] + [(i - 1) // 2 for i in range(1, n)],
+            "split_conditions": [(i % 7) / 7 if split[i] else i / n for i in range(n)],
+            "split_indices": [i % 4 if split[i] else 0 for i in range(n)], "split_type": [0] * n,
+            "sum_hessian": [1] * n,
+            "tree_param": {"num_deleted": "0", "num_feature": "4", "num_nodes": str(n), "size_leaf_vector": "0"}}
+    model = {"learner": {"attributes": {}, "feature_names": [], "feature_types": [], "gradient_booster": {
+        "model": {"gbtree_model_param": {"num_parallel_tree": "1", "num_trees": "1"}, "tree_info": [0],
+                  "trees": [tree]}, "name": "gbtree"},
+        "learner_model_param": {"base_score": "5E-1", "boost_from_average": "1", "num_class": "0", "num_feature": "4",
+                                "num_target": "1"},
+        "objective": {"name": "binary:logistic", "reg_loss_param": {"scale_pos_weight": "1"}}}, "version": [1, 7, 4]}
+    with open(path, "w") as f:
+        json.dump(model, f)
+
+
 def cli_tests(s):
     higgs = os.path.join(REAL, "higgs.json")
     narrow = s.path("cli-narrow.csv")
@@ -365,6 +388,8 @@ def cli_tests(s):
         f.write("1,2\n3,abc\n")
     text_so = s.path("readme.so")
     shutil.copyfile(os.path.join(ROOT, "README.md"), text_so)
+    deep = s.path("cli-depth12.json")
+    write_complete_tree(deep, 12)
     cases = [  # name, argv, expected exit, text expected in stderr (or stdout for exit 0)
         ("narrow_rows", ["predict", higgs, "--input", narrow], 1, "rows have 27 columns, the model needs 28"),
         ("ragged_rows", ["predict", higgs, "--input", ragged], 1, "cli-ragged.csv:2: 2 fields, earlier rows have 3"),
@@ -424,10 +449,10 @@ def cli_tests(s):
          "the walks inside loop t0 take a tree chosen at run time, and this representation compiles each tree into "
          "code of its own: specialize(t0) and every tree loop around it"),
         ("code_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
-                            "specialize(tree)"], 1, "come to more than 2048 splits of code in one function"),
-        # named without a schedule, code gets the heuristic's code schedule: too much code for higgs' 25,500 splits
-        ("code_named_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code"], 1,
-         "more than 2048 splits of code in one function, which LLVM takes minutes to compile; use array or sparse"),
+                            "specialize(tree)"], 1, "the walks the schedule puts in one function come to more than 2048 splits of code"),
+        # a function holds a tile of trees, but a tree's code is never split
+        ("code_tree_too_large", ["compile", deep, "-o", s.path("x.so"), "--representation", "code"], 1,
+         "representation code: tree 0 alone has 4095 splits, more than the 2048 of code one function may hold"),
         ("code_cache_trees", ["compile", os.path.join(ROOT, "tests", "golden", "binary.json"), "-o", s.path("x.so"),
                               "--representation", "code", "--schedule-text", "tile(tree, t0, t1, 2); specialize(t1); "
                               "cache(t0)"], 1,

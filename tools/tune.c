@@ -71,6 +71,12 @@ static const char tune_usage[] =
 #define SAMPLES 5
 /* Candidates timed again at the end. */
 #define RETIME 4
+/*
+ * Code is searched for forests of at most this many splits (unless named): LLVM takes
+ * about 0.17 ms a split of code on two cores (higgs' 25144 in 4.4 s, a fifth of a budget
+ * of 20 s), and code walked year_prediction_msd's rows 2.2x slower than array.
+ */
+#define TUNE_CODE_SPLITS (4 * HIR_CODE_SPLITS)
 #define MAX_CANDIDATES 512
 
 typedef struct Candidate {
@@ -352,7 +358,8 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 		return n;
 	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
 		for (uint32_t r = 0; lower_representation_names[r] && !t->options.representation && n < 8; r++)
-			if (!(lower_representation_traits(r) & LREP_TILES))
+			if (!(lower_representation_traits(r) & LREP_TILES) &&
+			    !(lower_representation_traits(r) & LREP_CODE && t->splits > TUNE_CODE_SPLITS))
 				v[n++] = r + 1;
 		return n;
 	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes), in each tiled layout (rep << 8) */
@@ -642,6 +649,7 @@ int cmd_tune(int argc, char **argv)
 		uint32_t d = hir_tree_depth(t->forest, i);
 		t->depths_differ |= i > 0 && d != t->depth;
 		t->depth = d > t->depth ? d : t->depth;
+		t->splits += hir_tree_splits(t->forest, i);
 	}
 	t->features = t->forest->num_features ? t->forest->num_features : 1;
 	t->pool_rows = POOL_BATCHES * t->batch > 4096 ? POOL_BATCHES * t->batch : 4096;

@@ -16,6 +16,7 @@ typedef struct Tuner {
 	char target_name[64];      /* "host", "gpusim", "cuda:sm_80", ... (the log's target column) */
 	const HForest *forest;     /* as read, never scheduled */
 	uint32_t depth;            /* the deepest tree's */
+	uint64_t splits;           /* the forest's */
 	bool depths_differ;        /* some trees are shallower than others (depth groups are searched) */
 	size_t batch, pool_rows, features;
 	float *pool;               /* pool_rows rows */

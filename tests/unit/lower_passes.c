@@ -1018,10 +1018,11 @@ static void test_named_representation(void)
 	CHECK(!k.representation && k.rows == 16);
 	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, "code", &k);
 	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && k.rows == 1 && k.trees == 1);
+	CHECK(k.tree_tile == 2); /* tiles (functions) of at most HIR_CODE_SPLITS: two trees of 255 */
 	hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code");
 	CHECK(has_directive(big, HDIR_SPECIALIZE, -1) && has_directive(big, HDIR_REPRESENTATION, -1));
 	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, NULL, &k);
-	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE));
+	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && !k.tree_tile);
 	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, "array", &k);
 	CHECK(!k.representation && k.rows == 16);
 	hir_forest_free(big);
