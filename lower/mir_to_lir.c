@@ -426,17 +426,27 @@ static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *va
 /*
  * specialize: one copy of the body per iteration, the variable a constant in each.
  * Where the bounds are not constants (they use loops that are not specialized), each
- * copy runs under a test that its iteration is in the range. Where the trees are code,
- * each iteration of a tree loop around a loop over rows (its tile of trees walked over
- * many rows: a call costs nothing next to it) compiles as a function of its own, with
- * its own LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel.
+ * copy runs under a test that its iteration is in the range. Where the trees are code
+ * and the loop's walks reach more than HIR_CODE_SPLITS splits, each iteration of a tree
+ * loop around a loop over rows (its tile of trees walked over many rows: a call costs
+ * nothing next to it) compiles as a function of its own, with its own
+ * LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel. (Fewer splits stay
+ * one function: the rows a function of its own reads might be the margins it writes, for
+ * all LLVM knows, and 20 trees of 133 splits ran 5% slower apart; one core.)
  */
 static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 {
 	int64_t begin, end;
 	bool const_begin = eval_expr(l, r, r->begin, &begin), const_end = eval_expr(l, r, r->end, &end);
 	bool apart = l->rep->walk && !l->gpu && over_rows_in_trees(l, inst);
-	uint64_t splits = l->code_splits;
+	uint64_t splits = l->code_splits, reached = 0;
+	uint32_t lowest = 0, past = 0;
+	if (apart) {
+		hir_schedule_tree_span(&l->f->schedule, inst->var, &lowest, &past);
+		for (uint32_t t = lowest; t < past; t++)
+			reached += hir_tree_splits(l->f, t);
+		apart = reached > HIR_CODE_SPLITS;
+	}
 	for (int64_t i = 0; i < r->max_trips; i++) {
 		int64_t value = begin + i * r->step;
 		uint32_t branch = LIR_NONE;

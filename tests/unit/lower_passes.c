@@ -1010,6 +1010,24 @@ static void test_few_rows(void)
  * heuristic's for records; left to the heuristic, only forests of at most
  * HIR_CODE_SPLITS splits become code.
  */
+/* f lowered to LIR under its schedule: the regions that compile as functions of their own (-1 where it fails). */
+static int apart_regions(const HForest *f)
+{
+	Error e = {{0}};
+	MModule *m = lower_hir_to_mir(f, &e);
+	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_mir_to_lir(m, NULL, &e) : NULL;
+	int n = l ? 0 : -1;
+	for (uint32_t i = 0; l && i < l->funcs[l->predict]->num_insts; i++) {
+		const LInst *inst = &l->funcs[l->predict]->insts[i];
+		n += inst->op == LOP_IF && (inst->imm == LIR_IF_APART || inst->imm == LIR_IF_APART_BODY);
+	}
+	if (l)
+		lir_module_free(l);
+	if (m)
+		mir_module_free(m);
+	return n;
+}
+
 static void test_named_representation(void)
 {
 	HForest *big = deep_forest(4), *small = deep_forest(2); /* 1020 splits, 510 */
@@ -1021,6 +1039,9 @@ static void test_named_representation(void)
 	CHECK(k.tree_tile == 2); /* tiles (functions) of at most HIR_CODE_SPLITS: two trees of 255 */
 	hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code");
 	CHECK(has_directive(big, HDIR_SPECIALIZE, -1) && has_directive(big, HDIR_REPRESENTATION, -1));
+	CHECK(apart_regions(big) == 2); /* each tile of 2 trees a function of its own */
+	hir_choose_schedule(small, HIR_TILE_AUTO, 16, 8, "code");
+	CHECK(apart_regions(small) == 0); /* 510 splits: one function */
 	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && !k.tree_tile);
 	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, "array", &k);
