@@ -431,8 +431,8 @@ static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *va
  * loop around a loop over rows (its tile of trees walked over many rows: a call costs
  * nothing next to it) compiles as a function of its own, with its own
  * LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel. (Fewer splits stay
- * one function: the rows a function of its own reads might be the margins it writes, for
- * all LLVM knows, and 20 trees of 133 splits ran 5% slower apart; one core.)
+ * one function: 20 trees of 133 splits ran 5% slower apart, one core; perhaps because a
+ * function of its own cannot know that the rows it reads are not the margins it writes.)
  */
 static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 {
