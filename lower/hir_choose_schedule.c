@@ -318,7 +318,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
-	if (pick && k->tree_tile && !k->representation && !k->depth_groups && rows > 1) {
+	if (pick && k->tree_tile && !k->representation && rows > 1) {
 		k->few_trees = few_trees(f);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}
@@ -391,6 +391,68 @@ static uint32_t depth_groups(HForest *f, const HScheduleKnobs *k, const char *tr
 	return *ok ? n : 0;
 }
 
+/*
+ * Trees side by side in a depth group of n trees of the lone rows' half, where the knob
+ * asks `want`: of want - 2 to want + 2, the size that leaves the fewest lanes masked
+ * in the group's last tile (a masked lane walks as a tree does), then the nearest to
+ * want, then the fewest tiles. One row of year_prediction_msd in two groups (16 and 84
+ * trees, tiles of 8 for the first), one core, us: tiles of 10 0.44 (6 lanes masked),
+ * 11 0.43 (4), 12 0.40 (none); one group of 100 trees in tiles of 10, 0.43.
+ */
+static uint32_t few_group_tile(uint32_t n, uint32_t want)
+{
+	uint32_t best = 0;
+	uint64_t best_key = UINT64_MAX;
+	for (uint32_t w = want > 2 ? want - 2 : 1; w <= want + 2 && w <= MIR_MAX_INTERLEAVE; w++) {
+		uint64_t tiles = (n + w - 1) / w, key = ((tiles * w - n) * 64 + (w > want ? w - want : want - w)) * 64 + tiles;
+		if (key < best_key)
+			best = w, best_key = key;
+	}
+	return best;
+}
+
+/*
+ * The lone rows' half in depth groups: its tree loop split where the other half's is
+ * (hir_depth_groups), each group's walks side by side in tiles of its own size
+ * (few_group_tile) and unrolled to the group's depth (as depth_groups does the other's):
+ *
+ *   split(few.tree, fg0, fr0, A); tile(fg0, fa0, fb0, W0); interleave(fb0); cache(fa0);
+ *   unrollWalk(fb0, D0); ... the last group in fr<n-2>.
+ *
+ * Returns false (writing nothing) where the trees make one group.
+ */
+static bool few_groups(HForest *f, const HScheduleKnobs *k, bool *ok, Error *e)
+{
+	uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, k->depth_groups, tree_step(f, k), ends), *depth, begin = 0;
+	char rest[HIR_MAX_NAME] = "few.tree";
+	if (n < 2)
+		return false;
+	depth = hir_sorted_depths(f);
+	for (uint32_t g = 0; g < n && *ok; g++) {
+		char group[HIR_MAX_NAME], second[HIR_MAX_NAME], outer[HIR_MAX_NAME], inner[HIR_MAX_NAME];
+		const char *walk;
+		snprintf(group, sizeof group, "%s", rest);
+		if (g < n - 1) {
+			snprintf(group, sizeof group, "fg%u", g);
+			snprintf(second, sizeof second, "fr%u", g);
+			*ok = hir_schedule_split(&f->schedule, rest, group, second, ends[g] - begin, e);
+			memcpy(rest, second, sizeof second);
+		}
+		snprintf(outer, sizeof outer, "fa%u", g);
+		snprintf(inner, sizeof inner, "fb%u", g);
+		walk = interleave_tile(&f->schedule, group, outer, inner, few_group_tile(ends[g] - begin, k->few_trees), ok, e);
+		if (strcmp(walk, group)) {
+			*ok = *ok && hir_schedule_mark(&f->schedule, HDIR_CACHE, outer, 0, e);
+			walk = inner;
+		}
+		if (depth[ends[g] - 1] > 0) /* (a group of single leaves walks no step) */
+			*ok = *ok && hir_schedule_mark(&f->schedule, HDIR_UNROLL_WALK, walk, depth[ends[g] - 1], e);
+		begin = ends[g];
+	}
+	free(depth);
+	return true;
+}
+
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 {
 	HSchedule *s = &f->schedule;
@@ -401,7 +463,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 	/* batches of lone rows apart (few_trees), where the trees are tiled and walked a split a step in one depth group */
 	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) && !code &&
-	           !(traits & LREP_BLOCKS) && !k->tile_trees && k->depth_groups < 2;
+	           !(traits & LREP_BLOCKS) && !k->tile_trees;
 
 	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
 		trees = f->num_trees < MIR_MAX_INTERLEAVE ? 1 : MIR_MAX_INTERLEAVE;
@@ -429,12 +491,14 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 			 * the next one's roots (lower/mir_to_lir.c: prefetch_next_trees)
 			 */
 			ok = ok && hir_schedule_split_size(s, "batch", "few", "many", k->few_rows, e);
-			interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
-			ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
-			if (k->peel)
-				ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel, e);
-			if (k->unroll)
-				ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, "f1", depth, e);
+			if (k->depth_groups < 2 || !few_groups(f, k, &ok, e)) {
+				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
+				ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
+				if (k->peel)
+					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel, e);
+				if (k->unroll)
+					ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, "f1", depth, e);
+			}
 			batch = "many";
 			tree = "many.tree";
 		}

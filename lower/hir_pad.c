@@ -290,17 +290,15 @@ bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
 	free(stack);
 	free(order);
 	/*
-	 * A tenth of the steps saved, at most four times the memory of the trees stored
+	 * A twentieth of the steps saved, at most four times the memory of the trees stored
 	 * complete, as the array layout stores them (or PAD_BUDGET nodes). The walks of unpadded trees test for a
 	 * leaf at every step: on 40 trees of which 22 are a single leaf and 6 reach depth 8,
 	 * 0.405 us/row unpadded, 0.201 with all padded to 8, 0.107 in three depth groups
-	 * (one core, 8000 rows).
-	 * Asking 5% would group year_prediction_msd's 16 shallowest trees (6% of its steps;
-	 * both cores, us a row: 4096 rows 0.165 -> 0.153, 64 rows 0.292 -> 0.271), but a
-	 * schedule with depth groups has no lone-row half (hir_choose_knobs), and its one row
-	 * took 0.427 -> 0.819.
+	 * (one core, 8000 rows). year_prediction_msd's 16 shallowest trees make a group (6%
+	 * of its steps): both cores, us a row: 4096 rows 0.165 -> 0.153, 64 rows 0.292 ->
+	 * 0.271, and one row (the lone rows' half grouped too) 0.43 -> 0.40.
 	 */
-	return 10 * steps <= 9 * (uint64_t)f->num_trees * deepest && lower_nodes_affordable(nodes, complete, deepest);
+	return 20 * steps <= 19 * (uint64_t)f->num_trees * deepest && lower_nodes_affordable(nodes, complete, deepest);
 }
 
 void hir_sort_trees(HForest *f)

@@ -1010,6 +1010,35 @@ static void test_few_rows(void)
  * heuristic's for records; left to the heuristic, only forests of at most
  * HIR_CODE_SPLITS splits become code.
  */
+/*
+ * Depth groups reach the lone rows' half: 16 trees of depth 5 among 84 of depth 8 (as
+ * year_prediction_msd's) make two groups in each half; the lone rows walk the first in
+ * tiles of 8 trees, the second in tiles of 12 (no lane masked), each unrolled to its depth.
+ */
+static void test_few_groups(void)
+{
+	HForest *f = hir_forest_new("unit", 8, 1);
+	HScheduleKnobs k;
+	Error e;
+	int32_t first, second;
+	for (uint32_t t = 0; t < 100; t++) {
+		uint32_t depth = t % 6 == 0 && t < 96 ? 5 : 8, nodes = (2u << depth) - 1;
+		HNode *n = hir_tree_add(f, nodes, 0);
+		for (uint32_t i = 0; i < nodes; i++)
+			n[i] = i < nodes / 2 ? (HNode){.value = i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 8}
+			                     : (HNode){.value = i, .feature = HIR_LEAF};
+	}
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	CHECK(k.depth_groups > 1 && k.few_trees == 10);
+	CHECK(hir_apply_knobs(f, &k, &e));
+	first = hir_schedule_find(&f->schedule, "fb0");
+	second = hir_schedule_find(&f->schedule, "fb1");
+	CHECK(first >= 0 && f->schedule.vars[first].size == 8 && f->schedule.vars[first].unroll_walk == 5);
+	CHECK(second >= 0 && f->schedule.vars[second].size == 12 && f->schedule.vars[second].unroll_walk == 8);
+	CHECK(hir_schedule_find(&f->schedule, "fb2") < 0 && f->schedule.tree_order == HORDER_DEPTH);
+	hir_forest_free(f);
+}
+
 /* f lowered to LIR under its schedule: the regions that compile as functions of their own (-1 where it fails). */
 static int apart_regions(const HForest *f)
 {
@@ -1088,6 +1117,7 @@ int main(void)
 	test_walk_peel();
 	test_few_rows();
 	test_named_representation();
+	test_few_groups();
 	test_key_copy_bound();
 	test_rows_cache_fits();
 	test_trees_cache();
