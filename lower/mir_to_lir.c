@@ -674,8 +674,8 @@ static void lower_code_walk(Lowering *l, uint32_t id)
 		} else if ((l->code_splits += splits) > LOWER_CODE_FUNCTION_SPLITS) {
 			lower_fail(l, "representation %s: the walks the schedule puts in one function come to more than %d splits "
 			              "of code, past which LLVM's time grows faster than the code; each iteration of a specialized tree "
-			              "loop around a loop over rows is a function of its own (tile the trees in fewer, and "
-			              "specialize the tile loop outside the rows), or use array or sparse", l->rep->name,
+			              "loop around a loop over rows is a function of its own (tile the trees, and specialize the "
+			              "tile loop outside the loop over rows), or use array or sparse", l->rep->name,
 			           LOWER_CODE_FUNCTION_SPLITS);
 		} else {
 			value = l->rep->walk(&l->layout, &l->b, l->value[lane_slot(walk->a, r)], &row);

@@ -267,9 +267,9 @@ typedef struct LRepresentation {
 	 * walk of the tree whose handle is `tree` for row, yielding its leaf's value (as
 	 * leaf_value would): code of the tree's splits, which the lowering counts against
 	 * what a function may hold (LOWER_CODE_FUNCTION_SPLITS). The tree's number must be a
-	 * constant (the lowering refuses walks of other trees). NULL
-	 * for the others, whose walks the lowering builds from root, load_node, step and
-	 * leaf_value (which such representations leave NULL, with prefetch_tree).
+	 * constant (the lowering refuses walks of other trees). NULL for the others, whose
+	 * walks the lowering builds from root, load_node, step and leaf_value (which such
+	 * representations leave NULL, with prefetch_tree).
 	 */
 	uint32_t (*walk)(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row);
 	/*

@@ -56,7 +56,6 @@ static void code_free(RepLayout *layout)
 	rep_free_state(layout);
 }
 
-
 /* A tree's handle is its number: the walk reads it as a constant. */
 static uint32_t code_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
 {
