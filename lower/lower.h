@@ -142,7 +142,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
  * faster than array on the fixtures of 146-440 splits (one core), and they compile
  * faster too. Past it, code compiles in ~0.17 ms a split on two cores (higgs' 25144
  * splits in 4.4-5.8 s) and walks random rows slower than array (higgs 1.2 against
- * 0.5 us a row on two cores, year_prediction_msd 0.57 against 0.26 on one).
+ * 0.13-0.16 us a row on two cores, year_prediction_msd 0.57 against 0.26 on one).
  */
 #define HIR_CODE_SPLITS 512
 /*
