@@ -393,17 +393,17 @@ static uint32_t depth_groups(HForest *f, const HScheduleKnobs *k, const char *tr
 
 /*
  * Trees side by side in a depth group of n trees of the lone rows' half, where the knob
- * asks `want`: of want - 2 to want + 2, the size that leaves the fewest lanes masked
- * in the group's last tile (a masked lane walks as a tree does), then the nearest to
- * want, then the fewest tiles. One row of year_prediction_msd in two groups (16 and 84
- * trees, tiles of 8 for the first), one core, us: tiles of 10 0.44 (6 lanes masked),
- * 11 0.43 (4), 12 0.40 (none); one group of 100 trees in tiles of 10, 0.43.
+ * asks `want`: of want - 2 to want + 2 (or of n, for fewer trees), the size that leaves
+ * the fewest lanes masked in the group's last tile (a masked lane walks as a tree does),
+ * then the nearest to want, then the fewest tiles. One row of year_prediction_msd in two
+ * groups (16 and 84 trees, tiles of 8 for the first), one core, us: tiles of 10 0.44 (6
+ * lanes masked), 11 0.43 (4), 12 0.40 (none); one group of 100 trees in tiles of 10, 0.43.
  */
 static uint32_t few_group_tile(uint32_t n, uint32_t want)
 {
-	uint32_t best = 0;
+	uint32_t best = 0, least = want > 2 ? want - 2 : 1;
 	uint64_t best_key = UINT64_MAX;
-	for (uint32_t w = want > 2 ? want - 2 : 1; w <= want + 2 && w <= MIR_MAX_INTERLEAVE; w++) {
+	for (uint32_t w = n && n < least ? n : least; w <= want + 2 && w <= MIR_MAX_INTERLEAVE; w++) {
 		uint64_t tiles = (n + w - 1) / w, key = ((tiles * w - n) * 64 + (w > want ? w - want : want - w)) * 64 + tiles;
 		if (key < best_key)
 			best = w, best_key = key;

@@ -1010,32 +1010,51 @@ static void test_few_rows(void)
  * heuristic's for records; left to the heuristic, only forests of at most
  * HIR_CODE_SPLITS splits become code.
  */
-/*
- * Depth groups reach the lone rows' half: 16 trees of depth 5 among 84 of depth 8 (as
- * year_prediction_msd's) make two groups in each half; the lone rows walk the first in
- * tiles of 8 trees, the second in tiles of 12 (no lane masked), each unrolled to its depth.
- */
-static void test_few_groups(void)
+/* 100 complete trees of depth 8, but those t with shallow(t) of depth 5. */
+static HForest *two_depth_forest(bool (*shallow)(uint32_t))
 {
 	HForest *f = hir_forest_new("unit", 8, 1);
-	HScheduleKnobs k;
-	Error e;
-	int32_t first, second;
 	for (uint32_t t = 0; t < 100; t++) {
-		uint32_t depth = t % 6 == 0 && t < 96 ? 5 : 8, nodes = (2u << depth) - 1;
+		uint32_t depth = shallow(t) ? 5 : 8, nodes = (2u << depth) - 1;
 		HNode *n = hir_tree_add(f, nodes, 0);
 		for (uint32_t i = 0; i < nodes; i++)
 			n[i] = i < nodes / 2 ? (HNode){.value = i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 8}
 			                     : (HNode){.value = i, .feature = HIR_LEAF};
 	}
+	return f;
+}
+
+static bool sixteen_shallow(uint32_t t) { return t % 6 == 0 && t < 96; }
+static bool four_deep(uint32_t t) { return t % 25 != 7; }
+
+/* The tile and unrollWalk of the lone rows' group loop `name` of f's schedule match size and depth. */
+static bool few_group_is(const HForest *f, const char *name, uint32_t size, uint32_t depth)
+{
+	int32_t v = hir_schedule_find(&f->schedule, name);
+	return v >= 0 && f->schedule.vars[v].size == size && f->schedule.vars[v].unroll_walk == depth;
+}
+
+/*
+ * Depth groups reach the lone rows' half: 16 trees of depth 5 among 84 of depth 8 (as
+ * year_prediction_msd's) make two groups in each half; the lone rows walk the first in
+ * tiles of 8 trees, the second in tiles of 12 (no lane masked), each unrolled to its depth.
+ * A group of fewer trees than a tile takes them all side by side (4 deep trees after 96).
+ */
+static void test_few_groups(void)
+{
+	HForest *f = two_depth_forest(sixteen_shallow);
+	HScheduleKnobs k;
+	Error e;
 	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.depth_groups > 1 && k.few_trees == 10);
 	CHECK(hir_apply_knobs(f, &k, &e));
-	first = hir_schedule_find(&f->schedule, "fb0");
-	second = hir_schedule_find(&f->schedule, "fb1");
-	CHECK(first >= 0 && f->schedule.vars[first].size == 8 && f->schedule.vars[first].unroll_walk == 5);
-	CHECK(second >= 0 && f->schedule.vars[second].size == 12 && f->schedule.vars[second].unroll_walk == 8);
+	CHECK(few_group_is(f, "fb0", 8, 5) && few_group_is(f, "fb1", 12, 8));
 	CHECK(hir_schedule_find(&f->schedule, "fb2") < 0 && f->schedule.tree_order == HORDER_DEPTH);
+	hir_forest_free(f);
+	f = two_depth_forest(four_deep);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	CHECK(k.depth_groups > 1 && hir_apply_knobs(f, &k, &e));
+	CHECK(few_group_is(f, "fb0", 12, 5) && few_group_is(f, "fb1", 4, 8)); /* 96 in 8 tiles of 12, not 12 of 8 */
 	hir_forest_free(f);
 }
 
