@@ -404,7 +404,8 @@ static uint32_t few_group_tile(uint32_t n, uint32_t want)
 	uint32_t best = 0, least = want > 2 ? want - 2 : 1;
 	uint64_t best_key = UINT64_MAX;
 	for (uint32_t w = n && n < least ? n : least; w <= want + 2 && w <= MIR_MAX_INTERLEAVE; w++) {
-		uint64_t tiles = (n + w - 1) / w, key = ((tiles * w - n) * 64 + (w > want ? w - want : want - w)) * 64 + tiles;
+		uint64_t tiles = (n + w - 1) / w, masked = tiles * w - n, off = w > want ? w - want : want - w;
+		uint64_t key = masked << 48 | off << 40 | tiles; /* in that order (tiles < 2^32) */
 		if (key < best_key)
 			best = w, best_key = key;
 	}
