@@ -231,6 +231,14 @@ static void leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **sta
 	}
 }
 
+uint64_t hir_trees_splits(const HForest *f, uint32_t first, uint32_t end)
+{
+	uint64_t splits = 0;
+	for (uint32_t t = first; t < end && t < f->num_trees; t++)
+		splits += hir_tree_splits(f, t);
+	return splits;
+}
+
 uint32_t hir_tree_depth(const HForest *f, uint32_t t)
 {
 	uint32_t *stack = NULL, min, max;

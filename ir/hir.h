@@ -255,6 +255,8 @@ static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->no
 
 /* Splits of tree t: a binary tree has one fewer than leaves. */
 static inline uint32_t hir_tree_splits(const HForest *f, uint32_t t) { return f->trees[t].num_nodes / 2; }
+/* Splits of trees [first, end) (end past the last tree: to the last). */
+uint64_t hir_trees_splits(const HForest *f, uint32_t first, uint32_t end);
 
 /* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
 uint32_t hir_tree_depth(const HForest *f, uint32_t t);

@@ -134,19 +134,12 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
 static uint32_t code_tree_tile(const HForest *f)
 {
 	uint32_t k = CODE_TREE_TILE;
-	uint64_t total = 0;
-	for (uint32_t t = 0; t < f->num_trees; t++)
-		total += hir_tree_splits(f, t);
-	if (f->num_trees < 2 || (f->num_trees <= k && total <= CODE_TILE_SPLITS))
+	if (f->num_trees < 2 || (f->num_trees <= k && hir_trees_splits(f, 0, f->num_trees) <= CODE_TILE_SPLITS))
 		return 0;
 	for (bool fits = false; k > 1 && !fits; k -= !fits) {
 		fits = true;
-		for (uint32_t first = 0; first < f->num_trees && fits; first += k) {
-			uint64_t splits = 0;
-			for (uint32_t t = first; t < first + k && t < f->num_trees; t++)
-				splits += hir_tree_splits(f, t);
-			fits = splits <= CODE_TILE_SPLITS;
-		}
+		for (uint32_t first = 0; first < f->num_trees && fits; first += k)
+			fits = hir_trees_splits(f, first, first + k) <= CODE_TILE_SPLITS;
 	}
 	return k;
 }
@@ -334,6 +327,26 @@ static const char *interleave_tile(HSchedule *s, const char *var, const char *ou
 	return outer;
 }
 
+/* Depth groups as hir_depth_groups chooses them: where each ends (one past its last tree) and its deepest tree's depth. */
+typedef struct GroupEnds {
+	uint32_t n; /* 1: the trees make one group */
+	uint32_t ends[HIR_MAX_DEPTH_GROUPS], depth[HIR_MAX_DEPTH_GROUPS];
+} GroupEnds;
+
+/* k's depth groups, ending at multiples of `step` trees (the split loop's). */
+static GroupEnds group_ends(const HForest *f, const HScheduleKnobs *k, uint32_t step)
+{
+	GroupEnds g = {.n = 1};
+	uint32_t *depth;
+	if (k->depth_groups < 2 || (g.n = hir_depth_groups(f, k->depth_groups, step, g.ends)) < 2)
+		return g;
+	depth = hir_sorted_depths(f);
+	for (uint32_t i = 0; i < g.n; i++)
+		g.depth[i] = depth[g.ends[i] - 1];
+	free(depth);
+	return g;
+}
+
 /* A depth group of a schedule grove writes: its outermost tree loop, the loop holding its walk, its walks' depth. */
 typedef struct DepthGroup {
 	char outer[HIR_MAX_NAME], walk[HIR_MAX_NAME];
@@ -356,24 +369,23 @@ static void half_name(char *out, const char *half, const char *name, const char 
  *   sortTrees(depth); split(t0, g0, r0, A); split(r0, g1, r1, B); ...
  *   unrollWalk(g0.t3, 4); unrollWalk(g1.r0.t3, 6); unrollWalk(r1.r0.t3, 8)
  *
- * Fills groups (the last group is the last remainder); returns how many, 0 where the
- * trees make one group.
+ * at the ends of `at` (group_ends). Fills groups (the last group is the last remainder);
+ * returns how many, 0 where the trees make one group.
  */
-static uint32_t depth_groups(HForest *f, const HScheduleKnobs *k, const char *trees_outer, const char *walk,
-                             uint32_t step, DepthGroup *groups, bool *ok, Error *e)
+static uint32_t depth_groups(HForest *f, const GroupEnds *at, const char *trees_outer, const char *walk, uint32_t step,
+                             DepthGroup *groups, bool *ok, Error *e)
 {
-	uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, k->depth_groups, step, ends), *depth, begin = 0;
+	uint32_t n = at->n, begin = 0;
 	char rest[HIR_MAX_NAME], rest_walk[HIR_MAX_NAME];
 	if (n < 2)
 		return 0;
-	depth = hir_sorted_depths(f);
 	*ok = hir_schedule_sort_trees(&f->schedule, "depth", e);
 	snprintf(rest, sizeof rest, "%s", trees_outer);
 	snprintf(rest_walk, sizeof rest_walk, "%s", walk);
 	for (uint32_t g = 0; g < n && *ok; g++) {
 		DepthGroup *d = &groups[g];
 		char second[HIR_MAX_NAME];
-		d->depth = depth[ends[g] - 1];
+		d->depth = at->depth[g];
 		if (g == n - 1) { /* the last remainder */
 			memcpy(d->outer, rest, sizeof rest);
 			memcpy(d->walk, rest_walk, sizeof rest_walk);
@@ -381,13 +393,12 @@ static uint32_t depth_groups(HForest *f, const HScheduleKnobs *k, const char *tr
 		}
 		snprintf(d->outer, sizeof d->outer, "g%u", g);
 		snprintf(second, sizeof second, "r%u", g);
-		*ok = hir_schedule_split(&f->schedule, rest, d->outer, second, (ends[g] - begin) / step, e);
+		*ok = hir_schedule_split(&f->schedule, rest, d->outer, second, (at->ends[g] - begin) / step, e);
 		half_name(d->walk, d->outer, rest_walk, rest);
 		half_name(rest_walk, second, rest_walk, rest);
 		memcpy(rest, second, sizeof second);
-		begin = ends[g];
+		begin = at->ends[g];
 	}
-	free(depth);
 	return *ok ? n : 0;
 }
 
@@ -414,7 +425,7 @@ static uint32_t few_group_tile(uint32_t n, uint32_t want)
 
 /*
  * The lone rows' half in depth groups: its tree loop split where the other half's is
- * (hir_depth_groups), each group's walks side by side in tiles of its own size
+ * (the ends of `at`), each group's walks side by side in tiles of its own size
  * (few_group_tile) and unrolled to the group's depth (as depth_groups does the other's):
  *
  *   split(few.tree, fg0, fr0, A); tile(fg0, fa0, fb0, W0); interleave(fb0); cache(fa0);
@@ -422,13 +433,12 @@ static uint32_t few_group_tile(uint32_t n, uint32_t want)
  *
  * Returns false (writing nothing) where the trees make one group.
  */
-static bool few_groups(HForest *f, const HScheduleKnobs *k, bool *ok, Error *e)
+static bool few_groups(HForest *f, const HScheduleKnobs *k, const GroupEnds *at, bool *ok, Error *e)
 {
-	uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, k->depth_groups, tree_step(f, k), ends), *depth, begin = 0;
+	uint32_t n = at->n, begin = 0;
 	char rest[HIR_MAX_NAME] = "few.tree";
 	if (n < 2)
 		return false;
-	depth = hir_sorted_depths(f);
 	for (uint32_t g = 0; g < n && *ok; g++) {
 		char group[HIR_MAX_NAME], second[HIR_MAX_NAME], outer[HIR_MAX_NAME], inner[HIR_MAX_NAME];
 		const char *walk;
@@ -436,21 +446,20 @@ static bool few_groups(HForest *f, const HScheduleKnobs *k, bool *ok, Error *e)
 		if (g < n - 1) {
 			snprintf(group, sizeof group, "fg%u", g);
 			snprintf(second, sizeof second, "fr%u", g);
-			*ok = hir_schedule_split(&f->schedule, rest, group, second, ends[g] - begin, e);
+			*ok = hir_schedule_split(&f->schedule, rest, group, second, at->ends[g] - begin, e);
 			memcpy(rest, second, sizeof second);
 		}
 		snprintf(outer, sizeof outer, "fa%u", g);
 		snprintf(inner, sizeof inner, "fb%u", g);
-		walk = interleave_tile(&f->schedule, group, outer, inner, few_group_tile(ends[g] - begin, k->few_trees), ok, e);
+		walk = interleave_tile(&f->schedule, group, outer, inner, few_group_tile(at->ends[g] - begin, k->few_trees), ok, e);
 		if (strcmp(walk, group)) {
 			*ok = *ok && hir_schedule_mark(&f->schedule, HDIR_CACHE, outer, 0, e);
 			walk = inner;
 		}
-		if (depth[ends[g] - 1] > 0) /* (a group of single leaves walks no step) */
-			*ok = *ok && hir_schedule_mark(&f->schedule, HDIR_UNROLL_WALK, walk, depth[ends[g] - 1], e);
-		begin = ends[g];
+		if (at->depth[g] > 0) /* (a group of single leaves walks no step) */
+			*ok = *ok && hir_schedule_mark(&f->schedule, HDIR_UNROLL_WALK, walk, at->depth[g], e);
+		begin = at->ends[g];
 	}
-	free(depth);
 	return true;
 }
 
@@ -462,6 +471,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	bool code = traits & LREP_CODE, ok = true;
 	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth, groups;
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
+	GroupEnds ends = code ? (GroupEnds){.n = 1} : group_ends(f, k, tree_step(f, k)); /* both halves split at them */
 	/* batches of lone rows apart (few_trees), where the trees are tiled and walked a split a step in one depth group */
 	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) && !code &&
 	           !(traits & LREP_BLOCKS) && !k->tile_trees;
@@ -492,7 +502,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 			 * the next one's roots (lower/mir_to_lir.c: prefetch_next_trees)
 			 */
 			ok = ok && hir_schedule_split_size(s, "batch", "few", "many", k->few_rows, e);
-			if (k->depth_groups < 2 || !few_groups(f, k, &ok, e)) {
+			if (!few_groups(f, k, &ends, &ok, e)) {
 				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
 				ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
 				if (k->peel)
@@ -521,7 +531,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 		ok = ok && hir_schedule_mark(s, HDIR_PARALLEL, rows_outer, 0, e);
 	if (k->cache_rows && hir_rows_cache_fits(f, k))
 		ok = ok && hir_schedule_mark(s, HDIR_CACHE, rows_outer, 0, e);
-	groups = ok && !code && k->depth_groups > 1 ? depth_groups(f, k, trees_outer, walk, tree_step(f, k), groups_of, &ok, e) : 0;
+	groups = ok ? depth_groups(f, &ends, trees_outer, walk, tree_step(f, k), groups_of, &ok, e) : 0;
 	if (!groups) { /* the whole forest, one group */
 		snprintf(groups_of[0].outer, sizeof groups_of[0].outer, "%s", trees_outer);
 		snprintf(groups_of[0].walk, sizeof groups_of[0].walk, "%s", walk);

@@ -439,13 +439,11 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 	int64_t begin, end;
 	bool const_begin = eval_expr(l, r, r->begin, &begin), const_end = eval_expr(l, r, r->end, &end);
 	bool apart = l->rep->walk && !l->gpu && over_rows_in_trees(l, inst);
-	uint64_t splits = l->code_splits, reached = 0;
+	uint64_t splits = l->code_splits;
 	uint32_t lowest = 0, past = 0;
 	if (apart) {
 		hir_schedule_tree_span(&l->f->schedule, inst->var, &lowest, &past);
-		for (uint32_t t = lowest; t < past; t++)
-			reached += hir_tree_splits(l->f, t);
-		apart = reached > HIR_CODE_SPLITS;
+		apart = hir_trees_splits(l->f, lowest, past) > HIR_CODE_SPLITS;
 	}
 	for (int64_t i = 0; i < r->max_trips; i++) {
 		int64_t value = begin + i * r->step;

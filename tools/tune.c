@@ -649,8 +649,8 @@ int cmd_tune(int argc, char **argv)
 		uint32_t d = hir_tree_depth(t->forest, i);
 		t->depths_differ |= i > 0 && d != t->depth;
 		t->depth = d > t->depth ? d : t->depth;
-		t->splits += hir_tree_splits(t->forest, i);
 	}
+	t->splits = hir_trees_splits(t->forest, 0, t->forest->num_trees);
 	t->features = t->forest->num_features ? t->forest->num_features : 1;
 	t->pool_rows = POOL_BATCHES * t->batch > 4096 ? POOL_BATCHES * t->batch : 4096;
 	if (t->pool_rows * t->features > POOL_FLOATS)
