@@ -322,6 +322,20 @@ static void test_depth_groups(void)
 	CHECK(!lower_depth_groups_pay(f, (uint32_t[]){8}, 1));
 	free(sorted);
 	hir_forest_free(f);
+	/*
+	 * Groups never pad past lower_nodes_affordable of the forest as it is: chains of
+	 * depth 14 after shallow ones (as LightGBM's leaf-wise trees) would each grow from
+	 * 29 nodes to 2^15 - 1, within four times the trees stored complete but a
+	 * thousandfold the forest.
+	 */
+	{
+		uint32_t deep[24];
+		for (uint32_t t = 0; t < 24; t++)
+			deep[t] = t < 20 ? 4 : 14;
+		f = chain_forest(deep, 24);
+		CHECK(!lower_depth_groups_pay(f, (uint32_t[]){20, 24}, 2));
+		hir_forest_free(f);
+	}
 
 	/*
 	 * Padding: chains of depth 8 grow thirtyfold, within PAD_BUDGET (the array layout
@@ -952,7 +966,8 @@ static void test_trees_cache(void)
 		depth[t] = t % 2 ? 13 : 4; /* trees of two depths (2.5 MiB in all): each depth group prefetches its own tiles */
 	big = chain_forest(depth, COUNT_OF(depth));
 	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", &k);
-	k.depth_groups = HIR_MAX_DEPTH_GROUPS;
+	k.depth_groups = HIR_MAX_DEPTH_GROUPS; /* (the heuristic peels these chains: padding them would outgrow them) */
+	k.peel = 0;
 	CHECK(k.cache_trees && hir_apply_knobs(big, &k, &e) && caches(big) == 2);
 	CHECK(hir_schedule_find(&big->schedule, "g0") >= 0 &&
 	      big->schedule.vars[hir_schedule_find(&big->schedule, "g0")].flags & HVAR_CACHE);
