@@ -1335,6 +1335,9 @@ void lower_buffer(Lowering *l, uint32_t b)
 	st->offset = const_i64(l, 0);
 }
 
+/* Outputs init writes one by one; more are written by a loop. */
+#define INIT_UNROLLED 16
+
 /* init: every row of every copy of buffer b gets its starting margins (or the identity). */
 static void lower_init(Lowering *l, uint32_t b)
 {
@@ -1357,16 +1360,21 @@ static void lower_init(Lowering *l, uint32_t b)
 			}
 			row = lir_begin(&l->b, LOP_FOR, from, rows, by);
 		}
-		for (uint32_t c = 0; c < buf->outputs; c++) {
-			uint32_t at = buffer_element(l, b, row, const_i64(l, c)), value;
+		/* A few outputs written one by one, more by a loop: code grows with the lanes, not lanes x outputs. */
+		bool looped = buf->outputs > INIT_UNROLLED;
+		uint32_t first = looped ? lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, buf->outputs), const_i64(l, 1)) : LIR_NONE;
+		for (uint32_t c = 0; c < (looped ? 1 : buf->outputs); c++) {
+			uint32_t at = buffer_element(l, b, row, looped ? first : const_i64(l, c)), value;
 			at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
 			/* The base score is data (loaded), so models that differ only in it share their code (target/cache.c). */
 			if (buf->zero || l->f->aggregate != HAGGREGATE_SUM)
 				value = lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f));
 			else
-				value = emit2(l, LOP_LOAD, l->acc_type, l->base_scores, const_i64(l, c));
+				value = emit2(l, LOP_LOAD, l->acc_type, l->base_scores, looped ? first : const_i64(l, c));
 			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 		}
+		if (looped)
+			lir_end(&l->b);
 		if (!one)
 			lir_end(&l->b);
 	}
