@@ -20,9 +20,13 @@ fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r tools/bench/requirements.txt
 "$VENV/bin/python" - <<'PY'
 from importlib import metadata
-for m in ["numpy", "xgboost", "treelite", "tl2cgen", "onnxruntime", "onnxmltools", "lightgbm", "lleaves", "matplotlib"]:
+# module: its distribution's name where that differs
+mods = ["numpy", "xgboost", "treelite", "tl2cgen", "onnxruntime", "onnxmltools", "lightgbm", "lleaves", "catboost",
+        "skl2onnx", "pandas", "daal4py", "matplotlib"]
+dist = {"daal4py": "scikit-learn-intelex"}
+for m in mods:
     __import__(m)
-    print(f"{m} {metadata.version(m)}", end="; " if m != "matplotlib" else "\n")
+    print(f"{m} {metadata.version(dist.get(m, m))}", end="; " if m != mods[-1] else "\n")
 PY
 for tool in gcc cc; do
 	command -v $tool >/dev/null || echo "setup.sh: note: no $tool: TL2cgen and tools/bench/timer.c need a C compiler with OpenMP" >&2
