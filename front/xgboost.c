@@ -22,6 +22,7 @@
 #include "front/xgboost.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,34 +163,16 @@ static bool base_margin(XgboostReader *r, const char *path, const Objective *obj
 }
 
 /*
- * base_score: a number, or a string holding a number ("5E-1", XGBoost 1.x and 2.x) or
- * a bracketed list of one number per output ("[2.3E-1,1.1E-1,5E-1]", XGBoost 3.x).
- * One number applies to every output.
+ * base_score as a string: a number ("5E-1", XGBoost 1.x and 2.x) or a bracketed list
+ * of one number per output ("[2.3E-1,1.1E-1,5E-1]", XGBoost 3.x: 8000 classes write
+ * 100 KB of it). One number applies to every output.
  */
-static bool read_base_score(XgboostReader *r, uint32_t v, const Objective *objective, HForest *f)
+static bool read_base_list(XgboostReader *r, const char *path, const char *text, size_t length, const Objective *objective,
+                           HForest *f)
 {
-	static const char path[] = "learner.learner_model_param.base_score";
-	char text[4096];
-	const char *p, *end;
-	size_t length;
+	const char *p = text, *end = text + length;
 	uint32_t count = 0;
 	float first = 0;
-
-	if (doc_type(&r->doc, v) == DOC_NUMBER) {
-		float margin;
-		if (!base_margin(r, path, objective, doc_number_float(&r->doc, v), &margin))
-			return false;
-		for (uint32_t o = 0; o < f->num_outputs; o++)
-			f->base_score[o] = margin;
-		return true;
-	}
-	if (doc_type(&r->doc, v) != DOC_STRING)
-		return xgboost_fail_type(r, path, v, "a number or a string");
-	length = doc_string_copy(&r->doc, v, text, sizeof text);
-	if (length >= sizeof text)
-		return xgboost_fail(r, "%s: too long (%zu bytes)", path, length);
-	p = text;
-	end = text + length;
 	if (length >= 2 && text[0] == '[' && text[length - 1] == ']') {
 		p++;
 		end--;
@@ -197,13 +180,14 @@ static bool read_base_score(XgboostReader *r, uint32_t v, const Objective *objec
 	for (;;) {
 		const char *q = p;
 		float value, margin;
-		char where[sizeof path + 16];
+		char where[96];
 		while (q < end && *q != ',')
 			q++;
 		while (p < q && *p == ' ')
 			p++;
 		if (!json_text_is_number(p, (size_t)(q - p)))
-			return xgboost_fail(r, "%s: expected a number or a list of numbers, found \"%s\"", path, text);
+			return xgboost_fail(r, "%s: expected a number or a list of numbers, found \"%.*s\"%s", path,
+			                    (int)(q - p < 64 ? q - p : 64), p, count ? " in the list" : "");
 		if (count == f->num_outputs)
 			return xgboost_fail(r, "%s: more values than the model's %u outputs", path, f->num_outputs);
 		value = json_text_float(p, (size_t)(q - p));
@@ -224,6 +208,33 @@ static bool read_base_score(XgboostReader *r, uint32_t v, const Objective *objec
 		return xgboost_fail(r, "%s: %u values for %u outputs", path, count, f->num_outputs);
 	}
 	return true;
+}
+
+/* base_score: a number, or a string holding one or a list (read_base_list). */
+static bool read_base_score(XgboostReader *r, uint32_t v, const Objective *objective, HForest *f)
+{
+	static const char path[] = "learner.learner_model_param.base_score";
+	size_t cap, length;
+	char *text;
+	bool ok;
+
+	if (doc_type(&r->doc, v) == DOC_NUMBER) {
+		float margin;
+		if (!base_margin(r, path, objective, doc_number_float(&r->doc, v), &margin))
+			return false;
+		for (uint32_t o = 0; o < f->num_outputs; o++)
+			f->base_score[o] = margin;
+		return true;
+	}
+	if (doc_type(&r->doc, v) != DOC_STRING)
+		return xgboost_fail_type(r, path, v, "a number or a string");
+	/* The string is in the model already: a copy of it costs no more than the model (unescaped text is no longer). */
+	cap = doc_length(&r->doc, v) + 1;
+	text = xmalloc(cap);
+	length = doc_string_copy(&r->doc, v, text, cap);
+	ok = read_base_list(r, path, text, length, objective, f);
+	free(text);
+	return ok;
 }
 
 /* The booster's tree model object, and DART's weight_drop array (0 for gbtree). */

@@ -6,8 +6,6 @@
 
 enum { NONE = -1 };
 
-/* Largest iteration count specialize may copy the body for. */
-#define MAX_SPECIALIZE 1024
 /* Most walks interleave may run side by side. */
 #define MAX_INTERLEAVE 16
 
@@ -732,8 +730,8 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		hir_schedule_range(s, v, &r);
 		if (r.max_trips < 0)
 			return error_set(e, "'%s' runs over the rows, whose number is known only at run time; only loops with a constant trip count can be specialized", x->name);
-		if (r.max_trips > MAX_SPECIALIZE)
-			return error_set(e, "'%s' runs %lld iterations; at most %d can be specialized", x->name, (long long)r.max_trips, MAX_SPECIALIZE);
+		if (r.max_trips > HIR_MAX_SPECIALIZE)
+			return error_set(e, "'%s' runs %lld iterations; at most %d can be specialized", x->name, (long long)r.max_trips, HIR_MAX_SPECIALIZE);
 		x->flags |= HVAR_SPECIALIZE;
 		break;
 	case HDIR_UNROLL_WALK:
@@ -967,9 +965,9 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 					hir_schedule_range(s, l, &r);
 					copies *= r.max_trips;
 				}
-			if (copies > MAX_SPECIALIZE)
+			if (copies > HIR_MAX_SPECIALIZE)
 				return fail_at(s, v, HDIR_SPECIALIZE, e, "with the specialized loops around it, the body would be copied %lld times (at most %d)",
-				               (long long)copies, MAX_SPECIALIZE);
+				               (long long)copies, HIR_MAX_SPECIALIZE);
 		}
 		if (x->first_child == NONE && !nesting_fits(s, v, e)) /* innermost: its indices sum the loops around */
 			return false;

@@ -58,6 +58,8 @@
 #define HIR_MAX_ARGS 12
 /* tileTrees takes tiles of at most this many splits (8 float lanes: one AVX register) */
 #define HIR_MAX_TILE 8
+/* Largest iteration count specialize may copy the body for. */
+#define HIR_MAX_SPECIALIZE 1024
 /* Deepest unrollWalk and peelWalk: trees are padded to this depth, 2^depth leaves each. */
 #define HIR_MAX_WALK_STEPS 24
 

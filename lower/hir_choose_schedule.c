@@ -159,6 +159,12 @@ static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
 	return k->tree_tile != 0 && k->tree_tile < f->num_trees && f->num_outputs <= MAX_TILED_OUTPUTS;
 }
 
+/* Whether k's code schedule specializes its tree loops: at most HIR_MAX_SPECIALIZE tiles (or trees, untiled). */
+static bool code_fits(const HForest *f, const HScheduleKnobs *k)
+{
+	return (tiles_trees(f, k) ? (f->num_trees + k->tree_tile - 1) / k->tree_tile : f->num_trees) <= HIR_MAX_SPECIALIZE;
+}
+
 /* The step of the outermost tree loop of k's schedule: its tree tile, or the trees a lone row walks side by side. */
 static uint32_t tree_step(const HForest *f, const HScheduleKnobs *k)
 {
@@ -298,9 +304,10 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = row_tile,
 	                      .parallel = HPARALLEL_ROWS};
-	if (f->num_trees && (code || (pick && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS))) {
-		*k = (HScheduleKnobs){.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f),
-		                      .row_tile = CODE_ROW_TILE, .parallel = HPARALLEL_ROWS, .representation = code_knob()};
+	HScheduleKnobs as_code = {.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f), .row_tile = CODE_ROW_TILE,
+	                          .parallel = HPARALLEL_ROWS, .representation = code_knob()};
+	if (f->num_trees && (code || (pick && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS && code_fits(f, &as_code)))) {
+		*k = as_code;
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
 		if (lower_depth_groups_pay(f, ends, n))
@@ -551,13 +558,17 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	return ok && hir_schedule_check(s, e);
 }
 
-void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named)
+bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e)
 {
 	HScheduleKnobs k;
-	Error e;
+	Error why;
 	hir_choose_knobs(f, tree_tile, rows, trees, named, &k);
-	if (!hir_apply_knobs(f, &k, &e))
-		die("default schedule: %s", e.message);
+	if (hir_apply_knobs(f, &k, &why))
+		return true;
+	if (!named) /* the heuristic's own choice: a bug */
+		die("default schedule: %s", why.message);
+	return error_set(e, "representation %s: the schedule grove writes for it does not apply to this forest (%s); name a "
+	                    "schedule, or another representation", named, why.message);
 }
 
 /*

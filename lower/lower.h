@@ -157,8 +157,12 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 #define LOWER_CODE_FUNCTION_SPLITS 2048
 /* Write k's schedule into f->schedule as directives; fails (e says why) where they do not apply to f. */
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
-/* HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs). */
-void hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named);
+/*
+ * HIR: give f the heuristic's schedule (hir_choose_knobs, then hir_apply_knobs); fails (e
+ * says why) only where the representation named cannot take it (code for more trees
+ * than specialize copies).
+ */
+bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e);
 /*
  * SilvanForge's template GPU schedule (its Table 5; lower/hir_choose_schedule.c shows
  * the directives): a block of threads takes rows_per_block rows, each thread

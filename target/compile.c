@@ -85,7 +85,7 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 		if (o->gpu)
 			hir_choose_gpu_schedule(c->hir);
 		else
-			hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation);
+			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation, e);
 		return true;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);

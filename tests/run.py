@@ -376,6 +376,28 @@ def write_complete_tree(path, depth):
         json.dump(model, f)
 
 
+def write_many_classes(path, classes):
+    """An XGBoost 3.x model (JSON) of `classes` classes, one single-leaf tree each (leaf c / 1024), whose base_score is
+    a list of one number per class (c / 4096): about 10 bytes a class of text."""
+    def leaf(c):
+        return {"base_weights": [c / 1024], "categories": [], "categories_nodes": [], "categories_segments": [],
+                "categories_sizes": [], "default_left": [0], "id": c, "left_children": [-1], "loss_changes": [0],
+                "parents": [2147483647], "right_children": [-1], "split_conditions": [c / 1024], "split_indices": [0],
+                "split_type": [0], "sum_hessian": [1],
+                "tree_param": {"num_deleted": "0", "num_feature": "2", "num_nodes": "1", "size_leaf_vector": "1"}}
+    model = {"learner": {"attributes": {}, "feature_names": [], "feature_types": [], "gradient_booster": {
+        "model": {"gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(classes)},
+                  "iteration_indptr": [0, classes], "tree_info": list(range(classes)),
+                  "trees": [leaf(c) for c in range(classes)]}, "name": "gbtree"},
+        "learner_model_param": {"base_score": "[" + ",".join(f"{c / 4096:.6E}" for c in range(classes)) + "]",
+                                "boost_from_average": "1", "num_class": str(classes), "num_feature": "2",
+                                "num_target": "1"},
+        "objective": {"name": "multi:softprob", "softmax_multiclass_param": {"num_class": str(classes)}}},
+        "version": [3, 1, 0]}
+    with open(path, "w") as f:
+        json.dump(model, f)
+
+
 def cli_tests(s):
     higgs = os.path.join(REAL, "higgs.json")
     narrow = s.path("cli-narrow.csv")
@@ -475,6 +497,21 @@ def cli_tests(s):
         write_table(rows, [[1.0, 2.0, 3.0, 4.0], [math.nan] * 4])
         p = s.run("predict", os.path.join(ROOT, "tests", "golden", "empty.json"), "--input", rows)
         s.record("cli", name, p.returncode == 0 and p.stdout.split() == ["3.5", "3.5"], p.stdout + p.stderr)
+    name = "many_classes_base_score_list"
+    if s.wanted("cli", name):
+        # XGBoost 3.x writes one base score per class in one string (8000 classes: 100 KB of it)
+        many, rows = s.path("cli-many-classes.json"), s.path("cli-many-classes.csv")
+        write_many_classes(many, 6000)
+        write_table(rows, [[1.0, 2.0]])
+        p = s.run("predict", many, "--input", rows, "--margin")
+        got = [float(v) for v in p.stdout.strip().split(",")] if p.returncode == 0 else []
+        want = [c / 4096 + c / 1024 for c in range(6000)]
+        s.record("cli", name, len(got) == len(want) and max(abs(a - b) for a, b in zip(got, want)) < 1e-5,
+                 f"exit {p.returncode}: {p.stderr.strip()[:300]} {len(got)} margins")
+        # named, the code representation cannot specialize 6000 trees it cannot tile (6000 outputs): an error, not a crash
+        p = s.run("compile", many, "--representation", "code", "-o", s.path("cli-many-classes.so"))
+        s.record("cli", "code_refuses_too_many_trees", p.returncode == 1 and "representation code:" in p.stderr and
+                 "6000 iterations" in p.stderr, f"exit {p.returncode}: {p.stderr.strip()[:300]}")
     name = "failed_compile_leaves_no_artifact"
     if s.wanted("cli", name):
         # The link fails (CC=false): the artifact already there stays as it was, and nothing else is left behind.

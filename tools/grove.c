@@ -366,7 +366,7 @@ static int cmd_predict(int argc, char **argv)
 	flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
 	per_row = grove_num_outputs(model, flags);
 	/* The CSV is read, predicted and written a chunk of rows at a time (csv_next may return fewer for wide rows). */
-	chunk = CSV_CHUNK_VALUES / (grove_num_features(model) ? grove_num_features(model) : 1);
+	chunk = CSV_CHUNK_VALUES / ((size_t)grove_num_features(model) + per_row); /* its rows and their predictions */
 	chunk = chunk ? chunk : 1;
 	chunk = batch && (size_t)batch < chunk ? (size_t)batch : chunk;
 	out = xcalloc(chunk * per_row + 1, sizeof *out);

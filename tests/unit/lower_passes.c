@@ -20,7 +20,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 		for (int i = 3; i < 7; i++)
 			n[i] = (HNode){.value = i, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(f, 0, 8, 8, "array");
+	CHECK(hir_choose_schedule(f, 0, 8, 8, "array", NULL));
 	return f;
 }
 
@@ -356,11 +356,11 @@ static void test_depth_groups(void)
 		for (uint32_t t = 0; t < 32; t++)
 			mixed[t] = t % 4 == 3 ? 8 : 0, same[t] = 8;
 		f = chain_forest(mixed, 32);
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array");
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", NULL));
 		CHECK(f->schedule.tree_order == HORDER_DEPTH);
 		hir_forest_free(f);
 		f = chain_forest(same, 32);
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array");
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", NULL));
 		CHECK(f->schedule.tree_order == HORDER_MODEL);
 		hir_forest_free(f);
 	}
@@ -570,7 +570,7 @@ static void test_float_forest(void)
 	for (uint32_t trees = 0; trees < 2; trees++) {
 		HForest *g = hir_forest_copy(f);
 		g->num_trees = trees;
-		hir_choose_schedule(g, 0, 8, 8, "array");
+		CHECK(hir_choose_schedule(g, 0, 8, 8, "array", NULL));
 		for (const char *const *rep = lower_representation_names; *rep; rep++) {
 			Error e = {{0}};
 			MModule *m = lower_hir_to_mir(g, &e);
@@ -590,7 +590,7 @@ static void test_float_forest(void)
 		Error e = {{0}};
 		MModule *m;
 		LModule *lir = NULL;
-		hir_choose_schedule(g, 0, 16, 8, "array");
+		CHECK(hir_choose_schedule(g, 0, 16, 8, "array", NULL));
 		if ((m = lower_hir_to_mir(g, &e)) && mir_legalize_reductions(m, &e)) {
 			mir_unroll_walks(m);
 			mir_interleave(m);
@@ -682,7 +682,7 @@ static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint3
 		if (uneven && t == 0) /* the left subtree's nodes stay, unreached */
 			n[1] = (HNode){.value = 1, .feature = HIR_LEAF};
 	}
-	hir_choose_schedule(*f, 0, rows, 8, "array");
+	CHECK(hir_choose_schedule(*f, 0, rows, 8, "array", NULL));
 	CHECK(hir_pad_unrolled_walks(*f, &e));
 	m = lower_hir_to_mir(*f, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
@@ -1036,9 +1036,9 @@ static void test_few_rows(void)
 		HScheduleKnobs k;
 		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 		CHECK(k.few_trees == few_trees[i] && k.few_rows == few_rows[i]);
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL);
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
 		CHECK(has_directive(f, HDIR_SPLIT_SIZE, few_rows[i]) && has_directive(f, HDIR_TILE, few_trees[i]));
-		hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array");
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", NULL));
 		CHECK(!has_directive(f, HDIR_SPLIT_SIZE, -1));
 		hir_forest_free(f);
 	}
@@ -1125,10 +1125,10 @@ static void test_named_representation(void)
 	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, "code", &k);
 	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && k.rows == 1 && k.trees == 1);
 	CHECK(k.tree_tile == 2); /* tiles (functions) of at most HIR_CODE_SPLITS: two trees of 255 */
-	hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code");
+	CHECK(hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code", NULL));
 	CHECK(has_directive(big, HDIR_SPECIALIZE, -1) && has_directive(big, HDIR_REPRESENTATION, -1));
 	CHECK(apart_regions(big) == 2); /* each tile of 2 trees a function of its own */
-	hir_choose_schedule(small, HIR_TILE_AUTO, 16, 8, "code");
+	CHECK(hir_choose_schedule(small, HIR_TILE_AUTO, 16, 8, "code", NULL));
 	CHECK(apart_regions(small) == 0); /* 510 splits: one function */
 	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && !k.tree_tile);
@@ -1163,7 +1163,7 @@ static void test_walk_peel(void)
 		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 3 ? 100 : 1;
 	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.peel == 4);
-	hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL);
+	CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
 	CHECK(has_directive(f, HDIR_PEEL_WALK, 4));
 	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k); /* one depth: every walk is straight */
 	CHECK(k.peel == 0);
