@@ -8,19 +8,30 @@
  *
  * and each tree's root slot (and, last, the end of the last tree). Memory is linear in the node count whatever the depth,
  * at the price of one more load per step than the array representation.
+ *
+ * Float thresholds with double leaves (LightGBM's, and any forest's float twin for
+ * float rows: lower/hir_narrow.c) keep values of floats, the leaves' doubles in a
+ * buffer of their own (slot-indexed), as the array layout's own leaves do. Where the
+ * walks read rows' keys (RepLayout.keys, rep_keys_fit), a key copy holds per slot the
+ * record a step reads with one 8-byte load: the key word (rep_key_word) in its low half,
+ * the threshold's key in its high half (-1 and 0 on leaves). A step of keys is then a
+ * load of the record, an integer compare with the row's key and the child's load, in
+ * place of the word's, the threshold's and a float compare with its missing-value test:
+ * the walks of deep trees (LightGBM's leaf-wise ones, forests grown to purity), which
+ * the array layout would store complete, take the key path the array layout has.
  */
 #include "lower/rep.h"
 
 #include <stdlib.h>
 
 typedef struct SparseState {
-	uint32_t word_buffer, value_buffer, child_buffer, root_buffer;
-	uint32_t words, values, children, roots; /* their addresses in the function being built */
+	uint32_t word_buffer, value_buffer, child_buffer, root_buffer, key_buffer, leaf_buffer; /* (the last two LIR_NONE: none) */
+	uint32_t words, values, children, roots, keys, leaves; /* their addresses in the function being built */
 } SparseState;
 
-/* Store tree t breadth-first from slot first; returns the slot after its last node. */
+/* Store tree t breadth-first from slot first (leaves' values into leaves where not NULL); returns the slot after its last node. */
 static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *words, void *values,
-                           int32_t *children, uint64_t first, uint32_t *queue)
+                           double *leaves, int32_t *children, uint64_t first, uint32_t *queue)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint64_t next = first + 1;
@@ -29,7 +40,10 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 	while (head < tail) {
 		uint64_t at = first + head;
 		const HNode *n = &nodes[queue[head++]];
-		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
+		if (n->feature == HIR_LEAF && leaves)
+			leaves[at] = rep_slot_value(layout, f, n);
+		else
+			rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
 			children[at] = 0;
@@ -51,10 +65,17 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	int32_t *roots, *words, *children;
 	uint32_t *queue;
 	void *values;
+	double *leaves;
 	SparseState *s;
+	bool own_leaves;
 
 	if (!rep_lay_out_forest(f, m, "sparse", layout, e))
 		return false;
+	/* Float thresholds, double leaves: set offsets in float values are exact below 2^24 (rep_lay_out_forest checked doubles). */
+	own_leaves = f->threshold_type == HTYPE_F32 && f->leaf_type == HTYPE_F64 && !m->gpu &&
+	             !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24);
+	if (own_leaves)
+		layout->threshold_type = LTYPE_F32;
 	type = layout->threshold_type;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		total += f->trees[t].num_nodes; /* an upper bound: unreachable nodes are dropped */
@@ -67,16 +88,32 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	words = xmalloc((total ? total : 1) * sizeof *words);
 	children = xmalloc((total ? total : 1) * sizeof *children);
 	values = xcalloc(total ? total : 1, lir_type_size(type));
+	leaves = own_leaves ? xcalloc(total ? total : 1, sizeof *leaves) : NULL;
 	queue = xmalloc(max_nodes * sizeof *queue);
 	total = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		roots[t] = (int32_t)total;
-		total = store_tree(f, layout, t, words, values, children, total, queue);
+		total = store_tree(f, layout, t, words, values, leaves, children, total, queue);
 	}
 	free(queue);
 	roots[f->num_trees] = (int32_t)total; /* where the last tree ends */
 
 	s = xcalloc(1, sizeof *s);
+	s->key_buffer = s->leaf_buffer = LIR_NONE;
+	/* No tops, blocks or tiles of keys: those read the array layout's complete trees. */
+	layout->top_levels = layout->key_lanes = 0;
+	layout->blocks = layout->tile_words = false;
+	layout->keys = layout->keys && rep_keys_fit(layout);
+	if (layout->keys) {
+		int32_t *keys = xmalloc(2 * (total ? total : 1) * sizeof *keys);
+		for (uint64_t i = 0; i < total; i++) {
+			keys[2 * i] = words[i] == -1 ? -1 : (int32_t)rep_key_word(layout, (uint32_t)words[i]);
+			keys[2 * i + 1] = words[i] == -1 ? 0 : (int32_t)rep_threshold_key(layout, ((const float *)values)[i]);
+		}
+		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, keys);
+	}
+	if (leaves)
+		s->leaf_buffer = lir_buffer_add(m, "sparse.leaves", LTYPE_F64, total, leaves);
 	s->word_buffer = lir_buffer_add(m, "sparse.words", LTYPE_I32, total, words);
 	s->value_buffer = lir_buffer_add(m, "sparse.values", type, total, values);
 	s->child_buffer = lir_buffer_add(m, "sparse.children", LTYPE_I32, total, children);
@@ -93,6 +130,8 @@ static void sparse_begin_function(RepLayout *layout, LBuilder *b)
 	s->values = rep_buffer_address(b, s->value_buffer);
 	s->children = rep_buffer_address(b, s->child_buffer);
 	s->roots = rep_buffer_address(b, s->root_buffer);
+	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
+	s->leaves = s->leaf_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->leaf_buffer);
 }
 
 /* A tree's handle is its root slot; nodes are absolute slots. */
@@ -115,6 +154,13 @@ static RepNode sparse_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	SparseState *s = layout->state;
 	RepNode n;
 	(void)tree;
+	if (layout->walk_keys) { /* the record at once, the word in its low half (x86 and AArch64 are little-endian) */
+		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->keys, node, LIR_NONE);
+		rep_decode_word(layout, b, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), &n);
+		n.threshold = rep_high_key(b, both);
+		n.record = both;
+		return n;
+	}
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, node, LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, node, LIR_NONE);
 	return n;
@@ -135,15 +181,20 @@ static uint32_t sparse_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint3
 static void sparse_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	SparseState *s = layout->state;
-	uint32_t buffers[] = {s->words, s->values, s->children};
-	LType types[] = {LTYPE_I32, layout->threshold_type, LTYPE_I32};
-	rep_prefetch_slots(b, s->roots, tree, buffers, types, COUNT_OF(buffers), whole);
+	uint32_t buffers[] = {s->words, s->values, s->children}, keyed[] = {s->keys, s->children};
+	LType types[] = {LTYPE_I32, layout->threshold_type, LTYPE_I32}, keyed_types[] = {LTYPE_I64, LTYPE_I32};
+	if (layout->walk_keys)
+		rep_prefetch_slots(b, s->roots, tree, keyed, keyed_types, COUNT_OF(keyed), whole);
+	else
+		rep_prefetch_slots(b, s->roots, tree, buffers, types, COUNT_OF(buffers), whole);
 }
 
 static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	SparseState *s = layout->state;
 	(void)tree;
+	if (s->leaves != LIR_NONE)
+		return lir_emit(b, LOP_LOAD, LTYPE_F64, s->leaves, node, LIR_NONE);
 	return rep_load_leaf(layout, b, s->values, node);
 }
 
@@ -158,4 +209,5 @@ const LRepresentation rep_sparse = {
 	.step = sparse_step,
 	.prefetch_tree = sparse_prefetch_tree,
 	.leaf_value = sparse_leaf_value,
+	.keys = true,
 };

@@ -755,6 +755,53 @@ static void test_prefetch_below(void)
 	hir_forest_free(h);
 }
 
+/* The element type of l's buffer of this name (LTYPE_VOID where there is none). */
+static LType buffer_type(const LModule *l, const char *name)
+{
+	for (uint32_t i = 0; l && i < l->num_buffers; i++)
+		if (strcmp(l->buffers[i].name, name) == 0)
+			return l->buffers[i].elem;
+	return LTYPE_VOID;
+}
+
+/*
+ * The sparse layout keeps a key copy of its nodes (a record of two i32 a slot) where the
+ * walks read rows' keys, and float thresholds with double leaves in a buffer of their
+ * own. Rows too wide for keys on the stack read no key copy.
+ */
+static void test_sparse_keys(void)
+{
+	HForest *f, *g, *h;
+	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *n = complete_trees_mir(16, HTYPE_F64, false, &g);
+	MModule *wide = complete_forest_mir(16, 40000, 16, HTYPE_F32, false, &h);
+	Error e = {{0}};
+	LModule *l;
+	if (m) {
+		l = lower_mir_to_lir(m, "sparse", &e);
+		CHECK(l && buffer_elements(l, "sparse.keys") == 2 * buffer_elements(l, "sparse.words"));
+		CHECK(l && buffer_elements(l, "sparse.leaves") == 0 && buffer_type(l, "sparse.values") == LTYPE_F32);
+		lir_module_free(l);
+	}
+	if (n) {
+		l = lower_mir_to_lir(n, "sparse", &e);
+		CHECK(l && buffer_elements(l, "sparse.keys") == 2 * buffer_elements(l, "sparse.words"));
+		CHECK(l && buffer_elements(l, "sparse.leaves") == buffer_elements(l, "sparse.words"));
+		CHECK(l && buffer_type(l, "sparse.values") == LTYPE_F32 && buffer_type(l, "sparse.leaves") == LTYPE_F64);
+		lir_module_free(l);
+	}
+	if (wide) {
+		l = lower_mir_to_lir(wide, "sparse", &e);
+		CHECK(l && buffer_elements(l, "sparse.keys") == 0 && buffer_elements(l, "sparse.words") > 0);
+		lir_module_free(l);
+	}
+	mir_module_free(m);
+	mir_module_free(n);
+	mir_module_free(wide);
+	hir_forest_free(f);
+	hir_forest_free(g);
+	hir_forest_free(h);
+}
+
 /*
  * Prefetches of rows (of the entry's first parameter) in l's entry: *count of them, and
  * whether every one is bounded (the index a min, at most the batch's last element).
@@ -1188,6 +1235,7 @@ int main(void)
 	test_float_forest();
 	test_depth_groups();
 	test_many_outputs();
+	test_sparse_keys();
 	test_tile_trees();
 	test_legalize();
 	test_pad_and_unroll();
