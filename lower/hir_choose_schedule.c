@@ -144,11 +144,19 @@ static uint32_t code_tree_tile(const HForest *f)
 	return k;
 }
 
-/* The knob value naming the code representation. */
-static uint8_t code_knob(void)
+/* Whether some tree of f splits (a walk takes a step). */
+static bool some_split(const HForest *f)
+{
+	uint32_t shallowest, deepest;
+	hir_leaf_depth_range(f, &shallowest, &deepest);
+	return deepest > 0;
+}
+
+/* The knob value naming the first representation of trait `trait`. */
+static uint8_t knob_of(unsigned trait)
 {
 	uint8_t r = 0;
-	while (lower_representation_names[r] && !(lower_representation_traits(r) & LREP_CODE))
+	while (lower_representation_names[r] && !(lower_representation_traits(r) & trait))
 		r++;
 	return (uint8_t)(r + 1);
 }
@@ -277,7 +285,8 @@ bool hir_trees_cache_applies(const HForest *f, const HScheduleKnobs *k)
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
                       HScheduleKnobs *k)
 {
-	bool pick = !named, code = lower_representation_named_traits(named) & LREP_CODE;
+	unsigned traits = lower_representation_named_traits(named);
+	bool pick = !named, code = traits & LREP_CODE, levels = traits & LREP_LEVELS;
 	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
@@ -305,9 +314,13 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = row_tile,
 	                      .parallel = HPARALLEL_ROWS};
 	HScheduleKnobs as_code = {.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f), .row_tile = CODE_ROW_TILE,
-	                          .parallel = HPARALLEL_ROWS, .representation = code_knob()};
+	                          .parallel = HPARALLEL_ROWS, .representation = knob_of(LREP_CODE)};
 	if (f->num_trees && (code || (pick && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS && code_fits(f, &as_code)))) {
 		*k = as_code;
+	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && lower_walks_even(f) && some_split(f)))) {
+		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */
+		k->representation = knob_of(LREP_LEVELS);
+		k->unroll = 1;
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
 		if (lower_depth_groups_pay(f, ends, n))
@@ -318,7 +331,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
-	if (pick && k->tree_tile && !k->representation && rows > 1) {
+	if (pick && k->tree_tile && (!k->representation || k->unroll) && rows > 1) {
 		k->few_trees = few_trees(f);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}
@@ -669,8 +682,8 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
 				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
-					/* Not searched: tiles (reached by tiling) and blocks of trees, which take many interleaved trees. */
-					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS))
+					/* Not searched: tiles (reached by tiling), blocks of trees (many interleaved trees), levels (CPU walks). */
+					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS | LREP_LEVELS))
 						continue;
 					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
 					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,

@@ -68,6 +68,8 @@ bool lower_walks_even(const HForest *f);
 #define PAD_BUDGET_DEPTH 10
 /* Whether a forest of `unpadded` nodes (or slots of complete trees) may grow to `nodes` by padding or layout, its deepest tree `depth` deep. */
 bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth);
+/* Whether every tree of f is symmetric (CatBoost's): its leaves at one depth, the splits of each of its levels alike. */
+bool lower_forest_oblivious(const HForest *f);
 
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX
@@ -260,9 +262,10 @@ extern const char *const lower_representation_names[];
  * What the schedules grove writes need to know of representation
  * lower_representation_names[i] (0 past the last): LREP_CODE, its trees are code (the
  * tree loops specialized); LREP_TILES, it walks tileTrees' tiles (the tile knob reaches
- * it); LREP_BLOCKS, it walks blocks of trees interleaved for one row (walk_trees).
+ * it); LREP_BLOCKS, it walks blocks of trees interleaved for one row (walk_trees);
+ * LREP_LEVELS, a step reads its level's split, so walks are unrolled to the depth (levels).
  */
-enum { LREP_CODE = 1, LREP_TILES = 2, LREP_BLOCKS = 4 };
+enum { LREP_CODE = 1, LREP_TILES = 2, LREP_BLOCKS = 4, LREP_LEVELS = 8 };
 unsigned lower_representation_traits(uint32_t i);
 /* The same of the representation named name (0 for an unknown name or NULL). */
 unsigned lower_representation_named_traits(const char *name);

@@ -1513,6 +1513,8 @@ static bool walks_end_on_leaves(const MModule *m, uint32_t id)
 
 /* An ifComplete that makes keys; one that makes them for one row. */
 static bool makes_keys(const MModule *m, const MInst *inst) { return key_type(m, inst) != LTYPE_VOID; }
+/* Whether inst is a walk that may loop past its straight steps (not unrolled to its trees' depth). */
+static bool walks_unevenly(const MModule *m, const MInst *inst) { (void)m; return inst->op == MOP_WALK && !inst->exact; }
 static bool makes_lone_keys(const MModule *m, const MInst *inst) { return makes_keys(m, inst) && inst->span == 1; }
 
 /* A loop over rows that walks TOP_LANES of them side by side. */
@@ -2121,6 +2123,9 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		                 where, f->schedule.tiling == HTILING_PROBABILITY ? "probability" : "uniform", f->tile_size,
 		                 l.rep->name), NULL;
 	}
+	if (l.rep->levels && some_inst(m, m->body, walks_unevenly))
+		return error_set(e, "the %s representation reads a split per level: its walks must be unrolled to the trees' "
+		                    "depth (unrollWalk)", l.rep->name), NULL;
 	if (!check_buffers(m, e))
 		return NULL;
 	l.module = lir_module_new();

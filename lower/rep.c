@@ -14,6 +14,7 @@ static const LRepresentation *const representations[] = {
 	&rep_tiled,
 	&rep_tiled_array,
 	&rep_bitvector,
+	&rep_oblivious,
 };
 
 const char *const lower_representation_names[] = {
@@ -24,13 +25,15 @@ const char *const lower_representation_names[] = {
 	"tiled",
 	"tiled_array",
 	"bitvector",
+	"oblivious",
 	NULL,
 };
 
 /* The LREP_* bits of r (0 for NULL). */
 static unsigned traits_of(const LRepresentation *r)
 {
-	return !r ? 0 : (r->walk ? LREP_CODE : 0) | (r->tiles ? LREP_TILES : 0) | (r->walk_trees ? LREP_BLOCKS : 0);
+	return !r ? 0 : (r->walk ? LREP_CODE : 0) | (r->tiles ? LREP_TILES : 0) | (r->walk_trees ? LREP_BLOCKS : 0) |
+	                (r->levels ? LREP_LEVELS : 0);
 }
 
 unsigned lower_representation_traits(uint32_t i) { return traits_of(i < COUNT_OF(representations) ? representations[i] : NULL); }
@@ -380,6 +383,33 @@ bool rep_keys_fit(const RepLayout *layout)
 {
 	return layout->threshold_type == LTYPE_F32 && !(layout->compares & 1u << HCMP_IN) &&
 	       !(layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT));
+}
+
+int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
+{
+	int32_t *records = xmalloc(2 * (n ? n : 1) * sizeof *records);
+	for (uint64_t i = 0; i < n; i++) {
+		records[2 * i] = words[i] == -1 ? -1 : (int32_t)rep_key_word(layout, (uint32_t)words[i]);
+		records[2 * i + 1] = words[i] == -1 ? 0 : (int32_t)rep_threshold_key(layout, thresholds[i]);
+	}
+	return records;
+}
+
+RepNode rep_load_record(const RepLayout *layout, LBuilder *b, uint32_t records, uint32_t at)
+{
+	RepNode n;
+	uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, records, at, LIR_NONE); /* the word in its low half (little-endian) */
+	rep_decode_word(layout, b, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), &n);
+	n.threshold = rep_high_key(b, both);
+	n.record = both;
+	return n;
+}
+
+uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v)
+{
+	uint32_t id = lir_emit_vector(b, LOP_CONST, LTYPE_I32, (uint8_t)lanes, LIR_NONE, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].imm = v;
+	return id;
 }
 
 uint32_t rep_high_key(LBuilder *b, uint32_t x)

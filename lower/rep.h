@@ -181,6 +181,15 @@ uint32_t rep_threshold_key(const RepLayout *layout, float t);
  * (a tie must not hold whatever the record's word).
  */
 uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t bits, uint32_t nan);
+/*
+ * A key copy's records of n slots: per slot the key word of words[i] and the key of
+ * thresholds[i] (i32 each; -1 and 0 where words[i] is a leaf's, -1). Freed by the caller.
+ */
+int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n);
+/* The fields of the key copy's record `at` (i64) of `records`, read with one 8-byte load (RepNode.record). */
+RepNode rep_load_record(const RepLayout *layout, LBuilder *b, uint32_t records, uint32_t at);
+/* A vector of `lanes` i32, each v. */
+uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v);
 /* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */
 uint32_t rep_high_key(LBuilder *b, uint32_t x);
 /* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
@@ -302,6 +311,8 @@ typedef struct LRepresentation {
 	bool tiles;
 	/* lay_out keeps a key copy of the nodes where RepLayout.keys and rep_keys_fit (it clears keys otherwise). */
 	bool keys;
+	/* A step reads the split of its level (RepLayout.step_level): every walk must be unrolled to its trees' depth. */
+	bool levels;
 } LRepresentation;
 
 /* The array representation: each tree a complete binary tree in level order from slot 1, children at 2i, 2i+1. */
@@ -318,6 +329,9 @@ extern const LRepresentation rep_tiled_array;
 
 /* The bit-vector representation: QuickScorer's feature-ordered scan over blocks of trees, the array layout elsewhere. */
 extern const LRepresentation rep_bitvector;
+
+/* The oblivious representation: symmetric trees as a split per level and their leaves (walks unrolled to the depth). */
+extern const LRepresentation rep_oblivious;
 
 /* The code representation: each tree a nest of ifs with its thresholds in the instructions (trees known at compile time). */
 extern const LRepresentation rep_code;

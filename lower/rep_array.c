@@ -441,14 +441,6 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	s->copy = LIR_NONE;
 }
 
-/* A vector of `lanes` i32, each v. */
-static uint32_t vector_const(LBuilder *b, uint32_t lanes, int32_t v)
-{
-	uint32_t id = lir_emit_vector(b, LOP_CONST, LTYPE_I32, (uint8_t)lanes, LIR_NONE, LIR_NONE, LIR_NONE);
-	b->fn->insts[id].imm = v;
-	return id;
-}
-
 /* top_mask(levels, slot) in `lanes` lanes, from the masks buffer (RepLayout.top_masks). */
 static uint32_t top_mask_loaded(LBuilder *b, const ArrayState *s, uint32_t levels, uint32_t slot, uint32_t lanes)
 {
@@ -463,7 +455,7 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	ArrayState *s = layout->state;
 	uint32_t per = (1u << layout->top_levels) - 1;
 	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per), LIR_NONE);
-	uint32_t candidates = vector_const(b, lanes, -1), lowest, exponent; /* bit j: the row may leave at slot 2^levels + j */
+	uint32_t candidates = rep_vector_const(b, lanes, -1), lowest, exponent; /* bit j: the row may leave at slot 2^levels + j */
 	for (uint32_t slot = 1; slot < 1u << levels; slot++) {
 		/*
 		 * The split's element and key read at once (an i64, the element in its low half) and
@@ -478,7 +470,7 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 		uint32_t key = rep_high_key(b, both);
 		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
 		uint32_t right = rep_keys_go_right(layout, b, x, lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE));
-		uint32_t mask = s->masks == LIR_NONE ? vector_const(b, lanes, top_mask(levels, slot)) : top_mask_loaded(b, s, levels, slot, lanes);
+		uint32_t mask = s->masks == LIR_NONE ? rep_vector_const(b, lanes, top_mask(levels, slot)) : top_mask_loaded(b, s, levels, slot, lanes);
 		uint32_t keep = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, mask, LIR_NONE);
 		candidates = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, keep, candidates);
 	}
@@ -488,11 +480,11 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	 * dozen on CPUs without one (AVX2: one core of the Zen 4, --cpu x86-64-v3, 4096 rows,
 	 * us a row, syn-higgs 0.309 -> 0.294, syn-covtype 2.84 -> 2.64; the same with AVX-512).
 	 */
-	lowest = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, vector_const(b, lanes, 0), candidates, LIR_NONE);
+	lowest = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, rep_vector_const(b, lanes, 0), candidates, LIR_NONE);
 	lowest = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, lowest, LIR_NONE);
 	exponent = lir_cast(b, LCAST_BITCAST, LTYPE_I32, lir_cast(b, LCAST_SITOFP, LTYPE_F32, lowest));
-	exponent = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, (uint8_t)lanes, exponent, vector_const(b, lanes, 23), LIR_NONE);
-	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exponent, vector_const(b, lanes, (1 << levels) - 127), LIR_NONE);
+	exponent = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, (uint8_t)lanes, exponent, rep_vector_const(b, lanes, 23), LIR_NONE);
+	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exponent, rep_vector_const(b, lanes, (1 << levels) - 127), LIR_NONE);
 }
 
 /* Whether the walks being lowered read the key copy in blocks: a lone row's walks of keys, where there is one. */
@@ -566,13 +558,8 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 {
 	ArrayState *s = layout->state;
 	RepNode n;
-	if (layout->walk_keys) { /* an 8-byte record read at once, the word in its low half (x86 and AArch64 are little-endian) */
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, tree, node, LIR_NONE);
-		rep_decode_word(layout, b, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), &n);
-		n.threshold = rep_high_key(b, both);
-		n.record = both;
-		return n;
-	}
+	if (layout->walk_keys)
+		return rep_load_record(layout, b, tree, node);
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, tree, record_element(b, node, 2, 1), LIR_NONE);
 	return n;

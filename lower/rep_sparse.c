@@ -104,14 +104,8 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	layout->top_levels = layout->key_lanes = 0;
 	layout->blocks = layout->tile_words = false;
 	layout->keys = layout->keys && rep_keys_fit(layout);
-	if (layout->keys) {
-		int32_t *keys = xmalloc(2 * (total ? total : 1) * sizeof *keys);
-		for (uint64_t i = 0; i < total; i++) {
-			keys[2 * i] = words[i] == -1 ? -1 : (int32_t)rep_key_word(layout, (uint32_t)words[i]);
-			keys[2 * i + 1] = words[i] == -1 ? 0 : (int32_t)rep_threshold_key(layout, ((const float *)values)[i]);
-		}
-		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, keys);
-	}
+	if (layout->keys)
+		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, rep_key_records(layout, words, values, total));
 	if (leaves)
 		s->leaf_buffer = lir_buffer_add(m, "sparse.leaves", LTYPE_F64, total, leaves);
 	s->word_buffer = lir_buffer_add(m, "sparse.words", LTYPE_I32, total, words);
@@ -154,13 +148,8 @@ static RepNode sparse_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	SparseState *s = layout->state;
 	RepNode n;
 	(void)tree;
-	if (layout->walk_keys) { /* the record at once, the word in its low half (x86 and AArch64 are little-endian) */
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->keys, node, LIR_NONE);
-		rep_decode_word(layout, b, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), &n);
-		n.threshold = rep_high_key(b, both);
-		n.record = both;
-		return n;
-	}
+	if (layout->walk_keys)
+		return rep_load_record(layout, b, s->keys, node);
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, node, LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, node, LIR_NONE);
 	return n;

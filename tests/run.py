@@ -52,6 +52,7 @@ import io
 import json
 import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -376,6 +377,60 @@ def write_complete_tree(path, depth):
         json.dump(model, f)
 
 
+def symmetric_trees(num_trees, depth, features, seed):
+    """Symmetric (oblivious) trees as CatBoost grows them: per tree and level one split (feature, threshold, default
+    direction), the same at every node of the level; 2^depth leaves. Trees as (levels, leaves), for write_symmetric."""
+    rng = random.Random(seed)
+    trees = []
+    for t in range(num_trees):
+        d = depth if t % 3 else max(1, depth - 2)  # some shallower trees: the walks pad them, level by level
+        levels = [(rng.randrange(features), round(rng.uniform(-1, 1), 3), rng.randrange(2)) for _ in range(d)]
+        trees.append((levels, [round(rng.uniform(-1, 1), 4) for _ in range(2 ** d)]))
+    return trees
+
+
+def symmetric_margin(trees, row, base=0.5):
+    """XGBoost's margin of row (None: missing) for symmetric_trees: x < threshold goes left, a missing value its default."""
+    margin = base
+    for levels, leaves in trees:
+        index = 0
+        for feature, threshold, default_left in levels:
+            x = row[feature]
+            left = bool(default_left) if x is None else x < threshold
+            index = 2 * index + (0 if left else 1)
+        margin += leaves[index]
+    return margin
+
+
+def write_symmetric(path, trees, features):
+    """An XGBoost model (JSON, reg:squarederror, base_score 0.5) of symmetric_trees."""
+    out = []
+    for t, (levels, leaves) in enumerate(trees):
+        n = 2 ** (len(levels) + 1) - 1
+        split = [i < n // 2 for i in range(n)]
+        level = [(i + 1).bit_length() - 1 for i in range(n)]
+        out.append({"base_weights": [0] * n, "categories": [], "categories_nodes": [], "categories_segments": [],
+                    "categories_sizes": [], "id": t, "loss_changes": [0] * n,
+                    "default_left": [levels[level[i]][2] if split[i] else 0 for i in range(n)],
+                    "left_children": [2 * i + 1 if split[i] else -1 for i in range(n)],
+                    "right_children": [2 * i + 2 if split[i] else -1 for i in range(n)],
+                    "parents": [2147483647] + [(i - 1) // 2 for i in range(1, n)],
+                    "split_conditions": [levels[level[i]][1] if split[i] else leaves[i - n // 2] for i in range(n)],
+                    "split_indices": [levels[level[i]][0] if split[i] else 0 for i in range(n)],
+                    "split_type": [0] * n, "sum_hessian": [1] * n,
+                    "tree_param": {"num_deleted": "0", "num_feature": str(features), "num_nodes": str(n),
+                                   "size_leaf_vector": "1"}})
+    model = {"learner": {"attributes": {}, "feature_names": [], "feature_types": [], "gradient_booster": {
+        "model": {"gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(out))},
+                  "iteration_indptr": list(range(len(out) + 1)), "tree_info": [0] * len(out), "trees": out},
+        "name": "gbtree"},
+        "learner_model_param": {"base_score": "5E-1", "boost_from_average": "1", "num_class": "0",
+                                "num_feature": str(features), "num_target": "1"},
+        "objective": {"name": "reg:squarederror", "reg_loss_param": {"scale_pos_weight": "1"}}}, "version": [2, 1, 0]}
+    with open(path, "w") as f:
+        json.dump(model, f)
+
+
 def write_many_classes(path, classes):
     """An XGBoost 3.x model (JSON) of `classes` classes, one single-leaf tree each (leaf c / 1024), whose base_score is
     a list of one number per class (c / 4096): about 10 bytes a class of text."""
@@ -497,6 +552,30 @@ def cli_tests(s):
         write_table(rows, [[1.0, 2.0, 3.0, 4.0], [math.nan] * 4])
         p = s.run("predict", os.path.join(ROOT, "tests", "golden", "empty.json"), "--input", rows)
         s.record("cli", name, p.returncode == 0 and p.stdout.split() == ["3.5", "3.5"], p.stdout + p.stderr)
+    name = "symmetric_trees_oblivious"
+    if s.wanted("cli", name):
+        # CatBoost's shape: the heuristic lays symmetric trees out a split per level (oblivious); the predictions are the
+        # trees' as walked here and the array layout's, for rows with missing values, at batches that take tops or not
+        trees, features = symmetric_trees(60, 6, 9, 7), 9
+        model = s.path("cli-symmetric.json")
+        write_symmetric(model, trees, features)
+        rng = random.Random(8)
+        dump = s.run("dump", "--level", "hir", model)
+        got, want = {}, {}
+        for missing in (0, 0.05):  # rows without missing values take the tops of 16 rows at once
+            rows = s.path(f"cli-symmetric-{missing}.csv")
+            table = [[None if rng.random() < missing else round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)]
+                     for _ in range(300)]
+            write_table(rows, [[math.nan if x is None else x for x in row] for row in table])
+            want[missing] = [symmetric_margin(trees, row) for row in table]
+            for rep, batch in (("auto", None), ("auto", "1"), ("auto", "7"), ("array", None)):
+                p = s.run("predict", model, "--input", rows, *([] if batch is None else ["--batch", batch]),
+                          *([] if rep == "auto" else ["--representation", rep]))
+                got[missing, rep, batch] = [float(v) for v in p.stdout.split()] if p.returncode == 0 else p.stderr
+        bad = {k: v for k, v in got.items() if isinstance(v, str) or len(v) != len(want[k[0]]) or
+               max(abs(a - b) for a, b in zip(v, want[k[0]])) > 1e-5}
+        s.record("cli", name, "representation(oblivious)" in dump.stdout and not bad,
+                 f"{dump.stdout[:200]} {str(bad)[:400]}")
     name = "many_classes_base_score_list"
     if s.wanted("cli", name):
         # XGBoost 3.x writes one base score per class in one string (8000 classes: 100 KB of it)

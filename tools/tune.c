@@ -359,7 +359,8 @@ static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int
 	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
 		for (uint32_t r = 0; lower_representation_names[r] && !t->options.representation && n < 8; r++)
 			if (!(lower_representation_traits(r) & LREP_TILES) &&
-			    !(lower_representation_traits(r) & LREP_CODE && t->splits > TUNE_CODE_SPLITS))
+			    !(lower_representation_traits(r) & LREP_CODE && t->splits > TUNE_CODE_SPLITS) &&
+			    !(lower_representation_traits(r) & LREP_LEVELS && !t->oblivious))
 				v[n++] = r + 1;
 		return n;
 	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes), in each tiled layout (rep << 8) */
@@ -426,6 +427,8 @@ static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
 	}
 	if (k->representation && lower_representation_traits(k->representation - 1u) & (LREP_CODE | LREP_BLOCKS))
 		k->rows = k->trees = 1; /* hir_apply_knobs chooses them: one candidate, not one per value */
+	if (k->representation && lower_representation_traits(k->representation - 1u) & LREP_LEVELS)
+		k->unroll = 1, k->peel = 0; /* a split per level: walks unrolled to the depth */
 }
 
 /* Compile and time c again; it keeps the better of its times. */
@@ -651,6 +654,7 @@ int cmd_tune(int argc, char **argv)
 		t->depth = d > t->depth ? d : t->depth;
 	}
 	t->splits = hir_trees_splits(t->forest, 0, t->forest->num_trees);
+	t->oblivious = lower_forest_oblivious(t->forest) && lower_walks_even(t->forest);
 	t->features = t->forest->num_features ? t->forest->num_features : 1;
 	t->pool_rows = POOL_BATCHES * t->batch > 4096 ? POOL_BATCHES * t->batch : 4096;
 	if (t->pool_rows * t->features > POOL_FLOATS)

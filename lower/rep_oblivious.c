@@ -1,0 +1,285 @@
+/*
+ * The oblivious representation, for symmetric trees (CatBoost's): every split of a
+ * level of a tree is the same split, and every leaf lies at the tree's depth D. A tree
+ * is then D level records and 2^D leaves:
+ *
+ *   word  (i32)  per level: the node word (rep.h) of the level's split
+ *   value        per level: its threshold (the set's offset for IN splits)
+ *   key   (i64)  per level, where the walks read rows' keys: key word and threshold key
+ *                (as the sparse layout's key copy)
+ *   leaf         per tree, its 2^D leaf values, left to right
+ *
+ * with each tree's first level and its leaves' base; where the walks of 16 rows take
+ * tops (RepLayout.top_levels: rows' keys in tiles), a record per level of the element
+ * of its feature in a tile and its key, and a top is a vector compare per level, the
+ * rows' nodes doubled and the compares' bits added (all the levels of CatBoost's
+ * depth-6 trees). A walk's node is its index in the
+ * complete tree (the root 1, children 2i and 2i + 1, leaves 2^D to 2^(D+1) - 1), but
+ * a step reads the split of its level, not of its node: the loads of a walk do not wait
+ * on its compares, and the rows walked side by side share them. Walks must know the
+ * level of each step (RepLayout.step_level): every walk of such a forest is unrolled
+ * to its trees' depth (the heuristic's schedule: unrollWalk), the lowering refusing
+ * others, and a tree shallower than the walk is padded by the same split at each new
+ * level (hir_pad), which keeps it symmetric.
+ */
+#include "lower/lower.h"
+#include "lower/rep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The most levels a top takes (lower/mir_to_lir.c tags a top by its levels, fewer than 8). */
+#define OBLIVIOUS_TOP_LEVELS 7
+
+typedef struct ObliviousState {
+	uint32_t word_buffer, value_buffer, key_buffer, top_buffer, leaf_buffer, level_buffer, base_buffer; /* (LIR_NONE: none) */
+	uint32_t words, values, keys, tops, leaves, levels, bases; /* their addresses in the function being built */
+} ObliviousState;
+
+/* Whether splits a and b decide alike (the same word, threshold or set). */
+static bool same_split(const HNode *a, const HNode *b)
+{
+	return rep_split_word(a) == rep_split_word(b) &&
+	       (a->compare == HCMP_IN ? a->set == b->set : a->value == b->value);
+}
+
+/*
+ * Whether tree t is symmetric: its leaves all at one depth, each level's splits alike. Fills
+ * level[d] with a node of level d (depth entries, scratch of the tree's size in queue).
+ */
+static bool tree_oblivious(const HForest *f, uint32_t t, uint32_t *level, uint32_t *queue)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t head = 0, tail = 0, width = 1, depth = 0;
+	queue[tail++] = 0;
+	while (head < tail) { /* level by level: the level's nodes are queue[head, head + width) */
+		const HNode *first = &nodes[queue[head]];
+		for (uint32_t i = head; i < head + width; i++) {
+			const HNode *n = &nodes[queue[i]];
+			if ((n->feature == HIR_LEAF) != (first->feature == HIR_LEAF) || (n->feature != HIR_LEAF && !same_split(n, first)))
+				return false;
+			if (n->feature != HIR_LEAF) {
+				queue[tail++] = n->left;
+				queue[tail++] = n->right;
+			}
+		}
+		if (first->feature != HIR_LEAF)
+			level[depth++] = queue[head];
+		head += width;
+		width *= 2;
+		if (depth > HIR_MAX_WALK_STEPS)
+			return false;
+	}
+	return true;
+}
+
+bool lower_forest_oblivious(const HForest *f)
+{
+	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue;
+	uint64_t most = 1;
+	bool all = f->num_trees > 0;
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
+	queue = xmalloc(most * sizeof *queue);
+	for (uint32_t t = 0; t < f->num_trees && all; t++)
+		all = tree_oblivious(f, t, level, queue);
+	free(queue);
+	return all;
+}
+
+static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue, *depths;
+	uint64_t levels = 0, leaves = 0, most = 1;
+	uint32_t shallowest = UINT32_MAX;
+	int32_t *words, *starts, *bases;
+	void *values, *leaf_values;
+	ObliviousState *s;
+
+	if (!rep_lay_out_forest(f, m, "oblivious", layout, e))
+		return false;
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
+	queue = xmalloc(most * sizeof *queue);
+	depths = xmalloc(((size_t)f->num_trees + 1) * sizeof *depths);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		if (!tree_oblivious(f, t, level, queue)) {
+			free(queue);
+			free(depths);
+			return error_set(e, "oblivious representation: tree %u is not symmetric (its leaves at one depth, each "
+			                    "level's splits alike); use array or sparse", t);
+		}
+		depths[t] = hir_tree_depth(f, t);
+		shallowest = depths[t] < shallowest ? depths[t] : shallowest;
+		levels += depths[t];
+		leaves += 1ull << depths[t];
+	}
+	if (leaves > INT32_MAX) {
+		free(queue);
+		free(depths);
+		return error_set(e, "oblivious representation: more than 2^31 leaves");
+	}
+	words = xmalloc((levels ? levels : 1) * sizeof *words);
+	values = xcalloc(levels ? levels : 1, lir_type_size(layout->threshold_type));
+	leaf_values = xcalloc(leaves ? leaves : 1, lir_type_size(layout->leaf_type));
+	starts = xmalloc(((size_t)f->num_trees + 1) * sizeof *starts);
+	bases = xmalloc(((size_t)f->num_trees + 1) * sizeof *bases);
+	levels = leaves = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		const HNode *nodes = hir_tree_nodes(f, t);
+		uint32_t head = 0, tail = 0;
+		tree_oblivious(f, t, level, queue);
+		starts[t] = (int32_t)levels;
+		bases[t] = (int32_t)(leaves - (1ull << depths[t])); /* leaf node i (from 2^D) at bases[t] + i */
+		for (uint32_t d = 0; d < depths[t]; d++, levels++) {
+			words[levels] = rep_split_word(&nodes[level[d]]);
+			rep_store_value(values, layout->threshold_type, levels, rep_slot_value(layout, f, &nodes[level[d]]));
+		}
+		queue[tail++] = 0; /* the leaves, left to right: breadth first, left before right */
+		while (head < tail) {
+			const HNode *n = &nodes[queue[head++]];
+			if (n->feature == HIR_LEAF) {
+				rep_store_value(leaf_values, layout->leaf_type, leaves++, rep_slot_value(layout, f, n));
+				continue;
+			}
+			queue[tail++] = n->left;
+			queue[tail++] = n->right;
+		}
+	}
+	starts[f->num_trees] = (int32_t)levels;
+	bases[f->num_trees] = (int32_t)leaves;
+	free(queue);
+	free(depths);
+
+	s = xcalloc(1, sizeof *s);
+	s->key_buffer = s->top_buffer = LIR_NONE;
+	/* Steps read levels, not nodes: no blocks or tiles of words (those read the array layout's nodes). */
+	layout->blocks = layout->tile_words = layout->packed_leaves = false;
+	layout->keys = layout->keys && rep_keys_fit(layout);
+	if (layout->keys)
+		s->key_buffer = lir_buffer_add(m, "oblivious.keys", LTYPE_I32, 2 * levels, rep_key_records(layout, words, values, levels));
+	/* Tops of as many levels as every tree has (and a top takes), at least two; their features' elements in a tile. */
+	layout->top_levels = layout->keys && layout->top_levels && shallowest >= 2 &&
+	                     (uint64_t)f->num_features * layout->key_lanes <= REP_WORD_FEATURE_MASK
+	                     ? (uint8_t)(shallowest < OBLIVIOUS_TOP_LEVELS ? shallowest : OBLIVIOUS_TOP_LEVELS) : 0;
+	if (layout->top_levels) {
+		int32_t *tops = xmalloc(2 * (levels ? levels : 1) * sizeof *tops);
+		for (uint64_t i = 0; i < levels; i++) {
+			tops[2 * i] = (int32_t)(((uint32_t)words[i] & REP_WORD_FEATURE_MASK) * layout->key_lanes);
+			tops[2 * i + 1] = (int32_t)rep_threshold_key(layout, ((const float *)values)[i]);
+		}
+		s->top_buffer = lir_buffer_add(m, "oblivious.tops", LTYPE_I32, 2 * levels, tops);
+	} else {
+		layout->key_lanes = 0;
+	}
+	s->word_buffer = lir_buffer_add(m, "oblivious.words", LTYPE_I32, levels, words);
+	s->value_buffer = lir_buffer_add(m, "oblivious.values", layout->threshold_type, levels, values);
+	s->leaf_buffer = lir_buffer_add(m, "oblivious.leaves", layout->leaf_type, leaves, leaf_values);
+	s->level_buffer = lir_buffer_add(m, "oblivious.levels", LTYPE_I32, f->num_trees + 1, starts);
+	s->base_buffer = lir_buffer_add(m, "oblivious.leaf_bases", LTYPE_I32, f->num_trees + 1, bases);
+	layout->state = s;
+	return true;
+}
+
+static void oblivious_begin_function(RepLayout *layout, LBuilder *b)
+{
+	ObliviousState *s = layout->state;
+	rep_begin_forest(layout, b);
+	s->words = rep_buffer_address(b, s->word_buffer);
+	s->values = rep_buffer_address(b, s->value_buffer);
+	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
+	s->tops = s->top_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->top_buffer);
+	s->leaves = rep_buffer_address(b, s->leaf_buffer);
+	s->levels = rep_buffer_address(b, s->level_buffer);
+	s->bases = rep_buffer_address(b, s->base_buffer);
+}
+
+/* A tree's handle is its number: its levels and its leaves are found from it. */
+static uint32_t oblivious_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool side_by_side)
+{
+	(void)layout;
+	(void)b;
+	(void)side_by_side;
+	return tree;
+}
+
+static uint32_t oblivious_root(RepLayout *layout, LBuilder *b, uint32_t tree)
+{
+	(void)layout;
+	(void)tree;
+	return lir_const_int(b, LTYPE_I64, 1);
+}
+
+/* The split of the level of the step being lowered, whatever the node. */
+static RepNode oblivious_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
+{
+	ObliviousState *s = layout->state;
+	uint32_t first, at;
+	RepNode n;
+	(void)node;
+	if (layout->step_level < 0)
+		die("oblivious representation: a step of a walk not unrolled (RepLayout.step_level)");
+	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE));
+	at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, layout->step_level), LIR_NONE);
+	if (layout->walk_keys)
+		return rep_load_record(layout, b, s->keys, at);
+	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, s->words, at, LIR_NONE), &n);
+	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, s->values, at, LIR_NONE);
+	return n;
+}
+
+/* The first `levels` steps of `lanes` rows at once: per level, one vector compare of the rows' keys in the tile. */
+static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
+                                    uint32_t tile)
+{
+	ObliviousState *s = layout->state;
+	uint32_t first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE));
+	uint32_t node = rep_vector_const(b, lanes, 1), one = rep_vector_const(b, lanes, 1), zero = rep_vector_const(b, lanes, 0);
+	for (uint32_t level = 0; level < levels; level++) {
+		uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
+		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at, LIR_NONE); /* the element and the key at once */
+		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both));
+		uint32_t key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, rep_high_key(b, both), LIR_NONE, LIR_NONE);
+		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
+		uint32_t bit = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, rep_keys_go_right(layout, b, x, key), one, zero);
+		node = lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, node, node, LIR_NONE);
+		node = lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, node, bit, LIR_NONE);
+	}
+	return node;
+}
+
+static uint32_t oblivious_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
+{
+	ObliviousState *s = layout->state;
+	uint32_t base = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE));
+	return lir_emit(b, LOP_LOAD, layout->leaf_type, s->leaves, lir_emit(b, LOP_ADD, LTYPE_I64, base, node, LIR_NONE), LIR_NONE);
+}
+
+static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
+{
+	ObliviousState *s = layout->state;
+	uint32_t levels[] = {s->words, s->values}, keyed[] = {s->keys}, leaves[] = {s->leaves};
+	LType types[] = {LTYPE_I32, layout->threshold_type}, keyed_types[] = {LTYPE_I64}, leaf_types[] = {layout->leaf_type};
+	if (layout->walk_keys)
+		rep_prefetch_slots(b, s->levels, tree, keyed, keyed_types, COUNT_OF(keyed), whole);
+	else
+		rep_prefetch_slots(b, s->levels, tree, levels, types, COUNT_OF(levels), whole);
+	if (whole)
+		rep_prefetch_slots(b, s->bases, tree, leaves, leaf_types, COUNT_OF(leaves), true);
+}
+
+const LRepresentation rep_oblivious = {
+	.name = "oblivious",
+	.lay_out = oblivious_lay_out,
+	.free = rep_free_state,
+	.begin_function = oblivious_begin_function,
+	.tree = oblivious_tree,
+	.root = oblivious_root,
+	.load_node = oblivious_load_node,
+	.step = rep_complete_step,
+	.prefetch_tree = oblivious_prefetch_tree,
+	.leaf_value = oblivious_leaf_value,
+	.top_nodes = oblivious_top_nodes,
+	.keys = true,
+	.levels = true,
+};
