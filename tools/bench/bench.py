@@ -8,6 +8,8 @@
     build/bench-venv/bin/python tools/bench/bench.py --threads 1 --batch 4096   # one core
     build/bench-venv/bin/python tools/bench/bench.py --models higgs syn-epsilon --batch 1 512 \\
         --chart chart.png --schedules DIR       # DIR/MODEL.sched: also "grove-tuned"
+    build/bench-venv/bin/python tools/bench/bench.py --corpus --batch 1 64 512 4096 16384
+    build/bench-venv/bin/python tools/bench/bench.py corpus:lgb-reg-500 corpus:cat-default --quick
 
 Engines (a peer whose modules are missing is skipped with a note):
   grove        `grove compile MODEL` (the heuristic schedule), timed from C (timer.c)
@@ -18,13 +20,25 @@ Engines (a peer whose modules are missing is skipped with a note):
   onnxruntime  the model converted by onnxmltools (an ONNX model as it is)
   lightgbm     Booster.predict (LightGBM models)
   lleaves      lleaves' compiled model (LightGBM models)
+  catboost     CatBoost's own predictor on its .cbm model (the corpus's CatBoost model)
+  daal4py      Intel oneDAL: daal4py.mb.convert_model(booster), predict_proba (classifiers) or
+               predict (XGBoost, LightGBM without categorical splits, CatBoost models)
+A peer that cannot read a corpus model (TL2cgen and daal4py the scikit-learn ones: corpus.py
+keeps their ONNX files, not the estimators treelite.sklearn would read; TL2cgen CatBoost's)
+is skipped with a note, as is one that refuses it (daal4py LightGBM's categorical splits).
 
 Models (--models; default all): the real ones in ../shared/models/real (higgs, airline,
 year_prediction_msd: XGBoost; abalone.onnx: ONNX only), synthetic XGBoost models with
 the shapes of SilvanForge's eight benchmarks (syn-abalone, syn-airline, syn-airline-ohe,
 syn-covtype, syn-epsilon, syn-higgs, syn-letters, syn-year; depth 8) and LightGBM models
 of three of them (lgb-higgs, lgb-year, lgb-covtype), made by models.py once and cached in
-build/bench/models; or paths of model files (rows then gaussian).
+build/bench/models; or paths of model files (rows then gaussian). The corpus (corpus.py:
+models as people train them with the libraries' defaults, trained once and cached in
+build/bench/corpus): corpus:NAME for one of them, --corpus for all; their rows come from
+corpus.make_rows with the seed of their test rows (categorical columns and missing values
+included), their reference is the library itself (onnxruntime standing for scikit-learn);
+a batch whose predictions would exceed MAX_VALUES values (skl-10k-targets: 16384 rows of
+10,000) is skipped with a note.
 
 Method. Environment variables set before anything loads a thread pool:
 OMP_NUM_THREADS=--threads (default: every core), OMP_WAIT_POLICY=--wait-policy (passive:
@@ -54,7 +68,8 @@ TL2cgen (2600-tree syn-letters alone: 12), ~9 of lleaves, ~1 of onnxmltools.
 Output: the tables (Markdown) on stdout and in OUT/results.md, the raw numbers in
 OUT/results.json (--out, default build/bench), a PNG chart with --chart. Exit status 1
 if any grove prediction differs from the reference by more than --tolerance (relative
-to max(1, |reference|)); other engines' differences are reported.
+to max(1, |reference|)) or grove fails to compile a model (the model is then skipped);
+other engines' differences are reported.
 """
 import argparse
 import json
@@ -80,15 +95,20 @@ LIGHTGBM = ["lgb-higgs", "lgb-year", "lgb-covtype"]
 ALL_MODELS = list(REAL) + ["syn-" + s for s in SYNTHETIC] + LIGHTGBM
 QUICK_MODELS = ["higgs", "airline", "year_prediction_msd", "abalone.onnx", "syn-airline", "lgb-higgs"]
 BATCHES = [1, 64, 512, 4096, 16384]
-PEERS = ["xgboost", "tl2cgen", "onnxruntime", "lightgbm", "lleaves"]
+PEERS = ["xgboost", "tl2cgen", "onnxruntime", "lightgbm", "lleaves", "catboost", "daal4py"]
 MODULES = {"xgboost": ["xgboost"], "tl2cgen": ["treelite", "tl2cgen"], "onnxruntime": ["onnxruntime", "onnxmltools", "onnx"],
-           "lightgbm": ["lightgbm"], "lleaves": ["lleaves", "lightgbm"]}
+           "lightgbm": ["lightgbm"], "lleaves": ["lleaves", "lightgbm"], "catboost": ["catboost"],
+           "daal4py": ["daal4py"]}
+CORPUS_PREFIX = "corpus:"
+MAX_VALUES = 1 << 26  # predictions (rows x outputs) of one call at most: larger batches are skipped
+CHECK_VALUES = 1 << 22  # predictions per engine that check() compares at most (at least one batch)
 
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*", help="model names (see above) or model files; default: all")
     ap.add_argument("--models", dest="model_list", nargs="+", default=None, help="as the positional names")
+    ap.add_argument("--corpus", action="store_true", help="every corpus model (corpus.py), after the named ones")
     ap.add_argument("--batch", type=int, nargs="+", default=None, help=f"batch sizes (default {BATCHES})")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)), help="threads of every engine")
     ap.add_argument("--wait-policy", choices=["passive", "active"], default="passive", help="OMP_WAIT_POLICY")
@@ -109,6 +129,9 @@ def parse_args():
                          "cell the median of the runs' medians")
     args = ap.parse_args()
     names = (args.model_list or []) + args.models
+    if args.corpus:
+        import corpus
+        names += [CORPUS_PREFIX + n for n in corpus.CORPUS if CORPUS_PREFIX + n not in names]
     if args.quick:
         args.batch = args.batch or [1, 64, 4096]
         args.repeat, args.budget = 5, 0.15
@@ -136,9 +159,14 @@ class Model:
     """A model to benchmark: its file, format, trees, and how its rows are made."""
 
     def __init__(self, np, name, args):
+        import corpus
         import models
-        self.name, self.rows_note = name, ""
-        if name in REAL:
+        self.name, self.rows_note, self.entry = name, "", None
+        if name.startswith(CORPUS_PREFIX) and name[len(CORPUS_PREFIX):] in corpus.CORPUS:
+            self.name = name[len(CORPUS_PREFIX):]
+            self.entry = corpus.CORPUS[self.name]
+            self.path = corpus.model_path(self.name, args.cache)
+        elif name in REAL:
             file, self.csv, self.more = REAL[name]
             self.path = os.path.normpath(os.path.join(REAL_DIR, file))
         elif name.startswith("syn-") and name[4:] in models.SHAPES:
@@ -148,11 +176,15 @@ class Model:
         elif os.path.exists(name):
             self.path, self.name = name, os.path.basename(name)
         else:
-            sys.exit(f"bench.py: {name}: neither a model of the benchmark ({', '.join(ALL_MODELS)}) nor a file")
+            sys.exit(f"bench.py: {name}: neither a model of the benchmark ({', '.join(ALL_MODELS)}), "
+                     f"{CORPUS_PREFIX}NAME of a corpus model ({', '.join(corpus.CORPUS)}) nor a file")
         ext = os.path.splitext(self.path)[1]
         self.kind = {".json": "xgboost", ".ubj": "xgboost", ".txt": "lightgbm", ".onnx": "onnx"}.get(ext)
         if not self.kind:
             sys.exit(f"bench.py: {self.path}: a .json or .ubj (XGBoost), .txt (LightGBM) or .onnx model, please")
+        # the library that made it (xgboost, lightgbm, catboost, sklearn; onnx: unknown) and the file it reads itself
+        self.library = corpus.library(self.entry) if self.entry else self.kind
+        self.native = corpus.native_path(self.name, args.cache) if self.entry else self.path
         self.booster = None
         if self.kind == "xgboost":
             import xgboost as xgb
@@ -178,7 +210,10 @@ class Model:
 
     def pool(self, np, rows):
         """rows float32 rows to cycle through (see the module's description)."""
+        import corpus
         import models
+        if self.entry:
+            return corpus.make_rows(np, self.entry, rows, 1)[0], "corpus.make_rows, the seed of its test rows"
         if hasattr(self, "shape"):
             return models.make_rows(np, self.shape, rows, seed=1), "generator"
         rng = np.random.default_rng(1)
@@ -212,6 +247,18 @@ def make_engines(np, E, model, args, timer, available, notes):
     if model.kind == "lightgbm":
         makers.append(("lightgbm", lambda: E.lightgbm_engine(np, model.booster, args.threads)))
         makers.append(("lleaves", lambda: E.lleaves_engine(np, model.path, args.cache, args.threads)))
+    if model.library == "catboost":
+        makers.append(("catboost", lambda: E.catboost_engine(np, model.native, args.threads)))
+    if model.library in ("xgboost", "lightgbm", "catboost"):
+        makers.append(("daal4py", lambda: E.daal4py_engine(np, native_booster(model), args.threads,
+                                                            binary_positive=model.kind != "onnx")))
+    cannot = {"sklearn": {"tl2cgen": "treelite.sklearn reads the fitted estimator; corpus.py keeps only its ONNX file",
+                          "daal4py": "daal4py.mb.convert_model reads no scikit-learn model (only through "
+                                     "treelite.sklearn, which needs the estimator)"},
+              "catboost": {"tl2cgen": "treelite reads no CatBoost model"}}.get(model.library, {})
+    for name, why in cannot.items():
+        if name in available:
+            notes.append(f"{name} skipped on {model.name}: {why}")
     for name, make in makers:
         if name not in available:
             continue
@@ -224,8 +271,17 @@ def make_engines(np, E, model, args, timer, available, notes):
     return engines
 
 
+def native_booster(model):
+    """The model as its library loaded it: the XGBoost or LightGBM Booster, or CatBoost's from its .cbm file."""
+    if model.booster is not None:
+        return model.booster
+    import catboost
+    return catboost.CatBoost().load_model(model.native)
+
+
 def reference_engine(model, engines):
-    want = {"xgboost": "xgboost", "lightgbm": "lightgbm", "onnx": "onnxruntime"}[model.kind]
+    """The library that made the model (onnxruntime for an ONNX file of scikit-learn's or unknown)."""
+    want = {"xgboost": "xgboost", "lightgbm": "lightgbm", "catboost": "catboost"}.get(model.library, "onnxruntime")
     return next((e for e in engines if e.name == want), None)
 
 
@@ -268,7 +324,12 @@ def measure(engines, pool, batch, slices, args):
 
 def bench_model(np, E, model, args, timer, available, notes, results, failures):
     log(f"{model.name}: {model.kind}, {model.features} features, {model.trees} trees")
-    engines = make_engines(np, E, model, args, timer, available, notes)
+    try:
+        engines = make_engines(np, E, model, args, timer, available, notes)
+    except Exception as e:  # grove's compile or load: the model is skipped
+        failures.append(f"grove failed on {model.name}: {type(e).__name__}: {str(e)[:300]}; skipped")
+        log("  " + failures[-1])
+        return
     ref = reference_engine(model, engines)
     if ref is None:
         notes.append(f"{model.name}: no reference engine ({model.kind}) available; skipped")
@@ -276,11 +337,16 @@ def bench_model(np, E, model, args, timer, available, notes, results, failures):
     builds = {e.name: e.build for e in engines}
     pool_rows = max(4096, 2 * max(args.batch))
     pool, source = model.pool(np, pool_rows)
+    outputs = engines[0].outputs
     for batch in args.batch:
+        if batch * outputs > MAX_VALUES:
+            notes.append(f"{model.name}: batch {batch} skipped: {batch} x {outputs} predictions per call "
+                         f"(more than {MAX_VALUES})")
+            continue
         slices = max(2, min(1024, pool_rows // batch))
         if len(pool) < slices * batch:
             pool = np.ascontiguousarray(np.tile(pool, (-(-slices * batch // len(pool)), 1)))
-        diffs = check(np, engines, ref, pool, batch, slices)
+        diffs = check(np, engines, ref, pool, batch, min(slices, max(1, CHECK_VALUES // (batch * outputs))))
         timing = measure(engines, pool, batch, slices, args)
         results.append({"model": model.name, "kind": model.kind, "features": model.features, "trees": model.trees,
                         "batch": batch, "distinct_batches": slices, "rows": source, "reference": ref.name,

@@ -30,7 +30,8 @@ _score): training rows with seed 0, test rows with seed 1. Classes: for up to 10
 argmax of one score per class plus Gumbel noise (as models.py); for more, equal-sized
 quantile bins of a noisy score, so that every class occurs (XGBClassifier requires it).
 The scikit-learn models are converted to ONNX by skl2onnx, the CatBoost one by CatBoost's
-own ONNX export. On 2 cores the whole corpus takes about 7 minutes to make (4.6 of them
+own ONNX export (and kept in CatBoost's own format too, NAME.cbm, for its own predictor and
+daal4py in bench.py). On 2 cores the whole corpus takes about 7 minutes to make (4.6 of them
 fitting; skl2onnx's conversion of the purity forests most of the rest): 400 MB of models
 in all, 300 of them the purity forests' ONNX files (50-150 MB each), so nothing here is
 committed.
@@ -240,6 +241,14 @@ def paths(name, cache):
     return f"{base}.{ext}", base
 
 
+def native_path(name, cache):
+    """The model file the training library itself loads (CatBoost: NAME.cbm), or None (scikit-learn: only ONNX)."""
+    lib = library(CORPUS[name])
+    if lib == "catboost":
+        return paths(name, cache)[1] + ".cbm"
+    return None if lib == "sklearn" else paths(name, cache)[0]
+
+
 def test_rows(entry):
     """How many test rows the entry gets."""
     outputs = entry[5]
@@ -251,9 +260,10 @@ def model_path(name, cache, quiet=False):
     import numpy as np
     entry = CORPUS[name]
     path, base = paths(name, cache)
+    native = native_path(name, cache)
     want = {"corpus": CORPUS_VERSION, "generator": models.GENERATOR_VERSION, "entry": entry[:6],
             "test_rows": test_rows(entry), "versions": versions(entry)}
-    if all(os.path.exists(p) for p in (path, base + ".rows.csv", base + ".expected.csv")) \
+    if all(os.path.exists(p) for p in (path, native or path, base + ".rows.csv", base + ".expected.csv")) \
             and models._cache_ok(path + ".meta.json", want):
         return path
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -266,6 +276,8 @@ def model_path(name, cache, quiet=False):
     train_s, data_s = time.perf_counter() - t1, t1 - t0
     tmp = f"{path}.{os.getpid()}.tmp"
     save(np, entry, est, X, tmp)
+    if native and native != path:
+        est.save_model(native)  # CatBoost's own format (cbm)
     T, _ = make_rows(np, entry, test_rows(entry), 1)
     P = reference(np, entry, est, frame(np, T, cat_cols))
     header = ",".join(f"f{j}" for j in range(T.shape[1]))

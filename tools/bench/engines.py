@@ -5,7 +5,8 @@ Python call reaches it), `build` (what making it cost: compile seconds and wheth
 were measured in this run or read from the cache), and two methods:
 
     predict(X)                  -> float64 array (rows, outputs), outputs as XGBoost's (or
-                                   LightGBM's, for its models) predict gives them
+                                   LightGBM's, for its models) predict gives them; for an
+                                   ONNX or CatBoost model, every class's probability
     time(pool, batch, slices, calls) -> seconds that `calls` predictions take, call i on
                                    rows [i % slices * batch, ... + batch) of pool
 
@@ -172,6 +173,11 @@ def as_2d(np, r):
     return r.reshape(len(r), -1)
 
 
+def positive(r):
+    """A binary classifier's (rows, 2) probabilities as XGBoost and LightGBM give them: P(1) alone."""
+    return r[:, 1:] if r.shape[1] == 2 else r
+
+
 def grove_engine(name, timer, args, model, cache, schedule=None):
     """Compile model with `grove compile` (and --schedule) and load it; cold, without the code cache, so that the
     compile time is what a first compile takes."""
@@ -180,7 +186,10 @@ def grove_engine(name, timer, args, model, cache, schedule=None):
     so = os.path.join(out_dir, os.path.basename(model) + (".tuned" if schedule else "") + ".so")
     cmd = [os.path.join(args.builddir, "grove"), "compile", model, "-o", so, "--no-cache"]
     cmd += ["--schedule", schedule] if schedule else []
-    build = dict(timed(lambda: subprocess.run(cmd, check=True)), cached=False)
+    done = []
+    build = dict(timed(lambda: done.append(subprocess.run(cmd, capture_output=True, text=True))), cached=False)
+    if done[0].returncode != 0:
+        raise RuntimeError(f"grove compile ({done[0].returncode}): {done[0].stderr.strip()[-300:]}")
     if schedule:
         build["schedule"] = schedule
     return CEngine(name, timer, "grove", so, build)
@@ -215,11 +224,27 @@ def tl2cgen_engine(timer, model, cache, threads, trees):
     return CEngine("tl2cgen", timer, "tl2cgen", so, build)
 
 
+def without_zipmap(path):
+    """The ONNX model's bytes with its ZipMap (a list of {class: probability} per row, as CatBoost's export ends)
+    cut off: the probabilities as the tensor that skl2onnx's zipmap=False gives; None if it has none."""
+    import onnx
+    m = onnx.load(path)
+    zipmap = next((n for n in m.graph.node if n.op_type == "ZipMap"), None)
+    if zipmap is None:
+        return None
+    m.graph.node.remove(zipmap)
+    out = next(o for o in m.graph.output if o.name == zipmap.output[0])
+    m.graph.output.remove(out)
+    m.graph.output.append(onnx.helper.make_tensor_value_info(zipmap.input[0], onnx.TensorProto.FLOAT, None))
+    return m.SerializeToString()
+
+
 def onnx_engine(np, model, cache, threads, wait_policy, kind, booster=None, features=None):
-    """onnxruntime on the model (an .onnx file as it is; XGBoost and LightGBM converted by onnxmltools, cached)."""
+    """onnxruntime on the model (an .onnx file as it is, less a ZipMap; XGBoost and LightGBM converted by
+    onnxmltools, cached)."""
     import onnxruntime as ort
     if kind == "onnx":
-        path, build = model, {"compile_s": None}
+        path, build = without_zipmap(model) or model, {"compile_s": None}
     else:
         import onnx
         import onnxmltools
@@ -237,6 +262,7 @@ def onnx_engine(np, model, cache, threads, wait_policy, kind, booster=None, feat
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3  # errors only: not a warning per call (skl2onnx declares 10,000 targets' output as 1)
     if wait_policy == "passive":
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     t0 = time.perf_counter()
@@ -249,7 +275,7 @@ def onnx_engine(np, model, cache, threads, wait_policy, kind, booster=None, feat
 
     def convert(r):
         r = as_2d(np, r[0])
-        return r[:, 1:] if classifier and r.shape[1] == 2 else r  # binary: P(1), as XGBoost and LightGBM give
+        return positive(r) if classifier and kind != "onnx" else r  # a converted booster: as XGBoost, LightGBM give
     return PythonEngine("onnxruntime", lambda X: (lambda: sess.run(out, {inp: X})), convert, build)
 
 
@@ -273,6 +299,33 @@ def lleaves_engine(np, model, cache, threads):
         m.compile(cache=path)
     return PythonEngine("lleaves", lambda X: (lambda: m.predict(X, n_jobs=threads if len(X) >= 128 else 1)),
                         lambda r: as_2d(np, r), build)
+
+
+def catboost_engine(np, model, threads):
+    """CatBoost's own predictor on its .cbm model: probabilities of every class, as its ONNX export gives them."""
+    import catboost
+    m = catboost.CatBoost()
+    t0 = time.perf_counter()
+    m.load_model(model)
+    build = {"compile_s": None, "session_s": round(time.perf_counter() - t0, 3)}
+    classifier = m.get_param("loss_function") in ("Logloss", "CrossEntropy", "MultiClass")
+    how = "Probability" if classifier else "RawFormulaVal"
+    return PythonEngine("catboost", lambda X: (lambda: m.predict(X, prediction_type=how, thread_count=threads)),
+                        lambda r: as_2d(np, r), build)
+
+
+def daal4py_engine(np, booster, threads, binary_positive):
+    """Intel oneDAL through daal4py.mb.convert_model(booster) (an XGBoost, LightGBM or CatBoost model):
+    predict_proba for classifiers (binary_positive: P(1) alone, as XGBoost and LightGBM give it), predict for
+    regressors."""
+    import daal4py
+    daal4py.daalinit(threads)
+    t0 = time.perf_counter()
+    m = daal4py.mb.convert_model(booster)
+    build = {"compile_s": round(time.perf_counter() - t0, 3)}
+    call = m.predict_proba if m.is_classifier_ else m.predict
+    convert = (lambda r: positive(as_2d(np, r))) if binary_positive else (lambda r: as_2d(np, r))
+    return PythonEngine("daal4py", lambda X: (lambda: call(X)), convert, build)
 
 
 def python_call_floor(np, threads, wait_policy, available, reps=7):
@@ -313,6 +366,16 @@ def python_call_floor(np, threads, wait_policy, available, reps=7):
                 lm = lleaves.Model(model_file=os.path.join(tmp, "m.txt"))
                 lm.compile()
             calls["lleaves"] = lambda: lm.predict(row, n_jobs=1)
+    if "catboost" in available:
+        import catboost
+        cb = catboost.CatBoostRegressor(iterations=1, depth=1, verbose=0, allow_writing_files=False).fit(X, y)
+        calls["catboost"] = lambda: cb.predict(row, thread_count=threads)
+    if "daal4py" in available:
+        import daal4py
+        import xgboost as xgb
+        daal4py.daalinit(threads)
+        dm = daal4py.mb.convert_model(xgb.train({"max_depth": 1}, xgb.DMatrix(X, label=y), 1))
+        calls["daal4py"] = lambda: dm.predict(row)
     floor = {}
     for name, f in calls.items():
         for _ in range(100):
@@ -330,11 +393,12 @@ def python_call_floor(np, threads, wait_policy, available, reps=7):
 def versions(names):
     """Installed versions of the Python modules the peers need (None for those that do not import)."""
     from importlib import metadata
+    dist = {"daal4py": "scikit-learn-intelex"}  # module: its distribution's name where that differs
     out = {}
     for m in names:
         try:
             __import__(m)
-            out[m] = metadata.version(m)
+            out[m] = metadata.version(dist.get(m, m))
         except Exception as e:  # ImportError, or a broken install
             out[m] = None
             print(f"note: {m} not importable: {type(e).__name__}: {e}", file=sys.stderr)

@@ -2,9 +2,9 @@
 import json
 import math
 
-PEER_ORDER = ["xgboost", "tl2cgen", "onnxruntime", "lightgbm", "lleaves"]
+PEER_ORDER = ["xgboost", "tl2cgen", "onnxruntime", "lightgbm", "lleaves", "catboost", "daal4py"]
 COLORS = {"xgboost": "#1f77b4", "tl2cgen": "#ff7f0e", "onnxruntime": "#2ca02c", "lightgbm": "#9467bd",
-          "lleaves": "#8c564b"}
+          "lleaves": "#8c564b", "catboost": "#e377c2", "daal4py": "#17becf"}
 
 
 def peers_of(results):
@@ -60,7 +60,7 @@ def markdown(doc, tolerance):
            f"{m['threads']} threads of {m['cores']} cores, OMP_WAIT_POLICY={m['wait_policy']}; load average "
            f"{m['loadavg_start'][0]} at the start, {m.get('loadavg_end', ['?'])[0]} at the end. "
            + ", ".join(f"{k} {m[k]}" for k in ["xgboost", "treelite", "tl2cgen", "onnxruntime", "onnxmltools",
-                                                 "lightgbm", "lleaves"] if k in m)
+                                                 "lightgbm", "lleaves", "catboost", "daal4py"] if k in m)
            + f"; {m['gcc']}. Median (min) of {m['repeat']} repetitions"
            + (f"; each cell the median of {len(m['runs'])} runs' medians (the least minimum), runs of "
               f"{', '.join(m['runs'])}" if "runs" in m else "") + ".\n"]
@@ -123,10 +123,12 @@ def markdown(doc, tolerance):
                 return "—"
             return fmt(x) + (f" ({fmt(cpu)})" if cpu is not None else "") + ("*" if b[name].get("cached") else "")
         builds.append([r["model"], r["features"], r["trees"], secs("grove")] + ([secs("grove-tuned")] if tuned else [])
-                      + [secs("tl2cgen"), secs("lleaves"), secs("onnxruntime"), secs("onnxruntime", "session_s")])
+                      + [secs("tl2cgen"), secs("lleaves"), secs("onnxruntime"), secs("onnxruntime", "session_s"),
+                         secs("daal4py")])
     out.append("\n**Compile times**, wall (CPU) seconds; * made by an earlier run and cached, the time it took then\n")
     out.append(table(["model", "features", "trees", "grove compile"] + (["grove-tuned"] if tuned else [])
-                     + ["tl2cgen (gcc)", "lleaves", "onnxmltools convert", "onnxruntime session"], builds))
+                     + ["tl2cgen (gcc)", "lleaves", "onnxmltools convert", "onnxruntime session", "daal4py convert"],
+                     builds))
 
     floor = doc.get("python_call_floor_us", {})
     if floor:
