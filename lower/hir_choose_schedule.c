@@ -331,7 +331,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	k->cache_rows = copied && hir_rows_cache_fits(f, k);
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
-	if (pick && k->tree_tile && (!k->representation || k->unroll) && rows > 1) {
+	if (pick && k->tree_tile && (!k->representation || k->representation == knob_of(LREP_LEVELS)) && rows > 1) {
 		k->few_trees = few_trees(f);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}
