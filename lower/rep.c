@@ -385,6 +385,11 @@ bool rep_keys_fit(const RepLayout *layout)
 	       !(layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT));
 }
 
+bool rep_float_thresholds(const HForest *f, const RepLayout *layout)
+{
+	return f->threshold_type == HTYPE_F32 && !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24);
+}
+
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
 {
 	int32_t *records = xmalloc(2 * (n ? n : 1) * sizeof *records);

@@ -188,6 +188,11 @@ uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n);
 /* The fields of the key copy's record `at` (i64) of `records`, read with one 8-byte load (RepNode.record). */
 RepNode rep_load_record(const RepLayout *layout, LBuilder *b, uint32_t records, uint32_t at);
+/*
+ * Whether f's thresholds can be floats where rep_lay_out_forest made value slots of
+ * doubles (its leaves are doubles): they are floats, and so is every set offset (below 2^24).
+ */
+bool rep_float_thresholds(const HForest *f, const RepLayout *layout);
 /* A vector of `lanes` i32, each v. */
 uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v);
 /* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */

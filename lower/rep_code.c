@@ -35,7 +35,7 @@ static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error 
 	if (!rep_lay_out_forest(f, m, "code", layout, e))
 		return false;
 	/* Thresholds are immediates, leaves constants of their own type: float thresholds compare as floats. */
-	if (f->threshold_type == HTYPE_F32 && !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24))
+	if (rep_float_thresholds(f, layout))
 		layout->threshold_type = LTYPE_F32;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t depth = hir_tree_depth(f, t);

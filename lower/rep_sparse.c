@@ -71,9 +71,8 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 
 	if (!rep_lay_out_forest(f, m, "sparse", layout, e))
 		return false;
-	/* Float thresholds, double leaves: set offsets in float values are exact below 2^24 (rep_lay_out_forest checked doubles). */
-	own_leaves = f->threshold_type == HTYPE_F32 && f->leaf_type == HTYPE_F64 && !m->gpu &&
-	             !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24);
+	/* Float thresholds, double leaves: values of floats, the leaves apart. */
+	own_leaves = f->leaf_type == HTYPE_F64 && !m->gpu && rep_float_thresholds(f, layout);
 	if (own_leaves)
 		layout->threshold_type = LTYPE_F32;
 	type = layout->threshold_type;
