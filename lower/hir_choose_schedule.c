@@ -167,6 +167,13 @@ static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
 	return k->tree_tile != 0 && k->tree_tile < f->num_trees && f->num_outputs <= MAX_TILED_OUTPUTS;
 }
 
+/* Whether the heuristic compiles f into code: small forests, and forests with category sets up to a bound (lower.h). */
+static bool code_pays(const HForest *f)
+{
+	uint64_t splits = (f->num_nodes - f->num_trees) / 2;
+	return splits <= HIR_CODE_SPLITS || (f->num_sets && splits <= HIR_CODE_CATEGORY_SPLITS);
+}
+
 /* Whether k's code schedule specializes its tree loops: at most HIR_MAX_SPECIALIZE tiles (or trees, untiled). */
 static bool code_fits(const HForest *f, const HScheduleKnobs *k)
 {
@@ -315,7 +322,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	                      .parallel = HPARALLEL_ROWS};
 	HScheduleKnobs as_code = {.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f), .row_tile = CODE_ROW_TILE,
 	                          .parallel = HPARALLEL_ROWS, .representation = knob_of(LREP_CODE)};
-	if (f->num_trees && (code || (pick && (f->num_nodes - f->num_trees) / 2 <= HIR_CODE_SPLITS && code_fits(f, &as_code)))) {
+	if (f->num_trees && (code || (pick && code_pays(f) && code_fits(f, &as_code)))) {
 		*k = as_code;
 	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && lower_walks_even(f) && some_split(f)))) {
 		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */

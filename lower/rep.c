@@ -603,6 +603,75 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
 	return rep_right(b, rep_decide(layout, b, n, row, leaf_stays));
 }
 
+/* i1: whether x (layout's threshold type; any value, NaN too) is in set `set` of f, by the forest's category rule, with the set's words known. */
+static uint32_t constant_category_in(const RepLayout *layout, LBuilder *b, const HForest *f, uint32_t set, uint32_t x)
+{
+	/* Emitted one instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	const HSet *s = &f->sets[set];
+	const uint32_t *words = f->set_words + s->first;
+	LType t = layout->threshold_type;
+	uint32_t end = 0, ok, below, c, bit, word, slot;
+	for (uint32_t w = 0; w < s->num_words; w++) /* one past the set's greatest category */
+		if (words[w])
+			end = 32 * w + 32 - (uint32_t)__builtin_clz(words[w]);
+	if (!end)
+		return lir_const_int(b, LTYPE_I1, 0);
+	/* c is a category below end: from 0 (truncating from -1 where the rule says so) up; NaN fails both. */
+	ok = layout->category_rule == HCATEGORY_TRUNCATE ? lir_cmp(b, LOP_FCMP, LCMP_OGT, x, lir_const_float(b, t, -1.0))
+	                                                 : lir_cmp(b, LOP_FCMP, LCMP_OGE, x, lir_const_float(b, t, 0.0));
+	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, lir_const_float(b, t, end));
+	ok = and1(b, ok, below);
+	c = lir_cast(b, LCAST_FPTOSI, LTYPE_I64, lir_emit(b, LOP_SELECT, t, ok, x, lir_const_float(b, t, 0.0)));
+	if (layout->category_rule == HCATEGORY_EXACT)
+		ok = and1(b, ok, lir_cmp(b, LOP_FCMP, LCMP_OEQ, lir_cast(b, LCAST_SITOFP, t, c), x));
+	if (end <= 64) { /* the set is an immediate: one bit test */
+		uint64_t mask = words[0] | (s->num_words > 1 ? (uint64_t)words[1] << 32 : 0);
+		bit = lir_emit(b, LOP_SHL, LTYPE_I64, lir_const_int(b, LTYPE_I64, 1), c, LIR_NONE);
+		bit = lir_emit(b, LOP_AND, LTYPE_I64, bit, lir_const_int(b, LTYPE_I64, (int64_t)mask), LIR_NONE);
+		return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I64, 0)));
+	}
+	/* Else its word from the set buffer (after the set's count), c below end keeping the load inside the set. */
+	slot = lir_emit(b, LOP_ASHR, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 5), LIR_NONE);
+	slot = lir_emit(b, LOP_ADD, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + 1), LIR_NONE);
+	word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, slot, LIR_NONE);
+	bit = lir_cast(b, LCAST_TRUNC, LTYPE_I32, lir_emit(b, LOP_AND, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 31), LIR_NONE));
+	bit = lir_emit(b, LOP_SHL, LTYPE_I32, lir_const_int(b, LTYPE_I32, 1), bit, LIR_NONE);
+	bit = lir_emit(b, LOP_AND, LTYPE_I32, word, bit, LIR_NONE);
+	return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I32, 0)));
+}
+
+uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row)
+{
+	/* Per comparison, the compare that holds where the row goes right: ordered (NaN goes left) and unordered (NaN goes right). */
+	static const LCmp right_when[][2] = {
+		[HCMP_LT] = {LCMP_OGE, LCMP_UGE_F}, [HCMP_LE] = {LCMP_OGT, LCMP_UGT_F},
+		[HCMP_GT] = {LCMP_OLE, LCMP_ULE_F}, [HCMP_GE] = {LCMP_OLT, LCMP_ULT_F},
+		[HCMP_EQ] = {LCMP_ONE, LCMP_COUNT}, [HCMP_NE] = {LCMP_OEQ, LCMP_COUNT},
+	};
+	LType t = layout->threshold_type;
+	uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, row->start, lir_const_int(b, LTYPE_I64, n->feature), LIR_NONE);
+	uint32_t x = lir_emit(b, LOP_LOAD, row->type, row->base, at, LIR_NONE), right, missing, up, down;
+	/* NaN can come (the rows are neither complete nor read with NaN as 0); where, it goes right unless the split says left. */
+	bool nan_comes = !row->complete && !layout->nan_reads_zero, nan_right = !n->default_left, zero = n->missing == HMISSING_ZERO;
+	if (row->type != t)
+		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, t, x);
+	if (n->compare == HCMP_IN) /* NaN is in no set: it goes right */
+		right = not1(b, constant_category_in(layout, b, f, n->set, x));
+	else if (right_when[n->compare][1] != LCMP_COUNT && !zero) /* one compare decides NaN too */
+		return lir_cmp(b, LOP_FCMP, right_when[n->compare][nan_comes && nan_right], x, lir_const_float(b, t, n->value));
+	else
+		right = lir_cmp(b, LOP_FCMP, right_when[n->compare][0], x, lir_const_float(b, t, n->value));
+	if (!nan_comes || (n->compare == HCMP_IN && nan_right && !zero))
+		return right;
+	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, x);
+	if (zero) {
+		up = lir_cmp(b, LOP_FCMP, LCMP_OLE, x, lir_const_float(b, t, HIR_ZERO_THRESHOLD));
+		down = lir_cmp(b, LOP_FCMP, LCMP_OGE, x, lir_const_float(b, t, -HIR_ZERO_THRESHOLD));
+		missing = lir_emit(b, LOP_OR, LTYPE_I1, missing, and1(b, up, down), LIR_NONE);
+	}
+	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, lir_const_int(b, LTYPE_I1, nan_right), right);
+}
+
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays)
 {
 	return leaf_stays ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;

@@ -388,6 +388,13 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
  * leaf_stays, n may be a leaf, whose feature is then read as 0 (any answer will do).
  */
 uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, const RepRow *row, bool leaf_stays);
+/*
+ * The same for split n of f known at compile time (the code representation's): only the
+ * test n makes, its threshold an immediate, its category set a bit mask where it fits
+ * in 64 bits, and the missing-value test only where NaN can reach it and its compare
+ * does not send NaN its way already.
+ */
+uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
 /*

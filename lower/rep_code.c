@@ -68,17 +68,6 @@ static uint32_t code_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool si
 	return tree;
 }
 
-/* The fields of split n as constants, for rep_goes_right. */
-static RepNode constant_split(const RepLayout *layout, LBuilder *b, const CodeState *s, const HNode *n)
-{
-	RepNode fields;
-	fields.is_leaf = lir_const_int(b, LTYPE_I1, 0);
-	fields.feature = lir_const_int(b, LTYPE_I64, n->feature);
-	fields.threshold = lir_const_float(b, layout->threshold_type, rep_slot_value(layout, s->forest, n));
-	fields.word = lir_const_int(b, LTYPE_I32, rep_split_word(n));
-	return fields;
-}
-
 /* Stages of a split in the walk's nest: its right subtree is being emitted, then its left one. */
 enum { STAGE_RIGHT, STAGE_LEFT };
 
@@ -104,8 +93,7 @@ static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 			double value = rep_slot_value(layout, s->forest, n);
 			lir_emit(b, LOP_SET, LTYPE_VOID, cell, lir_const_float(b, layout->leaf_type, value), LIR_NONE);
 		} else {
-			RepNode fields = constant_split(layout, b, s, n);
-			uint32_t right = rep_goes_right(layout, b, &fields, row, false);
+			uint32_t right = rep_split_goes_right(layout, b, s->forest, n, row);
 			stack[top++] = id;
 			stack[top++] = lir_begin(b, LOP_IF, right, LIR_NONE, LIR_NONE);
 			stack[top++] = STAGE_RIGHT;

@@ -61,6 +61,7 @@ class Spec:
     categorical: tuple = ()  # feature indices that are categorical
     f64: bool = False     # rows are float64 values that float32 cannot hold
     schedules: bool = False
+    representations: tuple = ()  # also compiled with --representation R (tests/run.py: NAME.R)
     notes: str = ""
 
 
@@ -84,18 +85,18 @@ SPECS = [
     Spec("tweedie", "tweedie", "tweedie", rounds=6, params={"tweedie_variance_power": 1.4}),
     Spec("lambdarank", "lambdarank", "rank", rounds=5),
     Spec("rank_xendcg", "rank_xendcg", "rank", rounds=5),
-    Spec("missing_zero", "regression", "regression", zeros=0.3, params={"zero_as_missing": True}, schedules=True, notes="zero_as_missing: missing type Zero"),
+    Spec("missing_zero", "regression", "regression", zeros=0.3, params={"zero_as_missing": True}, schedules=True, notes="zero_as_missing: missing type Zero", representations=("code",)),
     Spec("missing_none", "regression", "regression", zeros=0.3, params={"use_missing": False},
-         notes="use_missing=false: missing type None, NaN compared as 0"),
-    Spec("missing_nan_zeros", "binary", "binary", zeros=0.3, notes="NaN missing type with thresholds at +-1e-35"),
+         notes="use_missing=false: missing type None, NaN compared as 0", representations=("code",)),
+    Spec("missing_nan_zeros", "binary", "binary", zeros=0.3, notes="NaN missing type with thresholds at +-1e-35", representations=("code",)),
     Spec("trained_complete", "multiclass", "multiclass", rounds=6, params={"num_class": 3}, zeros=0.1, missing=0.01,
          train_missing=0.0, n_rows=200, schedules=True,
          notes="trained without NaN (missing type None under the default use_missing), predicted on rows with some: "
-               "NaN compared as 0, whole blocks of 16 rows with and without"),
+               "NaN compared as 0, whole blocks of 16 rows with and without", representations=("code",)),
     Spec("categorical", "regression", "categorical", rounds=10, categorical=(0, 1), missing=0.05, schedules=True,
-         params={"max_cat_to_onehot": 4, "cat_smooth": 1.0, "min_data_per_group": 5, "cat_l2": 1.0}, notes="categories 0..39 (bitsets of 2 words) and 0..2 (one-hot splits)"),
+         params={"max_cat_to_onehot": 4, "cat_smooth": 1.0, "min_data_per_group": 5, "cat_l2": 1.0}, notes="categories 0..39 (bitsets of 2 words) and 0..2 (one-hot splits)", representations=("code",)),
     Spec("categorical_binary", "binary", "categorical", rounds=10, categorical=(0,), missing=0.05,
-         params={"min_data_per_group": 5, "cat_smooth": 1.0}),
+         params={"min_data_per_group": 5, "cat_smooth": 1.0}, representations=("code",)),
     Spec("wide_multiclass", "multiclass", "multiclass", rounds=6, params={"num_class": 3}, num_feature=40, missing=0.05,
          n_rows=200, schedules=True,
          notes="40 features, double leaves: walks read rows' keys in tiles (RepLayout.tile_words)"),
@@ -103,8 +104,8 @@ SPECS = [
          params={"boosting": "rf", "bagging_fraction": 0.7, "bagging_freq": 1, "feature_fraction": 0.8}, notes="boosting=rf: average_output; no margin.csv (see the docstring)"),
     Spec("constant", "regression", "regression", rounds=3, params={"min_data_in_leaf": 5000},
          notes="every tree is a single leaf"),
-    Spec("f64_thresholds", "regression", "regression", rounds=8, f64=True, missing=0.05, schedules=True, notes="rows between float64 thresholds and their float32 rounding"),
-    Spec("f64_binary", "binary", "binary", rounds=8, f64=True, missing=0.05),
+    Spec("f64_thresholds", "regression", "regression", rounds=8, f64=True, missing=0.05, schedules=True, notes="rows between float64 thresholds and their float32 rounding", representations=("code",)),
+    Spec("f64_binary", "binary", "binary", rounds=8, f64=True, missing=0.05, representations=("code",)),
     Spec("f64_trained_complete", "regression", "regression", rounds=8, f64=True, zeros=0.1, missing=0.01,
          train_missing=0.0, n_rows=200, notes="trained_complete's case with rows of doubles (the schedule matrix "
          "has f64_thresholds's)"),
@@ -287,6 +288,8 @@ def generate(spec, lgb):
         entry["schedules"] = False
     if spec.f64:
         entry["f64_rows"] = True
+    if spec.representations:
+        entry["representations"] = list(spec.representations)
     return entry
 
 

@@ -589,7 +589,7 @@ def hand_built(rng):
                      S(mode, 2, 1.0, tracks, L({0: 0.125}), S(mode, 1, 0.75, tracks, L({0: -0.5}), L({0: 4.0})))]
             name = "uniform_%s_%s" % (mode[len("BRANCH_"):].lower(), "true" if tracks else "false")
             one(name, regressor(trees, 1, [0.25]), trees, 3, 1, [0.25], special=[-1.0, 0.25, 0.5, 0.75, 1.0],
-                rows_rng=uniform_rng, representations=["array", "sparse"], n_rows=150)
+                rows_rng=uniform_rng, representations=["array", "sparse", "code"], n_rows=150)
 
 
 BAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bad", "onnx")

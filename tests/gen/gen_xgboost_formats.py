@@ -250,6 +250,8 @@ def generate(spec):
     probability = spec.objective in PROBABILITY_OBJECTIVES
     out = [entry(spec.name, spec.name + ".json", spec.notes, spec.objective, probability, len(rows), len(trees),
                  spec.schedules)]
+    if "in" in spec.has:  # category sets: also as code, whose splits test them against immediates
+        out[0]["representations"] = ["code"]
     booster.save_model(path + "_ubj.ubj")
     copy_outputs(path, path + "_ubj")
     out.append(entry(spec.name + "_ubj", spec.name + "_ubj.ubj", spec.notes + "; UBJSON", spec.objective, probability,
