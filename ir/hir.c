@@ -48,6 +48,8 @@ uint32_t hir_num_predictions(const HForest *f)
 	return f->binary != HBINARY_NONE ? 2 : f->transform == HTRANSFORM_ARGMAX ? 1 : f->num_outputs;
 }
 
+uint32_t hir_num_margins(const HForest *f) { return f->binary == HBINARY_MIRROR ? 2 : f->num_outputs; }
+
 const char *hir_compare_name(HCompare c) { return c < COUNT_OF(compare_names) ? compare_names[c] : "?"; }
 const char *hir_transform_name(HTransform t) { return t < COUNT_OF(transform_names) ? transform_names[t] : "?"; }
 const char *hir_missing_name(HMissing m) { return m < COUNT_OF(missing_names) ? missing_names[m] : "?"; }
@@ -366,7 +368,7 @@ bool hir_verify(const HForest *f, Error *e)
 		                 hir_transform_name(f->transform));
 	if (f->aggregate == HAGGREGATE_AVERAGE && f->average_count == 0)
 		return error_set(e, "average over 0 trees");
-	if (f->labels.count && (!f->labels.ints == !f->labels.strings || f->labels.margin >= (int32_t)f->num_outputs ||
+	if (f->labels.count && (!f->labels.ints == !f->labels.strings || f->labels.margin >= (int32_t)hir_num_margins(f) ||
 	                        (f->labels.margin < 0 ? f->labels.count != f->num_outputs : f->labels.count != 2) ||
 	                        isnan(f->labels.threshold)))
 		return error_set(e, "class labels: %u labels do not fit the model's %u margins", f->labels.count, f->num_outputs);

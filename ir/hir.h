@@ -129,12 +129,16 @@ typedef enum HTransform {
  * transform makes p of the margin, the row's predictions are [q, p], with q
  *   COMPLEMENT  1 - p (with SIGMOID: sigmoid(-alpha * margin), the same without cancellation)
  *   NEGATE      -p
+ *   MIRROR      T(-m), T being the transform: the model's margins are [-m, m] (so are its
+ *               raw margins, and labels read them), as in a two-class model whose every
+ *               leaf adds v to one class and -v to the other (CatBoost's in ONNX)
  * NONE: one prediction per margin, as everywhere else.
  */
 #define HIR_BINARIES(X)                  \
 	X(NONE, "none")                  \
 	X(COMPLEMENT, "complement")      \
-	X(NEGATE, "negate")
+	X(NEGATE, "negate")              \
+	X(MIRROR, "mirror")
 
 typedef enum HBinary {
 #define X(name, text) HBINARY_##name,
@@ -288,6 +292,8 @@ const char *hir_aggregate_name(HAggregate a);
 const char *hir_binary_name(HBinary b);
 /* Predictions per row: num_outputs, 1 for ARGMAX, 2 for a binary expansion. */
 uint32_t hir_num_predictions(const HForest *f);
+/* Raw margins per row: num_outputs, 2 for a MIRROR expansion. */
+uint32_t hir_num_margins(const HForest *f);
 const char *hir_type_name(HType t);
 
 #endif

@@ -51,6 +51,12 @@ HForest *hir_float_forest(const HForest *f);
 bool hir_float_forms(HForest *f);
 /* The comparisons (1 << HCompare) whose compare alone sends NaN left (< and >), or right (<= and >=), as x86 reads it off one flag. */
 unsigned lower_nan_deciding_forms(bool nan_left);
+/*
+ * HIR pass: a two-class forest whose every leaf adds [-v, v] and whose base values are
+ * [-b, b] keeps one margin, the other its negation (HBINARY_MIRROR), with the same
+ * predictions, margins and labels. False where f is not such a forest (f unchanged).
+ */
+bool hir_fold_mirrored_margins(HForest *f);
 /* HIR pass: tile f's trees, tiles of at most size splits grown from their roots as tiling says (tileTrees(tiling, size)). */
 void hir_tile_trees(HForest *f, uint32_t size, HTiling tiling);
 /* HIR pass: sort f's trees by depth, shallowest first, keeping the model's order among trees of one depth (sortTrees(depth)). */

@@ -150,6 +150,8 @@ void lower_list(Lowering *l, uint32_t first);
 void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel);
 /* Where margin c starts: the base score for sums, else the identity. */
 double margin_start(const HForest *f, uint32_t c);
+/* Emit the transform of row (i64) of the margins at l->acc into l->out (lower/mir_transform.c). */
+void lower_transform(Lowering *l, uint32_t row);
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 LOp reduce_lop(uint8_t op);
 

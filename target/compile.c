@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 /* The passes dump_after can name, in pipeline order. */
-static const char *const pass_names[] = {"read", "schedule", "pad", "tile", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
+static const char *const pass_names[] = {"read", "mirror", "schedule", "pad", "tile", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
 
 /* Whether the k characters at p name pass (or "all"). */
 static bool names(const char *p, size_t k, const char *pass)
@@ -24,9 +24,12 @@ bool pipeline_check_passes(const char *list, Error *e)
 		size_t k = strcspn(p, ","), i = 0;
 		while (i < COUNT_OF(pass_names) && !names(p, k, pass_names[i]))
 			i++;
-		if (i == COUNT_OF(pass_names))
-			return error_set(e, "-d %.*s: unknown pass (expected read, schedule, pad, lower-mir, legalize, unroll, "
-			                    "interleave, version, lower-lir or all)", (int)k, p);
+		if (i == COUNT_OF(pass_names)) {
+			char known[256] = "";
+			for (i = 0; i < COUNT_OF(pass_names); i++)
+				snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ", pass_names[i]);
+			return error_set(e, "-d %.*s: unknown pass (expected %sor all)", (int)k, p, known);
+		}
 	}
 	return true;
 }
@@ -109,6 +112,8 @@ bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compil
 bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
 	dump_after(o, "read", c);
+	if (hir_fold_mirrored_margins(c->hir))
+		dump_after(o, "mirror", c);
 	if (!schedule_model(o, c, e))
 		return false;
 	if (c->hir->schedule.tree_order == HORDER_DEPTH)

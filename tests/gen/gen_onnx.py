@@ -40,6 +40,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import warnings
 
 import numpy as np
@@ -251,6 +252,25 @@ def lightgbm_models(rng):
         report(name, "LightGBM", got, want)
         plain = without_transform(model)
         save(name, model, rows, got, classifier, margin=run(plain, rows) if plain else None)
+
+
+def catboost_models(rng):
+    """CatBoost's own ONNX export of a binary classifier: symmetric trees whose every leaf adds [-v, v] to the two
+    classes (grove keeps one margin: lower/hir_mirror.c)."""
+    from catboost import CatBoostClassifier
+    X = random_rows(rng, 600, 5, missing=0.1)
+    y = (np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 3]) + np.nan_to_num(X[:, 1]) > 0).astype(int)
+    rows = random_rows(rng, 120, 5, missing=0.15)
+    est = CatBoostClassifier(iterations=20, depth=4, random_seed=1, verbose=False, thread_count=1,
+                             allow_writing_files=False).fit(X, y)
+    with tempfile.TemporaryDirectory() as d:
+        est.save_model(os.path.join(d, "m.onnx"), format="onnx")
+        model = onnx.load(os.path.join(d, "m.onnx"))
+    got = run(model, rows)
+    report("catboost_binary", "CatBoost", got, est.predict_proba(rows))
+    plain = without_transform(model)
+    save("catboost_binary", model, rows, got, True, margin=run(plain, rows) if plain else None,
+         representations=["array", "oblivious"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -667,6 +687,8 @@ def main():
     xgboost_models(rng)
     print("LightGBM (onnxmltools):")
     lightgbm_models(rng)
+    print("CatBoost (its own export):")
+    catboost_models(np.random.RandomState(20261201))  # a generator of its own: the fixtures above stay as they were
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(ENTRIES, f, indent=1)
         f.write("\n")

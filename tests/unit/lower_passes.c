@@ -787,6 +787,49 @@ static void test_oblivious(void)
 	hir_forest_free(h);
 }
 
+/* A two-class forest of stumps whose leaves add [a, -a] (leaf 1) and [b, -b] (leaf 2), base [c, -c]. */
+static HForest *mirrored_forest(uint32_t num_trees, double a, double b, double c)
+{
+	HForest *f = hir_forest_new("mirrored", 1, 2);
+	for (uint32_t t = 0; t < num_trees; t++) {
+		double *v;
+		uint64_t first = hir_leaf_values_add(f, 4, &v);
+		HNode *n = hir_tree_add(f, 3, 0);
+		v[0] = a, v[1] = -a, v[2] = b, v[3] = -b;
+		f->trees[t].width = 2;
+		n[0] = (HNode){.value = 0.5, .left = 1, .right = 2, .feature = 0};
+		n[1] = (HNode){.vector = (uint32_t)first, .feature = HIR_LEAF};
+		n[2] = (HNode){.vector = (uint32_t)first + 2, .feature = HIR_LEAF};
+	}
+	f->base_score[0] = c, f->base_score[1] = -c;
+	f->transform = HTRANSFORM_SIGMOID;
+	return f;
+}
+
+/*
+ * Two margins each the other's negation become one (HBINARY_MIRROR), its leaves the
+ * second margin's values; a forest that is not so, or whose aggregate or transform the
+ * negation does not commute with, stays as it was.
+ */
+static void test_mirrored_margins(void)
+{
+	Error e = {{0}};
+	HForest *f = mirrored_forest(3, 0.25, -1.5, 0.125), *g = mirrored_forest(3, 0.25, -1.5, 0.125);
+	HForest *h = mirrored_forest(3, 0.25, -1.5, 0.125), *k = mirrored_forest(3, 0.25, -1.5, 0.125);
+	CHECK(hir_fold_mirrored_margins(f) && f->num_outputs == 1 && f->binary == HBINARY_MIRROR && !f->num_leaf_values);
+	CHECK(f->trees[2].width == 1 && hir_tree_nodes(f, 2)[1].value == -0.25 && hir_tree_nodes(f, 2)[2].value == 1.5);
+	CHECK(f->base_score[0] == -0.125 && hir_num_margins(f) == 2 && hir_num_predictions(f) == 2 && hir_verify(f, &e));
+	g->leaf_values[5] = 1.25; /* tree 1's second leaf adds [-1.5, 1.25] */
+	h->aggregate = HAGGREGATE_MAX;
+	k->transform = HTRANSFORM_SOFTMAX;
+	CHECK(!hir_fold_mirrored_margins(g) && !hir_fold_mirrored_margins(h) && !hir_fold_mirrored_margins(k));
+	CHECK(g->num_outputs == 2 && g->binary == HBINARY_NONE && g->num_leaf_values == 12);
+	hir_forest_free(f);
+	hir_forest_free(g);
+	hir_forest_free(h);
+	hir_forest_free(k);
+}
+
 /* The element type of l's buffer of this name (LTYPE_VOID where there is none). */
 static LType buffer_type(const LModule *l, const char *name)
 {
@@ -1269,6 +1312,7 @@ int main(void)
 	test_many_outputs();
 	test_sparse_keys();
 	test_oblivious();
+	test_mirrored_margins();
 	test_tile_trees();
 	test_legalize();
 	test_pad_and_unroll();
