@@ -1,6 +1,6 @@
 /*
- * The sparse representation: every reachable node stored once, in breadth-first
- * order per tree with the two children of a split in adjacent slots. Per slot:
+ * The sparse representation: every reachable node stored once, per tree depth first
+ * along its hot path (store_tree), the two children of a split in adjacent slots. Per slot:
  *
  *   word  (i32)  the node word (rep.h): feature, comparison, missing rule; -1 on leaves
  *   value        threshold on splits; leaf value on leaves
@@ -29,17 +29,27 @@ typedef struct SparseState {
 	uint32_t words, values, children, roots, keys, leaves; /* their addresses in the function being built */
 } SparseState;
 
-/* Store tree t breadth-first from slot first (leaves' values into leaves where not NULL); returns the slot after its last node. */
+/*
+ * Store tree t from slot first (leaves' values into leaves where not NULL); returns the
+ * slot after its last node. A split's children take the next two free slots when it is
+ * reached, depth first, the child more rows reach (cover) first: the path most rows
+ * take lies in consecutive slots, four levels of records a cache line (a walk of a deep
+ * tree stored breadth first would touch a line a level). `order` is scratch of the
+ * tree's size: the stack of nodes to reach.
+ */
 static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *words, void *values,
-                           double *leaves, int32_t *children, uint64_t first, uint32_t *queue)
+                           double *leaves, int32_t *children, uint64_t first, uint32_t *order, uint32_t *slots)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint64_t next = first + 1;
-	uint32_t head = 0, tail = 0;
-	queue[tail++] = 0; /* node ids, in slot order: node queue[i] lives at slot first + i */
-	while (head < tail) {
-		uint64_t at = first + head;
-		const HNode *n = &nodes[queue[head++]];
+	uint32_t top = 0;
+	slots[0] = 0;
+	order[top++] = 0;
+	while (top) {
+		uint32_t id = order[--top];
+		const HNode *n = &nodes[id];
+		uint64_t at = first + slots[id];
+		bool left_hot;
 		if (n->feature == HIR_LEAF && leaves)
 			leaves[at] = rep_slot_value(layout, f, n);
 		else
@@ -51,9 +61,13 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 		}
 		words[at] = rep_split_word(n);
 		children[at] = (int32_t)next;
-		queue[tail++] = n->left;
-		queue[tail++] = n->right;
+		slots[n->left] = (uint32_t)(next - first);
+		slots[n->right] = (uint32_t)(next - first + 1);
 		next += 2;
+		/* the hotter child on top, reached next (the left one where the model keeps no cover, or they tie) */
+		left_hot = nodes[n->left].cover >= nodes[n->right].cover;
+		order[top++] = left_hot ? n->right : n->left;
+		order[top++] = left_hot ? n->left : n->right;
 	}
 	return next;
 }
@@ -63,7 +77,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	LType type;
 	uint64_t total = 0, max_nodes = 1;
 	int32_t *roots, *words, *children;
-	uint32_t *queue;
+	uint32_t *order, *slots;
 	void *values;
 	double *leaves;
 	SparseState *s;
@@ -88,13 +102,15 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	children = xmalloc((total ? total : 1) * sizeof *children);
 	values = xcalloc(total ? total : 1, lir_type_size(type));
 	leaves = own_leaves ? xcalloc(total ? total : 1, sizeof *leaves) : NULL;
-	queue = xmalloc(max_nodes * sizeof *queue);
+	order = xmalloc(max_nodes * sizeof *order);
+	slots = xmalloc(max_nodes * sizeof *slots);
 	total = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		roots[t] = (int32_t)total;
-		total = store_tree(f, layout, t, words, values, leaves, children, total, queue);
+		total = store_tree(f, layout, t, words, values, leaves, children, total, order, slots);
 	}
-	free(queue);
+	free(order);
+	free(slots);
 	roots[f->num_trees] = (int32_t)total; /* where the last tree ends */
 
 	s = xcalloc(1, sizeof *s);
