@@ -630,7 +630,10 @@ static uint32_t constant_category_in(const RepLayout *layout, LBuilder *b, const
 		bit = lir_emit(b, LOP_AND, LTYPE_I64, bit, lir_const_int(b, LTYPE_I64, (int64_t)mask), LIR_NONE);
 		return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I64, 0)));
 	}
-	/* Else its word from the set buffer (after the set's count), c below end keeping the load inside the set. */
+	/* Else its word from the set buffer (after the set's count), c below end keeping the load inside the set (end as a float may round up). */
+	below = lir_cmp(b, LOP_ICMP, LCMP_SLT, c, lir_const_int(b, LTYPE_I64, end));
+	ok = and1(b, ok, below);
+	c = lir_emit(b, LOP_SELECT, LTYPE_I64, below, c, lir_const_int(b, LTYPE_I64, 0));
 	slot = lir_emit(b, LOP_ASHR, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 5), LIR_NONE);
 	slot = lir_emit(b, LOP_ADD, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + 1), LIR_NONE);
 	word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, slot, LIR_NONE);
