@@ -43,13 +43,16 @@
 
 /* Node modes, in the order of opset 5's codes; LEAF is opsets 1-3's leaf mode. */
 enum { MODE_MEMBER = 6, MODE_LEAF = 7 };
+#define MODE(name, compare) {name, sizeof name - 1, compare}
 static const struct {
 	const char *name;
+	size_t length;
 	HCompare compare;
 } modes[] = {
-	{"BRANCH_LEQ", HCMP_LE}, {"BRANCH_LT", HCMP_LT}, {"BRANCH_GTE", HCMP_GE}, {"BRANCH_GT", HCMP_GT},
-	{"BRANCH_EQ", HCMP_EQ}, {"BRANCH_NEQ", HCMP_NE}, {"BRANCH_MEMBER", HCMP_IN}, {"LEAF", HCMP_COUNT},
+	MODE("BRANCH_LEQ", HCMP_LE), MODE("BRANCH_LT", HCMP_LT), MODE("BRANCH_GTE", HCMP_GE), MODE("BRANCH_GT", HCMP_GT),
+	MODE("BRANCH_EQ", HCMP_EQ), MODE("BRANCH_NEQ", HCMP_NE), MODE("BRANCH_MEMBER", HCMP_IN), MODE("LEAF", HCMP_COUNT),
 };
+#undef MODE
 
 /* post_transform names (opsets 1-3), in the order of opset 5's codes. */
 static const struct {
@@ -77,214 +80,340 @@ bool onnx_fail(Reader *r, const char *fmt, ...)
 	return false;
 }
 
-/* A numeric list attribute (ints, floats) or tensor (typed field or raw little-endian bytes). */
-typedef enum ValueKind { VALUES_INT64, VALUES_INT32, VALUES_UINT8, VALUES_FLOAT, VALUES_DOUBLE } ValueKind;
-
-typedef struct Values {
-	const char *name;     /* the attribute, for messages; NULL when the model has none */
-	size_t count;
-	ValueKind kind;
-	const uint8_t *bytes; /* raw data, or NULL for typed data */
-	const void *data;
-} Values;
-
-
-/* The ensemble's attribute `name`, or NULL. */
-static const Attribute *attribute(const Reader *r, const char *name)
+void onnx_reader_free(Reader *r)
 {
-	for (size_t i = 0; i < r->node->n_attribute; i++)
-		if (strcmp(onnx_text(r->node->attribute[i]->name), name) == 0)
-			return r->node->attribute[i];
-	return NULL;
-}
-
-static double values_get(const Values *v, size_t i)
-{
-	static const size_t sizes[] = {8, 4, 1, 4, 8};
-	if (v->bytes) {
-		const uint8_t *p = v->bytes + i * sizes[v->kind];
-		int64_t l;
-		int32_t n;
-		float f;
-		double d;
-		switch (v->kind) {
-		case VALUES_INT64: return memcpy(&l, p, 8), (double)l;
-		case VALUES_INT32: return memcpy(&n, p, 4), n;
-		case VALUES_UINT8: return *p;
-		case VALUES_FLOAT: return memcpy(&f, p, 4), f;
-		case VALUES_DOUBLE: return memcpy(&d, p, 8), d;
-		}
-	}
-	switch (v->kind) {
-	case VALUES_INT64: return (double)((const int64_t *)v->data)[i];
-	case VALUES_INT32:
-	case VALUES_UINT8: return ((const int32_t *)v->data)[i];
-	case VALUES_FLOAT: return ((const float *)v->data)[i];
-	case VALUES_DOUBLE: return ((const double *)v->data)[i];
-	}
-	die("unknown value kind %d", (int)v->kind);
-}
-
-/* Element i of an integer list attribute (exact where values_get would round). */
-static int64_t values_int(const Values *v, size_t i)
-{
-	int64_t l;
-	if (v->kind != VALUES_INT64)
-		return (int64_t)values_get(v, i);
-	if (!v->bytes)
-		return ((const int64_t *)v->data)[i];
-	memcpy(&l, v->bytes + 8 * i, 8);
-	return l;
-}
-
-/* A tensor attribute's values: float, double, uint8, int32 or int64, typed or raw. */
-static bool read_tensor(Reader *r, const Attribute *a, Values *v)
-{
-	static const struct {
-		int type;
-		ValueKind kind;
-		size_t size;
-	} types[] = {
-		{ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, VALUES_FLOAT, 4}, {ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, VALUES_DOUBLE, 8},
-		{ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, VALUES_UINT8, 1}, {ONNX__TENSOR_PROTO__DATA_TYPE__INT32, VALUES_INT32, 4},
-		{ONNX__TENSOR_PROTO__DATA_TYPE__INT64, VALUES_INT64, 8},
-	};
-	const Tensor *t = a->t;
-	size_t k = 0, typed, count = 1;
-	if (!t)
-		return onnx_fail(r, "%s.%s: expected a tensor", r->op, a->name);
-	while (k < COUNT_OF(types) && types[k].type != t->data_type)
-		k++;
-	if (k == COUNT_OF(types))
-		return onnx_fail(r, "%s.%s: tensor of element type %d (expected float, double or an integer type)", r->op, a->name,
-		            (int)t->data_type);
-	if (t->has_data_location && t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-		return onnx_fail(r, "%s.%s: the tensor's data is in an external file, which grove does not read", r->op, a->name);
-	v->kind = types[k].kind;
-	switch (v->kind) {
-	case VALUES_FLOAT: typed = t->n_float_data, v->data = t->float_data; break;
-	case VALUES_DOUBLE: typed = t->n_double_data, v->data = t->double_data; break;
-	case VALUES_INT64: typed = t->n_int64_data, v->data = t->int64_data; break;
-	default: typed = t->n_int32_data, v->data = t->int32_data; break;
-	}
-	for (size_t d = 0; d < t->n_dims; d++) {
-		if (t->dims[d] < 0 || (t->dims[d] && count > SIZE_MAX / (size_t)t->dims[d]))
-			return onnx_fail(r, "%s.%s: dimension %zu is %lld", r->op, a->name, d, (long long)t->dims[d]);
-		count *= (size_t)t->dims[d];
-	}
-	if (t->has_raw_data) {
-		if (t->raw_data.len % types[k].size || (t->n_dims && t->raw_data.len / types[k].size != count))
-			return onnx_fail(r, "%s.%s: %zu bytes of raw data for %zu elements of %zu bytes", r->op, a->name, t->raw_data.len,
-			            count, types[k].size);
-		v->bytes = t->raw_data.data;
-		v->count = t->raw_data.len / types[k].size;
-	} else {
-		if (t->n_dims && typed != count)
-			return onnx_fail(r, "%s.%s: %zu elements, but the tensor's shape holds %zu", r->op, a->name, typed, count);
-		v->count = typed;
-	}
-	return true;
-}
-
-/*
- * Attribute `name` as numbers: a list of ints or floats, or a tensor. With as_tensor,
- * `name`_as_tensor (doubles) may stand for it instead (*is_double then says which).
- */
-static bool read_values(Reader *r, const char *name, bool as_tensor, bool required, Values *v, bool *is_double)
-{
-	char tensor_name[64];
-	const Attribute *a = attribute(r, name), *t = NULL;
-	memset(v, 0, sizeof *v);
-	if (as_tensor) {
-		snprintf(tensor_name, sizeof tensor_name, "%s_as_tensor", name);
-		t = attribute(r, tensor_name);
-		if (a && t)
-			return onnx_fail(r, "%s: both %s and %s are given", r->op, name, tensor_name);
-		if (t)
-			a = t;
-	}
-	if (!a)
-		return required ? onnx_fail(r, "%s: missing attribute '%s'", r->op, name) : true;
-	v->name = a->name;
-	if (a->t || (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)) {
-		if (!read_tensor(r, a, v))
-			return false;
-	} else if (a->n_floats || (a->has_type && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS)) {
-		v->kind = VALUES_FLOAT, v->data = a->floats, v->count = a->n_floats;
-	} else {
-		v->kind = VALUES_INT64, v->data = a->ints, v->count = a->n_ints;
-	}
-	if (is_double)
-		*is_double = v->kind == VALUES_DOUBLE;
-	return true;
-}
-
-/* Integer attribute `name` (`otherwise` when absent). */
-static bool read_int(Reader *r, const char *name, int64_t min, int64_t max, int64_t otherwise, int64_t *out)
-{
-	const Attribute *a = attribute(r, name);
-	*out = otherwise;
-	if (!a)
-		return true;
-	if (!a->has_i)
-		return onnx_fail(r, "%s.%s: expected an integer", r->op, name);
-	*out = a->i;
-	if (*out < min || *out > max)
-		return onnx_fail(r, "%s.%s: %lld is out of range [%lld, %lld]", r->op, name, (long long)*out, (long long)min, (long long)max);
-	return true;
-}
-
-/* String attribute `name` (`otherwise` when absent) into buf. */
-static bool read_string(Reader *r, const char *name, const char *otherwise, char *buf, size_t size)
-{
-	const Attribute *a = attribute(r, name);
-	if (!a) {
-		snprintf(buf, size, "%s", otherwise);
-		return true;
-	}
-	if (!a->has_s)
-		return onnx_fail(r, "%s.%s: expected a string", r->op, name);
-	snprintf(buf, size, "%.*s", (int)(a->s.len < size ? a->s.len : size - 1), (const char *)a->s.data);
-	return true;
+	free(r->items);
+	free(r->tree_ids);
+	free(r->node_ids);
+	free(r->weights);
+	free(r->weight_items);
+	free(r->roots);
+	free(r->stamp);
+	free(r->referenced);
+	free(r->order);
+	free(r->nodes);
 }
 
 /* Values v must have as many elements as `like` (absent optional ones are skipped). */
 static bool same_length(Reader *r, const Values *v, const Values *like)
 {
-	if (v->name && v->count != like->count)
+	if (v->present && v->count != like->count)
 		return onnx_fail(r, "%s.%s: %zu elements, but %s has %zu", r->op, v->name, v->count, like->name, like->count);
 	return true;
 }
 
-/* Where item i comes from, for messages. */
+/* Where item i (of those held) comes from, for messages. */
 static const char *item_place(const Reader *r, size_t i, char *buf, size_t size)
 {
-	if (!r->v5)
-		snprintf(buf, size, "tree %lld node %lld (nodes_nodeids[%zu])", (long long)r->items[i].tree,
-		         (long long)r->items[i].id, i);
-	else if (i < r->num_splits)
+	if (r->v5 && i < r->num_splits)
 		snprintf(buf, size, "nodes_featureids[%zu]", i);
-	else
+	else if (r->v5)
 		snprintf(buf, size, "leaf_weights[%zu]", i - r->num_splits);
+	else if (r->tree_ids)
+		snprintf(buf, size, "tree %lld node %lld (nodes_nodeids[%zu])", (long long)r->tree_ids[i], (long long)r->node_ids[i], i);
+	else
+		snprintf(buf, size, "tree %lld node %zu (nodes_nodeids[%zu])", (long long)r->tree_id, i, r->item_first + i);
 	return buf;
 }
 
-/* Fill the split fields of item i from element i of the nodes_* arrays (mode already set). */
-static bool read_split(Reader *r, size_t i, const Values *features, const Values *thresholds, const Values *missing)
+/* Item it, element i of the nodes_* arrays, is a split (its mode set): its feature, threshold and missing rule. */
+static bool read_split(Reader *r, Item *it, size_t i, int64_t feature, double threshold, int64_t track, const char *thresholds)
 {
-	Item *it = &r->items[i];
-	int64_t feature = values_int(features, i), track = missing->name ? values_int(missing, i) : 0;
 	if (feature < 0 || feature > INT32_MAX)
 		return onnx_fail(r, "%s.nodes_featureids[%zu]: feature %lld out of range", r->op, i, (long long)feature);
 	if (track != 0 && track != 1)
 		return onnx_fail(r, "%s.nodes_missing_value_tracks_true[%zu]: %lld (expected 0 or 1)", r->op, i, (long long)track);
 	it->feature = (int32_t)feature;
 	it->missing_true = (uint8_t)track;
-	it->threshold = values_get(thresholds, i);
+	it->threshold = threshold;
 	if (it->mode != MODE_MEMBER && isnan(it->threshold))
-		return onnx_fail(r, "%s.%s[%zu]: threshold is NaN", r->op, thresholds->name, i);
+		return onnx_fail(r, "%s.%s[%zu]: threshold is NaN", r->op, thresholds, i);
 	if (feature > r->max_feature)
 		r->max_feature = feature;
+	return true;
+}
+
+/* Room for n items (zeroed) and their scratch. */
+static void reserve_items(Reader *r, size_t n)
+{
+	GROW(r->items, n ? n : 1, r->items_cap);
+	GROW(r->stamp, n ? n : 1, r->stamp_cap);
+	GROW(r->referenced, n ? n : 1, r->referenced_cap);
+	memset(r->items, 0, n * sizeof *r->items);
+	memset(r->stamp, 0, n * sizeof *r->stamp);
+	memset(r->referenced, 0, n);
+	r->num_items = n;
+}
+
+/* Opsets 1-3: the nodes_* attributes, read in step. */
+typedef struct NodeValues {
+	Values tree_ids, node_ids, features, thresholds, true_ids, false_ids, missing;
+	PbRepeated modes;
+	const uint8_t *modes_kept; /* see onnx_release */
+} NodeValues;
+
+/* Opsets 1-3: the leaves' weights (prefix "target_" or "class_"), read in step. */
+typedef struct WeightValues {
+	Values tree_ids, node_ids, ids, values;
+} WeightValues;
+
+static bool read_node_values(Reader *r, NodeValues *n, bool *thresholds_double)
+{
+	const Attribute *modes_attribute = onnx_attribute(r, "nodes_modes");
+	size_t num_modes;
+	if (!onnx_read_values(r, "nodes_treeids", false, true, &n->tree_ids, NULL) ||
+	    !onnx_read_values(r, "nodes_nodeids", false, true, &n->node_ids, NULL) ||
+	    !onnx_read_values(r, "nodes_featureids", false, true, &n->features, NULL) ||
+	    !onnx_read_values(r, "nodes_values", true, true, &n->thresholds, thresholds_double) ||
+	    !onnx_read_values(r, "nodes_truenodeids", false, true, &n->true_ids, NULL) ||
+	    !onnx_read_values(r, "nodes_falsenodeids", false, true, &n->false_ids, NULL) ||
+	    !onnx_read_values(r, "nodes_missing_value_tracks_true", false, false, &n->missing, NULL))
+		return false;
+	if (!modes_attribute)
+		return onnx_fail(r, "%s: missing attribute 'nodes_modes'", r->op);
+	if (!same_length(r, &n->node_ids, &n->tree_ids) || !same_length(r, &n->features, &n->tree_ids) ||
+	    !same_length(r, &n->thresholds, &n->tree_ids) || !same_length(r, &n->true_ids, &n->tree_ids) ||
+	    !same_length(r, &n->false_ids, &n->tree_ids) || !same_length(r, &n->missing, &n->tree_ids) ||
+	    !onnx_read_strings(r, modes_attribute, &n->modes, &num_modes))
+		return false;
+	n->modes_kept = n->modes.message.p;
+	if (num_modes != n->tree_ids.count)
+		return onnx_fail(r, "%s.nodes_modes: %zu elements, but nodes_treeids has %zu", r->op, num_modes, n->tree_ids.count);
+	if (n->tree_ids.count >= UINT32_MAX)
+		return onnx_fail(r, "%s: %zu nodes (grove reads up to %u)", r->op, n->tree_ids.count, UINT32_MAX - 1);
+	return true;
+}
+
+static bool read_weight_values(Reader *r, const char *prefix, WeightValues *w, bool *is_double)
+{
+	char names[4][32];
+	snprintf(names[0], sizeof names[0], "%streeids", prefix);
+	snprintf(names[1], sizeof names[1], "%snodeids", prefix);
+	snprintf(names[2], sizeof names[2], "%sids", prefix);
+	snprintf(names[3], sizeof names[3], "%sweights", prefix);
+	if (!onnx_read_values(r, names[0], false, true, &w->tree_ids, NULL) ||
+	    !onnx_read_values(r, names[1], false, true, &w->node_ids, NULL) ||
+	    !onnx_read_values(r, names[2], false, true, &w->ids, NULL) ||
+	    !onnx_read_values(r, names[3], true, true, &w->values, is_double) || !same_length(r, &w->node_ids, &w->tree_ids) ||
+	    !same_length(r, &w->ids, &w->tree_ids) || !same_length(r, &w->values, &w->tree_ids))
+		return false;
+	if (w->tree_ids.count >= UINT32_MAX)
+		return onnx_fail(r, "%s: %zu weights (grove reads up to %u)", r->op, w->tree_ids.count, UINT32_MAX - 1);
+	return true;
+}
+
+/*
+ * Opsets 1-3: element i of the nodes_* arrays into item it; *tree, *id its ids, and for
+ * a split *ids the node ids of its children.
+ */
+static bool read_item_v3(Reader *r, NodeValues *n, Item *it, size_t i, int64_t *tree, int64_t *id, int64_t ids[2])
+{
+	PbBytes s = pb_repeated_next_bytes(&n->modes);
+	int64_t feature = onnx_values_next_int(&n->features), track = n->missing.present ? onnx_values_next_int(&n->missing) : 0;
+	double threshold = onnx_values_next(&n->thresholds);
+	*tree = onnx_values_next_int(&n->tree_ids);
+	*id = onnx_values_next_int(&n->node_ids);
+	ids[0] = onnx_values_next_int(&n->true_ids);
+	ids[1] = onnx_values_next_int(&n->false_ids);
+	it->mode = COUNT_OF(modes);
+	for (uint8_t m = 0; m < COUNT_OF(modes); m++)
+		if (m != MODE_MEMBER && s.len == modes[m].length && memcmp(s.data, modes[m].name, s.len) == 0)
+			it->mode = m;
+	if (it->mode == COUNT_OF(modes))
+		return onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s.len < 40 ? s.len : 40), (const char *)s.data);
+	return it->mode == MODE_LEAF || read_split(r, it, i, feature, threshold, track, n->thresholds.name);
+}
+
+/* Opsets 1-3: weight j into r->weights[r->num_weights++], adding to leaf u (SIZE_MAX: no node (tree, id)). */
+static bool read_weight_v3(Reader *r, const WeightValues *w, size_t j, int64_t tree, int64_t id, size_t u, int64_t target,
+                           double value, uint32_t num_outputs)
+{
+	if (u == SIZE_MAX)
+		return onnx_fail(r, "%s.%s[%zu]: tree %lld has no node %lld", r->op, w->node_ids.name, j, (long long)tree, (long long)id);
+	if (r->items[u].mode != MODE_LEAF)
+		return onnx_fail(r, "%s.%s[%zu]: node %lld of tree %lld is not a leaf", r->op, w->node_ids.name, j, (long long)id,
+		                 (long long)tree);
+	if (target < 0 || target >= num_outputs)
+		return onnx_fail(r, "%s.%s[%zu]: %lld out of range (the model has %u outputs)", r->op, w->ids.name, j, (long long)target,
+		                 num_outputs);
+	if (!isfinite(value))
+		return onnx_fail(r, "%s.%s[%zu]: weight is %s", r->op, w->values.name, j, isnan(value) ? "NaN" : "infinite");
+	GROW(r->weights, r->num_weights + 1, r->weights_cap);
+	GROW(r->weight_items, r->num_weights + 1, r->weight_items_cap);
+	r->weights[r->num_weights] = (Weight){(uint32_t)target, value};
+	r->weight_items[r->num_weights++] = (uint32_t)u;
+	r->items[u].num_weights++;
+	r->class1 |= target == 1;
+	r->negative |= value < 0;
+	return true;
+}
+
+/* Opsets 1-3: group the weights read by leaf, keeping their order within a leaf (a counting sort). */
+static void group_weights(Reader *r)
+{
+	size_t next = 0;
+	bool sorted = true;
+	Weight *grouped;
+	for (size_t j = 1; j < r->num_weights && sorted; j++)
+		sorted = r->weight_items[j - 1] <= r->weight_items[j];
+	for (size_t u = 0; u < r->num_items; u++) {
+		if (r->items[u].mode != MODE_LEAF)
+			continue;
+		r->items[u].first_weight = (uint32_t)next;
+		next += r->items[u].num_weights;
+		if (!sorted)
+			r->items[u].num_weights = 0; /* counted again as they are placed */
+	}
+	if (sorted)
+		return;
+	grouped = xmalloc((r->num_weights ? r->num_weights : 1) * sizeof *grouped);
+	for (size_t j = 0; j < r->num_weights; j++) {
+		Item *leaf = &r->items[r->weight_items[j]];
+		grouped[leaf->first_weight + leaf->num_weights++] = r->weights[j];
+	}
+	free(r->weights);
+	r->weights = grouped;
+	r->weights_cap = r->num_weights ? r->num_weights : 1;
+}
+
+/* Opsets 1-3: the node id of held item u. */
+static int64_t node_id(const Reader *r, size_t u) { return r->node_ids ? r->node_ids[u] : (int64_t)u; }
+
+/*
+ * Opsets 1-3: the one item of tree `tree`, items members[first .. end) (or first .. end
+ * when members is NULL), that no split points to: its root; SIZE_MAX after an error.
+ */
+static size_t find_root(Reader *r, const size_t *members, size_t first, size_t end, int64_t tree)
+{
+	size_t root = SIZE_MAX;
+	for (size_t k = first; k < end; k++) {
+		size_t u = members ? members[k] : k;
+		if (r->referenced[u])
+			continue;
+		if (root != SIZE_MAX) {
+			onnx_fail(r, "%s: tree %lld has two roots, nodes %lld and %lld (nodes no other node points to)", r->op, (long long)tree,
+			          (long long)node_id(r, root), (long long)node_id(r, u));
+			return SIZE_MAX;
+		}
+		root = u;
+	}
+	if (root == SIZE_MAX)
+		onnx_fail(r, "%s: tree %lld has no root (every node is another's child: a cycle)", r->op, (long long)tree);
+	return root;
+}
+
+static bool build_tree(Reader *r, HForest *f, size_t root, uint32_t t, uint32_t watch, bool *touches);
+
+/* Opsets 1-3: a tree's id and its number of nodes, which nodes_* give in a row with ids 0, 1, ... */
+typedef struct TreeRun {
+	int64_t tree;
+	size_t count;
+} TreeRun;
+
+/*
+ * Opsets 1-3: whether nodes_* hold each tree in a row, trees in increasing order of their
+ * ids, nodes numbered 0, 1, ... in a row, and the weights come tree after tree (what
+ * skl2onnx and onnxmltools write): then the trees are read one at a time (*runs, *num_runs).
+ */
+static bool trees_in_order(const NodeValues *n, const WeightValues *w, TreeRun **runs, size_t *num_runs)
+{
+	Values trees = n->tree_ids, ids = n->node_ids, weight_trees = w->tree_ids;
+	size_t cap = 0, first = 0;
+	int64_t last = INT64_MIN;
+	*runs = NULL;
+	*num_runs = 0;
+	for (size_t i = 0; i < trees.count; i++) {
+		int64_t tree = onnx_values_next_int(&trees), id = onnx_values_next_int(&ids);
+		if (*num_runs && tree == (*runs)[*num_runs - 1].tree && id == (int64_t)(i - first)) {
+			(*runs)[*num_runs - 1].count++;
+		} else if ((!*num_runs || tree > (*runs)[*num_runs - 1].tree) && id == 0) {
+			GROW(*runs, *num_runs + 1, cap);
+			(*runs)[(*num_runs)++] = (TreeRun){tree, 1};
+			first = i;
+		} else {
+			return false;
+		}
+	}
+	for (size_t j = 0; j < weight_trees.count; j++) {
+		int64_t tree = onnx_values_next_int(&weight_trees);
+		if (tree < last)
+			return false;
+		last = tree;
+	}
+	return true;
+}
+
+/* Let the kernel drop the file's pages behind the nodes_* and weights' positions. */
+static void release_values(const Reader *r, NodeValues *n, WeightValues *w)
+{
+	Values *all[] = {&n->tree_ids, &n->node_ids, &n->features, &n->thresholds, &n->true_ids, &n->false_ids, &n->missing,
+	                 &w->tree_ids, &w->node_ids, &w->ids, &w->values};
+	for (size_t k = 0; k < COUNT_OF(all); k++)
+		onnx_values_release(r, all[k]);
+	onnx_release(r, &n->modes_kept, n->modes.message.p);
+}
+
+/* Opsets 1-3, trees in order (trees_in_order): each tree read and built in turn. */
+static bool read_trees_in_order(Reader *r, HForest *f, NodeValues *n, WeightValues *w, const TreeRun *runs, size_t num_runs,
+                                uint32_t num_outputs, uint32_t watch, bool *all_rows_touch)
+{
+	size_t j = 0;
+	int64_t wtree = 0, wid = 0, target = 0;
+	double value = 0;
+	char place[128];
+	bool pending = false; /* weight j is read, not yet placed */
+	*all_rows_touch = false;
+	for (size_t k = 0; k < num_runs; k++) {
+		size_t count = runs[k].count, root;
+		bool touches;
+		reserve_items(r, count);
+		r->tree_id = runs[k].tree;
+		r->num_weights = 0;
+		for (size_t u = 0; u < count; u++) {
+			int64_t tree, id, ids[2];
+			Item *it = &r->items[u];
+			if (!read_item_v3(r, n, it, r->item_first + u, &tree, &id, ids))
+				return false;
+			if (it->mode == MODE_LEAF)
+				continue;
+			for (int side = 0; side < 2; side++) {
+				if (ids[side] < 0 || (uint64_t)ids[side] >= count)
+					return onnx_fail(r, "%s.%s[%zu]: node id %lld is not in tree %lld", r->op,
+					                 side ? n->false_ids.name : n->true_ids.name, r->item_first + u, (long long)ids[side],
+					                 (long long)r->tree_id);
+				it->child[side] = (uint32_t)ids[side];
+				r->referenced[ids[side]] = 1;
+			}
+		}
+		if ((root = find_root(r, NULL, 0, count, r->tree_id)) == SIZE_MAX)
+			return false;
+		for (;; j++, pending = false) {
+			if (!pending && j < w->tree_ids.count) {
+				wtree = onnx_values_next_int(&w->tree_ids);
+				wid = onnx_values_next_int(&w->node_ids);
+				target = onnx_values_next_int(&w->ids);
+				value = onnx_values_next(&w->values);
+				pending = true;
+			}
+			if (!pending || wtree > r->tree_id)
+				break;
+			if (!read_weight_v3(r, w, j, wtree, wid, wtree == r->tree_id && wid >= 0 && (uint64_t)wid < count ? (size_t)wid : SIZE_MAX,
+			                    target, value, num_outputs))
+				return false;
+		}
+		group_weights(r);
+		if (!build_tree(r, f, root, (uint32_t)k, watch, &touches))
+			return false;
+		for (size_t u = 0; u < count; u++)
+			if (!r->stamp[u])
+				return onnx_fail(r, "%s: %s is not reachable from any tree's root", r->op, item_place(r, u, place, sizeof place));
+		*all_rows_touch |= touches;
+		r->item_first += count;
+		release_values(r, n, w);
+	}
+	if (pending)
+		return read_weight_v3(r, w, j, wtree, wid, SIZE_MAX, target, value, num_outputs);
+	r->num_trees = (uint32_t)num_runs;
 	return true;
 }
 
@@ -319,176 +448,94 @@ static size_t key_find(const Key *keys, size_t n, int64_t tree, int64_t id)
 	return lo < n && keys[lo].tree == tree && keys[lo].id == id ? keys[lo].item : SIZE_MAX;
 }
 
-/* Opsets 1-3: the leaves' weights (prefix "target_" or "class_"), each to an output below num_outputs. */
-static bool read_weights_v3(Reader *r, const char *prefix, uint32_t num_outputs, const Key *keys, bool *is_double)
+/*
+ * Opsets 1-3, any numbering: all nodes at once, found by their sorted (tree id, node id)
+ * keys; each tree's root; the weights.
+ */
+static bool read_items_v3(Reader *r, NodeValues *n, WeightValues *w, uint32_t num_outputs)
 {
-	char names[4][32];
-	Values tree_ids, node_ids, ids, values;
-	Key *order;
-	snprintf(names[0], sizeof names[0], "%streeids", prefix);
-	snprintf(names[1], sizeof names[1], "%snodeids", prefix);
-	snprintf(names[2], sizeof names[2], "%sids", prefix);
-	snprintf(names[3], sizeof names[3], "%sweights", prefix);
-	if (!read_values(r, names[0], false, true, &tree_ids, NULL) || !read_values(r, names[1], false, true, &node_ids, NULL) ||
-	    !read_values(r, names[2], false, true, &ids, NULL) || !read_values(r, names[3], true, true, &values, is_double) ||
-	    !same_length(r, &node_ids, &tree_ids) || !same_length(r, &ids, &tree_ids) || !same_length(r, &values, &tree_ids))
-		return false;
-	r->num_weights = tree_ids.count;
-	r->weights = xcalloc(r->num_weights ? r->num_weights : 1, sizeof *r->weights);
-	order = xcalloc(r->num_weights ? r->num_weights : 1, sizeof *order);
-	for (size_t j = 0; j < r->num_weights; j++) {
-		int64_t tree = values_int(&tree_ids, j), id = values_int(&node_ids, j), target = values_int(&ids, j);
-		size_t u = key_find(keys, r->num_items, tree, id);
-		double w = values_get(&values, j);
-		bool ok = false;
-		if (u == SIZE_MAX)
-			onnx_fail(r, "%s.%s[%zu]: tree %lld has no node %lld", r->op, names[1], j, (long long)tree, (long long)id);
-		else if (r->items[u].mode != MODE_LEAF)
-			onnx_fail(r, "%s.%s[%zu]: node %lld of tree %lld is not a leaf", r->op, names[1], j, (long long)id, (long long)tree);
-		else if (target < 0 || target >= num_outputs)
-			onnx_fail(r, "%s.%s[%zu]: %lld out of range (the model has %u outputs)", r->op, names[2], j, (long long)target, num_outputs);
-		else if (!isfinite(w))
-			onnx_fail(r, "%s.%s[%zu]: weight is %s", r->op, values.name, j, isnan(w) ? "NaN" : "infinite");
-		else
-			ok = true;
-		if (!ok) {
-			free(order);
-			return false;
-		}
-		order[j] = (Key){(int64_t)u, (int64_t)j, 0};
-		r->weights[j] = (Weight){(uint32_t)target, w};
-	}
-	/* Group the weights by leaf (keeping their order within a leaf). */
-	qsort(order, r->num_weights, sizeof *order, key_compare);
-	for (size_t j = 0; j < r->num_weights; j++) {
-		Item *leaf = &r->items[order[j].tree];
-		if (!leaf->num_weights++)
-			leaf->first_weight = j;
-	}
-	{
-		Weight *sorted = xcalloc(r->num_weights ? r->num_weights : 1, sizeof *sorted);
-		for (size_t j = 0; j < r->num_weights; j++)
-			sorted[j] = r->weights[order[j].id];
-		free(r->weights);
-		r->weights = sorted;
-	}
-	free(order);
-	return true;
-}
-
-/* The child of split i named by element i of `ids` (a node id of the same tree), as an item index. */
-static bool child_v3(Reader *r, const Key *keys, const Values *ids, size_t i, int side)
-{
-	int64_t id = values_int(ids, i);
-	size_t u = key_find(keys, r->num_items, r->items[i].tree, id);
-	if (u == SIZE_MAX)
-		return onnx_fail(r, "%s.%s[%zu]: node id %lld is not in tree %lld", r->op, ids->name, i, (long long)id,
-		            (long long)r->items[i].tree);
-	r->items[i].child[side] = u;
-	return true;
-}
-
-/* Opsets 1-3: the nodes, their children and each tree's root, then the leaves' weights. */
-static bool read_items_v3(Reader *r, const char *prefix, uint32_t num_outputs, bool *thresholds_double, bool *weights_double)
-{
-	Values tree_ids, node_ids, features, thresholds, true_ids, false_ids, missing;
-	const Attribute *mode_names = attribute(r, "nodes_modes");
-	uint8_t *referenced = NULL;
-	Key *keys = NULL;
+	Key *keys;
+	size_t *members;
 	bool ok = false;
-
-	if (!read_values(r, "nodes_treeids", false, true, &tree_ids, NULL) ||
-	    !read_values(r, "nodes_nodeids", false, true, &node_ids, NULL) ||
-	    !read_values(r, "nodes_featureids", false, true, &features, NULL) ||
-	    !read_values(r, "nodes_values", true, true, &thresholds, thresholds_double) ||
-	    !read_values(r, "nodes_truenodeids", false, true, &true_ids, NULL) ||
-	    !read_values(r, "nodes_falsenodeids", false, true, &false_ids, NULL) ||
-	    !read_values(r, "nodes_missing_value_tracks_true", false, false, &missing, NULL))
-		return false;
-	if (!mode_names)
-		return onnx_fail(r, "%s: missing attribute 'nodes_modes'", r->op);
-	if (!same_length(r, &node_ids, &tree_ids) || !same_length(r, &features, &tree_ids) ||
-	    !same_length(r, &thresholds, &tree_ids) || !same_length(r, &true_ids, &tree_ids) ||
-	    !same_length(r, &false_ids, &tree_ids) || !same_length(r, &missing, &tree_ids))
-		return false;
-	if (mode_names->n_strings != tree_ids.count)
-		return onnx_fail(r, "%s.nodes_modes: %zu elements, but nodes_treeids has %zu", r->op, mode_names->n_strings, tree_ids.count);
-	r->num_items = tree_ids.count;
-	r->items = xcalloc(r->num_items ? r->num_items : 1, sizeof *r->items);
+	reserve_items(r, n->tree_ids.count);
+	r->tree_ids = xmalloc((r->num_items ? r->num_items : 1) * sizeof *r->tree_ids);
+	r->node_ids = xmalloc((r->num_items ? r->num_items : 1) * sizeof *r->node_ids);
 	keys = xcalloc(r->num_items ? r->num_items : 1, sizeof *keys);
-	for (size_t i = 0; i < r->num_items; i++) {
-		Item *it = &r->items[i];
-		const ProtobufCBinaryData *s = &mode_names->strings[i];
-		it->tree = values_int(&tree_ids, i);
-		it->id = values_int(&node_ids, i);
-		keys[i] = (Key){it->tree, it->id, i};
-		it->mode = COUNT_OF(modes);
-		for (uint8_t m = 0; m < COUNT_OF(modes); m++)
-			if (m != MODE_MEMBER && strlen(modes[m].name) == s->len && memcmp(modes[m].name, s->data, s->len) == 0)
-				it->mode = m;
-		if (it->mode == COUNT_OF(modes)) {
-			onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s->len < 40 ? s->len : 40), (const char *)s->data);
-			goto done;
+	members = xcalloc(r->num_items ? r->num_items : 1, sizeof *members);
+	{
+		int64_t (*ids)[2] = xmalloc((r->num_items ? r->num_items : 1) * sizeof *ids);
+		for (size_t i = 0; i < r->num_items; i++) {
+			if (!read_item_v3(r, n, &r->items[i], i, &r->tree_ids[i], &r->node_ids[i], ids[i]))
+				goto done_ids;
+			keys[i] = (Key){r->tree_ids[i], r->node_ids[i], i};
 		}
-		if (it->mode != MODE_LEAF && !read_split(r, i, &features, &thresholds, &missing))
-			goto done;
-	}
-	qsort(keys, r->num_items, sizeof *keys, key_compare);
-	for (size_t k = 1; k < r->num_items; k++)
-		if (keys[k].tree == keys[k - 1].tree && keys[k].id == keys[k - 1].id) {
-			onnx_fail(r, "%s.nodes_nodeids[%zu]: tree %lld has node %lld twice (also at %zu)", r->op, keys[k].item,
-			     (long long)keys[k].tree, (long long)keys[k].id, keys[k - 1].item);
-			goto done;
+		qsort(keys, r->num_items, sizeof *keys, key_compare);
+		for (size_t k = 1; k < r->num_items; k++)
+			if (keys[k].tree == keys[k - 1].tree && keys[k].id == keys[k - 1].id) {
+				onnx_fail(r, "%s.nodes_nodeids[%zu]: tree %lld has node %lld twice (also at %zu)", r->op, keys[k].item,
+				          (long long)keys[k].tree, (long long)keys[k].id, keys[k - 1].item);
+				goto done_ids;
+			}
+		for (size_t i = 0; i < r->num_items; i++) {
+			if (r->items[i].mode == MODE_LEAF)
+				continue;
+			for (int side = 0; side < 2; side++) {
+				size_t u = key_find(keys, r->num_items, r->tree_ids[i], ids[i][side]);
+				if (u == SIZE_MAX) {
+					onnx_fail(r, "%s.%s[%zu]: node id %lld is not in tree %lld", r->op, side ? n->false_ids.name : n->true_ids.name, i,
+					          (long long)ids[i][side], (long long)r->tree_ids[i]);
+					goto done_ids;
+				}
+				r->items[i].child[side] = (uint32_t)u;
+				r->referenced[u] = 1;
+			}
 		}
-	referenced = xcalloc(r->num_items ? r->num_items : 1, 1);
-	for (size_t i = 0; i < r->num_items; i++) {
-		if (r->items[i].mode == MODE_LEAF)
-			continue;
-		if (!child_v3(r, keys, &true_ids, i, 0) || !child_v3(r, keys, &false_ids, i, 1))
-			goto done;
-		referenced[r->items[i].child[0]] = referenced[r->items[i].child[1]] = 1;
+		ok = true;
+done_ids:
+		free(ids);
 	}
-	/* A tree's root is its one node that is no node's child; trees in order of their ids. */
+	if (!ok)
+		goto done;
+	ok = false;
+	/* Trees in order of their ids. */
 	r->roots = xcalloc(r->num_items ? r->num_items : 1, sizeof *r->roots);
 	for (size_t k = 0; k < r->num_items;) {
-		size_t end = k, root = SIZE_MAX;
+		size_t end = k, root;
 		while (end < r->num_items && keys[end].tree == keys[k].tree)
 			end++;
-		for (size_t j = k; j < end; j++) {
-			if (referenced[keys[j].item])
-				continue;
-			if (root != SIZE_MAX) {
-				onnx_fail(r, "%s: tree %lld has two roots, nodes %lld and %lld (nodes no other node points to)", r->op,
-				     (long long)keys[k].tree, (long long)r->items[root].id, (long long)keys[j].id);
-				goto done;
-			}
-			root = keys[j].item;
-		}
-		if (root == SIZE_MAX) {
-			onnx_fail(r, "%s: tree %lld has no root (every node is another's child: a cycle)", r->op, (long long)keys[k].tree);
+		for (size_t m = k; m < end; m++)
+			members[m] = keys[m].item;
+		if ((root = find_root(r, members, k, end, keys[k].tree)) == SIZE_MAX)
 			goto done;
-		}
 		r->roots[r->num_trees++] = root;
 		k = end;
 	}
-	ok = read_weights_v3(r, prefix, num_outputs, keys, weights_double);
+	for (size_t j = 0; j < w->tree_ids.count; j++) {
+		int64_t tree = onnx_values_next_int(&w->tree_ids), id = onnx_values_next_int(&w->node_ids);
+		int64_t target = onnx_values_next_int(&w->ids);
+		double value = onnx_values_next(&w->values);
+		if (!read_weight_v3(r, w, j, tree, id, key_find(keys, r->num_items, tree, id), target, value, num_outputs))
+			goto done;
+	}
+	group_weights(r);
+	ok = true;
 done:
 	free(keys);
-	free(referenced);
+	free(members);
 	return ok;
 }
 
 /* Opset 5: element i of a child array, an index into nodes_* or (when `leaf` says so) leaf_*. */
-static bool child_v5(Reader *r, const Values *ids, const Values *leafs, size_t i, int side)
+static bool child_v5(Reader *r, Values *ids, Values *leafs, size_t i, int side)
 {
-	int64_t id = values_int(ids, i), is_leaf = values_int(leafs, i);
+	int64_t id = onnx_values_next_int(ids), is_leaf = onnx_values_next_int(leafs);
 	size_t limit = is_leaf ? r->num_items - r->num_splits : r->num_splits;
 	if (is_leaf != 0 && is_leaf != 1)
 		return onnx_fail(r, "%s.%s[%zu]: %lld (expected 0 or 1)", r->op, leafs->name, i, (long long)is_leaf);
 	if (id < 0 || (uint64_t)id >= limit)
 		return onnx_fail(r, "%s.%s[%zu]: index %lld out of range (there are %zu %s)", r->op, ids->name, i, (long long)id, limit,
 		            is_leaf ? "leaves" : "nodes");
-	r->items[i].child[side] = (size_t)id + (is_leaf ? r->num_splits : 0);
+	r->items[i].child[side] = (uint32_t)((size_t)id + (is_leaf ? r->num_splits : 0));
 	return true;
 }
 
@@ -498,19 +545,19 @@ static bool read_sets_v5(Reader *r, HForest *f, size_t file_size)
 	Values members;
 	size_t k = 0;
 	uint64_t budget = 16 * (uint64_t)file_size + 65536; /* words of sets the file may ask for */
-	if (!read_values(r, "membership_values", false, false, &members, NULL))
+	if (!onnx_read_values(r, "membership_values", false, false, &members, NULL))
 		return false;
 	f->category_rule = HCATEGORY_EXACT;
 	for (size_t i = 0; i < r->num_splits; i++) {
+		Values set = members; /* where this set starts, read again to fill it */
 		size_t start = k;
-		double largest = -1;
+		double largest = -1, c = 0;
 		uint32_t *words;
 		if (r->items[i].mode != MODE_MEMBER)
 			continue;
-		if (k > members.count || (k == members.count && (k > 0 || !members.name)))
+		if (k > members.count || (k == members.count && (k > 0 || !members.present)))
 			return onnx_fail(r, "%s.membership_values: no set for the BRANCH_MEMBER node nodes_modes[%zu]", r->op, i);
-		for (; k < members.count && !isnan(values_get(&members, k)); k++) {
-			double c = values_get(&members, k);
+		for (; k < members.count && !isnan(c = onnx_values_next(&members)); k++) {
 			if (c < 0 || c != floor(c) || c >= MAX_CATEGORY)
 				return onnx_fail(r, "%s.membership_values[%zu]: %g is not a category grove takes (an integer from 0 to %u)", r->op,
 				            k, c, MAX_CATEGORY - 1);
@@ -524,8 +571,8 @@ static bool read_sets_v5(Reader *r, HForest *f, size_t file_size)
 			r->items[i].set = hir_set_add(f, num_words, &words);
 		}
 		for (size_t j = start; j < k; j++) {
-			uint32_t c = (uint32_t)values_get(&members, j);
-			words[c / 32] |= UINT32_C(1) << (c % 32);
+			uint32_t category = (uint32_t)onnx_values_next(&set);
+			words[category / 32] |= UINT32_C(1) << (category % 32);
 		}
 		k++; /* the NaN */
 	}
@@ -538,52 +585,58 @@ static bool read_sets_v5(Reader *r, HForest *f, size_t file_size)
 static bool read_items_v5(Reader *r, uint32_t num_outputs, HForest *f, size_t file_size, bool *thresholds_double, bool *weights_double)
 {
 	Values roots, features, modes_v, thresholds, true_ids, false_ids, true_leafs, false_leafs, missing, targets, weights;
-	if (!read_values(r, "tree_roots", false, true, &roots, NULL) || !read_values(r, "nodes_featureids", false, true, &features, NULL) ||
-	    !read_values(r, "nodes_modes", false, true, &modes_v, NULL) ||
-	    !read_values(r, "nodes_splits", false, true, &thresholds, thresholds_double) ||
-	    !read_values(r, "nodes_truenodeids", false, true, &true_ids, NULL) ||
-	    !read_values(r, "nodes_falsenodeids", false, true, &false_ids, NULL) ||
-	    !read_values(r, "nodes_trueleafs", false, true, &true_leafs, NULL) ||
-	    !read_values(r, "nodes_falseleafs", false, true, &false_leafs, NULL) ||
-	    !read_values(r, "nodes_missing_value_tracks_true", false, false, &missing, NULL) ||
-	    !read_values(r, "leaf_targetids", false, true, &targets, NULL) ||
-	    !read_values(r, "leaf_weights", false, true, &weights, weights_double))
+	if (!onnx_read_values(r, "tree_roots", false, true, &roots, NULL) ||
+	    !onnx_read_values(r, "nodes_featureids", false, true, &features, NULL) ||
+	    !onnx_read_values(r, "nodes_modes", false, true, &modes_v, NULL) ||
+	    !onnx_read_values(r, "nodes_splits", false, true, &thresholds, thresholds_double) ||
+	    !onnx_read_values(r, "nodes_truenodeids", false, true, &true_ids, NULL) ||
+	    !onnx_read_values(r, "nodes_falsenodeids", false, true, &false_ids, NULL) ||
+	    !onnx_read_values(r, "nodes_trueleafs", false, true, &true_leafs, NULL) ||
+	    !onnx_read_values(r, "nodes_falseleafs", false, true, &false_leafs, NULL) ||
+	    !onnx_read_values(r, "nodes_missing_value_tracks_true", false, false, &missing, NULL) ||
+	    !onnx_read_values(r, "leaf_targetids", false, true, &targets, NULL) ||
+	    !onnx_read_values(r, "leaf_weights", false, true, &weights, weights_double))
 		return false;
 	if (!same_length(r, &modes_v, &features) || !same_length(r, &thresholds, &features) || !same_length(r, &true_ids, &features) ||
 	    !same_length(r, &false_ids, &features) || !same_length(r, &true_leafs, &features) ||
 	    !same_length(r, &false_leafs, &features) || !same_length(r, &missing, &features) || !same_length(r, &weights, &targets))
 		return false;
+	if (features.count + targets.count >= UINT32_MAX)
+		return onnx_fail(r, "%s: %zu nodes and leaves (grove reads up to %u)", r->op, features.count + targets.count, UINT32_MAX - 1);
+	reserve_items(r, features.count + targets.count);
 	r->num_splits = features.count;
-	r->num_items = features.count + targets.count;
-	r->items = xcalloc(r->num_items ? r->num_items : 1, sizeof *r->items);
 	r->num_weights = targets.count;
 	r->weights = xcalloc(r->num_weights ? r->num_weights : 1, sizeof *r->weights);
 	for (size_t i = 0; i < r->num_splits; i++) {
-		int64_t mode = values_int(&modes_v, i);
+		int64_t mode = onnx_values_next_int(&modes_v), feature = onnx_values_next_int(&features);
+		int64_t track = missing.present ? onnx_values_next_int(&missing) : 0;
+		double threshold = onnx_values_next(&thresholds);
 		if (mode < 0 || mode > MODE_MEMBER)
 			return onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode %lld", r->op, i, (long long)mode);
 		r->items[i].mode = (uint8_t)mode;
-		if (!read_split(r, i, &features, &thresholds, &missing) || !child_v5(r, &true_ids, &true_leafs, i, 0) ||
-		    !child_v5(r, &false_ids, &false_leafs, i, 1))
+		if (!read_split(r, &r->items[i], i, feature, threshold, track, thresholds.name) ||
+		    !child_v5(r, &true_ids, &true_leafs, i, 0) || !child_v5(r, &false_ids, &false_leafs, i, 1))
 			return false;
 	}
 	for (size_t j = 0; j < r->num_weights; j++) {
 		Item *leaf = &r->items[r->num_splits + j];
-		int64_t target = values_int(&targets, j);
-		double w = values_get(&weights, j);
+		int64_t target = onnx_values_next_int(&targets);
+		double w = onnx_values_next(&weights);
 		if (target < 0 || target >= num_outputs)
 			return onnx_fail(r, "%s.leaf_targetids[%zu]: %lld out of range (the model has %u outputs)", r->op, j, (long long)target,
 			            num_outputs);
 		if (!isfinite(w))
 			return onnx_fail(r, "%s.leaf_weights[%zu]: weight is %s", r->op, j, isnan(w) ? "NaN" : "infinite");
 		leaf->mode = MODE_LEAF;
-		leaf->first_weight = j;
+		leaf->first_weight = (uint32_t)j;
 		leaf->num_weights = 1;
 		r->weights[j] = (Weight){(uint32_t)target, w};
+		r->class1 |= target == 1;
+		r->negative |= w < 0;
 	}
 	r->roots = xcalloc(roots.count ? roots.count : 1, sizeof *r->roots);
 	for (size_t t = 0; t < roots.count; t++) {
-		int64_t root = values_int(&roots, t);
+		int64_t root = onnx_values_next_int(&roots);
 		if (root < 0 || (uint64_t)root >= r->num_splits)
 			return onnx_fail(r, "%s.tree_roots[%zu]: index %lld out of range (there are %zu nodes)", r->op, t, (long long)root,
 			            r->num_splits);
@@ -619,7 +672,7 @@ static double combine(HAggregate a, double v, double w)
  * its leaves' values over the outputs they add to. *touches says whether every leaf
  * adds to output `watch`.
  */
-static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *touches)
+static bool build_tree(Reader *r, HForest *f, size_t root, uint32_t t, uint32_t watch, bool *touches)
 {
 	size_t count = 1;
 	uint32_t lo = UINT32_MAX, hi = 0, width;
@@ -629,7 +682,7 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 
 	*touches = true;
 	GROW(r->order, 1, r->order_cap);
-	r->order[0] = r->roots[t];
+	r->order[0] = (uint32_t)root;
 	for (size_t i = 0; i < count; i++) {
 		size_t u = r->order[i], leaf = as_leaf(r, u);
 		const Item *it = &r->items[u];
@@ -654,7 +707,7 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 			}
 			*touches &= seen;
 			n->feature = HIR_LEAF;
-			r->order[i] = leaf;
+			r->order[i] = (uint32_t)leaf;
 			continue;
 		}
 		if (count + 2 >= MAX_NODES_PER_TREE)
@@ -698,18 +751,17 @@ static bool build_tree(Reader *r, HForest *f, uint32_t t, uint32_t watch, bool *
 }
 
 /*
- * All trees; then every item must belong to one. With two classes, a row whose leaves
+ * All trees (roots in r->roots); then every item must belong to one. With two classes, a row whose leaves
  * add nothing to class 1 makes onnxruntime answer in its binary encoding, which HIR
  * cannot say: some tree must add to class 1 from every leaf (*all_rows_touch).
  */
 static bool build_trees(Reader *r, HForest *f, uint32_t watch, bool *all_rows_touch)
 {
 	char place[128];
-	r->stamp = xcalloc(r->num_items ? r->num_items : 1, sizeof *r->stamp);
 	*all_rows_touch = false;
 	for (uint32_t t = 0; t < r->num_trees; t++) {
 		bool touches;
-		if (!build_tree(r, f, t, watch, &touches))
+		if (!build_tree(r, f, r->roots[t], t, watch, &touches))
 			return false;
 		*all_rows_touch |= touches;
 	}
@@ -736,21 +788,21 @@ static bool read_aggregate_transform(Reader *r, bool classifier, HForest *f)
 	int k;
 	if (r->v5) {
 		int64_t a, t;
-		if (!read_int(r, "aggregate_function", 0, COUNT_OF(aggregates) - 1, 1, &a) ||
-		    !read_int(r, "post_transform", 0, COUNT_OF(transforms) - 1, 0, &t))
+		if (!onnx_read_int(r, "aggregate_function", 0, COUNT_OF(aggregates) - 1, 1, &a) ||
+		    !onnx_read_int(r, "post_transform", 0, COUNT_OF(transforms) - 1, 0, &t))
 			return false;
 		f->aggregate = aggregates[a].aggregate;
 		f->transform = transforms[t].transform;
 		return true;
 	}
 	if (!classifier) { /* classifiers always sum */
-		if (!read_string(r, "aggregate_function", "SUM", name, sizeof name))
+		if (!onnx_read_string(r, "aggregate_function", "SUM", name, sizeof name))
 			return false;
 		if ((k = FIND(aggregates, name)) < 0)
 			return onnx_fail(r, "%s.aggregate_function: unknown function '%s' (expected AVERAGE, SUM, MIN or MAX)", r->op, name);
 		f->aggregate = aggregates[k].aggregate;
 	}
-	if (!read_string(r, "post_transform", "NONE", name, sizeof name))
+	if (!onnx_read_string(r, "post_transform", "NONE", name, sizeof name))
 		return false;
 	if ((k = FIND(transforms, name)) < 0)
 		return onnx_fail(r, "%s.post_transform: unknown transform '%s' (expected NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT)",
@@ -765,23 +817,26 @@ static bool read_base_values(Reader *r, bool classifier, HForest *f)
 	Values base;
 	if (r->v5)
 		return true;
-	if (!read_values(r, "base_values", true, false, &base, NULL))
+	if (!onnx_read_values(r, "base_values", true, false, &base, NULL))
 		return false;
 	/* Two classes may have one base value, for class 0 (check_binary says what onnxruntime does with them). */
-	if (base.name && base.count && base.count != f->num_outputs && !(classifier && f->num_outputs == 2 && base.count == 1))
+	if (base.present && base.count && base.count != f->num_outputs && !(classifier && f->num_outputs == 2 && base.count == 1))
 		return onnx_fail(r, "%s.%s: %zu values for %u outputs", r->op, base.name, base.count, f->num_outputs);
-	for (size_t o = 0; base.name && o < base.count; o++)
-		f->base_score[o] = values_get(&base, o);
+	for (size_t o = 0; base.present && o < base.count; o++)
+		f->base_score[o] = onnx_values_next(&base);
 	return true;
 }
 
 /* The number of outputs: n_targets, or the classifier's labels. */
 static bool read_num_outputs(Reader *r, bool classifier, uint32_t *num_outputs)
 {
-	const Attribute *ints = attribute(r, "classlabels_int64s"), *strings = attribute(r, "classlabels_strings");
+	const Attribute *ints = onnx_attribute(r, "classlabels_int64s"), *strings = onnx_attribute(r, "classlabels_strings");
 	int64_t n;
+	Values labels;
+	PbRepeated items;
+	size_t count;
 	if (!classifier) {
-		if (!read_int(r, "n_targets", 1, MAX_OUTPUTS, 1, &n))
+		if (!onnx_read_int(r, "n_targets", 1, MAX_OUTPUTS, 1, &n))
 			return false;
 		*num_outputs = (uint32_t)n;
 		return true;
@@ -790,10 +845,14 @@ static bool read_num_outputs(Reader *r, bool classifier, uint32_t *num_outputs)
 		return onnx_fail(r, "%s: both classlabels_int64s and classlabels_strings are given", r->op);
 	if (!ints && !strings)
 		return onnx_fail(r, "%s: missing attribute 'classlabels_int64s' or 'classlabels_strings'", r->op);
-	n = ints ? (int64_t)ints->n_ints : (int64_t)strings->n_strings;
+	if (ints ? !onnx_read_values(r, "classlabels_int64s", false, true, &labels, NULL) : !onnx_read_strings(r, strings, &items, &count))
+		return false;
+	if (ints && labels.kind != VALUES_INT64)
+		return onnx_fail(r, "%s.classlabels_int64s: expected a list of ints", r->op);
+	n = ints ? (int64_t)labels.count : (int64_t)count;
 	if (n < 2 || n > MAX_OUTPUTS)
-		return onnx_fail(r, "%s.%s: %lld classes (grove takes 2 to %d)", r->op, ints ? ints->name : strings->name, (long long)n,
-		            MAX_OUTPUTS);
+		return onnx_fail(r, "%s.%s: %lld classes (grove takes 2 to %d)", r->op, ints ? "classlabels_int64s" : "classlabels_strings",
+		                 (long long)n, MAX_OUTPUTS);
 	*num_outputs = (uint32_t)n;
 	return true;
 }
@@ -814,12 +873,8 @@ static bool read_num_outputs(Reader *r, bool classifier, uint32_t *num_outputs)
 static bool read_binary(Reader *r, HForest *f, bool all_rows_touch)
 {
 	Values base;
-	bool class1 = false, negative = false;
-	for (size_t j = 0; j < r->num_weights; j++) {
-		class1 |= r->weights[j].target == 1;
-		negative |= r->weights[j].value < 0;
-	}
-	if (!class1) {
+	bool negative = r->negative;
+	if (!r->class1) {
 		f->num_outputs = 1;
 		if (f->transform == HTRANSFORM_SOFTMAX || f->transform == HTRANSFORM_SOFTMAX_ZERO)
 			f->transform = HTRANSFORM_IDENTITY;
@@ -829,7 +884,7 @@ static bool read_binary(Reader *r, HForest *f, bool all_rows_touch)
 			f->binary = negative ? HBINARY_NEGATE : HBINARY_COMPLEMENT;
 		return true;
 	}
-	if (!read_values(r, "base_values", true, false, &base, NULL))
+	if (!onnx_read_values(r, "base_values", true, false, &base, NULL))
 		return false;
 	if (base.count == 2)
 		return onnx_fail(r, "%s: two classes with base_values: onnxruntime outputs class 1 as base_values[1] plus the class 0 "
@@ -847,47 +902,78 @@ static bool read_binary(Reader *r, HForest *f, bool all_rows_touch)
  */
 static bool read_labels(Reader *r, HForest *f)
 {
-	const Attribute *ints = attribute(r, "classlabels_int64s"), *strings = attribute(r, "classlabels_strings");
+	const Attribute *strings = onnx_attribute(r, "classlabels_strings");
 	HLabels *labels = &f->labels;
-	bool negative = false;
-	labels->count = (uint32_t)(ints ? ints->n_ints : strings->n_strings);
-	if (ints) {
+	bool negative = r->negative;
+	Values ints;
+	PbRepeated items;
+	size_t count;
+	if (!strings) {
+		if (!onnx_read_values(r, "classlabels_int64s", false, true, &ints, NULL))
+			return false;
+		labels->count = (uint32_t)ints.count;
 		labels->ints = xmalloc(labels->count * sizeof *labels->ints);
-		memcpy(labels->ints, ints->ints, labels->count * sizeof *labels->ints);
+		for (uint32_t k = 0; k < labels->count; k++)
+			labels->ints[k] = onnx_values_next_int(&ints);
 	} else {
+		if (!onnx_read_strings(r, strings, &items, &count))
+			return false;
+		labels->count = (uint32_t)count;
 		labels->strings = xcalloc(labels->count, sizeof *labels->strings);
 		for (uint32_t k = 0; k < labels->count; k++) {
-			const ProtobufCBinaryData *s = &strings->strings[k];
-			if (memchr(s->data, 0, s->len))
+			PbBytes s = pb_repeated_next_bytes(&items);
+			if (memchr(s.data, 0, s.len))
 				return onnx_fail(r, "%s.classlabels_strings[%u]: a label holds a NUL byte", r->op, k);
-			labels->strings[k] = xmalloc(s->len + 1);
-			memcpy(labels->strings[k], s->data, s->len);
-			labels->strings[k][s->len] = 0;
+			labels->strings[k] = xmalloc(s.len + 1);
+			memcpy(labels->strings[k], s.data, s.len);
+			labels->strings[k][s.len] = 0;
 		}
 	}
-	for (size_t j = 0; j < r->num_weights; j++)
-		negative |= r->weights[j].value < 0;
 	labels->margin = labels->count > 2 ? -1 : f->num_outputs == 1 ? 0 : 1;
 	labels->threshold = labels->count == 2 && f->num_outputs == 1 && !negative ? 0.5 : 0.0;
 	return true;
+}
+
+/*
+ * Opsets 1-3: the nodes and weights into trees of f, one tree at a time when they come in
+ * order (trees_in_order), else all at once.
+ */
+static bool read_trees_v3(Reader *r, HForest *f, bool classifier, uint32_t num_outputs, uint32_t watch, bool *all_rows_touch,
+                          bool *thresholds_double, bool *weights_double)
+{
+	NodeValues n;
+	WeightValues w;
+	TreeRun *runs;
+	size_t num_runs;
+	bool ok;
+	if (!read_node_values(r, &n, thresholds_double) || !read_weight_values(r, classifier ? "class_" : "target_", &w, weights_double))
+		return false;
+	if (trees_in_order(&n, &w, &runs, &num_runs))
+		ok = read_trees_in_order(r, f, &n, &w, runs, num_runs, num_outputs, watch, all_rows_touch);
+	else
+		ok = read_items_v3(r, &n, &w, num_outputs) && build_trees(r, f, watch, all_rows_touch);
+	free(runs);
+	return ok;
 }
 
 HForest *onnx_read_ensemble(Reader *r, size_t file_size, uint32_t input_width, bool double_rows)
 {
 	bool classifier = strcmp(r->op, "TreeEnsembleClassifier") == 0, thresholds_double = false, weights_double = false;
 	bool all_rows_touch;
-	uint32_t num_outputs = 0;
+	uint32_t num_outputs = 0, watch;
 	HForest *f;
 
 	r->v5 = strcmp(r->op, "TreeEnsemble") == 0;
 	r->max_feature = -1;
 	if (!read_num_outputs(r, classifier, &num_outputs))
 		return NULL;
+	watch = classifier && num_outputs == 2 ? 1 : UINT32_MAX;
 	f = hir_forest_new(r->name, 0, num_outputs);
 	if (!read_aggregate_transform(r, classifier, f) || !read_base_values(r, classifier, f))
 		goto fail;
-	if (r->v5 ? !read_items_v5(r, num_outputs, f, file_size, &thresholds_double, &weights_double)
-	          : !read_items_v3(r, classifier ? "class_" : "target_", num_outputs, &thresholds_double, &weights_double))
+	if (r->v5 ? !read_items_v5(r, num_outputs, f, file_size, &thresholds_double, &weights_double) ||
+	                !build_trees(r, f, watch, &all_rows_touch)
+	          : !read_trees_v3(r, f, classifier, num_outputs, watch, &all_rows_touch, &thresholds_double, &weights_double))
 		goto fail;
 	if (input_width && r->max_feature >= input_width) {
 		onnx_fail(r, "%s: a split tests feature %lld, but the input has %u columns", r->op, (long long)r->max_feature, input_width);
@@ -899,8 +985,6 @@ HForest *onnx_read_ensemble(Reader *r, size_t file_size, uint32_t input_width, b
 		thresholds_double = weights_double = true;
 	f->threshold_type = thresholds_double || double_rows ? HTYPE_F64 : HTYPE_F32;
 	f->leaf_type = weights_double ? HTYPE_F64 : HTYPE_F32;
-	if (!build_trees(r, f, classifier && num_outputs == 2 ? 1 : UINT32_MAX, &all_rows_touch))
-		goto fail;
 	if (classifier && num_outputs == 2 && !read_binary(r, f, all_rows_touch))
 		goto fail;
 	if (classifier && !read_labels(r, f))
@@ -915,4 +999,3 @@ fail:
 	hir_forest_free(f);
 	return NULL;
 }
-
