@@ -216,8 +216,9 @@ static bool read_item_v3(Reader *r, NodeValues *n, Item *it, size_t i, int64_t *
 	ids[0] = onnx_values_next_int(&n->true_ids);
 	ids[1] = onnx_values_next_int(&n->false_ids);
 	it->mode = COUNT_OF(modes);
-	for (uint8_t m = 0; m < COUNT_OF(modes); m++)
-		if (m != MODE_MEMBER && s.len == modes[m].length && memcmp(s.data, modes[m].name, s.len) == 0)
+	for (uint8_t m = 0; m < COUNT_OF(modes) && it->mode == COUNT_OF(modes); m++)
+		if (m != MODE_MEMBER && s.len == modes[m].length && s.data[s.len - 1] == modes[m].name[s.len - 1] &&
+		    memcmp(s.data, modes[m].name, s.len) == 0)
 			it->mode = m;
 	if (it->mode == COUNT_OF(modes))
 		return onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s.len < 40 ? s.len : 40), (const char *)s.data);

@@ -169,10 +169,55 @@ const Attribute *onnx_attribute(const Reader *r, const char *name);
  * Absent: an error if required, else v->present is false.
  */
 bool onnx_read_values(Reader *r, const char *name, bool as_tensor, bool required, Values *v, bool *is_double);
+/* The size of an element of raw data, by ValueKind. */
+static const size_t onnx_kind_sizes[] = {8, 4, 1, 4, 8};
+
 /* The next element of v (there must be one). */
-double onnx_values_next(Values *v);
+static inline double onnx_values_next(Values *v)
+{
+	const uint8_t *p = v->bytes ? v->bytes + v->next * onnx_kind_sizes[v->kind] : NULL;
+	uint64_t bits;
+	uint32_t low;
+	int64_t l;
+	int32_t n;
+	float f;
+	double d;
+	if (v->next++ >= v->count)
+		die("reading past the %zu elements of %s", v->count, v->name);
+	if (v->bytes) {
+		switch (v->kind) {
+		case VALUES_INT64: return memcpy(&l, p, 8), (double)l;
+		case VALUES_INT32: return memcpy(&n, p, 4), n;
+		case VALUES_UINT8: return *p;
+		case VALUES_FLOAT: return memcpy(&f, p, 4), f;
+		case VALUES_DOUBLE: return memcpy(&d, p, 8), d;
+		}
+	}
+	bits = pb_repeated_next(&v->items);
+	low = (uint32_t)bits;
+	switch (v->kind) {
+	case VALUES_INT64: return (double)(int64_t)bits;
+	case VALUES_INT32:
+	case VALUES_UINT8: return (int32_t)low; /* protobuf's int32: the low 32 bits of the varint */
+	case VALUES_FLOAT: return memcpy(&f, &low, 4), f;
+	case VALUES_DOUBLE: return memcpy(&d, &bits, 8), d;
+	}
+	die("unknown value kind %d", (int)v->kind);
+}
+
 /* The next element of an integer list (exact where onnx_values_next would round). */
-int64_t onnx_values_next_int(Values *v);
+static inline int64_t onnx_values_next_int(Values *v)
+{
+	int64_t l;
+	if (v->kind != VALUES_INT64)
+		return (int64_t)onnx_values_next(v);
+	if (v->next >= v->count)
+		die("reading past the %zu elements of %s", v->count, v->name);
+	if (!v->bytes)
+		return v->next++, (int64_t)pb_repeated_next(&v->items);
+	memcpy(&l, v->bytes + 8 * v->next++, 8);
+	return l;
+}
 /* Integer attribute `name` (`otherwise` when absent), within [min, max]. */
 bool onnx_read_int(Reader *r, const char *name, int64_t min, int64_t max, int64_t otherwise, int64_t *out);
 /*

@@ -10,8 +10,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static const size_t kind_sizes[] = {8, 4, 1, 4, 8};
-
 const Attribute *onnx_attribute(const Reader *r, const char *name)
 {
 	for (size_t i = 0; i < r->node->num_attributes; i++)
@@ -65,7 +63,7 @@ static bool read_tensor(Reader *r, const Attribute *a, Values *v)
 		shape *= (size_t)n;
 	}
 	if (t.has_raw_data) {
-		size_t size = kind_sizes[v->kind];
+		size_t size = onnx_kind_sizes[v->kind];
 		if (t.raw_data.len % size || (dims && t.raw_data.len / size != shape))
 			return onnx_fail(r, "%s: %zu bytes of raw data for %zu elements of %zu bytes", place, t.raw_data.len, shape, size);
 		v->bytes = t.raw_data.data;
@@ -144,55 +142,10 @@ void onnx_values_release(const Reader *r, Values *v)
 	if (!v->present)
 		return;
 	if (v->bytes)
-		at = v->bytes + v->next * kind_sizes[v->kind];
+		at = v->bytes + v->next * onnx_kind_sizes[v->kind];
 	else
 		at = v->items.p < v->items.end ? v->items.p : v->items.message.p;
 	onnx_release(r, &v->kept, at);
-}
-
-double onnx_values_next(Values *v)
-{
-	const uint8_t *p = v->bytes ? v->bytes + v->next * kind_sizes[v->kind] : NULL;
-	uint64_t bits;
-	uint32_t low;
-	int64_t l;
-	int32_t n;
-	float f;
-	double d;
-	if (v->next++ >= v->count)
-		die("reading past the %zu elements of %s", v->count, v->name);
-	if (v->bytes) {
-		switch (v->kind) {
-		case VALUES_INT64: return memcpy(&l, p, 8), (double)l;
-		case VALUES_INT32: return memcpy(&n, p, 4), n;
-		case VALUES_UINT8: return *p;
-		case VALUES_FLOAT: return memcpy(&f, p, 4), f;
-		case VALUES_DOUBLE: return memcpy(&d, p, 8), d;
-		}
-	}
-	bits = pb_repeated_next(&v->items);
-	low = (uint32_t)bits;
-	switch (v->kind) {
-	case VALUES_INT64: return (double)(int64_t)bits;
-	case VALUES_INT32:
-	case VALUES_UINT8: return (int32_t)low; /* protobuf's int32: the low 32 bits of the varint */
-	case VALUES_FLOAT: return memcpy(&f, &low, 4), f;
-	case VALUES_DOUBLE: return memcpy(&d, &bits, 8), d;
-	}
-	die("unknown value kind %d", (int)v->kind);
-}
-
-int64_t onnx_values_next_int(Values *v)
-{
-	int64_t l;
-	if (v->kind != VALUES_INT64)
-		return (int64_t)onnx_values_next(v);
-	if (v->next >= v->count)
-		die("reading past the %zu elements of %s", v->count, v->name);
-	if (!v->bytes)
-		return v->next++, (int64_t)pb_repeated_next(&v->items);
-	memcpy(&l, v->bytes + 8 * v->next++, 8);
-	return l;
 }
 
 bool onnx_read_int(Reader *r, const char *name, int64_t min, int64_t max, int64_t otherwise, int64_t *out)
