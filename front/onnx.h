@@ -233,6 +233,15 @@ bool onnx_read_string(Reader *r, const char *name, const char *otherwise, char *
 bool onnx_read_strings(Reader *r, const Attribute *a, PbRepeated *items, size_t *count);
 
 /*
+ * The ensemble's trees into f (its aggregate set), read as r->v5 says, each breadth
+ * first from its root (front/onnx_trees.c). *all_rows_touch: some tree adds to output
+ * `watch` from every leaf; *thresholds_double, *weights_double: the model gives them as
+ * doubles. False with r->e filled on bad input.
+ */
+bool onnx_read_trees(Reader *r, HForest *f, uint32_t num_outputs, uint32_t watch, size_t file_size, bool *all_rows_touch,
+                     bool *thresholds_double, bool *weights_double);
+
+/*
  * The tree ensemble node r->node (r->name, r->op, r->base, r->e set; the rest zeroed)
  * into a forest reading rows of input_width columns (0: unknown), of doubles where
  * double_rows; NULL and r->e filled on bad input.
