@@ -147,6 +147,11 @@ void pb_skip_repeats(PbCursor *c, uint8_t key, PbWire wire, size_t *count)
 {
 	const uint8_t *p = c->p, *end = c->end;
 	size_t n = 0;
+	if (wire == PB_VARINT) /* one-byte values first: the most common, and the quickest */
+		while (end - p >= 2 && p[0] == key && p[1] < 0x80) {
+			p += 2;
+			n++;
+		}
 	while (end - p >= 2 && p[0] == key) {
 		const uint8_t *q = p + 1;
 		if (wire == PB_VARINT || wire == PB_LEN) {

@@ -124,6 +124,7 @@ typedef struct PbRepeated {
 	const uint8_t *p, *end; /* the packed run being read */
 	uint32_t number;
 	PbWire wire;
+	uint8_t key;            /* an unpacked element's one-byte key, 0 if its key takes more (or it is a string) */
 } PbRepeated;
 
 /*
@@ -136,19 +137,26 @@ bool pb_repeated_count(PbCursor message, uint32_t number, PbWire wire, size_t *c
 /* Start reading the elements of field `number` of message (pb_repeated_count must have accepted it). */
 static inline PbRepeated pb_repeated(PbCursor message, uint32_t number, PbWire wire)
 {
-	return (PbRepeated){message, NULL, NULL, number, wire};
+	uint8_t key = number < 16 && wire != PB_LEN ? (uint8_t)(number << 3 | wire) : 0;
+	return (PbRepeated){message, NULL, NULL, number, wire, key};
 }
 
 /* Read a varint at *p (below end); it is known to end there, within 10 bytes. */
 static inline uint64_t pb_varint_known(const uint8_t **p, const uint8_t *end)
 {
+	const uint8_t *q = *p;
 	uint64_t v = 0;
-	for (int shift = 0; *p < end && shift < 70; shift += 7) {
-		uint8_t b = *(*p)++;
+	if (q < end && q[0] < 0x80) { /* most are one byte */
+		*p = q + 1;
+		return q[0];
+	}
+	for (int shift = 0; q < end && shift < 70; shift += 7) {
+		uint8_t b = *q++;
 		v |= (uint64_t)(b & 0x7f) << (shift < 64 ? shift : 0);
 		if (!(b & 0x80))
 			break;
 	}
+	*p = q;
 	return v;
 }
 
@@ -162,8 +170,7 @@ static inline uint64_t pb_repeated_next(PbRepeated *it)
 	PbBytes single;
 	const uint8_t *q = it->message.p;
 	/* An unpacked element right there, with a one-byte key (pb_repeated_count has checked the message). */
-	if (it->p == it->end && it->wire != PB_LEN && it->number < 16 && q < it->message.end &&
-	    *q == (uint8_t)(it->number << 3 | it->wire)) {
+	if (it->p == it->end && q < it->message.end && *q == it->key && it->key) {
 		it->message.p = q + 1;
 		switch (it->wire) {
 		case PB_VARINT: return pb_varint_known(&it->message.p, it->message.end);
