@@ -45,6 +45,7 @@ typedef struct Tensor {
 	PbBytes name, raw_data;
 	int32_t data_type, data_location;
 	bool has_raw_data;
+	uint32_t data_fields; /* bit n: the tensor has field n, one of its data fields (float_data, ..., raw_data) */
 } Tensor;
 
 typedef struct Node {
@@ -86,6 +87,11 @@ bool onnx_graph_parse(Graph *g, const uint8_t *bytes, size_t len, Error *e);
 void onnx_graph_free(Graph *g);
 /* The TensorProto bytes into *t (place names it in messages); false with e filled. */
 bool onnx_tensor_parse(const uint8_t *base, PbBytes bytes, const char *place, Tensor *t, Error *e);
+/*
+ * Tensor t (named by place) must hold its data in one field: raw_data, or typed field
+ * `field` (float_data, ...: the one for its type); false with e filled if it has others.
+ */
+bool onnx_tensor_check_data(const Tensor *t, uint32_t field, const char *place, Error *e);
 /* The name of attribute type field `value` (ATTR_*), e.g. "ints". */
 const char *onnx_attribute_field_name(uint32_t value);
 

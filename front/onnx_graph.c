@@ -153,6 +153,7 @@ static bool constant(Reader *r, const Graph *g, PbBytes name, double *value)
 		const Tensor *t = &g->initializers[i];
 		bool is_float = t->data_type == ONNX_FLOAT, is_double = t->data_type == ONNX_DOUBLE;
 		size_t count = 0;
+		char place[240];
 		Error detail;
 		float f;
 		double d;
@@ -160,6 +161,11 @@ static bool constant(Reader *r, const Graph *g, PbBytes name, double *value)
 			continue;
 		if (found++)
 			return onnx_fail(r, "two initializers are named '%.*s' (onnxruntime takes the last, onnx.checker refuses them)", PB_PRINT(name));
+		snprintf(place, sizeof place, "initializer '%.*s'", PB_PRINT(name));
+		if ((is_float || is_double) && !onnx_tensor_check_data(t, is_float ? 4 : 10, place, r->e)) {
+			error_prefix(r->e, r->name);
+			return false;
+		}
 		if (t->has_raw_data) {
 			if (is_float && t->raw_data.len == 4)
 				*value = (memcpy(&f, t->raw_data.data, 4), f);

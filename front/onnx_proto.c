@@ -309,6 +309,24 @@ static bool parse_value_info(Parse *p, PbBytes bytes, const char *place, ValueIn
 	return got == 0;
 }
 
+/* TensorProto's data fields, by number; NULL for another field. */
+static const char *tensor_data_field(uint32_t number)
+{
+	static const char *const names[] = {[4] = "float_data", [5] = "int32_data", [6] = "string_data", [7] = "int64_data",
+	                                     [9] = "raw_data", [10] = "double_data", [11] = "uint64_data"};
+	return number < COUNT_OF(names) ? names[number] : NULL;
+}
+
+bool onnx_tensor_check_data(const Tensor *t, uint32_t field, const char *place, Error *e)
+{
+	uint32_t used = t->has_raw_data ? 9 : field, others = t->data_fields & ~(UINT32_C(1) << used);
+	for (uint32_t k = 0; k < 32; k++)
+		if (others & (UINT32_C(1) << k))
+			return error_set(e, "%s: the tensor holds %s besides %s (onnxruntime and onnx.checker refuse a tensor with "
+			                 "two fields of data)", place, tensor_data_field(k), tensor_data_field(used));
+	return true;
+}
+
 bool onnx_tensor_parse(const uint8_t *base, PbBytes bytes, const char *place, Tensor *t, Error *e)
 {
 	Graph none = {0};
@@ -328,6 +346,8 @@ bool onnx_tensor_parse(const uint8_t *base, PbBytes bytes, const char *place, Te
 		case 14: ok = check_field(&p, &f, PB_VARINT, &seen, place, "data_location"), t->data_location = (int32_t)f.value; break;
 		default: break;
 		}
+		if (f.number < 32 && tensor_data_field(f.number))
+			t->data_fields |= UINT32_C(1) << f.number;
 		if (!ok)
 			return false;
 	}

@@ -52,6 +52,10 @@ static bool read_tensor(Reader *r, const Attribute *a, Values *v)
 		return onnx_fail(r, "%s: tensor of element type %d (expected float, double or an integer type)", place, (int)t.data_type);
 	if (t.data_location == 1)
 		return onnx_fail(r, "%s: the tensor's data is in an external file, which grove does not read", place);
+	if (!onnx_tensor_check_data(&t, types[k].field, place, r->e)) {
+		error_prefix(r->e, r->name);
+		return false;
+	}
 	v->kind = types[k].kind;
 	if (!count_elements(r, v->name, t.message, 1, PB_VARINT, &dims) || !count_elements(r, v->name, t.message, types[k].field, types[k].wire, &typed))
 		return false;

@@ -657,6 +657,11 @@ def bad_models():
     two_initializers = graph(regressor(tree, 1, output="S"), 2, 1, extra=[helper.make_node("Mul", ["S", "one"], ["Y"])])
     two_initializers.graph.initializer.extend([numpy_helper.from_array(np.array([1.0], np.float32), "one"),
                                                numpy_helper.from_array(np.array([2.0], np.float32), "one")])
+    # A tensor with its values twice: raw_data (what onnxruntime reads) and double_data.
+    two_fields = graph(regressor(tree, 1, doubles=True), 2, 1)
+    for a in two_fields.graph.node[0].attribute:
+        if a.name == "nodes_values_as_tensor":
+            a.t.double_data.extend([9.0] * 5)
     # ModelProto field 7 (graph), length-delimited, claiming 2^31 bytes, after ir_version 8.
     huge_length = bytes([0x08, 0x08, 0x3A, 0x80, 0x80, 0x80, 0x80, 0x08]) + b"\0" * 16
     cases = {
@@ -687,6 +692,8 @@ def bad_models():
         "graph_twice": (graph_twice, "the model: graph is written twice"),
         "tensor_defined_twice": (defined_twice.SerializeToString(), "tensor 'X' is defined 2 times"),
         "two_initializers": (two_initializers.SerializeToString(), "two initializers are named 'one'"),
+        "tensor_two_fields": (two_fields.SerializeToString(),
+                              "TreeEnsembleRegressor.nodes_values_as_tensor: the tensor holds double_data besides raw_data"),
     }
     os.makedirs(BAD, exist_ok=True)
     for name, (data, message) in cases.items():
