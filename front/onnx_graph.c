@@ -24,6 +24,7 @@ static const char *node_title(const Graph *g, size_t i, char *buf, size_t size)
 	return buf;
 }
 
+/* Whether two names are the same bytes. */
 static bool same(PbBytes a, PbBytes b) { return a.len == b.len && (a.len == 0 || memcmp(a.data, b.data, a.len) == 0); }
 
 /* Names of tensors, for following them through the graph. */

@@ -81,6 +81,7 @@ static bool count_entry(Parse *p, const char *place)
 	return true;
 }
 
+/* AttributeProto bytes into *a: its name, scalar values, and which field holds its value (and how many). */
 static bool parse_attribute(Parse *p, PbBytes bytes, const char *place, Attribute *a)
 {
 	PbCursor c = pb_cursor(p->base, bytes);
@@ -177,6 +178,7 @@ static bool check_attribute_names(Parse *p, const Node *n, const char *place)
 	return ok;
 }
 
+/* NodeProto bytes into *n (zeroed): names, inputs, outputs, attributes. */
 static bool parse_node(Parse *p, PbBytes bytes, const char *place, Node *n)
 {
 	PbCursor c = pb_cursor(p->base, bytes);
@@ -218,7 +220,7 @@ static bool parse_node(Parse *p, PbBytes bytes, const char *place, Node *n)
 	return got == 0 && check_attribute_names(p, n, place);
 }
 
-/* TensorShapeProto: *rank dimensions; *width the second's value, when it is a number (*has_width). */
+/* TensorShapeProto bytes: v->width, the second dimension's value, when there are two and it is a number. */
 static bool parse_shape(Parse *p, PbBytes bytes, const char *place, ValueInfo *v)
 {
 	PbCursor c = pb_cursor(p->base, bytes);
@@ -278,11 +280,13 @@ static bool parse_type(Parse *p, PbBytes bytes, const char *place, ValueInfo *v)
 		v->tensor = true;
 		t = pb_cursor(p->base, f.bytes);
 		while ((got = next(p, &t, &g, place)) > 0) {
-			if (g.number == 1 && check_field(p, &g, PB_VARINT, &seen, place, "elem_type"))
-				v->elem_type = (int32_t)g.value;
-			else if (g.number == 2 && (!check_field(p, &g, PB_LEN, &seen, place, "shape") || !parse_shape(p, g.bytes, place, v)))
-				return false;
-			else if (g.number == 1)
+			bool ok = true;
+			switch (g.number) {
+			case 1: ok = check_field(p, &g, PB_VARINT, &seen, place, "elem_type"), v->elem_type = (int32_t)g.value; break;
+			case 2: ok = check_field(p, &g, PB_LEN, &seen, place, "shape") && parse_shape(p, g.bytes, place, v); break;
+			default: break;
+			}
+			if (!ok)
 				return false;
 		}
 		if (got < 0)
@@ -291,6 +295,7 @@ static bool parse_type(Parse *p, PbBytes bytes, const char *place, ValueInfo *v)
 	return got == 0;
 }
 
+/* ValueInfoProto bytes into *v: its name and what grove needs of its type. */
 static bool parse_value_info(Parse *p, PbBytes bytes, const char *place, ValueInfo *v)
 {
 	PbCursor c = pb_cursor(p->base, bytes);
@@ -299,11 +304,13 @@ static bool parse_value_info(Parse *p, PbBytes bytes, const char *place, ValueIn
 	int got;
 	memset(v, 0, sizeof *v);
 	while ((got = next(p, &c, &f, place)) > 0) {
-		if (f.number == 1 && check_field(p, &f, PB_LEN, &seen, place, "name"))
-			v->name = f.bytes;
-		else if (f.number == 2 && (!check_field(p, &f, PB_LEN, &seen, place, "type") || !parse_type(p, f.bytes, place, v)))
-			return false;
-		else if (f.number == 1)
+		bool ok = true;
+		switch (f.number) {
+		case 1: ok = check_field(p, &f, PB_LEN, &seen, place, "name"), v->name = f.bytes; break;
+		case 2: ok = check_field(p, &f, PB_LEN, &seen, place, "type") && parse_type(p, f.bytes, place, v); break;
+		default: break;
+		}
+		if (!ok)
 			return false;
 	}
 	return got == 0;
@@ -354,6 +361,7 @@ bool onnx_tensor_parse(const uint8_t *base, PbBytes bytes, const char *place, Te
 	return got == 0;
 }
 
+/* GraphProto bytes into p->g: nodes, initializers, inputs, outputs. */
 static bool parse_graph(Parse *p, PbBytes bytes)
 {
 	Graph *g = p->g;

@@ -97,6 +97,7 @@ typedef struct WeightValues {
 	Values tree_ids, node_ids, ids, values;
 } WeightValues;
 
+/* Opsets 1-3: the nodes_* attributes into *n, checked to be of one length. */
 static bool read_node_values(Reader *r, NodeValues *n, bool *thresholds_double)
 {
 	const Attribute *modes_attribute = onnx_attribute(r, "nodes_modes");
@@ -124,6 +125,7 @@ static bool read_node_values(Reader *r, NodeValues *n, bool *thresholds_double)
 	return true;
 }
 
+/* Opsets 1-3: the weights' attributes (prefix "target_" or "class_") into *w, checked to be of one length. */
 static bool read_weight_values(Reader *r, const char *prefix, WeightValues *w, bool *is_double)
 {
 	char names[4][32];

@@ -23,6 +23,7 @@ static bool read_varint(PbCursor *c, uint64_t *v)
 	return false;
 }
 
+/* Fill e with "at byte N: what" for the byte at `at`; returns -1. */
 static int bad(const PbCursor *c, const uint8_t *at, Error *e, const char *what)
 {
 	error_set(e, "at byte %zu: %s", (size_t)(at - c->base), what);
