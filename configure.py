@@ -2,8 +2,7 @@
 """Write build.ninja for grove.
 
     ./configure.py [--llvm-config llvm-config-16] [--cc cc] [--asan] [--debug]
-                   [--builddir build] [--no-werror] [--protoc-c protoc-c]
-                   [--onnx-proto /usr/include/onnx/onnx.proto] [--cc-aarch64 aarch64-linux-gnu-gcc]
+                   [--builddir build] [--no-werror] [--cc-aarch64 aarch64-linux-gnu-gcc]
 
 `PREFIX=/usr/local DESTDIR= ninja install` installs them (tools/install.sh).
 
@@ -67,15 +66,6 @@ def llvm(config, *args):
     return out.split()
 
 
-def protobuf_c(protoc, proto):
-    """Check that protoc-c and ONNX's .proto are there; the generated sources are built from them."""
-    if not shutil.which(protoc):
-        sys.exit(f"configure.py: {protoc} not found: install protobuf-c-compiler (bash .ci/setup) or pass --protoc-c")
-    if not os.path.isfile(proto):
-        sys.exit(f"configure.py: {proto} not found: install libonnx-dev (bash .ci/setup) or pass --onnx-proto")
-    return os.path.dirname(os.path.dirname(proto))
-
-
 SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit", "tests/fuzz"]
 
 
@@ -128,7 +118,7 @@ def fuzz_harnesses(w, libs):
     outs = []
     for name, src, extra in FUZZ_HARNESSES:
         obj = f"$builddir/obj/fuzz/{name}.o"
-        w.build([obj], "cc", [src], order_only=["$builddir/gen/onnx/onnx.pb-c.h"], extra=extra)
+        w.build([obj], "cc", [src], extra=extra)
         # csv.c is the command line's; the others are in the libraries.
         inputs = [obj] + (["$builddir/obj/tools/csv.o"] if name == "csv" else [])
         w.build([f"$builddir/fuzz/{name}"], "fuzz_link", inputs,
@@ -147,16 +137,12 @@ def main():
     ap.add_argument("--fuzz", action="store_true",
                     help="also build the libFuzzer harnesses of tests/fuzz into $builddir/fuzz/ (with --asan; needs --cc clang-16)")
     ap.add_argument("--debug", action="store_true", help="-O0 -g")
-    ap.add_argument("--protoc-c", default="protoc-c", help="the protobuf-c compiler")
-    ap.add_argument("--onnx-proto", default="/usr/include/onnx/onnx.proto",
-                    help="ONNX's onnx.proto (the ML variant, package onnx; Debian's libonnx-dev)")
     ap.add_argument("--no-werror", action="store_true", help="do not treat warnings as errors")
     ap.add_argument("--cc-aarch64", default=os.environ.get("GROVE_CC_AARCH64", "aarch64-linux-gnu-gcc"),
                     help="the AArch64 cross compiler that builds build/aarch64/ (skipped when not installed)")
     args = ap.parse_args()
     os.chdir(ROOT)
 
-    proto_root = protobuf_c(args.protoc_c, args.onnx_proto)
     llvm_include = llvm(args.llvm_config, "--includedir")[0]
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
     llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
@@ -182,14 +168,12 @@ def main():
     w.var("ninja_required_version", "1.8")
     w.var("builddir", b)
     w.var("cc", args.cc)
-    w.var("cflags", f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -I{b}/gen -isystem {llvm_include} "
+    w.var("cflags", f"-std=c11 -D_GNU_SOURCE {opt} {warnings} -I. -isystem {llvm_include} "
           f"{' '.join(llvm_defs)} -fopenmp{sanitize}")
     w.var("ldflags", f"-fopenmp{sanitize}")
     w.var("llvm_libs", " ".join(llvm_ldflags + llvm_libs + [f"-Wl,-rpath,{llvm_ldflags[0][2:]}"]))
     w.lines.append("")
     w.rule("cc", "$cc -MMD -MF $out.d $cflags $extra -c $in -o $out", "CC $out", depfile="$out.d", deps="gcc")
-    w.rule("protoc", f"mkdir -p $builddir/gen && {shlex.quote(args.protoc_c)} --proto_path={shlex.quote(proto_root)} "
-           f"--c_out=$builddir/gen $in", "PROTOC $out")
     w.rule("ar", "rm -f $out && ar crs $out $in", "AR $out")
     w.rule("link", "$cc $ldflags -o $out $in $libs", "LINK $out")
     w.rule("shared", "$cc $ldflags -shared -o $out $in $libs", "LINK $out")
@@ -206,14 +190,9 @@ def main():
             outs.append(out)
         return outs
 
-    # ONNX's protobuf messages, generated at build time; the front end includes the header.
-    onnx_pb = "$builddir/gen/onnx/onnx.pb-c"
-    w.build([f"{onnx_pb}.c", f"{onnx_pb}.h"], "protoc", [args.onnx_proto])
-    w.build(["$builddir/obj/gen/onnx/onnx.pb-c.o"], "cc", [f"{onnx_pb}.c"], extra="-fPIC -Wno-missing-prototypes -Wno-pedantic")
     # Position-independent, so that one set of objects makes both libgrovec.a and libgrovec.so.
     compiler = objects(sources("ir", "lower", "target"), extra="-fPIC")
-    compiler += objects(sources("front"), extra="-fPIC", order_only=[f"{onnx_pb}.h"])
-    compiler.append("$builddir/obj/gen/onnx/onnx.pb-c.o")
+    compiler += objects(sources("front"), extra="-fPIC")
     runtime = objects(sources("rt"))
     runtime_pic = objects(sources("rt"), "pic.o", "-fPIC")
     w.build(["$builddir/libgrovec.a"], "ar", compiler)
@@ -221,8 +200,8 @@ def main():
     w.build(["$builddir/libgrove.so"], "shared", runtime_pic, libs="-ldl")
     # libgrovec.so exports the compiler's C entry points (rt/grove_compile.h) and nothing else.
     w.build(["$builddir/libgrovec.so"], "shared", compiler, implicit=["rt/libgrovec.map"],
-            libs="-Wl,--version-script=rt/libgrovec.map $llvm_libs -lprotobuf-c -lm")
-    libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -lprotobuf-c -ldl -lm"
+            libs="-Wl,--version-script=rt/libgrovec.map $llvm_libs -lm")
+    libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -ldl -lm"
     tool = objects(sources("tools"))
     w.build(["$builddir/grove"], "link", tool, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
 
@@ -263,7 +242,7 @@ def main():
         f.write("\n")
     # What a program linking the static libgrovec.a needs besides it (grove-compiler.pc's Libs.private).
     with open(os.path.join(b, "libgrovec.deps"), "w") as f:
-        f.write(" ".join(llvm_ldflags + llvm_libs + ["-lprotobuf-c", "-lm"]) + "\n")
+        f.write(" ".join(llvm_ldflags + llvm_libs + ["-lm"]) + "\n")
     print(f"configure.py: wrote {args.output} (builddir {b}{', asan' if args.asan else ''})")
 
 

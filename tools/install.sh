@@ -24,7 +24,7 @@ install -m 755 "$build/libgrove.so" "$build/libgrovec.so" "$root/lib/"
 install -m 644 "$build/libgrove.a" "$build/libgrovec.a" "$root/lib/"
 install -m 644 rt/grove.h rt/grove_compile.h "$root/include/"
 
-# What the static compiler library needs (LLVM, protobuf-c), as configure.py found it.
+# What the static compiler library needs (LLVM), as configure.py found it.
 private=$(cat "$build/libgrovec.deps")
 cat > "$root/lib/pkgconfig/grove.pc" <<PC
 prefix=$prefix

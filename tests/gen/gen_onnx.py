@@ -612,6 +612,15 @@ def hand_built(rng):
                 rows_rng=uniform_rng, representations=["array", "sparse", "code"], n_rows=150)
 
 
+def varint(n):
+    """n as a protobuf varint."""
+    out = b""
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
 BAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bad", "onnx")
 
 
@@ -641,6 +650,38 @@ def bad_models():
     for a in cycle.graph.node[0].attribute:
         if a.name in ("nodes_falsenodeids", "nodes_falseleafs"):
             a.ints[1] = 0
+    # Files protobuf reads one way and another ONNX reader could read another (issue 51): grove refuses each.
+    duplicate_attribute = graph(regressor(tree, 1), 2, 1)
+    duplicate_attribute.graph.node[0].attribute.append(helper.make_attribute("nodes_values", [0.25, 0, 0.75, 0, 0]))
+    two_values = graph(regressor(tree, 1), 2, 1)
+    for a in two_values.graph.node[0].attribute:
+        if a.name == "nodes_values":
+            a.ints.extend([1, 2, 3, 4, 5])
+    type_mismatch = graph(regressor(tree, 1), 2, 1)
+    for a in type_mismatch.graph.node[0].attribute:
+        if a.name == "nodes_values":
+            a.type = onnx.AttributeProto.INTS
+    # The ensemble's node with a second op_type field (protobuf keeps the last: an Identity node).
+    twice = graph(regressor(tree, 1), 2, 1)
+    node_bytes = twice.graph.node[0].SerializeToString() + b"\x22\x08Identity"
+    del twice.graph.node[:]
+    graph_bytes = twice.graph.SerializeToString() + b"\x0a" + varint(len(node_bytes)) + node_bytes
+    del twice.graph.node[:]
+    twice.ClearField("graph")
+    op_type_twice = twice.SerializeToString() + b"\x3a" + varint(len(graph_bytes)) + graph_bytes
+    # The model with a second (empty) graph: protobuf merges the two.
+    graph_twice = good + b"\x3a\x00"
+    # A tensor both a graph input and a node's output; two initializers of one name.
+    defined_twice = graph(regressor(tree, 1), 2, 1, before=[helper.make_node("Identity", ["X0"], ["X"])])
+    defined_twice.graph.input.append(helper.make_tensor_value_info("X0", TensorProto.FLOAT, [None, 2]))
+    two_initializers = graph(regressor(tree, 1, output="S"), 2, 1, extra=[helper.make_node("Mul", ["S", "one"], ["Y"])])
+    two_initializers.graph.initializer.extend([numpy_helper.from_array(np.array([1.0], np.float32), "one"),
+                                               numpy_helper.from_array(np.array([2.0], np.float32), "one")])
+    # A tensor with its values twice: raw_data (what onnxruntime reads) and double_data.
+    two_fields = graph(regressor(tree, 1, doubles=True), 2, 1)
+    for a in two_fields.graph.node[0].attribute:
+        if a.name == "nodes_values_as_tensor":
+            a.t.double_data.extend([9.0] * 5)
     # ModelProto field 7 (graph), length-delimited, claiming 2^31 bytes, after ir_version 8.
     huge_length = bytes([0x08, 0x08, 0x3A, 0x80, 0x80, 0x80, 0x80, 0x08]) + b"\0" * 16
     cases = {
@@ -662,6 +703,17 @@ def bad_models():
         "member_negative": (graph(tree_ensemble([S("BRANCH_MEMBER", 0, {-1.0, 2.0}, 0, L({0: 1.0}), L({0: 2.0}))], 1), 2, 1,
                                   opset=5).SerializeToString(),
                             "TreeEnsemble.membership_values[0]: -1 is not a category grove takes"),
+        "duplicate_attribute": (duplicate_attribute.SerializeToString(),
+                                "graph.node[0] (TreeEnsembleRegressor): two attributes named 'nodes_values'"),
+        "attribute_two_values": (two_values.SerializeToString(), "('nodes_values'): the attribute holds both floats and ints"),
+        "attribute_type_mismatch": (type_mismatch.SerializeToString(),
+                                    "('nodes_values'): the attribute's type is INTS, but it holds floats"),
+        "op_type_twice": (op_type_twice, "graph.node[0]: op_type is written twice"),
+        "graph_twice": (graph_twice, "the model: graph is written twice"),
+        "tensor_defined_twice": (defined_twice.SerializeToString(), "tensor 'X' is defined 2 times"),
+        "two_initializers": (two_initializers.SerializeToString(), "two initializers are named 'one'"),
+        "tensor_two_fields": (two_fields.SerializeToString(),
+                              "TreeEnsembleRegressor.nodes_values_as_tensor: the tensor holds double_data besides raw_data"),
     }
     os.makedirs(BAD, exist_ok=True)
     for name, (data, message) in cases.items():
