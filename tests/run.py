@@ -20,6 +20,9 @@ Groups:
           some while compiling: a message, no file left; and at every allocation of the runtime's load
           and predictions: an error or the right answer (under ASan, also no leak on any of these paths)
   io      output that cannot be written (/dev/full, a file-size limit): a message, no file left
+  files   output files as compilers handle them (tests/files.py): devices and FIFOs written into, never replaced; an
+          output that is an input, or two outputs that are one file, refused; names beginning with '-'; no temporary
+          file left by SIGINT, SIGTERM or SIGHUP; modes 0755/0644 & ~umask; write errors reported (also as nobody)
   install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
           with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
           and predicts
@@ -59,6 +62,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "..", "shared", "models", "real")
@@ -1616,6 +1621,7 @@ def main():
             install_tests(s)
             tsan_tests(s)
             io_failure_tests(s)
+            files.file_tests(s)
             for job in jobs:
                 job.result()
         python_tests(s)  # after the rest: its compiles and the Dask cluster take every core
