@@ -20,6 +20,9 @@ Groups:
           some while compiling: a message, no file left; and at every allocation of the runtime's load
           and predictions: an error or the right answer (under ASan, also no leak on any of these paths)
   io      output that cannot be written (/dev/full, a file-size limit): a message, no file left
+  rows    memory bounded by the work and CSV edges (tests/rows.py): models from pipes and devices read to --limit
+          stream; predict's chunks by rows x (features + outputs); byte-order marks, one-line files, headers matched
+          to feature names (--header), labels quoted
   files   output files as compilers handle them (tests/files.py): devices and FIFOs written into, never replaced; an
           output that is an input, or two outputs that are one file, refused; names beginning with '-'; no temporary
           file left by SIGINT, SIGTERM or SIGHUP; modes 0755/0644 & ~umask; write errors reported (also as nobody)
@@ -63,7 +66,8 @@ import sys
 import tempfile
 import time
 
-import files
+import files as file_group
+import rows as row_group
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "..", "shared", "models", "real")
@@ -1621,7 +1625,8 @@ def main():
             install_tests(s)
             tsan_tests(s)
             io_failure_tests(s)
-            files.file_tests(s)
+            file_group.file_tests(s)
+            row_group.row_tests(s, write_many_classes)
             for job in jobs:
                 job.result()
         python_tests(s)  # after the rest: its compiles and the Dask cluster take every core
