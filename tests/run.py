@@ -896,7 +896,8 @@ def csv_chunk_tests(s, higgs):
     rows = s.path("cli-chunks.csv")
     with open(rows, "w") as f:
         text = "".join(",".join(repr(x) for x in row) + "\n" for row in pattern)
-        f.write("f" + ",f".join(str(j) for j in range(28)) + "\n")  # a header line
+        # a header line: higgs names its features "0" to "27", which a header must match (numbers: --header yes)
+        f.write(",".join(str(j) for j in range(28)) + "\n")
         f.write(text * 32000)
     bad = s.path("cli-chunks-bad.csv")
     with open(bad, "w") as f:
@@ -904,7 +905,7 @@ def csv_chunk_tests(s, higgs):
     name = "csv_streamed_in_chunks"
     if s.wanted("cli", name):
         p = s.run("compile", higgs, "-o", artifact)
-        q = s.run("predict", artifact, "--input", rows) if p.returncode == 0 else p
+        q = s.run("predict", artifact, "--input", rows, "--header", "yes") if p.returncode == 0 else p
         lines = q.stdout.split()
         ok = q.returncode == 0 and len(lines) == 160000 and all(lines[i] == lines[i % 5] for i in range(len(lines)))
         s.record("cli", name, ok, f"exit {q.returncode}, {len(lines)} lines: {q.stderr.strip()}")

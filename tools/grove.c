@@ -200,10 +200,14 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, co
 }
 
 static const char predict_usage[] =
-	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N] [--batch N]\n"
+	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--header auto|yes|no] [--output OUT.csv] [--margin | --label]\n"
+	"                     [--f64] [--time] [--repeat N] [--batch N]\n"
 	"Predict rows with a compiled artifact (.so), or with a model file compiled on the fly.\n"
 	"  --input ROWS.csv   comma-separated floats, one row per line; an empty field or nan is missing\n"
-	"                     (\"-\" reads standard input); a first line that is not numeric is skipped\n"
+	"                     (\"-\" reads standard input); fields may be quoted\n"
+	"  --header auto|yes|no  whether the first line names the columns (auto: when none of its fields\n"
+	"                     is a number); where the model names its features, a header's columns are\n"
+	"                     matched to them by name and reordered, a missing or unknown one an error\n"
 	"  --output OUT.csv   where predictions go (default: standard output)\n"
 	"  --margin           raw margins instead of probabilities / transformed outputs\n"
 	"  --label            each row's class label (classifiers that have labels: ONNX)\n"
@@ -224,9 +228,10 @@ static void write_labels(FILE *f, const GroveModel *model, const float *out, siz
 		GroveError err;
 		if (grove_label(model, (size_t)out[r], &value, &text, &err) != GROVE_OK)
 			fail("row %zu: %s", r + 1, err.message);
-		if (text)
-			fprintf(f, "%s\n", text);
-		else
+		if (text) {
+			csv_write_text(f, text);
+			fputc('\n', f);
+		} else
 			fprintf(f, "%lld\n", value);
 	}
 }
@@ -297,12 +302,30 @@ static void predict_chunk(const GroveModel *model, const Table *t, bool f64, uns
 	timing->rows += t->rows;
 }
 
+/* The model's feature names (the array malloc'ed, the names the model's), or NULL where it names none. */
+static const char **feature_names(const GroveModel *model)
+{
+	size_t n = grove_num_features(model);
+	const char **names;
+	if (!n || !grove_feature_name(model, 0))
+		return NULL;
+	names = xcalloc(n, sizeof *names);
+	for (size_t i = 0; i < n; i++)
+		if (!(names[i] = grove_feature_name(model, i))) {
+			free(names);
+			return NULL;
+		}
+	return names;
+}
+
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
 	TargetOptions target = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	bool margin = false, timing = false, f64 = false, label = false;
+	CsvHeader header = CSV_HEADER_AUTO;
+	const char **names;
 	long repeat = 1, batch = 0;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
@@ -337,6 +360,12 @@ static int cmd_predict(int argc, char **argv)
 			label = true;
 		} else if (!strcmp(a, "--f64")) {
 			f64 = true;
+		} else if (!strcmp(a, "--header")) {
+			const char *value = option_value(argc, argv, &i);
+			header = !strcmp(value, "auto") ? CSV_HEADER_AUTO : !strcmp(value, "yes") ? CSV_HEADER_YES
+			       : !strcmp(value, "no") ? CSV_HEADER_NO : (CsvHeader)-1;
+			if (header == (CsvHeader)-1)
+				fail("--header %s: expected yes, no or auto", value);
 		} else if (!strcmp(a, "--time")) {
 			timing = true;
 		} else if (!strcmp(a, "--batch")) {
@@ -382,6 +411,9 @@ static int cmd_predict(int argc, char **argv)
 		cli_temporary_directory_remove(temp_dir);
 		free(library);
 	}
+	names = feature_names(model);
+	csv.header = header;
+	csv_set_names(&csv, names, grove_num_features(model));
 	if (label && !grove_num_labels(model))
 		fail("%s: the model has no class labels (--label is for classifiers that have them, as ONNX's do)", artifact);
 	flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
@@ -408,6 +440,7 @@ static int cmd_predict(int argc, char **argv)
 		        spent.best * 1e3, spent.rows ? spent.best * 1e6 / (double)spent.rows : 0.0, spent.total * 1e3 / (double)repeat,
 		        repeat);
 	free(out);
+	free(names);
 	table_free(&rows);
 	csv_close(&csv);
 	grove_free(model);
