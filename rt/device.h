@@ -58,4 +58,10 @@ __attribute__((format(printf, 3, 4))) GroveStatus grove_fail(GroveError *err, Gr
 /* A launch extent for nrows rows: count, or ceil(nrows / rows_per) and at least 1. */
 int64_t grove_extent(const GroveLaunchDim *d, int64_t nrows) GROVE_HIDDEN;
 
+/*
+ * GROVE_OK if this CPU has every feature of needed (an artifact's GROVE_CPU_FEATURES_SYMBOL:
+ * LLVM's names, comma-separated); else GROVE_ERROR_UNAVAILABLE naming the missing ones.
+ */
+GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *err);
+
 #endif

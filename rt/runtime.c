@@ -435,6 +435,7 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	const char *name = path;
 	void *handle;
 	const void *a;
+	const char *features;
 	GroveModel *m;
 	GroveStatus status;
 
@@ -460,6 +461,11 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 		return grove_fail(err, GROVE_ERROR_IO, "%s: cannot load: %s", path, dlerror());
 	pin_openmp();
 	a = dlsym(handle, GROVE_ARTIFACT_SYMBOL);
+	if (a && (features = dlsym(handle, GROVE_CPU_FEATURES_SYMBOL)) &&
+	    (status = grove_check_cpu(features, path, err)) != GROVE_OK) {
+		dlclose(handle);
+		return status;
+	}
 	if (!a) {
 		dlclose(handle);
 		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: not a grove artifact (no %s symbol)", path, GROVE_ARTIFACT_SYMBOL);

@@ -87,6 +87,13 @@ char *target_header_path(const char *object_path);
  */
 void target_linkers_stop(void);
 
+/*
+ * The x86-64 features code for cpu (NULL or "native": this host's) may use, by LLVM's
+ * names, comma-separated (malloc'ed; "" for another architecture or a CPU of no known
+ * level): what an artifact records for grove_load to check (target/cpu_features.c).
+ */
+char *target_cpu_features(const char *triple, const char *cpu);
+
 /* Whether options are ones target_emit can honour (prefix, optimisation level, triple, CPU); e says why not. */
 bool target_check(const TargetOptions *options, Error *e);
 
