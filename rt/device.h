@@ -64,4 +64,21 @@ int64_t grove_extent(const GroveLaunchDim *d, int64_t nrows) GROVE_HIDDEN;
  */
 GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *err);
 
+/* A host artifact's predict call: one of the three functions (the others NULL) and its arguments. */
+typedef struct HostCall {
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	void (*predict_v1)(const float *rows, int64_t nrows, float *out, int32_t flags);
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	const void *rows;
+	int64_t nrows;
+	float *out;
+	int32_t flags;
+	void *workspace;
+} HostCall;
+
+/* Note, from now on, when this process is a child of fork (rt/fork.c); grove_load calls it. */
+void grove_watch_forks(void);
+/* Make call: here, or in a child of fork on a fresh thread (whose OpenMP team is its own, not the parent's). */
+GroveStatus grove_run_host(const HostCall *call, GroveError *err);
+
 #endif
