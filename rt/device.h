@@ -62,7 +62,7 @@ int64_t grove_extent(const GroveLaunchDim *d, int64_t nrows) GROVE_HIDDEN;
  * GROVE_OK if this CPU has every feature of needed (an artifact's GROVE_CPU_FEATURES_SYMBOL:
  * LLVM's names, comma-separated); else GROVE_ERROR_UNAVAILABLE naming the missing ones.
  */
-GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *err);
+GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *err) GROVE_HIDDEN;
 
 /* A host artifact's predict call: one of the three functions (the others NULL) and its arguments. */
 typedef struct HostCall {
@@ -77,8 +77,8 @@ typedef struct HostCall {
 } HostCall;
 
 /* Note, from now on, when this process is a child of fork (rt/fork.c); grove_load calls it. */
-void grove_watch_forks(void);
+void grove_watch_forks(void) GROVE_HIDDEN;
 /* Make call: here, or in a child of fork on a fresh thread (whose OpenMP team is its own, not the parent's). */
-GroveStatus grove_run_host(const HostCall *call, GroveError *err);
+GroveStatus grove_run_host(const HostCall *call, GroveError *err) GROVE_HIDDEN;
 
 #endif

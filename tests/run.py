@@ -994,14 +994,14 @@ def install_tests(s):
 
 
 def tsan_tests(s):
-    """tests/tsan/threads.c and rt/runtime.c built with ThreadSanitizer: 8 threads predicting at once on one model."""
+    """tests/tsan/threads.c and rt/runtime.c (with cpu.c and fork.c) built with ThreadSanitizer: 8 threads predicting at once on one model."""
     name = "threads"
     if not s.wanted("tsan", name) or build_config(s)["asan"]:
         return  # ASan and TSan do not mix; the test builds its own runtime, so one run (the normal build's) is enough
     exe, artifact = s.path("tsan-threads"), s.path("tsan-higgs.so")
     build = subprocess.run(["clang-16", "-fsanitize=thread", "-g", "-O1", "-std=c11", "-D_GNU_SOURCE", f"-I{ROOT}",
                             os.path.join(ROOT, "tests", "tsan", "threads.c"), os.path.join(ROOT, "rt", "runtime.c"),
-                            "-o", exe, "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
+                            os.path.join(ROOT, "rt", "cpu.c"), os.path.join(ROOT, "rt", "fork.c"), "-o", exe, "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
     if build.returncode != 0:
         return s.record("tsan", name, False, f"building with -fsanitize=thread (bash .ci/setup installs clang-16 and "
                         f"libclang-rt-16-dev): {build.stderr.strip()}")
