@@ -74,9 +74,9 @@ def sources(*dirs):
 
 
 # The runtime (with its GPU back-ends) and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads
-# rows with tools/csv.c, which needs ir/common.c).
-AARCH64_RUNTIME = ["rt/runtime.c", "rt/gpusim.c", "rt/cuda.c", "rt/hsa.c"]
-AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "ir/common.c"]
+# rows with tools/csv.c and csv_header.c, which need ir/common.c).
+AARCH64_RUNTIME = ["rt/runtime.c", "rt/cpu.c", "rt/fork.c", "rt/gpusim.c", "rt/cuda.c", "rt/hsa.c"]
+AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "tools/csv_header.c", "ir/common.c"]
 
 
 def aarch64_runtime(w, cross_cc, cflags):
@@ -109,7 +109,8 @@ def aarch64_runtime(w, cross_cc, cflags):
 # The libFuzzer harnesses: name, source, extra compiler flags. The model harness is built once per format.
 FUZZ_HARNESSES = [(f"model-{name}", "tests/fuzz/model.c", f'-DFUZZ_FORMAT=\\"{name}\\"')
                   for name in ("xgboost", "xgboost-ubj", "lightgbm", "onnx")] + [
-    ("schedule", "tests/fuzz/schedule.c", ""), ("csv", "tests/fuzz/csv.c", ""), ("artifact", "tests/fuzz/artifact.c", "")]
+    ("schedule", "tests/fuzz/schedule.c", ""), ("csv", "tests/fuzz/csv.c", ""), ("csv-header", "tests/fuzz/csv_header.c", ""),
+    ("artifact", "tests/fuzz/artifact.c", "")]
 
 
 def fuzz_harnesses(w, libs):
@@ -119,8 +120,9 @@ def fuzz_harnesses(w, libs):
     for name, src, extra in FUZZ_HARNESSES:
         obj = f"$builddir/obj/fuzz/{name}.o"
         w.build([obj], "cc", [src], extra=extra)
-        # csv.c is the command line's; the others are in the libraries.
-        inputs = [obj] + (["$builddir/obj/tools/csv.o"] if name == "csv" else [])
+        # csv.c and csv_header.c are the command line's; the others are in the libraries.
+        inputs = [obj] + (["$builddir/obj/tools/csv.o", "$builddir/obj/tools/csv_header.o"] if name.startswith("csv")
+                          else [])
         w.build([f"$builddir/fuzz/{name}"], "fuzz_link", inputs,
                 implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
         outs.append(f"$builddir/fuzz/{name}")

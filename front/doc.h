@@ -167,6 +167,14 @@ const char *doc_type_name(DocType t);
 void doc_release(Document *doc, uint64_t offset);
 #define DOC_RELEASE_STEP (8u << 20)
 
+/*
+ * Whether every object's keys differ (compared unescaped); else e names the first
+ * repeated key, the object's path and both places (JSON's line:column, or UBJSON's
+ * offsets: json says which the document is). A repeated key has two readings: grove's
+ * readers would take the first copy, XGBoost's the last.
+ */
+bool doc_check_keys(const Document *doc, bool json, Error *e);
+
 /* Tape building, for the parsers: make room for one more value; false past DOC_MAX_VALUES. */
 bool doc_reserve(Document *doc);
 

@@ -21,8 +21,11 @@ typedef struct FileText {
 	bool mapped;
 } FileText;
 
-/* Read what is left of fd into a growing buffer (for pipes and other files without a size). */
-static bool read_stream(int fd, FileText *file)
+/*
+ * Read what is left of fd into a growing buffer (for pipes and other files without a
+ * size), at most max bytes: false with errno EFBIG past them.
+ */
+static bool read_stream(int fd, FileText *file, uint64_t max)
 {
 	size_t cap = 1 << 16;
 	file->text = xmalloc(cap);
@@ -30,12 +33,18 @@ static bool read_stream(int fd, FileText *file)
 	for (;;) {
 		ssize_t got;
 		if (file->length == cap) {
-			cap *= 2;
+			if (cap > max) {
+				errno = EFBIG;
+				return false;
+			}
+			cap = cap * 2 > max + 1 ? (size_t)max + 1 : cap * 2; /* a byte past max shows there are more */
 			file->text = xrealloc(file->text, cap);
 		}
 		got = read(fd, file->text + file->length, cap - file->length);
+		if (got == 0 && file->length > max)
+			errno = EFBIG;
 		if (got == 0)
-			return true;
+			return file->length <= max;
 		if (got < 0 && errno != EINTR)
 			return false;
 		if (got > 0)
@@ -47,7 +56,7 @@ static bool read_stream(int fd, FileText *file)
  * Load all of `path`. A regular file is mapped with its pages read in up front (one
  * system call instead of a page fault per 4 KiB), anything else is read.
  */
-static bool file_load(const char *path, FileText *file, Error *e)
+static bool file_load(const char *path, uint64_t max_stream, FileText *file, Error *e)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -78,11 +87,14 @@ static bool file_load(const char *path, FileText *file, Error *e)
 			return true;
 		}
 	}
-	ok = read_stream(fd, file);
+	ok = read_stream(fd, file, max_stream);
 	if (!ok) {
 		int err = errno;
 		free(file->text);
 		close(fd);
+		if (err == EFBIG)
+			return error_set(e, "%s: not a regular file, and longer than grove's limit of %llu bytes for one (raise it "
+			                 "with --limit stream=N, or save the model to a file)", path, (unsigned long long)max_stream);
 		return error_set(e, "%s: %s", path, strerror(err));
 	}
 	close(fd);
@@ -225,17 +237,17 @@ static void describe_start(const char *bytes, size_t length, char *buf, size_t s
 }
 
 /* The limits' names, and FrontLimits' fields in their order. */
-static const char *const limit_names[] = {"features", "outputs", "trees", "nodes"};
+static const char *const limit_names[] = {"features", "outputs", "trees", "nodes", "stream"};
 static uint64_t *limit_field(FrontLimits *l, size_t i)
 {
-	uint64_t *fields[] = {&l->features, &l->outputs, &l->trees, &l->nodes};
+	uint64_t *fields[] = {&l->features, &l->outputs, &l->trees, &l->nodes, &l->stream};
 	return fields[i];
 }
 
 FrontLimits front_default_limits(void)
 {
 	return (FrontLimits){.features = UINT64_C(1) << 22, .outputs = 65536, .trees = UINT64_C(1) << 24,
-	                     .nodes = UINT64_C(1) << 30};
+	                     .nodes = UINT64_C(1) << 30, .stream = UINT64_C(1) << 30};
 }
 
 bool front_limits_parse(FrontLimits *l, const char *text, Error *e)
@@ -264,7 +276,7 @@ static bool check_limits(const HForest *f, FrontLimits l, const char *path, Erro
 	uint64_t have[] = {f->num_features, f->num_outputs, f->num_trees, f->num_nodes};
 	if (!f->num_features) /* libgrove loads no artifact whose rows are empty */
 		return error_set(e, "%s: the model has no features; grove needs at least one", path);
-	for (size_t i = 0; i < COUNT_OF(limit_names); i++)
+	for (size_t i = 0; i < COUNT_OF(have); i++) /* the model's; the last limit is the file's */
 		if (have[i] > *limit_field(&l, i))
 			return error_set(e, "%s: the model has %llu %s, more than grove's limit of %llu (raise it with --limit %s=N)",
 			                 path, (unsigned long long)have[i], limit_names[i], (unsigned long long)*limit_field(&l, i),
@@ -311,7 +323,7 @@ HForest *front_read_model(const char *path, const char *format, const FrontLimit
 	HForest *f;
 	if (format && !format_named(format))
 		return error_set(e, "--format %s: unknown format (expected %s)", format, front_format_names()), NULL;
-	if (!file_load(path, &file, e))
+	if (!file_load(path, limits ? limits->stream : front_default_limits().stream, &file, e))
 		return NULL;
 	f = read_bytes(path, file.text, file.length, file.mapped, format, limits, e);
 	file_free(&file);

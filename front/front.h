@@ -62,9 +62,11 @@ typedef struct FrontLimits {
 	uint64_t outputs;  /* margins per row: classes or targets (default 65,536, the readers' own bound) */
 	uint64_t trees;    /* default 2^24 */
 	uint64_t nodes;    /* all trees' nodes together (default 2^30) */
+	uint64_t stream;   /* bytes read from a model file that is not a regular one, which has no size: a pipe, a
+	                      device (default 2^30; a regular file is mapped, whatever its size) */
 } FrontLimits;
 
-#define FRONT_LIMIT_NAMES "features, outputs, trees, nodes"
+#define FRONT_LIMIT_NAMES "features, outputs, trees, nodes, stream"
 
 /* The default limits. */
 FrontLimits front_default_limits(void);

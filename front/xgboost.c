@@ -433,7 +433,7 @@ static HForest *read_document(const char *name, const char *bytes, size_t len, b
 	/* Category sets: at most 64 words per byte of the file, and 16 MiB whatever its size. */
 	XgboostReader r = {.name = name, .e = e, .set_words_left = ((uint64_t)len + 65536) * 64};
 	HForest *f = NULL;
-	if (parse(&r.doc, name, bytes, len, mapped, e))
+	if (parse(&r.doc, name, bytes, len, mapped, e) && doc_check_keys(&r.doc, parse == json_parse, e))
 		f = read_model(&r);
 	doc_free(&r.doc);
 	return f;

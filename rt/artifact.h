@@ -14,6 +14,13 @@
 #define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian, in every version */
 #define GROVE_ARTIFACT_VERSION 5u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
+/*
+ * Beside it in host shared libraries since grove 51's fix: a NUL-terminated string, the
+ * x86-64 CPU features the code may use, by LLVM's names ("avx,avx2,fma"), "" for none.
+ * grove_load refuses an artifact whose features this CPU lacks; one without the symbol
+ * (older, or for AArch64) is loaded unchecked.
+ */
+#define GROVE_CPU_FEATURES_SYMBOL "grove_cpu_features"
 
 /* flags for GroveArtifact.predict */
 #define GROVE_ARTIFACT_MARGIN 1

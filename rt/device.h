@@ -58,4 +58,27 @@ __attribute__((format(printf, 3, 4))) GroveStatus grove_fail(GroveError *err, Gr
 /* A launch extent for nrows rows: count, or ceil(nrows / rows_per) and at least 1. */
 int64_t grove_extent(const GroveLaunchDim *d, int64_t nrows) GROVE_HIDDEN;
 
+/*
+ * GROVE_OK if this CPU has every feature of needed (an artifact's GROVE_CPU_FEATURES_SYMBOL:
+ * LLVM's names, comma-separated); else GROVE_ERROR_UNAVAILABLE naming the missing ones.
+ */
+GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *err) GROVE_HIDDEN;
+
+/* A host artifact's predict call: one of the three functions (the others NULL) and its arguments. */
+typedef struct HostCall {
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	void (*predict_v1)(const float *rows, int64_t nrows, float *out, int32_t flags);
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	const void *rows;
+	int64_t nrows;
+	float *out;
+	int32_t flags;
+	void *workspace;
+} HostCall;
+
+/* Note, from now on, when this process is a child of fork (rt/fork.c); grove_load calls it. */
+void grove_watch_forks(void) GROVE_HIDDEN;
+/* Make call: here, or in a child of fork on a fresh thread (whose OpenMP team is its own, not the parent's). */
+GroveStatus grove_run_host(const HostCall *call, GroveError *err) GROVE_HIDDEN;
+
 #endif

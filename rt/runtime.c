@@ -435,6 +435,7 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	const char *name = path;
 	void *handle;
 	const void *a;
+	const char *features;
 	GroveModel *m;
 	GroveStatus status;
 
@@ -459,7 +460,13 @@ GroveStatus grove_load(const char *path, GroveModel **model, GroveError *err)
 	if (!handle)
 		return grove_fail(err, GROVE_ERROR_IO, "%s: cannot load: %s", path, dlerror());
 	pin_openmp();
+	grove_watch_forks();
 	a = dlsym(handle, GROVE_ARTIFACT_SYMBOL);
+	if (a && (features = dlsym(handle, GROVE_CPU_FEATURES_SYMBOL)) &&
+	    (status = grove_check_cpu(features, path, err)) != GROVE_OK) {
+		dlclose(handle);
+		return status;
+	}
 	if (!a) {
 		dlclose(handle);
 		return grove_fail(err, GROVE_ERROR_FORMAT, "%s: not a grove artifact (no %s symbol)", path, GROVE_ARTIFACT_SYMBOL);
@@ -620,11 +627,9 @@ static GroveStatus run_predict(const GroveModel *model, const float *rows, size_
 {
 	if (model->device)
 		return run_device(model, 0, rows, nrows, out, flags, workspace, false, err);
-	if (model->predict_v1)
-		model->predict_v1(rows, (int64_t)nrows, out, artifact_flags(flags));
-	else
-		model->predict(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
-	return GROVE_OK;
+	HostCall call = {model->predict_v1 ? NULL : model->predict, model->predict_v1, NULL, rows, (int64_t)nrows, out,
+	                 artifact_flags(flags), workspace};
+	return grove_run_host(&call, err);
 }
 
 /*
@@ -737,10 +742,9 @@ GroveStatus grove_predict_f64(const GroveModel *model, const double *rows, size_
 	if ((status = new_workspace(model, chunk, &workspace, err)) != GROVE_OK)
 		return status;
 	if (model->predict_f64 || has_entry(model, 1)) {
-		if (model->predict_f64)
-			model->predict_f64(rows, (int64_t)nrows, out, artifact_flags(flags), workspace);
-		else
-			status = run_device(model, 1, rows, nrows, out, flags, workspace, false, err);
+		HostCall call = {NULL, NULL, model->predict_f64, rows, (int64_t)nrows, out, artifact_flags(flags), workspace};
+		status = model->predict_f64 ? grove_run_host(&call, err)
+		                            : run_device(model, 1, rows, nrows, out, flags, workspace, false, err);
 		free(workspace);
 		return status == GROVE_OK ? ok(err) : status;
 	}

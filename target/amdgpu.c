@@ -180,15 +180,18 @@ static bool read_file(const char *path, char **data, size_t *size, Error *e)
 /* The HSACO of mod: an object beside out_path, linked by ld.lld into a shared code object, read back. */
 static bool amdgpu_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *out_path, char **code, size_t *size, Error *e)
 {
-	char *object = temporary_beside(out_path, ".o", e), *hsaco = object ? temporary_beside(out_path, ".hsaco", e) : NULL;
+	char *object = target_output_temporary(out_path, ".o", e);
+	char *hsaco = object ? target_output_temporary(out_path, ".hsaco", e) : NULL;
 	bool ok = false;
 	if (hsaco && target_write_code(tm, mod, object, LLVMObjectFile, e)) {
-		char *argv[] = {LD_LLD, "-shared", "-o", hsaco, object, NULL};
+		char *argv[] = {LD_LLD, "-shared", "-o", target_path_argument(hsaco), target_path_argument(object), NULL};
 		int spawn_error;
 		if (target_run_linker(argv, "the HSACO", &spawn_error, e))
 			ok = read_file(hsaco, code, size, e);
 		else if (spawn_error)
 			error_set(e, "cannot run %s to link the HSACO: %s (install lld-16)", LD_LLD, strerror(spawn_error));
+		free(argv[3]);
+		free(argv[4]);
 	}
 	if (hsaco)
 		temporary_drop(hsaco, false);

@@ -200,15 +200,11 @@ static LLVMValueRef device_descriptor(Emitter *em, const GpuTarget *t, const cha
 }
 
 /* Write what is emitted to a temporary beside out_path, then rename it over out_path: a failed compile leaves nothing half-written. */
-static bool write_output(const char *out_path, bool (*write)(const char *path, void *arg, Error *e), void *arg, Error *e)
+static bool write_output(const char *out_path, bool (*write)(const char *path, void *arg, Error *e), void *arg,
+                         bool executable, Error *e)
 {
-	char *temp = temporary_beside(out_path, ".tmp", e);
-	bool ok = temp && write(temp, arg, e);
-	if (ok && rename(temp, out_path) != 0)
-		ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
-	if (temp)
-		temporary_drop(temp, ok);
-	return ok;
+	char *temp = target_output_temporary(out_path, ".tmp", e);
+	return temp && target_output_finish(temp, write(temp, arg, e), out_path, executable, e);
 }
 
 /* What write_output's writers need. */
@@ -309,7 +305,7 @@ bool target_emit_gpu(const LModule *m, const TargetOptions *o, const char *out_p
 		out.mod = device;
 		out.bytes = code;
 		out.size = code_size;
-		ok = write_output(out_path, o->emit == TARGET_EMIT_LLVM ? write_ir : write_code_bytes, &out, e);
+		ok = write_output(out_path, o->emit == TARGET_EMIT_LLVM ? write_ir : write_code_bytes, &out, false, e);
 	} else if (ok) {
 		Emitter em;
 		llvm_emitter_init(&em, ctx, host, m, NULL, prefix);
@@ -321,7 +317,8 @@ bool target_emit_gpu(const LModule *m, const TargetOptions *o, const char *out_p
 		out.mod = host;
 		out.tm = tm;
 		ok = verify(host, o->timer, e) && target_optimise(host, tm, o->opt_level, o->timer, e) &&
-		     write_output(out_path, o->emit == TARGET_EMIT_LLVM ? write_ir : write_library, &out, e);
+		     write_output(out_path, o->emit == TARGET_EMIT_LLVM ? write_ir : write_library, &out,
+		                  o->emit != TARGET_EMIT_LLVM, e);
 		phase_end(o->timer, o->emit == TARGET_EMIT_LLVM ? "print" : "seal");
 	}
 	free(code);

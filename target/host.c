@@ -27,10 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-extern char **environ;
 
 /* Whether s is a C identifier (symbol prefixes end up in C headers). */
 static bool is_identifier(const char *s)
@@ -141,21 +140,6 @@ bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *p
 	return ok;
 }
 
-bool target_run_linker(char *const argv[], const char *what, int *spawn_error, Error *e)
-{
-	pid_t pid;
-	int status, rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
-	*spawn_error = rc;
-	if (rc != 0)
-		return false;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return error_set(e, "waiting for %s: %s", argv[0], strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return error_set(e, "%s failed (status %d) linking %s", argv[0], status, what);
-	return true;
-}
-
 /* Parts a code module is compiled in at most (one per core), and the objects of a shared library: those and the data. */
 #define MAX_PARTS 8
 #define MAX_OBJECTS (MAX_PARTS + 1)
@@ -169,14 +153,16 @@ static bool link_shared(char *const *objects, int n, const TargetOptions *o, con
                         Error *e)
 {
 	char *argv[MAX_OBJECTS + 8] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-Wl,--build-id=none", "-o",
-	                               (char *)path};
+	                               target_path_argument(path)};
 	int spawn_error, k = 6;
 	bool ok;
 	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
-		argv[k++] = objects[i];
+		argv[k++] = target_path_argument(objects[i]);
 	argv[k] = "-lm";
 	ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
 	     (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
+	for (int i = 5; i < k; i++)
+		free(argv[i]);
 	phase_end(o->timer, "link");
 	return ok;
 }
@@ -526,24 +512,41 @@ bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const Targe
 	return ok;
 }
 
-/* The C header beside an object: entry points and sizes. Written to <path minus extension>.h. */
+char *target_header_path(const char *object_path)
+{
+	size_t len = strlen(object_path);
+	const char *dot = strrchr(object_path, '.'), *slash = strrchr(object_path, '/');
+	struct stat st;
+	char *header;
+	if (!strcmp(object_path, "-") || (stat(object_path, &st) == 0 && S_ISCHR(st.st_mode)))
+		return NULL;
+	if (!dot || (slash && dot < slash))
+		dot = object_path + len;
+	header = xmalloc(len + 3);
+	snprintf(header, len + 3, "%.*s.h", (int)(dot - object_path), object_path);
+	return header;
+}
+
+/* The C header beside an object at path (target_header_path; none where that has none): entry points and sizes. */
 static bool write_header(const LModule *m, const char *prefix, const char *path, Error *e)
 {
-	size_t len = strlen(path);
-	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-	char *header = xmalloc(len + 3), upper[64];
+	char *header = target_header_path(path), *temp, upper[64];
 	FILE *out;
+	bool ok;
 
-	if (!dot || (slash && dot < slash))
-		dot = path + len;
-	snprintf(header, len + 3, "%.*s.h", (int)(dot - path), path);
+	if (!header)
+		return true;
+	if (!(temp = target_output_temporary(header, ".tmp", e))) {
+		free(header);
+		return false;
+	}
 	for (size_t i = 0; i < sizeof upper; i++)
 		if (!(upper[i] = (char)toupper((unsigned char)prefix[i])))
 			break;
 	upper[sizeof upper - 1] = 0;
-	out = fopen(header, "w");
-	if (!out) {
+	if (!(out = fopen(temp, "w"))) {
 		error_set(e, "%s: cannot write: %s", header, strerror(errno));
+		temporary_drop(temp, false);
 		free(header);
 		return false;
 	}
@@ -572,13 +575,12 @@ static bool write_header(const LModule *m, const char *prefix, const char *path,
 		        "void %s_predict_f64(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);\n\n",
 		        prefix);
 	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
-	if (fclose(out) != 0) {
-		error_set(e, "%s: cannot write: %s", header, strerror(errno));
-		free(header);
-		return false;
-	}
+	ok = !ferror(out);
+	if (fclose(out) != 0 || !ok)
+		ok = error_set(e, "%s: cannot write: %s", header, strerror(errno ? errno : EIO));
+	ok = target_output_finish(temp, ok, header, false, e);
 	free(header);
-	return true;
+	return ok;
 }
 
 /*
@@ -636,6 +638,8 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
 	                          !strncmp(platform.triple, "aarch64", 7), &data);
+	if (o->emit == TARGET_EMIT_SHARED)
+		target_add_cpu_features(data, platform.triple, o->cpu);
 	keep_vector_widths(mod);
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetTarget(mod, platform.triple);
@@ -649,7 +653,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	phase_end(o->timer, "llvm-verify");
 	if (!verified) {
 		error_set(e, "internal error: the generated LLVM IR does not verify: %s", message);
-	} else if ((temp = temporary_beside(out_path, ".tmp", e))) {
+	} else if ((temp = target_output_temporary(out_path, ".tmp", e))) {
 		/*
 		 * Written beside out_path, then renamed over it: a failed compile leaves no
 		 * half-written artifact. A shared library optimises its code alone (or takes it from
@@ -670,9 +674,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 				ok = target_write_bytes(temp, message, strlen(message), e);
 				break;
 			}
-		if (ok && rename(temp, out_path) != 0)
-			ok = error_set(e, "%s: cannot write: %s", out_path, strerror(errno));
-		temporary_drop(temp, ok);
+		ok = target_output_finish(temp, ok, out_path, o->emit == TARGET_EMIT_SHARED, e);
 		phase_end(o->timer, o->emit == TARGET_EMIT_SHARED ? "seal" : o->emit == TARGET_EMIT_LLVM ? "print" : "codegen");
 	}
 	LLVMDisposeMessage(message);

@@ -5,6 +5,8 @@
 #include "ir/lir.h"
 #include "ir/mir.h"
 
+#include <sys/types.h>
+
 typedef enum TargetEmit {
 	TARGET_EMIT_SHARED, /* shared library loadable by libgrove (exports grove_artifact) */
 	TARGET_EMIT_OBJ,    /* relocatable object + a C header next to it (PATH with .h) */
@@ -54,6 +56,43 @@ char *target_cache_dir(const char *chosen);
 
 /* Append a GroveSeal (rt/artifact.h) to the shared library at path: libgrove refuses a damaged artifact. */
 bool target_seal(const char *path, Error *e);
+
+/* The mode cc gives what it writes: 0755 (executable: shared libraries) or 0644, less the umask. */
+mode_t target_output_mode(bool executable);
+/*
+ * A temporary file (ir/common.h's temporary_beside) for what will become out_path:
+ * beside it, or in $TMPDIR (else /tmp) where out_path is "-" (standard output) or exists
+ * and is not a regular file.
+ */
+char *target_output_temporary(const char *out_path, const char *suffix, Error *e);
+/*
+ * Done writing temp (from target_output_temporary), ok if complete: give it the mode of
+ * target_output_mode(executable) and rename it over out_path, or, where out_path is "-"
+ * or not a regular file (/dev/null, a FIFO), copy it into out_path, which is never
+ * replaced. temp is dropped either way. False (e says why) if not ok or on failure.
+ */
+bool target_output_finish(char *temp, bool ok, const char *out_path, bool executable, Error *e);
+
+/*
+ * The header --emit obj writes beside the object at object_path: the path less its
+ * extension, with .h (malloc'ed); NULL where the object goes to standard output ("-") or
+ * a character device, which have nothing beside them.
+ */
+char *target_header_path(const char *object_path);
+
+/*
+ * Stop the linkers that compiles in progress are running (SIGTERM) and wait, at most 5
+ * seconds, until they have exited: for a compiler about to exit on a signal, which then
+ * removes its temporary files (no linker writes one afterwards).
+ */
+void target_linkers_stop(void);
+
+/*
+ * The x86-64 features code for cpu (NULL or "native": this host's) may use, by LLVM's
+ * names, comma-separated (malloc'ed; "" for another architecture or a CPU of no known
+ * level): what an artifact records for grove_load to check (target/cpu_features.c).
+ */
+char *target_cpu_features(const char *triple, const char *cpu);
 
 /* Whether options are ones target_emit can honour (prefix, optimisation level, triple, CPU); e says why not. */
 bool target_check(const TargetOptions *options, Error *e);

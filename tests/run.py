@@ -20,6 +20,14 @@ Groups:
           some while compiling: a message, no file left; and at every allocation of the runtime's load
           and predictions: an error or the right answer (under ASan, also no leak on any of these paths)
   io      output that cannot be written (/dev/full, a file-size limit): a message, no file left
+  rows    memory bounded by the work and CSV edges (tests/rows.py): models from pipes and devices read to --limit
+          stream; predict's chunks by rows x (features + outputs); byte-order marks, one-line files, headers matched
+          to feature names (--header), labels quoted
+  cpu     artifacts record the CPU features their code uses; grove_load refuses them on a CPU without (tests/cpu.py:
+          x86-64-v4 code here without AVX-512; native and x86-64-v3 code under qemu-x86_64 -cpu Nehalem)
+  files   output files as compilers handle them (tests/files.py): devices and FIFOs written into, never replaced; an
+          output that is an input, or two outputs that are one file, refused; names beginning with '-'; no temporary
+          file left by SIGINT, SIGTERM or SIGHUP; modes 0755/0644 & ~umask; write errors reported (also as nobody)
   install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
           with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
           and predicts
@@ -59,6 +67,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import cpu as cpu_group
+import files as file_group
+import rows as row_group
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REAL = os.path.join(ROOT, "..", "shared", "models", "real")
@@ -887,7 +899,8 @@ def csv_chunk_tests(s, higgs):
     rows = s.path("cli-chunks.csv")
     with open(rows, "w") as f:
         text = "".join(",".join(repr(x) for x in row) + "\n" for row in pattern)
-        f.write("f" + ",f".join(str(j) for j in range(28)) + "\n")  # a header line
+        # a header line: higgs names its features "0" to "27", which a header must match (numbers: --header yes)
+        f.write(",".join(str(j) for j in range(28)) + "\n")
         f.write(text * 32000)
     bad = s.path("cli-chunks-bad.csv")
     with open(bad, "w") as f:
@@ -895,7 +908,7 @@ def csv_chunk_tests(s, higgs):
     name = "csv_streamed_in_chunks"
     if s.wanted("cli", name):
         p = s.run("compile", higgs, "-o", artifact)
-        q = s.run("predict", artifact, "--input", rows) if p.returncode == 0 else p
+        q = s.run("predict", artifact, "--input", rows, "--header", "yes") if p.returncode == 0 else p
         lines = q.stdout.split()
         ok = q.returncode == 0 and len(lines) == 160000 and all(lines[i] == lines[i % 5] for i in range(len(lines)))
         s.record("cli", name, ok, f"exit {q.returncode}, {len(lines)} lines: {q.stderr.strip()}")
@@ -981,14 +994,14 @@ def install_tests(s):
 
 
 def tsan_tests(s):
-    """tests/tsan/threads.c and rt/runtime.c built with ThreadSanitizer: 8 threads predicting at once on one model."""
+    """tests/tsan/threads.c and rt/runtime.c (with cpu.c and fork.c) built with ThreadSanitizer: 8 threads predicting at once on one model."""
     name = "threads"
     if not s.wanted("tsan", name) or build_config(s)["asan"]:
         return  # ASan and TSan do not mix; the test builds its own runtime, so one run (the normal build's) is enough
     exe, artifact = s.path("tsan-threads"), s.path("tsan-higgs.so")
     build = subprocess.run(["clang-16", "-fsanitize=thread", "-g", "-O1", "-std=c11", "-D_GNU_SOURCE", f"-I{ROOT}",
                             os.path.join(ROOT, "tests", "tsan", "threads.c"), os.path.join(ROOT, "rt", "runtime.c"),
-                            "-o", exe, "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
+                            os.path.join(ROOT, "rt", "cpu.c"), os.path.join(ROOT, "rt", "fork.c"), "-o", exe, "-ldl", "-lpthread", "-lm"], capture_output=True, text=True)
     if build.returncode != 0:
         return s.record("tsan", name, False, f"building with -fsanitize=thread (bash .ci/setup installs clang-16 and "
                         f"libclang-rt-16-dev): {build.stderr.strip()}")
@@ -1616,6 +1629,9 @@ def main():
             install_tests(s)
             tsan_tests(s)
             io_failure_tests(s)
+            file_group.file_tests(s)
+            row_group.row_tests(s, write_many_classes)
+            cpu_group.cpu_tests(s)
             for job in jobs:
                 job.result()
         python_tests(s)  # after the rest: its compiles and the Dask cluster take every core

@@ -9,17 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Print "grove: message" and exit 1. */
 void fail(const char *fmt, ...)
 {
 	va_list ap;
+	while (cli_stopping()) /* the failure is the signal's doing (a linker stopped): the signal thread ends grove */
+		pause();
 	fputs("grove: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	pending_files_unlink();
+	cli_cleanup();
 	exit(1);
 }
 

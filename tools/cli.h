@@ -21,6 +21,24 @@ void parse_target(const char *text, TargetOptions *t, PipelineOptions *p);
 /* Seconds on a monotonic clock. */
 double now(void);
 
+/* Remove the temporary files and directories of the command (fail calls it). */
+void cli_cleanup(void);
+/* Whether grove is ending on a signal (cli_cleanup_start's thread is cleaning up). */
+bool cli_stopping(void);
+/* Block SIGINT, SIGTERM and SIGHUP in every thread but one, which calls cli_cleanup and ends grove on them. */
+void cli_cleanup_start(void);
+/* mkdtemp(template), removed with the files it holds by cli_cleanup or cli_temporary_directory_remove; exits on failure. */
+char *cli_temporary_directory(char *template);
+/* Remove the files in dir, made by cli_temporary_directory, and dir. */
+void cli_temporary_directory_remove(const char *dir);
+/*
+ * Whether paths a and b name one regular file: the same inode where both exist, else the
+ * same name once their directories are resolved. Never for "-" or devices.
+ */
+bool same_file(const char *a, const char *b);
+/* Exit with a message if output (the value of option) is empty or same_file as one of the n inputs ("what path"). */
+void check_output(const char *option, const char *output, const char *const *inputs, size_t n);
+
 int cmd_tune(int argc, char **argv);
 
 #endif

@@ -29,7 +29,15 @@ void csv_close(CsvReader *r)
 	if (r->owned)
 		fclose(r->in);
 	free(r->buf);
+	free(r->order);
+	free(r->fields);
 	memset(r, 0, sizeof *r);
+}
+
+void csv_set_names(CsvReader *r, const char *const *names, size_t n)
+{
+	r->names = names;
+	r->num_names = names ? n : 0;
 }
 
 /*
@@ -94,62 +102,141 @@ static bool parse_field(const char *s, const char *end, bool as_double, double *
 	return stop == end;
 }
 
-/* Fields of the line: its commas and one. */
-static size_t count_fields(const char *line, size_t len)
+bool csv_field_number(const CsvField *f, bool as_double, double *v)
 {
-	size_t n = 1;
-	for (const char *p = line, *end = line + len; (p = memchr(p, ',', (size_t)(end - p))); p++)
-		n++;
-	return n;
+	char saved = *f->end, *end = f->end;
+	bool ok;
+	*end = 0; /* strtod stops at the field's end, not at the next field's digits */
+	ok = parse_field(f->start, end, as_double, v);
+	*end = saved;
+	return ok;
+}
+
+/*
+ * Split the line (NUL-terminated) into r->fields at its commas, a quoted field's quotes
+ * removed in place; their number in *n, or false with e filled for a quote left open or
+ * text after a closing quote.
+ */
+static bool split_fields(CsvReader *r, char *line, size_t len, size_t *n, Error *e)
+{
+	char *p = line, *end = line + len;
+	size_t count = 0;
+	for (;;) {
+		CsvField *f;
+		GROW(r->fields, count + 1, r->fields_cap);
+		f = &r->fields[count++];
+		f->quoted = false;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p < end && *p == '"') {
+			char *out = ++p;
+			f->quoted = true;
+			f->start = out;
+			for (;; p++) {
+				if (p == end)
+					return error_set(e, "%s:%zu: field %zu: a quote left open (a field's quotes close on its line)",
+					                 r->name, r->line_no, count);
+				if (*p == '"' && p + 1 < end && p[1] == '"')
+					p++;
+				else if (*p == '"')
+					break;
+				*out++ = *p;
+			}
+			f->end = out;
+			for (p++; p < end && (*p == ' ' || *p == '\t'); p++)
+				;
+			if (p < end && *p != ',')
+				return error_set(e, "%s:%zu: field %zu: text after its closing quote", r->name, r->line_no, count);
+		} else {
+			f->start = p;
+			p = memchr(p, ',', (size_t)(end - p));
+			f->end = p ? p : end;
+			p = p ? p : end;
+		}
+		if (p == end)
+			break;
+		p++; /* the comma */
+	}
+	*n = count;
+	return true;
+}
+
+/* Make t hold max_rows rows of r->cols values. */
+static void table_reserve(const CsvReader *r, size_t max_rows, Table *t)
+{
+	if (t->cols == r->cols && t->cap >= max_rows * r->cols)
+		return;
+	free(t->values);
+	free(t->doubles);
+	t->cap = max_rows * r->cols;
+	t->values = r->as_double ? NULL : xmalloc(t->cap * sizeof *t->values);
+	t->doubles = r->as_double ? xmalloc(t->cap * sizeof *t->doubles) : NULL;
+	t->cols = r->cols;
 }
 
 bool csv_next(CsvReader *r, size_t max_rows, Table *t, Error *e)
 {
 	t->rows = 0;
 	while (t->rows < max_rows) {
-		char *line, *field;
-		size_t len, cols;
+		char *line;
+		size_t len, cols = 0;
 		int got = read_line(r, &line, &len, e);
 		if (got <= 0)
 			return got == 0;
+		if (r->line_no == 1 && len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) { /* a byte-order mark, not data */
+			line += 3;
+			len -= 3;
+		}
 		if (len == 0)
 			continue;
-		cols = count_fields(line, len);
-		if (!r->cols) { /* the first row: its width; a first line that is not numeric is a header */
-			double v;
-			char *comma = memchr(line, ',', len);
-			if (r->line_no == 1 && !parse_field(line, comma ? comma : line + len, r->as_double, &v))
+		if (!split_fields(r, line, len, &cols, e))
+			return false;
+		if (!r->started) {
+			int header = csv_first_line(r, cols, e);
+			r->started = true;
+			if (header < 0)
+				return false;
+			if (header)
 				continue;
-			r->cols = cols;
 		}
+		if (!r->cols)
+			r->cols = cols;
 		if (max_rows > CSV_CHUNK_VALUES / r->cols)
 			max_rows = CSV_CHUNK_VALUES / r->cols ? CSV_CHUNK_VALUES / r->cols : 1;
 		if (cols != r->cols)
-			return error_set(e, "%s:%zu: %zu fields, earlier rows have %zu", r->name, r->line_no, cols, r->cols);
-		if (t->cols != r->cols || t->cap < max_rows * r->cols) {
-			free(t->values);
-			free(t->doubles);
-			t->cap = max_rows * r->cols;
-			t->values = r->as_double ? NULL : xmalloc(t->cap * sizeof *t->values);
-			t->doubles = r->as_double ? xmalloc(t->cap * sizeof *t->doubles) : NULL;
-			t->cols = r->cols;
-		}
-		field = line;
+			return error_set(e, "%s:%zu: %zu fields, %s %zu", r->name, r->line_no, cols,
+			                 r->order ? "the header names" : "earlier rows have", r->cols);
+		table_reserve(r, max_rows, t);
 		for (size_t c = 0; c < cols; c++) {
-			char *comma = memchr(field, ',', (size_t)(line + len - field)), *stop = comma ? comma : line + len;
+			const CsvField *f = &r->fields[c];
+			size_t at = t->rows * cols + (r->order ? r->order[c] : c);
 			double v;
-			if (!parse_field(field, stop, r->as_double, &v))
+			if (!csv_field_number(f, r->as_double, &v))
 				return error_set(e, "%s:%zu: field %zu: '%.*s' is not a number", r->name, r->line_no, c + 1,
-				                 (int)(stop - field > 40 ? 40 : stop - field), field);
+				                 (int)(f->end - f->start > 40 ? 40 : f->end - f->start), f->start);
 			if (r->as_double)
-				t->doubles[t->rows * cols + c] = v;
+				t->doubles[at] = v;
 			else
-				t->values[t->rows * cols + c] = (float)v;
-			field = stop + 1;
+				t->values[at] = (float)v;
 		}
 		t->rows++;
 	}
 	return true;
+}
+
+void csv_write_text(FILE *out, const char *text)
+{
+	if (!strpbrk(text, ",\"\r\n")) {
+		fputs(text, out);
+		return;
+	}
+	fputc('"', out);
+	for (const char *p = text; *p; p++) {
+		if (*p == '"')
+			fputc('"', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
 }
 
 void csv_write(FILE *out, const float *values, size_t rows, size_t cols)

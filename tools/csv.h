@@ -18,12 +18,27 @@ typedef struct Table {
 	size_t cap;      /* values the buffer holds */
 } Table;
 
+/* Whether the first line names the columns (predict --header). */
+typedef enum CsvHeader {
+	CSV_HEADER_AUTO, /* it does when none of its fields is a number (csv_header.c says how it decides) */
+	CSV_HEADER_YES,
+	CSV_HEADER_NO,
+} CsvHeader;
+
+/* A field of the line being read: [start, end), its quotes removed ("" made "). */
+typedef struct CsvField {
+	char *start, *end;
+	bool quoted;
+} CsvField;
+
 /*
  * Reads comma-separated numbers, one row per line, all rows of one width, a chunk of
  * rows at a time, so that memory stays bounded whatever the input's size. An empty
- * field, "nan" or "NaN" is a missing value (NaN). A first line that does not start with
- * a number is a header and is skipped. Blank lines are ignored. Values are rounded
- * once, to float or, as_double, to double.
+ * field, "nan" or "NaN" is a missing value (NaN); a field may be quoted ("1.5"). A
+ * UTF-8 byte-order mark before the first line is skipped. The first line may be a
+ * header (CsvHeader); where the model names its features (names), a header's columns
+ * are matched to them by name, and rows are reordered to the model's order. Blank
+ * lines are ignored. Values are rounded once, to float or, as_double, to double.
  */
 typedef struct CsvReader {
 	FILE *in;
@@ -35,12 +50,24 @@ typedef struct CsvReader {
 	bool eof;
 	size_t line_no;
 	size_t cols;       /* fields per row; 0 before the first row */
+	CsvHeader header;
+	const char *const *names; /* the model's feature names (not owned: csv_set_names), or NULL */
+	size_t num_names;
+	bool started;      /* the first line has been read */
+	size_t *order;     /* after a header matched by name: field c is feature order[c]; NULL: in the file's order */
+	CsvField *fields;  /* the current line's fields */
+	size_t fields_cap;
 } CsvReader;
 
 /* Open path ("-" = standard input). */
 bool csv_open(CsvReader *r, const char *path, bool as_double, Error *e);
 /* Read from in (not closed by csv_close); name is for messages. */
 void csv_attach(CsvReader *r, FILE *in, const char *name, bool as_double);
+/*
+ * Before the first csv_next: the model's n feature names (names[i] for feature i; kept,
+ * not copied), to which a header's columns are matched; NULL when it names none.
+ */
+void csv_set_names(CsvReader *r, const char *const *names, size_t n);
 /*
  * Read the next rows, at most max_rows and CSV_CHUNK_VALUES values (but one row at least), into t (its buffer reused and grown as needed);
  * t->rows is 0 at the end of the input. Errors name the line ("rows.csv:7: field 3:
@@ -49,9 +76,17 @@ void csv_attach(CsvReader *r, FILE *in, const char *name, bool as_double);
 bool csv_next(CsvReader *r, size_t max_rows, Table *t, Error *e);
 void csv_close(CsvReader *r);
 
+/* Write text as one CSV field: quoted ("" for a quote) when it holds a comma, a quote or a line end. */
+void csv_write_text(FILE *out, const char *text);
 /* Write rows x cols values to out with enough digits to round-trip a float. */
 void csv_write(FILE *out, const float *values, size_t rows, size_t cols);
 /* Free t's values. */
 void table_free(Table *t);
+
+/* csv_header.c, for csv_next: the line's n fields are the first line's; 1 if they are a header (r->order set where
+   they were matched to names), 0 if they are a row, -1 with e filled if they are neither. */
+int csv_first_line(CsvReader *r, size_t n, Error *e);
+/* csv.c, for csv_header.c: parse field f into *v (rounded to float unless as_double); false if it is not a number. */
+bool csv_field_number(const CsvField *f, bool as_double, double *v);
 
 #endif

@@ -76,7 +76,8 @@ static const char compile_usage[] =
 	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
 	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"
-	"                      trees (16777216), nodes (1073741824)\n"
+	"                      trees (16777216), nodes (1073741824), stream (bytes read from a pipe or\n"
+	"                      device, 1073741824)\n"
 	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
 	"  -d PASS,...         print the IR after these passes on standard error: read, mirror,\n"
@@ -86,6 +87,21 @@ static const char compile_usage[] =
 	"                      without --schedule)\n"
 	"  --tile-trees N      walk trees in tiles of N for tiles of 256 rows (0: never; default: tiles\n"
 	"                      of about 16 KiB of nodes, more for wide rows, at most 16 trees)\n";
+
+/* Exit with a message if compile's output (and its header, with_header) would overwrite the model or schedule or each other. */
+static void check_outputs(const char *out, const char *model, const PipelineOptions *p, bool with_header)
+{
+	const char *inputs[] = {model, p->schedule_file};
+	char *header = with_header ? target_header_path(out) : NULL;
+	check_output("-o", out, inputs, COUNT_OF(inputs));
+	if (header && same_file(header, out))
+		fail("-o %s: the object and its header would both be %s; name the object with another extension", out, header);
+	for (size_t i = 0; header && i < COUNT_OF(inputs); i++)
+		if (same_file(header, inputs[i]))
+			fail("-o %s: its header %s is the input %s, which would be lost; name another output", out, header,
+			     inputs[i]);
+	free(header);
+}
 
 static int cmd_compile(int argc, char **argv)
 {
@@ -156,6 +172,7 @@ static int cmd_compile(int argc, char **argv)
 		snprintf(default_out, n + 4, "%.*s%s", (int)n, model, extensions[o.emit]);
 		out = default_out;
 	}
+	check_outputs(out, model, &p, o.emit == TARGET_EMIT_OBJ);
 	compile_model(model, LEVEL_LIR, &p, &c);
 	if (!target_emit(c.lir, &o, out, &e))
 		fail("%s", e.message);
@@ -173,8 +190,7 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, co
 	char *out = xmalloc(len);
 	Compiled c;
 	Error e = {0};
-	if (!mkdtemp(dir))
-		fail("cannot create a temporary directory: %s", strerror(errno));
+	cli_temporary_directory(dir);
 	snprintf(out, len, "%s/model.so", dir);
 	compile_model(path, LEVEL_LIR, p, &c);
 	if (!target_emit(c.lir, o, out, &e))
@@ -184,10 +200,14 @@ static char *compile_to_temporary(const char *path, const PipelineOptions *p, co
 }
 
 static const char predict_usage[] =
-	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N] [--batch N]\n"
+	"usage: grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--header auto|yes|no] [--output OUT.csv] [--margin | --label]\n"
+	"                     [--f64] [--time] [--repeat N] [--batch N]\n"
 	"Predict rows with a compiled artifact (.so), or with a model file compiled on the fly.\n"
 	"  --input ROWS.csv   comma-separated floats, one row per line; an empty field or nan is missing\n"
-	"                     (\"-\" reads standard input); a first line that is not numeric is skipped\n"
+	"                     (\"-\" reads standard input); fields may be quoted\n"
+	"  --header auto|yes|no  whether the first line names the columns (auto: when none of its fields\n"
+	"                     is a number); where the model names its features, a header's columns are\n"
+	"                     matched to them by name and reordered, a missing or unknown one an error\n"
 	"  --output OUT.csv   where predictions go (default: standard output)\n"
 	"  --margin           raw margins instead of probabilities / transformed outputs\n"
 	"  --label            each row's class label (classifiers that have labels: ONNX)\n"
@@ -208,46 +228,49 @@ static void write_labels(FILE *f, const GroveModel *model, const float *out, siz
 		GroveError err;
 		if (grove_label(model, (size_t)out[r], &value, &text, &err) != GROVE_OK)
 			fail("row %zu: %s", r + 1, err.message);
-		if (text)
-			fprintf(f, "%s\n", text);
-		else
+		if (text) {
+			csv_write_text(f, text);
+			fputc('\n', f);
+		} else
 			fprintf(f, "%lld\n", value);
 	}
 }
 
-/* predict's output while it is written: a temporary file beside the requested one, removed if grove exits before
-   renaming it (a failed run leaves no partial output). */
+/* predict's output while it is written (pending: removed if grove exits before it is complete). */
 static char *pending_output;
 
 /*
- * Open a temporary file beside path for the output (path itself once complete:
- * finish_output); a path that is not a regular file (a device, a pipe) is written as it is.
+ * Open the output: standard output for "-"; a file that is not a regular one (a device, a
+ * FIFO) as it is, so that what is predicted streams into it; else a temporary file that
+ * becomes path once complete (finish_output).
  */
 static FILE *open_output(const char *path)
 {
 	struct stat st;
 	Error e = {0};
-	mode_t mask = umask(0);
 	FILE *f;
-	umask(mask);
+	if (!strcmp(path, "-"))
+		return stdout;
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		f = fopen(path, "w");
-	else if (!(pending_output = temporary_beside(path, "", &e)))
+		f = S_ISDIR(st.st_mode) ? (errno = EISDIR, NULL) : fopen(path, "w");
+	else if (!(pending_output = target_output_temporary(path, "", &e)))
 		fail("%s", e.message);
-	else /* the temporary file is private (0600): give it the mode fopen would give the output */
-		f = chmod(pending_output, 0666 & ~mask) == 0 ? fopen(pending_output, "w") : NULL;
+	else
+		f = fopen(pending_output, "w");
 	if (!f)
 		fail("%s: %s", path, strerror(errno));
 	return f;
 }
 
-/* Close the output and rename it to path. */
+/* Close the output (reporting any write that failed) and rename the temporary file to path. */
 static void finish_output(FILE *f, const char *path)
 {
-	if (fclose(f) != 0 || (pending_output && rename(pending_output, path) != 0))
-		fail("%s: %s", path, strerror(errno));
-	if (pending_output)
-		temporary_drop(pending_output, true);
+	Error e = {0};
+	bool ok = fflush(f) == 0 && !ferror(f);
+	if ((f != stdout && fclose(f) != 0) || !ok)
+		fail("%s: %s", f == stdout ? "standard output" : path, strerror(errno ? errno : EIO));
+	if (pending_output && !target_output_finish(pending_output, true, path, false, &e))
+		fail("%s", e.message);
 	pending_output = NULL;
 }
 
@@ -279,12 +302,30 @@ static void predict_chunk(const GroveModel *model, const Table *t, bool f64, uns
 	timing->rows += t->rows;
 }
 
+/* The model's feature names (the array malloc'ed, the names the model's), or NULL where it names none. */
+static const char **feature_names(const GroveModel *model)
+{
+	size_t n = grove_num_features(model);
+	const char **names;
+	if (!n || !grove_feature_name(model, 0))
+		return NULL;
+	names = xcalloc(n, sizeof *names);
+	for (size_t i = 0; i < n; i++)
+		if (!(names[i] = grove_feature_name(model, i))) {
+			free(names);
+			return NULL;
+		}
+	return names;
+}
+
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
 	TargetOptions target = {.emit = TARGET_EMIT_SHARED, .opt_level = 3};
 	bool margin = false, timing = false, f64 = false, label = false;
+	CsvHeader header = CSV_HEADER_AUTO;
+	const char **names;
 	long repeat = 1, batch = 0;
 	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
 	GroveModel *model;
@@ -319,6 +360,12 @@ static int cmd_predict(int argc, char **argv)
 			label = true;
 		} else if (!strcmp(a, "--f64")) {
 			f64 = true;
+		} else if (!strcmp(a, "--header")) {
+			const char *value = option_value(argc, argv, &i);
+			header = !strcmp(value, "auto") ? CSV_HEADER_AUTO : !strcmp(value, "yes") ? CSV_HEADER_YES
+			       : !strcmp(value, "no") ? CSV_HEADER_NO : (CsvHeader)-1;
+			if (header == (CsvHeader)-1)
+				fail("--header %s: expected yes, no or auto", value);
 		} else if (!strcmp(a, "--time")) {
 			timing = true;
 		} else if (!strcmp(a, "--batch")) {
@@ -342,6 +389,10 @@ static int cmd_predict(int argc, char **argv)
 	if (margin && label)
 		fail("predict: --margin or --label, not both");
 
+	if (output) {
+		const char *inputs[] = {input, artifact, p.schedule_file};
+		check_output("--output", output, inputs, COUNT_OF(inputs));
+	}
 	if (!csv_open(&csv, input, f64, &e))
 		fail("%s", e.message);
 	if (!ends_with(artifact, ".so")) {
@@ -357,10 +408,12 @@ static int cmd_predict(int argc, char **argv)
 	if (grove_load(library ? library : artifact, &model, &err) != GROVE_OK)
 		fail("%s", err.message);
 	if (library) {
-		unlink(library);
-		rmdir(temp_dir);
+		cli_temporary_directory_remove(temp_dir);
 		free(library);
 	}
+	names = feature_names(model);
+	csv.header = header;
+	csv_set_names(&csv, names, grove_num_features(model));
 	if (label && !grove_num_labels(model))
 		fail("%s: the model has no class labels (--label is for classifiers that have them, as ONNX's do)", artifact);
 	flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;
@@ -381,15 +434,13 @@ static int cmd_predict(int argc, char **argv)
 		else
 			csv_write(f, out, rows.rows, per_row);
 	} while (rows.rows);
-	if (output)
-		finish_output(f, output);
-	else if (fflush(f) != 0 || ferror(f))
-		fail("standard output: %s", strerror(errno ? errno : EIO));
+	finish_output(f, output ? output : "-");
 	if (timing)
 		fprintf(stderr, "predict: %zu rows, best %.3f ms (%.3f us/row), mean %.3f ms over %ld runs\n", spent.rows,
 		        spent.best * 1e3, spent.rows ? spent.best * 1e6 / (double)spent.rows : 0.0, spent.total * 1e3 / (double)repeat,
 		        repeat);
 	free(out);
+	free(names);
 	table_free(&rows);
 	csv_close(&csv);
 	grove_free(model);
@@ -455,6 +506,7 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+	cli_cleanup_start();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2;

@@ -163,6 +163,7 @@ static void rows_from_csv(Tuner *t, const char *path)
 	size_t have = 0;
 	if (!csv_open(&csv, path, false, &e))
 		fail("%s", e.message);
+	csv_set_names(&csv, (const char *const *)t->forest->feature_names, t->forest->num_features);
 	while (have < t->pool_rows) {
 		if (!csv_next(&csv, t->pool_rows - have, &rows, &e))
 			fail("%s", e.message);
@@ -234,6 +235,12 @@ FILE *tune_log_begin(Tuner *t, const char *device, const char *representation)
 	return t->log;
 }
 
+void tune_log_end(Tuner *t)
+{
+	if (fflush(t->log) != 0 || ferror(t->log))
+		fail("--log %s: %s", t->log_path, strerror(errno ? errno : EIO));
+}
+
 /* Append candidate c to the log. */
 static void log_candidate(Tuner *t, const Candidate *c)
 {
@@ -246,7 +253,7 @@ static void log_candidate(Tuner *t, const Candidate *c)
 	        c->knobs.unroll, c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, c->knobs.cache_rows,
 	        c->knobs.cache_trees, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile, c->knobs.few_trees,
 	        c->knobs.few_trees ? c->knobs.few_rows : 0);
-	fflush(log);
+	tune_log_end(t);
 }
 
 static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
@@ -484,8 +491,19 @@ static void open_log(Tuner *t)
 		     t->log_path);
 	if (!(t->log = fopen(t->log_path, "a")))
 		fail("--log %s: %s", t->log_path, strerror(errno));
-	if (!first[0])
+	if (!first[0]) {
 		fputs(log_header, t->log);
+		tune_log_end(t);
+	}
+}
+
+/* Exit with a message if the schedule (output) or the log would overwrite the model, the rows or each other. */
+static void check_outputs(const Tuner *t, const char *input, const char *output, const char *log_path)
+{
+	const char *inputs[] = {t->model, input, log_path && *log_path ? log_path : NULL};
+	check_output("-o", output, inputs, COUNT_OF(inputs));
+	if (log_path && *log_path)
+		check_output("--log", log_path, inputs, 2);
 }
 
 void tune_write_schedule(const HSchedule *s, const char *comment, const char *path)
@@ -493,15 +511,18 @@ void tune_write_schedule(const HSchedule *s, const char *comment, const char *pa
 	Error e = {0};
 	char *temp;
 	FILE *out;
-	if (!(temp = temporary_beside(path, ".sched", &e)))
+	bool ok;
+	if (!(temp = target_output_temporary(path, ".sched", &e)))
 		fail("%s", e.message);
 	if (!(out = fopen(temp, "w")))
 		fail("%s: %s", temp, strerror(errno));
 	fprintf(out, "# %s\n", comment);
 	hir_schedule_print(out, s, "");
-	if (fclose(out) != 0 || rename(temp, path) != 0)
-		fail("%s: %s", path, strerror(errno));
-	temporary_drop(temp, true);
+	ok = !ferror(out);
+	if (fclose(out) != 0 || !ok)
+		fail("%s: %s", path, strerror(errno ? errno : EIO));
+	if (!target_output_finish(temp, true, path, false, &e))
+		fail("%s", e.message);
 }
 
 /* Write the best schedule to path with a comment saying where it came from. */
@@ -671,10 +692,6 @@ int cmd_tune(int argc, char **argv)
 	LLVMDisposeMessage(host);
 	if (!log_given)
 		log_path = default_log();
-	if (log_path && *log_path) {
-		t->log_path = log_path;
-		open_log(t);
-	}
 	if (!output) {
 		const char *dot = strrchr(t->model, '.'), *slash = strrchr(t->model, '/');
 		size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - t->model) : strlen(t->model);
@@ -683,10 +700,14 @@ int cmd_tune(int argc, char **argv)
 		strcpy(default_out + stem, ".sched");
 		output = default_out;
 	}
+	check_outputs(t, input, output, log_path);
+	if (log_path && *log_path) {
+		t->log_path = log_path;
+		open_log(t);
+	}
 	t->output = output;
 	strcpy(t->dir, "/tmp/grove-tune-XXXXXX");
-	if (!mkdtemp(t->dir))
-		fail("cannot create a temporary directory: %s", strerror(errno));
+	cli_temporary_directory(t->dir);
 	t->progress = isatty(2);
 	t->start = now();
 
@@ -694,8 +715,9 @@ int cmd_tune(int argc, char **argv)
 		tune_cpu(t);
 	else
 		tune_gpu(t);
-	rmdir(t->dir);
+	cli_temporary_directory_remove(t->dir);
 	if (t->log) {
+		tune_log_end(t);
 		if (fclose(t->log) != 0)
 			fail("--log %s: %s", t->log_path, strerror(errno));
 	}

@@ -39,6 +39,8 @@ double tune_time_model(Tuner *t, const GroveModel *model);
  * from `rows` on) and the newline. NULL where there is no log.
  */
 FILE *tune_log_begin(Tuner *t, const char *device, const char *representation);
+/* After a line of the log: exit with a message if a write to it failed (a full disk, /dev/full). */
+void tune_log_end(Tuner *t);
 /* Write schedule s to path (atomically), under the comment line `comment`. */
 void tune_write_schedule(const HSchedule *s, const char *comment, const char *path);
 /* grove tune --target gpusim|cuda|rocm: search SilvanForge's template schedules (tools/tune_gpu.c). */

@@ -341,7 +341,7 @@ static void log_candidate(GpuSearch *g, const GpuCandidate *c)
 	fprintf(log, ",,,,,%u,,,,%u,%u,%u,%u,%u,%u,%u,%s,%s,%.3f,,\n", k->unroll, k->rows_per_block, k->rows_per_thread,
 	        k->tree_threads, k->interleave, k->cache_rows, k->cache_trees, k->shared_reduce,
 	        c->failed ? "failed" : basis_names[g->basis], measured, c->compile);
-	fflush(log);
+	tune_log_end(g->t);
 }
 
 /* Compile and judge candidate c once. */

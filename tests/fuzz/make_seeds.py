@@ -89,6 +89,12 @@ def main():
             b"1\n\n2\n", b" 1 , 2 \n3,4", b"1,2\n3\n", b"1,x\n"]
     counts["csv"] = write_corpus("csv", csvs)
     write_dict("csv", [",", "\n", "\r\n", "nan", "NaN", "inf", "-inf", "1e-45", "0x1p-149", "-0", "3.4e38", "1e309", " "])
+    # csv-header: a mode byte (auto, yes, no), the model's names one a line, a NUL, the CSV
+    headers = [b"\0a\nb\nc\0c,a,b\n1,2,3\n", b"\1a\nb\0b,a\n1,2\n", b"\2a\nb\0a,b\n", b"\0" + b"0\n1\0" + b"0,1\n2,3\n",
+               b"\0x\ny\0\xef\xbb\xbfy,x\n\"1\",\"2\"\n", b"\0a\nb\0a,a\n", b"\0a\nb\0a,zz\n", b"\0a\0\"1;2;3\"\n",
+               b"\0a\nb\0\"a,\"\"\",b\n1,2\n", b"\0a\nb\01,b\n"]
+    counts["csv-header"] = write_corpus("csv-header", headers)
+    write_dict("csv-header", [",", "\n", "\0", "\"", "\"\"", ";", "\t", "nan", "\xef\xbb\xbf", "1", "a", "b"])
     # Artifacts that once crashed (tests/bad/artifact), an ELF header, a seal alone.
     artifacts = [read(f) for f in sorted(glob.glob(os.path.join(ROOT, "tests", "bad", "artifact", "*.so")))]
     counts["artifact"] = write_corpus("artifact", artifacts + [b"\x7fELF\x02\x01\x01" + bytes(57), b"GRVSEAL1" + bytes(24)])

@@ -102,6 +102,9 @@ def compile(model, schedule=None, cpu="native", **options):
                                 "expected a model file's path, an xgboost or lightgbm Booster or scikit-learn model, "
                                 "or an onnx.ModelProto")
             path = model
+        if isinstance(schedule, os.PathLike):
+            with open(schedule) as f:
+                schedule = f.read()
         o, keep = _options(schedule, cpu, options)
         out = os.path.join(directory, "model.so")
         error = _lib.Error()
@@ -112,5 +115,7 @@ def compile(model, schedule=None, cpu="native", **options):
             raise from_status(status, error)
         with open(out, "rb") as f:
             artifact = f.read()
+        with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
+            source = (f.read(), schedule, options)
         # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
-        return Model(out, artifact)
+        return Model(out, artifact, source)

@@ -5,11 +5,12 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 
 from . import _lib
-from .errors import GroveError, argument, from_status
+from .errors import GroveError, GroveUnavailableError, argument, from_status
 
 _rt = _lib.runtime
 _F32 = np.dtype(np.float32)
@@ -44,16 +45,19 @@ class Model:
 
     Made by grove.compile or grove.load; it owns the loaded artifact (freed by close(), by
     leaving a `with` block, or when the object goes) and the artifact's bytes, which save()
-    writes and pickling carries, so that another process (a pool worker, a Dask worker on
-    a machine with the same CPU features) loads the same code."""
+    writes and pickling carries, so that another process (a pool worker, a Dask worker)
+    loads the same code; a model from grove.compile also carries the model it was compiled
+    from, compiled again where the CPU lacks features the code uses."""
 
-    def __init__(self, path, artifact):
-        """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load)."""
+    def __init__(self, path, artifact, source=None):
+        """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load); source: the model
+        file's bytes, the schedule and the options it was compiled from (grove.compile), for pickles to carry."""
         handle = ctypes.c_void_p()
         error = _lib.Error()
         _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
         self._handle = handle.value
         self._artifact = bytes(artifact)
+        self._source = source
         self._token = None
         self.num_features = _rt.num_features(self._handle)
         self._outputs = (_rt.num_outputs(self._handle, 0), _rt.num_outputs(self._handle, _lib.PREDICT_MARGIN))
@@ -212,7 +216,9 @@ class Model:
         return self._artifact
 
     def __reduce__(self):
-        return _from_bytes, (self._artifact,)
+        if self._source is None:
+            return _from_bytes, (self._artifact,)
+        return _from_pickle, (self._artifact, self._source)
 
     def __dask_tokenize__(self):
         if self._token is None:
@@ -265,6 +271,29 @@ def _from_bytes(artifact, name="the artifact"):
         shutil.rmtree(directory, ignore_errors=True)
     loads_from_bytes += 1
     return model
+
+
+def _from_pickle(artifact, source):
+    """A pickled Model: its artifact loaded, or, on a CPU that lacks features the artifact's code uses (compiled with
+    cpu="native" on a newer machine), compiled again here from the model it carries, for this CPU."""
+    try:
+        return _from_bytes(artifact)
+    except GroveUnavailableError as exc:
+        if "which this CPU lacks" not in exc.message:
+            raise
+        reason = exc.message
+    from .compile import compile as compile_model  # compile.py imports this module
+    model_bytes, schedule, options = source
+    warnings.warn(f"grove: {reason.replace('the artifact: ', '', 1)}; compiling the model again for this CPU",
+                  RuntimeWarning, stacklevel=2)
+    directory = tempfile.mkdtemp(prefix="grove-")
+    try:
+        path = os.path.join(directory, "model")
+        with open(path, "wb") as f:
+            f.write(model_bytes)
+        return compile_model(path, schedule, cpu="native", **options)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def load(path):
