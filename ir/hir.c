@@ -48,6 +48,11 @@ uint32_t hir_num_predictions(const HForest *f)
 	return f->binary != HBINARY_NONE ? 2 : f->transform == HTRANSFORM_ARGMAX ? 1 : f->num_outputs;
 }
 
+bool hir_transform_elementwise(HTransform t)
+{
+	return t != HTRANSFORM_SOFTMAX && t != HTRANSFORM_SOFTMAX_ZERO && t != HTRANSFORM_ARGMAX && t < HTRANSFORM_COUNT;
+}
+
 uint32_t hir_num_margins(const HForest *f) { return f->binary == HBINARY_MIRROR ? 2 : f->num_outputs; }
 
 const char *hir_compare_name(HCompare c) { return c < COUNT_OF(compare_names) ? compare_names[c] : "?"; }
@@ -362,8 +367,7 @@ bool hir_verify(const HForest *f, Error *e)
 	    f->binary >= HBINARY_COUNT)
 		return error_set(e, "unknown aggregate, transform, category rule or binary expansion");
 	if (f->binary != HBINARY_NONE &&
-	    (f->num_outputs != 1 || f->transform == HTRANSFORM_SOFTMAX || f->transform == HTRANSFORM_SOFTMAX_ZERO ||
-	     f->transform == HTRANSFORM_ARGMAX))
+	    (f->num_outputs != 1 || !hir_transform_elementwise(f->transform)))
 		return error_set(e, "a binary expansion needs one margin and a transform of each margin alone (not %s)",
 		                 hir_transform_name(f->transform));
 	if (f->aggregate == HAGGREGATE_AVERAGE && f->average_count == 0)

@@ -292,6 +292,8 @@ const char *hir_aggregate_name(HAggregate a);
 const char *hir_binary_name(HBinary b);
 /* Predictions per row: num_outputs, 1 for ARGMAX, 2 for a binary expansion. */
 uint32_t hir_num_predictions(const HForest *f);
+/* Whether transform t makes each prediction of one margin alone (not SOFTMAX, SOFTMAX_ZERO or ARGMAX). */
+bool hir_transform_elementwise(HTransform t);
 /* Raw margins per row: num_outputs, 2 for a MIRROR expansion. */
 uint32_t hir_num_margins(const HForest *f);
 const char *hir_type_name(HType t);

@@ -18,13 +18,6 @@
 
 #include <stdlib.h>
 
-/* Whether transform t makes a prediction of each margin alone. */
-static bool elementwise(HTransform t)
-{
-	return t == HTRANSFORM_IDENTITY || t == HTRANSFORM_SIGMOID || t == HTRANSFORM_EXP ||
-	       t == HTRANSFORM_SIGNED_SQUARE || t == HTRANSFORM_PROBIT;
-}
-
 /* Whether every tree of f adds [-v, v] to margins 0 and 1. */
 static bool leaves_mirrored(const HForest *f)
 {
@@ -41,12 +34,12 @@ static bool leaves_mirrored(const HForest *f)
 
 bool hir_fold_mirrored_margins(HForest *f)
 {
-	if (f->num_outputs != 2 || f->binary != HBINARY_NONE || !elementwise(f->transform) ||
+	if (f->num_outputs != 2 || f->binary != HBINARY_NONE || !hir_transform_elementwise(f->transform) ||
 	    (f->aggregate != HAGGREGATE_SUM && f->aggregate != HAGGREGATE_AVERAGE) || f->base_score[0] != -f->base_score[1] ||
 	    !f->num_trees || !leaves_mirrored(f))
 		return false;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
-		HNode *nodes = &f->nodes[f->trees[t].first_node];
+		HNode *nodes = hir_tree_nodes(f, t);
 		for (uint32_t i = 0; i < f->trees[t].num_nodes; i++)
 			if (nodes[i].feature == HIR_LEAF)
 				nodes[i].value = f->leaf_values[nodes[i].vector + 1];
