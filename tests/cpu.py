@@ -41,6 +41,9 @@ def cpu_tests(s):
         name = f"qemu_nehalem_{cpu.replace('-', '_')}"
         if cpu not in artifacts or not s.wanted("cpu", name):
             continue
+        if s.sanitized:
+            print(f"cpu/{name}: skipped: qemu-x86_64 cannot reserve ASan's shadow memory", flush=True)
+            continue
         if not qemu:
             s.record("cpu", name, False, "qemu-x86_64 is not installed (apt-get install qemu-user)")
             continue

@@ -84,6 +84,8 @@ class Suite:
         self.grove = os.path.join(ROOT, args.builddir, "grove")
         self.results = []  # (group, name, ok, detail)
         self.errors = []   # (model, largest absolute error, largest relative error)
+        with open(os.path.join(ROOT, args.builddir, "config.json")) as f:
+            self.sanitized = json.load(f)["asan"]  # ASan reserves terabytes of address space: no RLIMIT_AS, no qemu
 
     def record(self, group, name, ok, detail=""):
         self.results.append((group, name, ok, detail))
@@ -320,7 +322,7 @@ def check_labels(s, m):
 def model_tests(s, pool):
     # A sanitizer build compiles at -O0: it checks grove's own code, which runs the same at every level (LLVM, not
     # instrumented, only takes longer at -O3); the normal build checks -O3's code.
-    options = ("-O", "0") if build_config(s)["asan"] else ()
+    options = ("-O", "0") if s.sanitized else ()
     jobs = []
     for m in fixtures():
         def both(m=m):
@@ -996,7 +998,7 @@ def install_tests(s):
 def tsan_tests(s):
     """tests/tsan/threads.c and rt/runtime.c (with cpu.c and fork.c) built with ThreadSanitizer: 8 threads predicting at once on one model."""
     name = "threads"
-    if not s.wanted("tsan", name) or build_config(s)["asan"]:
+    if not s.wanted("tsan", name) or s.sanitized:
         return  # ASan and TSan do not mix; the test builds its own runtime, so one run (the normal build's) is enough
     exe, artifact = s.path("tsan-threads"), s.path("tsan-higgs.so")
     build = subprocess.run(["clang-16", "-fsanitize=thread", "-g", "-O1", "-std=c11", "-D_GNU_SOURCE", f"-I{ROOT}",
@@ -1032,7 +1034,7 @@ def oom_tests(s, pool):
     In an AddressSanitizer build the leak check runs at every exit, so a path that leaks fails the test; there only the
     first allocation from each call stack fails."""
     grove = os.path.join(ROOT, s.args.builddir, "tests", "oom", "grove")
-    thin = build_config(s)["asan"]
+    thin = s.sanitized
 
     def run(k, *argv):
         return subprocess.run([grove, *argv], capture_output=True, text=True, timeout=600,
@@ -1186,7 +1188,7 @@ def schedule_tests(s, pool):
     """Every schedule in tests/schedules on every model: predictions, round trip, golden MIR (a sanitizer build: on
     every ASAN_THIN-th model)."""
     names = sorted(f[:-6] for f in os.listdir(SCHEDULES) if f.endswith(".sched"))
-    thin = build_config(s)["asan"]
+    thin = s.sanitized
     models = matrix_models(s, "schedules", 300)
     jobs = []
     for i, sched in enumerate(names):
@@ -1265,7 +1267,7 @@ def gpu_tests(s, pool):
     message; (e) the CUDA and ROCm artifacts where no driver is: a clear error; (f) golden MIR and LIR of
     tests/golden/binary.json under each GPU schedule. A sanitizer build runs (a) on every 2 * ASAN_THIN-th model
     of the schedule matrix per schedule, and (b) for the default schedules only."""
-    thin = build_config(s)["asan"]
+    thin = s.sanitized
     names = ["default"] + sorted(f[:-6] for f in os.listdir(GPU_SCHEDULES) if f.endswith(".sched"))
     jobs = []
     # each schedule with the representation grove picks, and the default schedule with each representation
@@ -1565,7 +1567,7 @@ def python_tests(s):
     ks = s.args.k or []
     if ks and not any(fnmatch.fnmatch("python/", f"*{k}*") or k.startswith("python/") for k in ks):
         return
-    if build_config(s)["asan"]:
+    if s.sanitized:
         print(f"python: skipped: {s.args.builddir} is a sanitizer build, which Python cannot load", flush=True)
         return
     if not os.access(VENV_PYTHON, os.X_OK) or not os.path.exists(os.path.join(ROOT, "build", "venv", ".complete")):
