@@ -67,6 +67,9 @@ def llvm(config, *args):
 
 
 SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit", "tests/fuzz"]
+# Built twice, apart from the globs: with the trained cost model compiled from COST_MODEL_JSON, and without.
+COST_MODEL_SOURCE = "lower/cost_model.c"
+COST_MODEL_JSON = "lower/cost_model.json"
 
 
 def sources(*dirs):
@@ -183,28 +186,46 @@ def main():
            "CONFIGURE", generator="1")
     w.rule("test", f"python3 tests/run.py --builddir {b}", "TEST", pool="console")
     w.rule("install", "tools/install.sh $builddir", "INSTALL", pool="console")
+    # The cost model's forest, compiled by the first grove: portable code, no cache, the heuristic's schedule.
+    w.rule("cost_model", "$builddir/grove0 compile $in --emit obj --prefix grove_cost_model --cpu generic --no-cache "
+           "-o $builddir/gen/cost_model.o", "GROVE $out")
 
-    def objects(srcs, suffix="o", extra="", order_only=()):
+    def objects(srcs, suffix="o", extra="", order_only=(), implicit=()):
         outs = []
         for src in srcs:
             out = f"$builddir/obj/{src[:-2]}.{suffix}"
-            w.build([out], "cc", [src], order_only=order_only, **({"extra": extra} if extra else {}))
+            w.build([out], "cc", [src], implicit=implicit, order_only=order_only, **({"extra": extra} if extra else {}))
             outs.append(out)
         return outs
 
+    def cost_model(w, tool):
+        """The cost model's objects for libgrovec (lower/cost_model.c): lower/cost_model.json compiled by a first
+        grove, $builddir/grove0, which is linked without it, or none where the repository holds no trained model."""
+        none = objects([COST_MODEL_SOURCE], "none.o", "-fPIC")
+        if not os.path.exists(COST_MODEL_JSON):
+            return none
+        w.build(["$builddir/libgrovec0.a"], "ar", compiler + none)
+        w.build(["$builddir/grove0"], "link", tool, implicit=["$builddir/libgrovec0.a", "$builddir/libgrove.a"],
+                libs="$builddir/libgrovec0.a $builddir/libgrove.a $llvm_libs -ldl -lm")
+        w.build(["$builddir/gen/cost_model.o", "$builddir/gen/cost_model.h"], "cost_model", [COST_MODEL_JSON],
+                implicit=["$builddir/grove0"])
+        return objects([COST_MODEL_SOURCE], "o", "-fPIC -DWITH_COST_MODEL -I$builddir/gen",
+                       implicit=["$builddir/gen/cost_model.h"]) + ["$builddir/gen/cost_model.o"]
+
     # Position-independent, so that one set of objects makes both libgrovec.a and libgrovec.so.
-    compiler = objects(sources("ir", "lower", "target"), extra="-fPIC")
+    compiler = objects([s for s in sources("ir", "lower", "target") if s != COST_MODEL_SOURCE], extra="-fPIC")
     compiler += objects(sources("front"), extra="-fPIC")
     runtime = objects(sources("rt"))
     runtime_pic = objects(sources("rt"), "pic.o", "-fPIC")
-    w.build(["$builddir/libgrovec.a"], "ar", compiler)
     w.build(["$builddir/libgrove.a"], "ar", runtime)
     w.build(["$builddir/libgrove.so"], "shared", runtime_pic, libs="-ldl")
+    tool = objects(sources("tools"))
+    compiler += cost_model(w, tool)
+    w.build(["$builddir/libgrovec.a"], "ar", compiler)
     # libgrovec.so exports the compiler's C entry points (rt/grove_compile.h) and nothing else.
     w.build(["$builddir/libgrovec.so"], "shared", compiler, implicit=["rt/libgrovec.map"],
             libs="-Wl,--version-script=rt/libgrovec.map $llvm_libs -lm")
     libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -ldl -lm"
-    tool = objects(sources("tools"))
     w.build(["$builddir/grove"], "link", tool, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
 
     tests = []

@@ -35,6 +35,7 @@
  * For GPUs, SilvanForge's template schedule and its pruning heuristic (below): the
  * heuristic's first candidate is the default, `grove tune --target` ranks the others.
  */
+#include "lower/cost.h"
 #include "lower/lower.h"
 
 #include <stdio.h>
@@ -247,35 +248,10 @@ static uint8_t few_trees(const HForest *f)
  */
 static uint8_t walk_peel(const HForest *f)
 {
-	double steps = 0, weight = 0;
-	uint32_t *stack = NULL;
-	size_t cap = 0;
-	bool covered = true;
-	for (uint64_t i = 0; i < f->num_nodes && covered; i++)
-		covered = f->nodes[i].feature != HIR_LEAF || f->nodes[i].cover > 0;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		const HNode *nodes = hir_tree_nodes(f, t);
-		uint32_t top = 0;
-		GROW(stack, 2 * (size_t)f->trees[t].num_nodes + 2, cap);
-		stack[top++] = 0; /* node */
-		stack[top++] = 0; /* its depth */
-		while (top) {
-			uint32_t depth = stack[--top], id = stack[--top];
-			double w = covered ? nodes[id].cover : 1;
-			if (nodes[id].feature == HIR_LEAF) {
-				steps += w * depth;
-				weight += w;
-				continue;
-			}
-			stack[top++] = nodes[id].left;
-			stack[top++] = depth + 1;
-			stack[top++] = nodes[id].right;
-			stack[top++] = depth + 1;
-		}
-	}
-	free(stack);
-	steps = weight > 0 ? steps / weight + 1 : 0;
-	return (uint8_t)(steps < HIR_MAX_WALK_STEPS ? steps : HIR_MAX_WALK_STEPS);
+	double mean, sd;
+	cost_leaf_depths(f, &mean, &sd);
+	mean = mean > 0 ? mean + 1 : 0;
+	return (uint8_t)(mean < HIR_MAX_WALK_STEPS ? mean : HIR_MAX_WALK_STEPS);
 }
 
 bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k)
@@ -773,14 +749,4 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 	                "cache_trees %u shared_reduce %u %s", k->rows_per_block, k->rows_per_thread, k->tree_threads,
 	                k->interleave, k->unroll, k->cache_rows, k->cache_trees, k->shared_reduce,
 	                lower_representation_names[k->representation]);
-}
-
-int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
-{
-	return snprintf(buf, size, "rows %u trees %u tree_tile %u row_tile %u parallel %s unroll %u peel %u depth_groups %u "
-	                "tiles %u cache_rows %u cache_trees %u few_trees %u few_rows %u%s%s", k->rows, k->trees, k->tree_tile,
-	                k->tree_tile ? k->row_tile : 0, hir_parallel_names[k->parallel], k->unroll, k->peel,
-	                k->depth_groups > 1 ? k->depth_groups : 0, k->tile_trees, k->cache_rows, k->cache_trees, k->few_trees,
-	                k->few_trees ? k->few_rows : 0, k->representation ? " " : "",
-	                k->representation ? lower_representation_names[k->representation - 1u] : "");
 }

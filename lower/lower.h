@@ -105,6 +105,29 @@ typedef struct HScheduleKnobs {
 	uint8_t few_rows;     /*   (few_trees 0: as larger ones); few_rows at most `rows` */
 } HScheduleKnobs;
 
+/* The knobs of HScheduleKnobs, one description (lower/hir_knobs.c): names, values, the log's columns, the cost model's features. */
+typedef enum HKnobId {
+	HKNOB_ROWS, HKNOB_TREES, HKNOB_TREE_TILE, HKNOB_ROW_TILE, HKNOB_PARALLEL, HKNOB_UNROLL, HKNOB_PEEL,
+	HKNOB_REPRESENTATION, HKNOB_DEPTH_GROUPS, HKNOB_TILE_TREES, HKNOB_CACHE_ROWS, HKNOB_CACHE_TREES, HKNOB_FEW_TREES,
+	HKNOB_FEW_ROWS, HKNOB_COUNT
+} HKnobId;
+typedef enum HKnobKind { HKNOB_NUMBER, HKNOB_PARALLEL_NAME, HKNOB_REPRESENTATION_NAME } HKnobKind;
+typedef struct HKnob {
+	const char *name; /* the field's name: hir_knobs_describe's word, grove tune's log column, a cost model feature */
+	size_t offset;    /* in HScheduleKnobs */
+	uint8_t size;     /* 1 or 4 bytes */
+	uint8_t kind;     /* HKnobKind: how it is written (a number, hir_parallel_names, lower_representation_names) */
+} HKnob;
+extern const HKnob hir_knobs[HKNOB_COUNT];
+uint32_t hir_knob_get(const HScheduleKnobs *k, HKnobId i);
+void hir_knob_set(HScheduleKnobs *k, HKnobId i, uint32_t v);
+/* k with the knobs that choose nothing zeroed: row_tile without tree tiles, few_rows without few_trees, one depth group. */
+void hir_knobs_normal(HScheduleKnobs *k);
+/* Whether a and b write one schedule (equal in normal form). */
+bool hir_knobs_same(const HScheduleKnobs *a, const HScheduleKnobs *b);
+/* Knob i of k as text ("8", "rows", "code", "auto" for no representation named) into buf, as snprintf. */
+int hir_knob_value(const HScheduleKnobs *k, HKnobId i, char *buf, size_t size);
+
 /*
  * cache(v) of a batch loop on the host copies an iteration's rows to the thread's stack:
  * at most this many bytes (16 rows of 4096 floats). grove's own schedule caches rows of
@@ -231,7 +254,7 @@ bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e);
 void hir_choose_gpu_schedule(HForest *f);
 /* "rows/block 32 rows/thread 1 tree threads 10 ..." into buf, as snprintf. */
 int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size);
-/* "rows 8 trees 8 tree_tile 0 ..." into buf, as snprintf. */
+/* "rows 8 trees 8 tree_tile 0 ..." (every knob in normal form) into buf, as snprintf. */
 int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size);
 
 /*

@@ -17,6 +17,7 @@
  * (tools/tune_gpu.c).
  */
 #include "tools/tune.h"
+#include "lower/cost.h"
 #include "front/front.h"
 #include "tools/cli.h"
 #include "tools/csv.h"
@@ -25,6 +26,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include <errno.h>
+#include <omp.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,7 @@
 #include <unistd.h>
 
 /* The log's format: bump it (and so the default log's name) when the columns change. */
-#define LOG_VERSION "v5"
+#define LOG_VERSION "v6"
 
 static const char tune_usage[] =
 	"usage: grove tune MODEL [--target gpusim|cuda[:ARCH]|rocm[:ARCH]] [--batch N] [--budget SECONDS] [--input ROWS.csv]\n"
@@ -52,6 +54,9 @@ static const char tune_usage[] =
 	"                     grove compile --schedule OUT.sched\n"
 	"  --log LOG.csv      append every timed candidate to LOG.csv (default: $XDG_CACHE_HOME/grove/tune." LOG_VERSION ".csv,\n"
 	"                     else ~/.cache/grove/tune." LOG_VERSION ".csv; --log '' for none)\n"
+	"  --explore          time every candidate the search reaches (a coordinate descent from the\n"
+	"                     heuristic's schedule), not only those the cost model ranks best: the\n"
+	"                     logs tools/cost_train.py learns from\n"
 	"  -v                 print every candidate as it is timed\n"
 	"Also takes compile's --format, --limit and --representation (which fixes the representation;\n"
 	"without it the search tries each). Candidates use all cores as\n"
@@ -216,54 +221,85 @@ static bool compile_knobs(Tuner *t, const HScheduleKnobs *k, const char *out, Er
 	return ok;
 }
 
-/* The log's columns: the CPU's knobs, then the GPU's (empty on the other's lines), then how the candidate was judged. */
-static const char log_header[] =
-	"time,model,trees,features,outputs,nodes,depth,batch,target,device,representation,rows,interleave_trees,"
-	"tree_tile,row_tile,parallel,unroll,peel,depth_groups,tile_trees,rows_per_block,rows_per_thread,tree_threads,interleave,cache_rows,"
-	"cache_trees,shared_reduce,basis,registers,shared_bytes,spill_bytes,occupancy,us_per_row,compile_s,few_trees,few_rows\n";
-
-FILE *tune_log_begin(Tuner *t, const char *device, const char *representation)
+/*
+ * The log's columns: the candidate's model, batch, target and shape; the CPU's knobs
+ * (hir_knobs, but representation, which has its own column), then the GPU's, each empty
+ * on the other's lines; how the candidate was judged; and the cost model's features
+ * (x_ and cost_feature_name; CPU lines), which tools/cost_train.py learns from.
+ */
+static char *log_header(void)
 {
-	const HForest *f = t->forest;
-	char when[32];
-	time_t now_s = time(NULL);
-	if (!t->log)
-		return NULL;
-	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now_s));
-	fprintf(t->log, "%s,\"%s\",%u,%u,%u,%llu,%u,%zu,%s,\"%s\",%s,", when, t->model, f->num_trees, f->num_features,
-	        f->num_outputs, (unsigned long long)f->num_nodes, t->depth, t->batch, t->target_name, device, representation);
-	return t->log;
+	static const char shape[] = "time,model,target,device,batch,threads,representation,num_trees,num_features,num_outputs,num_nodes,max_depth";
+	static const char gpu[] = "rows_per_block,rows_per_thread,tree_threads,interleave,gpu_unroll,gpu_cache_rows,"
+	                          "gpu_cache_trees,shared_reduce,basis,registers,shared_bytes,spill_bytes,occupancy,us_per_row,"
+	                          "compile_s";
+	size_t size = sizeof shape + sizeof gpu + 2, at;
+	char *header;
+	for (int i = 0; i < HKNOB_COUNT; i++)
+		size += strlen(hir_knobs[i].name) + 1;
+	for (uint32_t i = 0; i < COST_FEATURES; i++)
+		size += strlen(cost_feature_name(i)) + 3;
+	header = xmalloc(size);
+	at = (size_t)sprintf(header, "%s,", shape);
+	for (int i = 0; i < HKNOB_COUNT; i++)
+		if (i != HKNOB_REPRESENTATION)
+			at += (size_t)sprintf(header + at, "%s,", hir_knobs[i].name);
+	at += (size_t)sprintf(header + at, "%s", gpu);
+	for (uint32_t i = 0; i < COST_FEATURES; i++)
+		at += (size_t)sprintf(header + at, ",x_%s", cost_feature_name(i));
+	strcpy(header + at, "\n");
+	return header;
 }
 
-void tune_log_end(Tuner *t)
+/* Exit with a message if a write to the log failed (a full disk, /dev/full). */
+static void log_flush(Tuner *t)
 {
 	if (fflush(t->log) != 0 || ferror(t->log))
 		fail("--log %s: %s", t->log_path, strerror(errno ? errno : EIO));
 }
 
+void tune_log_line(Tuner *t, const char *device, const char *representation, const HScheduleKnobs *cpu,
+                   const char *gpu, const char *judged)
+{
+	const HForest *f = t->forest;
+	char when[32];
+	time_t now_s = time(NULL);
+	if (!t->log)
+		return;
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now_s));
+	fprintf(t->log, "%s,\"%s\",%s,\"%s\",%zu,%u,%s,%u,%u,%u,%llu,%u,", when, t->model, t->target_name, device, t->batch,
+	        t->machine.threads, representation, f->num_trees, f->num_features, f->num_outputs,
+	        (unsigned long long)f->num_nodes, t->depth);
+	for (int i = 0; i < HKNOB_COUNT; i++) {
+		char value[32] = "";
+		HScheduleKnobs n = cpu ? *cpu : (HScheduleKnobs){0};
+		hir_knobs_normal(&n);
+		if (cpu)
+			hir_knob_value(&n, i, value, sizeof value);
+		if (i != HKNOB_REPRESENTATION)
+			fprintf(t->log, "%s,", value);
+	}
+	fprintf(t->log, "%s,%s", gpu ? gpu : ",,,,,,,", judged);
+	if (cpu) {
+		float x[COST_FEATURES];
+		cost_features(&t->shape, &t->machine, cpu, x);
+		for (uint32_t i = 0; i < COST_FEATURES; i++)
+			fprintf(t->log, ",%.7g", x[i]);
+	} else {
+		for (uint32_t i = 0; i < COST_FEATURES; i++)
+			fputc(',', t->log);
+	}
+	fputc('\n', t->log);
+	log_flush(t);
+}
+
 /* Append candidate c to the log. */
 static void log_candidate(Tuner *t, const Candidate *c)
 {
-	FILE *log = tune_log_begin(t, t->cpu, c->knobs.representation ? lower_representation_names[c->knobs.representation - 1]
-	                                      : t->options.representation ? t->options.representation : "auto");
-	if (!log)
-		return;
-	fprintf(log, "%u,%u,%u,%u,%s,%u,%u,%u,%u,,,,,%u,%u,,timed,,,,,%.6g,%.3f,%u,%u\n", c->knobs.rows, c->knobs.trees,
-	        c->knobs.tree_tile, c->knobs.tree_tile ? c->knobs.row_tile : 0, hir_parallel_names[c->knobs.parallel],
-	        c->knobs.unroll, c->knobs.peel, c->knobs.depth_groups, c->knobs.tile_trees, c->knobs.cache_rows,
-	        c->knobs.cache_trees, isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile, c->knobs.few_trees,
-	        c->knobs.few_trees ? c->knobs.few_rows : 0);
-	tune_log_end(t);
-}
-
-static bool same_knobs(const HScheduleKnobs *a, const HScheduleKnobs *b)
-{
-	return a->rows == b->rows && a->trees == b->trees && a->tree_tile == b->tree_tile &&
-	       (!a->tree_tile || a->row_tile == b->row_tile) && a->parallel == b->parallel && a->unroll == b->unroll &&
-	       a->peel == b->peel && a->representation == b->representation && a->depth_groups == b->depth_groups &&
-	       a->tile_trees == b->tile_trees && a->cache_rows == b->cache_rows &&
-	       a->cache_trees == b->cache_trees && a->few_trees == b->few_trees &&
-	       (!a->few_trees || a->few_rows == b->few_rows);
+	char judged[96];
+	snprintf(judged, sizeof judged, "timed,,,,,%.6g,%.3f", isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile);
+	tune_log_line(t, t->cpu, c->knobs.representation ? lower_representation_names[c->knobs.representation - 1]
+	                         : t->options.representation ? t->options.representation : "auto", &c->knobs, NULL, judged);
 }
 
 static void show_progress(const Tuner *t, const Candidate *best)
@@ -296,18 +332,27 @@ static bool measure(Tuner *t, Candidate *c, Error *e)
 	return true;
 }
 
+/*
+ * k as the schedule it writes: caches hir_apply_knobs leaves out (rows that do not fit,
+ * trees not in tiles) cleared, so that they are one candidate, not a second compile.
+ */
+static void normal_candidate(const Tuner *t, HScheduleKnobs *k)
+{
+	k->cache_rows = k->cache_rows && hir_rows_cache_fits(t->forest, k);
+	k->cache_trees = k->cache_trees && hir_trees_cache_applies(t->forest, k);
+	hir_knobs_normal(k);
+}
+
 /* Time candidate knobs (once: a second call returns the first's result). */
 static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 {
-	char what[160];
+	char what[400];
 	Candidate *c;
 	Error e = {0};
 	HScheduleKnobs normal = *knobs, *k = &normal;
-	/* Caches hir_apply_knobs leaves out (rows that do not fit, trees not in tiles): the candidate without, not a second compile of it. */
-	k->cache_rows = k->cache_rows && hir_rows_cache_fits(t->forest, k);
-	k->cache_trees = k->cache_trees && hir_trees_cache_applies(t->forest, k);
+	normal_candidate(t, k);
 	for (uint32_t i = 0; i < t->num; i++)
-		if (same_knobs(&t->candidates[i].knobs, k))
+		if (hir_knobs_same(&t->candidates[i].knobs, k))
 			return &t->candidates[i];
 	if (t->num == MAX_CANDIDATES)
 		return NULL;
@@ -479,22 +524,24 @@ static char *default_log(void)
 /* Open the log for appending; a new one gets the header, one with other columns (an older grove's) is refused. */
 static void open_log(Tuner *t)
 {
-	char first[sizeof log_header + 1] = "";
+	char *header = log_header(), *first = xcalloc(strlen(header) + 2, 1);
 	FILE *old = fopen(t->log_path, "r");
 	if (old) {
-		if (!fgets(first, sizeof first, old))
+		if (!fgets(first, (int)strlen(header) + 2, old))
 			first[0] = 0;
 		fclose(old);
 	}
-	if (first[0] && strcmp(first, log_header))
+	if (first[0] && strcmp(first, header))
 		fail("--log %s: its columns are not this grove's (an older grove wrote it); move it aside or name another log",
 		     t->log_path);
 	if (!(t->log = fopen(t->log_path, "a")))
 		fail("--log %s: %s", t->log_path, strerror(errno));
 	if (!first[0]) {
-		fputs(log_header, t->log);
-		tune_log_end(t);
+		fputs(header, t->log);
+		log_flush(t);
 	}
+	free(header);
+	free(first);
 }
 
 /* Exit with a message if the schedule (output) or the log would overwrite the model, the rows or each other. */
@@ -540,29 +587,25 @@ static void write_schedule(const Tuner *t, const Candidate *best, const Candidat
 }
 
 /* The CPU search: coordinate descent from the heuristic's knobs, the fastest few timed again; writes the best to t->output. */
-static void tune_cpu(Tuner *t)
+/* Whether the search turns knob i from k: row tiles only where trees are tiled, interleaved trees only where there are some. */
+static bool knob_turns(const Tuner *t, int i, const HScheduleKnobs *k)
 {
-	HScheduleKnobs k, heuristic_knobs;
-	Candidate *heuristic, *best;
+	return !(i == 4 && !k->tree_tile) && !(i == 1 && t->forest->num_trees < 2);
+}
 
-	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
-	/* The heuristic's schedule first: the baseline, and where the descent starts. */
-	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees,
-	                 t->options.representation, &k);
-	heuristic = evaluate(t, &k);
-	if (isinf(heuristic->seconds))
-		fail("tune: the heuristic's schedule does not compile");
-	best = heuristic;
-	show_progress(t, best);
+/* Coordinate descent by timing: every candidate it reaches is compiled and timed (--explore, or no cost model). */
+static void descend(Tuner *t, Candidate *heuristic)
+{
+	Candidate *best = heuristic;
 	for (bool improved = true; improved && !over_budget(t);) {
 		improved = false;
 		for (int knob = 0; knob < KNOBS && !over_budget(t); knob++) {
 			uint32_t values[8], n = knob_values(t, &heuristic->knobs, knob, values);
-			if ((knob == 4 && !best->knobs.tree_tile) || (knob == 1 && t->forest->num_trees < 2))
+			if (!knob_turns(t, knob, &best->knobs))
 				continue;
 			for (uint32_t i = 0; i < n && !over_budget(t); i++) {
+				HScheduleKnobs k = best->knobs;
 				Candidate *c;
-				k = best->knobs;
 				set_knob(&k, knob, values[i]);
 				if (!(c = evaluate(t, &k)))
 					break;
@@ -574,29 +617,153 @@ static void tune_cpu(Tuner *t)
 			}
 		}
 	}
+}
+
+/* The cost model's guesses: candidates it predicted, not (yet) timed. */
+typedef struct Guess {
+	HScheduleKnobs knobs;
+	float predicted; /* log2 us/row */
+} Guess;
+typedef struct Guesses {
+	Guess *all;
+	uint32_t num;
+} Guesses;
+#define MAX_GUESSES 8192
+/* Candidates the cost model's ranking times, besides the heuristic's. */
+#define TOP 6
+
+/* Predict the n knobs of k into p (log2 us/row), and keep each in g (once). */
+static void predict(Tuner *t, const HScheduleKnobs *k, uint32_t n, float *p, Guesses *g)
+{
+	float *x = xmalloc((size_t)n * COST_FEATURES * sizeof *x);
+	for (uint32_t i = 0; i < n; i++)
+		cost_features(&t->shape, &t->machine, &k[i], x + (size_t)i * COST_FEATURES);
+	if (!cost_predict(x, n, p))
+		fail("tune: this grove has no cost model (use --explore)");
+	free(x);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = 0;
+		while (j < g->num && !hir_knobs_same(&g->all[j].knobs, &k[i]))
+			j++;
+		if (j == g->num && g->num < MAX_GUESSES)
+			g->all[g->num++] = (Guess){.knobs = k[i], .predicted = p[i]};
+	}
+}
+
+/* Coordinate descent on the cost model's predictions from start: every candidate it reaches is kept in g. */
+static void descend_predicted(Tuner *t, const HScheduleKnobs *heuristic, HScheduleKnobs start, Guesses *g)
+{
+	float best;
+	normal_candidate(t, &start);
+	predict(t, &start, 1, &best, g);
+	for (bool improved = true; improved;) {
+		improved = false;
+		for (int knob = 0; knob < KNOBS; knob++) {
+			HScheduleKnobs k[8];
+			uint32_t values[8], n = knob_values(t, heuristic, knob, values);
+			float p[8];
+			if (!knob_turns(t, knob, &start) || !n)
+				continue;
+			for (uint32_t i = 0; i < n; i++) {
+				k[i] = start;
+				set_knob(&k[i], knob, values[i]);
+				normal_candidate(t, &k[i]);
+			}
+			predict(t, k, n, p, g);
+			for (uint32_t i = 0; i < n; i++)
+				if (p[i] < best - 0.01f) { /* 0.7% faster */
+					best = p[i];
+					start = k[i];
+					improved = true;
+				}
+		}
+	}
+}
+
+static int by_prediction(const void *a, const void *b)
+{
+	float x = ((const Guess *)a)->predicted, y = ((const Guess *)b)->predicted;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The cost model's search: coordinate descents on its predictions, from the heuristic's
+ * schedule and from each representation's, rank every candidate they reach, and time
+ * the TOP best predicted (those that compile) within the budget.
+ */
+static void rank_by_model(Tuner *t, Candidate *heuristic)
+{
+	Guesses g = {.all = xmalloc(MAX_GUESSES * sizeof *g.all)};
+	uint32_t values[8], n = knob_values(t, &heuristic->knobs, 7, values), timed = 0;
+	descend_predicted(t, &heuristic->knobs, heuristic->knobs, &g);
+	for (uint32_t i = 0; i < n; i++) {
+		HScheduleKnobs k = heuristic->knobs;
+		set_knob(&k, 7, values[i]);
+		descend_predicted(t, &heuristic->knobs, k, &g);
+	}
+	qsort(g.all, g.num, sizeof *g.all, by_prediction);
+	for (uint32_t i = 0; i < g.num && timed < TOP && !over_budget(t); i++) {
+		Candidate *c = evaluate(t, &g.all[i].knobs);
+		if (!c)
+			break;
+		timed += !isinf(c->seconds) && c != heuristic;
+		show_progress(t, heuristic);
+	}
+	if (t->verbose)
+		fprintf(stderr, "tune: the cost model ranked %u candidates; %u timed\n", g.num, t->num);
+	free(g.all);
+}
+
+/*
+ * The CPU search from the heuristic's knobs: ranked by the cost model where grove has one
+ * (and not --explore), else a coordinate descent that times each candidate; the fastest
+ * few timed again; writes the best to t->output.
+ */
+static void tune_cpu(Tuner *t)
+{
+	HScheduleKnobs k, heuristic_knobs;
+	Candidate *heuristic, *best;
+
+	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
+	/* The heuristic's schedule first: the baseline, and where the searches start. */
+	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees,
+	                 t->options.representation, &k);
+	heuristic = evaluate(t, &k);
+	if (isinf(heuristic->seconds))
+		fail("tune: the heuristic's schedule does not compile");
+	show_progress(t, heuristic);
+	if (!t->explore && cost_model_trained())
+		rank_by_model(t, heuristic);
+	else
+		descend(t, heuristic);
 	/* Time the fastest few and the heuristic again: each keeps its best time. */
 	heuristic_knobs = heuristic->knobs;
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	for (uint32_t i = 0; i < t->num; i++)
-		if (!isinf(t->candidates[i].seconds) && (i < RETIME || same_knobs(&t->candidates[i].knobs, &heuristic_knobs)))
+		if (!isinf(t->candidates[i].seconds) && (i < RETIME || hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs)))
 			retime(t, &t->candidates[i]);
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
-		if (t->progress)
+	if (t->progress)
 		fputc('\n', stderr);
 
 	best = &t->candidates[0];
 	for (uint32_t i = 0; i < t->num; i++)
-		if (same_knobs(&t->candidates[i].knobs, &heuristic_knobs))
+		if (hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs))
 			heuristic = &t->candidates[i];
-	printf("grove tune %s: batch %zu, %u candidates in %.0f s on %s\n", t->model, t->batch, t->num, now() - t->start, t->cpu);
-	printf("rank    us/row  vs heuristic  schedule\n");
+	printf("grove tune %s: batch %zu, %u candidates in %.0f s on %s%s\n", t->model, t->batch, t->num, now() - t->start,
+	       t->cpu, cost_model_trained() ? " (predicted: the cost model's us/row)" : "");
+	printf("rank    us/row predicted  vs heuristic  schedule\n");
 	for (uint32_t i = 0; i < t->num && !isinf(t->candidates[i].seconds); i++) {
 		Candidate *c = &t->candidates[i];
-		char what[160];
+		char what[400], guess[16] = "-";
+		float x[COST_FEATURES], p;
 		if (i >= 10 && c != heuristic)
 			continue;
 		hir_knobs_describe(&c->knobs, what, sizeof what);
-		printf("%4u %9.4f %12.2fx  %s%s\n", i + 1, c->seconds * 1e6, heuristic->seconds / c->seconds, what,
+		cost_features(&t->shape, &t->machine, &c->knobs, x);
+		if (cost_predict(x, 1, &p))
+			snprintf(guess, sizeof guess, "%.4f", exp2(p));
+		printf("%4u %9.4f %9s %12.2fx  %s%s\n", i + 1, c->seconds * 1e6, guess, heuristic->seconds / c->seconds, what,
 		       c == heuristic ? "  (heuristic)" : "");
 	}
 	write_schedule(t, best, heuristic, t->output);
@@ -646,6 +813,8 @@ int cmd_tune(int argc, char **argv)
 			log_given = true;
 		} else if (!strcmp(a, "-v")) {
 			t->verbose = true;
+		} else if (!strcmp(a, "--explore")) {
+			t->explore = true;
 		} else if (a[0] == '-' && a[1]) {
 			fail("tune: unknown option %s (see grove tune --help)", a);
 		} else if (t->model) {
@@ -675,6 +844,8 @@ int cmd_tune(int argc, char **argv)
 		t->depth = d > t->depth ? d : t->depth;
 	}
 	t->splits = hir_trees_splits(t->forest, 0, t->forest->num_trees);
+	cost_forest(t->forest, &t->shape);
+	cost_machine_host(&t->machine, t->batch, (uint32_t)omp_get_max_threads());
 	t->oblivious = lower_forest_oblivious(t->forest) && lower_walks_even(t->forest);
 	t->features = t->forest->num_features ? t->forest->num_features : 1;
 	t->pool_rows = POOL_BATCHES * t->batch > 4096 ? POOL_BATCHES * t->batch : 4096;
@@ -717,7 +888,7 @@ int cmd_tune(int argc, char **argv)
 		tune_gpu(t);
 	cli_temporary_directory_remove(t->dir);
 	if (t->log) {
-		tune_log_end(t);
+		log_flush(t);
 		if (fclose(t->log) != 0)
 			fail("--log %s: %s", t->log_path, strerror(errno));
 	}

@@ -2,7 +2,7 @@
 #ifndef GROVE_TOOLS_TUNE_H
 #define GROVE_TOOLS_TUNE_H
 
-#include "lower/lower.h"
+#include "lower/cost.h"
 #include "rt/grove.h"
 #include "target/compile.h"
 #include "target/target.h"
@@ -15,6 +15,8 @@ typedef struct Tuner {
 	TargetOptions target;      /* what is tuned for: this host, or a GPU (device and arch) */
 	char target_name[64];      /* "host", "gpusim", "cuda:sm_80", ... (the log's target column) */
 	const HForest *forest;     /* as read, never scheduled */
+	CostForest shape;          /* its features for the cost model */
+	CostMachine machine;       /* the batch, threads and this CPU, as the cost model reads them */
 	uint32_t depth;            /* the deepest tree's */
 	uint64_t splits;           /* the forest's */
 	bool oblivious;            /* its trees symmetric, their walks even (the oblivious representation applies) */
@@ -27,20 +29,20 @@ typedef struct Tuner {
 	struct Candidate *candidates; /* the CPU search's (tools/tune.c) */
 	uint32_t num;
 	double start, budget;
-	bool verbose, progress;
+	bool verbose, progress, explore;
 	FILE *log;
 } Tuner;
 
 /* Seconds per row of model at the tuner's batch size: the median of a few samples, each cycling through the pool. */
 double tune_time_model(Tuner *t, const GroveModel *model);
 /*
- * Begin a line of the log: the time, the model's shape, the batch, the target, device
- * and representation, and a comma; the caller writes the other columns (tune_log_header's
- * from `rows` on) and the newline. NULL where there is no log.
+ * Append a line to the log (none where there is no log): the model's shape, the batch,
+ * the target, device and representation; the CPU's knobs (NULL on a GPU's line) or
+ * gpu, the GPU's columns (NULL on a CPU's); judged, the columns from basis to compile_s;
+ * and the cost model's features of the CPU's knobs.
  */
-FILE *tune_log_begin(Tuner *t, const char *device, const char *representation);
-/* After a line of the log: exit with a message if a write to it failed (a full disk, /dev/full). */
-void tune_log_end(Tuner *t);
+void tune_log_line(Tuner *t, const char *device, const char *representation, const HScheduleKnobs *cpu,
+                   const char *gpu, const char *judged);
 /* Write schedule s to path (atomically), under the comment line `comment`. */
 void tune_write_schedule(const HSchedule *s, const char *comment, const char *path);
 /* grove tune --target gpusim|cuda|rocm: search SilvanForge's template schedules (tools/tune_gpu.c). */

@@ -329,19 +329,16 @@ static bool lower_knobs(Tuner *t, const HGpuKnobs *k, Compiled *c, Error *e)
 static void log_candidate(GpuSearch *g, const GpuCandidate *c)
 {
 	const HGpuKnobs *k = &c->knobs;
-	FILE *log = tune_log_begin(g->t, g->device, lower_representation_names[k->representation]);
-	char measured[160] = ",,,,";
-	if (!log)
-		return;
+	char knobs[160], judged[200], measured[160] = ",,,,";
 	if (!c->failed && g->basis == BASIS_PTXAS)
 		snprintf(measured, sizeof measured, "%u,%llu,%llu,%.4f,", c->registers, (unsigned long long)c->shared,
 		         (unsigned long long)c->spills, c->occupancy);
 	else if (!c->failed && g->basis == BASIS_TIMED)
 		snprintf(measured, sizeof measured, ",,,,%.6g", c->seconds * 1e6);
-	fprintf(log, ",,,,,%u,,,,%u,%u,%u,%u,%u,%u,%u,%s,%s,%.3f,,\n", k->unroll, k->rows_per_block, k->rows_per_thread,
-	        k->tree_threads, k->interleave, k->cache_rows, k->cache_trees, k->shared_reduce,
-	        c->failed ? "failed" : basis_names[g->basis], measured, c->compile);
-	tune_log_end(g->t);
+	snprintf(knobs, sizeof knobs, "%u,%u,%u,%u,%u,%u,%u,%u", k->rows_per_block, k->rows_per_thread, k->tree_threads,
+	         k->interleave, k->unroll, k->cache_rows, k->cache_trees, k->shared_reduce);
+	snprintf(judged, sizeof judged, "%s,%s,%.3f", c->failed ? "failed" : basis_names[g->basis], measured, c->compile);
+	tune_log_line(g->t, g->device, lower_representation_names[k->representation], NULL, knobs, judged);
 }
 
 /* Compile and judge candidate c once. */

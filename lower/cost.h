@@ -1,0 +1,69 @@
+/*
+ * The learned cost model (../shared/seeds/002: boosted regression trees as a performance
+ * model for auto-tuning): the time per row of a schedule grove writes itself
+ * (HScheduleKnobs), predicted from the forest's shape, the knobs, the batch size and the
+ * CPU. `grove tune` logs these features with every candidate it times; tools/cost_train.py
+ * trains an XGBoost model on such logs into lower/cost_model.json; the build compiles that
+ * forest with grove itself (a first grove, built without it) and links it in
+ * (lower/cost_model.c).
+ *
+ * Features are floats in a fixed order (cost_feature_name): the forest's, the
+ * machine's, every knob of hir_knobs, and a few the knobs imply (bytes a tile of trees
+ * and a block of rows take). The model predicts log2 of microseconds per row.
+ */
+#ifndef GROVE_LOWER_COST_H
+#define GROVE_LOWER_COST_H
+
+#include "lower/lower.h"
+
+/* Per-depth features: the fill of depths 0 .. COST_DEPTHS - 1 (splits there over trees x 2^depth). */
+#define COST_DEPTHS 16
+enum {
+	COST_FOREST_FEATURES = 16 + COST_DEPTHS,
+	COST_MACHINE_FEATURES = 5,
+	COST_DERIVED_FEATURES = 2,
+	COST_FEATURES = COST_FOREST_FEATURES + COST_MACHINE_FEATURES + HKNOB_COUNT + COST_DERIVED_FEATURES,
+};
+/* Feature i's name (the log's column less its "x_"): the forest's, the machine's, then hir_knobs' names. */
+const char *cost_feature_name(uint32_t i);
+
+/* What the features need of a forest, computed once for all its candidates. */
+typedef struct CostForest {
+	const HForest *forest;
+	float x[COST_FOREST_FEATURES];
+	double tree_bytes; /* a tree's mean bytes as the array layout stores it (complete to its depth) */
+	double row_bytes;  /* a row's (floats, or doubles where the thresholds are) */
+} CostForest;
+void cost_forest(const HForest *f, CostForest *c);
+
+/* The machine a schedule is for: the batch size, the threads, and this CPU's vectors and caches. */
+typedef struct CostMachine {
+	size_t batch;
+	uint32_t threads;
+	uint32_t vector_bits; /* 512 with AVX-512, 256 with AVX2, else 128 */
+	uint64_t l2_bytes, l3_bytes; /* per core, and shared (0 where the system does not say) */
+} CostMachine;
+/* This host for batch rows a call on threads threads. */
+void cost_machine_host(CostMachine *m, size_t batch, uint32_t threads);
+
+/* The features of k's schedule for c's forest on m into x (COST_FEATURES floats). */
+void cost_features(const CostForest *c, const CostMachine *m, const HScheduleKnobs *k, float *x);
+
+/*
+ * The leaves' depth as walks reach them: mean and standard deviation, each leaf weighted
+ * by the training rows that reached it (its cover) where every leaf has one, else
+ * equally.
+ */
+void cost_leaf_depths(const HForest *f, double *mean, double *sd);
+
+/*
+ * Whether this grove was built with a trained model (else cost_predict has none to ask),
+ * and the model's prediction of n feature vectors: lower/cost_model.c, built twice (with
+ * the compiled model, and without for the first grove that compiles it).
+ */
+bool cost_model_trained(void);
+void cost_model_predict(const float *x, size_t n, float *out);
+/* The predicted log2(us per row) of n feature vectors (x: n x COST_FEATURES) into out; false where no model is linked. */
+bool cost_predict(const float *x, size_t n, float *out);
+
+#endif

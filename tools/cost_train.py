@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The learned cost model's data and training (lower/cost.h; ../shared/seeds/002).
+
+    tools/cost_train.py collect [--log LOG] [--budget S] [--batch N ...] [--threads T] MODEL ...
+        runs `grove tune --explore` on each model at each batch size, every timed candidate appended to LOG
+        (its features are the x_ columns)
+    tools/cost_train.py train [--log LOG ...] [--out lower/cost_model.json] [--hold-out NAME ...]
+        trains XGBoost on the logs' features to predict log2(us per row), writes the model (the build compiles it
+        into grove), and reports, on the models held out (one group of models at a time where none is named):
+        the rank correlation between predicted and measured time within each (model, batch), and how far the
+        predicted best is from the measured best.
+
+Training needs numpy and xgboost (tools/bench/setup.sh's venv has them); collecting needs a built grove.
+"""
+import argparse
+import collections
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_LOG = os.path.join(ROOT, "build", "cost", "tune.csv")
+# The model: small enough to compile in a moment and to evaluate thousands of candidates in a millisecond.
+PARAMS = {"n_estimators": 300, "max_depth": 6, "learning_rate": 0.08, "subsample": 0.8, "colsample_bytree": 0.8,
+          "min_child_weight": 2, "random_state": 0, "n_jobs": 2}
+
+
+def collect(args):
+    grove = os.path.join(ROOT, args.builddir, "grove")
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+    with tempfile.TemporaryDirectory() as scratch:
+        for model in args.models:
+            for batch in args.batch:
+                argv = [grove, "tune", model, "--explore", "--batch", str(batch), "--budget", str(args.budget),
+                        "--log", args.log, "-o", os.path.join(scratch, "best.sched")]
+                p = subprocess.run(argv, capture_output=True, text=True, env=env)
+                last = (p.stdout.strip().splitlines() or [""])[0]
+                print(f"{os.path.basename(model)} batch {batch}: " +
+                      (last if p.returncode == 0 else f"failed ({p.returncode}): {p.stderr.strip()[-300:]}"), flush=True)
+
+
+def read_logs(paths):
+    """(features names, rows of (group, model, features, log2 us/row)) from the CPU lines of the logs that timed."""
+    names, rows = None, []
+    for path in paths:
+        with open(path) as f:
+            reader = csv.DictReader(f)
+            cols = [c for c in reader.fieldnames if c.startswith("x_")]
+            if names is None:
+                names = cols
+            elif cols != names:
+                sys.exit(f"{path}: other features than {paths[0]}")
+            for r in reader:
+                if r["target"] != "host" or not r["us_per_row"] or float(r["us_per_row"]) <= 0:
+                    continue
+                model = os.path.basename(r["model"])
+                rows.append(((model, r["batch"], r["threads"], r["device"]), model,
+                             [float(r[c]) for c in cols], math.log2(float(r["us_per_row"]))))
+    return names, rows
+
+
+def spearman(a, b):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va, vb = sum((x - ma) ** 2 for x in ra), sum((y - mb) ** 2 for y in rb)
+    return cov / math.sqrt(va * vb) if va > 0 and vb > 0 else float("nan")
+
+
+def fit(np, xgb, rows):
+    X = np.array([r[2] for r in rows], dtype=np.float32)
+    y = np.array([r[3] for r in rows], dtype=np.float32)
+    model = xgb.XGBRegressor(**PARAMS)
+    model.fit(X, y)
+    return model
+
+
+def evaluate(np, model, rows):
+    """Per (model, batch) group of rows: (group, n, spearman, measured time of the predicted best / the best)."""
+    groups = collections.defaultdict(list)
+    for r in rows:
+        groups[r[0]].append(r)
+    out = []
+    for g, rs in sorted(groups.items()):
+        if len(rs) < 3:
+            continue
+        pred = model.predict(np.array([r[2] for r in rs], dtype=np.float32))
+        measured = [r[3] for r in rs]
+        chosen = measured[int(np.argmin(pred))]
+        out.append((g, len(rs), spearman(list(pred), measured), 2 ** (chosen - min(measured))))
+    return out
+
+
+def train(args):
+    import numpy as np
+    import xgboost as xgb
+    names, rows = read_logs(args.log or [DEFAULT_LOG])
+    models = sorted({r[1] for r in rows})
+    print(f"{len(rows)} timed candidates of {len(models)} models, {len({r[0] for r in rows})} (model, batch) groups")
+    held = args.hold_out or []
+    folds = [held] if held else [models[i::args.folds] for i in range(args.folds)]
+    results = []
+    for fold in folds:
+        train_rows = [r for r in rows if r[1] not in fold]
+        test_rows = [r for r in rows if r[1] in fold]
+        if not train_rows or not test_rows:
+            continue
+        results += evaluate(np, fit(np, xgb, train_rows), test_rows)
+    if results:
+        print("held out: model, batch, candidates, rank correlation, predicted best's time / best time")
+        for g, n, rho, regret in results:
+            print(f"  {g[0]:32} {g[1]:>6} {n:4} {rho:6.2f} {regret:6.2f}")
+        rhos = sorted(r[2] for r in results if not math.isnan(r[2]))
+        regrets = sorted(r[3] for r in results)
+        print(f"median rank correlation {rhos[len(rhos) // 2]:.2f} (mean {sum(rhos) / len(rhos):.2f}); "
+              f"predicted best within {regrets[len(regrets) // 2]:.2f}x of the best (median), "
+              f"{regrets[int(0.9 * (len(regrets) - 1))]:.2f}x (90th percentile)")
+    model = fit(np, xgb, rows)
+    model.get_booster().feature_names = [n[2:] for n in names]
+    model.save_model(args.out)
+    print(f"wrote {args.out}: {PARAMS['n_estimators']} trees on {len(names)} features, {len(rows)} candidates")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("models", nargs="+")
+    c.add_argument("--log", default=DEFAULT_LOG)
+    c.add_argument("--budget", type=int, default=30)
+    c.add_argument("--batch", type=int, nargs="+", default=[1, 64, 512, 4096])
+    c.add_argument("--threads", type=int, default=1)
+    c.add_argument("--builddir", default="build")
+    t = sub.add_parser("train")
+    t.add_argument("--log", action="append")
+    t.add_argument("--out", default=os.path.join(ROOT, "lower", "cost_model.json"))
+    t.add_argument("--hold-out", action="append", help="model file names held out of training (default: folds)")
+    t.add_argument("--folds", type=int, default=4)
+    args = ap.parse_args()
+    if args.command == "collect":
+        os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)
+        collect(args)
+    else:
+        train(args)
+
+
+if __name__ == "__main__":
+    main()
