@@ -66,4 +66,46 @@ void cost_model_predict(const float *x, size_t n, float *out);
 /* The predicted log2(us per row) of n feature vectors (x: n x COST_FEATURES) into out; false where no model is linked. */
 bool cost_predict(const float *x, size_t n, float *out);
 
+/*
+ * The space the searches turn (lower/cost_search.c): COST_DIMENSIONS dimensions, in the
+ * order a coordinate descent turns them: rows, trees, parallel, tree_tile, row_tile,
+ * unroll, peel, representation, depth groups, tiles (with their tiled representation),
+ * rows cached, trees side by side for lone rows (few_trees), trees prefetched.
+ */
+#define COST_DIMENSIONS 13
+#define COST_REPRESENTATION_DIMENSION 7
+typedef struct CostSpace {
+	const HForest *forest;
+	const char *representation; /* named by the user, and so fixed; NULL to search */
+	size_t batch;               /* the (smallest) batch searched for: lone rows' knobs turn below few_rows */
+	uint32_t depth;             /* the deepest tree's */
+	uint64_t splits;
+	bool oblivious;             /* the trees symmetric, their walks even (the levels representation applies) */
+	bool depths_differ;         /* some trees shallower than others (depth groups are searched) */
+} CostSpace;
+void cost_space(const HForest *f, const char *representation, size_t batch, CostSpace *s);
+/* The values dimension i takes (at most 8) around the heuristic's knobs; returns how many. */
+uint32_t cost_values(const CostSpace *s, const HScheduleKnobs *heuristic, int i, uint32_t *v);
+/* Set dimension i of k to v, with what the other knobs then must be (code takes no tiles, ...). */
+void cost_set(HScheduleKnobs *k, int i, uint32_t v);
+/* Whether dimension i is worth turning from k (row tiles only where trees are tiled, ...). */
+bool cost_turns(const CostSpace *s, int i, const HScheduleKnobs *k);
+/*
+ * k as the schedule it writes: caches hir_apply_knobs leaves out (rows that do not fit,
+ * trees not in tiles) cleared and the knobs in normal form, so that candidates that
+ * write one schedule are one candidate.
+ */
+void cost_normal(const HForest *f, HScheduleKnobs *k);
+
+/* What a search on predictions reports: each candidate with its predicted log2 us/row. */
+typedef void CostVisit(void *context, const HScheduleKnobs *k, float predicted);
+/*
+ * Coordinate descent on the model's predictions from *k, the mean over the n machines
+ * m (batch sizes, say) of each candidate's predicted log2 us/row, until no dimension
+ * improves it; visit (unless NULL) sees every candidate predicted. Leaves the best in *k
+ * and returns its prediction. Needs a trained model (cost_model_trained).
+ */
+float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m, uint32_t n,
+                   const HScheduleKnobs *heuristic, HScheduleKnobs *k, CostVisit *visit, void *context);
+
 #endif

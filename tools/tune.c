@@ -76,12 +76,6 @@ static const char tune_usage[] =
 #define SAMPLES 5
 /* Candidates timed again at the end. */
 #define RETIME 4
-/*
- * Code is searched for forests of at most this many splits (unless named): LLVM takes
- * about 0.17 ms a split of code on two cores (higgs' 25144 in 4.4 s, a fifth of a budget
- * of 20 s), and code walked year_prediction_msd's rows 2.2x slower than array.
- */
-#define TUNE_CODE_SPLITS (4 * HIR_CODE_SPLITS)
 #define MAX_CANDIDATES 512
 
 typedef struct Candidate {
@@ -269,7 +263,7 @@ void tune_log_line(Tuner *t, const char *device, const char *representation, con
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now_s));
 	fprintf(t->log, "%s,\"%s\",%s,\"%s\",%zu,%u,%s,%u,%u,%u,%llu,%u,", when, t->model, t->target_name, device, t->batch,
 	        t->machine.threads, representation, f->num_trees, f->num_features, f->num_outputs,
-	        (unsigned long long)f->num_nodes, t->depth);
+	        (unsigned long long)f->num_nodes, t->space.depth);
 	for (int i = 0; i < HKNOB_COUNT; i++) {
 		char value[32] = "";
 		HScheduleKnobs n = cpu ? *cpu : (HScheduleKnobs){0};
@@ -332,17 +326,6 @@ static bool measure(Tuner *t, Candidate *c, Error *e)
 	return true;
 }
 
-/*
- * k as the schedule it writes: caches hir_apply_knobs leaves out (rows that do not fit,
- * trees not in tiles) cleared, so that they are one candidate, not a second compile.
- */
-static void normal_candidate(const Tuner *t, HScheduleKnobs *k)
-{
-	k->cache_rows = k->cache_rows && hir_rows_cache_fits(t->forest, k);
-	k->cache_trees = k->cache_trees && hir_trees_cache_applies(t->forest, k);
-	hir_knobs_normal(k);
-}
-
 /* Time candidate knobs (once: a second call returns the first's result). */
 static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 {
@@ -350,7 +333,7 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 	Candidate *c;
 	Error e = {0};
 	HScheduleKnobs normal = *knobs, *k = &normal;
-	normal_candidate(t, k);
+	cost_normal(t->forest, k);
 	for (uint32_t i = 0; i < t->num; i++)
 		if (hir_knobs_same(&t->candidates[i].knobs, k))
 			return &t->candidates[i];
@@ -371,117 +354,6 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 }
 
 static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; }
-
-/*
- * The knobs the search turns, in order: rows, trees, parallel, tree_tile, row_tile, unroll, peel, representation, depth
- * groups, tiles, rows cached, trees side by side in batches of lone rows (few_trees), trees prefetched.
- */
-#define KNOBS 13
-
-/* The values knob i takes in the search (at most 8), for forest f; returns how many. */
-static uint32_t knob_values(const Tuner *t, const HScheduleKnobs *heuristic, int i, uint32_t *v)
-{
-	uint32_t n = 0, trees = t->forest->num_trees;
-	switch (i) {
-	case 0: /* rows */
-	case 1: /* trees */
-		for (uint32_t x = 1; x <= MIR_MAX_INTERLEAVE; x *= 2)
-			v[n++] = x;
-		return n;
-	case 2: /* parallel */
-		for (uint32_t x = 0; x < HPARALLEL_COUNT; x++)
-			v[n++] = x;
-		return n;
-	case 3: { /* tree_tile: none, or around the L2-sized tile */
-		HScheduleKnobs tiled;
-		uint32_t base;
-		hir_choose_knobs(t->forest, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
-		base = tiled.tree_tile ? tiled.tree_tile : heuristic->tree_tile ? heuristic->tree_tile : trees / 4;
-		v[n++] = 0;
-		for (uint32_t x = base / 4 > 2 ? base / 4 : 2; x <= base * 4 && x < trees && n < 8; x *= 2)
-			v[n++] = x;
-		return n;
-	}
-	case 4: /* row_tile */
-		v[n++] = 16, v[n++] = 64, v[n++] = 256;
-		return n;
-	case 5: /* unroll */
-		v[n++] = 0, v[n++] = 1;
-		return n;
-	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
-		for (uint32_t r = 0; lower_representation_names[r] && !t->options.representation && n < 8; r++)
-			if (!(lower_representation_traits(r) & LREP_TILES) &&
-			    !(lower_representation_traits(r) & LREP_CODE && t->splits > TUNE_CODE_SPLITS) &&
-			    !(lower_representation_traits(r) & LREP_LEVELS && !t->oblivious))
-				v[n++] = r + 1;
-		return n;
-	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes), in each tiled layout (rep << 8) */
-		v[n++] = 0;
-		if (t->depth >= 2 && !t->options.representation)
-			for (uint32_t r = 0; lower_representation_names[r]; r++)
-				if (lower_representation_traits(r) & LREP_TILES)
-					v[n++] = 3 | (r + 1) << 8, v[n++] = 7 | (r + 1) << 8;
-		if (t->depth >= 2 && lower_representation_named_traits(t->options.representation) & LREP_TILES)
-			v[n++] = 3, v[n++] = 7;
-		return n;
-	case 10: /* rows cached: off, on */
-	case 12: /* trees prefetched: off, on */
-		v[n++] = 0, v[n++] = 1;
-		return n;
-	case 11: /* batches of lone rows apart, this many trees side by side: only where the batch is one of them */
-		if (heuristic->few_trees && t->batch < heuristic->few_rows)
-			v[n++] = 0, v[n++] = 6, v[n++] = 8, v[n++] = 9, v[n++] = 10, v[n++] = 12;
-		return n;
-	case 8: /* depth groups: none, 2, 4 (where the trees' depths differ) */
-		v[n++] = 0;
-		if (t->depths_differ)
-			v[n++] = 2, v[n++] = HIR_MAX_DEPTH_GROUPS;
-		return n;
-	default: { /* peel: none, 2, 4, 6, and around the heuristic's where deeper (trees whose walks loop) */
-		uint32_t p = heuristic->peel, around[] = {p * 3 / 4, p, p * 5 / 4};
-		for (uint32_t x = 0; x <= 6 && x < t->depth; x += 2)
-			v[n++] = x;
-		for (size_t j = 0; j < COUNT_OF(around); j++)
-			if (around[j] > 6 && around[j] < t->depth && around[j] <= HIR_MAX_WALK_STEPS)
-				v[n++] = around[j];
-		return n;
-	}
-	}
-}
-
-static void set_knob(HScheduleKnobs *k, int i, uint32_t v)
-{
-	switch (i) {
-	case 0: k->rows = v; break;
-	case 1: k->trees = v; break;
-	case 2: k->parallel = (uint8_t)v; break;
-	case 3: k->tree_tile = v; break;
-	case 4: k->row_tile = v; break;
-	case 5: k->unroll = (uint8_t)v; break;
-	case 7: k->representation = (uint8_t)v; break;
-	case 8: k->depth_groups = (uint8_t)v; break;
-	case 10: k->cache_rows = (uint8_t)v; break;
-	case 11: k->few_trees = (uint8_t)v; break;
-	case 12: k->cache_trees = (uint8_t)v; break;
-	case 9:
-		k->tile_trees = (uint8_t)v;
-		if (v >> 8 || (k->representation && lower_representation_traits(k->representation - 1u) & LREP_TILES))
-			k->representation = (uint8_t)(v >> 8); /* the tiled layout named, none without tiles */
-		break;
-	default: k->peel = (uint8_t)v; break;
-	}
-	/* Code ignores tiles and tiles replace any other representation (hir_apply_knobs): one candidate for each pair. */
-	if (k->tile_trees && k->representation && !(lower_representation_traits(k->representation - 1u) & LREP_TILES)) {
-		if (lower_representation_traits(k->representation - 1u) & LREP_CODE)
-			k->tile_trees = 0;
-		else
-			k->representation = 0;
-	}
-	if (k->representation && lower_representation_traits(k->representation - 1u) & (LREP_CODE | LREP_BLOCKS))
-		k->rows = k->trees = 1; /* hir_apply_knobs chooses them: one candidate, not one per value */
-	if (k->representation && lower_representation_traits(k->representation - 1u) & LREP_LEVELS)
-		k->unroll = 1, k->peel = 0; /* a split per level: walks unrolled to the depth */
-}
 
 /* Compile and time c again; it keeps the better of its times. */
 static void retime(Tuner *t, Candidate *c)
@@ -587,26 +459,20 @@ static void write_schedule(const Tuner *t, const Candidate *best, const Candidat
 }
 
 /* The CPU search: coordinate descent from the heuristic's knobs, the fastest few timed again; writes the best to t->output. */
-/* Whether the search turns knob i from k: row tiles only where trees are tiled, interleaved trees only where there are some. */
-static bool knob_turns(const Tuner *t, int i, const HScheduleKnobs *k)
-{
-	return !(i == 4 && !k->tree_tile) && !(i == 1 && t->forest->num_trees < 2);
-}
-
 /* Coordinate descent by timing: every candidate it reaches is compiled and timed (--explore, or no cost model). */
 static void descend(Tuner *t, Candidate *heuristic)
 {
 	Candidate *best = heuristic;
 	for (bool improved = true; improved && !over_budget(t);) {
 		improved = false;
-		for (int knob = 0; knob < KNOBS && !over_budget(t); knob++) {
-			uint32_t values[8], n = knob_values(t, &heuristic->knobs, knob, values);
-			if (!knob_turns(t, knob, &best->knobs))
+		for (int knob = 0; knob < COST_DIMENSIONS && !over_budget(t); knob++) {
+			uint32_t values[8], n = cost_values(&t->space, &heuristic->knobs, knob, values);
+			if (!cost_turns(&t->space, knob, &best->knobs))
 				continue;
 			for (uint32_t i = 0; i < n && !over_budget(t); i++) {
 				HScheduleKnobs k = best->knobs;
 				Candidate *c;
-				set_knob(&k, knob, values[i]);
+				cost_set(&k, knob, values[i]);
 				if (!(c = evaluate(t, &k)))
 					break;
 				if (c->seconds < best->seconds * 0.99) {
@@ -632,52 +498,15 @@ typedef struct Guesses {
 /* Candidates the cost model's ranking times, besides the heuristic's. */
 #define TOP 6
 
-/* Predict the n knobs of k into p (log2 us/row), and keep each in g (once). */
-static void predict(Tuner *t, const HScheduleKnobs *k, uint32_t n, float *p, Guesses *g)
+/* Keep candidate k, predicted p, in the guesses (once). */
+static void keep_guess(void *context, const HScheduleKnobs *k, float p)
 {
-	float *x = xmalloc((size_t)n * COST_FEATURES * sizeof *x);
-	for (uint32_t i = 0; i < n; i++)
-		cost_features(&t->shape, &t->machine, &k[i], x + (size_t)i * COST_FEATURES);
-	if (!cost_predict(x, n, p))
-		fail("tune: this grove has no cost model (use --explore)");
-	free(x);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j = 0;
-		while (j < g->num && !hir_knobs_same(&g->all[j].knobs, &k[i]))
-			j++;
-		if (j == g->num && g->num < MAX_GUESSES)
-			g->all[g->num++] = (Guess){.knobs = k[i], .predicted = p[i]};
-	}
-}
-
-/* Coordinate descent on the cost model's predictions from start: every candidate it reaches is kept in g. */
-static void descend_predicted(Tuner *t, const HScheduleKnobs *heuristic, HScheduleKnobs start, Guesses *g)
-{
-	float best;
-	normal_candidate(t, &start);
-	predict(t, &start, 1, &best, g);
-	for (bool improved = true; improved;) {
-		improved = false;
-		for (int knob = 0; knob < KNOBS; knob++) {
-			HScheduleKnobs k[8];
-			uint32_t values[8], n = knob_values(t, heuristic, knob, values);
-			float p[8];
-			if (!knob_turns(t, knob, &start) || !n)
-				continue;
-			for (uint32_t i = 0; i < n; i++) {
-				k[i] = start;
-				set_knob(&k[i], knob, values[i]);
-				normal_candidate(t, &k[i]);
-			}
-			predict(t, k, n, p, g);
-			for (uint32_t i = 0; i < n; i++)
-				if (p[i] < best - 0.01f) { /* 0.7% faster */
-					best = p[i];
-					start = k[i];
-					improved = true;
-				}
-		}
-	}
+	Guesses *g = context;
+	for (uint32_t j = 0; j < g->num; j++)
+		if (hir_knobs_same(&g->all[j].knobs, k))
+			return;
+	if (g->num < MAX_GUESSES)
+		g->all[g->num++] = (Guess){.knobs = *k, .predicted = p};
 }
 
 static int by_prediction(const void *a, const void *b)
@@ -694,12 +523,13 @@ static int by_prediction(const void *a, const void *b)
 static void rank_by_model(Tuner *t, Candidate *heuristic)
 {
 	Guesses g = {.all = xmalloc(MAX_GUESSES * sizeof *g.all)};
-	uint32_t values[8], n = knob_values(t, &heuristic->knobs, 7, values), timed = 0;
-	descend_predicted(t, &heuristic->knobs, heuristic->knobs, &g);
+	uint32_t values[8], n = cost_values(&t->space, &heuristic->knobs, COST_REPRESENTATION_DIMENSION, values), timed = 0;
+	HScheduleKnobs k = heuristic->knobs;
+	cost_descend(&t->space, &t->shape, &t->machine, 1, &heuristic->knobs, &k, keep_guess, &g);
 	for (uint32_t i = 0; i < n; i++) {
-		HScheduleKnobs k = heuristic->knobs;
-		set_knob(&k, 7, values[i]);
-		descend_predicted(t, &heuristic->knobs, k, &g);
+		k = heuristic->knobs;
+		cost_set(&k, COST_REPRESENTATION_DIMENSION, values[i]);
+		cost_descend(&t->space, &t->shape, &t->machine, 1, &heuristic->knobs, &k, keep_guess, &g);
 	}
 	qsort(g.all, g.num, sizeof *g.all, by_prediction);
 	for (uint32_t i = 0; i < g.num && timed < TOP && !over_budget(t); i++) {
@@ -838,15 +668,9 @@ int cmd_tune(int argc, char **argv)
 		if (!*r)
 			fail("--representation %s: unknown representation", t->options.representation);
 	}
-	for (uint32_t i = 0; i < t->forest->num_trees; i++) {
-		uint32_t d = hir_tree_depth(t->forest, i);
-		t->depths_differ |= i > 0 && d != t->depth;
-		t->depth = d > t->depth ? d : t->depth;
-	}
-	t->splits = hir_trees_splits(t->forest, 0, t->forest->num_trees);
+	cost_space(t->forest, t->options.representation, t->batch, &t->space);
 	cost_forest(t->forest, &t->shape);
 	cost_machine_host(&t->machine, t->batch, (uint32_t)omp_get_max_threads());
-	t->oblivious = lower_forest_oblivious(t->forest) && lower_walks_even(t->forest);
 	t->features = t->forest->num_features ? t->forest->num_features : 1;
 	t->pool_rows = POOL_BATCHES * t->batch > 4096 ? POOL_BATCHES * t->batch : 4096;
 	if (t->pool_rows * t->features > POOL_FLOATS)

@@ -17,10 +17,7 @@ typedef struct Tuner {
 	const HForest *forest;     /* as read, never scheduled */
 	CostForest shape;          /* its features for the cost model */
 	CostMachine machine;       /* the batch, threads and this CPU, as the cost model reads them */
-	uint32_t depth;            /* the deepest tree's */
-	uint64_t splits;           /* the forest's */
-	bool oblivious;            /* its trees symmetric, their walks even (the oblivious representation applies) */
-	bool depths_differ;        /* some trees are shallower than others (depth groups are searched) */
+	CostSpace space;           /* the schedules the CPU search turns */
 	size_t batch, pool_rows, features;
 	float *pool;               /* pool_rows rows */
 	float *out;
