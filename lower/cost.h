@@ -73,6 +73,7 @@ bool cost_predict(const float *x, size_t n, float *out);
  * rows cached, trees side by side for lone rows (few_trees), trees prefetched.
  */
 #define COST_DIMENSIONS 13
+#define COST_PARALLEL_DIMENSION 2
 #define COST_REPRESENTATION_DIMENSION 7
 typedef struct CostSpace {
 	const HForest *forest;
@@ -82,6 +83,7 @@ typedef struct CostSpace {
 	uint64_t splits;
 	bool oblivious;             /* the trees symmetric, their walks even (the levels representation applies) */
 	bool depths_differ;         /* some trees shallower than others (depth groups are searched) */
+	unsigned fixed;             /* 1 << dimension: dimensions not turned */
 } CostSpace;
 void cost_space(const HForest *f, const char *representation, size_t batch, CostSpace *s);
 /* The values dimension i takes (at most 8) around the heuristic's knobs; returns how many. */
@@ -107,5 +109,19 @@ typedef void CostVisit(void *context, const HScheduleKnobs *k, float predicted);
  */
 float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m, uint32_t n,
                    const HScheduleKnobs *heuristic, HScheduleKnobs *k, CostVisit *visit, void *context);
+
+/*
+ * The default schedule's knobs: where grove has a model, descents on its predictions
+ * (averaged over lone rows, small and large batches, one thread) from the heuristic's
+ * knobs k and from each representation's (unless named), the parallel loop left as the
+ * heuristic chose it (the model learns from one thread); the best replaces k where it is
+ * predicted a tenth faster. Returns whether it did.
+ */
+bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k);
+/*
+ * HIR: hir_choose_schedule with the cost model's knobs where cost_improve_knobs finds
+ * better ones that apply, the heuristic's otherwise.
+ */
+bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e);
 
 #endif

@@ -27,7 +27,7 @@ void cost_space(const HForest *f, const char *representation, size_t batch, Cost
 
 bool cost_turns(const CostSpace *s, int i, const HScheduleKnobs *k)
 {
-	return !(i == 4 && !k->tree_tile) && !(i == 1 && s->forest->num_trees < 2);
+	return !(s->fixed >> i & 1) && !(i == 4 && !k->tree_tile) && !(i == 1 && s->forest->num_trees < 2);
 }
 
 void cost_normal(const HForest *f, HScheduleKnobs *k)
@@ -196,4 +196,56 @@ float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m
 		}
 	}
 	return best;
+}
+
+/*
+ * The batch sizes the default schedule is chosen for, its predictions averaged: grove
+ * compile does not know the batches an artifact will meet, so the default is good on
+ * lone rows, small and large batches alike.
+ */
+static const size_t default_batches[] = {1, 64, 512, 4096};
+/* The model's choice replaces the heuristic's where it predicts it a tenth faster: log2(1.1). */
+#define COST_MARGIN 0.1375f
+
+bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k)
+{
+	CostSpace s;
+	CostForest c;
+	CostMachine m[COUNT_OF(default_batches)];
+	HScheduleKnobs best = *k;
+	uint32_t values[8], n;
+	float heuristic, predicted;
+	if (!cost_model_trained() || !f->num_trees)
+		return false;
+	cost_space(f, named, default_batches[0], &s);
+	s.fixed = 1u << COST_PARALLEL_DIMENSION;
+	cost_forest(f, &c);
+	for (size_t i = 0; i < COUNT_OF(default_batches); i++)
+		cost_machine_host(&m[i], default_batches[i], 1);
+	cost_normal(f, &best);
+	predict_mean(&c, m, COUNT_OF(m), &best, 1, &heuristic);
+	predicted = cost_descend(&s, &c, m, COUNT_OF(m), k, &best, NULL, NULL);
+	n = cost_values(&s, k, COST_REPRESENTATION_DIMENSION, values);
+	for (uint32_t i = 0; i < n; i++) {
+		HScheduleKnobs start = *k;
+		float p;
+		cost_set(&start, COST_REPRESENTATION_DIMENSION, values[i]);
+		p = cost_descend(&s, &c, m, COUNT_OF(m), k, &start, NULL, NULL);
+		if (p < predicted)
+			predicted = p, best = start;
+	}
+	if (predicted > heuristic - COST_MARGIN)
+		return false;
+	*k = best;
+	return true;
+}
+
+bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e)
+{
+	HScheduleKnobs k;
+	Error why;
+	hir_choose_knobs(f, tree_tile, rows, trees, named, &k);
+	if (cost_improve_knobs(f, named, &k) && hir_apply_knobs(f, &k, &why))
+		return true;
+	return hir_choose_schedule(f, tree_tile, rows, trees, named, e);
 }

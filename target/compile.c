@@ -1,6 +1,7 @@
 /* The pipeline from a model file to an artifact (compile.h), and libgrovec's entry point (rt/grove_compile.h). */
 #include "target/compile.h"
 #include "front/front.h"
+#include "lower/cost.h"
 #include "rt/grove_compile.h"
 #include "target/target.h"
 
@@ -77,7 +78,7 @@ static char *read_schedule_file(const char *path, Error *e)
 	return text;
 }
 
-/* Give c->hir the schedule the options ask for: the user's (file or text) or the heuristic's. */
+/* Give c->hir the schedule the options ask for: the user's (file or text), or grove's (the cost model's or the heuristic's). */
 static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 {
 	char *file = NULL;
@@ -88,7 +89,8 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 		if (o->gpu)
 			hir_choose_gpu_schedule(c->hir);
 		else
-			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation, e);
+			return (o->heuristic ? hir_choose_schedule : cost_choose_schedule)(c->hir, o->tree_tile, o->interleave,
+			                                                                     o->interleave_trees, o->representation, e);
 		return true;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);

@@ -61,9 +61,12 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 	} else if (!strcmp(argv[*i], "--representation"))
 		o->representation = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--tile-trees"))
-		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
+		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000), o->heuristic = true;
 	else if (!strcmp(argv[*i], "--interleave"))
-		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
+		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE),
+		o->heuristic = true;
+	else if (!strcmp(argv[*i], "--heuristic"))
+		o->heuristic = true;
 	else if (!strcmp(argv[*i], "--schedule"))
 		o->schedule_file = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--schedule-text"))
@@ -73,7 +76,8 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		if (!pipeline_check_passes(o->dump_after = option_value(argc, argv, i), &e))
 			fail("%s", e.message);
 	} else if (!strcmp(argv[*i], "--interleave-trees"))
-		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
+		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE),
+		o->heuristic = true;
 	else
 		return false;
 	return true;

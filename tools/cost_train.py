@@ -29,7 +29,7 @@ PARAMS = {"n_estimators": 300, "max_depth": 6, "learning_rate": 0.08, "subsample
 
 
 def collect(args):
-    grove = os.path.join(ROOT, args.builddir, "grove")
+    grove = args.grove or os.path.join(ROOT, "build", "grove")
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     with tempfile.TemporaryDirectory() as scratch:
         for model in args.models:
@@ -145,7 +145,7 @@ def main():
     c.add_argument("--budget", type=int, default=30)
     c.add_argument("--batch", type=int, nargs="+", default=[1, 64, 512, 4096])
     c.add_argument("--threads", type=int, default=1)
-    c.add_argument("--builddir", default="build")
+    c.add_argument("--grove", help="the grove that tunes (default build/grove; a copy keeps rebuilding apart)")
     t = sub.add_parser("train")
     t.add_argument("--log", action="append")
     t.add_argument("--out", default=os.path.join(ROOT, "lower", "cost_model.json"))
