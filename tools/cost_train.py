@@ -4,6 +4,10 @@
     tools/cost_train.py collect [--log LOG] [--budget S] [--batch N ...] [--threads T] MODEL ...
         runs `grove tune --explore` on each model at each batch size, every timed candidate appended to LOG
         (its features are the x_ columns)
+    tools/cost_train.py evaluate [--batch N ...] [--quick S] [--long S] MODEL ...
+        on each model (hold it out of training): a --quick second tune ranked by the cost model against a --long
+        second tune that times every candidate of its descent, and the default schedule (the cost model's) and the
+        heuristic's against the best either found
     tools/cost_train.py train [--log LOG ...] [--out lower/cost_model.json] [--hold-out NAME ...]
         trains XGBoost on the logs' features to predict log2(us per row), writes the model (the build compiles it
         into grove), and reports, on the models held out (one group of models at a time where none is named):
@@ -40,6 +44,50 @@ def collect(args):
                 last = (p.stdout.strip().splitlines() or [""])[0]
                 print(f"{os.path.basename(model)} batch {batch}: " +
                       (last if p.returncode == 0 else f"failed ({p.returncode}): {p.stderr.strip()[-300:]}"), flush=True)
+
+
+def tune_table(p):
+    """{'best', 'default', 'heuristic'}: us/row from grove tune's ranking (the default is the heuristic where unmarked)."""
+    out = {}
+    for line in p.stdout.splitlines():
+        fields = line.split()
+        if len(fields) > 4 and fields[0].isdigit() and fields[3].endswith("x"):
+            us = float(fields[1])
+            out.setdefault("best", us)
+            if "(heuristic)" in line:
+                out["heuristic"] = us
+            if "(default)" in line:
+                out["default"] = us
+    out.setdefault("default", out.get("heuristic"))
+    return out
+
+
+def evaluate_tuning(args):
+    grove = args.grove or os.path.join(ROOT, "build", "grove")
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for model in args.models:
+            for batch in args.batch:
+                got = {}
+                for name, extra in (("quick", ["--budget", str(args.quick)]),
+                                    ("long", ["--explore", "--budget", str(args.long)])):
+                    argv = [grove, "tune", model, "--batch", str(batch), "--log", "", "-o",
+                            os.path.join(scratch, "best.sched"), *extra]
+                    p = subprocess.run(argv, capture_output=True, text=True, env=env)
+                    if p.returncode != 0:
+                        sys.exit(f"{' '.join(argv)}: {p.stderr.strip()}")
+                    got[name] = tune_table(p)
+                best = min(got["quick"]["best"], got["long"]["best"])
+                default = min(got[n]["default"] for n in got)  # each run times it; its best time
+                heuristic = min(got[n]["heuristic"] for n in got)
+                rows.append((os.path.basename(model), batch, got["quick"]["best"] / got["long"]["best"],
+                             default / best, heuristic / best))
+                print(f"{rows[-1][0]:28} {batch:6}  quick/long {rows[-1][2]:5.2f}  default/best {rows[-1][3]:5.2f}  "
+                      f"heuristic/best {rows[-1][4]:5.2f}", flush=True)
+    for i, what in ((2, "quick tune / long tune"), (3, "default / best"), (4, "heuristic / best")):
+        v = sorted(r[i] for r in rows)
+        print(f"{what}: median {v[len(v) // 2]:.2f}, worst {v[-1]:.2f}")
 
 
 def read_logs(paths):
@@ -110,6 +158,12 @@ def train(args):
     import numpy as np
     import xgboost as xgb
     names, rows = read_logs(args.log or [DEFAULT_LOG])
+    if args.relative:  # each candidate's time over its (model, batch)'s median: the knobs' effect, not the forest's scale
+        by_group = collections.defaultdict(list)
+        for r in rows:
+            by_group[r[0]].append(r[3])
+        middle = {g: sorted(v)[len(v) // 2] for g, v in by_group.items()}
+        rows = [(g, m, x, y - middle[g]) for g, m, x, y in rows]
     models = sorted({r[1] for r in rows})
     print(f"{len(rows)} timed candidates of {len(models)} models, {len({r[0] for r in rows})} (model, batch) groups")
     held = args.hold_out or []
@@ -130,7 +184,7 @@ def train(args):
         print(f"median rank correlation {rhos[len(rhos) // 2]:.2f} (mean {sum(rhos) / len(rhos):.2f}); "
               f"predicted best within {regrets[len(regrets) // 2]:.2f}x of the best (median), "
               f"{regrets[int(0.9 * (len(regrets) - 1))]:.2f}x (90th percentile)")
-    model = fit(np, xgb, rows)
+    model = fit(np, xgb, [r for r in rows if r[1] not in held])  # held-out models stay out, for `evaluate`
     model.get_booster().feature_names = [n[2:] for n in names]
     model.save_model(args.out)
     print(f"wrote {args.out}: {PARAMS['n_estimators']} trees on {len(names)} features, {len(rows)} candidates")
@@ -146,15 +200,25 @@ def main():
     c.add_argument("--batch", type=int, nargs="+", default=[1, 64, 512, 4096])
     c.add_argument("--threads", type=int, default=1)
     c.add_argument("--grove", help="the grove that tunes (default build/grove; a copy keeps rebuilding apart)")
+    e = sub.add_parser("evaluate")
+    e.add_argument("models", nargs="+")
+    e.add_argument("--batch", type=int, nargs="+", default=[64, 4096])
+    e.add_argument("--quick", type=int, default=5)
+    e.add_argument("--long", type=int, default=60)
+    e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--grove")
     t = sub.add_parser("train")
     t.add_argument("--log", action="append")
     t.add_argument("--out", default=os.path.join(ROOT, "lower", "cost_model.json"))
     t.add_argument("--hold-out", action="append", help="model file names held out of training (default: folds)")
     t.add_argument("--folds", type=int, default=4)
+    t.add_argument("--relative", action="store_true", help="learn each time over its (model, batch)'s median")
     args = ap.parse_args()
     if args.command == "collect":
         os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)
         collect(args)
+    elif args.command == "evaluate":
+        evaluate_tuning(args)
     else:
         train(args)
 

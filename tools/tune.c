@@ -1,17 +1,21 @@
 /*
  * grove tune: the auto-scheduler that times. It searches the schedules grove writes
  * itself (HScheduleKnobs: rows and trees interleaved, tree tiles, the parallel loop,
- * unrolled and peeled walks) by compiling each candidate for this machine and timing
- * it on representative rows at the batch size asked for, and writes the fastest as a
- * schedule file for `grove compile --schedule`.
+ * unrolled and peeled walks, ...; lower/cost_search.c's space) by compiling candidates
+ * for this machine and timing them on representative rows at the batch size asked for,
+ * and writes the fastest as a schedule file for `grove compile --schedule`.
  *
- * The search is coordinate descent from the heuristic's choice: one knob at a time
- * takes each of its values with the others held at the best so far, until a whole
- * round improves nothing or the time budget is spent. The few fastest are timed again
- * at the end, and the ranking uses each candidate's best time, so that one noisy
- * measurement does not pick the winner. Every timed candidate is appended to a CSV log
- * (the model's shape, the knobs, the batch size, the CPU, the time), the data a cost
- * model can later be trained on in place of timing runs.
+ * Where grove has a cost model (lower/cost.h), it ranks the candidates that coordinate
+ * descents on its predictions reach, from the heuristic's schedule and from each
+ * representation's, and times only the best few. Otherwise, or with --explore, the
+ * search is a coordinate descent by timing: one knob at a time takes each of its values
+ * with the others held at the best so far, until a whole round improves nothing or the
+ * time budget is spent. Either way the heuristic's schedule and the default (the cost
+ * model's improvement on it) are timed, the few fastest are timed again at the end, and
+ * the ranking uses each candidate's best time, so that one noisy measurement does not
+ * pick the winner. Every timed candidate is appended to a CSV log (the model's shape,
+ * the knobs, the batch size, the CPU, the time, and the cost model's features): the data
+ * tools/cost_train.py trains the cost model on.
  *
  * With --target gpusim|cuda|rocm it searches the GPU's template schedules instead
  * (tools/tune_gpu.c).
@@ -458,7 +462,6 @@ static void write_schedule(const Tuner *t, const Candidate *best, const Candidat
 	hir_forest_free(f);
 }
 
-/* The CPU search: coordinate descent from the heuristic's knobs, the fastest few timed again; writes the best to t->output. */
 /* Coordinate descent by timing: every candidate it reaches is compiled and timed (--explore, or no cost model). */
 static void descend(Tuner *t, Candidate *heuristic)
 {
@@ -551,7 +554,7 @@ static void rank_by_model(Tuner *t, Candidate *heuristic)
  */
 static void tune_cpu(Tuner *t)
 {
-	HScheduleKnobs k, heuristic_knobs;
+	HScheduleKnobs k, heuristic_knobs, default_knobs;
 	Candidate *heuristic, *best;
 
 	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
@@ -562,6 +565,11 @@ static void tune_cpu(Tuner *t)
 	if (isinf(heuristic->seconds))
 		fail("tune: the heuristic's schedule does not compile");
 	show_progress(t, heuristic);
+	/* The default schedule, where the cost model makes it other than the heuristic's (without --representation etc.). */
+	default_knobs = k;
+	if (!t->options.heuristic && cost_improve_knobs(t->forest, t->options.representation, &default_knobs))
+		evaluate(t, &default_knobs);
+	cost_normal(t->forest, &default_knobs);
 	if (!t->explore && cost_model_trained())
 		rank_by_model(t, heuristic);
 	else
@@ -570,7 +578,8 @@ static void tune_cpu(Tuner *t)
 	heuristic_knobs = heuristic->knobs;
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	for (uint32_t i = 0; i < t->num; i++)
-		if (!isinf(t->candidates[i].seconds) && (i < RETIME || hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs)))
+		if (!isinf(t->candidates[i].seconds) && (i < RETIME || hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs) ||
+		                                         hir_knobs_same(&t->candidates[i].knobs, &default_knobs)))
 			retime(t, &t->candidates[i]);
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	if (t->progress)
@@ -587,14 +596,15 @@ static void tune_cpu(Tuner *t)
 		Candidate *c = &t->candidates[i];
 		char what[400], guess[16] = "-";
 		float x[COST_FEATURES], p;
-		if (i >= 10 && c != heuristic)
+		bool is_default = hir_knobs_same(&c->knobs, &default_knobs);
+		if (i >= 10 && c != heuristic && !is_default)
 			continue;
 		hir_knobs_describe(&c->knobs, what, sizeof what);
 		cost_features(&t->shape, &t->machine, &c->knobs, x);
 		if (cost_predict(x, 1, &p))
 			snprintf(guess, sizeof guess, "%.4f", exp2(p));
-		printf("%4u %9.4f %9s %12.2fx  %s%s\n", i + 1, c->seconds * 1e6, guess, heuristic->seconds / c->seconds, what,
-		       c == heuristic ? "  (heuristic)" : "");
+		printf("%4u %9.4f %9s %12.2fx  %s%s%s\n", i + 1, c->seconds * 1e6, guess, heuristic->seconds / c->seconds, what,
+		       c == heuristic ? "  (heuristic)" : "", is_default ? "  (default)" : "");
 	}
 	write_schedule(t, best, heuristic, t->output);
 	printf("best schedule written to %s (grove compile %s --schedule %s)\n", t->output, t->model, t->output);
