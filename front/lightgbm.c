@@ -12,6 +12,12 @@
  *                                 cat_boundaries, cat_threshold, is_linear, ...
  *   end of trees                  then importances, parameters: nothing prediction uses
  *
+ * Where a file could be read two ways it is refused: a key the reader uses given twice
+ * (in the header or a tree; LightGBM takes the last copy, other readers the first), an
+ * objective parameter given twice, and tree_sizes that disagree with the trees present
+ * (LightGBM reads as many trees as tree_sizes lists, each at the offset the sizes before
+ * it give, not the Tree= sections the file holds).
+ *
  * A tree's splits are nodes 0 .. num_leaves-2 (0 is the root) and its leaves ~0 .. ~(num_leaves-1)
  * (a child < 0 is leaf ~child). HIR keeps split i as node i and puts leaf k at node
  * num_leaves-1+k. Tree t adds to output t % num_tree_per_iteration.
@@ -96,7 +102,8 @@ typedef struct Text {
 #define HEADER_KEYS(X)                                                                             \
 	X(NUM_CLASS, "num_class") X(NUM_TREE_PER_ITERATION, "num_tree_per_iteration")                   \
 	X(LABEL_INDEX, "label_index") X(MAX_FEATURE_IDX, "max_feature_idx") X(OBJECTIVE, "objective")   \
-	X(AVERAGE_OUTPUT, "average_output") X(FEATURE_NAMES, "feature_names") X(FEATURE_INFOS, "feature_infos")
+	X(AVERAGE_OUTPUT, "average_output") X(FEATURE_NAMES, "feature_names") X(FEATURE_INFOS, "feature_infos")  \
+	X(TREE_SIZES, "tree_sizes")
 
 /* The tree keys the reader uses. */
 #define TREE_KEYS(X)                                                                                       \
@@ -155,6 +162,10 @@ typedef struct Reader {
 	size_t stack_cap;
 	uint32_t *boundaries; /* scratch: cat_boundaries */
 	size_t boundaries_cap;
+	Text tree_sizes;      /* the header's tree_sizes (p NULL: none) */
+	const char *first_tree; /* the first Tree= line */
+	uint64_t *starts;     /* each tree's offset: its Tree= line's from the first's */
+	size_t starts_cap;
 } Reader;
 
 /* Fill e with "name: Tree=N: " (no tree in the header) and the message; returns false. */
@@ -205,14 +216,22 @@ static void split_key(Text line, Text *key, Text *value)
 	value->length = eq ? line.length - key->length - 1 : 0;
 }
 
-/* Record line's value if its key is one of keys[0 .. count); other keys are ignored. */
-static void record_field(Text line, const char *const *keys, size_t count, Fields *fields)
+/*
+ * Record line's value if its key is one of keys[0 .. count); other keys are ignored. A
+ * key recorded already is an error: LightGBM takes its last copy, other readers the first.
+ */
+static bool record_new_field(Reader *r, Text line, const char *const *keys, size_t count, Fields *fields)
 {
 	Text key, value;
 	split_key(line, &key, &value);
 	for (size_t k = 0; k < count; k++)
-		if (text_is(key, keys[k]))
+		if (text_is(key, keys[k])) {
+			if (fields->value[k].p)
+				return fail(r, "%s: the key appears twice (LightGBM takes the last copy, other readers the first)",
+				            keys[k]);
 			fields->value[k] = value;
+		}
+	return true;
 }
 
 /* The next space-separated token of [*p, end); false when there is none. */
@@ -376,7 +395,7 @@ static double zeroed_threshold(double t)
 	return t >= 0 ? zero : nextafter(-zero, -INFINITY);
 }
 
-/* Read the objective line into f's transform and sigmoid scale. */
+/* Read the objective line (name, then parameters, each at most once) into f's transform and sigmoid scale. */
 static bool read_objective(Reader *r, Text line, HForest *f)
 {
 	const Objective *objective = NULL;
@@ -405,6 +424,9 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 		}
 		key = (Text){token.p, (size_t)(colon - token.p)};
 		value = (Text){colon + 1, token.length - key.length - 1};
+		if ((text_is(key, "sigmoid") && has_sigmoid) || (text_is(key, "num_class") && has_classes))
+			return fail(r, "objective: parameter '%.*s' is given twice (LightGBM takes the last, other readers the first)",
+			            SHOWN(key));
 		if (text_is(key, "sigmoid")) {
 			if (!parse_double(value, &sigmoid) || !(sigmoid > 0) || !isfinite(sigmoid))
 				return fail(r, "objective: sigmoid:%.*s is not a positive number", SHOWN(value));
@@ -455,8 +477,10 @@ static HForest *read_header(Reader *r)
 			r->p = start; /* read again by read_trees */
 			break;
 		}
-		record_field(line, header_keys, HEADER_COUNT, &fields);
+		if (!record_new_field(r, line, header_keys, HEADER_COUNT, &fields))
+			return NULL;
 	}
+	r->tree_sizes = fields.value[HEADER_TREE_SIZES];
 	if (!field_integer(r, &fields, HEADER_NUM_CLASS, header_keys, 1, MAX_OUTPUTS, &num_class) ||
 	    !field_integer(r, &fields, HEADER_LABEL_INDEX, header_keys, INT32_MIN, INT32_MAX, &label) ||
 	    !field_integer(r, &fields, HEADER_MAX_FEATURE_IDX, header_keys, 0, INT32_MAX - 1, &max_feature))
@@ -617,7 +641,7 @@ static bool read_split(Reader *r, HForest *f, Array *arrays, bool has_decision_t
 /* Read the key=value lines of a tree section, up to a blank line or the next section. */
 static bool read_tree_fields(Reader *r, Fields *fields)
 {
-	Text line, key, value;
+	Text line;
 	memset(fields, 0, sizeof *fields);
 	for (const char *start = r->p;; start = r->p) {
 		if (!next_line(r, &line))
@@ -630,11 +654,8 @@ static bool read_tree_fields(Reader *r, Fields *fields)
 		}
 		if (!memchr(line.p, '=', line.length))
 			return fail(r, "expected key=value, found '%.*s'", SHOWN(line));
-		split_key(line, &key, &value);
-		for (size_t k = 0; k < TREE_COUNT; k++)
-			if (text_is(key, tree_keys[k]) && fields->value[k].p)
-				return fail(r, "%s: the key appears twice", tree_keys[k]);
-		record_field(line, tree_keys, TREE_COUNT, fields);
+		if (!record_new_field(r, line, tree_keys, TREE_COUNT, fields))
+			return false;
 	}
 }
 
@@ -710,6 +731,36 @@ static bool read_tree(Reader *r, HForest *f, uint32_t output)
 	return read_counts(r, &fields, nodes, splits) && check_reachable(r, nodes, 2 * splits + 1);
 }
 
+/*
+ * Whether the header's tree_sizes, where it has any, name the trees grove read: LightGBM
+ * reads one tree per size, tree i at the first Tree= line plus the sizes before i (the
+ * last size moves nothing), and the Tree= sections the file holds otherwise. Checked
+ * after the trees, whose own errors come first.
+ */
+static bool check_tree_sizes(Reader *r, uint32_t num_trees)
+{
+	const char *p = r->tree_sizes.p, *end = p + r->tree_sizes.length;
+	uint64_t count = p ? count_tokens(r->tree_sizes) : 0, offset = 0;
+	Text token;
+	if (!count) /* none, or empty: LightGBM reads the Tree= sections one after another, as grove does */
+		return true;
+	if (count != num_trees)
+		return fail(r, "tree_sizes: %llu sizes, but the file has %u trees (LightGBM reads as many trees as tree_sizes "
+		            "lists)", (unsigned long long)count, num_trees);
+	for (uint32_t t = 0; t + 1 < num_trees; t++) {
+		int64_t size;
+		next_token(&p, end, &token);
+		if (!integer_value(token, &size) || size < 0)
+			return fail(r, "tree_sizes[%u]: expected a size in bytes, found '%.*s'", t, SHOWN(token));
+		offset += (uint64_t)size;
+		if (offset != r->starts[t + 1])
+			return fail(r, "tree_sizes: Tree=%u starts %llu bytes after Tree=0, but tree_sizes puts it at %llu (LightGBM "
+			            "reads each tree where tree_sizes says it starts)", t + 1, (unsigned long long)r->starts[t + 1],
+			            (unsigned long long)offset);
+	}
+	return true;
+}
+
 /* Read the Tree= sections up to "end of trees". */
 static bool read_trees(Reader *r, HForest *f)
 {
@@ -730,10 +781,16 @@ static bool read_trees(Reader *r, HForest *f)
 		r->tree = f->num_trees;
 		if (!json_text_int64(line.p + 5, line.length - 5, &number) || number != f->num_trees)
 			return fail(r, "found '%.*s' (LightGBM numbers its trees in order)", SHOWN(line));
+		if (!f->num_trees)
+			r->first_tree = line.p;
+		GROW(r->starts, (size_t)f->num_trees + 1, r->starts_cap);
+		r->starts[f->num_trees] = (uint64_t)(line.p - r->first_tree);
 		if (!read_tree(r, f, f->num_trees % f->num_outputs))
 			return false;
 	}
 	r->tree = -1;
+	if (!check_tree_sizes(r, f->num_trees))
+		return false;
 	if (f->num_trees % f->num_outputs)
 		return fail(r, "%u trees, which is not a whole number of iterations of num_tree_per_iteration=%u trees", f->num_trees,
 		            f->num_outputs);
@@ -762,5 +819,6 @@ HForest *front_read_lightgbm(const char *name, const char *text, size_t len, boo
 	free(r.has_parent);
 	free(r.stack);
 	free(r.boundaries);
+	free(r.starts);
 	return f;
 }

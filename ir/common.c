@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +93,31 @@ char *temporary_beside(const char *path, const char *suffix, Error *e)
 	close(fd);
 	pending_file_add(name);
 	return name;
+}
+
+const char *temporary_root(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
+bool temporary_root_check(const char *what, Error *e)
+{
+	const char *dir = temporary_root(), *environment = getenv("TMPDIR");
+	struct stat st;
+	int error = 0;
+	if (stat(dir, &st) != 0)
+		error = errno;
+	else if (!S_ISDIR(st.st_mode))
+		error = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) != 0)
+		error = errno;
+	if (!error)
+		return true;
+	if (environment && *environment)
+		return error_set(e, "cannot create %s in %s, which $TMPDIR names: %s (set TMPDIR to a writable directory, or "
+		                 "unset it for /tmp)", what, dir, strerror(error));
+	return error_set(e, "cannot create %s in %s: %s (set TMPDIR to a writable directory)", what, dir, strerror(error));
 }
 
 void temporary_drop(char *name, bool keep)

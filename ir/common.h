@@ -30,6 +30,16 @@ void error_prefix(Error *e, const char *prefix);
  * 64 are pending at a time.
  */
 char *temporary_beside(const char *path, const char *suffix, Error *e);
+/*
+ * Where temporary files and directories go that have no place beside an output: $TMPDIR
+ * where it is set and not empty (as mktemp(1) and cc take it), else /tmp.
+ */
+const char *temporary_root(void);
+/*
+ * Whether temporary_root() is a directory grove may create what (for messages: "a
+ * temporary directory") in; false with e naming it, and $TMPDIR when it comes from there.
+ */
+bool temporary_root_check(const char *what, Error *e);
 /* Done with temporary file name: keep it (renamed away) or remove it; free the name. */
 void temporary_drop(char *name, bool keep);
 void pending_files_unlink(void);

@@ -15,10 +15,11 @@
 #define GROVE_ARTIFACT_VERSION 5u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
 /*
- * Beside it in host shared libraries since grove 51's fix: a NUL-terminated string, the
- * x86-64 CPU features the code may use, by LLVM's names ("avx,avx2,fma"), "" for none.
+ * Beside it in shared libraries since issue 51's fix: a NUL-terminated string, the x86-64
+ * or AArch64 CPU features the code may use, by LLVM's names ("avx,avx2,fma",
+ * "fp-armv8,neon,lse"), "" for none (a CUDA or ROCm library, which holds no code).
  * grove_load refuses an artifact whose features this CPU lacks; one without the symbol
- * (older, or for AArch64) is loaded unchecked.
+ * (older) is loaded unchecked.
  */
 #define GROVE_CPU_FEATURES_SYMBOL "grove_cpu_features"
 

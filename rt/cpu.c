@@ -3,6 +3,13 @@
  * checked against this CPU before anything of the artifact runs: code compiled with
  * --cpu native, or for x86-64-v4, dies of SIGILL on a CPU without AVX-512; grove_load
  * refuses it instead, naming what is missing.
+ *
+ * x86-64: by CPUID, and XGETBV for the registers the operating system must save.
+ * AArch64 (Linux): by the kernel's HWCAP and HWCAP2 words (getauxval), the features
+ * target/cpu_features.c records there (tools/gen_aarch64_cpus.py says which, and why the
+ * others, which LLVM uses only for intrinsics grove never emits, are not recorded). On
+ * other systems nothing is checked. A name this library does not know (a newer grove's)
+ * is taken as had.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,6 +71,32 @@ static bool cpu_has_named(const char *p, size_t n)
 			return cpu_has(&features[i]);
 	return true;
 }
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+
+/* A feature by LLVM's name and the HWCAP and HWCAP2 bits Linux reports it by (all of them). */
+typedef struct CpuFeature {
+	const char *name;
+	unsigned long hwcap, hwcap2;
+} CpuFeature;
+
+/* The features GROVE_CPU_FEATURES may name on AArch64 (aarch64_checked in target/cpu_features.c lists the same). */
+static const CpuFeature features[] = {
+	{"fp-armv8", HWCAP_FP, 0},        {"neon", HWCAP_ASIMD, 0},     {"fullfp16", HWCAP_FPHP | HWCAP_ASIMDHP, 0},
+	{"lse", HWCAP_ATOMICS, 0},        {"rdm", HWCAP_ASIMDRDM, 0},   {"rcpc", HWCAP_LRCPC, 0},
+	{"dotprod", HWCAP_ASIMDDP, 0},    {"complxnum", HWCAP_FCMA, 0}, {"sve", HWCAP_SVE, 0},
+	{"sve2", 0, HWCAP2_SVE2},
+};
+
+/* Feature name [p, p + n) known and had by this CPU; unknown names are taken as had (a newer grove's). */
+static bool cpu_has_named(const char *p, size_t n)
+{
+	for (size_t i = 0; i < sizeof features / sizeof *features; i++)
+		if (strlen(features[i].name) == n && !memcmp(features[i].name, p, n))
+			return (getauxval(AT_HWCAP) & features[i].hwcap) == features[i].hwcap &&
+			       (getauxval(AT_HWCAP2) & features[i].hwcap2) == features[i].hwcap2;
+	return true;
+}
 #else
 static bool cpu_has_named(const char *p, size_t n)
 {
@@ -71,6 +104,13 @@ static bool cpu_has_named(const char *p, size_t n)
 	(void)n;
 	return true;
 }
+#endif
+
+/* What to do instead, for messages: grove runs on x86-64 hosts, which compile for AArch64 by name. */
+#if defined(__aarch64__)
+static const char hint[] = "compile it with --cpu naming this CPU, or with --cpu generic for any AArch64 CPU";
+#else
+static const char hint[] = "compile it on this machine, or with --cpu x86-64 for any x86-64 CPU";
 #endif
 
 GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *err)
@@ -91,6 +131,6 @@ GroveStatus grove_check_cpu(const char *needed, const char *path, GroveError *er
 		return GROVE_OK;
 	return grove_fail(err, GROVE_ERROR_UNAVAILABLE,
 	                  "%s: compiled for a CPU with %s, which this CPU lacks; its code would stop with an illegal "
-	                  "instruction here (compile it on this machine, or with --cpu x86-64 for any x86-64 CPU)",
-	                  path, missing);
+	                  "instruction here (%s)",
+	                  path, missing, hint);
 }

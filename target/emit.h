@@ -25,8 +25,8 @@ bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *p
  * the caller knows what to install.
  */
 bool target_run_linker(char *const argv[], const char *what, int *spawn_error, Error *e);
-/* Define GROVE_CPU_FEATURES_SYMBOL (rt/artifact.h) in mod: target_cpu_features(triple, cpu), exported. */
-void target_add_cpu_features(LLVMModuleRef mod, const char *triple, const char *cpu);
+/* Define GROVE_CPU_FEATURES_SYMBOL (rt/artifact.h) in mod, exported: features (target_cpu_features's, or "" for none). */
+void target_add_cpu_features(LLVMModuleRef mod, const char *features);
 /* path as a linker's argument (malloc'ed): "./" before a relative path beginning with '-', taken for an option otherwise. */
 char *target_path_argument(const char *path);
 

@@ -314,6 +314,16 @@ bool target_emit_gpu(const LModule *m, const TargetOptions *o, const char *out_p
 		                                       code_size, t->triple ? NULL : kernels),
 		                     GROVE_ARTIFACT_SYMBOL);
 		llvm_emitter_dispose(&em);
+		if (o->emit == TARGET_EMIT_SHARED) {
+			/*
+			 * The simulator's kernels are the library's own code, compiled for o->cpu as a host
+			 * artifact's are; a real device's library holds data alone (its code runs on the GPU),
+			 * so it needs nothing of the CPU.
+			 */
+			char *features = t->triple ? xstrdup("") : target_cpu_features(platform.triple, o->cpu);
+			target_add_cpu_features(host, features);
+			free(features);
+		}
 		out.mod = host;
 		out.tm = tm;
 		ok = verify(host, o->timer, e) && target_optimise(host, tm, o->opt_level, o->timer, e) &&

@@ -638,8 +638,11 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
 	                          !strncmp(platform.triple, "aarch64", 7), &data);
-	if (o->emit == TARGET_EMIT_SHARED)
-		target_add_cpu_features(data, platform.triple, o->cpu);
+	if (o->emit == TARGET_EMIT_SHARED) {
+		char *features = target_cpu_features(platform.triple, o->cpu);
+		target_add_cpu_features(data, features);
+		free(features);
+	}
 	keep_vector_widths(mod);
 	layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetTarget(mod, platform.triple);

@@ -48,13 +48,14 @@ static bool written_into(const char *out_path)
 
 char *target_output_temporary(const char *out_path, const char *suffix, Error *e)
 {
-	const char *dir = getenv("TMPDIR");
+	const char *dir = temporary_root();
 	char *base, *temp;
 	size_t len;
 	if (!written_into(out_path))
 		return temporary_beside(out_path, suffix, e);
 	/* Beside /dev/null or a FIFO there is perhaps no room for a file: the temporary directory then. */
-	dir = dir && *dir == '/' ? dir : "/tmp";
+	if (!temporary_root_check("a temporary file", e))
+		return NULL;
 	len = strlen(dir) + 16;
 	base = xmalloc(len);
 	snprintf(base, len, "%s/grove-output", dir);

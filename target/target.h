@@ -88,9 +88,10 @@ char *target_header_path(const char *object_path);
 void target_linkers_stop(void);
 
 /*
- * The x86-64 features code for cpu (NULL or "native": this host's) may use, by LLVM's
- * names, comma-separated (malloc'ed; "" for another architecture or a CPU of no known
- * level): what an artifact records for grove_load to check (target/cpu_features.c).
+ * The x86-64 or AArch64 features code for cpu (NULL or "native": this host's; AArch64's
+ * default: generic) may use, by LLVM's names, comma-separated (malloc'ed; "" for another
+ * architecture or an x86-64 CPU of no known level): what an artifact records for
+ * grove_load to check (target/cpu_features.c).
  */
 char *target_cpu_features(const char *triple, const char *cpu);
 

@@ -2,8 +2,9 @@
 
 Never replace a file that is not a regular one (/dev/null, a FIFO); refuse an output that is one of the inputs, or
 two outputs that are one file; names beginning with '-'; no temporary file left by SIGINT, SIGTERM or SIGHUP; the
-modes cc gives (0755 & ~umask for libraries, 0644 & ~umask for the rest); every write error reported. The cases that
-depend on permissions also run as the user nobody when the suite runs as root."""
+modes cc gives (0755 & ~umask for libraries, 0644 & ~umask for the rest); every write error reported; temporary
+files and directories in $TMPDIR where it is set, a clear error where it is unusable. The cases that depend on
+permissions also run as the user nobody when the suite runs as root."""
 import os
 import shutil
 import signal
@@ -46,11 +47,18 @@ def device(s, name):
 
 
 def run(s, argv, prefix=(), umask=None, cwd=None, env=None):
+    """grove argv; its standard output as bytes where it may not be text (a library written to "-")."""
     def child():
         if umask is not None:
             os.umask(umask)
-    return subprocess.run([*prefix, s.grove, *argv], capture_output=True, text=True, timeout=600, cwd=cwd,
-                          preexec_fn=child, env=None if env is None else {**os.environ, **env})
+    p = subprocess.run([*prefix, s.grove, *argv], capture_output=True, timeout=600, cwd=cwd, preexec_fn=child,
+                       env=None if env is None else {**os.environ, **env})
+    p.stderr = p.stderr.decode(errors="replace")
+    try:
+        p.stdout = p.stdout.decode()
+    except UnicodeDecodeError:
+        pass
+    return p
 
 
 def check(s, name, p, code, text, extra=True, detail=""):
@@ -233,6 +241,48 @@ def write_error_cases(s):
     check(s, "compile_onto_directory", p, 1, f"{s.scratch}: cannot write: it is a directory", os.path.isdir(s.scratch))
 
 
+def tmpdir_cases(s):
+    """Temporary directories (predict's, tune's) and files (compile -o -) go to $TMPDIR, seen by a linker ($CC) that
+    notes the path it writes, and nothing is left there; an unusable $TMPDIR is an error that names it."""
+    directory = public_directory(s, "tmpdir")
+    log = s.path("tmpdir-cc.log")
+    noting_cc = s.path("noting-cc")
+    with open(noting_cc, "w") as f:
+        f.write(f'#!/bin/sh\nprev=\nfor a in "$@"; do [ "$prev" = -o ] && echo "$a" >> {log}; prev="$a"; done\n'
+                'exec cc "$@"\n')
+    os.chmod(noting_cc, 0o755)
+    rows = SMALL + ".rows.csv"
+    commands = (("predict", ["predict", SMALL + ".json", "--input", rows], "grove-", "a temporary directory"),
+                ("compile_stdout", ["compile", SMALL + ".json", "--no-cache", "-o", "-"], "grove-output.",
+                 "a temporary file"),
+                ("tune", ["tune", SMALL + ".json", "--batch", "16", "--budget", "1", "--input", rows, "-o",
+                          s.path("tmpdir.sched"), "--log", ""], "grove-tune-", "a temporary directory"))
+    for name, argv, stem, what in commands:
+        if s.wanted("files", f"tmpdir_{name}"):
+            if os.path.exists(log):
+                os.unlink(log)
+            p = run(s, argv, env={"TMPDIR": directory, "CC": noting_cc})
+            with open(log) if os.path.exists(log) else open(os.devnull) as f:
+                written = f.read().split()
+            left = os.listdir(directory)
+            s.record("files", f"tmpdir_{name}", p.returncode == 0 and written and not left and
+                     all(w.startswith(os.path.join(directory, stem)) for w in written),
+                     f"exit {p.returncode}, linked {written[:3]}, left {left}: {p.stderr.strip()[-300:]}")
+        for case, tmpdir, error in (("missing", s.path("no/such/tmpdir"), "No such file or directory"),
+                                    ("file", rows, "Not a directory")):
+            p = run(s, argv, env={"TMPDIR": tmpdir})
+            check(s, f"tmpdir_{name}_{case}", p, 1, f"grove: cannot create {what} in {tmpdir}, which $TMPDIR names: "
+                  f"{error} (set TMPDIR to a writable directory, or unset it for /tmp)")
+        nobody = as_nobody()
+        if nobody:  # a directory nobody may not write into
+            closed = s.path("tmpdir-closed")
+            os.makedirs(closed, exist_ok=True)
+            os.chmod(closed, 0o755)
+            p = run(s, argv, prefix=nobody, env={"TMPDIR": closed})
+            check(s, f"tmpdir_{name}_nobody", p, 1, f"cannot create {what} in {closed}, which $TMPDIR names: "
+                  "Permission denied")
+
+
 def file_tests(s):
     nobody = as_nobody()
     users = [("user", ())] + ([("nobody", nobody)] if nobody else [])
@@ -241,3 +291,4 @@ def file_tests(s):
             cases(s, user, prefix, public_directory(s, f"files-{user}-{cases.__name__}"))
     signal_cases(s)
     write_error_cases(s)
+    tmpdir_cases(s)

@@ -24,7 +24,8 @@ Groups:
           stream; predict's chunks by rows x (features + outputs); byte-order marks, one-line files, headers matched
           to feature names (--header), labels quoted
   cpu     artifacts record the CPU features their code uses; grove_load refuses them on a CPU without (tests/cpu.py:
-          x86-64-v4 code here without AVX-512; native and x86-64-v3 code under qemu-x86_64 -cpu Nehalem)
+          x86-64-v4 code, host and gpusim, here without AVX-512; native and x86-64-v3 code under qemu-x86_64 -cpu
+          Nehalem; AArch64 neoverse-n1 code under qemu-aarch64 -cpu cortex-a53)
   files   output files as compilers handle them (tests/files.py): devices and FIFOs written into, never replaced; an
           output that is an input, or two outputs that are one file, refused; names beginning with '-'; no temporary
           file left by SIGINT, SIGTERM or SIGHUP; modes 0755/0644 & ~umask; write errors reported (also as nobody)
@@ -1634,7 +1635,7 @@ def main():
             io_failure_tests(s)
             file_group.file_tests(s)
             row_group.row_tests(s, write_many_classes)
-            cpu_group.cpu_tests(s)
+            cpu_group.cpu_tests(s, aarch64_missing)
             for job in jobs:
                 job.result()
         python_tests(s)  # after the rest: its compiles and the Dask cluster take every core

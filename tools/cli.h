@@ -27,10 +27,14 @@ void cli_cleanup(void);
 bool cli_stopping(void);
 /* Block SIGINT, SIGTERM and SIGHUP in every thread but one, which calls cli_cleanup and ends grove on them. */
 void cli_cleanup_start(void);
-/* mkdtemp(template), removed with the files it holds by cli_cleanup or cli_temporary_directory_remove; exits on failure. */
-char *cli_temporary_directory(char *template);
-/* Remove the files in dir, made by cli_temporary_directory, and dir. */
-void cli_temporary_directory_remove(const char *dir);
+/*
+ * A new directory temporary_root()/name-XXXXXX (malloc'ed path), removed with the files it
+ * holds by cli_cleanup or cli_temporary_directory_remove; exits with a message naming
+ * the place (and $TMPDIR, where it comes from there) when it cannot be made.
+ */
+char *cli_temporary_directory(const char *name);
+/* Remove the files in dir, made by cli_temporary_directory, and dir; free dir. */
+void cli_temporary_directory_remove(char *dir);
 /*
  * Whether paths a and b name one regular file: the same inode where both exist, else the
  * same name once their directories are resolved. Never for "-" or devices.

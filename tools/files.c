@@ -48,10 +48,22 @@ void cli_cleanup(void)
 	pthread_mutex_unlock(&directories_lock);
 }
 
-char *cli_temporary_directory(char *template)
+char *cli_temporary_directory(const char *name)
 {
+	const char *root = temporary_root();
+	size_t len = strlen(root) + strlen(name) + 9;
+	char *template;
+	Error e;
+	/* Paths in it are built in PATH_MAX buffers (tools/tune.c): a root that leaves no room is refused, not cut. */
+	if (strlen(root) > PATH_MAX - 64)
+		fail("cannot create a temporary directory in %s%s: its name is too long (%zu bytes; at most %d)", root,
+		     getenv("TMPDIR") && *getenv("TMPDIR") ? ", which $TMPDIR names" : "", strlen(root), PATH_MAX - 64);
+	if (!temporary_root_check("a temporary directory", &e))
+		fail("%s", e.message);
+	template = xmalloc(len);
+	snprintf(template, len, "%s/%s-XXXXXX", root, name);
 	if (!mkdtemp(template))
-		fail("cannot create a temporary directory: %s", strerror(errno));
+		fail("%s: cannot create a temporary directory: %s", template, strerror(errno));
 	pthread_mutex_lock(&directories_lock);
 	for (size_t i = 0; i < COUNT_OF(directories); i++)
 		if (!directories[i]) {
@@ -62,7 +74,7 @@ char *cli_temporary_directory(char *template)
 	return template;
 }
 
-void cli_temporary_directory_remove(const char *dir)
+void cli_temporary_directory_remove(char *dir)
 {
 	pthread_mutex_lock(&directories_lock);
 	for (size_t i = 0; i < COUNT_OF(directories); i++)
@@ -70,6 +82,7 @@ void cli_temporary_directory_remove(const char *dir)
 			directories[i] = NULL;
 	pthread_mutex_unlock(&directories_lock);
 	remove_directory(dir);
+	free(dir);
 }
 
 /* Whether the signal thread is ending grove: a command failing meanwhile (its linker stopped) leaves that to it. */

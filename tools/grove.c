@@ -187,14 +187,16 @@ static int cmd_compile(int argc, char **argv)
 }
 
 /* Compile the model at path to a shared library (as o says) in a fresh temporary directory; returns the library's path. */
-static char *compile_to_temporary(const char *path, const PipelineOptions *p, const TargetOptions *o, char *dir)
+static char *compile_to_temporary(const char *path, const PipelineOptions *p, const TargetOptions *o, char **dir)
 {
-	size_t len = strlen(dir) + 16;
-	char *out = xmalloc(len);
+	size_t len;
+	char *out;
 	Compiled c;
 	Error e = {0};
-	cli_temporary_directory(dir);
-	snprintf(out, len, "%s/model.so", dir);
+	*dir = cli_temporary_directory("grove");
+	len = strlen(*dir) + 16;
+	out = xmalloc(len);
+	snprintf(out, len, "%s/model.so", *dir);
 	compile_model(path, LEVEL_LIR, p, &c);
 	if (!target_emit(c.lir, o, out, &e))
 		fail("%s", e.message);
@@ -330,7 +332,7 @@ static int cmd_predict(int argc, char **argv)
 	CsvHeader header = CSV_HEADER_AUTO;
 	const char **names;
 	long repeat = 1, batch = 0;
-	char temp_dir[] = "/tmp/grove-XXXXXX", *library = NULL;
+	char *temp_dir = NULL, *library = NULL;
 	GroveModel *model;
 	GroveError err;
 	CsvReader csv;
@@ -403,7 +405,7 @@ static int cmd_predict(int argc, char **argv)
 		char *cache = target_cache_dir(NULL);
 		target.cache_dir = cache;
 		p.vector_tops = target_vector_tops(target.triple, target.cpu);
-		library = compile_to_temporary(artifact, &p, &target, temp_dir);
+		library = compile_to_temporary(artifact, &p, &target, &temp_dir);
 		free(cache);
 		if (timing)
 			fprintf(stderr, "compile: %.3f ms\n", (now() - start) * 1e3);

@@ -30,6 +30,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <omp.h>
 #include <math.h>
 #include <stdio.h>
@@ -313,7 +314,7 @@ static void show_progress(const Tuner *t, const Candidate *best)
 /* Compile c's knobs and time them into c, and log it; false (e says why) where the knobs do not apply. */
 static bool measure(Tuner *t, Candidate *c, Error *e)
 {
-	char path[64];
+	char path[PATH_MAX];
 	GroveModel *model;
 	GroveError err;
 	double begin = now();
@@ -711,8 +712,7 @@ int cmd_tune(int argc, char **argv)
 		open_log(t);
 	}
 	t->output = output;
-	strcpy(t->dir, "/tmp/grove-tune-XXXXXX");
-	cli_temporary_directory(t->dir);
+	t->dir = cli_temporary_directory("grove-tune");
 	t->progress = isatty(2);
 	t->start = now();
 

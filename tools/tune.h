@@ -21,7 +21,7 @@ typedef struct Tuner {
 	size_t batch, pool_rows, features;
 	float *pool;               /* pool_rows rows */
 	float *out;
-	char dir[32];              /* a temporary directory for the artifacts */
+	char *dir;                 /* a temporary directory for the artifacts (cli_temporary_directory) */
 	char cpu[128];
 	struct Candidate *candidates; /* the CPU search's (tools/tune.c) */
 	uint32_t num;

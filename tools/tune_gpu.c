@@ -19,6 +19,7 @@
 #include "tools/cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -192,7 +193,7 @@ static void read_ptxas_report(const GpuSearch *g, const LModule *m, const char *
 static bool rank_by_ptxas(GpuSearch *g, const LModule *m, GpuCandidate *c)
 {
 	Tuner *t = g->t;
-	char ptx[64], report_path[64], arch[32];
+	char ptx[PATH_MAX], report_path[PATH_MAX], arch[32];
 	char *argv[] = {(char *)g->ptxas, arch, "-v", ptx, "-o", "/dev/null", NULL};
 	TargetOptions o = {.emit = TARGET_EMIT_PTX, .opt_level = 3, .device = TARGET_DEVICE_CUDA, .gpu_arch = g->arch->name};
 	Error e = {0};
@@ -235,7 +236,7 @@ static bool same_predictions(const float *a, const float *b, size_t n, size_t pe
 static bool load_artifact(GpuSearch *g, const LModule *m, GroveModel **model, GroveError *err, GpuCandidate *c)
 {
 	Tuner *t = g->t;
-	char path[64];
+	char path[PATH_MAX];
 	Error e = {0};
 	bool ok;
 	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
@@ -277,7 +278,7 @@ static bool hsaco_links(GpuSearch *g, const LModule *m, GpuCandidate *c)
 {
 	Tuner *t = g->t;
 	TargetOptions o = t->target;
-	char path[64];
+	char path[PATH_MAX];
 	Error e = {0};
 	bool ok;
 	o.emit = TARGET_EMIT_HSACO;

@@ -42,6 +42,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -377,7 +378,7 @@ def tree_stats(np, path, fmt):
 def check(np, name, cache, grove, timeout):
     """Compile the model with grove, predict its test rows, compare: a dict of the results."""
     path, base = paths(name, cache)
-    so = f"/tmp/grove-corpus-{os.getpid()}-{name}.so"
+    so = os.path.join(tempfile.gettempdir(), f"grove-corpus-{os.getpid()}-{name}.so")  # $TMPDIR, else /tmp
     cmd = ["/usr/bin/time", "-v", "timeout", str(timeout), grove, "compile", path, "-o", so, "--no-cache", "--time"]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
