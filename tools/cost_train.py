@@ -130,10 +130,10 @@ def spearman(a, b):
     return cov / math.sqrt(va * vb) if va > 0 and vb > 0 else float("nan")
 
 
-def fit(np, xgb, rows):
+def fit(np, xgb, rows, params=None):
     X = np.array([r[2] for r in rows], dtype=np.float32)
     y = np.array([r[3] for r in rows], dtype=np.float32)
-    model = xgb.XGBRegressor(**PARAMS)
+    model = xgb.XGBRegressor(**(params or PARAMS))
     model.fit(X, y)
     return model
 

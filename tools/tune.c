@@ -76,9 +76,14 @@ static const char tune_usage[] =
  */
 #define POOL_FLOATS (64u << 20)
 #define POOL_BATCHES 8
-/* Timing: a sample is calls until this many seconds pass; a candidate's time is the median of SAMPLES. */
+/*
+ * Timing: a sample is calls until this many seconds pass; a candidate's time is the
+ * fastest of SAMPLES. Other processes only ever slow a sample down, so the fastest is
+ * the estimate they disturb least (the median of five let a candidate timed twice differ
+ * by half its time on a shared machine, noise a cost model then learns).
+ */
 #define SAMPLE_SECONDS 0.01
-#define SAMPLES 5
+#define SAMPLES 7
 /* Candidates timed again at the end. */
 #define RETIME 4
 #define MAX_CANDIDATES 512
@@ -204,7 +209,7 @@ double tune_time_model(Tuner *t, const GroveModel *model)
 			samples[s] = elapsed / (double)(calls * t->batch);
 	}
 	qsort(samples, SAMPLES, sizeof *samples, compare_doubles);
-	return samples[SAMPLES / 2];
+	return samples[0];
 }
 
 /* Compile knobs' schedule into the temporary directory; false (e says why) where the knobs do not apply. */
