@@ -84,6 +84,7 @@ typedef struct CostSpace {
 	bool oblivious;             /* the trees symmetric, their walks even (the levels representation applies) */
 	bool depths_differ;         /* some trees shallower than others (depth groups are searched) */
 	unsigned fixed;             /* 1 << dimension: dimensions not turned */
+	uint32_t tree_tile;         /* the tile of trees L2 holds in the array layout, which tree tiles are searched around */
 } CostSpace;
 void cost_space(const HForest *f, const char *representation, size_t batch, CostSpace *s);
 /* The values dimension i takes (at most 8) around the heuristic's knobs; returns how many. */

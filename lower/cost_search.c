@@ -15,6 +15,7 @@
 
 void cost_space(const HForest *f, const char *representation, size_t batch, CostSpace *s)
 {
+	HScheduleKnobs tiled;
 	*s = (CostSpace){.forest = f, .representation = representation, .batch = batch};
 	for (uint32_t i = 0; i < f->num_trees; i++) {
 		uint32_t d = hir_tree_depth(f, i);
@@ -23,6 +24,8 @@ void cost_space(const HForest *f, const char *representation, size_t batch, Cost
 	}
 	s->splits = hir_trees_splits(f, 0, f->num_trees);
 	s->oblivious = lower_forest_oblivious(f) && lower_walks_even(f);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
+	s->tree_tile = tiled.tree_tile;
 }
 
 bool cost_turns(const CostSpace *s, int i, const HScheduleKnobs *k)
@@ -51,10 +54,7 @@ uint32_t cost_values(const CostSpace *t, const HScheduleKnobs *heuristic, int i,
 			v[n++] = x;
 		return n;
 	case 3: { /* tree_tile: none, or around the L2-sized tile */
-		HScheduleKnobs tiled;
-		uint32_t base;
-		hir_choose_knobs(t->forest, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
-		base = tiled.tree_tile ? tiled.tree_tile : heuristic->tree_tile ? heuristic->tree_tile : trees / 4;
+		uint32_t base = t->tree_tile ? t->tree_tile : heuristic->tree_tile ? heuristic->tree_tile : trees / 4;
 		v[n++] = 0;
 		for (uint32_t x = base / 4 > 2 ? base / 4 : 2; x <= base * 4 && x < trees && n < 8; x *= 2)
 			v[n++] = x;

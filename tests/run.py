@@ -26,6 +26,8 @@ Groups:
   cpu     artifacts record the CPU features their code uses; grove_load refuses them on a CPU without (tests/cpu.py:
           x86-64-v4 code, host and gpusim, here without AVX-512; native and x86-64-v3 code under qemu-x86_64 -cpu
           Nehalem; AArch64 neoverse-n1 code under qemu-aarch64 -cpu cortex-a53)
+  cost    the learned cost model (tests/cost.py): lower/cost_model.json compiles and predicts as XGBoost did; grove
+          tune ranks by it and reports predictions
   files   output files as compilers handle them (tests/files.py): devices and FIFOs written into, never replaced; an
           output that is an input, or two outputs that are one file, refused; names beginning with '-'; no temporary
           file left by SIGINT, SIGTERM or SIGHUP; modes 0755/0644 & ~umask; write errors reported (also as nobody)
@@ -69,6 +71,7 @@ import sys
 import tempfile
 import time
 
+import cost as cost_group
 import cpu as cpu_group
 import files as file_group
 import rows as row_group
@@ -1636,6 +1639,7 @@ def main():
             file_group.file_tests(s)
             row_group.row_tests(s, write_many_classes)
             cpu_group.cpu_tests(s, aarch64_missing)
+            cost_group.cost_tests(s)
             for job in jobs:
                 job.result()
         python_tests(s)  # after the rest: its compiles and the Dask cluster take every core

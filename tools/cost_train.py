@@ -27,6 +27,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_LOG = os.path.join(ROOT, "build", "cost", "tune.csv")
+CHECK_ROWS = 16
 # The model: small enough to compile in a moment and to evaluate thousands of candidates in a millisecond.
 PARAMS = {"n_estimators": 300, "max_depth": 6, "learning_rate": 0.08, "subsample": 0.8, "colsample_bytree": 0.8,
           "min_child_weight": 2, "random_state": 0, "n_jobs": 2}
@@ -187,6 +188,12 @@ def train(args):
     model = fit(np, xgb, [r for r in rows if r[1] not in held])  # held-out models stay out, for `evaluate`
     model.get_booster().feature_names = [n[2:] for n in names]
     model.save_model(args.out)
+    # A few logged candidates and XGBoost's predictions of them: tests/cost.py checks grove's compile of the model.
+    import numpy as np
+    check = np.array([r[2] for r in rows[:: max(1, len(rows) // CHECK_ROWS)][:CHECK_ROWS]], dtype=np.float32)
+    stem = os.path.splitext(args.out)[0]
+    np.savetxt(stem + ".rows.csv", check, delimiter=",", fmt="%.9g")
+    np.savetxt(stem + ".pred.csv", model.predict(check), fmt="%.9g")
     print(f"wrote {args.out}: {PARAMS['n_estimators']} trees on {len(names)} features, {len(rows)} candidates")
 
 
