@@ -9,7 +9,9 @@
  *
  * Features are floats in a fixed order (cost_feature_name): the forest's, the
  * machine's, every knob of hir_knobs, and a few the knobs imply (bytes a tile of trees
- * and a block of rows take). The model predicts log2 of microseconds per row.
+ * and a block of rows take). The model predicts log2 of a schedule's time per row over a
+ * typical one's for the same forest and batch (the median candidate of its tune in
+ * training): a ranking, and in differences a predicted speed-up.
  */
 #ifndef GROVE_LOWER_COST_H
 #define GROVE_LOWER_COST_H
@@ -63,7 +65,7 @@ void cost_leaf_depths(const HForest *f, double *mean, double *sd);
  */
 bool cost_model_trained(void);
 void cost_model_predict(const float *x, size_t n, float *out);
-/* The predicted log2(us per row) of n feature vectors (x: n x COST_FEATURES) into out; false where no model is linked. */
+/* The predicted relative log2 time per row of n feature vectors (x: n x COST_FEATURES) into out; false where no model is linked. */
 bool cost_predict(const float *x, size_t n, float *out);
 
 /*
@@ -100,11 +102,11 @@ bool cost_turns(const CostSpace *s, int i, const HScheduleKnobs *k);
  */
 void cost_normal(const HForest *f, HScheduleKnobs *k);
 
-/* What a search on predictions reports: each candidate with its predicted log2 us/row. */
+/* What a search on predictions reports: each candidate with its predicted relative log2 time. */
 typedef void CostVisit(void *context, const HScheduleKnobs *k, float predicted);
 /*
  * Coordinate descent on the model's predictions from *k, the mean over the n machines
- * m (batch sizes, say) of each candidate's predicted log2 us/row, until no dimension
+ * m (batch sizes, say) of each candidate's predicted relative log2 time, until no dimension
  * improves it; visit (unless NULL) sees every candidate predicted. Leaves the best in *k
  * and returns its prediction. Needs a trained model (cost_model_trained).
  */
@@ -121,8 +123,10 @@ float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m
 bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k);
 /*
  * HIR: hir_choose_schedule with the cost model's knobs where cost_improve_knobs finds
- * better ones that apply, the heuristic's otherwise.
+ * better ones that apply (and sets *learned), the heuristic's otherwise. A lowering may
+ * still refuse the model's (target/compile.c then takes the heuristic's).
  */
-bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e);
+bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, bool *learned,
+                          Error *e);
 
 #endif

@@ -141,7 +141,7 @@ void cost_set(HScheduleKnobs *k, int i, uint32_t v)
 		k->unroll = 1, k->peel = 0; /* a split per level: walks unrolled to the depth */
 }
 
-/* The mean over the machines of the predicted log2 us/row of the n knobs of k into p. */
+/* The mean over the machines of the predicted relative log2 time of the n knobs of k into p. */
 static void predict_mean(const CostForest *c, const CostMachine *m, uint32_t machines, const HScheduleKnobs *k,
                          uint32_t n, float *p)
 {
@@ -240,12 +240,13 @@ bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k)
 	return true;
 }
 
-bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e)
+bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, bool *learned,
+                          Error *e)
 {
 	HScheduleKnobs k;
 	Error why;
 	hir_choose_knobs(f, tree_tile, rows, trees, named, &k);
 	if (cost_improve_knobs(f, named, &k) && hir_apply_knobs(f, &k, &why))
-		return true;
+		return *learned = true;
 	return hir_choose_schedule(f, tree_tile, rows, trees, named, e);
 }

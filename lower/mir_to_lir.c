@@ -1706,6 +1706,33 @@ static bool check_buffers(const MModule *m, Error *e)
 	return true;
 }
 
+/*
+ * Bytes of stack one host function's arrays may take together: buffers, their copy for
+ * each row walked side by side, row copies, key tiles. Threads' stacks (OpenMP's
+ * workers', a caller's) are a few MiB; past this a schedule (say, a parallel tree loop's
+ * copy per iteration of every row's margins, for each of 16 interleaved rows) would
+ * overflow them.
+ */
+#define LOWER_STACK_BYTES (4u << 20)
+
+/* The arrays of each host function of m fit in LOWER_STACK_BYTES (counted as though all live at once). */
+static bool check_stack(const LModule *m, Error *e)
+{
+	for (uint32_t f = 0; f < m->num_funcs; f++) {
+		const LFunc *fn = m->funcs[f];
+		uint64_t bytes = 0;
+		for (uint32_t i = 0; i < fn->num_insts; i++)
+			if (fn->insts[i].op == LOP_LOCAL_ARRAY)
+				bytes += (uint64_t)fn->insts[i].imm * lir_type_size((LType)fn->insts[i].type);
+		if (bytes > LOWER_STACK_BYTES)
+			return error_set(e, "schedule: function %s would keep %llu bytes on the stack (its buffers, a copy of them for "
+			                    "each row walked side by side, copies of rows), more than the %u a thread's stack may "
+			                    "spare; use smaller tiles, fewer rows side by side, or no parallel tree loop",
+			                 fn->name, (unsigned long long)bytes, LOWER_STACK_BYTES), false;
+	}
+	return true;
+}
+
 /* A per-tree i32 buffer: each tree's first output (widths false) or its width. */
 static uint32_t add_tree_buffer(LModule *module, const HForest *f, bool widths)
 {
@@ -1916,7 +1943,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.module->predict_f64 = LIR_NONE;
 	}
 
-	ok = !l.failed && lir_verify(l.module, e);
+	ok = !l.failed && (gpu || check_stack(l.module, e)) && lir_verify(l.module, e);
 	if (!ok) {
 		lir_module_free(l.module);
 		return NULL;

@@ -78,8 +78,11 @@ static char *read_schedule_file(const char *path, Error *e)
 	return text;
 }
 
-/* Give c->hir the schedule the options ask for: the user's (file or text), or grove's (the cost model's or the heuristic's). */
-static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
+/*
+ * Give c->hir the schedule the options ask for: the user's (file or text), or grove's
+ * (the cost model's, which sets *learned, or the heuristic's).
+ */
+static bool schedule_model(const PipelineOptions *o, Compiled *c, bool *learned, Error *e)
 {
 	char *file = NULL;
 	bool ok;
@@ -88,9 +91,11 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, Error *e)
 	if (!o->schedule_file && !o->schedule_text) {
 		if (o->gpu)
 			hir_choose_gpu_schedule(c->hir);
+		else if (o->heuristic)
+			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation, e);
 		else
-			return (o->heuristic ? hir_choose_schedule : cost_choose_schedule)(c->hir, o->tree_tile, o->interleave,
-			                                                                     o->interleave_trees, o->representation, e);
+			return cost_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation,
+			                            learned, e);
 		return true;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
@@ -111,13 +116,9 @@ bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compil
 	return pipeline_lower(path, stop, o, c, e);
 }
 
-bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
+/* The pipeline from a scheduled c->hir on. */
+static bool lower_scheduled(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
-	dump_after(o, "read", c);
-	if (hir_fold_mirrored_margins(c->hir))
-		dump_after(o, "mirror", c);
-	if (!schedule_model(o, c, e))
-		return false;
 	if (c->hir->schedule.tree_order == HORDER_DEPTH)
 		hir_sort_trees(c->hir);
 	dump_after(o, "schedule", c);
@@ -176,6 +177,32 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 failed:
 	error_prefix(e, path);
 	return false;
+}
+
+bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
+{
+	bool learned = false, ok;
+	HForest *plain;
+	dump_after(o, "read", c);
+	if (hir_fold_mirrored_margins(c->hir))
+		dump_after(o, "mirror", c);
+	if (!schedule_model(o, c, &learned, e))
+		return false;
+	/* The cost model's schedule may be one the lowering refuses (say, a stack it would overflow): the heuristic's then. */
+	plain = learned ? hir_forest_copy(c->hir) : NULL;
+	ok = lower_scheduled(path, stop, o, c, e);
+	if (!ok && plain) {
+		PipelineOptions heuristic = *o;
+		heuristic.heuristic = true;
+		mir_module_free(c->mir);
+		hir_forest_free(c->hir);
+		*c = (Compiled){.hir = plain};
+		plain = NULL;
+		*e = (Error){{0}};
+		ok = schedule_model(&heuristic, c, &learned, e) && lower_scheduled(path, stop, &heuristic, c, e);
+	}
+	hir_forest_free(plain);
+	return ok;
 }
 
 void compiled_free(Compiled *c)

@@ -30,5 +30,5 @@ def cost_tests(s):
         base = os.path.join(ROOT, "tests", "models", "multi_softprob7.x1")
         p = s.run("tune", base + ".json", "--batch", "64", "--budget", "3", "--input", base + ".rows.csv", "-o",
                   s.path("cost-tune.sched"), "--log", "")
-        s.record("cost", "tune_ranks", p.returncode == 0 and "(predicted: the cost model's us/row)" in p.stdout and
+        s.record("cost", "tune_ranks", p.returncode == 0 and "(predicted: the cost model's time against the heuristic's, as us/row)" in p.stdout and
                  "(heuristic)" in p.stdout, f"exit {p.returncode}: {p.stdout[-1500:]}{p.stderr.strip()}")

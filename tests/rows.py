@@ -180,8 +180,21 @@ def label_cases(s):
            f"{len(got)} labels, {sum(a != b for a, b in zip(got, want))} differ")
 
 
+def stack_cases(s, write_many_classes):
+    """A schedule whose stack arrays would overflow a thread's stack is refused, not compiled into code that crashes:
+    a parallel tree loop keeps a copy of the margins per iteration (250 of 1000 margins), for each of 16 rows."""
+    if not s.wanted("rows", "stack_bounded"):
+        return
+    model = s.path("rows-1000.json")
+    write_many_classes(model, 1000)
+    p = run(s, ["compile", model, "-o", s.path("rows-1000.so"), "--schedule-text",
+                "tile(batch, b0, b1, 16); interleave(b1); tile(tree, t0, t1, 4); parallel(t0)"])
+    record(s, "stack_bounded", p, 1, "bytes on the stack", not os.path.exists(s.path("rows-1000.so")))
+
+
 def row_tests(s, write_many_classes):
     stream_cases(s)
     wide_output_cases(s, write_many_classes)
+    stack_cases(s, write_many_classes)
     csv_cases(s)
     label_cases(s)

@@ -9,7 +9,8 @@
         second tune that times every candidate of its descent, and the default schedule (the cost model's) and the
         heuristic's against the best either found
     tools/cost_train.py train [--log LOG ...] [--out lower/cost_model.json] [--hold-out NAME ...]
-        trains XGBoost on the logs' features to predict log2(us per row), writes the model (the build compiles it
+        trains XGBoost on the logs' features to predict log2 of each candidate's us/row over its (model, batch)'s
+        median, writes the model (the build compiles it
         into grove), and reports, on the models held out (one group of models at a time where none is named):
         the rank correlation between predicted and measured time within each (model, batch), and how far the
         predicted best is from the measured best.
@@ -159,7 +160,7 @@ def train(args):
     import numpy as np
     import xgboost as xgb
     names, rows = read_logs(args.log or [DEFAULT_LOG])
-    if args.relative:  # each candidate's time over its (model, batch)'s median: the knobs' effect, not the forest's scale
+    if not args.absolute:  # each candidate's time over its (model, batch)'s median: the knobs' effect, not the forest's scale
         by_group = collections.defaultdict(list)
         for r in rows:
             by_group[r[0]].append(r[3])
@@ -219,7 +220,8 @@ def main():
     t.add_argument("--out", default=os.path.join(ROOT, "lower", "cost_model.json"))
     t.add_argument("--hold-out", action="append", help="model file names held out of training (default: folds)")
     t.add_argument("--folds", type=int, default=4)
-    t.add_argument("--relative", action="store_true", help="learn each time over its (model, batch)'s median")
+    t.add_argument("--absolute", action="store_true",
+                   help="learn log2 us/row itself, not each time over its (model, batch)'s median (ranked better)")
     args = ap.parse_args()
     if args.command == "collect":
         os.makedirs(os.path.dirname(os.path.abspath(args.log)), exist_ok=True)

@@ -497,7 +497,7 @@ static void descend(Tuner *t, Candidate *heuristic)
 /* The cost model's guesses: candidates it predicted, not (yet) timed. */
 typedef struct Guess {
 	HScheduleKnobs knobs;
-	float predicted; /* log2 us/row */
+	float predicted; /* relative log2 time (lower/cost.h) */
 } Guess;
 typedef struct Guesses {
 	Guess *all;
@@ -562,6 +562,7 @@ static void tune_cpu(Tuner *t)
 {
 	HScheduleKnobs k, heuristic_knobs, default_knobs;
 	Candidate *heuristic, *best;
+	float heuristic_predicted;
 
 	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
 	/* The heuristic's schedule first: the baseline, and where the searches start. */
@@ -596,7 +597,12 @@ static void tune_cpu(Tuner *t)
 		if (hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs))
 			heuristic = &t->candidates[i];
 	printf("grove tune %s: batch %zu, %u candidates in %.0f s on %s%s\n", t->model, t->batch, t->num, now() - t->start,
-	       t->cpu, cost_model_trained() ? " (predicted: the cost model's us/row)" : "");
+	       t->cpu, cost_model_trained() ? " (predicted: the cost model's time against the heuristic's, as us/row)" : "");
+	{
+		float x[COST_FEATURES], p = 0;
+		cost_features(&t->shape, &t->machine, &heuristic->knobs, x);
+		heuristic_predicted = cost_predict(x, 1, &p) ? p : 0;
+	}
 	printf("rank    us/row predicted  vs heuristic  schedule\n");
 	for (uint32_t i = 0; i < t->num && !isinf(t->candidates[i].seconds); i++) {
 		Candidate *c = &t->candidates[i];
@@ -607,8 +613,8 @@ static void tune_cpu(Tuner *t)
 			continue;
 		hir_knobs_describe(&c->knobs, what, sizeof what);
 		cost_features(&t->shape, &t->machine, &c->knobs, x);
-		if (cost_predict(x, 1, &p))
-			snprintf(guess, sizeof guess, "%.4f", exp2(p));
+		if (cost_predict(x, 1, &p)) /* the model's time relative to the heuristic's, at the heuristic's measured time */
+			snprintf(guess, sizeof guess, "%.4f", heuristic->seconds * 1e6 * exp2(p - heuristic_predicted));
 		printf("%4u %9.4f %9s %12.2fx  %s%s%s\n", i + 1, c->seconds * 1e6, guess, heuristic->seconds / c->seconds, what,
 		       c == heuristic ? "  (heuristic)" : "", is_default ? "  (default)" : "");
 	}
