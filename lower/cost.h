@@ -118,7 +118,7 @@ float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m
  * (averaged over lone rows, small and large batches, one thread) from the heuristic's
  * knobs k and from each representation's (unless named), the parallel loop left as the
  * heuristic chose it (the model learns from one thread); the best replaces k where it is
- * predicted a tenth faster. Returns whether it did.
+ * predicted a quarter faster. Returns whether it did.
  */
 bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k);
 /*
