@@ -739,11 +739,12 @@ static bool read_tree(Reader *r, HForest *f, uint32_t output)
  */
 static bool check_tree_sizes(Reader *r, uint32_t num_trees)
 {
-	const char *p = r->tree_sizes.p, *end = p + r->tree_sizes.length;
+	const char *p = r->tree_sizes.p, *end;
 	uint64_t count = p ? count_tokens(r->tree_sizes) : 0, offset = 0;
 	Text token;
 	if (!count) /* none, or empty: LightGBM reads the Tree= sections one after another, as grove does */
 		return true;
+	end = p + r->tree_sizes.length;
 	if (count != num_trees)
 		return fail(r, "tree_sizes: %llu sizes, but the file has %u trees (LightGBM reads as many trees as tree_sizes "
 		            "lists)", (unsigned long long)count, num_trees);

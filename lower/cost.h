@@ -77,6 +77,7 @@ bool cost_predict(const float *x, size_t n, float *out);
 #define COST_DIMENSIONS 13
 #define COST_PARALLEL_DIMENSION 2
 #define COST_REPRESENTATION_DIMENSION 7
+#define COST_TILES_DIMENSION 9
 typedef struct CostSpace {
 	const HForest *forest;
 	const char *representation; /* named by the user, and so fixed; NULL to search */
@@ -114,15 +115,16 @@ float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m
                    const HScheduleKnobs *heuristic, HScheduleKnobs *k, CostVisit *visit, void *context);
 
 /*
- * The default schedule's knobs: where grove has a model, descents on its predictions
+ * The learned schedule's knobs (grove compile --learned): where grove has a model, a descent on its predictions
  * (averaged over lone rows, small and large batches, one thread) from the heuristic's
- * knobs k and from each representation's (unless named), the parallel loop left as the
- * heuristic chose it (the model learns from one thread); the best replaces k where it is
- * predicted a quarter faster. Returns whether it did.
+ * knobs k, turning every knob but the parallel loop (the model learns from one thread)
+ * and the representation and its tiles (the heuristic's rules for code, symmetric trees
+ * and tiles hold measurements the model's few training forests do not); the best
+ * replaces k where it is predicted a quarter faster. Returns whether it did.
  */
 bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k);
 /*
- * HIR: hir_choose_schedule with the cost model's knobs where cost_improve_knobs finds
+ * HIR (compile --learned): hir_choose_schedule with the cost model's knobs where cost_improve_knobs finds
  * better ones that apply (and sets *learned), the heuristic's otherwise. A lowering may
  * still refuse the model's (target/compile.c then takes the heuristic's).
  */

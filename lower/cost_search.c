@@ -199,8 +199,8 @@ float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m
 }
 
 /*
- * The batch sizes the default schedule is chosen for, its predictions averaged: grove
- * compile does not know the batches an artifact will meet, so the default is good on
+ * The batch sizes the learned schedule is chosen for, its predictions averaged: grove
+ * compile does not know the batches an artifact will meet, so the schedule is good on
  * lone rows, small and large batches alike.
  */
 static const size_t default_batches[] = {1, 64, 512, 4096};
@@ -217,27 +217,17 @@ bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k)
 	CostForest c;
 	CostMachine m[COUNT_OF(default_batches)];
 	HScheduleKnobs best = *k;
-	uint32_t values[8], n;
 	float heuristic, predicted;
 	if (!cost_model_trained() || !f->num_trees)
 		return false;
 	cost_space(f, named, default_batches[0], &s);
-	s.fixed = 1u << COST_PARALLEL_DIMENSION;
+	s.fixed = 1u << COST_PARALLEL_DIMENSION | 1u << COST_REPRESENTATION_DIMENSION | 1u << COST_TILES_DIMENSION;
 	cost_forest(f, &c);
 	for (size_t i = 0; i < COUNT_OF(default_batches); i++)
 		cost_machine_host(&m[i], default_batches[i], 1);
 	cost_normal(f, &best);
 	predict_mean(&c, m, COUNT_OF(m), &best, 1, &heuristic);
 	predicted = cost_descend(&s, &c, m, COUNT_OF(m), k, &best, NULL, NULL);
-	n = cost_values(&s, k, COST_REPRESENTATION_DIMENSION, values);
-	for (uint32_t i = 0; i < n; i++) {
-		HScheduleKnobs start = *k;
-		float p;
-		cost_set(&start, COST_REPRESENTATION_DIMENSION, values[i]);
-		p = cost_descend(&s, &c, m, COUNT_OF(m), k, &start, NULL, NULL);
-		if (p < predicted)
-			predicted = p, best = start;
-	}
 	if (predicted > heuristic - COST_MARGIN)
 		return false;
 	*k = best;

@@ -2,7 +2,7 @@
  * The schedules grove writes itself, with the schedule language's directives (so
  * `grove dump --level hir` shows them): a small family described by HScheduleKnobs,
  * from which the heuristic picks one without timing anything, the cost model may pick
- * a better one (lower/cost_search.c: the default schedule), and `grove tune` searches
+ * a better one (lower/cost_search.c: grove compile --learned), and `grove tune` searches
  * by timing candidates.
  *
  * Every row walks every tree, R rows at a time with their walks interleaved, and where

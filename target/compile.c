@@ -91,7 +91,7 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, bool *learned,
 	if (!o->schedule_file && !o->schedule_text) {
 		if (o->gpu)
 			hir_choose_gpu_schedule(c->hir);
-		else if (o->heuristic)
+		else if (!o->learned)
 			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation, e);
 		else
 			return cost_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation,
@@ -193,7 +193,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 	ok = lower_scheduled(path, stop, o, c, e);
 	if (!ok && plain) {
 		PipelineOptions heuristic = *o;
-		heuristic.heuristic = true;
+		heuristic.learned = false;
 		mir_module_free(c->mir);
 		hir_forest_free(c->hir);
 		*c = (Compiled){.hir = plain};

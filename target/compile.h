@@ -46,8 +46,8 @@ typedef struct PipelineOptions {
 	const char *schedule_text;  /* the same inline */
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
-	bool heuristic;             /* grove's own schedule from the heuristic alone, not improved by the cost model (set
-	                               by --interleave, --interleave-trees and --tile-trees, whose values it keeps) */
+	bool learned;               /* grove's own schedule improved by the cost model where it predicts a gain (--learned),
+	                               from the heuristic's with the values of interleave, interleave_trees and tree_tile */
 	bool gpu;                   /* lower to GPU kernels (lower_mir_to_gpu), for a GPU target */
 	MTops vector_tops;          /* how the CPU's vectors take walks' tops (MModule.vector_tops; target_vector_tops) */
 	PhaseTimer *timer;          /* reports each phase's time (grove compile --time), or NULL */

@@ -2,8 +2,7 @@
 
 lower/cost_model.json compiles and predicts the candidates tools/cost_train.py kept beside it as XGBoost did (the
 build compiles it the same way into grove); grove tune, where grove has the model, ranks by it and reports each
-candidate's predicted time; grove compile's default schedule (the model's) and --heuristic both predict as the library
-does (checked for every model by the models group; here once, where the model changes the schedule)."""
+candidate's predicted time; grove compile --learned predicts as the library does."""
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -12,7 +11,7 @@ MODEL = os.path.join(ROOT, "lower", "cost_model")
 
 def floats(path):
     with open(path) as f:
-        return [float(x) for x in f.read().split()]
+        return [float(x) for x in f.read().replace(",", " ").split()]
 
 
 def cost_tests(s):
@@ -26,6 +25,16 @@ def cost_tests(s):
         s.record("cost", "model_predicts", len(got) == len(want) and all(abs(a - b) <= 1e-5 * max(1, abs(b))
                                                                          for a, b in zip(got, want)),
                  f"exit {p.returncode}: {p.stderr.strip()} {got[:4]} {want[:4]}")
+    if s.wanted("cost", "learned"):
+        for name in ("binary_logistic.x3", "multi_softprob7.x1"):
+            base = os.path.join(ROOT, "tests", "models", name)
+            out = s.path(f"cost-learned-{name}.csv")
+            p = s.run("predict", base + ".json", "--learned", "--input", base + ".rows.csv", "--output", out)
+            got = floats(out) if p.returncode == 0 else []
+            want = floats(base + ".pred.csv")
+            s.record("cost", f"learned_{name}", len(got) == len(want) and all(abs(a - b) <= 1e-5 * max(1, abs(b))
+                                                                               for a, b in zip(got, want)),
+                     f"exit {p.returncode}: {p.stderr.strip()}")
     if s.wanted("cost", "tune_ranks"):
         base = os.path.join(ROOT, "tests", "models", "multi_softprob7.x1")
         p = s.run("tune", base + ".json", "--batch", "64", "--budget", "3", "--input", base + ".rows.csv", "-o",

@@ -207,8 +207,7 @@ def golden_tests(s):
             name = f"{base}.{level}"
             if not s.wanted("golden", name):
                 continue
-            p = s.run("dump", "--level", level, os.path.join("tests", "golden", model), "--representation", "array",
-                      "--heuristic")  # the lowering, not the cost model's choice, which retraining changes
+            p = s.run("dump", "--level", level, os.path.join("tests", "golden", model), "--representation", "array")
             expected_path = os.path.join(directory, name)
             if p.returncode != 0:
                 s.record("golden", name, False, p.stderr.strip())

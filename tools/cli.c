@@ -61,12 +61,11 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 	} else if (!strcmp(argv[*i], "--representation"))
 		o->representation = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--tile-trees"))
-		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000), o->heuristic = true;
+		o->tree_tile = (uint32_t)parse_count("--tile-trees", option_value(argc, argv, i), 1000000000);
 	else if (!strcmp(argv[*i], "--interleave"))
-		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE),
-		o->heuristic = true;
-	else if (!strcmp(argv[*i], "--heuristic"))
-		o->heuristic = true;
+		o->interleave = (uint32_t)parse_count("--interleave", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
+	else if (!strcmp(argv[*i], "--learned"))
+		o->learned = true;
 	else if (!strcmp(argv[*i], "--schedule"))
 		o->schedule_file = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--schedule-text"))
@@ -76,8 +75,7 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		if (!pipeline_check_passes(o->dump_after = option_value(argc, argv, i), &e))
 			fail("%s", e.message);
 	} else if (!strcmp(argv[*i], "--interleave-trees"))
-		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE),
-		o->heuristic = true;
+		o->interleave_trees = (uint32_t)parse_count("--interleave-trees", option_value(argc, argv, i), MIR_MAX_INTERLEAVE);
 	else
 		return false;
 	return true;

@@ -87,9 +87,9 @@ static const char compile_usage[] =
 	"                      without --schedule)\n"
 	"  --tile-trees N      walk trees in tiles of N for tiles of 256 rows (0: never; default: tiles\n"
 	"                      of about 16 KiB of nodes, more for wide rows, at most 16 trees)\n"
-	"  --heuristic         without --schedule: the hand-written heuristic's schedule as it is, not\n"
-	"                      the cost model's improvement on it (as --interleave, --interleave-trees\n"
-	"                      and --tile-trees imply)\n";
+	"  --learned           without --schedule: the heuristic's schedule as the cost model improves it,\n"
+	"                      where it predicts a gain of a quarter (it may change what the options\n"
+	"                      above set)\n";
 
 /* Exit with a message if compile's output (and its header, with_header) would overwrite the model or schedule or each other. */
 static void check_outputs(const char *out, const char *model, const PipelineOptions *p, bool with_header)

@@ -10,8 +10,8 @@
  * representation's, and times only the best few. Otherwise, or with --explore, the
  * search is a coordinate descent by timing: one knob at a time takes each of its values
  * with the others held at the best so far, until a whole round improves nothing or the
- * time budget is spent. Either way the heuristic's schedule and the default (the cost
- * model's improvement on it) are timed, the few fastest are timed again at the end, and
+ * time budget is spent. Either way the heuristic's schedule and the learned one (the
+ * cost model's improvement on it, compile --learned) are timed, the few fastest are timed again at the end, and
  * the ranking uses each candidate's best time, so that one noisy measurement does not
  * pick the winner. Every timed candidate is appended to a CSV log (the model's shape,
  * the knobs, the batch size, the CPU, the time, and the cost model's features): the data
@@ -560,7 +560,7 @@ static void rank_by_model(Tuner *t, Candidate *heuristic)
  */
 static void tune_cpu(Tuner *t)
 {
-	HScheduleKnobs k, heuristic_knobs, default_knobs;
+	HScheduleKnobs k, heuristic_knobs, learned_knobs;
 	Candidate *heuristic, *best;
 	float heuristic_predicted;
 
@@ -572,11 +572,11 @@ static void tune_cpu(Tuner *t)
 	if (isinf(heuristic->seconds))
 		fail("tune: the heuristic's schedule does not compile");
 	show_progress(t, heuristic);
-	/* The default schedule, where the cost model makes it other than the heuristic's (without --representation etc.). */
-	default_knobs = k;
-	if (!t->options.heuristic && cost_improve_knobs(t->forest, t->options.representation, &default_knobs))
-		evaluate(t, &default_knobs);
-	cost_normal(t->forest, &default_knobs);
+	/* The learned schedule (compile --learned), where the cost model makes it other than the heuristic's. */
+	learned_knobs = k;
+	if (cost_improve_knobs(t->forest, t->options.representation, &learned_knobs))
+		evaluate(t, &learned_knobs);
+	cost_normal(t->forest, &learned_knobs);
 	if (!t->explore && cost_model_trained())
 		rank_by_model(t, heuristic);
 	else
@@ -586,7 +586,7 @@ static void tune_cpu(Tuner *t)
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	for (uint32_t i = 0; i < t->num; i++)
 		if (!isinf(t->candidates[i].seconds) && (i < RETIME || hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs) ||
-		                                         hir_knobs_same(&t->candidates[i].knobs, &default_knobs)))
+		                                         hir_knobs_same(&t->candidates[i].knobs, &learned_knobs)))
 			retime(t, &t->candidates[i]);
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	if (t->progress)
@@ -608,15 +608,15 @@ static void tune_cpu(Tuner *t)
 		Candidate *c = &t->candidates[i];
 		char what[400], guess[16] = "-";
 		float x[COST_FEATURES], p;
-		bool is_default = hir_knobs_same(&c->knobs, &default_knobs);
-		if (i >= 10 && c != heuristic && !is_default)
+		bool is_learned = hir_knobs_same(&c->knobs, &learned_knobs);
+		if (i >= 10 && c != heuristic && !is_learned)
 			continue;
 		hir_knobs_describe(&c->knobs, what, sizeof what);
 		cost_features(&t->shape, &t->machine, &c->knobs, x);
 		if (cost_predict(x, 1, &p)) /* the model's time relative to the heuristic's, at the heuristic's measured time */
 			snprintf(guess, sizeof guess, "%.4f", heuristic->seconds * 1e6 * exp2(p - heuristic_predicted));
 		printf("%4u %9.4f %9s %12.2fx  %s%s%s\n", i + 1, c->seconds * 1e6, guess, heuristic->seconds / c->seconds, what,
-		       c == heuristic ? "  (heuristic)" : "", is_default ? "  (default)" : "");
+		       c == heuristic ? "  (heuristic)" : "", is_learned ? "  (learned)" : "");
 	}
 	write_schedule(t, best, heuristic, t->output);
 	printf("best schedule written to %s (grove compile %s --schedule %s)\n", t->output, t->model, t->output);
