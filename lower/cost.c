@@ -80,7 +80,7 @@ void cost_leaf_depths(const HForest *f, double *mean, double *sd)
 
 void cost_forest(const HForest *f, CostForest *c)
 {
-	uint64_t splits = (f->num_nodes - f->num_trees) / 2, categories = 0, splits_at[COST_DEPTHS] = {0};
+	uint64_t splits = hir_trees_splits(f, 0, f->num_trees), categories = 0, splits_at[COST_DEPTHS] = {0};
 	uint32_t width = 1, shallowest = UINT32_MAX, deepest = 0;
 	double mean, sd, bytes = 0;
 	float *x = c->x;
@@ -96,6 +96,11 @@ void cost_forest(const HForest *f, CostForest *c)
 	for (uint64_t i = 0; i < f->num_nodes; i++)
 		categories += f->nodes[i].feature != HIR_LEAF && f->nodes[i].compare == HCMP_IN;
 	c->forest = f;
+	c->shallowest = f->num_trees ? shallowest : 0;
+	c->deepest = deepest;
+	c->splits = splits;
+	c->oblivious = f->num_trees && lower_forest_oblivious(f);
+	c->walks_even = f->num_trees && lower_walks_even(f);
 	c->tree_bytes = f->num_trees ? bytes / f->num_trees : 0;
 	c->row_bytes = (double)(f->num_features ? f->num_features : 1) * (f->threshold_type == HTYPE_F64 ? 8 : 4);
 	x[0] = log2p(f->num_trees);
@@ -104,14 +109,14 @@ void cost_forest(const HForest *f, CostForest *c)
 	x[3] = log2p((double)splits);
 	x[4] = (float)width;
 	x[5] = (float)deepest;
-	x[6] = f->num_trees ? (float)shallowest : 0;
+	x[6] = (float)c->shallowest;
 	x[7] = (float)mean;
 	x[8] = (float)sd;
 	x[9] = log2p(bytes / 1024);
 	x[10] = splits ? (float)((double)categories / (double)splits) : 0;
 	x[11] = log2p((double)f->num_set_words);
-	x[12] = f->num_trees && lower_forest_oblivious(f);
-	x[13] = f->num_trees && lower_walks_even(f);
+	x[12] = c->oblivious;
+	x[13] = c->walks_even;
 	x[14] = f->threshold_type == HTYPE_F64;
 	x[15] = log2p(c->row_bytes);
 	for (uint32_t d = 0; d < COST_DEPTHS; d++)

@@ -35,6 +35,10 @@ typedef struct CostForest {
 	float x[COST_FOREST_FEATURES];
 	double tree_bytes; /* a tree's mean bytes as the array layout stores it (complete to its depth) */
 	double row_bytes;  /* a row's (floats, or doubles where the thresholds are) */
+	uint32_t shallowest, deepest; /* trees' depths */
+	uint64_t splits;
+	bool oblivious;    /* every tree symmetric (lower_forest_oblivious) */
+	bool walks_even;   /* every walk can take a fixed number of steps (lower_walks_even) */
 } CostForest;
 void cost_forest(const HForest *f, CostForest *c);
 
@@ -89,7 +93,7 @@ typedef struct CostSpace {
 	unsigned fixed;             /* 1 << dimension: dimensions not turned */
 	uint32_t tree_tile;         /* the tile of trees L2 holds in the array layout, which tree tiles are searched around */
 } CostSpace;
-void cost_space(const HForest *f, const char *representation, size_t batch, CostSpace *s);
+void cost_space(const CostForest *c, const char *representation, size_t batch, CostSpace *s);
 /* The values dimension i takes (at most 8) around the heuristic's knobs; returns how many. */
 uint32_t cost_values(const CostSpace *s, const HScheduleKnobs *heuristic, int i, uint32_t *v);
 /* Set dimension i of k to v, with what the other knobs then must be (code takes no tiles, ...). */

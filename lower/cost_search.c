@@ -13,18 +13,13 @@
  */
 #define COST_CODE_SPLITS (4 * HIR_CODE_SPLITS)
 
-void cost_space(const HForest *f, const char *representation, size_t batch, CostSpace *s)
+void cost_space(const CostForest *c, const char *representation, size_t batch, CostSpace *s)
 {
 	HScheduleKnobs tiled;
-	*s = (CostSpace){.forest = f, .representation = representation, .batch = batch};
-	for (uint32_t i = 0; i < f->num_trees; i++) {
-		uint32_t d = hir_tree_depth(f, i);
-		s->depths_differ |= i > 0 && d != s->depth;
-		s->depth = d > s->depth ? d : s->depth;
-	}
-	s->splits = hir_trees_splits(f, 0, f->num_trees);
-	s->oblivious = lower_forest_oblivious(f) && lower_walks_even(f);
-	hir_choose_knobs(f, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
+	*s = (CostSpace){.forest = c->forest, .representation = representation, .batch = batch, .depth = c->deepest,
+	                 .splits = c->splits, .oblivious = c->oblivious && c->walks_even,
+	                 .depths_differ = c->shallowest != c->deepest};
+	hir_choose_knobs(c->forest, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
 	s->tree_tile = tiled.tree_tile;
 }
 
@@ -220,9 +215,9 @@ bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k)
 	float heuristic, predicted;
 	if (!cost_model_trained() || !f->num_trees)
 		return false;
-	cost_space(f, named, default_batches[0], &s);
-	s.fixed = 1u << COST_PARALLEL_DIMENSION | 1u << COST_REPRESENTATION_DIMENSION | 1u << COST_TILES_DIMENSION;
 	cost_forest(f, &c);
+	cost_space(&c, named, default_batches[0], &s);
+	s.fixed = 1u << COST_PARALLEL_DIMENSION | 1u << COST_REPRESENTATION_DIMENSION | 1u << COST_TILES_DIMENSION;
 	for (size_t i = 0; i < COUNT_OF(default_batches); i++)
 		cost_machine_host(&m[i], default_batches[i], 1);
 	cost_normal(f, &best);

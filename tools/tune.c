@@ -274,10 +274,10 @@ void tune_log_line(Tuner *t, const char *device, const char *representation, con
 	fprintf(t->log, "%s,\"%s\",%s,\"%s\",%zu,%u,%s,%u,%u,%u,%llu,%u,", when, t->model, t->target_name, device, t->batch,
 	        t->machine.threads, representation, f->num_trees, f->num_features, f->num_outputs,
 	        (unsigned long long)f->num_nodes, t->space.depth);
+	HScheduleKnobs n = cpu ? *cpu : (HScheduleKnobs){0};
+	hir_knobs_normal(&n);
 	for (int i = 0; i < HKNOB_COUNT; i++) {
 		char value[32] = "";
-		HScheduleKnobs n = cpu ? *cpu : (HScheduleKnobs){0};
-		hir_knobs_normal(&n);
 		if (cpu)
 			hir_knob_value(&n, i, value, sizeof value);
 		if (i != HKNOB_REPRESENTATION)
@@ -690,8 +690,8 @@ int cmd_tune(int argc, char **argv)
 		if (!*r)
 			fail("--representation %s: unknown representation", t->options.representation);
 	}
-	cost_space(t->forest, t->options.representation, t->batch, &t->space);
 	cost_forest(t->forest, &t->shape);
+	cost_space(&t->shape, t->options.representation, t->batch, &t->space);
 	cost_machine_host(&t->machine, t->batch, (uint32_t)omp_get_max_threads());
 	t->features = t->forest->num_features ? t->forest->num_features : 1;
 	t->pool_rows = POOL_BATCHES * t->batch > 4096 ? POOL_BATCHES * t->batch : 4096;
