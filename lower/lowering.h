@@ -169,4 +169,8 @@ bool gpu_for(Lowering *l, const MInst *inst);
 /* Instructions [first, stop) of code that threads run alike, in phases with barriers between. */
 void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body);
 
+/* lower/stack.c: buffers on the stack fit there (each at most 1 MiB), and so do each host function's arrays together. */
+bool lower_check_buffers(const MModule *m, Error *e);
+bool lower_check_stack(const LModule *m, Error *e);
+
 #endif

@@ -1003,9 +1003,6 @@ static bool privatised(const MModule *m, uint32_t b)
 }
 
 
-/* Bytes of stack a buffer of a bounded number of rows may take. */
-#define MAX_STACK_BUFFER (1u << 20)
-
 /* buffer: give MIR buffer b its storage (a copy per lane inside a loop interleaved over rows). */
 void lower_buffer(Lowering *l, uint32_t b)
 {
@@ -1690,49 +1687,6 @@ void lower_list(Lowering *l, uint32_t first)
 		lower_inst(l, id);
 }
 
-/* Buffers on the stack must fit there. */
-static bool check_buffers(const MModule *m, Error *e)
-{
-	for (uint32_t b = 0; b < m->num_buffers; b++) {
-		const MBuffer *buf = &m->buffers[b];
-		uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * (buf->type == HTYPE_F64 ? 8 : 4);
-		if (buf->type != m->forest->leaf_type)
-			return error_set(e, "mir: buffer m%u holds %s, the margins accumulate in %s", b, hir_type_name((HType)buf->type),
-			                 hir_type_name(m->forest->leaf_type)), false;
-		if (buf->rows != MIR_ROWS_ALL && bytes > MAX_STACK_BUFFER)
-			return error_set(e, "schedule: buffer m%u (%u copies of %lld rows x %u margins) takes %llu bytes, more than the %u a stack buffer may take; use smaller tiles",
-			                 b, buf->copies, (long long)buf->rows, buf->outputs, (unsigned long long)bytes, MAX_STACK_BUFFER), false;
-	}
-	return true;
-}
-
-/*
- * Bytes of stack one host function's arrays may take together: buffers, their copy for
- * each row walked side by side, row copies, key tiles. Threads' stacks (OpenMP's
- * workers', a caller's) are a few MiB; past this a schedule (say, a parallel tree loop's
- * copy per iteration of every row's margins, for each of 16 interleaved rows) would
- * overflow them.
- */
-#define LOWER_STACK_BYTES (4u << 20)
-
-/* The arrays of each host function of m fit in LOWER_STACK_BYTES (counted as though all live at once). */
-static bool check_stack(const LModule *m, Error *e)
-{
-	for (uint32_t f = 0; f < m->num_funcs; f++) {
-		const LFunc *fn = m->funcs[f];
-		uint64_t bytes = 0;
-		for (uint32_t i = 0; i < fn->num_insts; i++)
-			if (fn->insts[i].op == LOP_LOCAL_ARRAY)
-				bytes += (uint64_t)fn->insts[i].imm * lir_type_size((LType)fn->insts[i].type);
-		if (bytes > LOWER_STACK_BYTES)
-			return error_set(e, "schedule: function %s would keep %llu bytes on the stack (its buffers, a copy of them for "
-			                    "each row walked side by side, copies of rows), more than the %u a thread's stack may "
-			                    "spare; use smaller tiles, fewer rows side by side, or no parallel tree loop",
-			                 fn->name, (unsigned long long)bytes, LOWER_STACK_BYTES), false;
-	}
-	return true;
-}
-
 /* A per-tree i32 buffer: each tree's first output (widths false) or its width. */
 static uint32_t add_tree_buffer(LModule *module, const HForest *f, bool widths)
 {
@@ -1870,7 +1824,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	if (l.rep->levels && some_inst(m, m->body, walks_unevenly))
 		return error_set(e, "the %s representation reads a split per level: its walks must be unrolled to the trees' "
 		                    "depth (unrollWalk)", l.rep->name), NULL;
-	if (!check_buffers(m, e))
+	if (!lower_check_buffers(m, e))
 		return NULL;
 	l.module = lir_module_new();
 	l.module->gpu = gpu;
@@ -1943,7 +1897,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.module->predict_f64 = LIR_NONE;
 	}
 
-	ok = !l.failed && (gpu || check_stack(l.module, e)) && lir_verify(l.module, e);
+	ok = !l.failed && (gpu || lower_check_stack(l.module, e)) && lir_verify(l.module, e);
 	if (!ok) {
 		lir_module_free(l.module);
 		return NULL;
