@@ -323,6 +323,7 @@ typedef struct LModule {
 	char **feature_names;       /* num_features column names recorded in the artifact, or NULL (owned) */
 	bool gpu;                   /* a GPU module: predict and predict_f64 are LIR_NONE, funcs are kernels
 	                               (lir_kernel_params) in launch order, those of entry 1 for double rows */
+	bool code;                  /* its walks are code, branches on constants (the code representation) */
 } LModule;
 
 /* Parameters of predict, in order: rows, nrows, out, flags, workspace. */

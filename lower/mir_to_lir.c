@@ -1828,6 +1828,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		return NULL;
 	l.module = lir_module_new();
 	l.module->gpu = gpu;
+	l.module->code = l.rep->walk != NULL;
 	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
 	walked = gpu ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
