@@ -138,11 +138,16 @@ static bool known_cpu(const TargetArch *arch, const char *name)
  * about 1% slower, syn-epsilon the same. On an H100 the CUDA kernels ran the same (2^20
  * rows of abalone.onnx 7.73 -> 6.88 ns a row). LLVM's options are the process's: a
  * program that loads libgrovec and uses the same libLLVM for its own code gets this too.
+ *
+ * A schedule budget for the SLP vectoriser (-slp-schedule-budget, default 100000
+ * instructions scanned per block): the interleaved walks are long blocks of straight
+ * code with nothing for it to bundle but the reductions, which it still finds inside
+ * the smaller budget, and it was the costliest pass of the pipeline there.
  */
 static void set_llvm_options(void)
 {
-	const char *const argv[] = {"grove", "-disable-lsr"};
-	LLVMParseCommandLineOptions(2, argv, NULL);
+	const char *const argv[] = {"grove", "-disable-lsr", "-slp-schedule-budget=1000"};
+	LLVMParseCommandLineOptions(3, argv, NULL);
 }
 
 void target_llvm_options(void)
