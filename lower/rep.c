@@ -249,9 +249,10 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
 {
 	/* A word of a key copy for tiles holds feature * key_lanes (rep_tile_word): the whole field, not feature_mask's bits. */
 	uint32_t feature_mask = layout->walk_keys && layout->tile_words ? REP_WORD_FEATURE_MASK : layout->feature_mask;
-	uint32_t zero = lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)feature_mask);
+	bool stays = layout->walk_keys && layout->leaves_stay; /* a leaf's record steps to itself: no test */
+	uint32_t zero = stays ? LIR_NONE : lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)feature_mask);
 	bool bare = layout->walk_keys && bare_key_words(layout); /* a word of the key copy (rep_key_word) */
-	n->is_leaf = lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
+	n->is_leaf = stays ? LIR_NONE : lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, bare ? word : lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;
 	n->record = LIR_NONE;
@@ -390,12 +391,19 @@ bool rep_float_thresholds(const HForest *f, const RepLayout *layout)
 	return f->threshold_type == HTYPE_F32 && !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24);
 }
 
+bool rep_keys_stay(const RepLayout *layout)
+{
+	return one_carry_form(layout) && bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero);
+}
+
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
 {
 	int32_t *records = xmalloc(2 * (n ? n : 1) * sizeof *records);
+	/* A leaf that stays: feature 0, whose row key (low half 0 where t is the lesser side) is never below nor above it. */
+	int32_t leaf_word = layout->leaves_stay ? 0 : -1, leaf_key = layout->leaves_stay && one_carry_form(layout)->t_below ? -1 : 0;
 	for (uint64_t i = 0; i < n; i++) {
-		records[2 * i] = words[i] == -1 ? -1 : (int32_t)rep_key_word(layout, (uint32_t)words[i]);
-		records[2 * i + 1] = words[i] == -1 ? 0 : (int32_t)rep_threshold_key(layout, thresholds[i]);
+		records[2 * i] = words[i] == -1 ? leaf_word : (int32_t)rep_key_word(layout, (uint32_t)words[i]);
+		records[2 * i + 1] = words[i] == -1 ? leaf_key : (int32_t)rep_threshold_key(layout, thresholds[i]);
 	}
 	return records;
 }
@@ -582,7 +590,7 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 	bool nan_free = row->complete || layout->nan_reads_zero ||
 	                (layout->missing_by_compare && layout->missing_rules == 1u << REP_MISSING_RIGHT);
 	RepDecision d;
-	if (leaf_stays) /* a leaf's word reads as a feature past every row's end */
+	if (leaf_stays && n->is_leaf != LIR_NONE) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
 	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
 	if (keys) /* the node's threshold is its key (the representation's key copy) */
@@ -677,7 +685,7 @@ uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HFores
 
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays)
 {
-	return leaf_stays ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;
+	return leaf_stays && n->is_leaf != LIR_NONE ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;
 }
 
 uint32_t rep_step_sum(RepLayout *layout, LBuilder *b, uint32_t node, uint32_t addend, const RepNode *fields,

@@ -49,7 +49,7 @@ typedef enum RepMissing {
 
 /* The fields of a node the walk needs, as LIR values. */
 typedef struct RepNode {
-	uint32_t is_leaf;      /* i1 */
+	uint32_t is_leaf;      /* i1; LIR_NONE where a leaf's record steps to itself (RepLayout.leaves_stay) */
 	uint32_t feature;      /* i64: column of the row to test (meaningless on leaves) */
 	uint32_t threshold;    /* RepLayout.threshold_type */
 	uint32_t word;         /* i32: the node word, whose comparison and missing rule the step decodes */
@@ -101,6 +101,13 @@ typedef struct RepLayout {
 	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
+	/*
+	 * A leaf's key record reads feature 0 and a key no row's passes, and the leaf is its
+	 * own left child: a step of keys from a leaf stays there with no test, and a walk of
+	 * keys knows no leaf but by not moving (RepNode.is_leaf LIR_NONE). Set by lay_out
+	 * where rep_keys_stay allows it (the sparse layout).
+	 */
+	bool leaves_stay;
 	bool blocks;           /* lone rows walk keys (one_row): the layout may copy them in an order of its own for those walks
 	                          (asked for by the lowering, cleared by lay_out where it makes no such copy) */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
@@ -183,9 +190,17 @@ uint32_t rep_threshold_key(const RepLayout *layout, float t);
 uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t bits, uint32_t nan);
 /*
  * A key copy's records of n slots: per slot the key word of words[i] and the key of
- * thresholds[i] (i32 each; -1 and 0 where words[i] is a leaf's, -1). Freed by the caller.
+ * thresholds[i] (i32 each; where words[i] is a leaf's, -1: -1 and 0, or with
+ * layout->leaves_stay the record that stays, rep_keys_stay). Freed by the caller.
  */
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n);
+/*
+ * Whether a leaf's key record can keep every walk of keys where it is: feature 0 and,
+ * for the splits' one carry form, the key that never goes right. Each step of keys then
+ * decides by its compare alone (one comparison, bare key words, NaN decided by the
+ * compare or read as 0).
+ */
+bool rep_keys_stay(const RepLayout *layout);
 /* The fields of the key copy's record `at` (i64) of `records`, read with one 8-byte load (RepNode.record). */
 RepNode rep_load_record(const RepLayout *layout, LBuilder *b, uint32_t records, uint32_t at);
 /*

@@ -4,7 +4,8 @@
  *
  *   word  (i32)  the node word (rep.h): feature, comparison, missing rule; -1 on leaves
  *   value        threshold on splits; leaf value on leaves
- *   child (i32)  slot of the left child (the right one follows it); 0 on leaves
+ *   child (i32)  slot of the left child (the right one follows it); on leaves 0, or the
+ *                leaf's own slot where a leaf's key record stays (RepLayout.leaves_stay)
  *
  * and each tree's root slot (and, last, the end of the last tree). Memory is linear in the node count whatever the depth,
  * at the price of one more load per step than the array representation.
@@ -119,6 +120,9 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	layout->top_levels = layout->key_lanes = 0;
 	layout->blocks = layout->tile_words = false;
 	layout->keys = layout->keys && rep_keys_fit(layout);
+	layout->leaves_stay = layout->keys && rep_keys_stay(layout);
+	for (uint64_t i = 0; i < total && layout->leaves_stay; i++) /* a leaf its own left child */
+		children[i] = words[i] == -1 ? (int32_t)i : children[i];
 	if (layout->keys)
 		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, rep_key_records(layout, words, values, total));
 	if (leaves)
@@ -170,7 +174,7 @@ static RepNode sparse_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	return n;
 }
 
-/* A split's children sit at children[node] and the slot after it (a leaf's entry is 0, in bounds). */
+/* A split's children sit at children[node] and the slot after it (a leaf's entry is in bounds). */
 static uint32_t sparse_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
                             const RepRow *row, bool leaf_stays)
 {
