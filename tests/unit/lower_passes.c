@@ -839,22 +839,68 @@ static LType buffer_type(const LModule *l, const char *name)
 	return LTYPE_VOID;
 }
 
+/* The data of l's buffer of this name (NULL where there is none). */
+static const void *buffer_data(const LModule *l, const char *name)
+{
+	for (uint32_t i = 0; l && i < l->num_buffers; i++)
+		if (strcmp(l->buffers[i].name, name) == 0)
+			return l->buffers[i].data;
+	return NULL;
+}
+
+/*
+ * Leaves in the sparse layout's key copy: where every step's compare decides NaN alone
+ * (one comparison kind, in the form that reads NaN's side off the compare), a leaf's
+ * record reads feature 0 with the key that never goes right (all ones where the
+ * record's key is the lesser side, else 0) and the leaf is its own left child, so a
+ * step of keys stays on it; elsewhere (two kinds: a missing-value test of its own) the
+ * record is -1, 0 and its child 0. The words keep -1 for the float walks either way.
+ */
+static uint32_t sparse_leaf_records(const LModule *l, bool stay)
+{
+	const int32_t *keys = buffer_data(l, "sparse.keys"), *words = buffer_data(l, "sparse.words");
+	const int32_t *children = buffer_data(l, "sparse.children");
+	uint32_t leaves = 0, bad = 0;
+	for (uint64_t i = 0; keys && words && children && i < buffer_elements(l, "sparse.words"); i++) {
+		if (words[i] != -1)
+			continue;
+		leaves++;
+		bad += stay ? keys[2 * i] != 0 || (keys[2 * i + 1] != -1 && keys[2 * i + 1] != 0) || children[i] != (int32_t)i
+		            : keys[2 * i] != -1 || keys[2 * i + 1] != 0 || children[i] != 0;
+	}
+	return bad ? 0 : leaves;
+}
+
 /*
  * The sparse layout keeps a key copy of its nodes (a record of two i32 a slot) where the
  * walks read rows' keys, and float thresholds with double leaves in a buffer of their
- * own. Rows too wide for keys on the stack read no key copy.
+ * own. Rows too wide for keys on the stack read no key copy. Leaves stay where every
+ * step decides NaN by its compare (sparse_leaf_records).
  */
 static void test_sparse_keys(void)
 {
-	HForest *f, *g, *h;
+	HForest *f, *g, *h, *k;
 	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *n = complete_trees_mir(16, HTYPE_F64, false, &g);
-	MModule *wide = complete_forest_mir(16, 40000, 16, HTYPE_F32, false, &h);
+	MModule *wide = complete_forest_mir(16, 40000, 16, HTYPE_F32, false, &h), *left = complete_trees_mir(16, HTYPE_F32, true, &k);
 	Error e = {{0}};
 	LModule *l;
 	if (m) {
 		l = lower_mir_to_lir(m, "sparse", &e);
 		CHECK(l && buffer_elements(l, "sparse.keys") == 2 * buffer_elements(l, "sparse.words"));
 		CHECK(l && buffer_elements(l, "sparse.leaves") == 0 && buffer_type(l, "sparse.values") == LTYPE_F32);
+		CHECK(sparse_leaf_records(l, true) == 16u << COMPLETE_DEPTH);
+		lir_module_free(l);
+	}
+	if (left) { /* NaN going left; tree 0's left child a leaf, its subtree's 16 leaves dropped */
+		for (uint32_t i = 0; i < k->num_nodes; i++)
+			k->nodes[i].default_left = true;
+		l = lower_mir_to_lir(left, "sparse", &e);
+		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
+		lir_module_free(l);
+		for (uint32_t i = 0; i < k->num_nodes; i += 2) /* NaN going either way: no one form decides it */
+			k->nodes[i].default_left = false;
+		l = lower_mir_to_lir(left, "sparse", &e);
+		CHECK(sparse_leaf_records(l, false) == (16u << COMPLETE_DEPTH) - 15);
 		lir_module_free(l);
 	}
 	if (n) {
@@ -872,9 +918,11 @@ static void test_sparse_keys(void)
 	mir_module_free(m);
 	mir_module_free(n);
 	mir_module_free(wide);
+	mir_module_free(left);
 	hir_forest_free(f);
 	hir_forest_free(g);
 	hir_forest_free(h);
+	hir_forest_free(k);
 }
 
 /*
