@@ -237,22 +237,29 @@ static uint8_t few_trees(const HForest *f)
 /*
  * Steps a walk takes straight (peelWalk) where f's leaves have several depths and no
  * padding evens them (deep trees: a random forest grown in full, LightGBM's of many
- * leaves): one more than the mean depth at which walks end, each leaf weighted by the
- * training rows that reached it (its cover, where every leaf has one). A walk ending
- * sooner stays on its leaf for the steps left; one going deeper loops on, and the loop's
- * exit, taken after a different number of steps each time, is mispredicted. One core of
- * the Emerald Rapids Xeon, 4096 rows, us/row by steps: 100 LightGBM trees of 127 leaves
- * (depth up to 24, walks ending at 7.0 on average) 4.79 with none, 3.23 with 6, 3.09
- * with 8, 3.16 with 10, 3.69 with 12, 4.67 with 14; 100 trees of a scikit-learn random
- * forest (depth up to 45, 17.7 on average) 13.2 with none, 10.6 with 10, 9.8 with 14,
- * 9.1 with 18, 9.8 with 22.
+ * leaves), from the mean depth at which walks end, each leaf weighted by the training
+ * rows that reached it (its cover, where every leaf has one). A walk ending sooner
+ * stays on its leaf for the steps left; one going deeper loops on, and the loop's exit,
+ * taken after a different number of steps each time, is mispredicted. A straight step
+ * that stays on a leaf costs little next to that exit (nothing but the step itself where
+ * leaves stay, the sparse layout's key walks): boosted trees of means up to about 9 take
+ * the mean and 3 steps. Deeper
+ * means (forests grown to purity, whose trees are far larger than the caches) take the
+ * mean and 1, and the 12 between.
  */
+#define PEEL_PAST_SHALLOW 3
+#define PEEL_PAST_DEEP 1
+#define PEEL_DEEP 12
+
 static uint8_t walk_peel(const HForest *f)
 {
-	double mean, sd;
+	double mean, sd, peel;
 	cost_leaf_depths(f, &mean, &sd);
-	mean = mean > 0 ? mean + 1 : 0;
-	return (uint8_t)(mean < HIR_MAX_WALK_STEPS ? mean : HIR_MAX_WALK_STEPS);
+	if (mean <= 0)
+		return 0;
+	peel = mean + PEEL_PAST_SHALLOW < PEEL_DEEP ? mean + PEEL_PAST_SHALLOW
+	       : mean + PEEL_PAST_DEEP > PEEL_DEEP ? mean + PEEL_PAST_DEEP : PEEL_DEEP;
+	return (uint8_t)(peel < HIR_MAX_WALK_STEPS ? peel : HIR_MAX_WALK_STEPS);
 }
 
 bool hir_rows_cache_fits(const HForest *f, const HScheduleKnobs *k)

@@ -314,8 +314,9 @@ static void emit_apart(Emitter *em, uint32_t first)
 	if (first == LIR_NONE)
 		return;
 	outline_begin(em, first, LIR_NONE, NULL, 0, "apart", &o, &func);
-	/* Apart it stays: inlined back (its only call, where one module holds every part) its region made LLVM's time superlinear. */
-	llvm_add_attribute(em, func, LLVMAttributeFunctionIndex, "noinline");
+	/* A tile of trees as code stays apart: inlined back (its only call, where one module holds every part), LLVM's time grew faster than the code. */
+	if (em->m->code)
+		llvm_add_attribute(em, func, LLVMAttributeFunctionIndex, "noinline");
 	llvm_emit_region(em, first);
 	ctx = o.ctx;
 	outline_end(em, &o);
