@@ -243,9 +243,8 @@ static uint8_t few_trees(const HForest *f)
  * taken after a different number of steps each time, is mispredicted. A straight step
  * that stays on a leaf costs little next to that exit (nothing but the step itself where
  * leaves stay, the sparse layout's key walks): boosted trees of means up to about 9 take
- * the mean and 3 steps. Deeper
- * means (forests grown to purity, whose trees are far larger than the caches) take the
- * mean and 1, and the 12 between.
+ * the mean and 3 steps. Deeper means (forests grown to purity, whose trees are far
+ * larger than the caches) take the mean and 1, and the 12 between.
  */
 #define PEEL_PAST_SHALLOW 3
 #define PEEL_PAST_DEEP 1

@@ -399,7 +399,7 @@ bool rep_keys_stay(const RepLayout *layout)
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
 {
 	int32_t *records = xmalloc(2 * (n ? n : 1) * sizeof *records);
-	/* A leaf that stays: feature 0, whose row key (low half 0 where t is the lesser side) is never below nor above it. */
+	/* A leaf that stays reads feature 0 against the key that sends no row right: all ones where t < x goes right, else 0. */
 	int32_t leaf_word = layout->leaves_stay ? 0 : -1, leaf_key = layout->leaves_stay && one_carry_form(layout)->t_below ? -1 : 0;
 	for (uint64_t i = 0; i < n; i++) {
 		records[2 * i] = words[i] == -1 ? leaf_word : (int32_t)rep_key_word(layout, (uint32_t)words[i]);

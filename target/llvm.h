@@ -22,9 +22,9 @@
  * width where caller and callee both have one, and drops it where one has none.
  */
 #define LLVM_VECTOR_WIDTH "min-legal-vector-width"
+#define LLVM_WIDE_BITS 512
 /* The module flag (i32 1) of a code module whose walks are code (LModule.code): host.c optimises it with its own pipeline. */
 #define LLVM_CODE_FLAG "grove.code"
-#define LLVM_WIDE_BITS 512
 
 typedef struct TargetHooks TargetHooks;
 
