@@ -57,7 +57,7 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 			rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
 		if (n->feature == HIR_LEAF) {
 			words[at] = -1;
-			children[at] = 0;
+			children[at] = layout->leaves_stay ? (int32_t)at : 0; /* where leaves stay, a leaf its own left child */
 			continue;
 		}
 		words[at] = rep_split_word(n);
@@ -91,6 +91,11 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	if (own_leaves)
 		layout->threshold_type = LTYPE_F32;
 	type = layout->threshold_type;
+	/* No tops, blocks or tiles of keys: those read the array layout's complete trees. */
+	layout->top_levels = layout->key_lanes = 0;
+	layout->blocks = layout->tile_words = false;
+	layout->keys = layout->keys && rep_keys_fit(layout);
+	layout->leaves_stay = layout->keys && rep_keys_stay(layout); /* (store_tree) */
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		total += f->trees[t].num_nodes; /* an upper bound: unreachable nodes are dropped */
 		if (f->trees[t].num_nodes > max_nodes)
@@ -116,13 +121,6 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 
 	s = xcalloc(1, sizeof *s);
 	s->key_buffer = s->leaf_buffer = LIR_NONE;
-	/* No tops, blocks or tiles of keys: those read the array layout's complete trees. */
-	layout->top_levels = layout->key_lanes = 0;
-	layout->blocks = layout->tile_words = false;
-	layout->keys = layout->keys && rep_keys_fit(layout);
-	layout->leaves_stay = layout->keys && rep_keys_stay(layout);
-	for (uint64_t i = 0; i < total && layout->leaves_stay; i++) /* a leaf its own left child */
-		children[i] = words[i] == -1 ? (int32_t)i : children[i];
 	if (layout->keys)
 		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, rep_key_records(layout, words, values, total));
 	if (leaves)
