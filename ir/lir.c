@@ -102,6 +102,7 @@ bool lir_op_has_result(LOp op)
 	case LOP_BREAK_IF:
 	case LOP_LOOP:
 	case LOP_IF:
+	case LOP_CALL:
 	case LOP_BARRIER: return false;
 	default: return op < LOP_COUNT;
 	}
@@ -152,7 +153,7 @@ static bool has_effect(const LInst *in)
 {
 	switch ((LOp)in->op) {
 	case LOP_STORE: case LOP_ATOMIC: case LOP_PREFETCH: case LOP_SET: case LOP_FOR: case LOP_PARALLEL_FOR:
-	case LOP_LOOP: case LOP_BREAK_IF: case LOP_IF: case LOP_BARRIER: case LOP_SHUFFLE: case LOP_VAR:
+	case LOP_LOOP: case LOP_BREAK_IF: case LOP_IF: case LOP_CALL: case LOP_BARRIER: case LOP_SHUFFLE: case LOP_VAR:
 		return true;
 	default:
 		return false;

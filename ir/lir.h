@@ -136,6 +136,10 @@ typedef enum LType {
 	                                 does, taking the values it uses from outside;              \
 	                                 LIR_IF_APART_BODY: the body only; LIR_IF_WIDE: in place,   \
 	                                 the body's 512-bit vectors whole (x86: AVX-512) */         \
+	X(CALL, "call", 3)            /* call entry imm of the module (predict or predict_f64, not \
+	                                 this function) with rows a (ptr), nrows b (i64) and       \
+	                                 workspace c (ptr), and this function's out and flags; no  \
+	                                 result; at the top of a host function's body */           \
 	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
 	                                 which coordinate or extent; kernels only */                  \
 	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
@@ -421,7 +425,7 @@ const char *lir_cast_name(LCast c);
 const char *lir_space_name(LSpace s);
 /* Printed name of a GPU index, "?" if out of range. */
 const char *lir_gpu_index_name(LGpuIndex g);
-/* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF, BARRIER do not). */
+/* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF, CALL, BARRIER do not). */
 bool lir_op_has_result(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);

@@ -209,6 +209,10 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 	case LOP_LOOP: print_body(out, m, fn, in->body, depth, budget); break;
 	case LOP_GPU_INDEX: fprintf(out, " %s", lir_gpu_index_name((LGpuIndex)in->sub)); break;
 	case LOP_BARRIER: break;
+	case LOP_CALL:
+		fprintf(out, " %s", in->imm >= 0 && in->imm < m->num_funcs ? m->funcs[in->imm]->name : "?");
+		print_operands(out, fn, in, 3);
+		break;
 	case LOP_BREAK_IF: print_operands(out, fn, in, 1); break;
 	case LOP_IF:
 		print_operands(out, fn, in, 1);

@@ -35,6 +35,7 @@ typedef struct Verifier {
 typedef struct Context {
 	bool in_loop;
 	bool divergent;
+	bool nested;    /* inside a structured instruction's region */
 	uint32_t par;
 } Context;
 
@@ -360,6 +361,15 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		return expect(v, id, in->a, LTYPE_I1);
 	case LOP_THREADS:
 		return expect_result(v, id, LTYPE_I64);
+	case LOP_CALL: {
+		const LModule *m = v->m;
+		bool entry = in->imm >= 0 && ((uint64_t)in->imm == m->predict || (uint64_t)in->imm == m->predict_f64);
+		if (!entry || m->funcs[in->imm] == fn)
+			return fail(v, id, "calls function %lld, expected an entry other than this function", (long long)in->imm);
+		if (ctx.nested)
+			return fail(v, id, "inside a region (a call passes on its function's own out and flags, so it stays at the top)");
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && expect(v, id, in->c, LTYPE_PTR);
+	}
 	case LOP_GPU_INDEX:
 		if (in->sub >= LGPU_COUNT)
 			return fail(v, id, "unknown GPU index %u", in->sub);
@@ -410,6 +420,7 @@ static bool verify_nested(Verifier *v, uint32_t id, Context ctx)
 	const LInst *in = &v->fn->insts[id];
 	Context inner = ctx;
 	bool ok;
+	inner.nested = true;
 	switch ((LOp)in->op) {
 	case LOP_FOR:
 	case LOP_PARALLEL_FOR:
@@ -458,7 +469,7 @@ static bool verify_region(Verifier *v, uint32_t first, Context ctx)
 static bool verify_func(Verifier *v, const LFunc *fn)
 {
 	bool ok = true;
-	Context top = {false, false, 0};
+	Context top = {0};
 	if (fn->num_params > COUNT_OF(fn->params))
 		return error_set(v->e, "lir: %s: %u parameters, at most %zu", fn->name, fn->num_params, COUNT_OF(fn->params));
 	for (uint32_t i = 0; i < fn->num_params; i++)

@@ -122,6 +122,9 @@ uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
 void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 double aggregate_identity(const HForest *f);
+/* The entry predict of module (lower/widen.c): its rows widened to double, then predict_f64 (callee_per_row: its workspace). */
+void lower_widening_entry(LModule *module, uint64_t callee_per_row);
+
 /* A new function `name` (a kernel: kernel true) whose rows are of row_type, with its parameters and the representation's prologue. */
 LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel);
 /* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */

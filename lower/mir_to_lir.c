@@ -1794,38 +1794,12 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
 	HForest *walked;
 	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
+	bool widen;        /* predict widens its rows and calls predict_f64 (lower/widen.c) */
 
 	if (!gpu && !check_host(&f->schedule, e))
 		return NULL;
-	if (f->schedule.representation[0]) { /* representation(name): the schedule's choice, unless the caller's differs */
-		char where[300];
-		const HSchedule *s = &f->schedule;
-		hir_schedule_pos(s, s->representation_at, where, sizeof where);
-		if (representation && strcmp(representation, s->representation))
-			return error_set(e, "%srepresentation(%s): the representation asked for is %s", where, s->representation,
-			                 representation), NULL;
-		representation = s->representation;
-		if (!rep_find(representation)) {
-			char names[200] = "";
-			for (const char *const *n = lower_representation_names; *n; n++)
-				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", n == lower_representation_names ? "" : ", ", *n);
-			return error_set(e, "%srepresentation(%s): unknown representation (expected one of %s)", where, representation,
-			                 names), NULL;
-		}
-	}
-	if (f->tile_size && !representation)
-		representation = "tiled"; /* tileTrees: the representation that walks tiles */
-	l.rep = representation ? rep_find(representation) : rep_choose(f);
-	if (!l.rep)
-		return error_set(e, "unknown representation '%s'", representation), NULL;
-	if (f->tile_size && !l.rep->tiles) {
-		char where[300];
-		hir_schedule_pos(&f->schedule, f->schedule.tile_size_at, where, sizeof where);
-		return error_set(e, "%stileTrees(%s, %u): the %s representation walks a split a step; tiles need "
-		                    "representation(tiled) or representation(tiled_array)",
-		                 where, f->schedule.tiling == HTILING_PROBABILITY ? "probability" : "uniform", f->tile_size,
-		                 l.rep->name), NULL;
-	}
+	if (!(l.rep = rep_for(f, representation, e)))
+		return NULL;
 	if (l.rep->levels && some_inst(m, m->body, walks_unevenly))
 		return error_set(e, "the %s representation reads a split per level: its walks must be unrolled to the trees' "
 		                    "depth (unrollWalk)", l.rep->name), NULL;
@@ -1834,8 +1808,9 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.module = lir_module_new();
 	l.module->gpu = gpu;
 	l.module->code = l.rep->walk != NULL;
-	/* predict's rows are floats: it walks the forest's float twin, if it has one. */
-	walked = gpu ? NULL : hir_float_forest(f);
+	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64;
+	/* predict's rows are floats: it walks the forest's float twin, if it has one (and has a body of its own). */
+	walked = gpu || widen ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
 	l.layout.keys = !gpu && l.rep->keys && some_inst(m, m->body, makes_keys);
 	l.layout.blocks = l.layout.keys && some_inst(m, m->body, makes_lone_keys);
@@ -1874,29 +1849,34 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
 	l.row_cache = l.block_first = l.block_next = l.loop_stride = l.key_rows = l.key_tiles = l.top_nodes = l.zero_rows = LIR_NONE;
-	l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 	/*
 	 * A forest that compares in double gets an entry for double rows too: rounding them
 	 * to float first would move values that lie between a threshold and its float to the
 	 * other side. Float-threshold forests compare floats, as their library does.
 	 */
-	hir_forest_free(walked);
-	if (f->threshold_type == HTYPE_F64) {
-		if (walked) {
-			l.rep->free(&l.layout);
-			l.layout.keys = l.layout.blocks = false;
-			l.layout.top_levels = l.layout.key_lanes = 0;
-			l.layout.tile_words = false;
-			l.layout.packed_leaves = packable; /* lay_out cleared it where the float twin did not pack */
-			l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
-			if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
-				lir_module_free(l.module);
-				return NULL;
-			}
-		}
+	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
+		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));
+	} else {
+		l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
+		hir_forest_free(walked);
+		if (f->threshold_type == HTYPE_F64) {
+			if (walked) {
+				l.rep->free(&l.layout);
+				l.layout.keys = l.layout.blocks = false;
+				l.layout.top_levels = l.layout.key_lanes = 0;
+				l.layout.tile_words = false;
+				l.layout.packed_leaves = packable; /* lay_out cleared it where the float twin did not pack */
+				l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
+				if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
+					lir_module_free(l.module);
+					return NULL;
+				}
+			}
+			l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
+		}
+		l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
 	}
-	l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
 	l.rep->free(&l.layout);
 	if (gpu) {
 		l.module->predict = LIR_NONE;

@@ -3,6 +3,7 @@
 #include "lower/rep.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,39 @@ const LRepresentation *rep_choose(const HForest *f)
 		deepest = depth > deepest ? depth : deepest;
 	}
 	return lower_nodes_affordable(slots, f->num_nodes, deepest) ? &rep_array : &rep_sparse;
+}
+
+const LRepresentation *rep_for(const HForest *f, const char *representation, Error *e)
+{
+	const HSchedule *s = &f->schedule;
+	const LRepresentation *rep;
+	char where[300];
+	if (s->representation[0]) { /* representation(name): the schedule's choice, unless the caller's differs */
+		hir_schedule_pos(s, s->representation_at, where, sizeof where);
+		if (representation && strcmp(representation, s->representation))
+			return error_set(e, "%srepresentation(%s): the representation asked for is %s", where, s->representation,
+			                 representation), NULL;
+		representation = s->representation;
+		if (!rep_find(representation)) {
+			char names[200] = "";
+			for (const char *const *n = lower_representation_names; *n; n++)
+				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", n == lower_representation_names ? "" : ", ", *n);
+			return error_set(e, "%srepresentation(%s): unknown representation (expected one of %s)", where, representation,
+			                 names), NULL;
+		}
+	}
+	if (f->tile_size && !representation)
+		representation = "tiled"; /* tileTrees: the representation that walks tiles */
+	rep = representation ? rep_find(representation) : rep_choose(f);
+	if (!rep)
+		return error_set(e, "unknown representation '%s'", representation), NULL;
+	if (f->tile_size && !rep->tiles) {
+		hir_schedule_pos(s, s->tile_size_at, where, sizeof where);
+		return error_set(e, "%stileTrees(%s, %u): the %s representation walks a split a step; tiles need "
+		                    "representation(tiled) or representation(tiled_array)",
+		                 where, s->tiling == HTILING_PROBABILITY ? "probability" : "uniform", f->tile_size, rep->name), NULL;
+	}
+	return rep;
 }
 
 /* The missing rule of split n. */

@@ -373,6 +373,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_FOR: llvm_emit_for(em, id, llvm_value(em, inst->a), llvm_value(em, inst->b), llvm_value(em, inst->c)); break;
 	case LOP_PARALLEL_FOR: hook(em->hooks->parallel_for, inst)(em, id); break;
 	case LOP_THREADS: *out = hook(em->hooks->threads, inst)(em); break;
+	case LOP_CALL: hook(em->hooks->call, inst)(em, id); break;
 	case LOP_LOOP: emit_loop(em, inst); break;
 	case LOP_BREAK_IF: {
 		LLVMBasicBlockRef stay = llvm_new_block(em, "loop.next");

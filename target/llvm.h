@@ -67,6 +67,8 @@ struct TargetHooks {
 	void (*parallel_for)(Emitter *em, uint32_t id);
 	/* THREADS: the threads a PARALLEL_FOR may run on, as i64. */
 	LLVMValueRef (*threads)(Emitter *em);
+	/* CALL id: a host entry of the module called. */
+	void (*call)(Emitter *em, uint32_t id);
 	/* The region at first of an IF marked apart, as a function of its own; NULL: inline, as any IF's. */
 	void (*apart)(Emitter *em, uint32_t first);
 	/* LOCAL_ARRAY id in space BLOCK: a pointer to the block's array. */

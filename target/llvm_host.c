@@ -351,14 +351,21 @@ static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *
 }
 
 /* Emit LIR function fn as an external LLVM function called name. */
-static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name)
+/* Host function fn of the module, named name: declared here, or the declaration a CALL made before it. */
+static LLVMValueRef declare_function(Emitter *em, const LFunc *fn, const char *name, LLVMTypeRef *type)
 {
-	LLVMTypeRef params[COUNT_OF(fn->params)], type;
-	LLVMValueRef func;
+	LLVMTypeRef params[COUNT_OF(fn->params)];
+	LLVMValueRef func = LLVMGetNamedFunction(em->mod, name);
 	for (uint32_t i = 0; i < fn->num_params; i++)
 		params[i] = em->types[fn->params[i]];
-	type = LLVMFunctionType(em->types[LTYPE_VOID], params, fn->num_params, 0);
-	func = LLVMAddFunction(em->mod, name, type);
+	*type = LLVMFunctionType(em->types[LTYPE_VOID], params, fn->num_params, 0);
+	return func ? func : LLVMAddFunction(em->mod, name, *type);
+}
+
+static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name)
+{
+	LLVMTypeRef type;
+	LLVMValueRef func = declare_function(em, fn, name, &type);
 	llvm_add_attribute(em, func, LLVMAttributeFunctionIndex, "nounwind");
 	/* The rows and the output must not overlap (grove.h says so); this lets loads move past stores. */
 	for (uint32_t i = 0; i < fn->num_params; i++)
@@ -386,11 +393,25 @@ static LLVMValueRef host_threads(Emitter *em)
 	return LLVMBuildSExt(em->b, LLVMBuildCall2(em->b, type, f, NULL, 0, ""), em->types[LTYPE_I64], "");
 }
 
+/* CALL id: the entry, given the caller's out and flags (parameters 2 and 3: a CALL is at the top of its function's body). */
+static void emit_call(Emitter *em, uint32_t id)
+{
+	const LInst *inst = &em->fn->insts[id];
+	const LFunc *callee = em->m->funcs[inst->imm];
+	char name[sizeof em->prefix + sizeof callee->name + 1];
+	LLVMTypeRef type;
+	LLVMValueRef func, args[LIR_PREDICT_PARAMS] = {llvm_value(em, inst->a), llvm_value(em, inst->b), em->params[2], em->params[3],
+	                                               llvm_value(em, inst->c)};
+	snprintf(name, sizeof name, "%s_%s", em->prefix, callee->name);
+	func = declare_function(em, callee, name, &type);
+	LLVMBuildCall2(em->b, type, func, args, LIR_PREDICT_PARAMS, "");
+}
+
 /* BUFFER k: its global. */
 static LLVMValueRef host_buffer(Emitter *em, uint32_t k) { return em->buffers[k]; }
 
 static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for, .threads = host_threads,
-                                       .apart = emit_apart,
+                                       .call = emit_call, .apart = emit_apart,
                                        .enter = enter_exact_fp, .leave = leave_exact_fp};
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,

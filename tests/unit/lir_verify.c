@@ -190,6 +190,43 @@ static void test_threads(void)
 	lir_module_free(m);
 }
 
+/* CALL: another entry of the module, given rows, a row count and a workspace, at the top of its caller's body. */
+static void test_call(void)
+{
+	LBuilder b, other;
+	LModule *m = tiny(&b);
+	LFunc *callee = lir_func_add(m, "g", lir_predict_params, LIR_PREDICT_PARAMS);
+	uint32_t call, zero, loop;
+	lir_builder_init(&other, callee);
+	m->predict_f64 = 1;
+	call = lir_emit(&b, LOP_CALL, LTYPE_VOID, 0, 1, 0);
+	b.fn->insts[call].imm = 1;
+	EXPECT_VALID(m);
+	{
+		char *text = lir_text(m);
+		CHECK(strstr(text, "\tcall g %0, %1, %0\n"));
+		free(text);
+	}
+	b.fn->insts[call].imm = 0;
+	EXPECT_INVALID(m, "(call): calls function 0, expected an entry other than this function");
+	b.fn->insts[call].imm = 2;
+	EXPECT_INVALID(m, "(call): calls function 2, expected an entry");
+	b.fn->insts[call].imm = 1;
+	b.fn->insts[call].b = 0;
+	EXPECT_INVALID(m, "(call): operand %0 is ptr, expected i64");
+	b.fn->insts[call].b = 1;
+	m->predict_f64 = LIR_NONE;
+	EXPECT_INVALID(m, "(call): calls function 1, expected an entry");
+	m->predict_f64 = 1;
+	zero = lir_const_int(&b, LTYPE_I64, 0);
+	loop = lir_begin(&b, LOP_FOR, zero, 1, lir_const_int(&b, LTYPE_I64, 1));
+	call = lir_emit(&b, LOP_CALL, LTYPE_VOID, 0, loop, 0);
+	b.fn->insts[call].imm = 1;
+	lir_end(&b);
+	EXPECT_INVALID(m, "(call): inside a region");
+	lir_module_free(m);
+}
+
 /* A buffer counts as read where a value loaded from it reaches an effect, not where its address is only computed. */
 static void test_buffer_read(void)
 {
@@ -288,6 +325,7 @@ int main(void)
 	test_types();
 	test_addc();
 	test_threads();
+	test_call();
 	test_buffer_read();
 	test_break_if();
 	test_parallel_vars();

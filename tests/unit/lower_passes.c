@@ -1309,6 +1309,45 @@ static void test_named_representation(void)
 }
 
 /*
+ * Where the walks are code and compare doubles, predict widens its rows into the
+ * workspace and calls predict_f64, the forest's one body; the array representation keeps
+ * a body per entry (the float one walking the forest's float twin).
+ */
+static void test_widening_entry(void)
+{
+	static const char *const reps[] = {"code", "array"};
+	for (size_t r = 0; r < COUNT_OF(reps); r++) {
+		HForest *f = deep_forest(2);
+		MModule *m;
+		LModule *l;
+		Error e;
+		f->threshold_type = HTYPE_F64;
+		for (uint64_t i = 0; i < f->num_nodes; i++)
+			f->nodes[i].value += 0.1; /* thresholds a float cannot hold */
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, reps[r], NULL));
+		m = lower_hir_to_mir(f, &e);
+		l = m ? lower_mir_to_lir(m, reps[r], &e) : NULL;
+		CHECK(l && l->predict_f64 != LIR_NONE);
+		if (l) {
+			const LFunc *predict = l->funcs[l->predict];
+			uint32_t calls = 0, walks = 0;
+			for (uint32_t id = 0; id < predict->num_insts; id++) {
+				const LInst *in = &predict->insts[id];
+				calls += in->op == LOP_CALL && in->imm == l->predict_f64;
+				walks += in->op == LOP_IF || in->op == LOP_LOOP;
+			}
+			if (r == 0)
+				CHECK(calls == 1 && walks == 0 && l->workspace_per_row >= 8 * sizeof(double) && l->workspace_fixed == 8);
+			else
+				CHECK(calls == 0 && walks > 0);
+		}
+		lir_module_free(l);
+		mir_module_free(m);
+		hir_forest_free(f);
+	}
+}
+
+/*
  * Trees whose leaves have several depths and that padding would grow too much walk
  * straight past the mean depth at which walks end (3 steps past a shallow mean, 1 past
  * a deep one, and 12 between): each leaf weighted by its cover where every leaf has
@@ -1344,6 +1383,7 @@ static void test_walk_peel(void)
 
 int main(void)
 {
+	test_widening_entry();
 	test_walk_peel();
 	test_few_rows();
 	test_named_representation();
