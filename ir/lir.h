@@ -29,8 +29,8 @@
  * elements (i8, i32, i64, f32 or f64, and i1 for compares); 0 or 1 is a scalar. Only
  * these carry lanes: LOAD (n consecutive elements from element b, aligned as one
  * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
- * are 0 or c's), the lanewise ADD, SUB, AND, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN,
- * FMAX, FCMP and CAST (operands and result of equal lanes), CONST (a splat of its
+ * are 0 or c's), the lanewise ADD, SUB, AND, SHL, ASHR, CTZ, SELECT, ICMP, FADD, FSUB,
+ * FMUL, FDIV, FMIN, FMAX, EXP, FCMP and CAST (operands and result of equal lanes), CONST (a splat of its
  * immediate), SPLAT (of a scalar value) and ZIP (of two vectors' halves). BITS turns a
  * vector of i1 into a scalar.
  * Every other operand is a scalar.

@@ -24,31 +24,50 @@ static uint32_t acc_index(Lowering *l, uint32_t c)
 	return emit2(l, LOP_ADD, LTYPE_I64, l->acc_offset, c);
 }
 
+/* An instruction of `lanes` lanes (1: a scalar). */
+static uint32_t lanes_op(Lowering *l, LOp op, LType type, unsigned lanes, uint32_t x, uint32_t y)
+{
+	return lir_emit_vector(&l->b, op, type, (uint8_t)(lanes > 1 ? lanes : 0), x, y, LIR_NONE);
+}
+
+/* A float constant of `lanes` lanes. */
+static uint32_t lanes_const(Lowering *l, LType t, unsigned lanes, double v)
+{
+	uint32_t c = lanes_op(l, LOP_CONST, t, lanes, LIR_NONE, LIR_NONE);
+	l->b.fn->insts[c].fimm = t == LTYPE_F32 ? (double)(float)v : v;
+	return c;
+}
+
 /*
  * Margin c (in a loop being built) of the row being transformed, finished: an average
  * divided by its count, a min or max that no leaf reached set to 0, and then the base
- * score added to those aggregates that add it last.
+ * score added to those aggregates that add it last; with lanes, margins c to c + lanes - 1.
  */
-static uint32_t load_acc(Lowering *l, uint32_t c)
+static uint32_t load_acc_lanes(Lowering *l, uint32_t c, unsigned lanes)
 {
 	const HForest *f = l->f;
-	uint32_t m = emit2(l, LOP_LOAD, l->acc_type, l->acc, acc_index(l, c)), untouched;
+	LType t = l->acc_type;
+	uint32_t m = lanes_op(l, LOP_LOAD, t, lanes, l->acc, acc_index(l, c)), untouched, base;
 	switch (f->aggregate) {
 	case HAGGREGATE_SUM:
 		return m;
 	case HAGGREGATE_AVERAGE:
-		m = emit2(l, LOP_FDIV, l->acc_type, m, lir_const_float(&l->b, l->acc_type, (double)f->average_count));
+		m = lanes_op(l, LOP_FDIV, t, lanes, m, lanes_const(l, t, lanes, (double)f->average_count));
 		break;
 	case HAGGREGATE_MIN:
 	case HAGGREGATE_MAX:
-		untouched = lir_cmp(&l->b, LOP_FCMP, LCMP_OEQ, m, lir_const_float(&l->b, l->acc_type, aggregate_identity(f)));
-		m = lir_emit(&l->b, LOP_SELECT, l->acc_type, untouched, lir_const_float(&l->b, l->acc_type, 0.0), m);
+		untouched = lanes_op(l, LOP_FCMP, LTYPE_I1, lanes, m, lanes_const(l, t, lanes, aggregate_identity(f)));
+		l->b.fn->insts[untouched].sub = LCMP_OEQ;
+		m = lir_emit_vector(&l->b, LOP_SELECT, t, (uint8_t)(lanes > 1 ? lanes : 0), untouched, lanes_const(l, t, lanes, 0.0), m);
 		break;
 	case HAGGREGATE_COUNT:
 		die("unknown aggregate");
 	}
-	return emit2(l, LOP_FADD, l->acc_type, m, emit2(l, LOP_LOAD, l->acc_type, l->base_scores, c));
+	base = lanes_op(l, LOP_LOAD, t, lanes, l->base_scores, c);
+	return lanes_op(l, LOP_FADD, t, lanes, m, base);
 }
+
+static uint32_t load_acc(Lowering *l, uint32_t c) { return load_acc_lanes(l, c, 1); }
 
 /* for c in [from, outputs): body. Returns the loop value; caller ends it. */
 static uint32_t begin_outputs(Lowering *l, int64_t from)
@@ -85,6 +104,12 @@ static uint32_t lower_probit(Lowering *l, uint32_t p)
 	return emit2(l, LOP_FMUL, t, lir_const_float(&l->b, t, sqrt2), e);
 }
 
+/* e^x, x of `lanes` lanes. */
+static uint32_t exp_of(Lowering *l, LType t, unsigned lanes, uint32_t x)
+{
+	return lanes_op(l, LOP_EXP, t, lanes, x, LIR_NONE);
+}
+
 /* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit. */
 static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 {
@@ -92,10 +117,10 @@ static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 		uint32_t one = lir_const_float(&l->b, l->acc_type, 1.0), e;
 		if (l->f->sigmoid_alpha != 1.0)
 			m = emit2(l, LOP_FMUL, l->acc_type, lir_const_float(&l->b, l->acc_type, l->f->sigmoid_alpha), m);
-		e = lir_emit(&l->b, LOP_EXP, l->acc_type, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+		e = exp_of(l, l->acc_type, 1, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE));
 		m = emit2(l, LOP_FDIV, l->acc_type, one, emit2(l, LOP_FADD, l->acc_type, one, e));
 	} else if (t == HTRANSFORM_EXP) {
-		m = lir_emit(&l->b, LOP_EXP, l->acc_type, m, LIR_NONE, LIR_NONE);
+		m = exp_of(l, l->acc_type, 1, m);
 	} else if (t == HTRANSFORM_SIGNED_SQUARE) { /* m * |m| */
 		uint32_t negative = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, m, lir_const_float(&l->b, l->acc_type, 0.0));
 		uint32_t magnitude = lir_emit(&l->b, LOP_SELECT, l->acc_type, negative, lir_emit(&l->b, LOP_FNEG, l->acc_type, m, LIR_NONE, LIR_NONE), m);
@@ -128,22 +153,98 @@ static void lower_max(Lowering *l, uint32_t *max_cell, uint32_t *index_cell)
 	lir_end(&l->b);
 }
 
-/* Softmax as XGBoost computes it: subtract the max, exponentiate, divide by the sum (summed in double). */
+/*
+ * Lanes of the host's softmax: its margins go a vector at a time (the last few one at a
+ * time), the target's exp in arithmetic widening with them (llvm_exp). A 1000-class
+ * model's softmax took two thirds of its prediction as scalar calls of libm's expf.
+ */
+#define SOFTMAX_LANES 8
+
+/* for c in [from, to) step step: body. Returns the loop value; caller ends it. */
+static uint32_t begin_range(Lowering *l, int64_t from, int64_t to, int64_t step)
+{
+	uint32_t begin = const_i64(l, from), end = const_i64(l, to), by = const_i64(l, step);
+	return lir_begin(&l->b, LOP_FOR, begin, end, by);
+}
+
+/* e^(margins c.. - max) of the row, `lanes` of them (max a scalar). */
+static uint32_t exp_less_max(Lowering *l, uint32_t c, unsigned lanes, uint32_t max)
+{
+	LType t = l->acc_type;
+	uint32_t m = load_acc_lanes(l, c, lanes), by = lanes > 1 ? lanes_op(l, LOP_SPLAT, t, lanes, max, LIR_NONE) : max;
+	return exp_of(l, t, lanes, lanes_op(l, LOP_FSUB, t, lanes, m, by));
+}
+
+/* The lanes of the vector in array (of type t) folded in order by op (FMAX or FADD). */
+static uint32_t fold_lanes(Lowering *l, uint32_t array, LType t, unsigned lanes, LOp op)
+{
+	uint32_t x = emit2(l, LOP_LOAD, t, array, const_i64(l, 0));
+	for (unsigned k = 1; k < lanes; k++) {
+		uint32_t lane = emit2(l, LOP_LOAD, t, array, const_i64(l, k));
+		x = emit2(l, op, t, x, lane);
+	}
+	return x;
+}
+
+/*
+ * Softmax as XGBoost computes it: subtract the max, exponentiate, divide by the sum
+ * (summed in double: here lane by lane, then the lanes, which moves the float sum by
+ * less than its rounding).
+ */
 static void lower_softmax(Lowering *l, uint32_t out_start)
 {
-	uint32_t max_cell, index_cell, max, sum, c, e, total, index;
-	lower_max(l, &max_cell, &index_cell);
-	max = lir_emit(&l->b, LOP_GET, l->acc_type, max_cell, LIR_NONE, LIR_NONE);
+	LType t = l->acc_type;
+	int64_t outputs = l->f->num_outputs;
+	const LInst *stride = l->acc_stride != LIR_NONE ? &l->b.fn->insts[l->acc_stride] : NULL; /* consecutive margins: */
+	bool consecutive = !stride || (stride->op == LOP_CONST && stride->imm == 1);             /* of a row-major buffer, */
+	unsigned lanes = !l->gpu && consecutive && outputs >= 2 * SOFTMAX_LANES ? SOFTMAX_LANES : 1; /* or of a row's */
+	int64_t whole = lanes > 1 ? outputs / lanes * lanes : 0; /* [0, whole) a vector at a time, the rest one at a time */
+	uint32_t max, sum, c, e, total, index, folded = LIR_NONE;
+
+	if (lanes > 1) { /* the largest margin: lane by lane, then the lanes, then the rest */
+		uint32_t maxes = lir_local_array(&l->b, t, lanes, LSPACE_PRIVATE), zero = const_i64(l, 0), first;
+		l->b.fn->insts[maxes].lanes = (uint8_t)lanes;
+		first = load_acc_lanes(l, zero, lanes);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, maxes, zero, first);
+		c = begin_range(l, lanes, whole, lanes);
+		e = load_acc_lanes(l, c, lanes);
+		e = lanes_op(l, LOP_FMAX, t, lanes, lanes_op(l, LOP_LOAD, t, lanes, maxes, zero), e);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, maxes, zero, e);
+		lir_end(&l->b);
+		folded = fold_lanes(l, maxes, t, lanes, LOP_FMAX);
+	}
+	max = lir_emit(&l->b, LOP_VAR, t, folded != LIR_NONE ? folded : load_acc(l, const_i64(l, 0)), LIR_NONE, LIR_NONE);
+	c = begin_range(l, whole ? whole : 1, outputs, 1);
+	e = load_acc(l, c);
+	emit2(l, LOP_SET, LTYPE_VOID, max, emit2(l, LOP_FMAX, t, lir_emit(&l->b, LOP_GET, t, max, LIR_NONE, LIR_NONE), e));
+	lir_end(&l->b);
+	max = lir_emit(&l->b, LOP_GET, t, max, LIR_NONE, LIR_NONE);
+
 	sum = lir_emit(&l->b, LOP_VAR, LTYPE_F64, lir_const_float(&l->b, LTYPE_F64, 0.0), LIR_NONE, LIR_NONE);
-	c = begin_outputs(l, 0);
-	e = lir_emit(&l->b, LOP_EXP, l->acc_type, emit2(l, LOP_FSUB, l->acc_type, load_acc(l, c), max), LIR_NONE, LIR_NONE);
-	if (l->acc_type != LTYPE_F64)
+	if (lanes > 1) {
+		uint32_t sums = lir_local_array(&l->b, LTYPE_F64, lanes, LSPACE_PRIVATE), zero = const_i64(l, 0);
+		l->b.fn->insts[sums].lanes = (uint8_t)lanes;
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, sums, zero, lanes_const(l, LTYPE_F64, lanes, 0.0));
+		c = begin_range(l, 0, whole, lanes);
+		e = exp_less_max(l, c, lanes, max);
+		if (t != LTYPE_F64) {
+			e = lanes_op(l, LOP_CAST, LTYPE_F64, lanes, e, LIR_NONE);
+			l->b.fn->insts[e].sub = LCAST_FPEXT;
+		}
+		e = lanes_op(l, LOP_FADD, LTYPE_F64, lanes, lanes_op(l, LOP_LOAD, LTYPE_F64, lanes, sums, zero), e);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, sums, zero, e);
+		lir_end(&l->b);
+		emit2(l, LOP_SET, LTYPE_VOID, sum, fold_lanes(l, sums, LTYPE_F64, lanes, LOP_FADD));
+	}
+	c = begin_range(l, whole, outputs, 1);
+	e = exp_less_max(l, c, 1, max);
+	if (t != LTYPE_F64)
 		e = lir_cast(&l->b, LCAST_FPEXT, LTYPE_F64, e);
 	emit2(l, LOP_SET, LTYPE_VOID, sum, emit2(l, LOP_FADD, LTYPE_F64, lir_emit(&l->b, LOP_GET, LTYPE_F64, sum, LIR_NONE, LIR_NONE), e));
 	lir_end(&l->b);
 	total = lir_emit(&l->b, LOP_GET, LTYPE_F64, sum, LIR_NONE, LIR_NONE);
-	if (l->acc_type != LTYPE_F64)
-		total = lir_cast(&l->b, LCAST_FPTRUNC, l->acc_type, total);
+	if (t != LTYPE_F64)
+		total = lir_cast(&l->b, LCAST_FPTRUNC, t, total);
 	/*
 	 * The exponentials are computed again rather than stored back into the margins:
 	 * storing and reloading them through a 64-row tile's scratch array came out wrong
@@ -151,11 +252,21 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	 * tests/schedules/xgboost.sched on multi_softprob3, bisected to LoopVectorizePass;
 	 * whether our IR or LLVM is at fault is not settled).
 	 */
-	c = begin_outputs(l, 0);
-	index = emit2(l, LOP_ADD, LTYPE_I64, out_start, c);
-	e = lir_emit(&l->b, LOP_EXP, l->acc_type, emit2(l, LOP_FSUB, l->acc_type, load_acc(l, c), max), LIR_NONE, LIR_NONE);
-	store_output(l, index, emit2(l, LOP_FDIV, l->acc_type, e, total));
-	lir_end(&l->b);
+	for (int part = lanes > 1 ? 0 : 1; part < 2; part++) { /* vectors, then the rest */
+		unsigned n = part ? 1 : lanes;
+		uint32_t by;
+		c = part ? begin_range(l, whole, outputs, 1) : begin_range(l, 0, whole, lanes);
+		index = emit2(l, LOP_ADD, LTYPE_I64, out_start, c);
+		e = exp_less_max(l, c, n, max);
+		by = n > 1 ? lanes_op(l, LOP_SPLAT, t, n, total, LIR_NONE) : total;
+		e = lanes_op(l, LOP_FDIV, t, n, e, by);
+		if (t != LTYPE_F32) {
+			e = lanes_op(l, LOP_CAST, LTYPE_F32, n, e, LIR_NONE);
+			l->b.fn->insts[e].sub = LCAST_FPTRUNC;
+		}
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->out, index, e);
+		lir_end(&l->b);
+	}
 }
 
 /*
@@ -169,7 +280,7 @@ static void lower_softmax_zero(Lowering *l, uint32_t out_start)
 	uint32_t max_cell, index_cell, max, scale, sum, c, m, e, nonzero, total;
 	lower_max(l, &max_cell, &index_cell);
 	max = lir_emit(&l->b, LOP_GET, t, max_cell, LIR_NONE, LIR_NONE);
-	scale = lir_emit(&l->b, LOP_EXP, t, lir_emit(&l->b, LOP_FNEG, t, max, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+	scale = exp_of(l, t, 1, lir_emit(&l->b, LOP_FNEG, t, max, LIR_NONE, LIR_NONE));
 	sum = lir_emit(&l->b, LOP_VAR, t, lir_const_float(&l->b, t, 0.0), LIR_NONE, LIR_NONE);
 	for (int pass = 0; pass < 2; pass++) { /* the sum, then the outputs */
 		uint32_t above, below;
@@ -178,7 +289,7 @@ static void lower_softmax_zero(Lowering *l, uint32_t out_start)
 		above = lir_cmp(&l->b, LOP_FCMP, LCMP_OGT, m, lir_const_float(&l->b, t, (double)0.0000001f));
 		below = lir_cmp(&l->b, LOP_FCMP, LCMP_OLT, m, lir_const_float(&l->b, t, -(double)0.0000001f));
 		nonzero = lir_emit(&l->b, LOP_OR, LTYPE_I1, above, below, LIR_NONE);
-		e = lir_emit(&l->b, LOP_EXP, t, emit2(l, LOP_FSUB, t, m, max), LIR_NONE, LIR_NONE);
+		e = exp_of(l, t, 1, emit2(l, LOP_FSUB, t, m, max));
 		if (pass == 0) {
 			uint32_t add = lir_emit(&l->b, LOP_SELECT, t, nonzero, e, lir_const_float(&l->b, t, 0.0));
 			emit2(l, LOP_SET, LTYPE_VOID, sum, emit2(l, LOP_FADD, t, lir_emit(&l->b, LOP_GET, t, sum, LIR_NONE, LIR_NONE), add));

@@ -68,13 +68,6 @@ static LLVMValueRef ir_fmul(Emitter *em, LLVMValueRef x, LLVMValueRef y) { retur
 static LLVMValueRef ir_fadd(Emitter *em, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFAdd(em->b, x, y, ""); }
 static LLVMValueRef ir_fsub(Emitter *em, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFSub(em->b, x, y, ""); }
 
-/* A double intrinsic of two operands (llvm.minnum, llvm.maxnum) or one (llvm.rint). */
-static LLVMValueRef intrinsic2(Emitter *em, const char *name, LLVMValueRef x, LLVMValueRef y)
-{
-	LLVMValueRef args[2] = {x, y};
-	return llvm_call_intrinsic(em, name, em->types[LTYPE_F64], args, y ? 2 : 1);
-}
-
 /* The polynomial c[0] + c[1] z + ... + c[n-1] z^(n-1), by Horner's rule. */
 static LLVMValueRef horner(Emitter *em, const double *c, int n, LLVMValueRef z)
 {
@@ -84,39 +77,9 @@ static LLVMValueRef horner(Emitter *em, const double *c, int n, LLVMValueRef z)
 	return p;
 }
 
-/* 2^k as a double, for an i64 k of -1022..1023. */
-static LLVMValueRef power_of_two(Emitter *em, LLVMValueRef k)
-{
-	LLVMTypeRef i64 = em->types[LTYPE_I64];
-	LLVMValueRef bits = LLVMBuildShl(em->b, LLVMBuildAdd(em->b, k, LLVMConstInt(i64, 1023, 0), ""), LLVMConstInt(i64, 52, 0), "");
-	return LLVMBuildBitCast(em->b, bits, em->types[LTYPE_F64], "");
-}
-
 /* ln 2 split so that k * LN2_HI is exact for |k| < 2^11 (fdlibm's constants). */
 #define LN2_HI 6.93147180369123816490e-01
 #define LN2_LO 1.90821492927058770002e-10
-
-/*
- * e^x = 2^k e^r with k = rint(x / ln 2) and |r| <= ln 2 / 2 (Cody and Waite), e^r by
- * its Taylor series to r^13 (the rest is below 1e-17), 2^k in two factors so that
- * results near the ends of the range do not overflow the exponent. x is clamped to
- * [-746, 710] first, beyond which the result is 0 or infinity anyway; NaN stays NaN.
- */
-static LLVMValueRef exp_body(Emitter *em, LLVMValueRef x)
-{
-	double c[14];
-	LLVMValueRef xc = intrinsic2(em, "llvm.maxnum", intrinsic2(em, "llvm.minnum", x, real(em, 710)), real(em, -746));
-	LLVMValueRef k = intrinsic2(em, "llvm.rint", ir_fmul(em, xc, real(em, 1.44269504088896340736)), NULL);
-	LLVMValueRef r = ir_fsub(em, ir_fsub(em, xc, ir_fmul(em, k, real(em, LN2_HI))), ir_fmul(em, k, real(em, LN2_LO)));
-	LLVMValueRef ki = LLVMBuildFPToSI(em->b, k, em->types[LTYPE_I64], "");
-	LLVMValueRef k1 = LLVMBuildAShr(em->b, ki, LLVMConstInt(em->types[LTYPE_I64], 1, 0), ""), k2 = LLVMBuildSub(em->b, ki, k1, "");
-	LLVMValueRef y;
-	c[0] = 1;
-	for (int i = 1; i < 14; i++)
-		c[i] = c[i - 1] / i;
-	y = ir_fmul(em, ir_fmul(em, horner(em, c, 14, r), power_of_two(em, k1)), power_of_two(em, k2));
-	return LLVMBuildSelect(em->b, LLVMBuildFCmp(em->b, LLVMRealUNO, x, x, ""), x, y, "");
-}
 
 /*
  * log x = e ln 2 + log m for x = m 2^e with m in [sqrt(2)/2, sqrt(2)); log m =
@@ -156,7 +119,7 @@ static LLVMValueRef log_body(Emitter *em, LLVMValueRef x)
 LLVMValueRef gpu_math(Emitter *em, LOp op, LLVMValueRef x)
 {
 	LLVMTypeRef f64 = em->types[LTYPE_F64], type = LLVMTypeOf(x);
-	LLVMValueRef f = op == LOP_EXP ? math_function(em, "grove.exp", exp_body) : math_function(em, "grove.log", log_body);
+	LLVMValueRef f = op == LOP_EXP ? math_function(em, "grove.exp", llvm_exp) : math_function(em, "grove.log", log_body);
 	LLVMValueRef wide = type == f64 ? x : LLVMBuildFPExt(em->b, x, f64, "");
 	LLVMValueRef y = LLVMBuildCall2(em->b, LLVMFunctionType(f64, &f64, 1, 0), f, &wide, 1, "");
 	return type == f64 ? y : LLVMBuildFPTrunc(em->b, y, type, "");

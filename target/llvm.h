@@ -79,7 +79,7 @@ struct TargetHooks {
 	void (*barrier)(Emitter *em, uint32_t site);
 	/* SHUFFLE of v (i32, i64, f32, f64) from delta (i32) lanes down the warp; site is the LIR instruction. */
 	LLVMValueRef (*shuffle)(Emitter *em, LLVMValueRef v, LLVMValueRef delta, uint32_t site);
-	/* EXP or LOG of x where the target has no libm for llvm.exp and llvm.log; NULL: those intrinsics. */
+	/* EXP or LOG of x (EXP's may be a vector); NULL: llvm.exp and llvm.log. */
 	LLVMValueRef (*math)(Emitter *em, LOp op, LLVMValueRef x);
 	/* On the way into a function's body, and (given what enter returned) out of it: the host's FP mode; NULL: nothing. */
 	LLVMValueRef (*enter)(Emitter *em);
@@ -111,6 +111,8 @@ void llvm_end_function(Emitter *em);
 void llvm_emit_region(Emitter *em, uint32_t first);
 /* for (iv = begin; iv < end; iv += step) body of LIR loop id, with the loop's value bound to iv. */
 void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef step);
+/* e^x, x a float or double or a vector of them, in arithmetic (target/math.c). */
+LLVMValueRef llvm_exp(Emitter *em, LLVMValueRef x);
 /* A call to the intrinsic name, overloaded on type (NULL: not overloaded). */
 LLVMValueRef llvm_call_intrinsic(Emitter *em, const char *name, LLVMTypeRef type, LLVMValueRef *args, unsigned nargs);
 /* Add the enum attribute name to function f at index (0 = return, 1.. = parameters, -1 = function). */

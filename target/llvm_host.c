@@ -407,11 +407,17 @@ static void emit_call(Emitter *em, uint32_t id)
 	LLVMBuildCall2(em->b, type, func, args, LIR_PREDICT_PARAMS, "");
 }
 
+/* EXP in arithmetic, inline, which the loop vectorizer widens (llvm_exp); LOG, libm's (llvm.log). */
+static LLVMValueRef host_math(Emitter *em, LOp op, LLVMValueRef x)
+{
+	return op == LOP_EXP ? llvm_exp(em, x) : llvm_call_intrinsic(em, "llvm.log", LLVMTypeOf(x), &x, 1);
+}
+
 /* BUFFER k: its global. */
 static LLVMValueRef host_buffer(Emitter *em, uint32_t k) { return em->buffers[k]; }
 
 static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = emit_parallel_for, .threads = host_threads,
-                                       .call = emit_call, .apart = emit_apart,
+                                       .call = emit_call, .apart = emit_apart, .math = host_math,
                                        .enter = enter_exact_fp, .leave = leave_exact_fp};
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
