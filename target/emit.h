@@ -30,6 +30,13 @@ void target_add_cpu_features(LLVMModuleRef mod, const char *features);
 /* path as a linker's argument (malloc'ed): "./" before a relative path beginning with '-', taken for an option otherwise. */
 char *target_path_argument(const char *path);
 
+/*
+ * Write m's buffers to path as an ELF relocatable object for x86-64 or (aarch64) AArch64:
+ * the definitions of the hidden symbols (target_buffer_symbol) that target_build_module's
+ * code declares with buffers apart (target/buffers.c).
+ */
+bool target_write_buffers(const LModule *m, const char *prefix, bool aarch64, const char *path, Error *e);
+
 /* Emit mod as an object to a temporary file beside path, then link it into the shared library path with p's linker. */
 bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
                          const char *path, Error *e);

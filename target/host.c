@@ -155,7 +155,7 @@ bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *p
 
 /* Parts a code module is compiled in at most (one per core), and the objects of a shared library: those and the data. */
 #define MAX_PARTS 8
-#define MAX_OBJECTS (MAX_PARTS + 1)
+#define MAX_OBJECTS (MAX_PARTS + 2) /* the code's parts, the data, the buffers */
 
 /*
  * Link the n objects into the shared library path with p's linker and OpenMP. Without a
@@ -468,12 +468,13 @@ static long usable_cores(void)
 }
 
 /*
- * The shared library at path from code module mod and data module data: the code's
- * parts (perhaps from the cache) and the data, each an object of its own, linked with
- * p's linker.
+ * The shared library at path from code module mod, data module data and m's buffers
+ * (their symbols named after prefix): the
+ * code's parts (perhaps from the cache), the data and the buffers (target/buffers.c), each
+ * an object of its own, linked with p's linker.
  */
-static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleRef data, const TargetOptions *o,
-                         const TargetPlatform *p, const char *path, Error *e)
+static bool write_shared(const LModule *m, const char *prefix, LLVMTargetMachineRef tm, LLVMModuleRef mod,
+                         LLVMModuleRef data, const TargetOptions *o, const TargetPlatform *p, const char *path, Error *e)
 {
 	CodePart parts[MAX_PARTS];
 	char *objects[MAX_OBJECTS] = {NULL};
@@ -490,7 +491,9 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleR
 		start_parts(mod, parts, n, o, p, &threads);
 	n = n > 1 ? n : 1;
 	data_ok = (objects[n] = temporary_beside(path, ".o", &data_error)) &&
-	          target_write_code(tm, data, objects[n], LLVMObjectFile, &data_error);
+	          target_write_code(tm, data, objects[n], LLVMObjectFile, &data_error) &&
+	          (objects[n + 1] = temporary_beside(path, ".o", &data_error)) &&
+	          target_write_buffers(m, prefix, !strncmp(p->triple, "aarch64", 7), objects[n + 1], &data_error);
 	phase_end(o->timer, "data");
 	if (n > 1)
 		ok = join_parts(parts, n, o, &threads, e);
@@ -502,8 +505,8 @@ static bool write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, LLVMModuleR
 	}
 	for (uint32_t k = 0; ok && k < n; k++)
 		ok = (objects[k] = temporary_beside(path, ".o", e)) && target_write_bytes(objects[k], parts[k].object, parts[k].size, e);
-	ok = ok && link_shared(objects, (int)n + 1, o, p, path, e);
-	for (uint32_t k = 0; k <= n; k++)
+	ok = ok && link_shared(objects, (int)n + 2, o, p, path, e);
+	for (uint32_t k = 0; k <= n + 1; k++)
 		if (objects[k])
 			temporary_drop(objects[k], false);
 	for (uint32_t k = 0; k < MAX_PARTS; k++) {
@@ -650,7 +653,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	ctx = LLVMContextCreate();
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
-	                          !strncmp(platform.triple, "aarch64", 7), &data);
+	                          !strncmp(platform.triple, "aarch64", 7), o->emit == TARGET_EMIT_SHARED, &data);
 	if (o->emit == TARGET_EMIT_SHARED) {
 		char *features = target_cpu_features(platform.triple, o->cpu);
 		target_add_cpu_features(data, features);
@@ -679,7 +682,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 		             (optimise_for_cpu(mod, tm, o, o->timer, e) && link_data(mod, data, &data, e));
 		if (ready)
 			switch (o->emit) {
-			case TARGET_EMIT_SHARED: ok = write_shared(tm, mod, data, o, &platform, temp, e) && target_seal(temp, e); break;
+			case TARGET_EMIT_SHARED: ok = write_shared(m, prefix, tm, mod, data, o, &platform, temp, e) && target_seal(temp, e); break;
 			case TARGET_EMIT_OBJ: ok = target_write_code(tm, mod, temp, LLVMObjectFile, e) && write_header(m, prefix, out_path, e); break;
 			case TARGET_EMIT_ASM: ok = target_write_code(tm, mod, temp, LLVMAssemblyFile, e); break;
 			case TARGET_EMIT_PTX:

@@ -111,6 +111,12 @@ void llvm_end_function(Emitter *em);
 void llvm_emit_region(Emitter *em, uint32_t first);
 /* for (iv = begin; iv < end; iv += step) body of LIR loop id, with the loop's value bound to iv. */
 void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef end, LLVMValueRef step);
+/*
+ * The symbol of buffer k of m (into out, of size bytes): <prefix>.<name>, or where an
+ * earlier buffer has its name, <prefix>.<name>.<k> (target/buffers.c).
+ */
+#define TARGET_SYMBOL_MAX 160
+void target_buffer_symbol(const LModule *m, const char *prefix, uint32_t k, char *out, size_t size);
 /* e^x, x a float or double or a vector of them, in arithmetic (target/math.c). */
 LLVMValueRef llvm_exp(Emitter *em, LLVMValueRef x);
 /* A call to the intrinsic name, overloaded on type (NULL: not overloaded). */
@@ -126,11 +132,12 @@ LLVMValueRef llvm_constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef in
  * describes the entry point. Functions are named <prefix>_<name>; the entry point is
  * external, the rest internal. Buffers are hidden globals <prefix>.<name>, declared in
  * the code. Optimise the code, then link the data into it, or emit each as an object
- * of its own (a cached code object). The code is for AArch64 where aarch64, else for
- * x86-64. m must have passed lir_verify.
+ * of its own (a cached code object). With buffers_apart, *data does not hold the
+ * buffers: they are an object of their own (target_write_buffers). The code is for
+ * AArch64 where aarch64, else for x86-64. m must have passed lir_verify.
  */
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
-                                  bool aarch64, LLVMModuleRef *data);
+                                  bool aarch64, bool buffers_apart, LLVMModuleRef *data);
 
 /*
  * The constant GroveArtifact named symbol describing m: predict and predict_f64 (NULL

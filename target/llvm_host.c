@@ -324,24 +324,28 @@ static void emit_apart(Emitter *em, uint32_t first)
 }
 
 /*
- * Buffer buf: a hidden constant global <prefix>.<name> holding its bytes in data, and
- * its declaration (returned) in the code module. The code sees the buffer's size but
+ * Buffer k: a hidden constant global (target_buffer_symbol) holding its bytes in data,
+ * and its declaration (returned) in the code module. The code sees the buffer's size but
  * not its bytes, so the same model shape gives the same code (target/cache.c).
  */
-static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *buf, bool read)
+static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, uint32_t k, bool read)
 {
+	const LBuffer *buf = &em->m->buffers[k];
+	/* (data NULL: the buffers are an object of their own, target/buffers.c) */
 	size_t bytes = (size_t)buf->count * lir_type_size(buf->elem);
 	LLVMValueRef init, globals[2];
-	char name[160];
+	char name[TARGET_SYMBOL_MAX];
 	if (bytes > UINT32_MAX)
 		die("buffer %s is larger than 4 GiB", buf->name);
-	snprintf(name, sizeof name, "%s.%s", em->prefix, buf->name);
+	target_buffer_symbol(em->m, em->prefix, k, name, sizeof name);
 	/* A buffer no code reads (a key copy's twin) keeps its name and size, not its bytes: zeros, which take no room in the file. */
-	init = read ? LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1)
-	            : LLVMConstNull(LLVMArrayType(LLVMInt8TypeInContext(em->ctx), (unsigned)bytes));
-	globals[0] = LLVMAddGlobal(data, LLVMTypeOf(init), name);
-	globals[1] = LLVMAddGlobal(em->mod, LLVMTypeOf(init), name);
-	LLVMSetInitializer(globals[0], init);
+	init = !data ? NULL
+	       : read ? LLVMConstStringInContext(em->ctx, buf->data ? buf->data : "", (unsigned)bytes, 1)
+	              : LLVMConstNull(LLVMArrayType(LLVMInt8TypeInContext(em->ctx), (unsigned)bytes));
+	globals[1] = LLVMAddGlobal(em->mod, LLVMArrayType(LLVMInt8TypeInContext(em->ctx), (unsigned)bytes), name);
+	globals[0] = data ? LLVMAddGlobal(data, LLVMTypeOf(init), name) : globals[1];
+	if (data)
+		LLVMSetInitializer(globals[0], init);
 	for (int i = 0; i < 2; i++) {
 		LLVMSetGlobalConstant(globals[i], read);
 		LLVMSetVisibility(globals[i], LLVMHiddenVisibility);
@@ -350,7 +354,6 @@ static LLVMValueRef emit_buffer(Emitter *em, LLVMModuleRef data, const LBuffer *
 	return globals[1];
 }
 
-/* Emit LIR function fn as an external LLVM function called name. */
 /* Host function fn of the module, named name: declared here, or the declaration a CALL made before it. */
 static LLVMValueRef declare_function(Emitter *em, const LFunc *fn, const char *name, LLVMTypeRef *type)
 {
@@ -362,6 +365,7 @@ static LLVMValueRef declare_function(Emitter *em, const LFunc *fn, const char *n
 	return func ? func : LLVMAddFunction(em->mod, name, *type);
 }
 
+/* Emit LIR function fn as an external LLVM function called name. */
 static LLVMValueRef emit_function(Emitter *em, const LFunc *fn, const char *name)
 {
 	LLVMTypeRef type;
@@ -421,7 +425,7 @@ static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = em
                                        .enter = enter_exact_fp, .leave = leave_exact_fp};
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
-                                  bool aarch64, LLVMModuleRef *data)
+                                  bool aarch64, bool buffers_apart, LLVMModuleRef *data)
 {
 	Emitter em;
 	char name[96];
@@ -436,7 +440,7 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
 	read = lir_buffers_read(m);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
-		em.buffers[i] = emit_buffer(&em, *data, &m->buffers[i], read[i]);
+		em.buffers[i] = emit_buffer(&em, buffers_apart ? NULL : *data, i, read[i]);
 	free(read);
 	for (uint32_t i = 0; i < m->num_funcs; i++) {
 		LLVMValueRef f;
