@@ -30,9 +30,9 @@
  * these carry lanes: LOAD (n consecutive elements from element b, aligned as one
  * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
  * are 0 or c's), the lanewise ADD, SUB, AND, SHL, ASHR, CTZ, SELECT, ICMP, FADD, FSUB,
- * FMUL, FDIV, FMIN, FMAX, EXP, FCMP and CAST (operands and result of equal lanes), CONST (a splat of its
- * immediate), SPLAT (of a scalar value) and ZIP (of two vectors' halves). BITS turns a
- * vector of i1 into a scalar.
+ * FMUL, FDIV, FMIN, FMAX, EXP, FCMP and CAST (operands and result of equal lanes), CONST
+ * (a splat of its immediate), SPLAT (of a scalar value) and ZIP (of two vectors' halves).
+ * BITS turns a vector of i1 into a scalar.
  * Every other operand is a scalar.
  */
 #ifndef GROVE_IR_LIR_H

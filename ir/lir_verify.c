@@ -146,8 +146,9 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 	const uint32_t ops[3] = {in->a, in->b, in->c};
 	unsigned lanes = lir_lanes(v->fn, id);
 	bool elementwise = in->op == LOP_FADD || in->op == LOP_FSUB || in->op == LOP_FMUL || in->op == LOP_FMIN ||
-	                   in->op == LOP_FDIV || in->op == LOP_FMAX || in->op == LOP_EXP || in->op == LOP_FCMP || in->op == LOP_CAST || in->op == LOP_ADD ||
-	                   in->op == LOP_SUB || in->op == LOP_AND || in->op == LOP_SHL || in->op == LOP_ASHR || in->op == LOP_CTZ ||
+	                   in->op == LOP_FDIV || in->op == LOP_FMAX || in->op == LOP_EXP || in->op == LOP_FCMP ||
+	                   in->op == LOP_CAST || in->op == LOP_ADD || in->op == LOP_SUB || in->op == LOP_AND ||
+	                   in->op == LOP_SHL || in->op == LOP_ASHR || in->op == LOP_CTZ ||
 	                   in->op == LOP_SELECT || in->op == LOP_ICMP || in->op == LOP_ZIP;
 	bool compare = in->op == LOP_FCMP || in->op == LOP_ICMP;
 

@@ -175,6 +175,22 @@ static uint32_t exp_less_max(Lowering *l, uint32_t c, unsigned lanes, uint32_t m
 	return exp_of(l, t, lanes, lanes_op(l, LOP_FSUB, t, lanes, m, by));
 }
 
+/* A conversion of x (of `lanes` lanes) to type. */
+static uint32_t lanes_cast(Lowering *l, LCast kind, LType type, unsigned lanes, uint32_t x)
+{
+	uint32_t c = lanes_op(l, LOP_CAST, type, lanes, x, LIR_NONE);
+	l->b.fn->insts[c].sub = (uint8_t)kind;
+	return c;
+}
+
+/* A private array of one vector of `lanes` elements of type t, aligned for it: a vector's accumulator. */
+static uint32_t lanes_array(Lowering *l, LType t, unsigned lanes)
+{
+	uint32_t array = lir_local_array(&l->b, t, lanes, LSPACE_PRIVATE);
+	l->b.fn->insts[array].lanes = (uint8_t)lanes;
+	return array;
+}
+
 /* The lanes of the vector in array (of type t) folded in order by op (FMAX or FADD). */
 static uint32_t fold_lanes(Lowering *l, uint32_t array, LType t, unsigned lanes, LOp op)
 {
@@ -202,8 +218,7 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	uint32_t max, sum, c, e, total, index, folded = LIR_NONE;
 
 	if (lanes > 1) { /* the largest margin: lane by lane, then the lanes, then the rest */
-		uint32_t maxes = lir_local_array(&l->b, t, lanes, LSPACE_PRIVATE), zero = const_i64(l, 0), first;
-		l->b.fn->insts[maxes].lanes = (uint8_t)lanes;
+		uint32_t maxes = lanes_array(l, t, lanes), zero = const_i64(l, 0), first;
 		first = load_acc_lanes(l, zero, lanes);
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, maxes, zero, first);
 		c = begin_range(l, lanes, whole, lanes);
@@ -222,15 +237,12 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 
 	sum = lir_emit(&l->b, LOP_VAR, LTYPE_F64, lir_const_float(&l->b, LTYPE_F64, 0.0), LIR_NONE, LIR_NONE);
 	if (lanes > 1) {
-		uint32_t sums = lir_local_array(&l->b, LTYPE_F64, lanes, LSPACE_PRIVATE), zero = const_i64(l, 0);
-		l->b.fn->insts[sums].lanes = (uint8_t)lanes;
+		uint32_t sums = lanes_array(l, LTYPE_F64, lanes), zero = const_i64(l, 0);
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, sums, zero, lanes_const(l, LTYPE_F64, lanes, 0.0));
 		c = begin_range(l, 0, whole, lanes);
 		e = exp_less_max(l, c, lanes, max);
-		if (t != LTYPE_F64) {
-			e = lanes_op(l, LOP_CAST, LTYPE_F64, lanes, e, LIR_NONE);
-			l->b.fn->insts[e].sub = LCAST_FPEXT;
-		}
+		if (t != LTYPE_F64)
+			e = lanes_cast(l, LCAST_FPEXT, LTYPE_F64, lanes, e);
 		e = lanes_op(l, LOP_FADD, LTYPE_F64, lanes, lanes_op(l, LOP_LOAD, LTYPE_F64, lanes, sums, zero), e);
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, sums, zero, e);
 		lir_end(&l->b);
@@ -260,10 +272,8 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 		e = exp_less_max(l, c, n, max);
 		by = n > 1 ? lanes_op(l, LOP_SPLAT, t, n, total, LIR_NONE) : total;
 		e = lanes_op(l, LOP_FDIV, t, n, e, by);
-		if (t != LTYPE_F32) {
-			e = lanes_op(l, LOP_CAST, LTYPE_F32, n, e, LIR_NONE);
-			l->b.fn->insts[e].sub = LCAST_FPTRUNC;
-		}
+		if (t != LTYPE_F32)
+			e = lanes_cast(l, LCAST_FPTRUNC, LTYPE_F32, n, e);
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->out, index, e);
 		lir_end(&l->b);
 	}

@@ -77,9 +77,6 @@ static LLVMValueRef horner(Emitter *em, const double *c, int n, LLVMValueRef z)
 	return p;
 }
 
-/* ln 2 split so that k * LN2_HI is exact for |k| < 2^11 (fdlibm's constants). */
-#define LN2_HI 6.93147180369123816490e-01
-#define LN2_LO 1.90821492927058770002e-10
 
 /*
  * log x = e ln 2 + log m for x = m 2^e with m in [sqrt(2)/2, sqrt(2)); log m =
@@ -108,7 +105,7 @@ static LLVMValueRef log_body(Emitter *em, LLVMValueRef x)
 		c[i] = 1.0 / (2 * i + 1);
 	y = ir_fmul(em, ir_fmul(em, real(em, 2), s), horner(em, c, 11, ir_fmul(em, s, s)));
 	ed = LLVMBuildSIToFP(em->b, e, f64, "");
-	y = ir_fadd(em, ir_fmul(em, ed, real(em, LN2_HI)), ir_fadd(em, ir_fmul(em, ed, real(em, LN2_LO)), y));
+	y = ir_fadd(em, ir_fmul(em, ed, real(em, LLVM_LN2_HI)), ir_fadd(em, ir_fmul(em, ed, real(em, LLVM_LN2_LO)), y));
 	special = LLVMBuildSelect(em->b, LLVMBuildFCmp(em->b, LLVMRealOLT, x, real(em, 0), ""), real(em, NAN), x, "");
 	special = LLVMBuildSelect(em->b, LLVMBuildFCmp(em->b, LLVMRealOEQ, x, real(em, 0), ""), real(em, -INFINITY), special, "");
 	return LLVMBuildSelect(em->b, LLVMBuildAnd(em->b, LLVMBuildFCmp(em->b, LLVMRealOGT, x, real(em, 0), ""),

@@ -117,6 +117,9 @@ void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef en
  */
 #define TARGET_SYMBOL_MAX 160
 void target_buffer_symbol(const LModule *m, const char *prefix, uint32_t k, char *out, size_t size);
+/* ln 2 split so that k * LLVM_LN2_HI is exact for |k| < 2^11 (fdlibm's constants; exp and log). */
+#define LLVM_LN2_HI 6.93147180369123816490e-01
+#define LLVM_LN2_LO 1.90821492927058770002e-10
 /* e^x, x a float or double or a vector of them, in arithmetic (target/math.c). */
 LLVMValueRef llvm_exp(Emitter *em, LLVMValueRef x);
 /* A call to the intrinsic name, overloaded on type (NULL: not overloaded). */

@@ -47,8 +47,7 @@ LLVMValueRef llvm_exp(Emitter *em, LLVMValueRef x)
 	bool f32 = LLVMGetTypeKind(vector ? LLVMGetElementType(type) : type) == LLVMFloatTypeKind;
 	LLVMTypeRef bits = LLVMTypeOf(whole(x, 0));
 	const double magic = f32 ? 12582912.0 : 6755399441055744.0; /* 1.5 * 2^23, 1.5 * 2^52 */
-	const double ln2_hi = f32 ? 0.693359375 : 6.93147180369123816490e-01;
-	const double ln2_lo = f32 ? -2.12194440e-4 : 1.90821492927058770002e-10;
+	const double ln2_hi = f32 ? 0.693359375 : LLVM_LN2_HI, ln2_lo = f32 ? -2.12194440e-4 : LLVM_LN2_LO;
 	const int degree = f32 ? 7 : 13, mantissa = f32 ? 23 : 52, bias = f32 ? 127 : 1023;
 	LLVMValueRef y, shifted, nf, n, r, p, half, rest;
 	double factorial = 1;
