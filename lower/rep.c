@@ -7,6 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Category sets are padded to the widest set's words where that takes at most
+ * PADDED_SETS_ROOM times the words of the sets as laid out with their counts, plus
+ * PADDED_SETS_SLACK: a forest with one feature of many categories among features of few
+ * keeps its counts. 32 x MAX_SET_STRIDE categories are exact in a float.
+ */
+#define PADDED_SETS_ROOM 4
+#define PADDED_SETS_SLACK (1u << 14)
+#define MAX_SET_STRIDE (1u << 19)
+
 static const LRepresentation *const representations[] = {
 	&rep_array,
 	&rep_sparse,
@@ -109,21 +119,35 @@ int32_t rep_split_word(const HNode *n)
 	                 (n->compare & REP_WORD_COMPARE_MASK) << REP_WORD_COMPARE_SHIFT | (uint32_t)n->feature);
 }
 
-/* Lay the forest's category sets out in one i32 buffer: per set its word count, then its words. */
-static void lay_out_sets(const HForest *f, LModule *m, RepLayout *layout)
+/*
+ * Lay the forest's category sets out in one i32 buffer. Where it costs little room
+ * (PADDED_SETS_ROOM), every set takes as many words as the widest: the word of category c
+ * is at the set's offset + c / 32 for every c below 32 x that many, and a step loads no
+ * count. Else each set's words follow its word count. Offsets stay below limit.
+ */
+static void lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, widest = 0, padded;
 	int32_t *words;
+	for (uint32_t s = 0; s < f->num_sets; s++)
+		widest = f->sets[s].num_words > widest ? f->sets[s].num_words : widest;
+	padded = widest * f->num_sets;
+	layout->set_stride = widest && widest <= MAX_SET_STRIDE && padded < limit &&
+	                             padded <= PADDED_SETS_ROOM * (f->num_set_words + f->num_sets) + PADDED_SETS_SLACK
+	                         ? (uint32_t)widest
+	                         : 0;
 	layout->set_offsets = xmalloc(((size_t)f->num_sets + 1) * sizeof *layout->set_offsets);
 	for (uint32_t s = 0; s < f->num_sets; s++) {
 		layout->set_offsets[s] = total;
-		total += 1 + (uint64_t)f->sets[s].num_words;
+		total += layout->set_stride ? layout->set_stride : 1 + (uint64_t)f->sets[s].num_words;
 	}
-	words = xmalloc((total ? total : 1) * sizeof *words);
+	words = xcalloc(total ? total : 1, sizeof *words);
 	for (uint32_t s = 0; s < f->num_sets; s++) {
 		const HSet *set = &f->sets[s];
-		words[layout->set_offsets[s]] = (int32_t)set->num_words;
-		memcpy(words + layout->set_offsets[s] + 1, f->set_words + set->first, (size_t)set->num_words * sizeof *words);
+		uint64_t first = layout->set_offsets[s] + (layout->set_stride ? 0 : 1);
+		if (!layout->set_stride)
+			words[layout->set_offsets[s]] = (int32_t)set->num_words;
+		memcpy(words + first, f->set_words + set->first, (size_t)set->num_words * sizeof *words);
 	}
 	layout->set_buffer = lir_buffer_add(m, "category_sets", LTYPE_I32, total, words);
 }
@@ -214,7 +238,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 		return error_set(e, "%s representation: the leaf vectors take up to %llu values, at most %llu fit", rep_name,
 		                 (unsigned long long)(f->num_leaf_values + f->num_nodes), (unsigned long long)limit - 1);
 	if (sets)
-		lay_out_sets(f, m, layout);
+		lay_out_sets(f, m, layout, limit);
 	if (vectors)
 		lay_out_vectors(f, m, layout);
 	return true;
@@ -310,30 +334,37 @@ static uint32_t not1(LBuilder *b, uint32_t x)
  * i1: whether x (not missing) is in the category set of IN split n, x's category
  * following the layout's rule. is_in says whether n is an IN split at all: the slot of
  * any other node (or a leaf, where leaf_stays) holds no set offset, so its loads are
- * steered to offset 0, which every set buffer has.
+ * steered to offset 0, which every set buffer has. Padded sets bound the category by
+ * their stride and need no count.
  */
 static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x, uint32_t is_in)
 {
 	/* Emitted one instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	LType t = layout->threshold_type;
+	double end = layout->set_stride ? 32.0 * layout->set_stride : 2147483648.0;
 	uint32_t zero = lir_const_float(b, t, 0.0), zero64 = lir_const_int(b, LTYPE_I64, 0), ok, below, c, offset, count,
 	         word_index, slot, word, shift, bit;
-	/* Categories from 0 to 2^31 - 1; below, the rule decides where truncation starts. */
+	/* Categories from 0 up to end (exclusive); below, the rule decides where truncation starts. */
 	ok = layout->category_rule == HCATEGORY_TRUNCATE ? lir_cmp(b, LOP_FCMP, LCMP_OGT, x, lir_const_float(b, t, -1.0))
 	                                                 : lir_cmp(b, LOP_FCMP, LCMP_OGE, x, zero);
-	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, lir_const_float(b, t, 2147483648.0));
+	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, lir_const_float(b, t, end));
 	ok = and1(b, ok, below);
 	c = lir_cast(b, LCAST_FPTOSI, LTYPE_I64, lir_emit(b, LOP_SELECT, t, ok, x, zero));
 	if (layout->category_rule == HCATEGORY_EXACT)
 		ok = and1(b, ok, lir_cmp(b, LOP_FCMP, LCMP_OEQ, lir_cast(b, LCAST_SITOFP, t, c), x));
 	offset = lir_cast(b, LCAST_FPTOSI, LTYPE_I64, n->threshold);
 	offset = lir_emit(b, LOP_SELECT, LTYPE_I64, is_in, offset, zero64);
-	count = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, offset, LIR_NONE));
 	word_index = lir_emit(b, LOP_ASHR, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 5), LIR_NONE);
-	ok = and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_SLT, word_index, count));
-	slot = lir_emit(b, LOP_ADD, LTYPE_I64, word_index, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
-	slot = lir_emit(b, LOP_ADD, LTYPE_I64, offset, slot, LIR_NONE);
-	word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, lir_emit(b, LOP_SELECT, LTYPE_I64, ok, slot, offset), LIR_NONE);
+	if (layout->set_stride) {
+		slot = lir_emit(b, LOP_ADD, LTYPE_I64, offset, word_index, LIR_NONE);
+	} else {
+		count = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, offset, LIR_NONE));
+		ok = and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_SLT, word_index, count));
+		slot = lir_emit(b, LOP_ADD, LTYPE_I64, word_index, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
+		slot = lir_emit(b, LOP_ADD, LTYPE_I64, offset, slot, LIR_NONE);
+		slot = lir_emit(b, LOP_SELECT, LTYPE_I64, ok, slot, offset);
+	}
+	word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, slot, LIR_NONE);
 	shift = lir_emit(b, LOP_AND, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 31), LIR_NONE);
 	shift = lir_cast(b, LCAST_TRUNC, LTYPE_I32, shift);
 	bit = lir_emit(b, LOP_SHL, LTYPE_I32, lir_const_int(b, LTYPE_I32, 1), shift, LIR_NONE);
@@ -672,12 +703,12 @@ static uint32_t constant_category_in(const RepLayout *layout, LBuilder *b, const
 		bit = lir_emit(b, LOP_AND, LTYPE_I64, bit, lir_const_int(b, LTYPE_I64, (int64_t)mask), LIR_NONE);
 		return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I64, 0)));
 	}
-	/* Else its word from the set buffer (after the set's count), c below end keeping the load inside the set (end as a float may round up). */
+	/* Else its word from the set buffer (after the set's count where sets have counts), c below end keeping the load inside the set (end as a float may round up). */
 	below = lir_cmp(b, LOP_ICMP, LCMP_SLT, c, lir_const_int(b, LTYPE_I64, end));
 	ok = and1(b, ok, below);
 	c = lir_emit(b, LOP_SELECT, LTYPE_I64, below, c, lir_const_int(b, LTYPE_I64, 0));
 	slot = lir_emit(b, LOP_ASHR, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 5), LIR_NONE);
-	slot = lir_emit(b, LOP_ADD, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + 1), LIR_NONE);
+	slot = lir_emit(b, LOP_ADD, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + !layout->set_stride), LIR_NONE);
 	word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, slot, LIR_NONE);
 	bit = lir_cast(b, LCAST_TRUNC, LTYPE_I32, lir_emit(b, LOP_AND, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 31), LIR_NONE));
 	bit = lir_emit(b, LOP_SHL, LTYPE_I32, lir_const_int(b, LTYPE_I32, 1), bit, LIR_NONE);

@@ -74,7 +74,9 @@ typedef struct RepLayout {
 	uint32_t feature_mask; /* the word's bits a feature can have set: 0xff, 0xffff or REP_WORD_FEATURE_MASK */
 	HCategoryRule category_rule; /* how IN splits turn x into a category */
 	uint32_t set_buffer;   /* module buffer of the category sets, LIR_NONE without IN splits: */
-	                       /*   per set, its word count, then its words (i32) */
+	                       /*   per set, its word count, then its words (i32); or, where set_stride, */
+	                       /*   every set's words padded with zeros to set_stride words */
+	uint32_t set_stride;   /* words of every set where they are padded, else 0 */
 	uint64_t *set_offsets; /* where each of the forest's sets starts in it */
 	uint32_t sets;         /* the set buffer's address in the function being built */
 	uint32_t vector_buffer; /* module buffer of leaf vectors (leaf_type), LIR_NONE when every tree has width 1: */

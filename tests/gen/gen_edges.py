@@ -23,6 +23,8 @@ library's own prediction from the edited file (onnxruntime for ONNX), never comp
                      1.5e308 (sums overflowing to +inf); a categorical feature with
                      categories +-inf, -0, subnormals, 2^31, 1e300 and NaN
   lgb_edges_f32      the same model on the same rows rounded to float32 (grove_predict)
+  lgb_wide_cat       LightGBM text, three categorical features: one of identifiers up to 10^5 (sets of
+                     thousands of words, too unequal for padding every set to the widest), two of 12 and 20
   onnx_edges         ONNX TreeEnsembleRegressor (floats): every comparison mode at +-inf,
                      +-0, subnormal and +-FLT_MAX thresholds, missing_value_tracks_true
                      either way; leaves of +-3e38 overflowing to +-inf
@@ -363,6 +365,40 @@ def lightgbm_fixture(lgb):
          "lightgbm " + lgb.__version__, "lgb_edges on its rows rounded to float32; expected values rounded to float32")
 
 
+def lightgbm_wide_cat_fixture(lgb):
+    rng = np.random.default_rng(20261202)
+    ids = rng.choice(100000, 40, replace=False)
+    X = rng.normal(size=(2000, 4))
+    X[:, 0] = ids[rng.integers(0, len(ids), len(X))]
+    X[:, 1] = rng.integers(0, 12, len(X))
+    X[:, 2] = rng.integers(0, 20, len(X))
+    X[rng.random(X.shape) < 0.03] = np.nan
+    Z = np.nan_to_num(X, nan=0.0)
+    y = (np.where(Z[:, 0] % 7 < 3, 0.3, 0.0) + np.where(np.isin(Z[:, 1], [2, 3, 5, 7, 11]), 1.0, 0.0)
+         + np.where(np.isin(Z[:, 2], [1, 4, 9, 16]), 1.0, 0.0) + Z[:, 3])
+    params = {"verbose": -1, "num_threads": 1, "seed": 20261, "deterministic": True, "num_leaves": 8,
+              "learning_rate": 0.3, "min_data_in_leaf": 10, "min_data_per_group": 5, "cat_smooth": 1.0,
+              "max_cat_to_onehot": 1}
+    booster = lgb.train(params, lgb.Dataset(X, label=y, categorical_feature=[0, 1, 2]), num_boost_round=12)
+    name = "lgb_wide_cat"
+    path = os.path.join(OUT, name + ".txt")
+    booster.save_model(path)
+    text = open(path).read()
+    words = [len(line.split()) for line in text.splitlines() if line.startswith("cat_threshold=")]
+    assert max(words) > 1000 and sum(1 for line in text.splitlines() if line.startswith("num_cat=")) > 4, \
+        "no wide category sets"
+    rows = rng.normal(size=(300, 4))
+    rows[:, 0] = np.where(rng.random(len(rows)) < 0.8, ids[rng.integers(0, len(ids), len(rows))],
+                          rng.integers(-2, 140000, len(rows)))
+    rows[:, 1] = rng.integers(-1, 40, len(rows))
+    rows[:, 2] = rng.integers(-1, 40, len(rows))
+    rows[rng.random(rows.shape) < 0.03] = np.nan
+    pred = np.asarray(booster.predict(rows), np.float32).astype(np.float64)
+    margin = np.asarray(booster.predict(rows, raw_score=True), np.float32).astype(np.float64)
+    save(name, name + ".txt", rows, pred, margin, False, True, booster.num_trees(), "lightgbm " + lgb.__version__,
+         "identifiers up to 10^5 as categories: sets of thousands of words; expected values rounded to float32")
+
+
 # ----------------------------------------------------------------------------- ONNX
 
 def onnx_fixtures():
@@ -460,6 +496,7 @@ def main():
     xgboost_fixture(xgb, "xgb_edges_cat", "reg:squarederror", "xgb_edges_cat.json", [], categorical=True,
                     notes="categorical feature 0 with edge categories in the rows")
     lightgbm_fixture(lgb)
+    lightgbm_wide_cat_fixture(lgb)
     onnx_fixtures()
     onnx_bad()
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
