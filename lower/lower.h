@@ -179,11 +179,12 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 /*
  * Forests with category sets (LightGBM's categorical features) of at most this many
  * splits are compiled into code too: a walk over memory pays every comparison kind and
- * the set's loads at each step, where code makes each split's own test against
- * immediates. The bound keeps LLVM's time, which grows with the splits, to that of a
- * walk's code.
+ * the set's word at each step, where code makes each split's own test against
+ * immediates, and is several times slower at every batch. LLVM's time on code grows
+ * with the splits (linearly: LOWER_CODE_FUNCTION_SPLITS); the bound takes a thousand
+ * trees of LightGBM's default 31 leaves and stops before compiles of minutes.
  */
-#define HIR_CODE_CATEGORY_SPLITS 4096
+#define HIR_CODE_CATEGORY_SPLITS 32768
 /*
  * The most splits of code one function may hold (a representation that compiles trees
  * into code, all its walks there together): LLVM's time on such code grows faster than

@@ -60,6 +60,8 @@ CATEGORIES = (3, 12, 60, 300)  # the categorical columns of a "+cat" layout: how
 CORPUS = {
     "lgb-binary-cat": ("lightgbm.LGBMClassifier", {}, "airline+cat", 50000, "binary", 2,
                        "LightGBM defaults (31 leaves, 100 rounds) with pandas categories and NaNs: set splits, missing routes"),
+    "lgb-cat-500": ("lightgbm.LGBMClassifier", {"n_estimators": 500}, "airline+cat", 50000, "binary", 2,
+                    "500 rounds with pandas categories: more category sets than compiling every tree pays for"),
     "lgb-reg-500": ("lightgbm.LGBMRegressor", {"n_estimators": 500}, "year", 50000, "regression", 1,
                     "500 rounds of LightGBM's leaf-wise 31-leaf trees: many unbalanced trees"),
     "lgb-leaves255": ("lightgbm.LGBMClassifier", {"num_leaves": 255}, "higgs", 50000, "binary", 2,
