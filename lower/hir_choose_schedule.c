@@ -242,13 +242,17 @@ static uint8_t few_trees(const HForest *f)
  * stays on its leaf for the steps left; one going deeper loops on, and the loop's exit,
  * taken after a different number of steps each time, is mispredicted. A straight step
  * that stays on a leaf costs little next to that exit (nothing but the step itself where
- * leaves stay, the sparse layout's key walks): boosted trees of means up to about 9 take
- * the mean and 3 steps. Deeper means (forests grown to purity, whose trees are far
- * larger than the caches) take the mean and 1, and the 12 between.
+ * leaves stay, the sparse layout's key walks): boosted trees of means up to about 6
+ * (LightGBM's default 31 leaves) take the mean and 5 steps, which pays where 16 rows
+ * walk 8 trees each side by side and costs lone rows a little (they walk fewer walks
+ * at once, so each straight step weighs more). Deeper means take 11 (255 leaves,
+ * XGBoost's lossguide: more steps straight were slower on batches of 64), and the
+ * deepest (forests grown to purity, whose trees are far larger than the caches) the
+ * mean and 1.
  */
-#define PEEL_PAST_SHALLOW 3
+#define PEEL_PAST_SHALLOW 5
 #define PEEL_PAST_DEEP 1
-#define PEEL_DEEP 12
+#define PEEL_DEEP 11
 
 static uint8_t walk_peel(const HForest *f)
 {
