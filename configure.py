@@ -18,6 +18,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -82,6 +83,24 @@ AARCH64_RUNTIME = ["rt/runtime.c", "rt/cpu.c", "rt/fork.c", "rt/gpusim.c", "rt/c
 AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "tools/csv_header.c", "ir/common.c"]
 
 
+def abi_version():
+    """GROVE_ABI_VERSION of rt/grove.h: the N of the shared libraries' SONAMEs (libgrove.so.N)."""
+    with open("rt/grove.h") as f:
+        found = re.search(r"^#define GROVE_ABI_VERSION (\d+)$", f.read(), re.M)
+    if not found:
+        sys.exit("configure.py: rt/grove.h defines no GROVE_ABI_VERSION")
+    return found.group(1)
+
+
+def shared_library(w, rule, name, objects, libs, implicit=()):
+    """name (a path ending .so) built by rule as name.N with SONAME its base name.N, and name a link to it."""
+    real = f"{name}.{abi_version()}"
+    soname = os.path.basename(real)
+    w.build([real], rule, objects, implicit=list(implicit), libs=f"-Wl,-soname,{soname} {libs}")
+    w.build([name], "symlink", [real], target=soname)
+    return [real, name]
+
+
 def aarch64_runtime(w, cross_cc, cflags):
     """Rules for $builddir/aarch64/libgrove.so and $builddir/aarch64/predict, built by cross_cc; the outputs, or
     none (with a note) when cross_cc is not installed: the host build does not need it."""
@@ -101,12 +120,12 @@ def aarch64_runtime(w, cross_cc, cflags):
             w.build([out], "cc_aarch64", [src])
         return outs
 
-    library = "$builddir/aarch64/libgrove.so"
-    w.build([library], "link_aarch64", objects(AARCH64_RUNTIME), libs="-shared -ldl")
-    # The driver finds libgrove.so beside itself, also under qemu-aarch64.
-    w.build(["$builddir/aarch64/predict"], "link_aarch64", objects(AARCH64_DRIVER), implicit=[library],
+    library = shared_library(w, "link_aarch64", "$builddir/aarch64/libgrove.so", objects(AARCH64_RUNTIME),
+                             "-shared -ldl -lm")
+    # The driver finds libgrove.so.N beside itself, also under qemu-aarch64.
+    w.build(["$builddir/aarch64/predict"], "link_aarch64", objects(AARCH64_DRIVER), implicit=library,
             libs=f"-L$builddir/aarch64 -lgrove -lm '-Wl,-rpath,$$ORIGIN'")
-    return [library, "$builddir/aarch64/predict"]
+    return [*library, "$builddir/aarch64/predict"]
 
 
 # The libFuzzer harnesses: name, source, extra compiler flags. The model harness is built once per format.
@@ -182,6 +201,7 @@ def main():
     w.rule("ar", "rm -f $out && ar crs $out $in", "AR $out")
     w.rule("link", "$cc $ldflags -o $out $in $libs", "LINK $out")
     w.rule("shared", "$cc $ldflags -shared -o $out $in $libs", "LINK $out")
+    w.rule("symlink", "ln -sfn $target $out", "LN $out")
     w.rule("configure", shlex.join(["python3", "configure.py", *sys.argv[1:]]),
            "CONFIGURE", generator="1")
     w.rule("test", f"python3 tests/run.py --builddir {b}", "TEST", pool="console")
@@ -218,13 +238,13 @@ def main():
     runtime = objects(sources("rt"))
     runtime_pic = objects(sources("rt"), "pic.o", "-fPIC")
     w.build(["$builddir/libgrove.a"], "ar", runtime)
-    w.build(["$builddir/libgrove.so"], "shared", runtime_pic, libs="-ldl")
+    shared = shared_library(w, "shared", "$builddir/libgrove.so", runtime_pic, "-ldl -lm")
     tool = objects(sources("tools"))
     compiler += cost_model(w, tool)
     w.build(["$builddir/libgrovec.a"], "ar", compiler)
     # libgrovec.so exports the compiler's C entry points (rt/grove_compile.h) and nothing else.
-    w.build(["$builddir/libgrovec.so"], "shared", compiler, implicit=["rt/libgrovec.map"],
-            libs="-Wl,--version-script=rt/libgrovec.map $llvm_libs -lm")
+    shared += shared_library(w, "shared", "$builddir/libgrovec.so", compiler, "-Wl,--version-script=rt/libgrovec.map "
+                             "$llvm_libs -lm", implicit=["rt/libgrovec.map"])
     libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -ldl -lm"
     w.build(["$builddir/grove"], "link", tool, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
 
@@ -251,8 +271,8 @@ def main():
     w.lines.append("")
     # The source lists are globbed: a directory's mtime changes when a file is added or removed.
     w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
-    w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", "$builddir/libgrove.so", "$builddir/libgrovec.a",
-                               "$builddir/libgrovec.so", *tests, *cross, *fuzzers])
+    w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", *shared, "$builddir/libgrovec.a", *tests,
+                               *cross, *fuzzers])
     w.build(["test"], "test", implicit=["all"])
     w.build(["install"], "install", implicit=["all"])
     w.lines.append("default all")

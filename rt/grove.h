@@ -16,6 +16,11 @@
 
 /* The version of grove (the compiler and this library). */
 #define GROVE_VERSION "0.1.0"
+/*
+ * The version of this header's interface: libgrove.so.N, N this (its SONAME). Raised
+ * when a program built against an earlier grove.h would no longer work with the library.
+ */
+#define GROVE_ABI_VERSION 1
 
 #ifdef __cplusplus
 extern "C" {

@@ -31,9 +31,11 @@ Groups:
   files   output files as compilers handle them (tests/files.py): devices and FIFOs written into, never replaced; an
           output that is an input, or two outputs that are one file, refused; names beginning with '-'; no temporary
           file left by SIGINT, SIGTERM or SIGHUP; modes 0755/0644 & ~umask; write errors reported (also as nobody)
-  install tools/install.sh (ninja install) into a staging DESTDIR; tests/install/deploy.c built
-          with `pkg-config --cflags --libs grove-compiler` against it compiles a model in-process
-          and predicts
+  install tools/install.sh (ninja install) into a staging DESTDIR: the shared libraries' SONAMEs,
+          links and needed libraries; tests/install/deploy.c built with `pkg-config --cflags --libs
+          grove-compiler` against it compiles a model in-process and predicts, and built with
+          `grove` alone (and deploy.cpp, through grove.hpp) predicts with an artifact of the
+          installed grove
   schedules every tests/schedules/*.sched on every real and generated model, against the
           training library's predictions; the schedule printed by `dump --level hir`
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
@@ -964,8 +966,31 @@ def build_config(s):
         return json.load(f)
 
 
+def cxx_of(cc):
+    """The C++ compiler beside C compiler cc (clang-16: clang++-16, gcc: g++, cc: c++)."""
+    head, name = os.path.split(cc)
+    for c, cxx in (("clang", "clang++"), ("gcc", "g++"), ("cc", "c++")):
+        if name.startswith(c):
+            return os.path.join(head, cxx + name[len(c):])
+    return "c++"
+
+
+def installed_library(path, soname, needed):
+    """'' if path is a link to soname beside it, whose SONAME is soname and which needs needed; else what is wrong."""
+    real = os.path.join(os.path.dirname(path), soname)
+    if not os.path.islink(path) or os.readlink(path) != soname or not os.path.isfile(real):
+        return f"{path} is not a link to {soname} beside it"
+    dynamic = subprocess.run(["readelf", "-d", real], capture_output=True, text=True).stdout
+    if f"Library soname: [{soname}]" not in dynamic:
+        return f"{real}: no SONAME {soname}: {dynamic.strip()[:400]}"
+    missing = [n for n in needed if f"Shared library: [{n}]" not in dynamic]
+    return f"{real} does not name {', '.join(missing)} as needed" if missing else ""
+
+
 def install_tests(s):
-    """tools/install.sh into a staging DESTDIR; a C program built with pkg-config against it compiles and predicts."""
+    """tools/install.sh into a staging DESTDIR: the libraries' SONAMEs and links, then C programs built with pkg-config
+    against it (compiling in-process with grove-compiler; loading with grove alone, in C and through grove.hpp in C++)
+    predict as the library does."""
     if not s.wanted("install", "pkg-config"):
         return
     dest, prefix = s.path("destdir"), "/opt/grove"
@@ -974,31 +999,58 @@ def install_tests(s):
     p = subprocess.run([os.path.join(ROOT, "tools", "install.sh"), s.args.builddir], capture_output=True, text=True, env=env)
     if p.returncode != 0:
         return s.record("install", "pkg-config", False, p.stderr.strip())
-    version = subprocess.run([os.path.join(root, "bin", "grove"), "--version"], capture_output=True, text=True)
+    grove = os.path.join(root, "bin", "grove")
+    version = subprocess.run([grove, "--version"], capture_output=True, text=True)
     if version.returncode != 0 or not version.stdout.startswith("grove "):
         return s.record("install", "pkg-config", False, f"installed grove --version: {version.stderr.strip()}")
-    env = {**os.environ, "PKG_CONFIG_PATH": os.path.join(root, "lib", "pkgconfig"), "PKG_CONFIG_SYSROOT_DIR": dest}
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "grove-compiler"], capture_output=True, text=True, env=env)
-    if flags.returncode != 0:
-        return s.record("install", "pkg-config", False, f"pkg-config: {flags.stderr.strip()}")
-    exe = s.path("deploy")
+    with open(os.path.join(ROOT, "rt", "grove.h")) as f:
+        abi = re.search(r"^#define GROVE_ABI_VERSION (\d+)$", f.read(), re.M).group(1)
+    lib = os.path.join(root, "lib")
+    wrong = [w for w in (installed_library(os.path.join(lib, "libgrove.so"), f"libgrove.so.{abi}", ["libm.so.6"]),
+                         installed_library(os.path.join(lib, "libgrovec.so"), f"libgrovec.so.{abi}", []))
+             if w]
+    if os.path.exists(os.path.join(ROOT, s.args.builddir, "aarch64", f"libgrove.so.{abi}")):
+        wrong += [w for w in [installed_library(os.path.join(lib, "aarch64-linux-gnu", "libgrove.so"),
+                                                f"libgrove.so.{abi}", ["libc.so.6"])] if w]
+    s.record("install", "libraries", not wrong, "; ".join(wrong) or f"libgrove.so.{abi} and libgrovec.so.{abi}")
     config = build_config(s)  # a sanitized library needs a program built by the same compiler, sanitized
     asan = ["-fsanitize=address,undefined"] if config["asan"] else []
-    link = subprocess.run([config["cc"], "-std=c11", "-Wall", "-Werror", *asan,
-                           os.path.join(ROOT, "tests", "install", "deploy.c"), "-o", exe, *flags.stdout.split()],
-                          capture_output=True, text=True)
-    if link.returncode != 0:
-        return s.record("install", "pkg-config", False, f"building against the installed tree: {link.stderr.strip()}")
     model, rows, probability = REAL_MODELS[0]
     table = read_table(os.path.join(REAL, rows))[:2000]
     inputs = s.path("install.rows.csv")
     write_table(inputs, [r[:-1] for r in table])
-    run = subprocess.run([exe, os.path.join(REAL, model), s.path("deploy.so"), inputs], capture_output=True, text=True,
-                         timeout=600, env={**os.environ, "LD_LIBRARY_PATH": os.path.join(root, "lib")})
-    if run.returncode != 0:
-        return s.record("install", "pkg-config", False, f"exit {run.returncode}: {run.stderr.strip()}")
-    ok, worst_abs, worst_rel, detail = compare([[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table], probability)
-    s.record("install", "pkg-config", ok, detail or f"{len(table)} rows, largest error {worst_abs:.3g}")
+    artifact = s.path("installed.so")
+    made = subprocess.run([grove, "compile", os.path.join(REAL, model), "-o", artifact, "--cpu", "x86-64", "--no-cache"],
+                          capture_output=True, text=True)
+    pc = {**os.environ, "PKG_CONFIG_PATH": os.path.join(lib, "pkgconfig"), "PKG_CONFIG_SYSROOT_DIR": dest}
+    for name, package, compiler, source, args in [
+            ("pkg-config", "grove-compiler", [config["cc"], "-std=c11", "-DDEPLOY_COMPILE"], "deploy.c",
+             [os.path.join(REAL, model), s.path("deploy.so")]),
+            ("runtime", "grove", [config["cc"], "-std=c11"], "deploy.c", [artifact]),
+            ("c++", "grove", [cxx_of(config["cc"]), "-std=c++11"], "deploy.cpp", [artifact])]:
+        if not s.wanted("install", name):
+            continue
+        if name != "pkg-config" and made.returncode != 0:
+            s.record("install", name, False, f"installed grove compile: {made.stderr.strip()}")
+            continue
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", package], capture_output=True, text=True, env=pc)
+        if flags.returncode != 0:
+            s.record("install", name, False, f"pkg-config {package}: {flags.stderr.strip()}")
+            continue
+        exe = s.path("deploy-" + name)
+        link = subprocess.run([*compiler, "-Wall", "-Werror", *asan, os.path.join(ROOT, "tests", "install", source),
+                               "-o", exe, *flags.stdout.split()], capture_output=True, text=True)
+        if link.returncode != 0:
+            s.record("install", name, False, f"building against the installed tree: {link.stderr.strip()}")
+            continue
+        run = subprocess.run([exe, *args, inputs], capture_output=True, text=True, timeout=600,
+                             env={**os.environ, "LD_LIBRARY_PATH": lib})
+        if run.returncode != 0:
+            s.record("install", name, False, f"exit {run.returncode}: {run.stderr.strip()}")
+            continue
+        ok, worst_abs, worst_rel, detail = compare([[float(x)] for x in run.stdout.split()], [[r[-1]] for r in table],
+                                                   probability)
+        s.record("install", name, ok, detail or f"{len(table)} rows, largest error {worst_abs:.3g}")
 
 
 def tsan_tests(s):

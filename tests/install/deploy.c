@@ -1,12 +1,22 @@
 /*
- * A program deployed against an installed grove, built with
- * `cc deploy.c $(pkg-config --cflags --libs grove-compiler)`: it compiles a model
- * in-process (libgrovec), loads the artifact (libgrove) and prints one prediction per
- * row of a CSV of floats.
+ * A program deployed against an installed grove. Built with
+ * `cc -DDEPLOY_COMPILE deploy.c $(pkg-config --cflags --libs grove-compiler)`, it compiles
+ * a model in-process (libgrovec); built with `cc deploy.c $(pkg-config --cflags --libs
+ * grove)`, it takes an artifact made by `grove compile`. Either way it loads the artifact
+ * (libgrove) and prints one prediction per row of a CSV of floats.
  *
- *   deploy MODEL ARTIFACT ROWS.csv
+ *   deploy MODEL ARTIFACT ROWS.csv     (DEPLOY_COMPILE)
+ *   deploy ARTIFACT ROWS.csv
  */
+#ifdef DEPLOY_COMPILE
 #include <grove_compile.h>
+#define ARGS 4
+#define USAGE "usage: deploy MODEL ARTIFACT ROWS.csv\n"
+#else
+#include <grove.h>
+#define ARGS 3
+#define USAGE "usage: deploy ARTIFACT ROWS.csv\n"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,25 +52,30 @@ static long read_rows(const char *path, size_t cols)
 
 int main(int argc, char **argv)
 {
-	GroveCompileOptions options;
 	GroveModel *model;
 	GroveError err;
 	float *out;
 	long n;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: deploy MODEL ARTIFACT ROWS.csv\n");
+	if (argc != ARGS) {
+		fprintf(stderr, USAGE);
 		return 2;
 	}
+#ifdef DEPLOY_COMPILE
+	GroveCompileOptions options;
 	grove_compile_options_init(&options);
 	options.cpu = "x86-64";
-	if (grove_compile_file(argv[1], argv[2], &options, &err) != GROVE_OK ||
-	    grove_load(argv[2], &model, &err) != GROVE_OK) {
+	if (grove_compile_file(argv[1], argv[2], &options, &err) != GROVE_OK) {
 		fprintf(stderr, "%s: %s\n", grove_status_name(err.status), err.message);
 		return 1;
 	}
-	if (grove_num_features(model) > MAX_COLS || (n = read_rows(argv[3], grove_num_features(model))) < 0) {
-		fprintf(stderr, "%s: cannot read rows of %zu columns\n", argv[3], grove_num_features(model));
+#endif
+	if (grove_load(argv[ARGS - 2], &model, &err) != GROVE_OK) {
+		fprintf(stderr, "%s: %s\n", grove_status_name(err.status), err.message);
+		return 1;
+	}
+	if (grove_num_features(model) > MAX_COLS || (n = read_rows(argv[ARGS - 1], grove_num_features(model))) < 0) {
+		fprintf(stderr, "%s: cannot read rows of %zu columns\n", argv[ARGS - 1], grove_num_features(model));
 		return 1;
 	}
 	out = calloc((size_t)n * grove_num_outputs(model, 0) + 1, sizeof *out);
