@@ -98,3 +98,17 @@ def test_several_outputs_and_margins(client):
     margins = grove.dask.predict(ddf, model, margin=True, threads=1, name="margin").compute()
     assert list(margins.columns) == ["margin_0", "margin_1", "margin_2"]
     assert np.array_equal(margins.to_numpy(), model.predict(rows, margin=True))
+
+
+def test_classifier_estimator_labels(client):
+    """A model compiled from a classifier estimator gives each row's label, in the classes' dtype, as Model.predict."""
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (XGBoost's estimators need it)")
+    rng = np.random.default_rng(12)
+    rows = rng.normal(size=(2000, 4)).astype(np.float32)
+    y = np.digitize(rows[:, 0] + rows[:, 1], [-0.5, 0.5])
+    model = grove.compile(xgb.XGBClassifier(n_estimators=8, max_depth=3, random_state=0).fit(rows, y))
+    ddf = dd.from_pandas(pd.DataFrame(rows), npartitions=3)
+    got = grove.dask.predict(ddf, model).compute()
+    assert got.dtype == model.classes_.dtype
+    assert np.array_equal(got.to_numpy(), model.predict(rows))

@@ -41,11 +41,56 @@ def test_xgboost_sklearn_multiclass_and_regressor():
     classifier = xgb.XGBClassifier(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
     model = grove.compile(classifier)
     assert model.num_outputs() == 3
-    assert_close(model.predict(X), classifier.predict_proba(X), True)
+    assert_estimator(model, classifier, X)
     assert_close(model.predict(X, margin=True), classifier.predict(X, output_margin=True), False)
     X, y = data(seed=3)
     regressor = xgb.XGBRegressor(n_estimators=30, max_depth=5, random_state=0).fit(X, y)
     assert_close(grove.compile(regressor).predict(X.astype(np.float64)), regressor.predict(X), False)
+
+
+def assert_estimator(model, estimator, X):
+    """model answers as the classifier estimator it was compiled from: its classes, its probabilities (shape and
+    values) and its labels, but where the estimator's two likeliest classes are closer than float32 rounding."""
+    assert list(model.classes_) == list(estimator.classes_)
+    want = estimator.predict_proba(X)
+    got = model.predict_proba(X)
+    assert got.shape == want.shape
+    assert_close(got, want, True)
+    top = np.sort(want, axis=1)
+    clear = top[:, -1] - top[:, -2] > 1e-5
+    labels = model.predict(X)
+    assert labels.shape == (len(X),) and labels.dtype == np.asarray(estimator.classes_).dtype
+    assert (labels == estimator.predict(X))[clear].all() and clear.mean() > 0.9
+
+
+def test_xgboost_sklearn_binary_and_pickle():
+    """A binary XGBClassifier: predict gives its labels, predict_proba its two columns; a pickle keeps them. The
+    Booster's model answers as the Booster: one probability a row, and no predict_proba."""
+    import pickle
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (XGBoost's estimators need it)")
+    X, y = data(classes=2, seed=9)
+    classifier = xgb.XGBClassifier(n_estimators=20, max_depth=4, random_state=0).fit(X, y)
+    model = grove.compile(classifier)
+    assert_estimator(model, classifier, X)
+    assert_estimator(pickle.loads(pickle.dumps(model)), classifier, X)
+    booster = grove.compile(classifier.get_booster())
+    assert booster.classes_ is None
+    assert_close(booster.predict(X), classifier.get_booster().predict(xgb.DMatrix(X)), True)
+    with pytest.raises(grove.GroveArgumentError, match="answers as its Booster does"):
+        booster.predict_proba(X)
+
+
+def test_lightgbm_sklearn_string_classes():
+    """LGBMClassifier trained on string classes: grove's labels are those strings, binary and multiclass."""
+    lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (LightGBM's estimators need it)")
+    for classes, seed in ((2, 10), (4, 11)):
+        X, y = data(classes=classes, seed=seed)
+        X64 = X.astype(np.float64)
+        names = np.array(["ash", "birch", "cedar", "elm"])[y]
+        classifier = lgb.LGBMClassifier(n_estimators=15, num_leaves=15, verbose=-1, random_state=0).fit(X64, names)
+        assert_estimator(grove.compile(classifier), classifier, X64)
 
 
 def test_xgboost_sklearn_early_stopping():

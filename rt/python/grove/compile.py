@@ -42,6 +42,18 @@ def _library_model(model, directory):
     return None
 
 
+def _classes(model):
+    """The classes of a scikit-learn-style classifier of XGBoost or LightGBM (a numpy array), whose answers the compiled
+    Model gives; None for anything else (a Booster, a regressor, a file: the Model answers as the Booster does)."""
+    xgboost, lightgbm = sys.modules.get("xgboost"), sys.modules.get("lightgbm")
+    classifiers = tuple(c for c in (getattr(xgboost, "XGBClassifier", None), getattr(lightgbm, "LGBMClassifier", None))
+                        if c is not None)
+    if not classifiers or not isinstance(model, classifiers) or getattr(model, "classes_", None) is None:
+        return None
+    import numpy as np
+    return np.asarray(model.classes_)
+
+
 def _options(schedule, cpu, options):
     """GroveCompileOptions from compile()'s arguments, and the byte strings they point to (kept alive)."""
     o = _lib.CompileOptions()
@@ -83,7 +95,10 @@ def compile(model, schedule=None, cpu="native", **options):
 
     model: a path (str or os.PathLike) to a model file grove reads (XGBoost JSON/UBJSON,
     LightGBM text, ONNX), an xgboost.Booster or XGBModel, a lightgbm.Booster or LGBMModel,
-    or an onnx.ModelProto. schedule: a schedule in grove's scheduling language (text, or an
+    or an onnx.ModelProto. The Model answers as what it was compiled from: a classifier
+    estimator (XGBClassifier, XGBRFClassifier, LGBMClassifier) with its labels from predict()
+    and its probabilities from predict_proba(), in the estimator's shapes; a Booster, a
+    regressor or a file with the Booster's predictions from predict(). schedule: a schedule in grove's scheduling language (text, or an
     os.PathLike of a file holding one); None lets grove choose. cpu: "native" (this
     machine), "x86-64", "x86-64-v3", or an LLVM CPU name; compile for the oldest CPU that
     will run the model when it travels (pickled to other machines). options:
@@ -118,4 +133,4 @@ def compile(model, schedule=None, cpu="native", **options):
         with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
             source = (f.read(), schedule, options)
         # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
-        return Model(out, artifact, source)
+        return Model(out, artifact, source, _classes(model))

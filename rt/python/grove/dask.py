@@ -90,7 +90,8 @@ def predict(ddf, model, margin=False, threads=None, name="prediction"):
     """Predict every row of the Dask DataFrame ddf with model (a grove.Model).
 
     Returns a Dask Series named name (a DataFrame with columns name_0, name_1, ... for
-    models with several outputs per row) whose partitions and index are ddf's, so row
+    models with several outputs per row; labels for a model compiled from a classifier
+    estimator, as Model.predict gives them) whose partitions and index are ddf's, so row
     order is kept. Columns are matched to the model's feature names as Model.predict
     matches them (checked here, before anything runs). threads: OpenMP threads per
     partition; default, on a distributed worker, its cores shared among its task threads
@@ -102,8 +103,9 @@ def predict(ddf, model, margin=False, threads=None, name="prediction"):
     order = model.column_order(ddf.columns)
     if order is None and model.feature_names is None and len(ddf.columns) != model.num_features:
         raise argument(f"the table has {len(ddf.columns)} columns, the model needs {model.num_features}")
-    k = model.num_outputs(margin)
-    empty = pd.Series([], dtype="float32")
+    labels = model.classes_ is not None and not margin  # a classifier estimator's model: one label a row
+    k = 1 if labels else model.num_outputs(margin)
+    empty = pd.Series([], dtype=model.classes_.dtype if labels else "float32")
     meta = pd.Series(empty, name=name) if k == 1 else pd.DataFrame({f"{name}_{i}": empty for i in range(k)})
     shipped = _ship(model)
     return ddf.map_partitions(_predict_partition, shipped, margin, threads, name, meta=meta,

@@ -49,15 +49,17 @@ class Model:
     loads the same code; a model from grove.compile also carries the model it was compiled
     from, compiled again where the CPU lacks features the code uses."""
 
-    def __init__(self, path, artifact, source=None):
+    def __init__(self, path, artifact, source=None, classes=None):
         """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load); source: the model
-        file's bytes, the schedule and the options it was compiled from (grove.compile), for pickles to carry."""
+        file's bytes, the schedule and the options it was compiled from (grove.compile), for pickles to carry;
+        classes: the classes of the classifier estimator it was compiled from (see classes_)."""
         handle = ctypes.c_void_p()
         error = _lib.Error()
         _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
         self._handle = handle.value
         self._artifact = bytes(artifact)
         self._source = source
+        self._classes = None if classes is None else np.asarray(classes)
         self._token = None
         self.num_features = _rt.num_features(self._handle)
         self._outputs = (_rt.num_outputs(self._handle, 0), _rt.num_outputs(self._handle, _lib.PREDICT_MARGIN))
@@ -83,8 +85,19 @@ class Model:
         """Values predict() gives per row: predictions, or margins with margin=True."""
         return self._outputs[1 if margin else 0]
 
+    @property
+    def classes_(self):
+        """The classes of the classifier estimator (XGBClassifier, XGBRFClassifier, LGBMClassifier) the model was
+        compiled from, a numpy array: predict() gives them, predict_proba() their probabilities in this order. None
+        for a model compiled from a Booster, a regressor or a file, or loaded from an artifact."""
+        return self._classes
+
     def predict(self, X, margin=False, threads=None):
         """Predict the rows of X (a 2-D numpy array, a pandas DataFrame, or anything np.asarray takes).
+
+        A model compiled from a classifier estimator answers as the estimator's predict: each
+        row's class, from classes_ (its probabilities: predict_proba). Every other model
+        answers as its Booster (or ONNX graph) does, and so do margins (margin=True).
 
         float32 rows are used in place when C-ordered (other layouts are copied once);
         float64 rows go through grove_predict_f64, exact for models whose library compares
@@ -93,7 +106,35 @@ class Model:
         is a missing value. Returns float32 predictions (margin=True: raw margins), shape
         (n,) for one value per row, else (n, k). threads limits the OpenMP threads of this
         call (default: all cores for batches of 128 rows and more). Releases the GIL."""
+        if self._classes is not None and not margin:
+            return self._labels(self._predict(X, 0, threads))
         return self._predict(X, _lib.PREDICT_MARGIN if margin else 0, threads)
+
+    def predict_proba(self, X, threads=None):
+        """The class probabilities of a model compiled from a classifier estimator, as its predict_proba gives them:
+        shape (n, len(classes_)), a binary classifier's two columns too."""
+        if self._classes is None:
+            raise argument("predict_proba() answers for a model compiled from a classifier estimator (XGBClassifier, "
+                           "LGBMClassifier); this one answers as its Booster does: predict()")
+        return self._probabilities(self._predict(X, 0, threads))
+
+    def _probabilities(self, values):
+        """predict()'s values as a classifier estimator's probabilities: (n, k), a binary model's 1 - p and p."""
+        k = len(self._classes)
+        if values.ndim == 2 and values.shape[1] == k:
+            return values
+        if values.ndim == 1 and k == 2:
+            return np.stack([1 - values, values], axis=1)
+        raise argument(f"the model gives {self.num_outputs()} value{'s' if self.num_outputs() != 1 else ''} a row, "
+                       f"not the probabilities of its {k} classes (an objective without them, as multi:softmax)")
+
+    def _labels(self, values):
+        """predict()'s values as the estimator's labels: the most probable class (the first where two tie, as
+        XGBoost's and LightGBM's estimators choose), or, for one value a row of several classes (XGBoost's
+        multi:softmax), the class of that index."""
+        if values.ndim == 1 and len(self._classes) > 2:
+            return self._classes[values.astype(np.intp)]
+        return self._classes[np.argmax(self._probabilities(values), axis=1)]
 
     def predict_labels(self, X, threads=None):
         """Each row's class label (a classifier with labels, see .labels): a numpy array of them."""
@@ -217,8 +258,8 @@ class Model:
 
     def __reduce__(self):
         if self._source is None:
-            return _from_bytes, (self._artifact,)
-        return _from_pickle, (self._artifact, self._source)
+            return _from_bytes, (self._artifact, "the artifact", self._classes)
+        return _from_pickle, (self._artifact, self._source, self._classes)
 
     def __dask_tokenize__(self):
         if self._token is None:
@@ -252,7 +293,7 @@ def _listed(items, quote=True, most=10):
     return ", ".join(shown) + more
 
 
-def _from_bytes(artifact, name="the artifact"):
+def _from_bytes(artifact, name="the artifact", classes=None):
     """A Model from an artifact's bytes: written to a file of its own in a private folder, loaded, removed
     (the loaded code stays mapped; a fresh name each time, so that the dynamic loader never mistakes it for
     an artifact it loaded before). Errors name the artifact name instead of that file."""
@@ -262,7 +303,7 @@ def _from_bytes(artifact, name="the artifact"):
     try:
         with open(path, "wb") as f:
             f.write(artifact)
-        model = Model(path, artifact)
+        model = Model(path, artifact, classes=classes)
     except GroveError as exc:
         exc.message = exc.message.replace(path, name)
         exc.args = (exc.message,)
@@ -273,11 +314,11 @@ def _from_bytes(artifact, name="the artifact"):
     return model
 
 
-def _from_pickle(artifact, source):
+def _from_pickle(artifact, source, classes=None):
     """A pickled Model: its artifact loaded, or, on a CPU that lacks features the artifact's code uses (compiled with
     cpu="native" on a newer machine), compiled again here from the model it carries, for this CPU."""
     try:
-        return _from_bytes(artifact)
+        return _from_bytes(artifact, classes=classes)
     except GroveUnavailableError as exc:
         if "which this CPU lacks" not in exc.message:
             raise
@@ -291,7 +332,9 @@ def _from_pickle(artifact, source):
         path = os.path.join(directory, "model")
         with open(path, "wb") as f:
             f.write(model_bytes)
-        return compile_model(path, schedule, cpu="native", **options)
+        model = compile_model(path, schedule, cpu="native", **options)
+        model._classes = classes
+        return model
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
