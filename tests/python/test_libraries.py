@@ -181,3 +181,35 @@ def test_onnx_modelproto_against_onnxruntime(name):
     want = onnxruntime_outputs(path, rows)
     probability = "multiclass" in name
     assert_close(model.predict(rows).reshape(len(rows), -1), want, probability)
+
+
+def test_lightgbm_pandas_categories():
+    """A LightGBM model trained on a DataFrame with categorical columns keeps their category lists: grove matches a
+    frame's categories by value, whatever their order (the frame's own codes would be wrong), an unseen one as
+    missing, as LightGBM does; a model without the lists refuses categorical columns instead of using codes."""
+    import pickle
+    lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (LightGBM's estimators need it)")
+    rng = np.random.default_rng(13)
+    n = 1500
+    kinds, sizes = ["oak", "pine", "yew", "fir", "ash"], [10, 20, 30, 40]
+    frame = pd.DataFrame({"x": rng.normal(size=n),
+                          "kind": pd.Categorical(rng.choice(kinds, n), categories=kinds),
+                          "size": pd.Categorical(rng.choice(sizes, n), categories=sizes)})
+    y = (np.isin(frame["kind"], ["pine", "fir"]) * 1.5 + (frame["size"].astype(int) == 30) + frame["x"]).astype(float)
+    regressor = lgb.LGBMRegressor(n_estimators=20, num_leaves=8, min_child_samples=5, verbose=-1,
+                                  random_state=0).fit(frame, y)
+    model = grove.compile(regressor)
+    test = frame.iloc[:300].copy()
+    test["kind"] = test["kind"].astype(str).where(rng.random(300) > 0.1, "elm")  # elm: never seen in training
+    test["kind"] = pd.Categorical(test["kind"], categories=["yew", "elm", "fir", "ash", "pine", "oak"])
+    test["size"] = pd.Categorical(test["size"].astype(int), categories=[40, 30, 20, 10])
+    want = regressor.predict(test)
+    assert_close(model.predict(test), want, False)
+    assert_close(pickle.loads(pickle.dumps(model)).predict(test), want, False)
+    codes = test.assign(kind=test["kind"].cat.codes, size=test["size"].cat.codes).astype(float)
+    assert np.abs(model.predict(codes) - want).max() > 1e-3  # the codes of reordered categories are other values
+    plain = grove.compile(lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(codes, y[:300]))
+    with pytest.raises(grove.GroveArgumentError, match="holds no lists of their categories"):
+        plain.predict(test)

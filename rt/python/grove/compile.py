@@ -1,6 +1,7 @@
 """grove.compile: a model (a file, or a training library's object) to a loaded grove.Model, in-process through
 libgrovec's grove_compile_file."""
 import ctypes
+import json
 import os
 import sys
 import tempfile
@@ -52,6 +53,22 @@ def _classes(model):
         return None
     import numpy as np
     return np.asarray(model.classes_)
+
+
+def _pandas_categories(model_bytes):
+    """LightGBM's pandas_categorical from a model text's bytes: the categories of each categorical column the model was
+    trained on (a pandas DataFrame), in the columns' order; None where the model has none (or is not LightGBM's)."""
+    at = model_bytes.rfind(b"\npandas_categorical:")
+    if at < 0:
+        return None
+    line = model_bytes[at + len(b"\npandas_categorical:"):].split(b"\n", 1)[0]
+    try:
+        categories = json.loads(line)
+    except ValueError:
+        raise argument("the model's pandas_categorical line is not JSON") from None
+    if categories is not None and not (isinstance(categories, list) and all(isinstance(c, list) for c in categories)):
+        raise argument("the model's pandas_categorical is not a list of category lists")
+    return categories or None
 
 
 def _options(schedule, cpu, options):
@@ -133,4 +150,4 @@ def compile(model, schedule=None, cpu="native", **options):
         with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
             source = (f.read(), schedule, options)
         # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
-        return Model(out, artifact, source, _classes(model))
+        return Model(out, artifact, source, _classes(model), _pandas_categories(source[0]))

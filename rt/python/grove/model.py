@@ -49,10 +49,11 @@ class Model:
     loads the same code; a model from grove.compile also carries the model it was compiled
     from, compiled again where the CPU lacks features the code uses."""
 
-    def __init__(self, path, artifact, source=None, classes=None):
+    def __init__(self, path, artifact, source=None, classes=None, categories=None):
         """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load); source: the model
         file's bytes, the schedule and the options it was compiled from (grove.compile), for pickles to carry;
-        classes: the classes of the classifier estimator it was compiled from (see classes_)."""
+        classes: the classes of the classifier estimator it was compiled from (see classes_); categories: the
+        category lists of its pandas categorical columns (LightGBM's pandas_categorical)."""
         handle = ctypes.c_void_p()
         error = _lib.Error()
         _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
@@ -60,6 +61,7 @@ class Model:
         self._artifact = bytes(artifact)
         self._source = source
         self._classes = None if classes is None else np.asarray(classes)
+        self._categories = categories
         self._token = None
         self.num_features = _rt.num_features(self._handle)
         self._outputs = (_rt.num_outputs(self._handle, 0), _rt.num_outputs(self._handle, _lib.PREDICT_MARGIN))
@@ -239,11 +241,40 @@ class Model:
         if values.dtype.kind in "biuf":
             return values
         dtypes = list(frame.dtypes)  # nullable, categorical or text columns
+        categorical = [i for i, dt in enumerate(dtypes) if dt.name == "category"]
+        if categorical:
+            return self._category_rows(frame, categorical)
         if any(dt.kind not in "biuf" for dt in dtypes):
             bad = [f"{c} ({dt})" for c, dt in zip(frame.columns, dtypes) if dt.kind not in "biuf"]
             raise argument(f"columns that are not numbers: {_listed(bad, quote=False)}; grove predicts on numbers "
-                           "(categories as the codes the training library saw)")
+                           "(and on pandas categories where the model holds their lists)")
         return frame.to_numpy(dtype=_F64, na_value=np.nan)
+
+    def _category_rows(self, frame, categorical):
+        """A DataFrame with categorical columns (categorical: their positions, in the model's order) as float64 rows:
+        each such column's values become their index in the model's list of its categories, matched by value, as
+        LightGBM's predict maps them (NaN, a missing value, for a value not in the list). Never the column's own
+        codes, which depend on the order its categories happen to have."""
+        names = [str(frame.columns[i]) for i in categorical]
+        if self._categories is None:
+            raise argument(f"categorical columns {_listed(names)}, but the model holds no lists of their categories "
+                           "that grove reads (LightGBM's pandas_categorical, saved when it is trained on a DataFrame; "
+                           "not yet XGBoost's), so their values cannot be matched to what it was trained on")
+        if len(categorical) != len(self._categories):
+            raise argument(f"{len(categorical)} categorical column{'s' if len(categorical) != 1 else ''} "
+                           f"({_listed(names)}), but the model was trained on {len(self._categories)}")
+        rows = np.empty(frame.shape, dtype=_F64)
+        lists = dict(zip(categorical, self._categories))
+        for j in range(frame.shape[1]):
+            column = frame.iloc[:, j]
+            if j in lists:
+                codes = column.cat.set_categories(lists[j]).cat.codes.to_numpy()
+                rows[:, j] = np.where(codes < 0, np.nan, codes)
+            else:
+                if column.dtype.kind not in "biuf":
+                    raise argument(f"column {str(frame.columns[j])!r} ({column.dtype}) is not numbers")
+                rows[:, j] = column.to_numpy(dtype=_F64, na_value=np.nan)
+        return rows
 
     # -- saving, loading, pickling -----------------------------------------------------------------------------
     def save(self, path):
@@ -258,8 +289,8 @@ class Model:
 
     def __reduce__(self):
         if self._source is None:
-            return _from_bytes, (self._artifact, "the artifact", self._classes)
-        return _from_pickle, (self._artifact, self._source, self._classes)
+            return _from_bytes, (self._artifact, "the artifact", self._classes, self._categories)
+        return _from_pickle, (self._artifact, self._source, self._classes, self._categories)
 
     def __dask_tokenize__(self):
         if self._token is None:
@@ -293,7 +324,7 @@ def _listed(items, quote=True, most=10):
     return ", ".join(shown) + more
 
 
-def _from_bytes(artifact, name="the artifact", classes=None):
+def _from_bytes(artifact, name="the artifact", classes=None, categories=None):
     """A Model from an artifact's bytes: written to a file of its own in a private folder, loaded, removed
     (the loaded code stays mapped; a fresh name each time, so that the dynamic loader never mistakes it for
     an artifact it loaded before). Errors name the artifact name instead of that file."""
@@ -303,7 +334,7 @@ def _from_bytes(artifact, name="the artifact", classes=None):
     try:
         with open(path, "wb") as f:
             f.write(artifact)
-        model = Model(path, artifact, classes=classes)
+        model = Model(path, artifact, classes=classes, categories=categories)
     except GroveError as exc:
         exc.message = exc.message.replace(path, name)
         exc.args = (exc.message,)
@@ -314,11 +345,11 @@ def _from_bytes(artifact, name="the artifact", classes=None):
     return model
 
 
-def _from_pickle(artifact, source, classes=None):
+def _from_pickle(artifact, source, classes=None, categories=None):
     """A pickled Model: its artifact loaded, or, on a CPU that lacks features the artifact's code uses (compiled with
     cpu="native" on a newer machine), compiled again here from the model it carries, for this CPU."""
     try:
-        return _from_bytes(artifact, classes=classes)
+        return _from_bytes(artifact, classes=classes, categories=categories)
     except GroveUnavailableError as exc:
         if "which this CPU lacks" not in exc.message:
             raise
@@ -333,7 +364,7 @@ def _from_pickle(artifact, source, classes=None):
         with open(path, "wb") as f:
             f.write(model_bytes)
         model = compile_model(path, schedule, cpu="native", **options)
-        model._classes = classes
+        model._classes, model._categories = classes, categories
         return model
     finally:
         shutil.rmtree(directory, ignore_errors=True)
