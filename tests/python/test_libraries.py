@@ -213,3 +213,33 @@ def test_lightgbm_pandas_categories():
     plain = grove.compile(lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(codes, y[:300]))
     with pytest.raises(grove.GroveArgumentError, match="holds no lists of their categories"):
         plain.predict(test)
+
+
+def test_xgboost_pandas_categories(tmp_path):
+    """XGBoost keeps the categories of a DataFrame's categorical columns (enable_categorical); grove matches a frame's
+    categories by value through them, from the estimator, its Booster and its saved JSON and UBJSON. A category
+    XGBoost never saw is refused (XGBoost 3.2 gives it the code of the next one in sorted order, or fails)."""
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    pytest.importorskip("sklearn", reason="scikit-learn is not installed (XGBoost's estimators need it)")
+    rng = np.random.default_rng(14)
+    n = 1500
+    kinds, sizes = ["oak", "pine", "yew", "fir"], [10, 20, 30, 40]
+    frame = pd.DataFrame({"kind": pd.Categorical(rng.choice(kinds, n), categories=kinds),
+                          "x": rng.normal(size=n).astype(np.float32),
+                          "size": pd.Categorical(rng.choice(sizes, n), categories=sizes)})
+    y = np.isin(frame["kind"], ["pine", "fir"]) * 1.5 + (frame["size"].astype(int) == 30) + frame["x"]
+    regressor = xgb.XGBRegressor(n_estimators=15, max_depth=4, enable_categorical=True, tree_method="hist",
+                                 random_state=0).fit(frame, y)
+    test = frame.iloc[:300].copy()
+    test["kind"] = test["kind"].astype(str).where(rng.random(300) > 0.1, None)
+    test["kind"] = pd.Categorical(test["kind"], categories=["yew", "elm", "fir", "pine", "oak"])
+    test["size"] = pd.Categorical(test["size"].astype(int), categories=[40, 30, 20, 10])
+    want = regressor.predict(test)
+    unseen = test.assign(kind=pd.Categorical(["elm"] * 300, categories=["yew", "elm"]))
+    with pytest.raises(grove.GroveArgumentError, match="not trained on: 'elm'"):
+        grove.compile(regressor).predict(unseen)
+    regressor.save_model(tmp_path / "model.json")
+    regressor.save_model(tmp_path / "model.ubj")
+    for source in (regressor, regressor.get_booster(), str(tmp_path / "model.json"), str(tmp_path / "model.ubj")):
+        assert_close(grove.compile(source).predict(test), want, False)

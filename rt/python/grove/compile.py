@@ -71,6 +71,63 @@ def _pandas_categories(model_bytes):
     return categories or None
 
 
+def _find(tree, key):
+    """The first value of key in the dicts of tree (parsed JSON), depth first; None where there is none."""
+    if isinstance(tree, dict):
+        if key in tree:
+            return tree[key]
+        tree = list(tree.values())
+    for item in tree if isinstance(tree, list) else ():
+        found = _find(item, key) if isinstance(item, (dict, list)) else None
+        if found is not None:
+            return found
+    return None
+
+
+def _xgboost_categories(model, path, model_bytes):
+    """XGBoost's category lists by feature index ({feature: categories}), which it saves with a model trained on a
+    DataFrame with enable_categorical (the "cats" of its JSON: strings as UTF-8 bytes cut at offsets, or numbers);
+    None where the model holds none."""
+    xgboost = sys.modules.get("xgboost")
+    if xgboost is not None and isinstance(model, (xgboost.Booster, xgboost.XGBModel)):
+        booster = model if isinstance(model, xgboost.Booster) else model.get_booster()
+        if "c" not in (booster.feature_types or []):
+            return None
+        text = booster.save_raw("json")
+    elif b"cats" not in model_bytes:
+        return None
+    else:
+        try:
+            text = model_bytes if model_bytes.lstrip()[:1] == b"{" and b'"cats"' in model_bytes else \
+                xgboost.Booster(model_file=os.fspath(path)).save_raw("json")  # UBJSON: XGBoost reads it for us
+        except Exception:  # not XGBoost's (or xgboost not imported): no lists; categorical columns are refused
+            return None
+    enc = _find(_find(json.loads(text), "cats"), "enc")
+    if not isinstance(enc, list):
+        return None
+    lists = {}
+    for feature, entry in enumerate(enc):
+        values = entry.get("values") if isinstance(entry, dict) else None
+        if not values:
+            continue
+        if "type" in entry:  # numbers
+            lists[feature] = list(values)
+        else:
+            offsets, raw = entry.get("offsets") or [], bytes(values)
+            lists[feature] = [raw[a:b].decode("utf-8") for a, b in zip(offsets, offsets[1:])]
+    return lists or None
+
+
+def _categories(model, path, model_bytes):
+    """The category lists of the pandas categorical columns model was trained on: ("column", [categories of each
+    categorical column, in order]) for LightGBM, ("feature", {feature index: categories}) for XGBoost; or None."""
+    lists = _pandas_categories(model_bytes)
+    if lists:
+        return ("column", lists)
+    lists = _xgboost_categories(model, path, model_bytes)
+    return ("feature", lists) if lists else None
+
+
 def _options(schedule, cpu, options):
     """GroveCompileOptions from compile()'s arguments, and the byte strings they point to (kept alive)."""
     o = _lib.CompileOptions()
@@ -150,4 +207,4 @@ def compile(model, schedule=None, cpu="native", **options):
         with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
             source = (f.read(), schedule, options)
         # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
-        return Model(out, artifact, source, _classes(model), _pandas_categories(source[0]))
+        return Model(out, artifact, source, _classes(model), _categories(model, path, source[0]))

@@ -53,7 +53,8 @@ class Model:
         """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load); source: the model
         file's bytes, the schedule and the options it was compiled from (grove.compile), for pickles to carry;
         classes: the classes of the classifier estimator it was compiled from (see classes_); categories: the
-        category lists of its pandas categorical columns (LightGBM's pandas_categorical)."""
+        category lists of its pandas categorical columns: ("column", a list per categorical column, LightGBM's
+        pandas_categorical) or ("feature", {feature index: list}, XGBoost's)."""
         handle = ctypes.c_void_p()
         error = _lib.Error()
         _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
@@ -253,23 +254,36 @@ class Model:
     def _category_rows(self, frame, categorical):
         """A DataFrame with categorical columns (categorical: their positions, in the model's order) as float64 rows:
         each such column's values become their index in the model's list of its categories, matched by value, as
-        LightGBM's predict maps them (NaN, a missing value, for a value not in the list). Never the column's own
-        codes, which depend on the order its categories happen to have."""
+        LightGBM's and XGBoost's predict map them. Never the column's own codes, which depend on the order its
+        categories happen to have."""
         names = [str(frame.columns[i]) for i in categorical]
         if self._categories is None:
             raise argument(f"categorical columns {_listed(names)}, but the model holds no lists of their categories "
-                           "that grove reads (LightGBM's pandas_categorical, saved when it is trained on a DataFrame; "
-                           "not yet XGBoost's), so their values cannot be matched to what it was trained on")
-        if len(categorical) != len(self._categories):
-            raise argument(f"{len(categorical)} categorical column{'s' if len(categorical) != 1 else ''} "
-                           f"({_listed(names)}), but the model was trained on {len(self._categories)}")
+                           "(LightGBM's pandas_categorical, XGBoost's categories: saved when a model is trained on a "
+                           "DataFrame), so their values cannot be matched to what it was trained on")
+        by, saved = self._categories
+        if by == "column":
+            if len(categorical) != len(saved):
+                raise argument(f"{len(categorical)} categorical column{'s' if len(categorical) != 1 else ''} "
+                               f"({_listed(names)}), but the model was trained on {len(saved)}")
+            lists = dict(zip(categorical, saved))
+        else:
+            lists = {j: saved.get(j) for j in categorical}
+            plain = [str(frame.columns[j]) for j in categorical if lists[j] is None]
+            if plain:
+                raise argument(f"categorical columns {_listed(plain)}, but the model's features there are not")
         rows = np.empty(frame.shape, dtype=_F64)
-        lists = dict(zip(categorical, self._categories))
         for j in range(frame.shape[1]):
             column = frame.iloc[:, j]
             if j in lists:
-                codes = column.cat.set_categories(lists[j]).cat.codes.to_numpy()
-                rows[:, j] = np.where(codes < 0, np.nan, codes)
+                codes = column.cat.set_categories(lists[j]).cat.codes.to_numpy().astype(_F64)
+                unseen = (codes < 0) & ~column.isna().to_numpy()
+                if by == "feature" and unseen.any():
+                    # XGBoost (3.2) gives a category it never saw the code of the next one in sorted order, or fails
+                    values = sorted({str(v) for v in column[unseen]})
+                    raise argument(f"column {str(frame.columns[j])!r} has categories the model was not trained on: "
+                                   f"{_listed(values)}; XGBoost does not predict them as missing, and neither does grove")
+                rows[:, j] = np.where(codes >= 0, codes, np.nan)  # missing, and for LightGBM a value not in the list
             else:
                 if column.dtype.kind not in "biuf":
                     raise argument(f"column {str(frame.columns[j])!r} ({column.dtype}) is not numbers")
