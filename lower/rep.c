@@ -228,6 +228,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 	/* Rows are scanned and copied only where that spares the steps a test: not where the compare decides NaN already. */
 	layout->nan_reads_zero = layout->nan_reads_zero && layout->compares && !layout->missing_by_compare;
 	layout->set_buffer = layout->vector_buffer = LIR_NONE;
+	layout->set_stride = 0;
 	layout->set_offsets = layout->leaf_vectors = NULL;
 	limit = layout->threshold_type == LTYPE_F32 ? 1ull << 24 : 1ull << 53;
 	sets = layout->compares & 1u << HCMP_IN;

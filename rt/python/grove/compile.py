@@ -98,7 +98,7 @@ def _xgboost_categories(model, path, model_bytes):
         return None
     else:
         try:
-            text = model_bytes if model_bytes.lstrip()[:1] == b"{" and b'"cats"' in model_bytes else \
+            text = model_bytes if model_bytes[:64].lstrip()[:1] == b"{" and b'"cats"' in model_bytes else \
                 xgboost.Booster(model_file=os.fspath(path)).save_raw("json")  # UBJSON: XGBoost reads it for us
         except Exception:  # not XGBoost's (or xgboost not imported): no lists; categorical columns are refused
             return None
@@ -172,8 +172,11 @@ def compile(model, schedule=None, cpu="native", **options):
     or an onnx.ModelProto. The Model answers as what it was compiled from: a classifier
     estimator (XGBClassifier, XGBRFClassifier, LGBMClassifier) with its labels from predict()
     and its probabilities from predict_proba(), in the estimator's shapes; a Booster, a
-    regressor or a file with the Booster's predictions from predict(). schedule: a schedule in grove's scheduling language (text, or an
-    os.PathLike of a file holding one); None lets grove choose. cpu: "native" (this
+    regressor or a file with the Booster's predictions from predict(). It keeps the
+    category lists of the pandas categorical columns the model was trained on (LightGBM's
+    pandas_categorical, XGBoost's categories) to map a DataFrame's categories by value.
+    schedule: a schedule in grove's scheduling language (text, or an os.PathLike of a file
+    holding one); None lets grove choose. cpu: "native" (this
     machine), "x86-64", "x86-64-v3", or an LLVM CPU name; compile for the oldest CPU that
     will run the model when it travels (pickled to other machines). options:
     representation ("array", "sparse"), opt_level (0-3), interleave, interleave_trees,
