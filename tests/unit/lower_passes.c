@@ -1349,8 +1349,8 @@ static void test_widening_entry(void)
 
 /*
  * Trees whose leaves have several depths and that padding would grow too much walk
- * straight past the mean depth at which walks end (3 steps past a shallow mean, 1 past
- * a deep one, and 12 between): each leaf weighted by its cover where every leaf has
+ * straight past the mean depth at which walks end (5 steps past a shallow mean, 1 past
+ * a deep one, and 11 between): each leaf weighted by its cover where every leaf has
  * one, alike where some has none. Chains of 20 splits, each with a leaf on the left:
  * leaves at depths 1 to 20, and one more at 20.
  */
@@ -1368,13 +1368,17 @@ static void test_walk_peel(void)
 		n[NODES - 1] = (HNode){.value = -1, .feature = HIR_LEAF};
 	}
 	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
-	CHECK(k.peel == 12); /* (1 + ... + 20 + 20) / 21 = 10.95: + 3 is past 12, + 1 short of it */
+	CHECK(k.peel == 11); /* (1 + ... + 20 + 20) / 21 = 10.95: + 5 is past 11, + 1 is 11.95 */
 	for (uint64_t i = 0; i < f->num_nodes; i++) /* most rows end at depth 2: (100 * 2 + 228) / 120 = 3.57 */
 		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 3 ? 100 : 1;
 	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
-	CHECK(k.peel == 6); /* + 3 */
+	CHECK(k.peel == 8); /* + 5 */
 	CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
-	CHECK(has_directive(f, HDIR_PEEL_WALK, 6));
+	CHECK(has_directive(f, HDIR_PEEL_WALK, 8));
+	for (uint64_t i = 0; i < f->num_nodes; i++) /* (100 * 8 + 222) / 120 = 8.52: + 5 past 11, + 1 short of it */
+		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 15 ? 100 : 1;
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	CHECK(k.peel == 11);
 	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k); /* one depth: every walk is straight */
 	CHECK(k.peel == 0);
 	hir_forest_free(f);
