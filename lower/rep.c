@@ -40,6 +40,15 @@ const char *const lower_representation_names[] = {
 	NULL,
 };
 
+/* The representations' names, ", " between them, in buf (n bytes); returns buf. */
+static const char *representation_names(char *buf, size_t n)
+{
+	buf[0] = 0;
+	for (const char *const *name = lower_representation_names; *name; name++)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", name == lower_representation_names ? "" : ", ", *name);
+	return buf;
+}
+
 /* The LREP_* bits of r (0 for NULL). */
 static unsigned traits_of(const LRepresentation *r)
 {
@@ -78,26 +87,23 @@ const LRepresentation *rep_for(const HForest *f, const char *representation, Err
 {
 	const HSchedule *s = &f->schedule;
 	const LRepresentation *rep;
-	char where[300];
+	char where[300], names[200];
 	if (s->representation[0]) { /* representation(name): the schedule's choice, unless the caller's differs */
 		hir_schedule_pos(s, s->representation_at, where, sizeof where);
 		if (representation && strcmp(representation, s->representation))
 			return error_set(e, "%srepresentation(%s): the representation asked for is %s", where, s->representation,
 			                 representation), NULL;
 		representation = s->representation;
-		if (!rep_find(representation)) {
-			char names[200] = "";
-			for (const char *const *n = lower_representation_names; *n; n++)
-				snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", n == lower_representation_names ? "" : ", ", *n);
+		if (!rep_find(representation))
 			return error_set(e, "%srepresentation(%s): unknown representation (expected one of %s)", where, representation,
-			                 names), NULL;
-		}
+			                 representation_names(names, sizeof names)), NULL;
 	}
 	if (f->tile_size && !representation)
 		representation = "tiled"; /* tileTrees: the representation that walks tiles */
 	rep = representation ? rep_find(representation) : rep_choose(f);
 	if (!rep)
-		return error_set(e, "unknown representation '%s'", representation), NULL;
+		return error_set(e, "unknown representation '%s' (expected one of %s)", representation,
+		                 representation_names(names, sizeof names)), NULL;
 	if (f->tile_size && !rep->tiles) {
 		hir_schedule_pos(s, s->tile_size_at, where, sizeof where);
 		return error_set(e, "%stileTrees(%s, %u): the %s representation walks a split a step; tiles need "

@@ -24,7 +24,7 @@ extern "C" {
 typedef struct GroveCompileOptions {
 	const char *format;         /* "xgboost", "xgboost-ubj", "lightgbm", "onnx"; NULL = recognised from the contents */
 	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
-	const char *representation; /* "array" or "sparse"; NULL = chosen per model */
+	const char *representation; /* as grove compile --representation: "array", "sparse", ...; NULL = chosen per model */
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
 	const char *cpu;            /* "native" (the host's default), "x86-64", "x86-64-v3", "neoverse-n1", an LLVM CPU
 	                               name of the target's architecture; NULL = native, or generic for another one */

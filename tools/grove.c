@@ -45,7 +45,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 static const char compile_usage[] =
 	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm|ptx|hsaco] [--target TARGET] [--cpu CPU] [-O N]\n"
-	"                           [--prefix NAME] [--representation array|sparse|reorg|code|tiled|tiled_array|bitvector]\n"
+	"                           [--prefix NAME] [--representation array|sparse|reorg|code|tiled|tiled_array|bitvector|oblivious]\n"
 	"                           [--format FORMAT]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
 	"for this (x86-64) host or, with --target, for AArch64 or a GPU.\n"

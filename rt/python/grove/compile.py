@@ -179,7 +179,7 @@ def compile(model, schedule=None, cpu="native", **options):
     holding one); None lets grove choose. cpu: "native" (this
     machine), "x86-64", "x86-64-v3", or an LLVM CPU name; compile for the oldest CPU that
     will run the model when it travels (pickled to other machines). options:
-    representation ("array", "sparse"), opt_level (0-3), interleave, interleave_trees,
+    representation (as `grove compile --representation`), opt_level (0-3), interleave, interleave_trees,
     tile_trees (as `grove compile`'s options), format (to force a reader), limits
     ("features=N,trees=N,...": the sizes of model accepted), target (a triple; the
     Model loads only this host's architecture: cross-compile with `grove compile
