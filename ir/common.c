@@ -44,21 +44,14 @@ _Noreturn void die(const char *fmt, ...)
 	abort();
 }
 
-/* The files pending_file_add names (a few at a time: one temporary output per compile in progress). */
+/*
+ * The temporary files temporary_beside made (a few at a time: one temporary output per
+ * compile in progress), and whether pending_files_unlink has run: after it no new one is
+ * made, so that a file created while it ran is never left behind.
+ */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *pending[64];
-
-/* Note path, to be removed should the compiler exit before pending_file_remove. */
-static void pending_file_add(const char *path)
-{
-	pthread_mutex_lock(&pending_lock);
-	for (size_t i = 0; i < COUNT_OF(pending); i++)
-		if (!pending[i]) {
-			pending[i] = path;
-			break;
-		}
-	pthread_mutex_unlock(&pending_lock);
-}
+static bool pending_closed;
 
 static void pending_file_remove(const char *path)
 {
@@ -72,6 +65,7 @@ static void pending_file_remove(const char *path)
 void pending_files_unlink(void)
 {
 	pthread_mutex_lock(&pending_lock);
+	pending_closed = true;
 	for (size_t i = 0; i < COUNT_OF(pending); i++)
 		if (pending[i])
 			unlink(pending[i]);
@@ -82,16 +76,27 @@ char *temporary_beside(const char *path, const char *suffix, Error *e)
 {
 	size_t len = strlen(path) + strlen(suffix) + 8;
 	char *name = xmalloc(len);
-	int fd;
+	int fd = -1, error = 0;
 	snprintf(name, len, "%s.XXXXXX%s", path, suffix);
-	fd = mkstemps(name, (int)strlen(suffix));
+	/* Made and noted at once: the signal thread's pending_files_unlink sees both or neither. */
+	pthread_mutex_lock(&pending_lock);
+	if (!pending_closed && (fd = mkstemps(name, (int)strlen(suffix))) < 0)
+		error = errno;
+	for (size_t i = 0; fd >= 0 && i < COUNT_OF(pending); i++)
+		if (!pending[i]) {
+			pending[i] = name;
+			break;
+		}
+	pthread_mutex_unlock(&pending_lock);
 	if (fd < 0) {
-		error_set(e, "%s: cannot create a temporary file: %s", name, strerror(errno));
+		if (error)
+			error_set(e, "%s: cannot create a temporary file: %s", name, strerror(error));
+		else
+			error_set(e, "%s: no temporary file made: grove is stopping", path);
 		free(name);
 		return NULL;
 	}
 	close(fd);
-	pending_file_add(name);
 	return name;
 }
 

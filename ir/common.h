@@ -26,8 +26,8 @@ void error_prefix(Error *e, const char *prefix);
  * Temporary output files (an artifact before its rename, predict's output): a new empty
  * file beside path named path.XXXXXX<suffix> (malloc'ed), or NULL with e filled. Until
  * temporary_drop, it is pending: pending_files_unlink, called when the compiler exits
- * before finishing (out of memory, a fatal error of the command), removes it. At most
- * 64 are pending at a time.
+ * before finishing (out of memory, a fatal error of the command, a signal), removes it,
+ * and no temporary file is made after it. At most 64 are pending at a time.
  */
 char *temporary_beside(const char *path, const char *suffix, Error *e);
 /*

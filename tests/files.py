@@ -194,10 +194,15 @@ def dash_cases(s, user, prefix, directory):
 
 
 def signal_cases(s):
-    """SIGINT, SIGTERM and SIGHUP at any moment of a compile leave no temporary file, also while the linker runs."""
+    """SIGINT, SIGTERM and SIGHUP at any moment of a compile leave no temporary file, also while the linker runs; the
+    output is left only whole (a signal after its rename, while grove frees its memory, may still end grove)."""
     higgs = os.path.join(REAL, "higgs.json")
     directory = s.path("signals")
     os.makedirs(directory, exist_ok=True)
+    whole = s.path("signals-whole.so")  # what an uninterrupted compile writes (artifacts are deterministic)
+    subprocess.run([s.grove, "compile", higgs, "--no-cache", "-o", whole], capture_output=True, check=True)
+    with open(whole, "rb") as f:
+        whole = f.read()
     slow_cc = s.path("slow-cc")
     with open(slow_cc, "w") as f:  # a linker that takes its time: the signal comes while it runs
         f.write('#!/bin/sh\nsleep 1\nexec cc "$@"\n')
@@ -215,7 +220,10 @@ def signal_cases(s):
             p.wait(60)
             time.sleep(1.5 if when == "linking" else 0.1)  # a linker left running would write its output by now
             left = os.listdir(directory)
-            s.record("files", name, p.returncode in (-sig, 0) and (not left or left == ["out.so"] and p.returncode == 0),
+            if left == ["out.so"]:
+                with open(os.path.join(directory, "out.so"), "rb") as f:
+                    left = left if f.read() == whole else ["out.so (not whole)"]
+            s.record("files", name, p.returncode in (-sig, 0) and (not left or left == ["out.so"]),
                      f"exit {p.returncode}, left {left}")
             for f in left:
                 os.unlink(os.path.join(directory, f))
