@@ -7,16 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * Category sets are padded to the widest set's words where that takes at most
- * PADDED_SETS_ROOM times the words of the sets as laid out with their counts, plus
- * PADDED_SETS_SLACK: a forest with one feature of many categories among features of few
- * keeps its counts. 32 x MAX_SET_STRIDE categories are exact in a float.
- */
-#define PADDED_SETS_ROOM 4
-#define PADDED_SETS_SLACK (1u << 14)
-#define MAX_SET_STRIDE (1u << 19)
-
 static const LRepresentation *const representations[] = {
 	&rep_array,
 	&rep_sparse,
@@ -126,39 +116,6 @@ int32_t rep_split_word(const HNode *n)
 }
 
 /*
- * Lay the forest's category sets out in one i32 buffer. Where it costs little room
- * (PADDED_SETS_ROOM), every set takes as many words as the widest: the word of category c
- * is at the set's offset + c / 32 for every c below 32 x that many, and a step loads no
- * count. Else each set's words follow its word count. Offsets stay below limit.
- */
-static void lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit)
-{
-	uint64_t total = 0, widest = 0, padded;
-	int32_t *words;
-	for (uint32_t s = 0; s < f->num_sets; s++)
-		widest = f->sets[s].num_words > widest ? f->sets[s].num_words : widest;
-	padded = widest * f->num_sets;
-	layout->set_stride = widest && widest <= MAX_SET_STRIDE && padded < limit &&
-	                             padded <= PADDED_SETS_ROOM * (f->num_set_words + f->num_sets) + PADDED_SETS_SLACK
-	                         ? (uint32_t)widest
-	                         : 0;
-	layout->set_offsets = xmalloc(((size_t)f->num_sets + 1) * sizeof *layout->set_offsets);
-	for (uint32_t s = 0; s < f->num_sets; s++) {
-		layout->set_offsets[s] = total;
-		total += layout->set_stride ? layout->set_stride : 1 + (uint64_t)f->sets[s].num_words;
-	}
-	words = xcalloc(total ? total : 1, sizeof *words);
-	for (uint32_t s = 0; s < f->num_sets; s++) {
-		const HSet *set = &f->sets[s];
-		uint64_t first = layout->set_offsets[s] + (layout->set_stride ? 0 : 1);
-		if (!layout->set_stride)
-			words[layout->set_offsets[s]] = (int32_t)set->num_words;
-		memcpy(words + first, f->set_words + set->first, (size_t)set->num_words * sizeof *words);
-	}
-	layout->set_buffer = lir_buffer_add(m, "category_sets", LTYPE_I32, total, words);
-}
-
-/*
  * Where some tree is wider than 1, every leaf is a vector: lay the forest's leaf values
  * out with the values of width-1 leaves appended, and note each leaf's first index.
  */
@@ -245,7 +202,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 		return error_set(e, "%s representation: the leaf vectors take up to %llu values, at most %llu fit", rep_name,
 		                 (unsigned long long)(f->num_leaf_values + f->num_nodes), (unsigned long long)limit - 1);
 	if (sets)
-		lay_out_sets(f, m, layout, limit);
+		rep_lay_out_sets(f, m, layout, limit);
 	if (vectors)
 		lay_out_vectors(f, m, layout);
 	return true;

@@ -377,6 +377,14 @@ const LRepresentation *rep_for(const HForest *f, const char *representation, Err
  * sets). rep_name is for messages.
  */
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e);
+/*
+ * rep_lay_out_forest's category sets (lower/rep_sets.c), in one i32 buffer. Where it
+ * costs little room, every set takes as many words as the widest (layout->set_stride):
+ * the word of category c is at the set's offset + c / 32 for every c below 32 x that
+ * many, and a step loads no count. Else each set's words follow its word count. Offsets
+ * stay below limit.
+ */
+void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit);
 /* For a representation whose walks test for missing values without rep_goes_right: clear missing_by_compare and nan_reads_zero. */
 void rep_tests_missing(RepLayout *layout);
 /* What every begin_function hook does first: the shared buffers' addresses. */

@@ -77,7 +77,6 @@ static LLVMValueRef horner(Emitter *em, const double *c, int n, LLVMValueRef z)
 	return p;
 }
 
-
 /*
  * log x = e ln 2 + log m for x = m 2^e with m in [sqrt(2)/2, sqrt(2)); log m =
  * 2 atanh(s) = 2 (s + s^3/3 + ... + s^21/21) with s = (m - 1) / (m + 1), |s| < 0.172

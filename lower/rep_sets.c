@@ -1,0 +1,41 @@
+/* The category sets of a layout in memory (rep_lay_out_sets, lower/rep.h): counted, or padded to one stride. */
+#include "lower/rep.h"
+
+#include <string.h>
+
+/*
+ * Category sets are padded to the widest set's words where that takes at most
+ * PADDED_SETS_ROOM times the words of the sets as laid out with their counts, plus
+ * PADDED_SETS_SLACK: a forest with one feature of many categories among features of few
+ * keeps its counts. 32 x MAX_SET_STRIDE categories are exact in a float.
+ */
+#define PADDED_SETS_ROOM 4
+#define PADDED_SETS_SLACK (1u << 14)
+#define MAX_SET_STRIDE (1u << 19)
+
+void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit)
+{
+	uint64_t total = 0, widest = 0, padded;
+	int32_t *words;
+	for (uint32_t s = 0; s < f->num_sets; s++)
+		widest = f->sets[s].num_words > widest ? f->sets[s].num_words : widest;
+	padded = widest * f->num_sets;
+	layout->set_stride = widest && widest <= MAX_SET_STRIDE && padded < limit &&
+	                             padded <= PADDED_SETS_ROOM * (f->num_set_words + f->num_sets) + PADDED_SETS_SLACK
+	                         ? (uint32_t)widest
+	                         : 0;
+	layout->set_offsets = xmalloc(((size_t)f->num_sets + 1) * sizeof *layout->set_offsets);
+	for (uint32_t s = 0; s < f->num_sets; s++) {
+		layout->set_offsets[s] = total;
+		total += layout->set_stride ? layout->set_stride : 1 + (uint64_t)f->sets[s].num_words;
+	}
+	words = xcalloc(total ? total : 1, sizeof *words);
+	for (uint32_t s = 0; s < f->num_sets; s++) {
+		const HSet *set = &f->sets[s];
+		uint64_t first = layout->set_offsets[s] + (layout->set_stride ? 0 : 1);
+		if (!layout->set_stride)
+			words[layout->set_offsets[s]] = (int32_t)set->num_words;
+		memcpy(words + first, f->set_words + set->first, (size_t)set->num_words * sizeof *words);
+	}
+	layout->set_buffer = lir_buffer_add(m, "category_sets", LTYPE_I32, total, words);
+}
