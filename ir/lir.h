@@ -26,10 +26,11 @@
  * lir_buffer_offset(m, k).
  *
  * Vectors: an instruction with `lanes` n of 2..LIR_MAX_LANES is a vector of n `type`
- * elements (i8, i32, i64, f32 or f64, and i1 for compares); 0 or 1 is a scalar. Only
+ * elements (i8, i32, i64, f32 or f64, and i1 for compares and the AND, OR, SELECT and
+ * CONST of their answers); 0 or 1 is a scalar. Only
  * these carry lanes: LOAD (n consecutive elements from element b, aligned as one
  * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
- * are 0 or c's), the lanewise ADD, SUB, AND, SHL, ASHR, CTZ, SELECT, ICMP, FADD, FSUB,
+ * are 0 or c's), the lanewise ADD, SUB, AND, OR, SHL, ASHR, CTZ, SELECT, ICMP, FADD, FSUB,
  * FMUL, FDIV, FMIN, FMAX, EXP, FCMP and CAST (operands and result of equal lanes), CONST
  * (a splat of its immediate), SPLAT (of a scalar value) and ZIP (of two vectors' halves).
  * BITS turns a vector of i1 into a scalar.
@@ -67,7 +68,8 @@ typedef enum LType {
 #define LIR_OPS(X)                                                                                  \
 	X(PARAM, "param", 0)          /* function parameter number imm */                            \
 	X(CONST, "const", 0)          /* constant: imm for integer types, fimm for float types;      \
-	                                 with lanes, the same value in every lane */                  \
+	                                 with lanes, the same value in every lane, or (integers, sub \
+	                                 LIR_CONST_STEPS) imm x i in lane i */                        \
 	X(BUFFER, "buffer", 0)        /* ptr to the first element of module buffer number imm */     \
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
 	X(INDEX, "index", 2)          /* ptr: a + b * imm bytes; a ptr, b i64 */                     \
@@ -238,6 +240,9 @@ typedef enum LGpuIndex {
  * the function's code may then be generated with (x86: its code is optimised without
  * AVX-512, where LLVM would make gathers of a walk's loads, and generated with it).
  */
+/* CONST's sub for a vector of integers whose lane i holds imm x i. */
+#define LIR_CONST_STEPS 1
+
 #define LIR_IF_APART 1
 #define LIR_IF_APART_BODY 2
 #define LIR_IF_WIDE 3

@@ -153,7 +153,7 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		else if (in->type == LTYPE_F64)
 			fprintf(out, " %s %.17g", type, in->fimm);
 		else
-			fprintf(out, " %s %" PRId64, type, in->imm);
+			fprintf(out, " %s %" PRId64 "%s", type, in->imm, in->sub == LIR_CONST_STEPS ? " x lane" : "");
 		break;
 	case LOP_BUFFER:
 		fprintf(out, " %" PRId64 " (%s)", in->imm,

@@ -134,8 +134,9 @@ static bool is_vector_element(LType t) { return t == LTYPE_I8 || t == LTYPE_I32 
 
 /*
  * Lanes of id and its operands: only LOAD, GATHER, STORE, CONST, SPLAT, ZIP and the
- * elementwise ADD, SUB, AND, ASHR, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN, FMAX, FCMP
- * and CAST are vectors, of an element type vectors hold (compares: of i1); SPLAT takes a
+ * elementwise ADD, SUB, AND, OR, ASHR, CTZ, SELECT, ICMP, FADD, FSUB, FMUL, FMIN, FMAX, FCMP
+ * and CAST are vectors, of an element type vectors hold (compares, and AND, OR, SELECT
+ * and CONST of i1: of i1); SPLAT takes a
  * scalar, the elementwise take operands of their own lanes, GATHER indices
  * c of its lanes, STORE a value c of its lanes (any when it has none), BITS a vector of
  * at most 32 lanes (or a scalar), everything else scalars.
@@ -149,8 +150,10 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 	                   in->op == LOP_FDIV || in->op == LOP_FMAX || in->op == LOP_EXP || in->op == LOP_FCMP ||
 	                   in->op == LOP_CAST || in->op == LOP_ADD || in->op == LOP_SUB || in->op == LOP_AND ||
 	                   in->op == LOP_SHL || in->op == LOP_ASHR || in->op == LOP_CTZ ||
-	                   in->op == LOP_SELECT || in->op == LOP_ICMP || in->op == LOP_ZIP;
-	bool compare = in->op == LOP_FCMP || in->op == LOP_ICMP;
+	                   in->op == LOP_SELECT || in->op == LOP_ICMP || in->op == LOP_ZIP || in->op == LOP_OR;
+	/* vectors of i1: compares, and the logic of their answers */
+	bool compare = in->op == LOP_FCMP || in->op == LOP_ICMP ||
+	               (in->type == LTYPE_I1 && (in->op == LOP_AND || in->op == LOP_OR || in->op == LOP_SELECT || in->op == LOP_CONST));
 
 	if (in->lanes > LIR_MAX_LANES)
 		return fail(v, id, "%u lanes, at most %d", in->lanes, LIR_MAX_LANES);
@@ -265,6 +268,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_CONST:
 		if (!is_int(t) && !is_float(t))
 			return fail(v, id, "constant of type %s", lir_type_name(t));
+		if (in->sub && (in->sub != LIR_CONST_STEPS || !is_int(t) || in->lanes < 2))
+			return fail(v, id, "constant of kind %u (steps are vectors of integers)", in->sub);
 		return true;
 	case LOP_BUFFER:
 		if (in->imm < 0 || in->imm >= v->m->num_buffers)

@@ -89,7 +89,7 @@ static LLVMValueRef emit_const(Emitter *em, const LInst *inst)
 	if (inst->lanes <= 1)
 		return scalar;
 	for (unsigned i = 0; i < inst->lanes; i++)
-		lanes[i] = scalar;
+		lanes[i] = inst->sub == LIR_CONST_STEPS ? LLVMConstInt(type, (unsigned long long)(inst->imm * i), 1) : scalar;
 	return LLVMConstVector(lanes, inst->lanes);
 }
 
