@@ -104,6 +104,9 @@ static inline unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
 #define GPU_GRID_BITS 7u
 #define GPU_BLOCK_BITS (7u << 3)
 
+/* Where lane's entry for MIR instruction id sits in value[] and tree_index[]. */
+static inline size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id * MIR_MAX_INTERLEAVE + lane; }
+
 static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
@@ -141,6 +144,10 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 void lower_buffer(Lowering *l, uint32_t b);
 /* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
 uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane);
+/* The row that walk reads in lane r: where its features lie, and their type (keys or values). */
+RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r);
+/* walk in a representation that keeps trees in code (lower/lower_code.c). */
+void lower_code_walk(Lowering *l, uint32_t id);
 /* A FOR of the MIR. */
 void lower_for(Lowering *l, const MInst *inst);
 /* The row (or tree) number index stands for in lane `lane`. */

@@ -95,8 +95,6 @@ static uint32_t lower_index_except(Lowering *l, const MIndex *index, const MInde
 /* The row (or tree) number index stands for in lane `lane`. */
 uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane) { return lower_index_except(l, index, NULL, lane); }
 
-/* Where lane's entry for MIR instruction id sits in value[] and tree_index[]. */
-static size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id * MIR_MAX_INTERLEAVE + lane; }
 
 /* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
 uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
@@ -615,14 +613,14 @@ static bool lanes_share_tile(const Lowering *l, const MInst *walk)
 }
 
 /*
- * The row a walk reads in lane r. Lanes of interleaved rows address their features from
+ * The row a walk reads in lane r (lowering.h). Lanes of interleaved rows address their features from
  * one pointer, lane 0's row, each at a constant offset: a feature's address is then that
  * pointer, the feature and a displacement, where per-lane row addresses would each hold
  * a register through the walk (16 lanes outnumber x86's registers, and the walk spilled).
  * Keys in tiles: row o of the block at tile o / TOP_LANES, lane o % TOP_LANES, which the
  * lanes of rows that share a tile take from lane 0's as constants.
  */
-static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
+RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 {
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	/* Walks read the rows' keys where the ifComplete around made them. */
@@ -643,43 +641,6 @@ static RepRow walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	row.base = lir_index(&l->b, buffer, start, row.type);
 	row.start = lane != LIR_NONE ? lane : const_i64(l, offset);
 	return row;
-}
-
-/* walk in a representation that keeps trees in code: the representation emits each lane's walk whole, of a tree known here. */
-static void lower_code_walk(Lowering *l, uint32_t id)
-{
-	const MInst *walk = &l->m->insts[id];
-	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		uint32_t tree = l->tree_index[lane_slot(walk->a, r)], value = LIR_NONE;
-		bool known = l->b.fn->insts[tree].op == LOP_CONST;
-		RepRow row = walk_row(l, walk, r); /* emits: instructions may move */
-		uint64_t splits;
-		if (!known) {
-			/* The first tree loop around that is not specialized names the fix. */
-			const char *loop = "tree";
-			for (uint32_t i = 0; i < l->scope.trees.num_terms; i++)
-				if (!l->is_const[l->scope.trees.terms[i]]) {
-					loop = l->f->schedule.vars[l->scope.trees.terms[i]].name;
-					break;
-				}
-			lower_fail(l, "representation %s: the walks inside loop %s take a tree chosen at run time, and this "
-			              "representation compiles each tree into code of its own: specialize(%s) and every tree loop "
-			              "around it", l->rep->name, loop, loop);
-		} else if ((splits = hir_tree_splits(l->f, (uint32_t)l->b.fn->insts[tree].imm)) > LOWER_CODE_FUNCTION_SPLITS) {
-			lower_fail(l, "representation %s: tree %lld alone has %llu splits, more than the %d of code one function "
-			              "may hold; use array or sparse", l->rep->name, (long long)l->b.fn->insts[tree].imm,
-			           (unsigned long long)splits, LOWER_CODE_FUNCTION_SPLITS);
-		} else if ((l->code_splits += splits) > LOWER_CODE_FUNCTION_SPLITS) {
-			lower_fail(l, "representation %s: the walks the schedule puts in one function come to more than %d splits "
-			              "of code, past which LLVM's time grows faster than the code; each iteration of a specialized tree "
-			              "loop around a loop over rows is a function of its own (tile the trees, and specialize the "
-			              "tile loop outside the loop over rows), or use array or sparse", l->rep->name,
-			           LOWER_CODE_FUNCTION_SPLITS);
-		} else {
-			value = l->rep->walk(&l->layout, &l->b, l->value[lane_slot(walk->a, r)], &row);
-		}
-		l->value[lane_slot(id, r)] = value != LIR_NONE ? value : lir_const_float(&l->b, l->layout.leaf_type, 0.0);
-	}
 }
 
 /* Tags of tops (top_tag) tell levels apart below this. */
@@ -859,7 +820,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	bool ahead = rep->prefetch_below && !l->gpu && walks_lone_row(l);
 
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		row[r] = walk_row(l, walk, r);
+		row[r] = lower_walk_row(l, walk, r);
 		/* A walk of keys finds its tree in the key copy of the nodes: the tree's handle again, from its number. */
 		l->layout.walk_keys = row[r].type == LTYPE_I64 || row[r].type == LTYPE_I32; /* alike in every lane */
 		tree[r] = !l->layout.walk_keys ? l->value[lane_slot(walk->a, r)]
@@ -942,7 +903,7 @@ static void lower_walk(Lowering *l, uint32_t id)
 	for (uint32_t r = 0; r < lanes; r++)
 		cells[r] = lir_emit(&l->b, LOP_VAR, l->layout.leaf_type, lir_const_float(&l->b, l->layout.leaf_type, 0.0), LIR_NONE, LIR_NONE);
 	branch = lir_begin(&l->b, LOP_IF, applies, LIR_NONE, LIR_NONE);
-	row = walk_row(l, walk, 0);
+	row = lower_walk_row(l, walk, 0);
 	rep->walk_trees(&l->layout, &l->b, first, lanes, &row, values);
 	for (uint32_t r = 0; r < lanes; r++)
 		emit2(l, LOP_SET, LTYPE_VOID, cells[r], values[r]);
@@ -1240,6 +1201,11 @@ static bool makes_lone_keys(const MModule *m, const MInst *inst) { return makes_
 static bool row_lanes(const MModule *m, const MInst *inst)
 {
 	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !m->forest->schedule.vars[inst->var].over_trees;
+}
+
+static bool interleaves_rows(const MModule *m, const MInst *inst)
+{
+	return inst->op == MOP_FOR && inst->interleave > 1 && !m->forest->schedule.vars[inst->var].over_trees;
 }
 
 /*
@@ -1808,7 +1774,13 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.module = lir_module_new();
 	l.module->gpu = gpu;
 	l.module->code = l.rep->walk != NULL;
-	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64;
+	/*
+	 * Code of a forest that compares in double is compiled once, for double rows, float
+	 * rows widened; but where rows walk side by side in vectors (walk_lanes), float rows
+	 * get vectors of floats, twice the lanes of a register: their own entry, as the float twin.
+	 */
+	l.layout.lanes = !gpu && l.rep->walk_lanes && some_inst(m, m->body, interleaves_rows);
+	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64 && !l.layout.lanes;
 	/* predict's rows are floats: it walks the forest's float twin, if it has one (and has a body of its own). */
 	walked = gpu || widen ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */

@@ -447,12 +447,15 @@ RepNode rep_load_record(const RepLayout *layout, LBuilder *b, uint32_t records, 
 	return n;
 }
 
-uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v)
+uint32_t rep_splat(LBuilder *b, LType t, uint32_t lanes, int64_t imm, double fimm)
 {
-	uint32_t id = lir_emit_vector(b, LOP_CONST, LTYPE_I32, (uint8_t)lanes, LIR_NONE, LIR_NONE, LIR_NONE);
-	b->fn->insts[id].imm = v;
+	uint32_t id = lir_emit_vector(b, LOP_CONST, t, (uint8_t)lanes, LIR_NONE, LIR_NONE, LIR_NONE);
+	b->fn->insts[id].imm = imm;
+	b->fn->insts[id].fimm = fimm;
 	return id;
 }
+
+uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v) { return rep_splat(b, LTYPE_I32, lanes, v, 0.0); }
 
 uint32_t rep_high_key(LBuilder *b, uint32_t x)
 {
@@ -680,14 +683,19 @@ static uint32_t constant_category_in(const RepLayout *layout, LBuilder *b, const
 	return and1(b, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, lir_const_int(b, LTYPE_I32, 0)));
 }
 
-uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row)
+LCmp rep_right_compare(HCompare compare, bool nan_right)
 {
-	/* Per comparison, the compare that holds where the row goes right: ordered (NaN goes left) and unordered (NaN goes right). */
+	/* Per comparison: ordered (NaN goes left) and unordered (NaN goes right). */
 	static const LCmp right_when[][2] = {
 		[HCMP_LT] = {LCMP_OGE, LCMP_UGE_F}, [HCMP_LE] = {LCMP_OGT, LCMP_UGT_F},
 		[HCMP_GT] = {LCMP_OLE, LCMP_ULE_F}, [HCMP_GE] = {LCMP_OLT, LCMP_ULT_F},
 		[HCMP_EQ] = {LCMP_ONE, LCMP_COUNT}, [HCMP_NE] = {LCMP_OEQ, LCMP_COUNT},
 	};
+	return right_when[compare][nan_right];
+}
+
+uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row)
+{
 	LType t = layout->threshold_type;
 	uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, row->start, lir_const_int(b, LTYPE_I64, n->feature), LIR_NONE);
 	uint32_t x = lir_emit(b, LOP_LOAD, row->type, row->base, at, LIR_NONE), right, missing, up, down;
@@ -697,10 +705,10 @@ uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HFores
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, t, x);
 	if (n->compare == HCMP_IN) /* NaN is in no set: it goes right */
 		right = not1(b, constant_category_in(layout, b, f, n->set, x));
-	else if (right_when[n->compare][1] != LCMP_COUNT && !zero) /* one compare decides NaN too */
-		return lir_cmp(b, LOP_FCMP, right_when[n->compare][nan_comes && nan_right], x, lir_const_float(b, t, n->value));
+	else if (rep_right_compare(n->compare, true) != LCMP_COUNT && !zero) /* one compare decides NaN too */
+		return lir_cmp(b, LOP_FCMP, rep_right_compare(n->compare, nan_comes && nan_right), x, lir_const_float(b, t, n->value));
 	else
-		right = lir_cmp(b, LOP_FCMP, right_when[n->compare][0], x, lir_const_float(b, t, n->value));
+		right = lir_cmp(b, LOP_FCMP, rep_right_compare(n->compare, false), x, lir_const_float(b, t, n->value));
 	if (!nan_comes || (n->compare == HCMP_IN && nan_right && !zero))
 		return right;
 	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, x);

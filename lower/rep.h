@@ -102,6 +102,7 @@ typedef struct RepLayout {
 	 */
 	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
+	bool lanes;            /* rows may walk side by side in vectors (walk_lanes; asked for by the lowering) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 	/*
 	 * A leaf's key record reads feature 0 and a key no row's passes, and the leaf is its
@@ -210,6 +211,8 @@ RepNode rep_load_record(const RepLayout *layout, LBuilder *b, uint32_t records, 
  * doubles (its leaves are doubles): they are floats, and so is every set offset (below 2^24).
  */
 bool rep_float_thresholds(const HForest *f, const RepLayout *layout);
+/* A vector of `lanes` t, each imm (integers, i1) or fimm (floats). */
+uint32_t rep_splat(LBuilder *b, LType t, uint32_t lanes, int64_t imm, double fimm);
 /* A vector of `lanes` i32, each v. */
 uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v);
 /* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */
@@ -303,6 +306,14 @@ typedef struct LRepresentation {
 	 * representations leave NULL, with prefetch_tree).
 	 */
 	uint32_t (*walk)(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row);
+	/*
+	 * Where walk is set, and may be NULL: the walks of `lanes` rows of the tree whose
+	 * handle is `tree` at once, as one vector of their leaves' values (leaf_type); lane r's
+	 * row is row's, r x stride elements on (stride < 2^31 / lanes). LIR_NONE where it
+	 * cannot take them (the lowering then walks each lane with walk).
+	 */
+	uint32_t (*walk_lanes)(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, uint32_t lanes,
+	                       uint32_t stride);
 	/*
 	 * Representations that walk a block of trees at once for one row (QuickScorer's),
 	 * NULL for the others. Where a row's walks of trees first, first + 1, ...,
@@ -426,6 +437,8 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
  * does not send NaN its way already.
  */
 uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row);
+/* The float compare that holds where x goes right at a split of that comparison (x not NaN, or NaN going right where nan_right); LCMP_COUNT: none decides NaN. */
+LCmp rep_right_compare(HCompare compare, bool nan_right);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
 /*

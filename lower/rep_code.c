@@ -12,6 +12,20 @@
  * time, naming the loop. The category sets of IN splits and the leaf vectors of
  * multi-output trees stay in the buffers every layout shares (rep_lay_out_forest).
  *
+ * Rows walked side by side (an interleaved loop of rows around the walks) take a tree of
+ * at most 64 leaves in vectors, with no branch (QuickScorer's exit leaf, in registers):
+ * every split's test is one vector of the lanes' answers, each split that sends a lane
+ * right clears the leaves of its left subtree from that lane's mask of candidates, and
+ * the lowest candidate left, numbered left to right, is the lane's leaf, whose value a
+ * gather reads from the tree's leaves (CodeState.leaves). The rows' features come by
+ * gathers of the lanes' rows, shared by the walks of the same rows that follow (the
+ * trees of a tile, specialized). A tree pays all its splits, not one path, but no
+ * mispredict and no chain of loads: the answer for trees as LightGBM grows them (31
+ * leaves, 6 to 20 deep), whose branches a walk of one row mispredicts and whose walks
+ * side by side wait on their deepest lane. Wider trees, and trees of several outputs,
+ * walk each lane as code. Such walks compile several times slower than code a row at
+ * a time (vector code, and float rows get an entry of their own: see lower_module).
+ *
  * The lowering keeps a function's code under LOWER_CODE_FUNCTION_SPLITS (lower.h), each
  * iteration of a specialized tree loop around a loop over rows being a function of its
  * own; trees nest at most CODE_MAX_DEPTH ifs deep, past which the representation refuses
@@ -22,11 +36,88 @@
 #include <stdlib.h>
 
 #define CODE_MAX_DEPTH 64
+/* Category sets of at most this many words that are not 0 are immediates in lanes' tests; wider ones are gathered. */
+#define CODE_LANES_SET_WORDS 8
+/* The most leaves of a tree whose lanes walk in vectors: one bit each in a lane's mask. */
+#define CODE_LANES_MAX_LEAVES 64
 
 typedef struct CodeState {
 	const HForest *forest;
-	uint32_t *stack;  /* for the walk's nest: per level a node, its IF and its stage */
+	uint32_t *stack;  /* for the walk's nest: per level a node, its IF and its stage; for walks of lanes, per node its
+	                     first leaf (left to right), then the nodes in depth-first order */
+	int64_t *first_leaf; /* per tree, where its leaves' values start in the leaf buffer; -1: its lanes walk as code */
+	uint32_t leaf_buffer; /* the leaves of trees whose lanes walk in vectors */
+	uint32_t leaves;      /* its address in the function being built */
+	/*
+	 * Per feature, its vector for the lanes' rows (LIR_NONE: not yet), kept from walk to
+	 * walk of the same rows while they are emitted one after the other in one region (the
+	 * trees of a tile, specialized): the features in `met`, the last walk's leaf values
+	 * at `mark` of function `fn`, its lane 0's row `row` and the lanes' stride.
+	 */
+	uint32_t *feature_x, *met, num_met, mark, stride;
+	const LFunc *fn;
+	RepRow row;
 } CodeState;
+
+/*
+ * The nodes of tree t in depth-first order, left before right, into order; into first,
+ * each node's first leaf in that order among the tree's leaves (both of the tree's
+ * size). Returns the tree's leaves.
+ */
+static uint32_t depth_first(const HForest *f, uint32_t t, uint32_t *order, uint32_t *first)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t top = 0, n = 0, leaves = 0, *stack = first; /* first is the stack until the end */
+	stack[top++] = 0;
+	while (top) {
+		uint32_t id = stack[--top];
+		order[n++] = id;
+		if (nodes[id].feature != HIR_LEAF) {
+			stack[top++] = nodes[id].right;
+			stack[top++] = nodes[id].left;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (nodes[order[i]].feature == HIR_LEAF)
+			first[order[i]] = leaves++;
+	for (uint32_t i = n; i-- > 0;) /* children after their parent: a split's first leaf is its left child's */
+		if (nodes[order[i]].feature != HIR_LEAF)
+			first[order[i]] = first[nodes[order[i]].left];
+	return leaves;
+}
+
+/* The leaves of the trees whose lanes walk in vectors (at most CODE_LANES_MAX_LEAVES, one output), left to right. */
+static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeState *s)
+{
+	uint32_t *order = s->stack, *first;
+	uint64_t count = 0;
+	void *values;
+	s->first_leaf = xmalloc(((size_t)f->num_trees + 1) * sizeof *s->first_leaf);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint64_t leaves = (f->trees[t].num_nodes + 1) / 2;
+		s->first_leaf[t] = !layout->leaf_vectors && leaves <= CODE_LANES_MAX_LEAVES ? (int64_t)count : -1; /* (one output) */
+		count += s->first_leaf[t] < 0 ? 0 : leaves;
+	}
+	values = xcalloc(count ? count : 1, lir_type_size(layout->leaf_type));
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		const HNode *nodes = hir_tree_nodes(f, t);
+		uint32_t size = f->trees[t].num_nodes;
+		if (s->first_leaf[t] < 0)
+			continue;
+		first = order + size;
+		depth_first(f, t, order, first);
+		for (uint32_t i = 0; i < size; i++)
+			if (nodes[order[i]].feature == HIR_LEAF)
+				rep_store_value(values, layout->leaf_type, (uint64_t)s->first_leaf[t] + first[order[i]],
+				                rep_slot_value(layout, f, &nodes[order[i]]));
+	}
+	s->leaf_buffer = lir_buffer_add(m, "code.lane_leaves", layout->leaf_type, count ? count : 1, values);
+	s->feature_x = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_x);
+	s->met = xmalloc(((size_t)f->num_features + 1) * sizeof *s->met);
+	s->fn = NULL;
+	for (uint32_t i = 0; i < f->num_features; i++)
+		s->feature_x[i] = LIR_NONE;
+}
 
 static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
@@ -48,14 +139,21 @@ static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error 
 	s->forest = f;
 	s->stack = xmalloc(3 * (size_t)most * sizeof *s->stack);
 	layout->state = s;
+	s->leaf_buffer = LIR_NONE;
+	if (layout->lanes)
+		lay_out_lanes(f, m, layout, s);
 	return true;
 }
 
 static void code_free(RepLayout *layout)
 {
 	CodeState *s = layout->state;
-	if (s)
+	if (s) {
 		free(s->stack);
+		free(s->first_leaf);
+		free(s->feature_x);
+		free(s->met);
+	}
 	rep_free_state(layout);
 }
 
@@ -114,12 +212,222 @@ static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 	return lir_emit(b, LOP_GET, layout->leaf_type, cell, LIR_NONE, LIR_NONE);
 }
 
+static void forget_features(CodeState *s)
+{
+	for (uint32_t i = 0; i < s->num_met; i++)
+		s->feature_x[s->met[i]] = LIR_NONE;
+	s->num_met = 0;
+}
+
+static void code_begin_function(RepLayout *layout, LBuilder *b)
+{
+	CodeState *s = layout->state;
+	rep_begin_forest(layout, b);
+	s->leaves = s->leaf_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->leaf_buffer);
+	s->fn = NULL; /* (a new function: no vectors kept) */
+	forget_features(s);
+}
+
+static uint32_t lanes_op(LBuilder *b, LOp op, LType t, uint32_t x, uint32_t y)
+{
+	return lir_emit_vector(b, op, t, (uint8_t)lir_lanes(b->fn, x), x, y, LIR_NONE);
+}
+
+static uint32_t lanes_select(LBuilder *b, LType t, uint32_t when, uint32_t x, uint32_t y)
+{
+	return lir_emit_vector(b, LOP_SELECT, t, (uint8_t)lir_lanes(b->fn, when), when, x, y);
+}
+
+/*
+ * i1 per lane: whether x (the lanes' values, layout's threshold type) is in set `set` of
+ * f by the forest's category rule, the set known: its words immediates, picked by the
+ * category's word index, where few are not 0, else gathered from the set buffer (as
+ * rep.c's constant_category_in, per lane).
+ */
+static uint32_t lanes_category_in(const RepLayout *layout, LBuilder *b, const HForest *f, uint32_t set, uint32_t x)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	const HSet *hs = &f->sets[set];
+	const uint32_t *words = f->set_words + hs->first;
+	uint32_t lanes = lir_lanes(b->fn, x), end = 0, nonzero = 0, ok, below, c, word, bit, zero;
+	LType t = layout->threshold_type;
+	for (uint32_t w = 0; w < hs->num_words; w++) /* one past the set's greatest category */
+		if (words[w])
+			end = 32 * w + 32 - (uint32_t)__builtin_clz(words[w]);
+	if (!end)
+		return rep_splat(b, LTYPE_I1, lanes, 0, 0.0);
+	ok = layout->category_rule == HCATEGORY_TRUNCATE ? lir_cmp(b, LOP_FCMP, LCMP_OGT, x, rep_splat(b, t, lanes, 0, -1.0))
+	                                                 : lir_cmp(b, LOP_FCMP, LCMP_OGE, x, rep_splat(b, t, lanes, 0, 0.0));
+	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, rep_splat(b, t, lanes, 0, end));
+	ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, below);
+	c = lir_cast(b, LCAST_FPTOSI, LTYPE_I32, lanes_select(b, t, ok, x, rep_splat(b, t, lanes, 0, 0.0)));
+	if (layout->category_rule == HCATEGORY_EXACT)
+		ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, lir_cmp(b, LOP_FCMP, LCMP_OEQ, lir_cast(b, LCAST_SITOFP, t, c), x));
+	for (uint32_t w = 0; w < hs->num_words; w++)
+		nonzero += words[w] != 0;
+	if (end <= 32) {
+		word = rep_splat(b, LTYPE_I32, lanes, (int32_t)words[0], 0.0);
+	} else if (nonzero <= CODE_LANES_SET_WORDS) { /* the word of c's: immediates, by c / 32 (0 past them) */
+		uint32_t index = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
+		word = rep_splat(b, LTYPE_I32, lanes, 0, 0.0);
+		for (uint32_t w = 0; w < hs->num_words; w++) {
+			uint32_t here;
+			if (!words[w])
+				continue;
+			here = lir_cmp(b, LOP_ICMP, LCMP_EQ, index, rep_splat(b, LTYPE_I32, lanes, w, 0.0));
+			word = lanes_select(b, LTYPE_I32, here, rep_splat(b, LTYPE_I32, lanes, (int32_t)words[w], 0.0), word);
+		}
+	} else { /* c below end keeps the gather inside the set (end as a float may round up) */
+		below = lir_cmp(b, LOP_ICMP, LCMP_SLT, c, rep_splat(b, LTYPE_I32, lanes, end, 0.0));
+		ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, below);
+		c = lanes_select(b, LTYPE_I32, below, c, rep_splat(b, LTYPE_I32, lanes, 0, 0.0));
+		word = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
+		word = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, (uint8_t)lanes, layout->sets,
+		                       lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + !layout->set_stride), word);
+	}
+	bit = lanes_op(b, LOP_AND, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 31, 0.0));
+	bit = lanes_op(b, LOP_ASHR, LTYPE_I32, word, bit);
+	bit = lanes_op(b, LOP_AND, LTYPE_I32, bit, rep_splat(b, LTYPE_I32, lanes, 1, 0.0));
+	zero = rep_splat(b, LTYPE_I32, lanes, 0, 0.0);
+	return lanes_op(b, LOP_AND, LTYPE_I1, ok, lir_cmp(b, LOP_ICMP, LCMP_NE, bit, zero));
+}
+
+/* i1 per lane: where the lanes' rows, of values x, go right at split n (rep_split_goes_right's test, lanewise). */
+static uint32_t lanes_go_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, uint32_t x,
+                               bool complete)
+{
+	LType t = layout->threshold_type;
+	uint32_t lanes = lir_lanes(b->fn, x), right, missing, up, down;
+	bool nan_comes = !complete && !layout->nan_reads_zero, nan_right = !n->default_left, zero = n->missing == HMISSING_ZERO;
+	if (n->compare == HCMP_IN) /* NaN is in no set: it goes right */
+		right = lir_cmp(b, LOP_ICMP, LCMP_EQ, lanes_category_in(layout, b, f, n->set, x), rep_splat(b, LTYPE_I1, lanes, 0, 0.0));
+	else if (rep_right_compare(n->compare, true) != LCMP_COUNT && !zero) /* one compare decides NaN too */
+		return lir_cmp(b, LOP_FCMP, rep_right_compare(n->compare, nan_comes && nan_right), x, rep_splat(b, t, lanes, 0, n->value));
+	else
+		right = lir_cmp(b, LOP_FCMP, rep_right_compare(n->compare, false), x, rep_splat(b, t, lanes, 0, n->value));
+	if (!nan_comes || (n->compare == HCMP_IN && nan_right && !zero))
+		return right;
+	missing = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, x);
+	if (zero) {
+		up = lir_cmp(b, LOP_FCMP, LCMP_OLE, x, rep_splat(b, t, lanes, 0, HIR_ZERO_THRESHOLD));
+		down = lir_cmp(b, LOP_FCMP, LCMP_OGE, x, rep_splat(b, t, lanes, 0, -HIR_ZERO_THRESHOLD));
+		missing = lanes_op(b, LOP_OR, LTYPE_I1, missing, lanes_op(b, LOP_AND, LTYPE_I1, up, down));
+	}
+	return lanes_select(b, LTYPE_I1, missing, rep_splat(b, LTYPE_I1, lanes, nan_right, 0.0), right);
+}
+
+/*
+ * The lanes' values of feature `feature`: gathered from lane 0's row, lane r's r x stride
+ * elements on, once for the walks that keep them (features_kept).
+ */
+static uint32_t lanes_feature(RepLayout *layout, LBuilder *b, const RepRow *row, uint32_t lanes, uint32_t stride,
+                              uint32_t feature)
+{
+	CodeState *s = layout->state;
+	uint32_t at, offsets, x;
+	if (s->feature_x[feature] != LIR_NONE)
+		return s->feature_x[feature];
+	s->met[s->num_met++] = feature;
+	at = lir_emit(b, LOP_ADD, LTYPE_I64, row->start, lir_const_int(b, LTYPE_I64, feature), LIR_NONE);
+	offsets = rep_splat(b, LTYPE_I32, lanes, stride, 0.0);
+	b->fn->insts[offsets].sub = LIR_CONST_STEPS;
+	x = lir_emit_vector(b, LOP_GATHER, row->type, (uint8_t)lanes, row->base, at, offsets);
+	if (row->type != layout->threshold_type)
+		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
+	return s->feature_x[feature] = x;
+}
+
+/*
+ * Whether LIR values x and y are one value: the same, or the same arithmetic of the same
+ * operands (the lowering emits each lane's row address afresh), `depth` levels down.
+ */
+static bool same_value(const LBuilder *b, uint32_t x, uint32_t y, int depth)
+{
+	const LInst *p = &b->fn->insts[x], *q = &b->fn->insts[y];
+	bool pure = p->op == LOP_CONST || p->op == LOP_INDEX || p->op == LOP_ADD || p->op == LOP_SUB || p->op == LOP_MUL ||
+	            p->op == LOP_CAST;
+	if (x == y)
+		return true;
+	if (!pure || depth == 0 || p->op != q->op || p->type != q->type || p->imm != q->imm || p->sub != q->sub ||
+	    p->lanes != q->lanes || (p->op == LOP_CONST && p->fimm != q->fimm))
+		return false;
+	return (p->a == LIR_NONE ? q->a == LIR_NONE : q->a != LIR_NONE && same_value(b, p->a, q->a, depth - 1)) &&
+	       (p->b == LIR_NONE ? q->b == LIR_NONE : q->b != LIR_NONE && same_value(b, p->b, q->b, depth - 1));
+}
+
+/*
+ * Whether the feature vectors of the last walk of lanes serve this one: its rows are the
+ * same, and the builder emits into the region of that walk, after it (its instructions
+ * then precede every use here).
+ */
+static bool features_kept(const LBuilder *b, const CodeState *s, const RepRow *row, uint32_t stride)
+{
+	if (s->fn != b->fn || !same_value(b, row->base, s->row.base, 4) || !same_value(b, row->start, s->row.start, 1) ||
+	    row->type != s->row.type || row->complete != s->row.complete || stride != s->stride)
+		return false;
+	for (uint32_t at = s->mark; at != LIR_NONE; at = b->fn->insts[at].next)
+		if (&b->fn->insts[at].next == b->tail[b->depth])
+			return true;
+	return false;
+}
+
+static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, uint32_t lanes,
+                                uint32_t stride)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	CodeState *s = layout->state;
+	const HForest *f = s->forest;
+	const LInst handle = b->fn->insts[tree];
+	const HNode *nodes;
+	uint32_t t, size, leaves, *order = s->stack, *first, mask, leaf;
+	LType mask_type;
+	if (handle.op != LOP_CONST || handle.imm < 0 || (uint64_t)handle.imm >= f->num_trees)
+		die("code representation: a walk of a tree not known at compile time");
+	t = (uint32_t)handle.imm;
+	if (!s->first_leaf || s->first_leaf[t] < 0 || lanes < 2 || lanes > LIR_MAX_LANES ||
+	    (row->type != LTYPE_F32 && row->type != LTYPE_F64))
+		return LIR_NONE;
+	if (!features_kept(b, s, row, stride))
+		forget_features(s);
+	nodes = hir_tree_nodes(f, t);
+	size = f->trees[t].num_nodes;
+	first = order + size;
+	leaves = depth_first(f, t, order, first);
+	/* Masks as wide as the compares' lanes (double compares select i64 lanes with no repacking). */
+	mask_type = leaves <= 32 && layout->threshold_type == LTYPE_F32 ? LTYPE_I32 : LTYPE_I64;
+	mask = rep_splat(b, mask_type, lanes, -1, 0.0);
+	for (uint32_t i = 0; i < size; i++) {
+		const HNode *n = &nodes[order[i]];
+		uint64_t from, to, left;
+		uint32_t x, right, cleared;
+		if (n->feature == HIR_LEAF)
+			continue;
+		from = first[n->left];
+		to = first[n->right];
+		left = (to >= 64 ? ~0ull : (1ull << to) - 1) & ~((1ull << from) - 1); /* the left subtree's leaves */
+		x = lanes_feature(layout, b, row, lanes, stride, (uint32_t)n->feature);
+		right = lanes_go_right(layout, b, f, n, x, row->complete);
+		cleared = lanes_op(b, LOP_AND, mask_type, mask, rep_splat(b, mask_type, lanes, (int64_t)~left, 0.0));
+		mask = lanes_select(b, mask_type, right, cleared, mask);
+	}
+	leaf = lir_emit_vector(b, LOP_CTZ, mask_type, (uint8_t)lanes, mask, LIR_NONE, LIR_NONE);
+	if (mask_type != LTYPE_I32)
+		leaf = lir_cast(b, LCAST_TRUNC, LTYPE_I32, leaf);
+	s->mark = lir_emit_vector(b, LOP_GATHER, layout->leaf_type, (uint8_t)lanes, s->leaves,
+	                          lir_const_int(b, LTYPE_I64, s->first_leaf[t]), leaf);
+	s->fn = b->fn;
+	s->row = *row;
+	s->stride = stride;
+	return s->mark;
+}
+
 const LRepresentation rep_code = {
 	.name = "code",
 	.lay_out = code_lay_out,
 	.free = code_free,
-	.begin_function = rep_begin_forest,
+	.begin_function = code_begin_function,
 	.tree = code_tree,
 	.walk = code_walk,
+	.walk_lanes = code_walk_lanes,
 	.one_version = true,
 };

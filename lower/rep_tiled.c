@@ -386,14 +386,6 @@ static uint32_t byte_of(LBuilder *b, uint32_t word, int shift)
 	return and32(b, v, lir_const_int(b, LTYPE_I32, 0xff));
 }
 
-/* A vector of `lanes` t splatted from v (a float). */
-static uint32_t splat(LBuilder *b, LType t, uint32_t lanes, double v)
-{
-	uint32_t c = lir_emit_vector(b, LOP_CONST, t, (uint8_t)lanes, LIR_NONE, LIR_NONE, LIR_NONE);
-	b->fn->insts[c].fimm = v;
-	return c;
-}
-
 static uint32_t tiled_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,
                            const RepRow *row, bool leaf_stays)
 {
@@ -429,7 +421,7 @@ static uint32_t tiled_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32
 		/* Ordered compares fail on NaN, so c's missing lanes are 0 and take their default bit by an or. */
 		uint32_t missing = compare_bits(b, LCMP_UNO, x, x);
 		if (layout->missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT)) {
-			uint32_t up = splat(b, t, lanes, HIR_ZERO_THRESHOLD), down = splat(b, t, lanes, -HIR_ZERO_THRESHOLD);
+			uint32_t up = rep_splat(b, t, lanes, 0, HIR_ZERO_THRESHOLD), down = rep_splat(b, t, lanes, 0, -HIR_ZERO_THRESHOLD);
 			uint32_t below = compare_bits(b, LCMP_OLE, x, up), above = compare_bits(b, LCMP_OGE, x, down);
 			uint32_t small = and32(b, below, above), keep = compare_bits(b, LCMP_OGT, x, up);
 			keep = or32(b, keep, compare_bits(b, LCMP_OLT, x, down));

@@ -48,7 +48,8 @@ Groups:
   aarch64 `compile --target aarch64-linux-gnu` of the real models and two fixtures (LightGBM,
           ONNX), run by the cross-built runtime and driver (build/aarch64/predict) under
           qemu-aarch64 against the libraries' predictions; --emit obj linked into tests/aot/main.c
-          by aarch64-linux-gnu-gcc; the vectorReduce schedule's NEON code; bad --target and --cpu
+          by aarch64-linux-gnu-gcc; the vectorReduce schedule's NEON code; lgb_edges with rows side by side in
+          vectors (code_row_lanes.sched); bad --target and --cpu
           (needs qemu-user and gcc-aarch64-linux-gnu: bash .ci/setup)
   python  the Python package's pytest tests (tests/python) in build/venv (made by `bash .ci/setup --python`), on the
           build under test; each pytest test is one result. Skipped for a sanitizer build (Python cannot load it)
@@ -1531,6 +1532,10 @@ def aarch64_prediction_jobs(s, pool):
         if m["name"] in AARCH64_FIXTURES and s.wanted("aarch64", m["name"]):
             jobs.append(pool.submit(check_aarch64, s, m["name"], m["model"], m["rows"], read_table(m["pred"]),
                                     m["probability"], f64=m["f64"]))
+        if m["name"] == "lgb_edges" and s.wanted("aarch64", "lgb_edges_code_lanes"):  # rows side by side in NEON vectors
+            jobs.append(pool.submit(check_aarch64, s, "lgb_edges_code_lanes", m["model"], m["rows"], read_table(m["pred"]),
+                                    m["probability"], ("--schedule", os.path.join(SCHEDULES, "code_row_lanes.sched")),
+                                    m["f64"]))
     return jobs
 
 
