@@ -130,8 +130,12 @@ void cost_set(HScheduleKnobs *k, int i, uint32_t v)
 		else
 			k->representation = 0;
 	}
-	if (k->representation && lower_representation_traits(k->representation - 1u) & (LREP_CODE | LREP_BLOCKS))
+	if (k->representation && lower_representation_traits(k->representation - 1u) & LREP_BLOCKS)
 		k->rows = k->trees = 1; /* hir_apply_knobs chooses them: one candidate, not one per value */
+	if (k->representation && lower_representation_traits(k->representation - 1u) & LREP_CODE) {
+		k->trees = 1; /* code walks no trees side by side, and rows one at a time or in vectors of HIR_CODE_LANES */
+		k->rows = k->rows > 1 ? HIR_CODE_LANES : 1;
+	}
 	if (k->representation && lower_representation_traits(k->representation - 1u) & LREP_LEVELS)
 		k->unroll = 1, k->peel = 0; /* a split per level: walks unrolled to the depth */
 }

@@ -28,8 +28,9 @@
  * walk loop may be unrolled to the forest's depth (unrollWalk) or get its first steps
  * peeled (peelWalk). A representation may be named (representation(r)); the code
  * representation's walks need their trees known, so every tree loop is specialized,
- * and neither rows nor trees are interleaved (each would copy every tree's code, and
- * branches do not overlap the way loads do). Trees may be tiled (tileTrees, walked by
+ * and trees are not interleaved (each would copy every tree's code, and branches do not
+ * overlap the way loads do); rows interleaved walk trees of few leaves in vectors, with
+ * no branch (lower/rep_code.c; grove tune tries HIR_CODE_LANES of them). Trees may be tiled (tileTrees, walked by
  * the tiled representation). A representation that walks blocks of trees (bitvector)
  * gets blocks of 16 interleaved trees, a row at a time.
  *
@@ -483,7 +484,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	const char *rows_outer, *trees_outer, *walk; /* the outermost row and tree loops, and the loop holding the walk */
 	unsigned traits = k->representation ? lower_representation_traits(k->representation - 1u) : 0;
 	bool code = traits & LREP_CODE, ok = true;
-	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = code ? 1 : k->rows, shallowest, depth, groups;
+	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = k->rows, shallowest, depth, groups;
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 	GroupEnds ends = code ? (GroupEnds){.n = 1} : group_ends(f, k, tree_step(f, k)); /* both halves split at them */
 	/* batches of lone rows apart (few_trees), where the trees are tiled and walked a split a step in one depth group */

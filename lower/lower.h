@@ -186,6 +186,13 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
  */
 #define HIR_CODE_CATEGORY_SPLITS 32768
 /*
+ * Rows side by side in the code schedules grove tune tries (rows interleaved under the
+ * code representation walk trees of at most 64 leaves in vectors, every split for all of
+ * them at once): 8, a vector of floats in AVX2's registers. They compile several times
+ * slower than code a row at a time, so the heuristic does not choose them.
+ */
+#define HIR_CODE_LANES 8
+/*
  * The most splits of code one function may hold (a representation that compiles trees
  * into code, all its walks there together): LLVM's time on such code grows faster than
  * its size within a function (its register allocator's), linearly across functions,
