@@ -30,8 +30,8 @@
  * representation's walks need their trees known, so every tree loop is specialized,
  * and trees are not interleaved (each would copy every tree's code, and branches do not
  * overlap the way loads do); rows interleaved walk trees of few leaves in vectors, with
- * no branch (lower/rep_code.c; grove tune tries HIR_CODE_LANES of them). Trees may be tiled (tileTrees, walked by
- * the tiled representation). A representation that walks blocks of trees (bitvector)
+ * no branch (lower/rep_code.c; grove tune tries HIR_CODE_LANES of them). Trees may be
+ * tiled (tileTrees, walked by the tiled representation). A representation that walks blocks of trees (bitvector)
  * gets blocks of 16 interleaved trees, a row at a time.
  *
  * For GPUs, SilvanForge's template schedule and its pruning heuristic (below): the

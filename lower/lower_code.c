@@ -8,8 +8,8 @@
 
 /*
  * Whether the walk of tree `tree` (its LIR handle) may be lowered as code here: its number
- * is known (every tree loop around specialized), and its splits fit
- * in what the function may still hold. Else records the error that says which.
+ * is known (every tree loop around specialized), and its splits fit in what the function
+ * may still hold. Else records the error that says which.
  */
 static bool code_fits(Lowering *l, uint32_t tree)
 {

@@ -95,7 +95,6 @@ static uint32_t lower_index_except(Lowering *l, const MIndex *index, const MInde
 /* The row (or tree) number index stands for in lane `lane`. */
 uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane) { return lower_index_except(l, index, NULL, lane); }
 
-
 /* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
 uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 {
@@ -613,10 +612,11 @@ static bool lanes_share_tile(const Lowering *l, const MInst *walk)
 }
 
 /*
- * The row a walk reads in lane r (lowering.h). Lanes of interleaved rows address their features from
- * one pointer, lane 0's row, each at a constant offset: a feature's address is then that
- * pointer, the feature and a displacement, where per-lane row addresses would each hold
- * a register through the walk (16 lanes outnumber x86's registers, and the walk spilled).
+ * The row a walk reads in lane r (lowering.h). Lanes of interleaved rows address their
+ * features from one pointer, lane 0's row, each at a constant offset: a feature's address
+ * is then that pointer, the feature and a displacement, where per-lane row addresses
+ * would each hold a register through the walk (16 lanes outnumber x86's registers, and
+ * the walk spilled).
  * Keys in tiles: row o of the block at tile o / TOP_LANES, lane o % TOP_LANES, which the
  * lanes of rows that share a tile take from lane 0's as constants.
  */
