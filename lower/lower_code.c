@@ -54,10 +54,10 @@ static bool code_walk_lanes(Lowering *l, const MInst *walk, uint32_t id)
 	uint32_t lanes = l->scope.lanes, tree = l->tree_index[lane_slot(walk->a, 0)], values, spill;
 	/* Lanes of rows read them at a constant distance from lane 0's (lower_walk_row), or all lane 0's. */
 	bool row_lanes = l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
-	int64_t stride = row_lanes ? l->scope.lane_step * (int64_t)l->f->num_features : 0;
+	int64_t stride;
 	RepRow row;
 	if (!l->rep->walk_lanes || lanes < 2 || l->scope.lanes_are_trees || l->b.fn->insts[tree].op != LOP_CONST ||
-	    l->key_rows != LIR_NONE || stride * lanes > INT32_MAX)
+	    l->key_rows != LIR_NONE)
 		return false;
 	for (uint32_t r = 1; r < lanes; r++) {
 		const LInst *other = &l->b.fn->insts[l->tree_index[lane_slot(walk->a, r)]];
@@ -65,6 +65,9 @@ static bool code_walk_lanes(Lowering *l, const MInst *walk, uint32_t id)
 			return false;
 	}
 	row = lower_walk_row(l, walk, 0);
+	stride = row_lanes ? l->scope.lane_step * row.row_step : 0;
+	if (stride * lanes > INT32_MAX)
+		return false;
 	values = l->rep->walk_lanes(&l->layout, &l->b, l->value[lane_slot(walk->a, 0)], &row, lanes, (uint32_t)stride);
 	if (values == LIR_NONE)
 		return false;

@@ -70,6 +70,8 @@ typedef struct Lowering {
 	uint32_t row_cache;         /* inside cache(v) of a batch loop: the copy of rows [row_cache_first, ...) that walks read, in a GPU
 	                               block's shared memory or on the host thread's stack (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
+	int64_t row_cache_rows;     /* 0: the host's copy is row by row; else column by column, feature f of row o at f x this + o,
+	                               where rows walk side by side in vectors (RepLayout.lanes), each feature of theirs one load */
 	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) that
 	                               walks read (LIR_NONE: none) */
 	uint32_t key_first;         /* i64 */
@@ -110,7 +112,7 @@ static inline size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id *
 static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
-/* mir_to_lir.c */
+/* lower_rows.c */
 /*
  * cache(v) of a batch loop: the first row of this iteration's `count` (i64, in *first) and the
  * elements (rows x features, i64) of those of them that are in the batch, which a copy holds.
@@ -121,6 +123,16 @@ uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first);
  * the forest has no features (a LIR array has at least one; such rows copy nothing).
  */
 uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
+/* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
+void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count);
+/*
+ * Whether loop, interleaved over rows, may run all its lanes where fewer rows are left:
+ * its walks read a copy column by column, zeros past the batch's rows, and it writes
+ * only buffers on the stack, whose rows reach past its last lane.
+ */
+bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
+
+/* mir_to_lir.c */
 /* Record an error of the lowering (the first one counts; the module is dropped at the end). */
 void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */

@@ -182,61 +182,6 @@ static void prefetch_next_trees(Lowering *l, int64_t count, bool whole)
 		lir_end(&l->b);
 }
 
-uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
-{
-	uint32_t last, elems;
-	*first = lower_index(l, &l->scope.rows, 0);
-	last = emit2(l, LOP_ADD, LTYPE_I64, *first, const_i64(l, count));
-	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->rows_end);
-	elems = emit2(l, LOP_SUB, LTYPE_I64, last, *first);
-	return emit2(l, LOP_MUL, LTYPE_I64, elems, const_i64(l, l->f->num_features));
-}
-
-uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space)
-{
-	int64_t elements = rows * l->f->num_features;
-	return lir_local_array(&l->b, type, elements > 0 ? elements : 1, space);
-}
-
-/*
- * cache(v) of a batch loop on the host: each iteration copies the `count` rows it
- * covers to the stack, one pass in order, and its walks read the copy. A walk reads a
- * row's features in no order the hardware prefetcher follows, so rows that come from
- * memory are each fetched a line at a time at the latency of memory; the copy streams
- * them instead. Where NaN reads as 0 (RepLayout.nan_reads_zero) the copy makes it 0.
- */
-static void copy_rows(Lowering *l, const MInst *inst, int64_t count)
-{
-	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	uint32_t width = const_i64(l, l->f->num_features), first, from, copy, elems, zero, one, at, x;
-	char where[700];
-	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
-	if (bytes > LOWER_ROW_CACHE_BYTES)
-		lower_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u a copy on a thread's stack may take; cache fewer rows",
-		           where, (long long)count, l->f->num_features, (long long)bytes, LOWER_ROW_CACHE_BYTES);
-	else if (l->row_cache != LIR_NONE)
-		lower_fail(l, "%s: a loop around it caches its rows already", where);
-	if (l->failed)
-		return;
-	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	elems = lower_cached_elements(l, count, &first);
-	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
-	copy = lower_rows_array(l, l->row_type, count, LSPACE_PRIVATE);
-	zero = const_i64(l, 0);
-	one = const_i64(l, 1);
-	at = lir_begin(&l->b, LOP_FOR, zero, elems, one);
-	x = emit2(l, LOP_ADD, LTYPE_I64, from, at);
-	x = emit2(l, LOP_LOAD, l->row_type, l->rows, x);
-	if (l->layout.nan_reads_zero) {
-		uint32_t nan = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x), zero_x = lir_const_float(&l->b, l->row_type, 0.0);
-		x = lir_emit(&l->b, LOP_SELECT, l->row_type, nan, zero_x, x);
-	}
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, at, x);
-	lir_end(&l->b);
-	l->row_cache = copy;
-	l->row_cache_first = first;
-}
-
 /* Whether the list first holds a loop over rows (directly or deeper). */
 static bool batch_loop_in(const MModule *m, uint32_t first)
 {
@@ -274,12 +219,14 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 		gpu_cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
 	} else {
 		uint32_t outer_cache = l->row_cache;
+		int64_t outer_rows = l->row_cache_rows;
 		if ((v->flags & HVAR_CACHE) && v->over_trees)
 			prefetch_next_trees(l, rows, batch_loop_in(l->m, inst->body) || !walks_lone_row(l));
 		else if (v->flags & HVAR_CACHE)
-			copy_rows(l, inst, rows);
+			lower_copy_rows(l, inst, rows);
 		lower_list(l, inst->body);
 		l->row_cache = outer_cache;
+		l->row_cache_rows = outer_rows;
 	}
 	l->scope = outer;
 }
@@ -522,13 +469,15 @@ void lower_for(Lowering *l, const MInst *inst)
 		/*
 		 * Rows: when the loop runs all its interleave iterations, they run side by side;
 		 * else (the last tile of rows) one at a time, each walking its trees as the tree
-		 * loops inside say.
+		 * loops inside say; or side by side all the same where lanes past the last row
+		 * read zeros and write only rows of their own (lower_lanes_past_end).
 		 */
 		int64_t span = inst->interleave * r.step;
-		uint32_t trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
-		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, trips, const_i64(l, span));
-		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
-		bool apart = l->walks_apart, aligned;
+		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart, aligned;
+		uint32_t full = past ? lir_const_int(&l->b, LTYPE_I1, 1) : emit2(l, LOP_SUB, LTYPE_I64, end, begin), branch;
+		if (!past)
+			full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, full, const_i64(l, span));
+		branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
 		/*
 		 * Where no ifComplete splits the walks into halves that compile in parallel (its
 		 * walks are the same either way), the side-by-side walks are one function, the
@@ -546,8 +495,10 @@ void lower_for(Lowering *l, const MInst *inst)
 		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
 		l->var_aligned[inst->var] = aligned;
 		l->walks_apart = apart;
-		lir_else(&l->b, branch);
-		lower_loop(l, inst, begin, end, step, 1, false);
+		if (!past) {
+			lir_else(&l->b, branch);
+			lower_loop(l, inst, begin, end, step, 1, false);
+		}
 		lir_end(&l->b);
 	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu) {
 		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
@@ -625,11 +576,14 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	/* Walks read the rows' keys where the ifComplete around made them. */
 	bool keys = l->key_rows != LIR_NONE, tiled = l->key_tiled, shared = tiled && lanes_share_tile(l, walk); /* (tiled: keys) */
-	int64_t width = l->f->num_features, step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
+	/* cache(v)'s copy column by column (Lowering.row_cache_rows): a row's features lie that many apart, its rows 1 */
+	bool columns = !keys && l->row_cache != LIR_NONE && l->row_cache_rows;
+	int64_t width = columns ? 1 : l->f->num_features, step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
 	int64_t offset = !tiled ? step * width : shared ? step : 0;
 	uint32_t index = lower_index(l, &walk->row, row_lanes && (!tiled || shared) ? 0 : r), start, lane = LIR_NONE;
 	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
-	RepRow row = {.type = keys ? l->key_type : l->row_type, .complete = l->complete};
+	RepRow row = {.type = keys ? l->key_type : l->row_type, .complete = l->complete, .feature_step = columns ? l->row_cache_rows : 1,
+	              .row_step = tiled ? 1 : width};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v)'s copy of the rows: from their first row */
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
@@ -637,7 +591,7 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 		lane = emit2(l, LOP_AND, LTYPE_I64, index, const_i64(l, TOP_LANES - 1));
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, lane);
 	}
-	start = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
+	start = columns ? index : emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, width));
 	row.base = lir_index(&l->b, buffer, start, row.type);
 	row.start = lane != LIR_NONE ? lane : const_i64(l, offset);
 	return row;

@@ -624,7 +624,7 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 	RepDecision d;
 	if (leaf_stays && n->is_leaf != LIR_NONE) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
-	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
+	x = lir_emit(b, LOP_LOAD, row->type, row->base, rep_row_at(b, row, feature, false), LIR_NONE);
 	if (keys) /* the node's threshold is its key (the representation's key copy) */
 		t_key = n->threshold;
 	else if (row->type != layout->threshold_type)
@@ -694,10 +694,22 @@ LCmp rep_right_compare(HCompare compare, bool nan_right)
 	return right_when[compare][nan_right];
 }
 
+uint32_t rep_row_at(LBuilder *b, const RepRow *row, uint32_t feature, bool known)
+{
+	uint32_t step;
+	if (known)
+		return lir_emit(b, LOP_ADD, LTYPE_I64, row->start, lir_const_int(b, LTYPE_I64, feature * row->feature_step), LIR_NONE);
+	if (row->feature_step != 1) {
+		step = lir_const_int(b, LTYPE_I64, row->feature_step);
+		feature = lir_emit(b, LOP_MUL, LTYPE_I64, feature, step, LIR_NONE);
+	}
+	return lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE);
+}
+
 uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row)
 {
 	LType t = layout->threshold_type;
-	uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, row->start, lir_const_int(b, LTYPE_I64, n->feature), LIR_NONE);
+	uint32_t at = rep_row_at(b, row, (uint32_t)n->feature, true);
 	uint32_t x = lir_emit(b, LOP_LOAD, row->type, row->base, at, LIR_NONE), right, missing, up, down;
 	/* NaN can come (the rows are neither complete nor read with NaN as 0); where, it goes right unless the split says left. */
 	bool nan_comes = !row->complete && !layout->nan_reads_zero, nan_right = !n->default_left, zero = n->missing == HMISSING_ZERO;

@@ -56,11 +56,16 @@ typedef struct RepNode {
 	uint32_t record;       /* i64 where the walk reads keys: the key in the high half, the word in the low (else LIR_NONE) */
 } RepNode;
 
-/* The row a walk is for: features row[start], row[start + 1], ... of the buffer at base. */
+/*
+ * The row a walk is for: features row[start], row[start + feature_step], ... of the
+ * buffer at base; the next row's (lanes of rows side by side) start row_step on.
+ */
 typedef struct RepRow {
 	uint32_t base;         /* ptr */
 	LType type;            /* of the features: f32 or f64, or i64 or i32 where they are keys (rep_emit_row_key) */
 	uint32_t start;        /* i64: index of the row's first feature */
+	int64_t feature_step;  /* 1; or, in a copy of rows column by column (Lowering.row_cache_rows), its rows */
+	int64_t row_step;      /* the features per row; or 1 column by column, or in a tile of keys */
 	bool complete;         /* the row holds no missing value: steps skip the missing-value test */
 } RepRow;
 
@@ -437,6 +442,8 @@ uint32_t rep_goes_right(const RepLayout *layout, LBuilder *b, const RepNode *n, 
  * does not send NaN its way already.
  */
 uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HForest *f, const HNode *n, const RepRow *row);
+/* i64: where feature `feature` (i64, or a constant where `known`) of row lies in its buffer (RepRow.feature_step). */
+uint32_t rep_row_at(LBuilder *b, const RepRow *row, uint32_t feature, bool known);
 /* The float compare that holds where x goes right at a split of that comparison (x not NaN, or NaN going right where nan_right); LCMP_COUNT: none decides NaN. */
 LCmp rep_right_compare(HCompare compare, bool nan_right);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */

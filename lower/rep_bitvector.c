@@ -312,7 +312,7 @@ static void bitvector_walk_trees(RepLayout *layout, LBuilder *b, uint32_t first,
 	feature = load_i64(b, LTYPE_I32, groups, group);
 	begin = load_i64(b, LTYPE_I32, groups, lir_emit(b, LOP_ADD, LTYPE_I64, group, i64c(b, 1), LIR_NONE));
 	end = load_i64(b, LTYPE_I32, groups, lir_emit(b, LOP_ADD, LTYPE_I64, group, i64c(b, 2), LIR_NONE));
-	x = lir_emit(b, LOP_LOAD, row->type, row->base, lir_emit(b, LOP_ADD, LTYPE_I64, row->start, feature, LIR_NONE), LIR_NONE);
+	x = lir_emit(b, LOP_LOAD, row->type, row->base, rep_row_at(b, row, feature, false), LIR_NONE);
 	if (row->type != t)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, t, x);
 	if (!row->complete) { /* a missing x: every split of the group, each to its default side */

@@ -317,8 +317,9 @@ static uint32_t lanes_go_right(const RepLayout *layout, LBuilder *b, const HFore
 }
 
 /*
- * The lanes' values of feature `feature`: gathered from lane 0's row, lane r's r x stride
- * elements on, once for the walks that keep them (features_kept).
+ * The lanes' values of feature `feature`: lane 0's row's, lane r's r x stride elements
+ * on (one load where that is 1: rows column by column, else a gather), once for the
+ * walks that keep them (features_kept).
  */
 static uint32_t lanes_feature(RepLayout *layout, LBuilder *b, const RepRow *row, uint32_t lanes, uint32_t stride,
                               uint32_t feature)
@@ -328,10 +329,14 @@ static uint32_t lanes_feature(RepLayout *layout, LBuilder *b, const RepRow *row,
 	if (s->feature_x[feature] != LIR_NONE)
 		return s->feature_x[feature];
 	s->met[s->num_met++] = feature;
-	at = lir_emit(b, LOP_ADD, LTYPE_I64, row->start, lir_const_int(b, LTYPE_I64, feature), LIR_NONE);
-	offsets = rep_splat(b, LTYPE_I32, lanes, stride, 0.0);
-	b->fn->insts[offsets].sub = LIR_CONST_STEPS;
-	x = lir_emit_vector(b, LOP_GATHER, row->type, (uint8_t)lanes, row->base, at, offsets);
+	at = rep_row_at(b, row, feature, true);
+	if (stride == 1) {
+		x = lir_emit_vector(b, LOP_LOAD, row->type, (uint8_t)lanes, row->base, at, LIR_NONE);
+	} else {
+		offsets = rep_splat(b, LTYPE_I32, lanes, stride, 0.0);
+		b->fn->insts[offsets].sub = LIR_CONST_STEPS;
+		x = lir_emit_vector(b, LOP_GATHER, row->type, (uint8_t)lanes, row->base, at, offsets);
+	}
 	if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	return s->feature_x[feature] = x;

@@ -1,0 +1,115 @@
+/*
+ * Rows on the host's stack: cache(v)'s copy of the rows a batch loop's iteration
+ * covers, and the lanes of rows side by side that may run past the batch's last row
+ * where they read that copy.
+ */
+#include "lower/lowering.h"
+
+uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
+{
+	uint32_t last, elems;
+	*first = lower_index(l, &l->scope.rows, 0);
+	last = emit2(l, LOP_ADD, LTYPE_I64, *first, const_i64(l, count));
+	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->rows_end);
+	elems = emit2(l, LOP_SUB, LTYPE_I64, last, *first);
+	return emit2(l, LOP_MUL, LTYPE_I64, elems, const_i64(l, l->f->num_features));
+}
+
+uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space)
+{
+	int64_t elements = rows * l->f->num_features;
+	return lir_local_array(&l->b, type, elements > 0 ? elements : 1, space);
+}
+
+/* i64: where element `at` (i64: o x features + f) of rows as they come lies in a copy column by column of `rows` rows. */
+static uint32_t column_at(Lowering *l, uint32_t at, int64_t rows)
+{
+	uint32_t width = const_i64(l, l->f->num_features), o, f, to;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	o = emit2(l, LOP_SDIV, LTYPE_I64, at, width);
+	f = emit2(l, LOP_MUL, LTYPE_I64, o, width);
+	f = emit2(l, LOP_SUB, LTYPE_I64, at, f);
+	to = emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, rows));
+	return emit2(l, LOP_ADD, LTYPE_I64, to, o);
+}
+
+/*
+ * cache(v) of a batch loop on the host: each iteration copies the `count` rows it
+ * covers to the stack, one pass in order, and its walks read the copy. A walk reads a
+ * row's features in no order the hardware prefetcher follows, so rows that come from
+ * memory are each fetched a line at a time at the latency of memory; the copy streams
+ * them instead. Where NaN reads as 0 (RepLayout.nan_reads_zero) the copy makes it 0.
+ *
+ * Where rows walk side by side in vectors (RepLayout.lanes), the copy is column by
+ * column (Lowering.row_cache_rows): the lanes' values of a feature are then one load,
+ * where rows as they come take one per lane. Its rows past the batch's, and
+ * LIR_MAX_LANES - 1 more, are zeros, for lanes past the end (lower_lanes_past_end).
+ */
+void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
+{
+	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
+	int64_t rows = l->layout.lanes ? count + LIR_MAX_LANES - 1 : count;
+	uint32_t width = const_i64(l, l->f->num_features), first, from, copy, elems, zero, one, at, x;
+	char where[700];
+	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
+	if (bytes > LOWER_ROW_CACHE_BYTES)
+		lower_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u a copy on a thread's stack may take; cache fewer rows",
+		           where, (long long)count, l->f->num_features, (long long)bytes, LOWER_ROW_CACHE_BYTES);
+	else if (l->row_cache != LIR_NONE)
+		lower_fail(l, "%s: a loop around it caches its rows already", where);
+	if (l->failed)
+		return;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	elems = lower_cached_elements(l, count, &first);
+	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
+	copy = lower_rows_array(l, l->row_type, rows, LSPACE_PRIVATE);
+	zero = const_i64(l, 0);
+	one = const_i64(l, 1);
+	at = lir_begin(&l->b, LOP_FOR, zero, elems, one);
+	x = emit2(l, LOP_ADD, LTYPE_I64, from, at);
+	x = emit2(l, LOP_LOAD, l->row_type, l->rows, x);
+	if (l->layout.nan_reads_zero) {
+		uint32_t nan = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x), zero_x = lir_const_float(&l->b, l->row_type, 0.0);
+		x = lir_emit(&l->b, LOP_SELECT, l->row_type, nan, zero_x, x);
+	}
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, l->layout.lanes ? column_at(l, at, rows) : at, x);
+	lir_end(&l->b);
+	if (l->layout.lanes) {
+		at = lir_begin(&l->b, LOP_FOR, elems, const_i64(l, rows * l->f->num_features), one);
+		x = lir_const_float(&l->b, l->row_type, 0.0);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, column_at(l, at, rows), x);
+		lir_end(&l->b);
+	}
+	l->row_cache = copy;
+	l->row_cache_first = first;
+	l->row_cache_rows = l->layout.lanes ? rows : 0;
+}
+
+/* Whether the list first writes only buffers on the stack (whose rows reach past every lane: hir_to_mir). */
+static bool writes_only_stack(const MModule *m, uint32_t first)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		switch ((MOp)inst->op) {
+		case MOP_FOR:
+			if (!writes_only_stack(m, inst->body))
+				return false;
+			break;
+		case MOP_GET_TREE:
+		case MOP_WALK: break;
+		case MOP_BUFFER:
+		case MOP_INIT:
+		case MOP_REDUCE:
+			if (m->buffers[inst->buf].rows == MIR_ROWS_ALL)
+				return false;
+			break;
+		default: return false;
+		}
+	}
+	return true;
+}
+
+bool lower_lanes_past_end(const Lowering *l, const MInst *loop)
+{
+	return l->row_cache != LIR_NONE && l->row_cache_rows && l->key_rows == LIR_NONE && writes_only_stack(l->m, loop->body);
+}
