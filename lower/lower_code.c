@@ -72,6 +72,7 @@ static bool code_walk_lanes(Lowering *l, const MInst *walk, uint32_t id)
 	if (values == LIR_NONE)
 		return false;
 	code_fits(l, tree); /* (where not, the error drops the module) */
+	l->lanes_value[id] = values;
 	spill = lir_local_array(&l->b, l->layout.leaf_type, lanes, LSPACE_PRIVATE);
 	l->b.fn->insts[spill].lanes = (uint8_t)lanes;
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, spill, const_i64(l, 0), values);
@@ -83,6 +84,7 @@ static bool code_walk_lanes(Lowering *l, const MInst *walk, uint32_t id)
 void lower_code_walk(Lowering *l, uint32_t id)
 {
 	const MInst *walk = &l->m->insts[id];
+	l->lanes_value[id] = LIR_NONE;
 	if (code_walk_lanes(l, walk, id))
 		return;
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {

@@ -98,6 +98,8 @@ typedef struct Lowering {
 	int64_t const_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
 	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
+	uint32_t *lanes_value;      /* per MIR instruction, its lanes' values as one vector where its walk made them so
+	                               (lower_code.c), else LIR_NONE */
 	Error *e;
 } Lowering;
 

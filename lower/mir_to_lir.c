@@ -1493,6 +1493,27 @@ static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t 
 }
 
 /*
+ * A reduce whose lanes' values are one vector (a code walk of rows side by side) into
+ * consecutive elements (the lanes' rows one after another, one output a row or the
+ * buffer output by output): one vector load, add and store, each lane's sum as its own.
+ */
+static bool reduce_vector(Lowering *l, const MInst *inst)
+{
+	const Storage *st = &l->storage[inst->buf];
+	const MBuffer *buf = &l->m->buffers[inst->buf];
+	uint32_t lanes = l->scope.lanes, v = l->lanes_value[inst->b], at, old;
+	if (v == LIR_NONE || l->tree_widths != LIR_NONE || l->scope.masked != LIR_NONE || l->scope.lanes_are_trees ||
+	    inst->strategy == MSTRATEGY_ATOMIC || inst->reduce_op != MREDUCE_SUM || st->per_lane || buf->copy_var != HIR_NONE ||
+	    l->scope.lane_step != 1 || !mir_index_has(&inst->row, l->scope.lane_var) || (!st->by_output && buf->outputs != 1))
+		return false;
+	at = buffer_slot(l, inst->buf, 0, &inst->row, tree_output(l, l->tree_index[lane_slot(inst->a, 0)]));
+	old = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, (uint8_t)lanes, st->base[0], at, LIR_NONE);
+	v = lir_emit_vector(&l->b, LOP_FADD, l->acc_type, (uint8_t)lanes, old, v, LIR_NONE);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, st->base[0], at, v);
+	return true;
+}
+
+/*
  * reduce: combine each lane's leaf into its row's margins for the tree's outputs, in
  * lane order (tree order when the lanes are trees: sums round as XGBoost's); a masked
  * lane adds nothing. Where trees have leaf vectors, a leaf's value is the index of its
@@ -1500,6 +1521,8 @@ static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t 
  */
 static void lower_reduce(Lowering *l, const MInst *inst)
 {
+	if (reduce_vector(l, inst))
+		return;
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		uint32_t tree = l->tree_index[lane_slot(inst->a, r)], c = tree_output(l, tree), base = storage_base(l, inst->buf, r);
 		uint32_t value = l->value[lane_slot(inst->b, r)], live = lane_live(l, r), width, first, k;
@@ -1676,6 +1699,9 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	l->storage = xcalloc(m->num_buffers + 1, sizeof *l->storage);
 	l->value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->value);
 	l->tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->tree_index);
+	l->lanes_value = xmalloc(((size_t)m->num_insts + 1) * sizeof *l->lanes_value);
+	for (uint32_t i = 0; i <= m->num_insts; i++)
+		l->lanes_value[i] = LIR_NONE;
 	if (l->gpu) {
 		gpu_entry(l, name, row_type);
 	} else {
@@ -1683,6 +1709,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 		lower_list(l, m->body);
 	}
 	free(l->value);
+	free(l->lanes_value);
 	free(l->tree_index);
 	free(l->storage);
 	return l->module->num_funcs - 1;
