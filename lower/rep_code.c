@@ -398,8 +398,12 @@ static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, c
 	size = f->trees[t].num_nodes;
 	first = order + size;
 	leaves = depth_first(f, t, order, first);
-	/* Masks as wide as the compares' lanes (double compares select i64 lanes with no repacking). */
-	mask_type = leaves <= 32 && layout->threshold_type == LTYPE_F32 ? LTYPE_I32 : LTYPE_I64;
+	/*
+	 * Masks of 32 bits where the leaves fit, under double compares too: selecting i32
+	 * lanes by a double compare repacks its answers, and costs less than i64 lanes,
+	 * twice the registers for every AND and select.
+	 */
+	mask_type = leaves <= 32 ? LTYPE_I32 : LTYPE_I64;
 	mask = rep_splat(b, mask_type, lanes, -1, 0.0);
 	for (uint32_t i = 0; i < size; i++) {
 		const HNode *n = &nodes[order[i]];
