@@ -42,8 +42,9 @@ static uint32_t column_at(Lowering *l, uint32_t at, int64_t rows)
  *
  * Where rows walk side by side in vectors (RepLayout.lanes), the copy is column by
  * column (Lowering.row_cache_rows): the lanes' values of a feature are then one load,
- * where rows as they come take one per lane. Its rows past the batch's, and
- * LIR_MAX_LANES - 1 more, are zeros, for lanes past the end (lower_lanes_past_end).
+ * where rows as they come take one per lane. It has LIR_MAX_LANES - 1 rows more, and
+ * as many after the batch's last row are zeros, for lanes past the end
+ * (lower_lanes_past_end).
  */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 {
@@ -74,8 +75,10 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	}
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, l->layout.lanes ? column_at(l, at, rows) : at, x);
 	lir_end(&l->b);
-	if (l->layout.lanes) {
-		at = lir_begin(&l->b, LOP_FOR, elems, const_i64(l, rows * l->f->num_features), one);
+	if (l->layout.lanes) { /* lanes from the last row on reach LIR_MAX_LANES - 1 rows past it */
+		uint32_t end = emit2(l, LOP_ADD, LTYPE_I64, elems, const_i64(l, (LIR_MAX_LANES - 1) * (int64_t)l->f->num_features));
+		end = emit2(l, LOP_MIN, LTYPE_I64, end, const_i64(l, rows * l->f->num_features));
+		at = lir_begin(&l->b, LOP_FOR, elems, end, one);
 		x = lir_const_float(&l->b, l->row_type, 0.0);
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, column_at(l, at, rows), x);
 		lir_end(&l->b);
