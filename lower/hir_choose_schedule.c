@@ -30,7 +30,8 @@
  * representation's walks need their trees known, so every tree loop is specialized,
  * and trees are not interleaved (each would copy every tree's code, and branches do not
  * overlap the way loads do); rows interleaved walk trees of few leaves in vectors, with
- * no branch (lower/rep_code.c; grove tune tries HIR_CODE_LANES of them). Trees may be
+ * no branch (lower/rep_code.c: HIR_CODE_LANES of them, where lanes_pay, each tile of rows
+ * copied column by column, cache(b0); grove tune tries them for any forest). Trees may be
  * tiled (tileTrees, walked by the tiled representation). A representation that walks blocks of trees (bitvector)
  * gets blocks of 16 interleaved trees, a row at a time.
  *
@@ -177,6 +178,32 @@ static bool code_pays(const HForest *f)
 	return splits <= HIR_CODE_SPLITS || (f->num_sets && splits <= HIR_CODE_CATEGORY_SPLITS);
 }
 
+/*
+ * Whether the heuristic walks f's rows side by side in vectors, as code (rep_code.c):
+ * trees of at most CODE_LANES_LEAVES leaves of one output, some deeper than a complete
+ * tree of as many (grown leaf-wise, as LightGBM's defaults and XGBoost's lossguide
+ * grow them), at most HIR_CODE_LANES_SPLITS splits in all. Such a walk pays every
+ * split of the tree, for 8 rows at once, with no branch to mispredict: it beats code a
+ * row at a time on unbalanced trees, and loses to arrays on complete ones, whose walks
+ * side by side take few steps each (README: Representations).
+ */
+#define CODE_LANES_LEAVES 32
+static bool lanes_pay(const HForest *f)
+{
+	uint32_t deep = 0;
+	if (f->num_nodes - f->num_trees > 2ull * HIR_CODE_LANES_SPLITS)
+		return false;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint32_t leaves = (f->trees[t].num_nodes + 1) / 2, complete = 0;
+		if (leaves > CODE_LANES_LEAVES || f->trees[t].width != 1)
+			return false;
+		while ((1u << complete) < leaves)
+			complete++;
+		deep += hir_tree_depth(f, t) > complete;
+	}
+	return deep > 0;
+}
+
 /* Whether k's code schedule specializes its tree loops: at most HIR_MAX_SPECIALIZE tiles (or trees, untiled). */
 static bool code_fits(const HForest *f, const HScheduleKnobs *k)
 {
@@ -193,7 +220,7 @@ static uint32_t tree_step(const HForest *f, const HScheduleKnobs *k)
 static uint32_t outer_rows(const HForest *f, const HScheduleKnobs *k)
 {
 	unsigned traits = k->representation ? lower_representation_traits(k->representation - 1u) : 0;
-	return tiles_trees(f, k) ? k->row_tile : traits & (LREP_CODE | LREP_BLOCKS) ? 1 : k->rows;
+	return tiles_trees(f, k) ? k->row_tile : traits & LREP_BLOCKS ? 1 : k->rows;
 }
 
 /* Bytes of a row of f of values of value_size bytes (a row of none counts as one value). */
@@ -310,8 +337,15 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	                      .parallel = HPARALLEL_ROWS};
 	HScheduleKnobs as_code = {.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f), .row_tile = CODE_ROW_TILE,
 	                          .parallel = HPARALLEL_ROWS, .representation = knob_of(LREP_CODE)};
-	if (f->num_trees && (code || (pick && code_pays(f) && code_fits(f, &as_code)))) {
+	bool lanes = pick && rows > 1 && lanes_pay(f);
+	if (f->num_trees && (code || (pick && (code_pays(f) || lanes) && code_fits(f, &as_code)))) {
 		*k = as_code;
+		if (lanes) { /* rows side by side in vectors, each a column of a copy of its tile's rows (lower_copy_rows) */
+			k->rows = HIR_CODE_LANES;
+			while (k->row_tile > MIN_ROW_TILE && !hir_rows_cache_fits(f, k))
+				k->row_tile /= 2;
+			k->cache_rows = hir_rows_cache_fits(f, k);
+		}
 	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && lower_walks_even(f) && some_split(f)))) {
 		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */
 		k->representation = knob_of(LREP_LEVELS);
@@ -323,7 +357,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	}
 	if (!k->representation && !k->depth_groups && f->num_trees && !lower_walks_even(f))
 		k->peel = walk_peel(f);
-	k->cache_rows = copied && hir_rows_cache_fits(f, k);
+	k->cache_rows = k->cache_rows || (copied && hir_rows_cache_fits(f, k));
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick && k->tree_tile && (!k->representation || k->representation == knob_of(LREP_LEVELS)) && rows > 1) {

@@ -186,12 +186,14 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
  */
 #define HIR_CODE_CATEGORY_SPLITS 32768
 /*
- * Rows side by side in the code schedules grove tune tries (rows interleaved under the
- * code representation walk trees of at most 64 leaves in vectors, every split for all of
- * them at once): 8, a vector of floats in AVX2's registers. They compile several times
- * slower than code a row at a time, so the heuristic does not choose them.
+ * Rows side by side in the code schedules grove writes (rows interleaved under the code
+ * representation walk trees of at most 64 leaves in vectors, every split for all of them
+ * at once): 8, a vector of floats in AVX2's registers. Such code compiles several times
+ * slower than code a row at a time, so the heuristic writes it for forests of at most
+ * HIR_CODE_LANES_SPLITS splits; grove tune tries it for any.
  */
 #define HIR_CODE_LANES 8
+#define HIR_CODE_LANES_SPLITS 4096
 /*
  * The most splits of code one function may hold (a representation that compiles trees
  * into code, all its walks there together): LLVM's time on such code grows faster than

@@ -1359,7 +1359,7 @@ static void test_walk_peel(void)
 	enum { SPLITS = 20, NODES = 2 * SPLITS + 1 };
 	HForest *f = hir_forest_new("unit", 4, 1), *complete = deep_forest(4);
 	HScheduleKnobs k;
-	for (uint32_t t = 0; t < 2 * HIR_CODE_SPLITS / SPLITS; t++) { /* too many splits for code */
+	for (uint32_t t = 0; t < 2 * HIR_CODE_LANES_SPLITS / SPLITS; t++) { /* too many splits for code, in vectors or not */
 		HNode *n = hir_tree_add(f, NODES, 0);
 		for (uint32_t i = 0; i < SPLITS; i++) {
 			n[2 * i] = (HNode){.value = i + t, .left = 2 * i + 1, .right = 2 * i + 2, .feature = i % 4, .cover = 1};
@@ -1385,8 +1385,49 @@ static void test_walk_peel(void)
 	hir_forest_free(complete);
 }
 
+/*
+ * grove's schedule walks rows side by side in vectors, as code, for forests of at most
+ * HIR_CODE_LANES_SPLITS splits whose trees have at most 32 leaves, some deeper than a
+ * complete tree of as many (chains of 20 splits), each tile of rows copied (cache);
+ * not complete trees, not more splits, not where --interleave 1 asks rows one at a time.
+ */
+static void test_code_lanes(void)
+{
+	enum { SPLITS = 20, NODES = 2 * SPLITS + 1 };
+	static const uint32_t trees[] = {10, HIR_CODE_LANES_SPLITS / SPLITS, HIR_CODE_LANES_SPLITS / SPLITS + 1};
+	HScheduleKnobs k;
+	for (size_t i = 0; i < sizeof trees / sizeof *trees; i++) {
+		HForest *f = hir_forest_new("unit", 4, 1), *complete = hir_forest_new("unit", 4, 1);
+		bool lanes = trees[i] * SPLITS <= HIR_CODE_LANES_SPLITS;
+		for (uint32_t t = 0; t < trees[i]; t++) {
+			HNode *n = hir_tree_add(f, NODES, 0), *c;
+			for (uint32_t j = 0; j < SPLITS; j++) {
+				n[2 * j] = (HNode){.value = j + t, .left = 2 * j + 1, .right = 2 * j + 2, .feature = j % 4};
+				n[2 * j + 1] = (HNode){.value = j, .feature = HIR_LEAF};
+			}
+			n[NODES - 1] = (HNode){.value = -1, .feature = HIR_LEAF};
+			c = hir_tree_add(complete, 31, 0); /* depth 4: 16 leaves */
+			for (uint32_t j = 0; j < 31; j++)
+				c[j] = j < 15 ? (HNode){.value = j + t, .left = 2 * j + 1, .right = 2 * j + 2, .feature = j % 4}
+				              : (HNode){.value = j, .feature = HIR_LEAF};
+		}
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		CHECK((k.rows == HIR_CODE_LANES && k.cache_rows && k.representation &&
+		       lower_representation_traits(k.representation - 1u) & LREP_CODE) == lanes);
+		CHECK(!lanes || hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
+		hir_choose_knobs(f, HIR_TILE_AUTO, 1, 8, NULL, &k);
+		CHECK(k.rows == 1);
+		hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		CHECK(k.rows != HIR_CODE_LANES || !k.representation ||
+		      !(lower_representation_traits(k.representation - 1u) & LREP_CODE));
+		hir_forest_free(f);
+		hir_forest_free(complete);
+	}
+}
+
 int main(void)
 {
+	test_code_lanes();
 	test_widening_entry();
 	test_walk_peel();
 	test_few_rows();
