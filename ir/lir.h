@@ -234,15 +234,15 @@ typedef enum LGpuIndex {
 /* Lanes of the widest vector value. */
 #define LIR_MAX_LANES 16
 
+/* CONST's sub for a vector of integers whose lane i holds imm x i. */
+#define LIR_CONST_STEPS 1
+
 /*
  * IF's imm: its regions may compile apart (see LOP_IF); or its body only, the alt staying
  * in place; or (LIR_IF_WIDE) both in place, the body using vectors of 512 bits, which
  * the function's code may then be generated with (x86: its code is optimised without
  * AVX-512, where LLVM would make gathers of a walk's loads, and generated with it).
  */
-/* CONST's sub for a vector of integers whose lane i holds imm x i. */
-#define LIR_CONST_STEPS 1
-
 #define LIR_IF_APART 1
 #define LIR_IF_APART_BODY 2
 #define LIR_IF_WIDE 3

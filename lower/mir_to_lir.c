@@ -474,9 +474,13 @@ void lower_for(Lowering *l, const MInst *inst)
 		 */
 		int64_t span = inst->interleave * r.step;
 		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart, aligned;
-		uint32_t full = past ? lir_const_int(&l->b, LTYPE_I1, 1) : emit2(l, LOP_SUB, LTYPE_I64, end, begin), branch;
-		if (!past)
+		uint32_t full, branch;
+		if (past) {
+			full = lir_const_int(&l->b, LTYPE_I1, 1);
+		} else {
+			full = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
 			full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, full, const_i64(l, span));
+		}
 		branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
 		/*
 		 * Where no ifComplete splits the walks into halves that compile in parallel (its

@@ -64,7 +64,8 @@ typedef struct RepRow {
 	uint32_t base;         /* ptr */
 	LType type;            /* of the features: f32 or f64, or i64 or i32 where they are keys (rep_emit_row_key) */
 	uint32_t start;        /* i64: index of the row's first feature */
-	int64_t feature_step;  /* 1; or, in a copy of rows column by column (Lowering.row_cache_rows), its rows */
+	int64_t feature_step;  /* 1; or, in a copy of rows column by column (Lowering.row_cache_rows), its rows: made
+	                          only where rows walk side by side in vectors (RepLayout.lanes, walk_lanes: code) */
 	int64_t row_step;      /* the features per row; or 1 column by column, or in a tile of keys */
 	bool complete;         /* the row holds no missing value: steps skip the missing-value test */
 } RepRow;
