@@ -49,6 +49,16 @@ HForest *hir_float_forest(const HForest *f);
  * split cannot be (f is then as it was).
  */
 bool hir_float_forms(HForest *f);
+/*
+ * How double rows of a forest that compares in double become float keys on which its
+ * float twin decides exactly as it decides on the rows (lower/convert_rows.c).
+ */
+typedef struct NarrowCuts NarrowCuts;
+/* f's narrowing; NULL where f compares floats, or some of its decisions are not narrowed exactly. */
+NarrowCuts *lower_narrowing(const HForest *f);
+void lower_narrowing_free(NarrowCuts *t);
+/* The key of x of feature `feature` under t, as predict_f64 narrows it. */
+float lower_narrow_key(const NarrowCuts *t, int32_t feature, double x);
 /* The comparisons (1 << HCompare) whose compare alone sends NaN left (< and >), or right (<= and >=), as x86 reads it off one flag. */
 unsigned lower_nan_deciding_forms(bool nan_left);
 /*
@@ -188,9 +198,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 /*
  * Rows side by side in the code schedules grove writes (rows interleaved under the code
  * representation walk trees of at most 64 leaves in vectors, every split for all of them
- * at once): 8, a vector of floats in AVX2's registers. Such code compiles several times
- * slower than code a row at a time, so the heuristic writes it for forests of at most
- * HIR_CODE_LANES_SPLITS splits; grove tune tries it for any.
+ * at once): 8, a vector of floats in AVX2's registers. The heuristic writes it for forests
+ * of at most HIR_CODE_LANES_SPLITS splits: one row pays a whole vector, and past that
+ * arrays compile faster than code; grove tune tries it for any.
  */
 #define HIR_CODE_LANES 8
 #define HIR_CODE_LANES_SPLITS 4096

@@ -139,8 +139,11 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
 void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 double aggregate_identity(const HForest *f);
-/* The entry predict of module (lower/widen.c): its rows widened to double, then predict_f64 (callee_per_row: its workspace). */
+/* lower/convert_rows.c */
+/* The entry predict of module: its rows widened to double, then predict_f64 (callee_per_row: its workspace). */
 void lower_widening_entry(LModule *module, uint64_t callee_per_row);
+/* The entry predict_f64 of module: its rows narrowed by t to float keys, then predict (callee_per_row: its workspace). */
+void lower_narrowing_entry(LModule *module, const NarrowCuts *t, uint64_t callee_per_row);
 
 /* A new function `name` (a kernel: kernel true) whose rows are of row_type, with its parameters and the representation's prologue. */
 LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel);

@@ -1745,7 +1745,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
 	HForest *walked;
 	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
-	bool widen;        /* predict widens its rows and calls predict_f64 (lower/widen.c) */
+	bool widen;        /* predict widens its rows and calls predict_f64 (lower/convert_rows.c) */
 
 	if (!gpu && !check_host(&f->schedule, e))
 		return NULL;
@@ -1760,9 +1760,10 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.module->gpu = gpu;
 	l.module->code = l.rep->walk != NULL;
 	/*
-	 * Code of a forest that compares in double is compiled once, for double rows, float
-	 * rows widened; but where rows walk side by side in vectors (walk_lanes), float rows
-	 * get vectors of floats, twice the lanes of a register: their own entry, as the float twin.
+	 * A forest that compares in double has an entry for double rows too (rounded to float,
+	 * a value between a threshold and its float would change side), but one body where it
+	 * can (convert_rows.c): code a row at a time for double rows, float rows widened; others
+	 * for float rows (in vectors, twice the lanes), double rows narrowed.
 	 */
 	l.layout.lanes = !gpu && l.rep->walk_lanes && some_inst(m, m->body, interleaves_rows);
 	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64 && !l.layout.lanes;
@@ -1806,18 +1807,14 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
 	l.row_cache = l.block_first = l.block_next = l.loop_stride = l.key_rows = l.key_tiles = l.top_nodes = l.zero_rows = LIR_NONE;
-	/*
-	 * A forest that compares in double gets an entry for double rows too: rounding them
-	 * to float first would move values that lie between a threshold and its float to the
-	 * other side. Float-threshold forests compare floats, as their library does.
-	 */
 	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));
 	} else {
+		NarrowCuts *narrowing = walked ? lower_narrowing(f) : NULL;
 		l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 		hir_forest_free(walked);
-		if (f->threshold_type == HTYPE_F64) {
+		if (f->threshold_type == HTYPE_F64 && !narrowing) {
 			if (walked) {
 				l.rep->free(&l.layout);
 				l.layout.keys = l.layout.blocks = false;
@@ -1833,6 +1830,9 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 			l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		}
 		l.module->workspace_per_row = l.workspace_elems * lir_type_size(l.acc_type);
+		if (narrowing)
+			lower_narrowing_entry(l.module, narrowing, l.module->workspace_per_row);
+		lower_narrowing_free(narrowing);
 	}
 	l.rep->free(&l.layout);
 	if (gpu) {

@@ -1309,51 +1309,166 @@ static void test_named_representation(void)
 }
 
 /*
- * Where the walks are code and compare doubles, predict widens its rows into the
- * workspace and calls predict_f64, the forest's one body; the array representation keeps
- * a body per entry (the float one walking the forest's float twin).
+ * A forest that compares in double has one body: as code a row at a time, predict widens
+ * its rows to double and calls predict_f64; in arrays, predict_f64 narrows its rows to
+ * float keys and calls predict, which walks the float twin. Where two thresholds of a
+ * feature lie between the same two floats, no key tells them apart, and arrays keep a
+ * body per entry.
  */
-static void test_widening_entry(void)
+static void test_converting_entries(void)
 {
 	static const char *const reps[] = {"code", "array"};
-	for (size_t r = 0; r < COUNT_OF(reps); r++) {
-		HForest *f = deep_forest(2);
-		MModule *m;
-		LModule *l;
-		Error e;
-		f->threshold_type = HTYPE_F64;
-		for (uint64_t i = 0; i < f->num_nodes; i++)
-			f->nodes[i].value += 0.1; /* thresholds a float cannot hold */
-		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, reps[r], NULL));
-		m = lower_hir_to_mir(f, &e);
-		l = m ? lower_mir_to_lir(m, reps[r], &e) : NULL;
-		CHECK(l && l->predict_f64 != LIR_NONE);
-		if (l) {
-			const LFunc *predict = l->funcs[l->predict];
-			uint32_t calls = 0, walks = 0;
-			for (uint32_t id = 0; id < predict->num_insts; id++) {
-				const LInst *in = &predict->insts[id];
-				calls += in->op == LOP_CALL && in->imm == l->predict_f64;
-				walks += in->op == LOP_IF || in->op == LOP_LOOP;
+	for (int close = 0; close < 2; close++)
+		for (size_t r = 0; r < COUNT_OF(reps); r++) {
+			HForest *f = deep_forest(2);
+			MModule *m;
+			LModule *l;
+			Error e;
+			f->threshold_type = HTYPE_F64;
+			for (uint64_t i = 0; i < f->num_nodes; i++)
+				f->nodes[i].value += 0.1; /* thresholds a float cannot hold */
+			if (close) /* the root's threshold and the double after it, on feature 0 */
+				hir_tree_nodes(f, 1)[8].value = nextafter(hir_tree_nodes(f, 0)[0].value, INFINITY);
+			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, reps[r], NULL));
+			m = lower_hir_to_mir(f, &e);
+			l = m ? lower_mir_to_lir(m, reps[r], &e) : NULL;
+			CHECK(l && l->predict_f64 != LIR_NONE);
+			if (l) {
+				bool widens = r == 0, narrows = !close && r == 1;
+				uint32_t caller = widens ? l->predict : l->predict_f64, callee = widens ? l->predict_f64 : l->predict;
+				const LFunc *fn = l->funcs[caller];
+				uint32_t calls = 0, trees = 0; /* reads of a buffer but narrowing's tables */
+				for (uint32_t id = 0; id < fn->num_insts; id++) {
+					const LInst *in = &fn->insts[id];
+					calls += in->op == LOP_CALL && in->imm == callee;
+					trees += in->op == LOP_BUFFER && strncmp(l->buffers[in->imm].name, "narrow_", 7) != 0;
+				}
+				if (widens || narrows)
+					CHECK(calls == 1 && trees == 0 && l->workspace_fixed == 8 &&
+					      l->workspace_per_row >= 8 * (widens ? sizeof(double) : sizeof(float)));
+				else
+					CHECK(calls == 0 && trees > 0);
 			}
-			if (r == 0)
-				CHECK(calls == 1 && walks == 0 && l->workspace_per_row >= 8 * sizeof(double) && l->workspace_fixed == 8);
-			else
-				CHECK(calls == 0 && walks > 0);
+			lir_module_free(l);
+			mir_module_free(m);
+			hir_forest_free(f);
 		}
-		lir_module_free(l);
-		mir_module_free(m);
-		hir_forest_free(f);
+}
+
+/* A double forest of one-split trees on feature i % features, threshold thresholds[i], kind kinds[i % num_kinds]. */
+static HForest *split_forest(const double *thresholds, size_t count, const HCompare *kinds, size_t num_kinds, uint32_t features)
+{
+	HForest *f = hir_forest_new("unit", features, 1);
+	f->threshold_type = f->leaf_type = HTYPE_F64;
+	for (size_t i = 0; i < count; i++) {
+		HNode *t = hir_tree_add(f, 3, 0);
+		t[0] = (HNode){.value = thresholds[i], .left = 1, .right = 2, .feature = (int32_t)(i % features),
+		               .compare = (uint8_t)kinds[i % num_kinds]};
+		t[1] = (HNode){.value = 1, .feature = HIR_LEAF};
+		t[2] = (HNode){.value = 2, .feature = HIR_LEAF};
 	}
+	return f;
 }
 
 /*
- * Trees whose leaves have several depths and that padding would grow too much walk
- * straight past the mean depth at which walks end (5 steps past a shallow mean, 1 past
- * a deep one, and 11 between): each leaf weighted by its cover where every leaf has
- * one, alike where some has none. Chains of 20 splits, each with a leaf on the left:
- * leaves at depths 1 to 20, and one more at 20.
+ * Whether the keys of f's narrowing (lower_narrow_key, which predict_f64's conversion
+ * computes) decide every split of f's float twin as f decides it on the doubles: those
+ * two either side of each threshold and of the floats either side of it, and 0,
+ * infinities and NaN.
  */
+static bool narrows_exactly(const HForest *f)
+{
+	HForest *twin = hir_float_forest(f);
+	NarrowCuts *t = lower_narrowing(f);
+	bool ok = twin && t;
+	for (uint32_t i = 0; ok && i < f->num_trees; i++) {
+		double around[] = {hir_tree_nodes(f, i)->value, (float)hir_tree_nodes(f, i)->value, INFINITY, -INFINITY, NAN, 0.0, -0.0};
+		for (size_t k = 0; k < COUNT_OF(around); k++)
+			for (int side = 0; side < 2; side++) {
+				double x = around[k];
+				for (int step = 0; step < 2; step++)
+					x = side ? nextafter(x, -INFINITY) : nextafterf((float)x, -INFINITY);
+				for (int step = 0; step < 5; step++, x = side ? nextafter(x, INFINITY) : nextafterf((float)x, INFINITY))
+					for (uint32_t j = 0; j < f->num_trees; j++) {
+						const HNode *a = hir_tree_nodes(f, j), *b = hir_tree_nodes(twin, j);
+						float key = lower_narrow_key(t, a->feature, x);
+						ok = ok && compares(a->compare, x, a->value) == compares(b->compare, key, b->value) &&
+						     isnan(x) == isnan(key);
+					}
+			}
+	}
+	lower_narrowing_free(t);
+	hir_forest_free(twin);
+	return ok;
+}
+
+/*
+ * Category splits on a feature that ordered splits cut too (as padding's do): keys
+ * give every double the category truncation gives it, and the same "no category"
+ * below -1 (LightGBM's rule); a cut just below an integer, whose raised key would
+ * cross into that category, refuses the narrowing.
+ */
+static void test_narrowed_categories(void)
+{
+	static const HCompare le = HCMP_LE;
+	HForest *f = split_forest((const double[]){2.5, 0.1, -0.7}, 3, &le, 1, 1);
+	uint32_t *words, set = hir_set_add(f, 1, &words);
+	HNode *in = hir_tree_add(f, 3, 0);
+	NarrowCuts *t = NULL;
+	words[0] = 0x5;
+	in[0] = (HNode){.left = 1, .right = 2, .feature = 0, .compare = HCMP_IN, .set = set};
+	in[1] = (HNode){.value = 1, .feature = HIR_LEAF};
+	in[2] = (HNode){.value = 2, .feature = HIR_LEAF};
+	f->category_rule = HCATEGORY_TRUNCATE;
+	CHECK(narrows_exactly(f) && (t = lower_narrowing(f)));
+	for (int c = -3; t && c < 40; c++) {
+		double x = nextafter(nextafter((double)c, -INFINITY), -INFINITY);
+		for (int step = 0; step < 5; step++, x = nextafter(x, INFINITY)) {
+			float key = lower_narrow_key(t, 0, x);
+			CHECK((x > -1) == (key > -1) && (x <= -1 || (int64_t)x == (int64_t)key));
+		}
+	}
+	lower_narrowing_free(t);
+	hir_tree_nodes(f, 0)->value = 2.0 - 0x1p-30; /* x <= 2 - 2^-30: keys of (2 - 2^-30, 2) would become 2 */
+	CHECK(!lower_narrowing(f));
+	hir_forest_free(f);
+}
+
+/*
+ * Narrowing, split by split (every kind, on thresholds that are floats, just past floats,
+ * near 0, in the subnormals, beyond the floats' range), on 300 thresholds over three
+ * features (a table of many keys), and its refusal where two thresholds of a feature
+ * lie between the same two floats.
+ */
+static void test_narrowing(void)
+{
+	static const double thresholds[] = {1.0, 0.1, -0.1, 1.0 + 0x1p-40, 1.0 - 0x1p-40, 0.0, -0.0, 0x1p-149, -0x1p-149, 0x1p-160,
+	                                    -0x1p-160, 0x1p-1074, 3.5e38, 1e300, -1e300, 16777217.0, 2.5, -1.0 - 0x1p-30};
+	static const HCompare kinds[] = {HCMP_LT, HCMP_LE, HCMP_GT, HCMP_GE, HCMP_EQ, HCMP_NE};
+	double many[300];
+	HForest *f;
+	for (size_t i = 0; i < COUNT_OF(thresholds); i++)
+		for (size_t k = 0; k < COUNT_OF(kinds); k++) {
+			if (kinds[k] >= HCMP_EQ && (double)(float)thresholds[i] != thresholds[i])
+				continue; /* == a double no float equals: no float twin */
+			f = split_forest(thresholds + i, 1, kinds + k, 1, 1);
+			CHECK(narrows_exactly(f));
+			hir_forest_free(f);
+		}
+	for (size_t i = 0; i < COUNT_OF(many); i++)
+		many[i] = 0.37 * (double)i - 40.1;
+	f = split_forest(many, COUNT_OF(many), kinds + 1, 1, 3);
+	CHECK(narrows_exactly(f));
+	hir_forest_free(f);
+	f = split_forest((const double[]){-1e-300, 1e-300, 2.0}, 3, kinds + 1, 1, 1); /* keys raised to -0 and to 2^-149 */
+	CHECK(narrows_exactly(f));
+	hir_forest_free(f);
+	f = split_forest((const double[]){0.1, 0.1}, 2, kinds, 2, 1); /* x < 0.1 and x <= 0.1 */
+	CHECK(!lower_narrowing(f));
+	hir_forest_free(f);
+	test_narrowed_categories();
+}
+
 static void test_walk_peel(void)
 {
 	enum { SPLITS = 20, NODES = 2 * SPLITS + 1 };
@@ -1428,7 +1543,8 @@ static void test_code_lanes(void)
 int main(void)
 {
 	test_code_lanes();
-	test_widening_entry();
+	test_converting_entries();
+	test_narrowing();
 	test_walk_peel();
 	test_few_rows();
 	test_named_representation();
