@@ -62,10 +62,10 @@ typedef struct Cut {
 } Cut;
 
 struct NarrowCuts {
-	uint32_t bits;        /* the table has 2^bits slots; its bitmap NARROW_FILTER times as many bits */
+	uint32_t bits;        /* the table has 2^bits slots; its bitmap 2^NARROW_FILTER_SHIFT times as many bits */
 	uint32_t num_entries; /* cuts with a double between them and their float */
 	int64_t *slots;       /* per slot: feature << 32 | the bits of fl(x) below u(d) (-1: empty), then d's bits */
-	int32_t *filter;      /* bit h where an entry's key hashes to h; its home is slot h / NARROW_FILTER */
+	int32_t *filter;      /* bit h where an entry's key hashes to h; its home is slot h >> NARROW_FILTER_SHIFT */
 };
 
 static int by_feature_then_cut(const void *a, const void *b)
@@ -83,11 +83,15 @@ static float float_above(double d)
 	return (double)u > d ? u : nextafterf(u, INFINITY);
 }
 
-static uint32_t float_bits(float x)
+/* Whether a double lies between the cut `above` and u, the least float above it: x there raises its key to u. */
+static bool raises(double above, float u) { return nextafter(above, INFINITY) < (double)u; }
+
+/* The table's key of feature's values whose greatest float below is cell. */
+static int64_t table_key(int32_t feature, float cell)
 {
 	uint32_t bits;
-	memcpy(&bits, &x, sizeof bits);
-	return bits;
+	memcpy(&bits, &cell, sizeof bits);
+	return (int64_t)((uint64_t)(uint32_t)feature << 32 | bits);
 }
 
 /*
@@ -171,9 +175,9 @@ static void place(NarrowCuts *t, const Cut *cuts, uint64_t n, uint32_t bits)
 		float u = float_above(cuts[i].above);
 		int64_t key;
 		uint32_t bit, at;
-		if (!(nextafter(cuts[i].above, INFINITY) < (double)u))
-			continue; /* no double between the cut and its float */
-		key = (int64_t)((uint64_t)(uint32_t)cuts[i].feature << 32 | float_bits(nextafterf(u, -INFINITY)));
+		if (!raises(cuts[i].above, u))
+			continue;
+		key = table_key(cuts[i].feature, nextafterf(u, -INFINITY));
 		bit = filter_bit(key, bits);
 		for (at = bit >> NARROW_FILTER_SHIFT; t->slots[2 * at] != -1; at = (at + 1) & mask)
 			;
@@ -206,7 +210,7 @@ NarrowCuts *lower_narrowing(const HForest *f)
 		/* distinct cuts of a feature need distinct floats above them */
 		bool ok = !i || cuts[i].feature != cuts[i - 1].feature || u != float_above(cuts[i - 1].above);
 		/* a key raised to a category would move a value below it into it */
-		if (cuts[i].categories && nextafter(cuts[i].above, INFINITY) < (double)u)
+		if (cuts[i].categories && raises(cuts[i].above, u))
 			ok = ok && !(u >= 0 && u <= (float)NARROW_CATEGORIES && u == floorf(u));
 		if (!ok) {
 			free(cuts);
@@ -231,7 +235,7 @@ float lower_narrow_key(const NarrowCuts *t, int32_t feature, double x)
 	int64_t key;
 	if ((double)c > x)
 		c = nextafterf(c, -INFINITY);
-	key = (int64_t)((uint64_t)(uint32_t)feature << 32 | float_bits(c));
+	key = table_key(feature, c);
 	for (uint32_t at = filter_bit(key, t->bits) >> NARROW_FILTER_SHIFT; t->slots[2 * at] != -1; at = (at + 1) & ((1u << t->bits) - 1)) {
 		double above;
 		memcpy(&above, t->slots + 2 * at + 1, sizeof above);
