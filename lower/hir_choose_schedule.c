@@ -115,6 +115,30 @@
 
 const char *const hir_parallel_names[] = {"rows", "trees", "none"};
 
+/*
+ * Symmetric trees (the oblivious layout's) walk one tree at a time, 16 rows taking all
+ * its levels as a top (a vector compare a level), and no batch of lone rows apart: the
+ * rows of a vector (fewer in a last one) take a tree in a few instructions more than
+ * one row's walk would, where trees side by side or a lone row's walks of several trees
+ * wait on their loads. Tiles of trees only where the walks' data (a record a level, the
+ * leaves) outgrows LEVELS_UNTILED_BYTES, an L2: a tile's rows keep their margins in
+ * memory between tiles, which only a forest that does not stay in L2 repays. The
+ * leaves are most of those bytes, and a row reads one line of them a tree. (Measured:
+ * commit "schedule: symmetric trees walk one tree at a time, tiles past L2".)
+ */
+#define LEVELS_UNTILED_BYTES (512u << 10)
+
+/* Bytes the walks of f's symmetric trees read: a record (8 bytes) per level and every leaf's values. */
+static uint64_t levels_bytes(const HForest *f)
+{
+	uint64_t leaf = f->leaf_type == HTYPE_F64 ? 8 : 4, total = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint32_t depth = hir_tree_depth(f, t);
+		total += 8ull * depth + (leaf * f->trees[t].width << (depth < 32 ? depth : 32));
+	}
+	return total;
+}
+
 /* Bytes tree t takes in memory, as the array layout stores it (a complete tree, 8 bytes a slot). */
 static uint64_t tree_bytes(const HForest *f, uint32_t t)
 {
@@ -311,6 +335,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	bool pick = !named, code = traits & LREP_CODE, levels = traits & LREP_LEVELS;
 	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
+	bool auto_tile = tree_tile == HIR_TILE_AUTO;
 	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
 	uint32_t row_tile = copied ? MIN_ROW_TILE : ROW_TILE;
 	while (row_tile > MIN_ROW_TILE && row_tile * row_bytes > ROW_TILE_BYTES)
@@ -350,6 +375,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */
 		k->representation = knob_of(LREP_LEVELS);
 		k->unroll = 1;
+		k->trees = 1;
+		if (auto_tile && levels_bytes(f) <= LEVELS_UNTILED_BYTES)
+			k->tree_tile = 0;
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
 		if (lower_depth_groups_pay(f, ends, n))
@@ -360,7 +388,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	k->cache_rows = k->cache_rows || (copied && hir_rows_cache_fits(f, k));
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
-	if (pick && k->tree_tile && (!k->representation || k->representation == knob_of(LREP_LEVELS)) && rows > 1) {
+	if (pick && k->tree_tile && !k->representation && rows > 1) {
 		k->few_trees = few_trees(f);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}

@@ -756,10 +756,28 @@ static void test_prefetch_below(void)
 	hir_forest_free(h);
 }
 
+/* num_trees symmetric trees of the given depth: level d of each tests feature d against t + d. */
+static HForest *symmetric_forest(uint32_t num_trees, uint32_t depth)
+{
+	HForest *f = hir_forest_new("unit", depth, 1);
+	uint32_t n = (2u << depth) - 1;
+	for (uint32_t t = 0; t < num_trees; t++) {
+		HNode *nodes = hir_tree_add(f, n, 0);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t level = 31 - (uint32_t)__builtin_clz(i + 1);
+			nodes[i] = i < n / 2 ? (HNode){.value = t + level, .left = 2 * i + 1, .right = 2 * i + 2, .feature = level}
+			                     : (HNode){.value = i, .feature = HIR_LEAF};
+		}
+	}
+	return f;
+}
+
 /*
  * Symmetric trees (each level's splits alike, the leaves at one depth) are CatBoost's:
  * stumps are; chains (leaves at every depth) and complete trees whose splits differ
- * along a level are not. A forest of 600 stumps gets the oblivious layout, walks unrolled.
+ * along a level are not. A forest of 600 stumps gets the oblivious layout, walks
+ * unrolled, one tree at a time, no lone rows apart and no tiles of trees; 600 trees of
+ * depth 10 (2.4 MiB of leaves) get tiles of trees.
  */
 static void test_oblivious(void)
 {
@@ -774,6 +792,17 @@ static void test_oblivious(void)
 	CHECK(lower_forest_oblivious(f) && !lower_forest_oblivious(g) && !lower_forest_oblivious(h));
 	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS && k.unroll);
+	CHECK(k.rows == 16 && k.trees == 1 && !k.tree_tile && !k.few_trees);
+	{
+		HForest *deep = symmetric_forest(600, 10);
+		CHECK(lower_forest_oblivious(deep));
+		hir_choose_knobs(deep, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS);
+		CHECK(k.trees == 1 && k.tree_tile > 1 && !k.few_trees);
+		hir_choose_knobs(deep, 0, 16, 8, NULL, &k); /* tiles asked for (none) stay as asked */
+		CHECK(!k.tree_tile);
+		hir_forest_free(deep);
+	}
 	hir_choose_knobs(g, HIR_TILE_AUTO, 16, 8, NULL, &k);
 	CHECK(!k.representation || !(lower_representation_traits(k.representation - 1u) & LREP_LEVELS));
 	{
