@@ -394,11 +394,14 @@ int64_t hir_schedule_max_offset(const HSchedule *s, int32_t var)
 	switch ((HVarKind)x->kind) {
 	case HVAR_ROOT:
 		return -1;
+	case HVAR_SPLIT_FIRST: /* by size, of the whole batch: fewer than size rows from row 0 */
+		if (!x->by_size || s->vars[x->parent].kind != HVAR_ROOT)
+			break;
+		/* fallthrough */
 	case HVAR_TILE_INNER:
 		hir_schedule_range(s, var, &r);
 		return (r.max_trips - 1) * r.step;
 	case HVAR_TILE_OUTER:
-	case HVAR_SPLIT_FIRST:
 	case HVAR_SPLIT_SECOND:
 		break;
 	}

@@ -244,7 +244,8 @@ int32_t hir_schedule_find(const HSchedule *s, const char *name);
 void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r);
 /*
  * The largest value var's loop takes when its values are offsets within a tile (var
- * descends from the inner loop of a tile), or -1 when they are absolute rows or trees.
+ * descends from the inner loop of a tile, or from the first half by size of the whole
+ * batch, whose rows count from 0), or -1 when they are absolute rows or trees.
  */
 int64_t hir_schedule_max_offset(const HSchedule *s, int32_t var);
 /* The trees that walks inside loop var can reach: [*first, *end). */

@@ -37,13 +37,18 @@ static void add_term(MIndex *index, int32_t var)
 	index->terms[index->num_terms++] = (int8_t)var;
 }
 
-/* The largest sum of batch-loop offsets on a path down from the loops first..; -1 if some batch loop there is absolute. */
-static int64_t offsets_below(const HSchedule *s, int32_t first)
+/*
+ * Loops are lowered a list of siblings at a time: first and its next siblings up to
+ * end (exclusive; HIR_NONE: all of them).
+ */
+
+/* The largest sum of batch-loop offsets on a path down from the loops first..end; -1 if some batch loop there is absolute. */
+static int64_t offsets_below(const HSchedule *s, int32_t first, int32_t end)
 {
 	int64_t most = 0;
-	for (int32_t v = first; v != HIR_NONE; v = s->vars[v].next_sibling) {
+	for (int32_t v = first; v != end; v = s->vars[v].next_sibling) {
 		int64_t here = s->vars[v].over_trees ? 0 : hir_schedule_max_offset(s, v);
-		int64_t below = offsets_below(s, s->vars[v].first_child);
+		int64_t below = offsets_below(s, s->vars[v].first_child, HIR_NONE);
 		if (here < 0 || below < 0)
 			return -1;
 		if (here + below > most)
@@ -53,12 +58,12 @@ static int64_t offsets_below(const HSchedule *s, int32_t first)
 }
 
 /* What fills the body of a loop, given the loops inside it and what is bound there. */
-typedef void NestFn(Walker *w, MList *l, int32_t first, Bound b);
+typedef void NestFn(Walker *w, MList *l, int32_t first, int32_t end, Bound b);
 
-/* Append a FOR for each of the sibling loops first.., each body filled by fill from the loop's children. */
-static void add_loops(Walker *w, MList *l, int32_t first, Bound b, NestFn *fill)
+/* Append a FOR for each of the sibling loops first..end, each body filled by fill from the loop's children. */
+static void add_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b, NestFn *fill)
 {
-	for (int32_t v = first; v != HIR_NONE; v = w->s->vars[v].next_sibling) {
+	for (int32_t v = first; v != end; v = w->s->vars[v].next_sibling) {
 		const HIndexVar *x = &w->s->vars[v];
 		Bound inner = b;
 		MList body = {MIR_NONE, MIR_NONE};
@@ -67,13 +72,13 @@ static void add_loops(Walker *w, MList *l, int32_t first, Bound b, NestFn *fill)
 		w->m->insts[loop].gpu_dim = x->gpu_dim;
 		w->m->insts[loop].parallel = (x->flags & HVAR_PARALLEL) || x->gpu_dim;
 		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
-		fill(w, &body, x->first_child, inner);
+		fill(w, &body, x->first_child, HIR_NONE, inner);
 		w->m->insts[loop].body = body.first;
 	}
 }
 
-/* The transform of every row below: a nest of the batch loops under the loops first.. (tree loops looked through). */
-static void transform_nest(Walker *w, MList *l, int32_t first, Bound b)
+/* The transform of every row below: a nest of the batch loops under the loops first..end (tree loops looked through). */
+static void transform_nest(Walker *w, MList *l, int32_t first, int32_t end, Bound b)
 {
 	const HSchedule *s = w->s;
 	if (first == HIR_NONE) {
@@ -84,18 +89,18 @@ static void transform_nest(Walker *w, MList *l, int32_t first, Bound b)
 	}
 	if (s->vars[first].over_trees) {
 		/* Sibling tree loops (split) each run over all the rows below: the first one's rows are all of them. */
-		transform_nest(w, l, s->vars[first].first_child, b);
+		transform_nest(w, l, s->vars[first].first_child, HIR_NONE, b);
 		return;
 	}
-	add_loops(w, l, first, b, transform_nest);
+	add_loops(w, l, first, end, b, transform_nest);
 }
 
-static void lower_loops(Walker *w, MList *l, int32_t first, Bound b);
+static void lower_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b);
 
-/* Declare the margins buffer for the rows bound in b and the batch loops below first; initialise, lower, transform. */
-static void declare_margins(Walker *w, MList *l, int32_t first, Bound b)
+/* Declare the margins buffer for the rows bound in b and the batch loops below first..end; initialise, lower, transform. */
+static void declare_margins(Walker *w, MList *l, int32_t first, int32_t end, Bound b)
 {
-	int64_t offsets = offsets_below(w->s, first);
+	int64_t offsets = offsets_below(w->s, first, end);
 	MBuffer buffer = {.type = w->m->forest->leaf_type, .space = MSPACE_LOCAL, .base = b.rows, .rows = offsets + 1, .copy_var = HIR_NONE, .copies = 1,
 	                  .outputs = w->m->forest->num_outputs, .of = MIR_NONE};
 	uint32_t decl, init;
@@ -110,17 +115,34 @@ static void declare_margins(Walker *w, MList *l, int32_t first, Bound b)
 	w->m->insts[decl].buf = b.buf;
 	init = mir_append(w->m, l, MOP_INIT);
 	w->m->insts[init].buf = b.buf;
-	lower_loops(w, l, first, b);
-	transform_nest(w, l, first, b);
+	lower_loops(w, l, first, end, b);
+	transform_nest(w, l, first, end, b);
 }
 
-/* Lower the sibling loops first.. (and the walk, where there are none) into l. */
-static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
+/* Whether the sibling loops first..end hold both tree loops and batch loops: the halves of a batch split by size. */
+static bool halves(const HSchedule *s, int32_t first, int32_t end)
+{
+	bool trees = false, rows = false;
+	for (int32_t v = first; v != end; v = s->vars[v].next_sibling) {
+		trees = trees || s->vars[v].over_trees;
+		rows = rows || !s->vars[v].over_trees;
+	}
+	return trees && rows;
+}
+
+/* Lower the sibling loops first..end (and the walk, where there are none) into l. */
+static void lower_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b)
 {
 	const HSchedule *s = w->s;
 	MModule *m = w->m;
+	if (b.buf == MIR_NONE && first != HIR_NONE && halves(s, first, end)) {
+		/* Each half its own margins: one whose tree loop is outermost must not make the other's rows all N. */
+		for (int32_t v = first; v != end; v = s->vars[v].next_sibling)
+			lower_loops(w, l, v, s->vars[v].next_sibling, b);
+		return;
+	}
 	if (b.buf == MIR_NONE && (first == HIR_NONE || s->vars[first].over_trees)) {
-		declare_margins(w, l, first, b);
+		declare_margins(w, l, first, end, b);
 		return;
 	}
 	if (first == HIR_NONE) {
@@ -137,7 +159,7 @@ static void lower_loops(Walker *w, MList *l, int32_t first, Bound b)
 		m->insts[reduce].reduce_op = mir_reduce_op(m->forest);
 		return;
 	}
-	add_loops(w, l, first, b, lower_loops);
+	add_loops(w, l, first, end, b, lower_loops);
 }
 
 MModule *lower_hir_to_mir(const HForest *f, Error *e)
@@ -153,7 +175,7 @@ MModule *lower_hir_to_mir(const HForest *f, Error *e)
 	if (!hir_schedule_check(&f->schedule, e))
 		return NULL;
 	w.m = mir_module_new(f);
-	lower_loops(&w, &top, f->schedule.first_loop, none);
+	lower_loops(&w, &top, f->schedule.first_loop, HIR_NONE, none);
 	w.m->body = top.first;
 	if (!mir_verify(w.m, e)) {
 		mir_module_free(w.m);

@@ -36,9 +36,9 @@ static bool code_fits(Lowering *l, uint32_t tree)
 	}
 	if ((l->code_splits += splits) > LOWER_CODE_FUNCTION_SPLITS) {
 		lower_fail(l, "representation %s: the walks the schedule puts in one function come to more than %d splits "
-		              "of code, past which LLVM's time grows faster than the code; each iteration of a specialized tree "
-		              "loop around a loop over rows is a function of its own (tile the trees, and specialize the "
-		              "tile loop outside the loop over rows), or use array or sparse", l->rep->name,
+		              "of code, past which LLVM's time grows faster than the code; each iteration of the outermost "
+		              "specialized tree loop is a function of its own (tile the trees in smaller tiles, and specialize "
+		              "the tile loop), or use array or sparse", l->rep->name,
 		           LOWER_CODE_FUNCTION_SPLITS);
 		return false;
 	}

@@ -58,6 +58,7 @@ typedef struct Lowering {
 	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
 	uint64_t code_splits;       /* splits of code (a representation's walk hook) in the function being built so far: the
 	                               LIR function's, or its region that compiles apart (LOWER_CODE_FUNCTION_SPLITS) */
+	bool code_apart;            /* inside an iteration of a specialized tree loop that compiles apart (lower_specialized) */
 	/* GPU kernels (lower_mir_to_gpu): see mir_to_gpu.c. */
 	bool gpu;
 	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */

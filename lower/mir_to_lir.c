@@ -278,6 +278,7 @@ static uint32_t block_rows(Lowering *l, uint32_t begin, uint32_t end, int64_t ti
 }
 
 static bool some_inst(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *));
+static bool walks(const MModule *m, const MInst *inst) { (void)m; return inst->op == MOP_WALK; }
 static bool keys_block(const MModule *m, const MInst *inst);
 
 /* One loop of inst's variable over [begin, end) by step (a constant), each iteration's body in `lanes` lanes (0: not interleaved). */
@@ -371,18 +372,19 @@ static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *va
  * specialize: one copy of the body per iteration, the variable a constant in each.
  * Where the bounds are not constants (they use loops that are not specialized), each
  * copy runs under a test that its iteration is in the range. Where the trees are code
- * and the loop's walks reach more than HIR_CODE_SPLITS splits, each iteration of a tree
- * loop around a loop over rows (its tile of trees walked over many rows: a call costs
- * nothing next to it) compiles as a function of its own, with its own
- * LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel. (Fewer splits stay
- * one function: 20 trees of 133 splits ran 5% slower apart, one core; perhaps because a
- * function of its own cannot know that the rows it reads are not the margins it writes.)
+ * and the loop's walks reach more than HIR_CODE_SPLITS splits, each iteration of the
+ * outermost such tree loop compiles as a function of its own, with its own
+ * LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel (a call costs
+ * nothing next to a tile of trees' walks, even a lone row's; one function of all the
+ * trees takes LLVM longer than its size). (Fewer splits stay one function: 20 trees of
+ * 133 splits ran 5% slower apart, one core; perhaps because a function of its own
+ * cannot know that the rows it reads are not the margins it writes.)
  */
 static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 {
 	int64_t begin, end;
 	bool const_begin = eval_expr(l, r, r->begin, &begin), const_end = eval_expr(l, r, r->end, &end);
-	bool apart = l->rep->walk && !l->gpu && over_rows_in_trees(l, inst);
+	bool apart = l->rep->walk && !l->gpu && !l->code_apart, outer_apart = l->code_apart;
 	uint64_t splits = l->code_splits;
 	uint32_t lowest = 0, past = 0;
 	if (apart) {
@@ -409,15 +411,13 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 			                   LIR_NONE, LIR_NONE);
 		else if (apart)
 			branch = lir_begin(&l->b, LOP_IF, lir_const_int(&l->b, LTYPE_I1, 1), LIR_NONE, LIR_NONE);
-		if (apart) {
-			l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
-			l->code_splits = 0;
-		}
+		if (apart) /* (code_apart: one level of such functions) */
+			l->b.fn->insts[branch].imm = LIR_IF_APART_BODY, l->code_splits = 0, l->code_apart = true;
 		lower_list(l, inst->body);
 		if (branch != LIR_NONE)
 			lir_end(&l->b);
 	}
-	l->code_splits = splits;
+	l->code_splits = splits, l->code_apart = outer_apart;
 	l->is_const[inst->var] = false;
 }
 
@@ -504,7 +504,7 @@ void lower_for(Lowering *l, const MInst *inst)
 			lower_loop(l, inst, begin, end, step, 1, false);
 		}
 		lir_end(&l->b);
-	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu) {
+	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu && !l->code_apart && some_inst(l->m, inst->body, walks)) {
 		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
 		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, begin, end), LIR_NONE, LIR_NONE);
 		l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;

@@ -547,7 +547,8 @@ def cli_tests(s):
          "the walks inside loop t0 take a tree chosen at run time, and this representation compiles each tree into "
          "code of its own: specialize(t0) and every tree loop around it"),
         ("code_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
-                            "specialize(tree)"], 1, "the walks the schedule puts in one function come to more than 2048 splits of code"),
+                            "tile(tree, t0, t1, 50); specialize(t0); specialize(t1)"], 1,
+         "the walks the schedule puts in one function come to more than 2048 splits of code"),
         # a function holds a tile of trees, but a tree's code is never split
         ("code_tree_too_large", ["compile", deep, "-o", s.path("x.so"), "--representation", "code"], 1,
          "representation code: tree 0 alone has 4095 splits, more than the 2048 of code one function may hold"),

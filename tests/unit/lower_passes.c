@@ -133,6 +133,22 @@ static void test_hir_to_mir(void)
 	lir_module_free(l);
 	mir_module_free(m);
 
+	/*
+	 * Halves of a batch split by size, the lone rows' tree loop outside their rows: each
+	 * half its own margins, on the stack (the lone rows' 3, counted from row 0; the other's
+	 * tile), not one buffer of all N rows for both.
+	 */
+	hir_schedule_init(s, f->num_trees);
+	CHECK(hir_schedule_parse(s, "splitSize(batch, few, many, 4); reorder(few.tree, few); tile(many, b0, b1, 8); "
+	                            "reorder(b0, many.tree, b1)", "unit", &e));
+	m = lower_hir_to_mir(f, &e);
+	CHECK(m != NULL);
+	shape(m, m->body, text);
+	CHECK(strcmp(text, "bif(f(gwr))f(t)f(bif(f(gwr))f(t))") == 0);
+	CHECK(m->num_buffers == 2 && m->buffers[0].space == MSPACE_LOCAL && m->buffers[0].rows == 3 &&
+	      m->buffers[0].base.num_terms == 0 && m->buffers[1].space == MSPACE_LOCAL && m->buffers[1].rows == 8);
+	mir_module_free(m);
+
 	/* a schedule made for another forest is rejected */
 	s->num_trees++;
 	CHECK(lower_hir_to_mir(f, &e) == NULL && strstr(e.message, "made for 5 trees, the forest has 4"));
