@@ -121,10 +121,10 @@ const char *const hir_parallel_names[] = {"rows", "trees", "none"};
  * rows of a vector (fewer in a last one) take a tree in a few instructions more than
  * one row's walk would, where trees side by side or a lone row's walks of several trees
  * wait on their loads. Tiles of trees only where the walks' data (a record a level, the
- * leaves) outgrows LEVELS_UNTILED_BYTES, an L2: a tile's rows keep their margins in
- * memory between tiles, which only a forest that does not stay in L2 repays. The
- * leaves are most of those bytes, and a row reads one line of them a tree. (Measured:
- * commit "schedule: symmetric trees walk one tree at a time, tiles past L2".)
+ * leaves) outgrows LEVELS_UNTILED_BYTES, an L2: tiles cost time in themselves, which
+ * only a forest that does not stay in L2 repays (the measurements are in the commit
+ * that chose this). The leaves are most of those bytes, and a row reads a line of them
+ * a tree.
  */
 #define LEVELS_UNTILED_BYTES (512u << 10)
 
@@ -206,16 +206,20 @@ static bool code_pays(const HForest *f)
  * Whether the heuristic walks f's rows side by side in vectors, as code (rep_code.c):
  * trees of at most CODE_LANES_LEAVES leaves of one output, some deeper than a complete
  * tree of as many (grown leaf-wise, as LightGBM's defaults and XGBoost's lossguide
- * grow them), at most HIR_CODE_LANES_SPLITS splits in all. Such a walk pays every
- * split of the tree, for 8 rows at once, with no branch to mispredict: it beats code a
- * row at a time on unbalanced trees, and loses to arrays on complete ones, whose walks
- * side by side take few steps each (README: Representations).
+ * grow them), at most HIR_CODE_LANES_SPLITS splits in all, or HIR_CODE_CATEGORY_SPLITS
+ * with category sets (compiled into code anyway). Such a walk pays every split of the
+ * tree, for 8 rows at once, with no branch to mispredict: it beats code a row at a time
+ * on unbalanced trees, and loses to arrays on complete ones, whose walks side by side
+ * take few steps each (README: Representations). Batches of fewer rows than a vector
+ * holds walk code a row at a time instead (hir_apply_knobs), where the forest is tiled:
+ * a vector costs about as much for one row as for 8, code a row at a time about an
+ * eighth of that a row on such trees (batches of 7 rows run about as fast either way).
  */
 #define CODE_LANES_LEAVES 32
 static bool lanes_pay(const HForest *f)
 {
 	uint32_t deep = 0;
-	if (f->num_nodes - f->num_trees > 2ull * HIR_CODE_LANES_SPLITS)
+	if (f->num_nodes - f->num_trees > 2ull * (f->num_sets ? HIR_CODE_CATEGORY_SPLITS : HIR_CODE_LANES_SPLITS))
 		return false;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint32_t leaves = (f->trees[t].num_nodes + 1) / 2, complete = 0;
@@ -370,6 +374,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 			while (k->row_tile > MIN_ROW_TILE && !hir_rows_cache_fits(f, k))
 				k->row_tile /= 2;
 			k->cache_rows = hir_rows_cache_fits(f, k);
+			k->few_trees = (uint8_t)k->tree_tile;
+			k->few_rows = HIR_CODE_LANES;
 		}
 	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && lower_walks_even(f) && some_split(f)))) {
 		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */
@@ -549,8 +555,11 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	uint32_t trees = f->num_trees < 2 || code ? 1 : k->trees, rows = k->rows, shallowest, depth, groups;
 	DepthGroup groups_of[HIR_MAX_DEPTH_GROUPS];
 	GroupEnds ends = code ? (GroupEnds){.n = 1} : group_ends(f, k, tree_step(f, k)); /* both halves split at them */
-	/* batches of lone rows apart (few_trees), where the trees are tiled and walked a split a step in one depth group */
-	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) && !code &&
+	/*
+	 * batches of lone rows apart (few_trees), where the trees are tiled and walked a split
+	 * a step in one depth group, or as code of rows side by side (a row at a time apart)
+	 */
+	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) &&
 	           !(traits & LREP_BLOCKS) && !k->tile_trees;
 
 	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
@@ -579,7 +588,12 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 			 * the next one's roots (lower/mir_to_lir.c: prefetch_next_trees)
 			 */
 			ok = ok && hir_schedule_split_size(s, "batch", "few", "many", k->few_rows, e);
-			if (!few_groups(f, k, &ends, &ok, e)) {
+			if (code) {
+				/* tile(few.tree, f0, f1, few_trees); reorder(f0, few, f1): each tile's code over the lone rows */
+				const char *lone[] = {"f0", "few", "f1"};
+				ok = ok && hir_schedule_tile(s, "few.tree", "f0", "f1", k->few_trees, e) && hir_schedule_reorder(s, lone, 3, e) &&
+				     hir_schedule_mark(s, HDIR_SPECIALIZE, "f0", 0, e) && hir_schedule_mark(s, HDIR_SPECIALIZE, "f1", 0, e);
+			} else if (!few_groups(f, k, &ends, &ok, e)) {
 				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
 				ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
 				if (k->peel)

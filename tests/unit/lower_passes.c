@@ -1545,24 +1545,43 @@ static void test_walk_peel(void)
 	hir_forest_free(complete);
 }
 
+/* IF regions of l's functions that compile apart (lower_specialized's, one per tile of trees that does). */
+static uint32_t regions_apart(const LModule *l)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < l->num_funcs; i++)
+		for (uint32_t j = 0; j < l->funcs[i]->num_insts; j++)
+			n += l->funcs[i]->insts[j].op == LOP_IF && l->funcs[i]->insts[j].imm == LIR_IF_APART_BODY;
+	return n;
+}
+
 /*
  * grove's schedule walks rows side by side in vectors, as code, for forests of at most
  * HIR_CODE_LANES_SPLITS splits whose trees have at most 32 leaves, some deeper than a
- * complete tree of as many (chains of 20 splits), each tile of rows copied (cache);
- * not complete trees, not more splits, not where --interleave 1 asks rows one at a time.
+ * complete tree of as many (chains of 20 splits), each tile of rows copied (cache),
+ * and up to HIR_CODE_CATEGORY_SPLITS where some split tests a category set; not
+ * complete trees, not more splits, not where --interleave 1 asks rows one at a time.
+ * Batches of fewer rows than a vector walk code a row at a time, each tile of trees
+ * over them compiled apart (past HIR_CODE_SPLITS) as the other half's are.
  */
 static void test_code_lanes(void)
 {
 	enum { SPLITS = 20, NODES = 2 * SPLITS + 1 };
-	static const uint32_t trees[] = {10, HIR_CODE_LANES_SPLITS / SPLITS, HIR_CODE_LANES_SPLITS / SPLITS + 1};
+	static const uint32_t trees[] = {10, HIR_CODE_LANES_SPLITS / SPLITS, HIR_CODE_LANES_SPLITS / SPLITS + 1,
+	                                 HIR_CODE_LANES_SPLITS / SPLITS + 1};
 	HScheduleKnobs k;
 	for (size_t i = 0; i < sizeof trees / sizeof *trees; i++) {
 		HForest *f = hir_forest_new("unit", 4, 1), *complete = hir_forest_new("unit", 4, 1);
-		bool lanes = trees[i] * SPLITS <= HIR_CODE_LANES_SPLITS;
+		bool sets = i == 3, lanes = trees[i] * SPLITS <= HIR_CODE_LANES_SPLITS || sets;
+		uint32_t *words, set = sets ? hir_set_add(f, 1, &words) : 0;
+		if (sets)
+			words[0] = 0x5;
 		for (uint32_t t = 0; t < trees[i]; t++) {
 			HNode *n = hir_tree_add(f, NODES, 0), *c;
 			for (uint32_t j = 0; j < SPLITS; j++) {
 				n[2 * j] = (HNode){.value = j + t, .left = 2 * j + 1, .right = 2 * j + 2, .feature = j % 4};
+				if (sets && j == 0)
+					n[0] = (HNode){.left = 1, .right = 2, .feature = 3, .compare = HCMP_IN, .set = set};
 				n[2 * j + 1] = (HNode){.value = j, .feature = HIR_LEAF};
 			}
 			n[NODES - 1] = (HNode){.value = -1, .feature = HIR_LEAF};
@@ -1574,7 +1593,26 @@ static void test_code_lanes(void)
 		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
 		CHECK((k.rows == HIR_CODE_LANES && k.cache_rows && k.representation &&
 		       lower_representation_traits(k.representation - 1u) & LREP_CODE) == lanes);
+		CHECK(!lanes || (k.few_trees == k.tree_tile && k.few_rows == HIR_CODE_LANES));
 		CHECK(!lanes || hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
+		if (lanes && trees[i] * SPLITS > HIR_CODE_SPLITS) { /* the lone rows' tiles apart: one region more each */
+			uint32_t regions[2] = {0, 0}, tiles = (trees[i] + k.tree_tile - 1) / k.tree_tile;
+			CHECK(has_directive(f, HDIR_SPLIT_SIZE, HIR_CODE_LANES));
+			for (int without = 0; without < 2; without++) {
+				Error e;
+				MModule *m;
+				LModule *l;
+				k.few_trees = without ? 0 : k.few_trees;
+				CHECK(hir_apply_knobs(f, &k, &e));
+				m = lower_hir_to_mir(f, &e);
+				l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
+				CHECK(l != NULL);
+				regions[without] = l ? regions_apart(l) : 0;
+				lir_module_free(l);
+				mir_module_free(m);
+			}
+			CHECK(regions[0] == regions[1] + tiles);
+		}
 		hir_choose_knobs(f, HIR_TILE_AUTO, 1, 8, NULL, &k);
 		CHECK(k.rows == 1);
 		hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k);
