@@ -35,8 +35,9 @@
  * tiled (tileTrees, walked by the tiled representation). A representation that walks blocks of trees (bitvector)
  * gets blocks of 16 interleaved trees, a row at a time.
  *
- * For GPUs, SilvanForge's template schedule and its pruning heuristic (below): the
- * heuristic's first candidate is the default, `grove tune --target` ranks the others.
+ * For GPUs, SilvanForge's template schedule and its pruning heuristic
+ * (lower/hir_gpu_schedule.c): the heuristic's first candidate is the default, `grove
+ * tune --target` ranks the others.
  */
 #include "lower/cost.h"
 #include "lower/lower.h"
@@ -127,17 +128,6 @@ const char *const hir_parallel_names[] = {"rows", "trees", "none"};
  * a tree.
  */
 #define LEVELS_UNTILED_BYTES (512u << 10)
-
-/* Bytes the walks of f's symmetric trees read: a record (8 bytes) per level and every leaf's values. */
-static uint64_t levels_bytes(const HForest *f)
-{
-	uint64_t leaf = f->leaf_type == HTYPE_F64 ? 8 : 4, total = 0;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		uint32_t depth = hir_tree_depth(f, t);
-		total += 8ull * depth + (leaf * f->trees[t].width << (depth < 32 ? depth : 32));
-	}
-	return total;
-}
 
 /* Bytes tree t takes in memory, as the array layout stores it (a complete tree, 8 bytes a slot). */
 static uint64_t tree_bytes(const HForest *f, uint32_t t)
@@ -382,7 +372,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		k->representation = knob_of(LREP_LEVELS);
 		k->unroll = 1;
 		k->trees = 1;
-		if (auto_tile && levels_bytes(f) <= LEVELS_UNTILED_BYTES)
+		if (auto_tile && lower_oblivious_bytes(f) <= LEVELS_UNTILED_BYTES)
 			k->tree_tile = 0;
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
@@ -653,188 +643,4 @@ bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t
 		die("default schedule: %s", why.message);
 	return error_set(e, "representation %s: the schedule grove writes for it does not apply to this forest (%s); name a "
 	                    "schedule, or another representation", named, why.message);
-}
-
-/*
- * GPU schedules: SilvanForge's template (its Table 5) and its pruning heuristic
- * (Algorithm 1). A point of the space (HGpuKnobs) is written as
- *
- *   tile(batch, b0, b1, R); tile(b1, b2, b3, r)     R rows per block, r per thread
- *   tile(tree, t0, t1, K); tile(t1, t2, t3, I)      K = ceil(trees / tree threads), I interleaved
- *   reorder(b0, t0, b2, b3, t2, t3)
- *   gpuDimension(b0, grid.x); gpuDimension(t0, block.y); gpuDimension(b2, block.x)
- *   cache(b0); cache(t0); interleave(t3); unrollWalk(t3, depth); sharedReduce(t0)
- *
- * leaving out the tiles of size 1 and the directives that are off. The tree threads'
- * loop t0 sits outside the threads' rows, not inside them as in SilvanForge: the
- * block's threads meet to fold the tree threads' sums after t0, and threads can meet
- * only outside a loop that runs a different number of times on each of them, as the
- * rows of a block do where the batch ends inside it (the lowering refuses t0 inside b2).
- */
-const uint32_t hir_gpu_rows_per_block[] = {8, 32, 64, 0};
-const uint32_t hir_gpu_rows_per_thread[] = {1, 2, 4, 0};
-const uint32_t hir_gpu_tree_threads[] = {2, 10, 20, 50, 0};
-const uint32_t hir_gpu_interleave[] = {1, 2, 4, 0};
-
-/* The GPU lowering's limits (lower/mir_to_lir.c): threads per block, and bytes of shared memory per block. */
-#define GPU_MAX_BLOCK_THREADS 1024
-#define GPU_MAX_SHARED (48u << 10)
-/* Algorithm 1's thresholds: batches of at most this many rows, or rows of more features, want more tree threads. */
-#define GPU_BATCH_THRESHOLD 2048
-#define GPU_FEATURE_THRESHOLD 128
-
-void hir_gpu_shape(const HForest *f, size_t batch, HGpuShape *s)
-{
-	uint32_t min, max;
-	hir_leaf_depth_range(f, &min, &max);
-	*s = (HGpuShape){.batch = batch, .features = f->num_features, .trees = f->num_trees, .outputs = f->num_outputs,
-	                 .depth = max, .row_bytes = f->threshold_type == HTYPE_F64 ? 8 : 4,
-	                 .margin_bytes = f->leaf_type == HTYPE_F64 ? 8 : 4,
-	                 .unroll_pays = lower_walks_even(f)};
-}
-
-/* Trees each tree thread walks when tree_threads threads split trees. */
-static uint32_t trees_per_thread(uint32_t trees, uint32_t tree_threads)
-{
-	trees = trees ? trees : 1;
-	return (trees + tree_threads - 1) / tree_threads;
-}
-
-/* The threads that get trees when tree_threads threads split them (fewer where some would get none). */
-static uint32_t busy_tree_threads(uint32_t trees, uint32_t tree_threads)
-{
-	uint32_t per = trees_per_thread(trees, tree_threads);
-	return ((trees ? trees : 1) + per - 1) / per;
-}
-
-/* Bytes of shared memory k's block takes: the tree threads' sums of its rows, and its rows where cached. */
-static uint64_t gpu_shared_bytes(const HGpuShape *s, const HGpuKnobs *k)
-{
-	uint64_t sums = (uint64_t)k->rows_per_block * busy_tree_threads(s->trees, k->tree_threads) * s->outputs * s->margin_bytes;
-	return sums + (k->cache_rows ? (uint64_t)k->rows_per_block * s->features * s->row_bytes : 0);
-}
-
-bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
-{
-	uint64_t threads, shared;
-	uint32_t reps = 0;
-	while (lower_representation_names[reps])
-		reps++;
-	if (!k->rows_per_thread || !k->tree_threads || !k->interleave || k->rows_per_block % k->rows_per_thread)
-		return error_set(e, "%u rows per block, %u per thread, %u tree threads, interleave %u: each at least 1, and "
-		                    "rows per thread dividing rows per block", k->rows_per_block, k->rows_per_thread,
-		                 k->tree_threads, k->interleave);
-	if (k->representation >= reps)
-		return error_set(e, "representation %u: there are %u", k->representation, reps);
-	if (lower_representation_traits(k->representation) & LREP_CODE)
-		return error_set(e, "representation %s: the template's tree loops are not specialized, as its walks need",
-		                 lower_representation_names[k->representation]);
-	threads = (uint64_t)(k->rows_per_block / k->rows_per_thread) * busy_tree_threads(s->trees, k->tree_threads);
-	if (threads > GPU_MAX_BLOCK_THREADS)
-		return error_set(e, "%u rows per block at %u per thread times %u tree threads: %llu threads per block, more "
-		                    "than %u", k->rows_per_block, k->rows_per_thread, k->tree_threads,
-		                 (unsigned long long)threads, GPU_MAX_BLOCK_THREADS);
-	shared = gpu_shared_bytes(s, k);
-	if (shared > GPU_MAX_SHARED)
-		return error_set(e, "%u rows per block%s with %u tree threads' sums of %u margins: %llu bytes of shared "
-		                    "memory, more than %u", k->rows_per_block, k->cache_rows ? " cached" : "",
-		                 k->tree_threads, s->outputs, (unsigned long long)shared, GPU_MAX_SHARED);
-	return true;
-}
-
-uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
-{
-	/* Algorithm 1 lines 3-8: small batches and wide rows take few rows per block and many tree threads. */
-	static const uint32_t few_rows[] = {8, 32}, many_threads[] = {20, 50}, many_rows[] = {32, 64}, few_threads[] = {2, 10};
-	bool small = s->batch <= GPU_BATCH_THRESHOLD || s->features > GPU_FEATURE_THRESHOLD;
-	const uint32_t *rows = small ? few_rows : many_rows, *threads = small ? many_threads : few_threads;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < 2; i++)
-		for (uint32_t j = 0; j < 2; j++)
-			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
-				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
-					/* Not searched: tiles (reached by tiling), blocks of trees (many interleaved trees), levels (CPU walks). */
-					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS | LREP_LEVELS))
-						continue;
-					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
-					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,
-					               .tree_threads = busy_tree_threads(s->trees, threads[j]),
-					               .interleave = *interleave, .cache_rows = 1,
-					               .unroll = *interleave > 1 && s->unroll_pays && s->depth > 0, .representation = rep};
-					/* Tree threads beyond the trees, or more trees interleaved than a thread walks: the same as fewer. */
-					if ((j && k.tree_threads == busy_tree_threads(s->trees, threads[0])) ||
-					    *interleave > trees_per_thread(s->trees, k.tree_threads))
-						continue;
-					if (gpu_shared_bytes(s, &k) > GPU_MAX_SHARED)
-						k.cache_rows = 0; /* "it may not be possible to cache all rows" */
-					if (!hir_gpu_knobs_check(s, &k, NULL))
-						continue;
-					if (n < max)
-						out[n] = k;
-					n++;
-				}
-	return n;
-}
-
-bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
-{
-	HSchedule *s = &f->schedule;
-	const char *order[6] = {"b0", "t0"}, *rows = "b1", *walk = "t1";
-	uint32_t n = 2, shallowest, depth;
-	bool ok;
-	hir_schedule_init(s, f->num_trees);
-	ok = hir_schedule_tile(s, "batch", "b0", "b1", k->rows_per_block, e) &&
-	     hir_schedule_tile(s, "tree", "t0", "t1", trees_per_thread(f->num_trees, k->tree_threads), e);
-	if (k->rows_per_thread > 1)
-		ok = ok && hir_schedule_tile(s, "b1", rows = "b2", "b3", k->rows_per_thread, e);
-	order[n++] = rows;
-	if (k->rows_per_thread > 1)
-		order[n++] = "b3";
-	if (k->interleave > 1) {
-		ok = ok && hir_schedule_tile(s, "t1", "t2", walk = "t3", k->interleave, e);
-		order[n++] = "t2";
-	}
-	order[n++] = walk;
-	ok = ok && hir_schedule_reorder(s, order, n, e) && hir_schedule_gpu_dimension(s, "b0", "grid.x", e) &&
-	     hir_schedule_gpu_dimension(s, "t0", "block.y", e) && hir_schedule_gpu_dimension(s, rows, "block.x", e);
-	if (k->cache_rows)
-		ok = ok && hir_schedule_mark(s, HDIR_CACHE, "b0", 0, e);
-	if (k->cache_trees)
-		ok = ok && hir_schedule_mark(s, HDIR_CACHE, "t0", 0, e);
-	if (k->interleave > 1)
-		ok = ok && hir_schedule_mark(s, HDIR_INTERLEAVE, walk, 0, e);
-	hir_leaf_depth_range(f, &shallowest, &depth);
-	if (k->unroll && depth > 0)
-		ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, walk, depth, e);
-	if (k->shared_reduce)
-		ok = ok && hir_schedule_mark(s, HDIR_SHARED_REDUCE, "t0", 0, e);
-	return ok && hir_schedule_check(s, e);
-}
-
-/* Where no template schedule fits (rows of too many margins for shared memory): blocks of this many rows, a thread per row. */
-#define GPU_ROWS_PER_BLOCK 128
-void hir_choose_gpu_schedule(HForest *f)
-{
-	HSchedule *s = &f->schedule;
-	HGpuShape shape;
-	HGpuKnobs k;
-	Error e;
-	hir_gpu_shape(f, HIR_GPU_DEFAULT_BATCH, &shape);
-	if (hir_gpu_candidates(&shape, &k, 1)) {
-		if (!hir_apply_gpu_knobs(f, &k, &e))
-			die("default GPU schedule: %s", e.message);
-		return;
-	}
-	hir_schedule_init(s, f->num_trees);
-	if (!hir_schedule_tile(s, "batch", "b0", "b1", GPU_ROWS_PER_BLOCK, &e) || !hir_schedule_gpu_dimension(s, "b0", "grid.x", &e) ||
-	    !hir_schedule_gpu_dimension(s, "b1", "block.x", &e) || !hir_schedule_check(s, &e))
-		die("default GPU schedule: %s", e.message);
-}
-
-int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
-{
-	return snprintf(buf, size, "rows/block %u rows/thread %u tree_threads %u interleave %u unroll %u cache_rows %u "
-	                "cache_trees %u shared_reduce %u %s", k->rows_per_block, k->rows_per_thread, k->tree_threads,
-	                k->interleave, k->unroll, k->cache_rows, k->cache_trees, k->shared_reduce,
-	                lower_representation_names[k->representation]);
 }

@@ -86,6 +86,8 @@ bool lower_walks_even(const HForest *f);
 bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth);
 /* Whether every tree of f is symmetric (CatBoost's): its leaves at one depth, the splits of each of its levels alike. */
 bool lower_forest_oblivious(const HForest *f);
+/* Bytes the walks of f's symmetric trees read in the oblivious layout: a record (8 bytes) a level, every leaf's values. */
+uint64_t lower_oblivious_bytes(const HForest *f);
 
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX
