@@ -294,7 +294,8 @@ static uint8_t few_trees(const HForest *f)
  * at once, so each straight step weighs more). Deeper means take 11 (255 leaves,
  * XGBoost's lossguide: more steps straight were slower on batches of 64), and the
  * deepest (forests grown to purity, whose trees are far larger than the caches) the
- * mean and 1.
+ * mean and 1. Forests with category sets take no straight steps: each pays a category
+ * test beside its compare, and a leaf's too, where loops stop at leaves.
  */
 #define PEEL_PAST_SHALLOW 5
 #define PEEL_PAST_DEEP 1
@@ -304,7 +305,7 @@ static uint8_t walk_peel(const HForest *f)
 {
 	double mean, sd, peel;
 	cost_leaf_depths(f, &mean, &sd);
-	if (mean <= 0)
+	if (mean <= 0 || f->num_sets)
 		return 0;
 	peel = mean + PEEL_PAST_SHALLOW < PEEL_DEEP ? mean + PEEL_PAST_SHALLOW
 	       : mean + PEEL_PAST_DEEP > PEEL_DEEP ? mean + PEEL_PAST_DEEP : PEEL_DEEP;

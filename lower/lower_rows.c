@@ -5,6 +5,8 @@
  */
 #include "lower/lowering.h"
 
+#include <stdlib.h>
+
 uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
 {
 	uint32_t last, elems;
@@ -19,6 +21,27 @@ uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space)
 {
 	int64_t elements = rows * l->f->num_features;
 	return lir_local_array(&l->b, type, elements > 0 ? elements : 1, space);
+}
+
+void lower_category_keys(Lowering *l, uint32_t first, uint32_t end)
+{
+	const HForest *f = l->f;
+	bool *categories = xcalloc(f->num_features ? f->num_features : 1, sizeof *categories); /* per feature: IN splits test it */
+	uint32_t at, from, x, key;
+	for (uint64_t i = 0; i < f->num_nodes; i++)
+		if (f->nodes[i].feature != HIR_LEAF && f->nodes[i].compare == HCMP_IN)
+			categories[f->nodes[i].feature] = true;
+	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, f->num_features));
+	from = emit2(l, LOP_SUB, LTYPE_I64, at, first);
+	for (uint32_t j = 0; j < f->num_features; j++) {
+		if (!categories[j])
+			continue;
+		x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, j)));
+		key = rep_emit_category_key(&l->layout, &l->b, l->key_type, x);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_ADD, LTYPE_I64, from, const_i64(l, j)), key);
+	}
+	lir_end(&l->b);
+	free(categories);
 }
 
 /* i64: where element `at` (i64: o x features + f) of rows as they come lies in a copy column by column of `rows` rows. */

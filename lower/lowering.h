@@ -126,6 +126,12 @@ uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first);
  * the forest has no features (a LIR array has at least one; such rows copy nothing).
  */
 uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
+/*
+ * Where walks read categories as keys (RepLayout.category_keys): after the scan that made
+ * the keys of rows' elements [first, end) (i64, multiples of the features) into
+ * l->key_rows, each category feature's key becomes its category (rep_emit_category_key).
+ */
+void lower_category_keys(Lowering *l, uint32_t first, uint32_t end);
 /* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count);
 /*

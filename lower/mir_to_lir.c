@@ -1322,11 +1322,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	if (tiled)
 		key = fits ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
-	/*
-	 * The walks are the same either way; or they are a lone row's on the host, as fast with the
-	 * missing-value tests as without (one row of syn-higgs, 10 trees side by side: 0.451
-	 * against 0.452 us), and a second copy would only cost compile time.
-	 */
+	/* The walks are the same either way; or a lone row's on the host, as fast with the missing-value tests as without. */
 	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu);
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
@@ -1423,6 +1419,8 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		lir_end(&l->b);
 		if (one_row)
 			lir_end(&l->b);
+		if (keys && l->layout.category_keys)
+			lower_category_keys(l, first, end);
 		if (tiles != LIR_NONE) {
 			tile_keys(l, emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row), tiles);
 			l->key_tiles = tiles;

@@ -108,6 +108,14 @@ typedef struct RepLayout {
 	 */
 	bool nan_reads_zero;
 	bool keys;             /* there is a key copy of the nodes (asked for by the lowering, kept by lay_out) */
+	/*
+	 * Every feature an IN split tests is tested by IN splits alone, and the sets are
+	 * padded with a word past the widest: walks of keys read such a feature's key as its
+	 * category (rep_emit_category_key), and an IN split's record holds its set's offset
+	 * in place of a threshold key (lone features of no other kind read categories as keys
+	 * where their floats' keys would say nothing).
+	 */
+	bool category_keys;
 	bool lanes;            /* rows may walk side by side in vectors (walk_lanes; asked for by the lowering) */
 	bool walk_keys;        /* the walk being lowered compares keys: load_node yields the copy's key as threshold */
 	/*
@@ -189,6 +197,8 @@ uint32_t rep_key(float x);
  * carry of one unsigned compare whatever the comparison.
  */
 uint32_t rep_threshold_key(const RepLayout *layout, float t);
+/* The key a key copy keeps for the split of word `word` and value slot `value`: rep_threshold_key's, or an IN split's set offset. */
+uint32_t rep_split_key(const RepLayout *layout, uint32_t word, float value);
 /*
  * Emit a row's key, of type (i32 or i64), of the float whose bits are `bits` (i32):
  * NaN's key for layout where nan (i1; LIR_NONE: x is not NaN). An i64 has the key in
@@ -223,8 +233,15 @@ uint32_t rep_splat(LBuilder *b, LType t, uint32_t lanes, int64_t imm, double fim
 uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v);
 /* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */
 uint32_t rep_high_key(LBuilder *b, uint32_t x);
-/* Whether layout's splits can compare keys: f32 thresholds, no category sets, no zero-as-missing rule. */
+/* Whether layout's splits can compare keys: f32 thresholds, category sets only with category_keys, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
+/*
+ * A category feature's key (RepLayout.category_keys), of type (i32 or i64, the key in the
+ * high half as rep_emit_row_key's) of x (the row's float): its category where the
+ * forest's rule gives one below the sets' categories; else the one past them, in no set;
+ * NaN the one after that, or where NaN reads as 0, category 0.
+ */
+uint32_t rep_emit_category_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t x);
 /*
  * The word a key copy keeps for a split of word `word`: the feature alone where the
  * forest has one comparison and one missing rule, or rules that no step reads
@@ -399,7 +416,9 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
  * costs little room, every set takes as many words as the widest (layout->set_stride):
  * the word of category c is at the set's offset + c / 32 for every c below 32 x that
  * many, and a step loads no count. Else each set's words follow its word count. Offsets
- * stay below limit.
+ * stay below limit. Where layout->category_keys, sets take a word more than the widest
+ * (the categories of rep_emit_category_key past the sets'), padded; or category_keys is
+ * cleared.
  */
 void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit);
 /* For a representation whose walks test for missing values without rep_goes_right: clear missing_by_compare and nan_reads_zero. */

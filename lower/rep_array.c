@@ -395,8 +395,8 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 				memcpy(&threshold, &keys[i * record + 1], sizeof threshold);
 				if (keys[i * record] == -1)
 					continue;
+				keys[i * record + 1] = (int32_t)rep_split_key(layout, (uint32_t)keys[i * record], threshold);
 				keys[i * record] = (int32_t)rep_key_word(layout, (uint32_t)keys[i * record]);
-				keys[i * record + 1] = (int32_t)rep_threshold_key(layout, threshold);
 			}
 		}
 		if (in_slots)

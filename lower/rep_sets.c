@@ -19,11 +19,13 @@ void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t 
 	int32_t *words;
 	for (uint32_t s = 0; s < f->num_sets; s++)
 		widest = f->sets[s].num_words > widest ? f->sets[s].num_words : widest;
+	widest += layout->category_keys;
 	padded = widest * f->num_sets;
 	layout->set_stride = widest && widest <= MAX_SET_STRIDE && padded < limit &&
 	                             padded <= PADDED_SETS_ROOM * (f->num_set_words + f->num_sets) + PADDED_SETS_SLACK
 	                         ? (uint32_t)widest
 	                         : 0;
+	layout->category_keys = layout->category_keys && layout->set_stride;
 	layout->set_offsets = xmalloc(((size_t)f->num_sets + 1) * sizeof *layout->set_offsets);
 	for (uint32_t s = 0; s < f->num_sets; s++) {
 		layout->set_offsets[s] = total;

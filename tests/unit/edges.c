@@ -44,6 +44,7 @@ static const Fixture fixtures[] = {
 	{"lgb_edges.txt", 5, 1},
 	{"onnx_edges.onnx", 3, 0},
 	{"onnx_edges_double.onnx", 3, 1},
+	{"lgb_wide_cat.txt", 4, 0},
 };
 
 /* Whether a and b are the same prediction: the same bits, or both NaN. */
@@ -109,9 +110,60 @@ static size_t check_nans(GroveModel *m, const Fixture *fx, const char *rep)
 	return checked;
 }
 
+/*
+ * Category splits decide as the code representation's tests do on every value a row's
+ * feature can take near the categories: integers from below 0 to past the sets' words
+ * (walks of keys read a category feature's key as its category), fractions, NaN, huge
+ * values. Rows go in a batch, so that walks of keys make them (each feature swept in
+ * turn, the others from `others`). Returns rows checked.
+ */
+static size_t check_categories(GroveModel *m, GroveModel *code, const Fixture *fx, const char *rep)
+{
+	static const double odd[] = {-0.5, -0.99, -1.0, -1.5, 0.5, 1.5, 2.999, 31.5, 1e6, 3e38, INFINITY, -INFINITY, NAN};
+	size_t n = 0, cap = 4096 * fx->features + 64, outputs = grove_num_outputs(m, 0);
+	double *values = malloc(cap * sizeof *values), *rd = malloc(cap * MAX_FEATURES * sizeof *rd);
+	float *rf = malloc(cap * MAX_FEATURES * sizeof *rf), *want = malloc(cap * MAX_OUTPUTS * sizeof *want),
+	      *got = malloc(cap * MAX_OUTPUTS * sizeof *got);
+	size_t count = 0, rows = 0;
+	GroveError err = {0};
+	for (int v = -3; v < 2200; v++)
+		values[count++] = v;
+	for (int k = 11; k <= 17; k++) /* around larger sets' ends (identifiers up to 10^5) */
+		for (int d = -40; d < 40; d += 3)
+			values[count++] = (1 << k) + d;
+	for (size_t i = 0; i < sizeof odd / sizeof *odd; i++)
+		values[count++] = odd[i];
+	for (size_t j = 0; j < fx->features; j++)
+		for (size_t i = 0; i < count && rows < cap; i++, rows++)
+			for (size_t f = 0; f < fx->features; f++) {
+				rd[rows * fx->features + f] = f == j ? values[i] : others[(i + f) % NUM_OTHERS];
+				rf[rows * fx->features + f] = (float)rd[rows * fx->features + f];
+			}
+	if ((fx->f64 ? grove_predict_f64(m, rd, rows, fx->features, got, rows * MAX_OUTPUTS, 0, &err)
+	             : grove_predict(m, rf, rows, fx->features, got, rows * MAX_OUTPUTS, 0, &err)) != GROVE_OK ||
+	    (fx->f64 ? grove_predict_f64(code, rd, rows, fx->features, want, rows * MAX_OUTPUTS, 0, &err)
+	             : grove_predict(code, rf, rows, fx->features, want, rows * MAX_OUTPUTS, 0, &err)) != GROVE_OK) {
+		fprintf(stderr, "%s (%s): predict: %s\n", fx->file, rep, err.message);
+		failures++;
+		rows = 0;
+	}
+	for (size_t r = 0; r < rows; r++)
+		for (size_t o = 0; o < outputs; o++)
+			if (!same(got[r * outputs + o], want[r * outputs + o]) && n++ < 5) {
+				fprintf(stderr, "%s (%s): row %zu (feature %zu = %.9g): output %zu is %.9g, in code %.9g\n", fx->file, rep, r,
+				        r / count, fx->f64 ? rd[r * fx->features + r / count] : rf[r * fx->features + r / count], o,
+				        got[r * outputs + o], want[r * outputs + o]);
+				failures++;
+			}
+	free(values), free(rd), free(rf), free(want), free(got);
+	return rows;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const reps[] = {"array", "sparse"};
+	static const char *const reps[] = {"code", "array", "sparse"}; /* code first: the others' reference on categories */
+	GroveModel *code = NULL;
+	size_t swept = 0;
 	char dir[] = "/tmp/grove-edges-XXXXXX", model[4096], out[64];
 	const char *here = dirname(argv[0]); /* build/tests/edges */
 	GroveCompileOptions o;
@@ -121,13 +173,14 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (!mkdtemp(dir))
 		return 1;
-	snprintf(out, sizeof out, "%s/model.so", dir);
-	for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++)
-		for (size_t r = 0; r < 2; r++) {
+	for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
+		for (size_t r = 0; r < 3; r++) {
 			GroveModel *m = NULL;
 			snprintf(model, sizeof model, "%s/../../tests/models/edges/%s", here, fixtures[i].file);
+			snprintf(out, sizeof out, "%s/%s.so", dir, reps[r]); /* (a path loaded already would load that library again) */
 			grove_compile_options_init(&o);
 			o.representation = reps[r];
+			o.cache_dir = ""; /* compiled by this build, not found in a cache of an earlier one */
 			if (grove_compile_file(model, out, &o, &err) != GROVE_OK || grove_load(out, &m, &err) != GROVE_OK) {
 				fprintf(stderr, "%s: %s\n", model, err.message);
 				failures++;
@@ -135,13 +188,23 @@ int main(int argc, char **argv)
 			}
 			CHECK(grove_num_features(m) == fixtures[i].features);
 			CHECK(grove_num_outputs(m, 0) <= MAX_OUTPUTS);
-			if (grove_num_features(m) == fixtures[i].features && grove_num_outputs(m, 0) <= MAX_OUTPUTS)
+			if (grove_num_features(m) == fixtures[i].features && grove_num_outputs(m, 0) <= MAX_OUTPUTS) {
 				checked += check_nans(m, &fixtures[i], reps[r]);
-			grove_free(m);
+				if (r == 0)
+					code = m;
+				else
+					swept += check_categories(m, code, &fixtures[i], reps[r]);
+			}
+			if (m != code)
+				grove_free(m);
 			unlink(out);
 		}
+		grove_free(code);
+		code = NULL;
+	}
 	rmdir(dir);
 	CHECK(checked > 1000);
-	printf("%zu rows with NaNs of other bits predicted as with plain NaN\n", checked);
+	CHECK(swept > 10000);
+	printf("%zu rows with NaNs of other bits predicted as with plain NaN; %zu rows of swept features as code\n", checked, swept);
 	return failures != 0;
 }
