@@ -55,6 +55,12 @@ typedef struct CodeState {
 	 * at `mark` of function `fn`, its lane 0's row `row` and the lanes' stride.
 	 */
 	uint32_t *feature_x, *met, num_met, mark, stride;
+	/*
+	 * Per category feature, kept as feature_x is: whether the lanes' values are categories
+	 * below `categories` (i1), the categories (i32, 0 where not), their word index and
+	 * their bit in the word (lanes_category_in).
+	 */
+	uint32_t *feature_ok, *feature_c, *feature_word, *feature_bit, categories;
 	const LFunc *fn;
 	RepRow row;
 } CodeState;
@@ -113,10 +119,16 @@ static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeS
 	}
 	s->leaf_buffer = lir_buffer_add(m, "code.lane_leaves", layout->leaf_type, count ? count : 1, values);
 	s->feature_x = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_x);
+	s->feature_ok = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_ok);
+	s->feature_c = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_c);
+	s->feature_word = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_word);
+	s->feature_bit = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_bit);
 	s->met = xmalloc(((size_t)f->num_features + 1) * sizeof *s->met);
 	s->fn = NULL;
 	for (uint32_t i = 0; i < f->num_features; i++)
-		s->feature_x[i] = LIR_NONE;
+		s->feature_x[i] = s->feature_ok[i] = LIR_NONE;
+	for (uint32_t i = 0; i < f->num_sets; i++) /* every set's categories (32 x the widest's words: a float holds it) */
+		s->categories = 32 * f->sets[i].num_words > s->categories ? 32 * f->sets[i].num_words : s->categories;
 }
 
 static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
@@ -152,6 +164,10 @@ static void code_free(RepLayout *layout)
 		free(s->stack);
 		free(s->first_leaf);
 		free(s->feature_x);
+		free(s->feature_ok);
+		free(s->feature_c);
+		free(s->feature_word);
+		free(s->feature_bit);
 		free(s->met);
 	}
 	rep_free_state(layout);
@@ -215,7 +231,7 @@ static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 static void forget_features(CodeState *s)
 {
 	for (uint32_t i = 0; i < s->num_met; i++)
-		s->feature_x[s->met[i]] = LIR_NONE;
+		s->feature_x[s->met[i]] = s->feature_ok[s->met[i]] = LIR_NONE;
 	s->num_met = 0;
 }
 
@@ -239,53 +255,73 @@ static uint32_t lanes_select(LBuilder *b, LType t, uint32_t when, uint32_t x, ui
 }
 
 /*
- * i1 per lane: whether x (the lanes' values, layout's threshold type) is in set `set` of
- * f by the forest's category rule, the set known: its words immediates, picked by the
- * category's word index, where few are not 0, else gathered from the set buffer (as
- * rep.c's constant_category_in, per lane).
+ * The lanes' categories of feature j, whose values are x: whether each is a category
+ * below every set's end by the forest's rule (s->feature_ok), the categories
+ * (feature_c), their words' index and their bits (feature_word, feature_bit); made once
+ * for the walks that keep x (lanes_feature), since every IN split of j takes them.
  */
-static uint32_t lanes_category_in(const RepLayout *layout, LBuilder *b, const HForest *f, uint32_t set, uint32_t x)
+static void lanes_categories(const RepLayout *layout, LBuilder *b, uint32_t j, uint32_t x)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	const HSet *hs = &f->sets[set];
-	const uint32_t *words = f->set_words + hs->first;
-	uint32_t lanes = lir_lanes(b->fn, x), end = 0, nonzero = 0, ok, below, c, word, bit, zero;
+	CodeState *s = layout->state;
+	uint32_t lanes = lir_lanes(b->fn, x), ok, below, c;
 	LType t = layout->threshold_type;
-	for (uint32_t w = 0; w < hs->num_words; w++) /* one past the set's greatest category */
-		if (words[w])
-			end = 32 * w + 32 - (uint32_t)__builtin_clz(words[w]);
-	if (!end)
-		return rep_splat(b, LTYPE_I1, lanes, 0, 0.0);
+	if (s->feature_ok[j] != LIR_NONE)
+		return;
 	ok = layout->category_rule == HCATEGORY_TRUNCATE ? lir_cmp(b, LOP_FCMP, LCMP_OGT, x, rep_splat(b, t, lanes, 0, -1.0))
 	                                                 : lir_cmp(b, LOP_FCMP, LCMP_OGE, x, rep_splat(b, t, lanes, 0, 0.0));
-	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, rep_splat(b, t, lanes, 0, end));
+	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, rep_splat(b, t, lanes, 0, s->categories));
 	ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, below);
 	c = lir_cast(b, LCAST_FPTOSI, LTYPE_I32, lanes_select(b, t, ok, x, rep_splat(b, t, lanes, 0, 0.0)));
 	if (layout->category_rule == HCATEGORY_EXACT)
 		ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, lir_cmp(b, LOP_FCMP, LCMP_OEQ, lir_cast(b, LCAST_SITOFP, t, c), x));
-	for (uint32_t w = 0; w < hs->num_words; w++)
+	s->feature_ok[j] = ok;
+	s->feature_c[j] = c;
+	s->feature_word[j] = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
+	s->feature_bit[j] = lanes_op(b, LOP_AND, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 31, 0.0));
+}
+
+/*
+ * i1 per lane: whether x (the lanes' values of feature j, layout's threshold type) is in
+ * set `set` of f by the forest's category rule, the set known: its words immediates,
+ * picked by the category's word index, where few are not 0, else gathered from the set
+ * buffer (as rep.c's constant_category_in, per lane).
+ */
+static uint32_t lanes_category_in(const RepLayout *layout, LBuilder *b, const HForest *f, uint32_t set, uint32_t j,
+                                  uint32_t x)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	CodeState *s = layout->state;
+	const HSet *hs = &f->sets[set];
+	const uint32_t *words = f->set_words + hs->first;
+	uint32_t lanes = lir_lanes(b->fn, x), end = 0, nonzero = 0, ok, below, c, word, bit, zero;
+	for (uint32_t w = 0; w < hs->num_words; w++) { /* one past the set's greatest category */
+		if (words[w])
+			end = 32 * w + 32 - (uint32_t)__builtin_clz(words[w]);
 		nonzero += words[w] != 0;
-	if (end <= 32) {
-		word = rep_splat(b, LTYPE_I32, lanes, (int32_t)words[0], 0.0);
-	} else if (nonzero <= CODE_LANES_SET_WORDS) { /* the word of c's: immediates, by c / 32 (0 past them) */
-		uint32_t index = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
+	}
+	if (!end)
+		return rep_splat(b, LTYPE_I1, lanes, 0, 0.0);
+	lanes_categories(layout, b, j, x);
+	ok = s->feature_ok[j];
+	bit = s->feature_bit[j];
+	if (nonzero <= CODE_LANES_SET_WORDS) { /* the word of c's: immediates, by c / 32 (0 past them) */
 		word = rep_splat(b, LTYPE_I32, lanes, 0, 0.0);
 		for (uint32_t w = 0; w < hs->num_words; w++) {
 			uint32_t here;
 			if (!words[w])
 				continue;
-			here = lir_cmp(b, LOP_ICMP, LCMP_EQ, index, rep_splat(b, LTYPE_I32, lanes, w, 0.0));
+			here = lir_cmp(b, LOP_ICMP, LCMP_EQ, s->feature_word[j], rep_splat(b, LTYPE_I32, lanes, w, 0.0));
 			word = lanes_select(b, LTYPE_I32, here, rep_splat(b, LTYPE_I32, lanes, (int32_t)words[w], 0.0), word);
 		}
-	} else { /* c below end keeps the gather inside the set (end as a float may round up) */
-		below = lir_cmp(b, LOP_ICMP, LCMP_SLT, c, rep_splat(b, LTYPE_I32, lanes, end, 0.0));
+	} else { /* c below end keeps the gather inside the set */
+		below = lir_cmp(b, LOP_ICMP, LCMP_SLT, s->feature_c[j], rep_splat(b, LTYPE_I32, lanes, end, 0.0));
 		ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, below);
-		c = lanes_select(b, LTYPE_I32, below, c, rep_splat(b, LTYPE_I32, lanes, 0, 0.0));
+		c = lanes_select(b, LTYPE_I32, below, s->feature_c[j], rep_splat(b, LTYPE_I32, lanes, 0, 0.0));
 		word = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
 		word = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, (uint8_t)lanes, layout->sets,
 		                       lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + !layout->set_stride), word);
 	}
-	bit = lanes_op(b, LOP_AND, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 31, 0.0));
 	bit = lanes_op(b, LOP_ASHR, LTYPE_I32, word, bit);
 	bit = lanes_op(b, LOP_AND, LTYPE_I32, bit, rep_splat(b, LTYPE_I32, lanes, 1, 0.0));
 	zero = rep_splat(b, LTYPE_I32, lanes, 0, 0.0);
@@ -300,7 +336,7 @@ static uint32_t lanes_go_right(const RepLayout *layout, LBuilder *b, const HFore
 	uint32_t lanes = lir_lanes(b->fn, x), right, missing, up, down;
 	bool nan_comes = !complete && !layout->nan_reads_zero, nan_right = !n->default_left, zero = n->missing == HMISSING_ZERO;
 	if (n->compare == HCMP_IN) /* NaN is in no set: it goes right */
-		right = lir_cmp(b, LOP_ICMP, LCMP_EQ, lanes_category_in(layout, b, f, n->set, x), rep_splat(b, LTYPE_I1, lanes, 0, 0.0));
+		right = lir_cmp(b, LOP_ICMP, LCMP_EQ, lanes_category_in(layout, b, f, n->set, (uint32_t)n->feature, x), rep_splat(b, LTYPE_I1, lanes, 0, 0.0));
 	else if (rep_right_compare(n->compare, true) != LCMP_COUNT && !zero) /* one compare decides NaN too */
 		return lir_cmp(b, LOP_FCMP, rep_right_compare(n->compare, nan_comes && nan_right), x, rep_splat(b, t, lanes, 0, n->value));
 	else
