@@ -6,7 +6,8 @@
     model.save("model.so"); grove.load("model.so"); pickle.dumps(model)
 
 A thin layer over the C libraries (libgrove, libgrovec) through ctypes: compiling and
-predicting run grove's C code, without the GIL. grove.dask.predict scores Dask DataFrames.
+predicting run grove's C code, without the GIL. grove.dask.predict scores Dask DataFrames,
+grove.spark.predict Spark DataFrames.
 """
 from .compile import compile
 from .errors import (GroveArgumentError, GroveDeviceError, GroveError, GroveFormatError, GroveIOError, GroveMemoryError,
