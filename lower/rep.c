@@ -312,13 +312,6 @@ static uint32_t not1(LBuilder *b, uint32_t x)
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, x, no, yes);
 }
 
-/*
- * i1: whether x (not missing) is in the category set of IN split n, x's category
- * following the layout's rule. is_in says whether n is an IN split at all: the slot of
- * any other node (or a leaf, where leaf_stays) holds no set offset, so its loads are
- * steered to offset 0, which every set buffer has. Padded sets bound the category by
- * their stride and need no count.
- */
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */
 static uint32_t category_of(const RepLayout *layout, LBuilder *b, uint32_t x, double end, uint32_t zero, uint32_t *c)
 {
@@ -336,6 +329,13 @@ static uint32_t category_of(const RepLayout *layout, LBuilder *b, uint32_t x, do
 	return ok;
 }
 
+/*
+ * i1: whether x (not missing) is in the category set of IN split n, x's category
+ * following the layout's rule. is_in says whether n is an IN split at all: the slot of
+ * any other node (or a leaf, where leaf_stays) holds no set offset, so its loads are
+ * steered to offset 0, which every set buffer has. Padded sets bound the category by
+ * their stride and need no count.
+ */
 static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t x, uint32_t is_in)
 {
 	/* Emitted one instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */

@@ -112,8 +112,7 @@ typedef struct RepLayout {
 	 * Every feature an IN split tests is tested by IN splits alone, and the sets are
 	 * padded with a word past the widest: walks of keys read such a feature's key as its
 	 * category (rep_emit_category_key), and an IN split's record holds its set's offset
-	 * in place of a threshold key (lone features of no other kind read categories as keys
-	 * where their floats' keys would say nothing).
+	 * in place of a threshold key. Set by rep_lay_out_forest where keys are asked for.
 	 */
 	bool category_keys;
 	bool lanes;            /* rows may walk side by side in vectors (walk_lanes; asked for by the lowering) */
