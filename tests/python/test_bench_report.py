@@ -1,5 +1,5 @@
 """tools/bench/report.py's merge (bench.py --merge): runs of the same models together, each cell the median of the
-runs' medians, so that a run a VM's neighbours slowed does not make the table."""
+runs' medians, so that a run a VM's neighbours slowed does not make the table; runs of other models side by side."""
 import importlib.util
 import os
 
@@ -10,11 +10,11 @@ report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
 
 
-def run(date, grove, peer, diff):
+def run(date, grove, peer, diff, model="m"):
     """One run's document: one model at one batch, grove and XGBoost timed."""
     machine = {"date": date, "cpu": "cpu", "isa": "isa", "threads": 1, "cores": 2, "wait_policy": "passive",
                "loadavg_start": [0.5], "loadavg_end": [0.7], "gcc": "gcc", "repeat": 7}
-    result = {"model": "m", "kind": "xgboost", "features": 4, "trees": 10, "batch": 4096, "reference": "xgboost",
+    result = {"model": model, "kind": "xgboost", "features": 4, "trees": 10, "batch": 4096, "reference": "xgboost",
               "max_rel_diff": {"grove": diff, "xgboost": 0.0},
               "us_per_row": {"grove": {"median": grove, "min": grove - 0.5, "reps": 7},
                              "xgboost": {"median": peer, "min": peer, "reps": 7}},
@@ -32,3 +32,12 @@ def test_merge_takes_each_cells_median():
     text = report.markdown(doc, 1e-5)
     assert "each cell the median of 3 runs' medians" in text
     assert "| m | 10 | 4096 | 2.00 (0.500) |" in text and "(6.00×)" in text  # 12 / 2
+
+
+def test_merge_keeps_every_runs_models():
+    """A corpus run model by model: each model's cells from the runs that have it, in the order they first come."""
+    doc = report.merge([run("d1", 1.0, 10.0, 0.0, "a"), run("d2", 2.0, 8.0, 0.0, "b"), run("d3", 3.0, 12.0, 0.0, "a")])
+    assert [r["model"] for r in doc["results"]] == ["a", "b"]
+    a, b = doc["results"]
+    assert a["us_per_row"]["grove"]["median"] == 2.0 and a["us_per_row"]["grove"]["runs"] == 2
+    assert b["us_per_row"]["xgboost"]["median"] == 8.0 and b["us_per_row"]["grove"]["runs"] == 1

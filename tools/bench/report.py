@@ -155,18 +155,19 @@ def markdown(doc, tolerance):
 
 
 def merge(docs):
-    """One document of several runs of the same models and batches (a VM's neighbours slow some runs' cells): each
-    engine's cell the median of the runs' medians and the least of their minima, each difference the largest any
-    run saw; the first run's machine, with every run's date and the load averages of the first's start and the
-    last's end."""
+    """One document of several runs: of the same models and batches (a VM's neighbours slow some runs' cells), or of
+    other models (a corpus run model by model), or both. Each engine's cell the median of the medians of the runs
+    that have it and the least of their minima, each difference the largest any run saw; cells in the order the
+    runs first give them; the first run's machine, with every run's date and the load averages of the first's start
+    and the last's end."""
     import statistics
     runs = {}
     for d in docs:
         for r in d["results"]:
             runs.setdefault((r["model"], r["batch"]), []).append(r)
     results = []
-    for first in docs[0]["results"]:
-        cell = runs[(first["model"], first["batch"])]
+    for cell in runs.values():
+        first = cell[0]
         r = dict(first, us_per_row={}, max_rel_diff={})
         for e, u in first["us_per_row"].items():
             got = [x["us_per_row"][e] for x in cell if e in x["us_per_row"]]
