@@ -177,7 +177,8 @@ def merge(docs):
             r["max_rel_diff"][e] = max(x["max_rel_diff"][e] for x in cell if e in x["max_rel_diff"])
         results.append(r)
     machine = dict(docs[0]["machine"], runs=[d["machine"]["date"] for d in docs],
-                   loadavg_end=docs[-1]["machine"].get("loadavg_end", ["?"]))
+                   loadavg_end=docs[-1]["machine"].get("loadavg_end", ["?"]),
+                   grove_git=" ".join(dict.fromkeys(d["machine"].get("grove_git", "?") for d in docs)))
     notes = sorted({n for d in docs for n in d["notes"]})
     return {"machine": machine, "python_call_floor_us": docs[0].get("python_call_floor_us", {}), "notes": notes,
             "failures": [f for d in docs for f in d["failures"]], "results": results}
