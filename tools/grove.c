@@ -219,7 +219,8 @@ static const char predict_usage[] =
 	"  --f64              read the rows as doubles (grove_predict_f64): exact for models whose library\n"
 	"                     compares doubles (LightGBM), rounded to float for the others, as their library does\n"
 	"  --time             report the time per prediction call on standard error\n"
-	"  --repeat N         predict N times (for timing; default 1)\n"
+	"  --repeat N         predict each call's rows N times back to back, timing the best (default 1); small\n"
+	"                     batches then meet the same rows again, with warm caches and branch predictors\n"
 	"  --batch N          at most N rows a prediction call (default: as many as a chunk of the CSV holds)\n"
 	"A model is compiled with compile's options (--format, --schedule, --schedule-text, -d, ...), and with\n"
 	"its code cache ($GROVE_CACHE_DIR, else ~/.cache/grove).\n";
