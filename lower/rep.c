@@ -166,23 +166,6 @@ static uint32_t nan_key(const RepLayout *layout)
 	return layout->missing_by_compare && layout->compares & (1u << HCMP_GT | 1u << HCMP_LE) ? ~0u : REP_KEY_MISSING;
 }
 
-/* Whether every feature an IN split of f tests is tested by IN splits alone, none of them counting 0 missing. */
-static bool categories_alone(const HForest *f)
-{
-	uint8_t *kinds = xcalloc(f->num_features ? f->num_features : 1, 1); /* per feature: bit 0 IN splits, bit 1 others */
-	bool alone = true;
-	for (uint64_t i = 0; i < f->num_nodes; i++) {
-		const HNode *n = &f->nodes[i];
-		if (n->feature != HIR_LEAF)
-			kinds[n->feature] |= n->compare == HCMP_IN ? 1 : 2;
-		alone = alone && !(n->feature != HIR_LEAF && n->compare == HCMP_IN && n->missing == HMISSING_ZERO);
-	}
-	for (uint32_t j = 0; alone && j < f->num_features; j++)
-		alone = kinds[j] != 3;
-	free(kinds);
-	return alone;
-}
-
 bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepLayout *layout, Error *e)
 {
 	/* Set offsets and vector indices live in value slots: exact in a float up to 2^24, in a double up to 2^53. */
@@ -218,7 +201,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 	if (vectors && f->num_leaf_values + f->num_nodes >= limit)
 		return error_set(e, "%s representation: the leaf vectors take up to %llu values, at most %llu fit", rep_name,
 		                 (unsigned long long)(f->num_leaf_values + f->num_nodes), (unsigned long long)limit - 1);
-	layout->category_keys = sets && layout->keys && categories_alone(f);
+	layout->category_keys = sets && layout->keys && rep_categories_alone(f);
 	if (sets)
 		rep_lay_out_sets(f, m, layout, limit);
 	if (vectors)
@@ -312,23 +295,6 @@ static uint32_t not1(LBuilder *b, uint32_t x)
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, x, no, yes);
 }
 
-/* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */
-static uint32_t category_of(const RepLayout *layout, LBuilder *b, uint32_t x, double end, uint32_t zero, uint32_t *c)
-{
-	/* Emitted one instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	LType t = layout->threshold_type;
-	uint32_t ok, below;
-	/* Categories from 0 up to end (exclusive); below, the rule decides where truncation starts. */
-	ok = layout->category_rule == HCATEGORY_TRUNCATE ? lir_cmp(b, LOP_FCMP, LCMP_OGT, x, lir_const_float(b, t, -1.0))
-	                                                 : lir_cmp(b, LOP_FCMP, LCMP_OGE, x, zero);
-	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, lir_const_float(b, t, end));
-	ok = and1(b, ok, below);
-	*c = lir_cast(b, LCAST_FPTOSI, LTYPE_I64, lir_emit(b, LOP_SELECT, t, ok, x, zero));
-	if (layout->category_rule == HCATEGORY_EXACT)
-		ok = and1(b, ok, lir_cmp(b, LOP_FCMP, LCMP_OEQ, lir_cast(b, LCAST_SITOFP, t, *c), x));
-	return ok;
-}
-
 /*
  * i1: whether x (not missing) is in the category set of IN split n, x's category
  * following the layout's rule. is_in says whether n is an IN split at all: the slot of
@@ -342,7 +308,7 @@ static uint32_t category_in(const RepLayout *layout, LBuilder *b, const RepNode 
 	double end = layout->set_stride ? 32.0 * layout->set_stride : 2147483648.0;
 	uint32_t zero = lir_const_float(b, layout->threshold_type, 0.0), zero64 = lir_const_int(b, LTYPE_I64, 0), ok, c,
 	         offset, count, word_index, slot, word, shift, bit;
-	ok = category_of(layout, b, x, end, zero, &c);
+	ok = rep_category_of(layout, b, x, end, zero, &c);
 	offset = lir_cast(b, LCAST_FPTOSI, LTYPE_I64, n->threshold);
 	offset = lir_emit(b, LOP_SELECT, LTYPE_I64, is_in, offset, zero64);
 	word_index = lir_emit(b, LOP_ASHR, LTYPE_I64, c, lir_const_int(b, LTYPE_I64, 5), LIR_NONE);
@@ -436,24 +402,6 @@ uint32_t rep_emit_row_key(const RepLayout *layout, LBuilder *b, LType type, uint
 	return x_below ? lir_emit(b, LOP_OR, LTYPE_I64, key, lir_const_int(b, LTYPE_I64, 0xffffffff), LIR_NONE) : key;
 }
 
-/* The categories of rep_emit_category_key's keys: the padded sets' but their last word's. */
-static uint32_t key_categories(const RepLayout *layout) { return 32 * (layout->set_stride - 1); }
-
-uint32_t rep_emit_category_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t x)
-{
-	/* Emitted one instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	uint32_t categories = key_categories(layout), zero = lir_const_float(b, layout->threshold_type, 0.0), c, ok, key, nan;
-	ok = category_of(layout, b, x, categories, zero, &c);
-	key = lir_cast(b, LCAST_TRUNC, LTYPE_I32, c);
-	key = lir_emit(b, LOP_SELECT, LTYPE_I32, ok, key, lir_const_int(b, LTYPE_I32, categories));
-	nan = lir_cmp(b, LOP_FCMP, LCMP_UNO, x, x);
-	key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, layout->nan_reads_zero ? 0 : categories + 1), key);
-	if (type == LTYPE_I32)
-		return key;
-	key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
-	return lir_emit(b, LOP_SHL, LTYPE_I64, key, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
-}
-
 bool rep_keys_fit(const RepLayout *layout)
 {
 	return layout->threshold_type == LTYPE_F32 && (!(layout->compares & 1u << HCMP_IN) || layout->category_keys) &&
@@ -463,12 +411,6 @@ bool rep_keys_fit(const RepLayout *layout)
 bool rep_float_thresholds(const HForest *f, const RepLayout *layout)
 {
 	return f->threshold_type == HTYPE_F32 && !(layout->compares & 1u << HCMP_IN && f->num_set_words + f->num_sets >= 1u << 24);
-}
-
-uint32_t rep_split_key(const RepLayout *layout, uint32_t word, float value)
-{
-	bool in = (word >> REP_WORD_COMPARE_SHIFT & REP_WORD_COMPARE_MASK) == HCMP_IN;
-	return in ? (uint32_t)value : rep_threshold_key(layout, value); /* (category_keys: the step reads the set there) */
 }
 
 bool rep_keys_stay(const RepLayout *layout)
@@ -535,41 +477,12 @@ static uint32_t key_compare_right(LBuilder *b, HCompare compare, uint32_t x, uin
 	}
 }
 
-static uint32_t missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n);
-
 /* i1: whether n is an IN split (its word's comparison). */
 static uint32_t word_is_in(LBuilder *b, const RepNode *n)
 {
 	uint32_t code = lir_emit(b, LOP_AND, LTYPE_I32, n->word,
 	                         lir_const_int(b, LTYPE_I32, (int32_t)(REP_WORD_COMPARE_MASK << REP_WORD_COMPARE_SHIFT)), LIR_NONE);
 	return lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, HCMP_IN << REP_WORD_COMPARE_SHIFT));
-}
-
-/*
- * i1: where a row of category key c (i32, rep_emit_category_key) goes right at IN split
- * n, whose record's key t is its set's offset: its category's bit is clear, or c is
- * NaN's and n sends missing values right (nan_free: no NaN comes). Where is_in does not
- * hold, t and c are no set's and category, and the set word read is the buffer's first.
- */
-static uint32_t key_category_right(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t c, uint32_t t,
-                                   uint32_t is_in, bool nan_free)
-{
-	/* Emitted one instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	uint32_t slot, offset, word, shift, bit, right, nan;
-	slot = lir_cast(b, LCAST_ZEXT, LTYPE_I64, c);
-	slot = lir_emit(b, LOP_ASHR, LTYPE_I64, slot, lir_const_int(b, LTYPE_I64, 5), LIR_NONE);
-	offset = lir_cast(b, LCAST_ZEXT, LTYPE_I64, t);
-	slot = lir_emit(b, LOP_ADD, LTYPE_I64, offset, slot, LIR_NONE);
-	slot = lir_emit(b, LOP_SELECT, LTYPE_I64, is_in, slot, lir_const_int(b, LTYPE_I64, 0));
-	word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, slot, LIR_NONE);
-	shift = lir_emit(b, LOP_AND, LTYPE_I32, c, lir_const_int(b, LTYPE_I32, 31), LIR_NONE);
-	bit = lir_emit(b, LOP_SHL, LTYPE_I32, lir_const_int(b, LTYPE_I32, 1), shift, LIR_NONE);
-	bit = lir_emit(b, LOP_AND, LTYPE_I32, word, bit, LIR_NONE);
-	right = lir_cmp(b, LOP_ICMP, LCMP_EQ, bit, lir_const_int(b, LTYPE_I32, 0));
-	if (nan_free)
-		return right;
-	nan = lir_cmp(b, LOP_ICMP, LCMP_EQ, c, lir_const_int(b, LTYPE_I32, (int32_t)key_categories(layout) + 1));
-	return lir_emit(b, LOP_SELECT, LTYPE_I1, nan, missing_right(layout, b, n), right);
 }
 
 /*
@@ -635,7 +548,7 @@ static RepDecision compare_decision(const RepLayout *layout, LBuilder *b, const 
 			/* A leaf's word (-1) has comparison bits 7, which no kind has. */
 			uint32_t is_in = code == LIR_NONE ? not1(b, n->is_leaf)
 			                                  : lir_cmp(b, LOP_ICMP, LCMP_EQ, code, lir_const_int(b, LTYPE_I32, HCMP_IN << REP_WORD_COMPARE_SHIFT));
-			kind_right = t_key != LIR_NONE ? key_category_right(layout, b, n, x, t_key, is_in, nan_free)
+			kind_right = t_key != LIR_NONE ? rep_key_category_right(layout, b, n, x, t_key, is_in, nan_free)
 			                               : not1(b, category_in(layout, b, n, x, is_in));
 		} else {
 			kind_right = t_key != LIR_NONE ? key_compare_right(b, (HCompare)k, x, t_key)
@@ -671,8 +584,7 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 	return missing;
 }
 
-/* i1: where x is missing, whether the row goes right at n. */
-static uint32_t missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n)
+uint32_t rep_missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n)
 {
 	if (layout->walk_keys && bare_key_words(layout)) { /* the word has no rule: the forest's one */
 		if (layout->missing_rules & (layout->missing_rules - 1))
@@ -725,7 +637,7 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 		return d;
 	missing = is_missing(layout, b, n, whole ? rep_high_key(b, x) : x, keys);
 	right = rep_right(b, d);
-	toward = missing_right(layout, b, n);
+	toward = rep_missing_right(layout, b, n);
 	return (RepDecision){lir_emit(b, LOP_SELECT, LTYPE_I1, missing, toward, right), false, false};
 }
 

@@ -232,6 +232,8 @@ uint32_t rep_splat(LBuilder *b, LType t, uint32_t lanes, int64_t imm, double fim
 uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v);
 /* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */
 uint32_t rep_high_key(LBuilder *b, uint32_t x);
+/* Whether every feature an IN split of f tests is tested by IN splits alone, none of them counting 0 missing (category_keys). */
+bool rep_categories_alone(const HForest *f);
 /* Whether layout's splits can compare keys: f32 thresholds, category sets only with category_keys, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
 /*
@@ -420,6 +422,18 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
  * cleared.
  */
 void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit);
+/* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */
+uint32_t rep_category_of(const RepLayout *layout, LBuilder *b, uint32_t x, double end, uint32_t zero, uint32_t *c);
+/* i1: where x is missing, whether the row goes right at n. */
+uint32_t rep_missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n);
+/*
+ * i1: where a row of category key c (i32, rep_emit_category_key) goes right at IN split
+ * n, whose record's key t is its set's offset: its category's bit is clear, or c is
+ * NaN's and n sends missing values right (nan_free: no NaN comes). Where is_in does not
+ * hold, t and c are no set's and category, and the set word read is the buffer's first.
+ */
+uint32_t rep_key_category_right(const RepLayout *layout, LBuilder *b, const RepNode *n, uint32_t c, uint32_t t,
+                                uint32_t is_in, bool nan_free);
 /* For a representation whose walks test for missing values without rep_goes_right: clear missing_by_compare and nan_reads_zero. */
 void rep_tests_missing(RepLayout *layout);
 /* What every begin_function hook does first: the shared buffers' addresses. */
