@@ -56,11 +56,14 @@ typedef struct CodeState {
 	 */
 	uint32_t *feature_x, *met, num_met, mark, stride;
 	/*
-	 * Per category feature, kept as feature_x is: whether the lanes' values are categories
-	 * below `categories` (i1), the categories (i32, 0 where not), their word index and
-	 * their bit in the word (lanes_category_in).
+	 * Per category feature, kept as feature_x is (ok LIR_NONE: not yet): whether the lanes'
+	 * values are categories below `categories` (i1), the categories (i32, 0 where not),
+	 * their word index and their bit in the word (lanes_categories).
 	 */
-	uint32_t *feature_ok, *feature_c, *feature_word, *feature_bit, categories;
+	struct LaneCategories {
+		uint32_t ok, c, word, bit;
+	} *feature_categories;
+	uint32_t categories;
 	const LFunc *fn;
 	RepRow row;
 } CodeState;
@@ -119,14 +122,11 @@ static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeS
 	}
 	s->leaf_buffer = lir_buffer_add(m, "code.lane_leaves", layout->leaf_type, count ? count : 1, values);
 	s->feature_x = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_x);
-	s->feature_ok = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_ok);
-	s->feature_c = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_c);
-	s->feature_word = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_word);
-	s->feature_bit = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_bit);
+	s->feature_categories = xmalloc(((size_t)f->num_features + 1) * sizeof *s->feature_categories);
 	s->met = xmalloc(((size_t)f->num_features + 1) * sizeof *s->met);
 	s->fn = NULL;
 	for (uint32_t i = 0; i < f->num_features; i++)
-		s->feature_x[i] = s->feature_ok[i] = LIR_NONE;
+		s->feature_x[i] = s->feature_categories[i].ok = LIR_NONE;
 	for (uint32_t i = 0; i < f->num_sets; i++) /* every set's categories (32 x the widest's words: a float holds it) */
 		s->categories = 32 * f->sets[i].num_words > s->categories ? 32 * f->sets[i].num_words : s->categories;
 }
@@ -164,10 +164,7 @@ static void code_free(RepLayout *layout)
 		free(s->stack);
 		free(s->first_leaf);
 		free(s->feature_x);
-		free(s->feature_ok);
-		free(s->feature_c);
-		free(s->feature_word);
-		free(s->feature_bit);
+		free(s->feature_categories);
 		free(s->met);
 	}
 	rep_free_state(layout);
@@ -231,7 +228,7 @@ static uint32_t code_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 static void forget_features(CodeState *s)
 {
 	for (uint32_t i = 0; i < s->num_met; i++)
-		s->feature_x[s->met[i]] = s->feature_ok[s->met[i]] = LIR_NONE;
+		s->feature_x[s->met[i]] = s->feature_categories[s->met[i]].ok = LIR_NONE;
 	s->num_met = 0;
 }
 
@@ -256,18 +253,19 @@ static uint32_t lanes_select(LBuilder *b, LType t, uint32_t when, uint32_t x, ui
 
 /*
  * The lanes' categories of feature j, whose values are x: whether each is a category
- * below every set's end by the forest's rule (s->feature_ok), the categories
- * (feature_c), their words' index and their bits (feature_word, feature_bit); made once
- * for the walks that keep x (lanes_feature), since every IN split of j takes them.
+ * below every set's end by the forest's rule, the categories, their words' index and
+ * their bits (CodeState.feature_categories); made once for the walks that keep x
+ * (lanes_feature), since every IN split of j takes them.
  */
-static void lanes_categories(const RepLayout *layout, LBuilder *b, uint32_t j, uint32_t x)
+static const struct LaneCategories *lanes_categories(const RepLayout *layout, LBuilder *b, uint32_t j, uint32_t x)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	CodeState *s = layout->state;
+	struct LaneCategories *k = &s->feature_categories[j];
 	uint32_t lanes = lir_lanes(b->fn, x), ok, below, c;
 	LType t = layout->threshold_type;
-	if (s->feature_ok[j] != LIR_NONE)
-		return;
+	if (k->ok != LIR_NONE)
+		return k;
 	ok = layout->category_rule == HCATEGORY_TRUNCATE ? lir_cmp(b, LOP_FCMP, LCMP_OGT, x, rep_splat(b, t, lanes, 0, -1.0))
 	                                                 : lir_cmp(b, LOP_FCMP, LCMP_OGE, x, rep_splat(b, t, lanes, 0, 0.0));
 	below = lir_cmp(b, LOP_FCMP, LCMP_OLT, x, rep_splat(b, t, lanes, 0, s->categories));
@@ -275,10 +273,11 @@ static void lanes_categories(const RepLayout *layout, LBuilder *b, uint32_t j, u
 	c = lir_cast(b, LCAST_FPTOSI, LTYPE_I32, lanes_select(b, t, ok, x, rep_splat(b, t, lanes, 0, 0.0)));
 	if (layout->category_rule == HCATEGORY_EXACT)
 		ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, lir_cmp(b, LOP_FCMP, LCMP_OEQ, lir_cast(b, LCAST_SITOFP, t, c), x));
-	s->feature_ok[j] = ok;
-	s->feature_c[j] = c;
-	s->feature_word[j] = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
-	s->feature_bit[j] = lanes_op(b, LOP_AND, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 31, 0.0));
+	k->ok = ok;
+	k->c = c;
+	k->word = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
+	k->bit = lanes_op(b, LOP_AND, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 31, 0.0));
+	return k;
 }
 
 /*
@@ -291,9 +290,9 @@ static uint32_t lanes_category_in(const RepLayout *layout, LBuilder *b, const HF
                                   uint32_t x)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	CodeState *s = layout->state;
 	const HSet *hs = &f->sets[set];
 	const uint32_t *words = f->set_words + hs->first;
+	const struct LaneCategories *k;
 	uint32_t lanes = lir_lanes(b->fn, x), end = 0, nonzero = 0, ok, below, c, word, bit, zero;
 	for (uint32_t w = 0; w < hs->num_words; w++) { /* one past the set's greatest category */
 		if (words[w])
@@ -302,22 +301,22 @@ static uint32_t lanes_category_in(const RepLayout *layout, LBuilder *b, const HF
 	}
 	if (!end)
 		return rep_splat(b, LTYPE_I1, lanes, 0, 0.0);
-	lanes_categories(layout, b, j, x);
-	ok = s->feature_ok[j];
-	bit = s->feature_bit[j];
+	k = lanes_categories(layout, b, j, x);
+	ok = k->ok;
+	bit = k->bit;
 	if (nonzero <= CODE_LANES_SET_WORDS) { /* the word of c's: immediates, by c / 32 (0 past them) */
 		word = rep_splat(b, LTYPE_I32, lanes, 0, 0.0);
 		for (uint32_t w = 0; w < hs->num_words; w++) {
 			uint32_t here;
 			if (!words[w])
 				continue;
-			here = lir_cmp(b, LOP_ICMP, LCMP_EQ, s->feature_word[j], rep_splat(b, LTYPE_I32, lanes, w, 0.0));
+			here = lir_cmp(b, LOP_ICMP, LCMP_EQ, k->word, rep_splat(b, LTYPE_I32, lanes, w, 0.0));
 			word = lanes_select(b, LTYPE_I32, here, rep_splat(b, LTYPE_I32, lanes, (int32_t)words[w], 0.0), word);
 		}
 	} else { /* c below end keeps the gather inside the set */
-		below = lir_cmp(b, LOP_ICMP, LCMP_SLT, s->feature_c[j], rep_splat(b, LTYPE_I32, lanes, end, 0.0));
+		below = lir_cmp(b, LOP_ICMP, LCMP_SLT, k->c, rep_splat(b, LTYPE_I32, lanes, end, 0.0));
 		ok = lanes_op(b, LOP_AND, LTYPE_I1, ok, below);
-		c = lanes_select(b, LTYPE_I32, below, s->feature_c[j], rep_splat(b, LTYPE_I32, lanes, 0, 0.0));
+		c = lanes_select(b, LTYPE_I32, below, k->c, rep_splat(b, LTYPE_I32, lanes, 0, 0.0));
 		word = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
 		word = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, (uint8_t)lanes, layout->sets,
 		                       lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + !layout->set_stride), word);
