@@ -130,7 +130,7 @@ def aarch64_runtime(w, cross_cc, cflags):
 
 # The libFuzzer harnesses: name, source, extra compiler flags. The model harness is built once per format.
 FUZZ_HARNESSES = [(f"model-{name}", "tests/fuzz/model.c", f'-DFUZZ_FORMAT=\\"{name}\\"')
-                  for name in ("xgboost", "xgboost-ubj", "lightgbm", "onnx")] + [
+                  for name in ("xgboost", "xgboost-ubj", "lightgbm", "onnx", "catboost")] + [
     ("schedule", "tests/fuzz/schedule.c", ""), ("csv", "tests/fuzz/csv.c", ""), ("csv-header", "tests/fuzz/csv_header.c", ""),
     ("artifact", "tests/fuzz/artifact.c", "")]
 

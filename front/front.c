@@ -130,6 +130,23 @@ static bool is_json(const char *bytes, size_t length)
 	return i < length && (bytes[i] == '{' || bytes[i] == '[') && !is_ubjson(bytes, length);
 }
 
+/*
+ * CatBoost JSON: an object whose first key is one of those CatBoost writes first (it
+ * writes them sorted; XGBoost's are "learner" and "version").
+ */
+static bool is_catboost(const char *bytes, size_t length)
+{
+	static const char *const first[] = {"\"ctr_data\"", "\"features_info\""};
+	size_t i = skip_space(bytes, length, 0);
+	if (!is_json(bytes, length) || bytes[i] != '{')
+		return false;
+	i = skip_space(bytes, length, i + 1);
+	for (size_t k = 0; k < COUNT_OF(first); k++)
+		if (length - i >= strlen(first[k]) && !memcmp(bytes + i, first[k], strlen(first[k])))
+			return true;
+	return false;
+}
+
 /* LightGBM text: the first line is "tree". */
 static bool is_lightgbm(const char *bytes, size_t length)
 {
@@ -178,6 +195,7 @@ typedef struct Format {
 
 /* Every format, in the order they are tried. */
 static const Format formats[] = {
+	{"catboost", is_catboost, front_read_catboost}, /* before xgboost: both are JSON */
 	{"xgboost", is_json, front_read_xgboost_json},
 	{"xgboost-ubj", is_ubjson, front_read_xgboost_ubjson},
 	{"lightgbm", is_lightgbm, front_read_lightgbm},
@@ -186,7 +204,7 @@ static const Format formats[] = {
 
 const char *front_format_names(void)
 {
-	return "xgboost, xgboost-ubj, lightgbm or onnx";
+	return "catboost, xgboost, xgboost-ubj, lightgbm or onnx";
 }
 
 bool front_fail(Error *e, const char *name, const char *place, const char *fmt, va_list ap)
@@ -219,6 +237,10 @@ static void describe_start(const char *bytes, size_t length, char *buf, size_t s
 	}
 	if (length >= 4 && memcmp(bytes, "PK\3\4", 4) == 0) {
 		snprintf(buf, size, "a zip archive (extract the model first)");
+		return;
+	}
+	if (length >= 4 && memcmp(bytes, "CBM1", 4) == 0) {
+		snprintf(buf, size, "a CatBoost binary model (save it with save_model(path, format=\"json\"))");
 		return;
 	}
 	if (length >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) {

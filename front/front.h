@@ -31,6 +31,13 @@ HForest *front_read_lightgbm(const char *name, const char *text, size_t len, boo
 HForest *front_read_onnx(const char *name, const char *bytes, size_t len, bool mapped, Error *e);
 
 /*
+ * Read a CatBoost JSON model (`save_model(path, format="json")`): symmetric trees over
+ * float and one-hot categorical features. Messages look like "model.json:
+ * oblivious_trees[3].splits[1]: a split on a CTR ...".
+ */
+HForest *front_read_catboost(const char *name, const char *text, size_t len, bool mapped, Error *e);
+
+/*
  * Read an XGBoost UBJSON model (XGBoost 2.x/3.x `save_model("m.ubj")`) from
  * bytes[0..len): the same reader as the JSON one, over the UBJSON document; errors in
  * the encoding name the byte offset ("model.ubj: offset 812: ...").
@@ -74,8 +81,8 @@ FrontLimits front_default_limits(void);
 bool front_limits_parse(FrontLimits *l, const char *text, Error *e);
 
 /*
- * Read a model file. `format` names its format (--format: xgboost, xgboost-ubj,
- * lightgbm, onnx), or is NULL to recognise it from the contents; limits is NULL for the
+ * Read a model file. `format` names its format (--format: catboost, xgboost,
+ * xgboost-ubj, lightgbm, onnx), or is NULL to recognise it from the contents; limits is NULL for the
  * defaults. Returns NULL and fills e on failure, also for a model past the limits.
  */
 HForest *front_read_model(const char *path, const char *format, const FrontLimits *limits, Error *e);
@@ -84,7 +91,7 @@ HForest *front_read_bytes(const char *path, const char *bytes, size_t length, co
                           const FrontLimits *limits, Error *e);
 /* Whether `format` is the name of a format front_read_model knows. */
 bool front_format_known(const char *format);
-/* The names of the formats, "xgboost, xgboost-ubj, lightgbm or onnx", for messages. */
+/* The names of the formats, "catboost, xgboost, xgboost-ubj, lightgbm or onnx", for messages. */
 const char *front_format_names(void);
 
 #endif

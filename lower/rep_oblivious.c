@@ -108,6 +108,9 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 
 	if (!rep_lay_out_forest(f, m, "oblivious", layout, e))
 		return false;
+	/* The leaves are apart: float thresholds stay floats (which keys take) under double leaves (CatBoost's). */
+	if (!m->gpu && rep_float_thresholds(f, layout))
+		layout->threshold_type = LTYPE_F32;
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
 	queue = xmalloc(most * sizeof *queue);

@@ -22,7 +22,7 @@ extern "C" {
 
 /* What `grove compile`'s options choose. Start from grove_compile_options_init. */
 typedef struct GroveCompileOptions {
-	const char *format;         /* "xgboost", "xgboost-ubj", "lightgbm", "onnx"; NULL = recognised from the contents */
+	const char *format;         /* "catboost", "xgboost", "xgboost-ubj", "lightgbm", "onnx"; NULL = recognised */
 	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
 	const char *representation; /* as grove compile --representation: "array", "sparse", ...; NULL = chosen per model */
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */

@@ -6,7 +6,7 @@
 # -t: seconds per harness (default 60); -j: harnesses at once (default: the CPU count);
 # -b: the fuzz build (default build-fuzz; configured and built here when missing:
 # clang-16, ASan + UBSan, libFuzzer). HARNESS: model-xgboost, model-xgboost-ubj,
-# model-lightgbm, model-onnx, schedule, csv, csv-header, artifact (default: all). Each starts from
+# model-lightgbm, model-onnx, model-catboost, schedule, csv, csv-header, artifact (default: all). Each starts from
 # its committed seeds (tests/fuzz/corpus/HARNESS, with tests/fuzz/HARNESS.dict) and the
 # corpus of earlier runs (BUILDDIR/corpus/HARNESS), which it grows. A finding (crash,
 # leak, sanitizer report, timeout, memory past 2 GB) is saved under BUILDDIR/findings/
@@ -25,7 +25,7 @@ while getopts "t:j:b:" opt; do
 done
 shift $((OPTIND - 1))
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(model-xgboost model-xgboost-ubj model-lightgbm model-onnx schedule csv csv-header artifact)
+((${#harnesses[@]})) || harnesses=(model-xgboost model-xgboost-ubj model-lightgbm model-onnx model-catboost schedule csv csv-header artifact)
 
 if [ ! -f "$build.ninja" ]; then
 	./configure.py --cc clang-16 --asan --fuzz --builddir "$build" --output "$build.ninja" >/dev/null

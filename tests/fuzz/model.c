@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness: the model reader of FUZZ_FORMAT (xgboost, xgboost-ubj, lightgbm or
- * onnx; configure.py builds one harness per format) on the input, then, for a model it
+ * libFuzzer harness: the model reader of FUZZ_FORMAT (xgboost, xgboost-ubj, lightgbm,
+ * onnx or catboost; configure.py builds one harness per format) on the input, then, for a model it
  * accepts, the whole pipeline that needs no LLVM: verify, schedule, lower to MIR and LIR,
  * verify each. A reader must refuse bad input with a message, never crash; a model it
  * accepts must lower under the default schedule.

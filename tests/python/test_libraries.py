@@ -60,7 +60,8 @@ def assert_estimator(model, estimator, X):
     clear = top[:, -1] - top[:, -2] > 1e-5
     labels = model.predict(X)
     assert labels.shape == (len(X),) and labels.dtype == np.asarray(estimator.classes_).dtype
-    assert (labels == estimator.predict(X))[clear].all() and clear.mean() > 0.9
+    want = np.asarray(estimator.predict(X)).reshape(-1)  # CatBoost's multiclass labels come as a column
+    assert (labels == want)[clear].all() and clear.mean() > 0.9
 
 
 def test_xgboost_sklearn_binary_and_pickle():
@@ -243,3 +244,48 @@ def test_xgboost_pandas_categories(tmp_path):
     regressor.save_model(tmp_path / "model.ubj")
     for source in (regressor, regressor.get_booster(), str(tmp_path / "model.json"), str(tmp_path / "model.ubj")):
         assert_close(grove.compile(source).predict(test), want, False)
+
+
+# -- CatBoost --------------------------------------------------------------------------------------------------------
+
+def test_catboost_classifiers_and_regressor():
+    """CatBoost's estimators, read from their JSON: a binary and a three-class classifier (labels, probabilities,
+    margins) and a regressor, exactly as catboost predicts them (its ONNX export rounds leaves to float32)."""
+    cb = pytest.importorskip("catboost", reason="catboost is not installed")
+    for classes, seed in ((2, 20), (3, 21)):
+        X, y = data(classes=classes, seed=seed)
+        names = np.array(["ash", "birch", "cedar"])[y]
+        classifier = cb.CatBoostClassifier(iterations=30, depth=5, random_seed=0, verbose=False, thread_count=1,
+                                           allow_writing_files=False).fit(X, names)
+        model = grove.compile(classifier)
+        assert_estimator(model, classifier, X)
+        assert_close(model.predict(X, margin=True), classifier.predict(X, prediction_type="RawFormulaVal"), False)
+    X, y = data(seed=22)
+    regressor = cb.CatBoostRegressor(iterations=50, depth=6, random_seed=0, verbose=False, thread_count=1,
+                                     allow_writing_files=False).fit(X, y)
+    model = grove.compile(regressor)
+    assert model.classes_ is None
+    assert_close(model.predict(X.astype(np.float64)), regressor.predict(X), False)
+
+
+def test_catboost_one_hot_categories():
+    """Integer categorical columns that CatBoost one-hot encodes (it hashes each category's text): grove finds each
+    split's integer and matches the rows' values, unseen ones included; a CTR-encoded feature is refused by name."""
+    cb = pytest.importorskip("catboost", reason="catboost is not installed")
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    rng = np.random.default_rng(23)
+    frame = pd.DataFrame({"a": rng.normal(size=900), "color": rng.integers(-2, 6, 900), "b": rng.normal(size=900)})
+    y = ((frame.color == 3) | ((frame.color == -1) ^ (frame.a > 0.5))).astype(int)
+    classifier = cb.CatBoostClassifier(iterations=30, depth=4, random_seed=0, verbose=False, thread_count=1,
+                                       one_hot_max_size=10, cat_features=["color"],
+                                       allow_writing_files=False).fit(frame, y)
+    test = frame.iloc[:300].copy()
+    test["color"] = rng.integers(-4, 9, 300)  # categories it never saw too
+    model = grove.compile(classifier)
+    assert_close(model.predict_proba(test), classifier.predict_proba(test), True)
+    frame["many"] = rng.integers(0, 40, 900)
+    y = (frame.many % 3 == 0).astype(int)
+    ctr = cb.CatBoostClassifier(iterations=10, depth=3, random_seed=0, verbose=False, thread_count=1,
+                                cat_features=["many"], allow_writing_files=False).fit(frame[["a", "many"]], y)
+    with pytest.raises(grove.GroveFormatError, match="CTR .*'many'"):
+        grove.compile(ctr)

@@ -153,7 +153,7 @@ static void test_detection(void)
 	READ_ERROR("m.json", "{\"learner\": {}}", "xgboost-ubj", "m.json: offset 1: expected the key length");
 	READ_ERROR("m.ubj", "{L\0\0\0\0\0\0\0\7learner{}}", "xgboost", "m.ubj:1:2: expected a member name");
 	READ_ERROR("m.ubj", "{L\0\0\0\0\0\0\0\7learner{}}", NULL, "m.ubj: learner: missing member 'learner_model_param'");
-	READ_ERROR("m.ubj", "{}", "csv", "--format csv: unknown format (expected xgboost, xgboost-ubj, lightgbm or onnx)");
+	READ_ERROR("m.ubj", "{}", "csv", "--format csv: unknown format (expected catboost, xgboost, xgboost-ubj, lightgbm or onnx)");
 	CHECK(front_format_known("onnx") && front_format_known("xgboost-ubj") && !front_format_known("json"));
 }
 

@@ -34,6 +34,11 @@ def _library_model(model, directory):
         with open(path, "w") as f:
             f.write(booster.model_to_string())  # the iterations Booster.predict uses (best_iteration, if any)
         return path
+    catboost = sys.modules.get("catboost")
+    if catboost is not None and isinstance(model, catboost.CatBoost):
+        path = os.path.join(directory, "model.json")
+        model.save_model(path, format="json")  # its JSON: exact, where its ONNX export rounds to float32
+        return path
     onnx = sys.modules.get("onnx")
     if onnx is not None and isinstance(model, onnx.ModelProto):
         path = os.path.join(directory, "model.onnx")
@@ -44,11 +49,12 @@ def _library_model(model, directory):
 
 
 def _classes(model):
-    """The classes of a scikit-learn-style classifier of XGBoost or LightGBM (a numpy array), whose answers the compiled
-    Model gives; None for anything else (a Booster, a regressor, a file: the Model answers as the Booster does)."""
-    xgboost, lightgbm = sys.modules.get("xgboost"), sys.modules.get("lightgbm")
-    classifiers = tuple(c for c in (getattr(xgboost, "XGBClassifier", None), getattr(lightgbm, "LGBMClassifier", None))
-                        if c is not None)
+    """The classes of a scikit-learn-style classifier of XGBoost, LightGBM or CatBoost (a numpy array), whose answers
+    the compiled Model gives; None for anything else (a Booster, a regressor, a file: the Model answers as the Booster
+    does)."""
+    xgboost, lightgbm, catboost = (sys.modules.get(m) for m in ("xgboost", "lightgbm", "catboost"))
+    classifiers = tuple(c for c in (getattr(xgboost, "XGBClassifier", None), getattr(lightgbm, "LGBMClassifier", None),
+                                    getattr(catboost, "CatBoostClassifier", None)) if c is not None)
     if not classifiers or not isinstance(model, classifiers) or getattr(model, "classes_", None) is None:
         return None
     import numpy as np
@@ -168,9 +174,10 @@ def compile(model, schedule=None, cpu="native", **options):
     """Compile model into a loaded grove.Model.
 
     model: a path (str or os.PathLike) to a model file grove reads (XGBoost JSON/UBJSON,
-    LightGBM text, ONNX), an xgboost.Booster or XGBModel, a lightgbm.Booster or LGBMModel,
-    or an onnx.ModelProto. The Model answers as what it was compiled from: a classifier
-    estimator (XGBClassifier, XGBRFClassifier, LGBMClassifier) with its labels from predict()
+    LightGBM text, ONNX, CatBoost JSON), an xgboost.Booster or XGBModel, a lightgbm.Booster
+    or LGBMModel, a catboost model (CatBoost, CatBoostClassifier, CatBoostRegressor), or an
+    onnx.ModelProto. The Model answers as what it was compiled from: a classifier estimator
+    (XGBClassifier, XGBRFClassifier, LGBMClassifier, CatBoostClassifier) with its labels from predict()
     and its probabilities from predict_proba(), in the estimator's shapes; a Booster, a
     regressor or a file with the Booster's predictions from predict(). It keeps the
     category lists of the pandas categorical columns the model was trained on (LightGBM's
@@ -192,7 +199,7 @@ def compile(model, schedule=None, cpu="native", **options):
             if not isinstance(model, (str, bytes, os.PathLike)):
                 raise TypeError(f"grove.compile: cannot compile a {type(model).__module__}.{type(model).__qualname__}: "
                                 "expected a model file's path, an xgboost or lightgbm Booster or scikit-learn model, "
-                                "or an onnx.ModelProto")
+                                "a catboost model, or an onnx.ModelProto")
             path = model
         if isinstance(schedule, os.PathLike):
             with open(schedule) as f:
