@@ -292,8 +292,7 @@ bool front_limits_parse(FrontLimits *l, const char *text, Error *e)
 	return true;
 }
 
-/* Whether f has features and fits the limits; e names the first it exceeds and how to raise it. */
-static bool check_limits(const HForest *f, FrontLimits l, const char *path, Error *e)
+bool front_check_limits(const HForest *f, FrontLimits l, const char *path, Error *e)
 {
 	uint64_t have[] = {f->num_features, f->num_outputs, f->num_trees, f->num_nodes};
 	if (!f->num_features) /* libgrove loads no artifact whose rows are empty */
@@ -332,7 +331,7 @@ static HForest *read_bytes(const char *path, const char *bytes, size_t length, b
 		                 "(starting with the line 'tree') or ONNX (a protobuf ModelProto); the file starts with %s", path,
 		                 start), NULL;
 	}
-	if ((f = found->read(path, bytes, length, mapped, e)) && !check_limits(f, limits ? *limits : defaults, path, e)) {
+	if ((f = found->read(path, bytes, length, mapped, e)) && !front_check_limits(f, limits ? *limits : defaults, path, e)) {
 		hir_forest_free(f);
 		return NULL;
 	}

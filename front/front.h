@@ -77,6 +77,9 @@ typedef struct FrontLimits {
 
 /* The default limits. */
 FrontLimits front_default_limits(void);
+/* Whether f has features and fits the limits l; e names the first it exceeds (path: where f came from) and how to
+ * raise it. */
+bool front_check_limits(const HForest *f, FrontLimits l, const char *path, Error *e);
 /* Apply "NAME=N,NAME=N" (names from FRONT_LIMIT_NAMES) to l; false with a message on a bad list. */
 bool front_limits_parse(FrontLimits *l, const char *text, Error *e);
 

@@ -464,6 +464,8 @@ void hir_print(FILE *out, const HForest *f)
 		fprintf(out, "/%u", f->average_count);
 	if (f->binary != HBINARY_NONE)
 		fprintf(out, " binary=%s", hir_binary_name(f->binary));
+	if (f->rows_float)
+		fputs(" rows=f32", out);
 	if (f->num_sets)
 		fprintf(out, " categories=%s", hir_category_rule_name(f->category_rule));
 	if (f->tile_size)

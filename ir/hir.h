@@ -218,6 +218,8 @@ typedef struct HForest {
 	HBinary binary;        /* with one margin, two predictions (an ONNX binary classifier) */
 	HLabels labels;
 	HType threshold_type;  /* precision of split comparisons */
+	bool rows_float;       /* rows are rounded to float32 before they are compared, whatever the thresholds'
+	                          precision (scikit-learn casts them): no entry takes rows of doubles as they are */
 	HType leaf_type;       /* precision of leaf values and their sum */
 	HCategoryRule category_rule; /* how IN splits map x to a category */
 	HSet *sets;            /* category sets of IN splits */

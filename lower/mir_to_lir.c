@@ -1764,7 +1764,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	 * for float rows (in vectors, twice the lanes), double rows narrowed.
 	 */
 	l.layout.lanes = !gpu && l.rep->walk_lanes && some_inst(m, m->body, interleaves_rows);
-	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64 && !l.layout.lanes;
+	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64 && !l.layout.lanes && !f->rows_float;
 	/* predict's rows are floats: it walks the forest's float twin, if it has one (and has a body of its own). */
 	walked = gpu || widen ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
@@ -1809,10 +1809,10 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));
 	} else {
-		NarrowCuts *narrowing = walked ? lower_narrowing(f) : NULL;
+		NarrowCuts *narrowing = walked && !f->rows_float ? lower_narrowing(f) : NULL;
 		l.module->predict = lower_entry(&l, "predict", LTYPE_F32);
 		hir_forest_free(walked);
-		if (f->threshold_type == HTYPE_F64 && !narrowing) {
+		if (f->threshold_type == HTYPE_F64 && !narrowing && !f->rows_float) {
 			if (walked) {
 				l.rep->free(&l.layout);
 				l.layout.keys = l.layout.blocks = false;

@@ -55,6 +55,57 @@ void grove_compile_options_init(GroveCompileOptions *o);
 GroveStatus grove_compile_file(const char *model_path, const char *out_path, const GroveCompileOptions *options,
                                GroveError *err);
 
+/*
+ * Building a forest in memory, for front ends of other libraries (grove's Python
+ * package reads scikit-learn's fitted trees through it). A tree is arrays of its nodes,
+ * node 0 its root; a split sends a row left where x[feature] <= threshold, and a
+ * missing x (NaN) where missing_left says. Build with grove_forest_new, add the trees
+ * in the order their values are summed, compile with grove_compile_forest (as often as
+ * wanted), free with grove_forest_free.
+ */
+typedef struct GroveForest GroveForest;
+
+typedef struct GroveForestOptions {
+	unsigned num_features;      /* columns of a row */
+	unsigned num_outputs;       /* margins of a row: classes or targets */
+	const char *transform;      /* what makes predictions of the margins: "identity" (NULL), "sigmoid", "softmax",
+	                               "exp", "argmax" */
+	const double *base_score;   /* num_outputs values every row's margins start from; NULL = 0 */
+	int average;                /* non-zero: a margin is base_score + the mean of the trees' values (a random
+	                               forest), not their sum */
+	int binary;                 /* non-zero, with one margin and the sigmoid: two predictions a row, [1 - p, p] */
+	int double_thresholds;      /* non-zero: thresholds and leaves are compared and summed in double; else float */
+	int rows_float;             /* non-zero: rows are rounded to float32 before they are compared (scikit-learn's
+	                               cast), doubles given to grove_predict_f64 too */
+} GroveForestOptions;
+
+typedef struct GroveTreeArrays {
+	unsigned num_nodes;
+	const long long *left, *right; /* node i's children (node indices); left[i] < 0 on a leaf */
+	const long long *feature;      /* the column node i tests (splits only) */
+	const double *threshold;       /* its threshold: x <= threshold goes left (splits only) */
+	const unsigned char *missing_left; /* non-zero: NaN goes left at node i; NULL: NaN goes right everywhere */
+	const double *value;           /* node i's values at value[i * width .. i * width + width) (leaves only) */
+	unsigned output;               /* the first margin the tree adds to */
+	unsigned width;                /* how many margins its leaves add to, from output (0 means 1) */
+} GroveTreeArrays;
+
+/* A new empty forest, or NULL with err filled (GROVE_ERROR_ARGUMENT: bad options). */
+GroveForest *grove_forest_new(const GroveForestOptions *options, GroveError *err);
+
+/*
+ * Add a tree, copied from its arrays. GROVE_ERROR_FORMAT, naming the node: a child out
+ * of range or reached twice, a node no path reaches, a feature out of range, a value
+ * that is not finite.
+ */
+GroveStatus grove_forest_add_tree(GroveForest *forest, const GroveTreeArrays *tree, GroveError *err);
+
+/* Compile the forest into out_path as grove_compile_file compiles a model file (the format option is unused). */
+GroveStatus grove_compile_forest(const GroveForest *forest, const char *out_path, const GroveCompileOptions *options,
+                                 GroveError *err);
+
+void grove_forest_free(GroveForest *forest);
+
 #ifdef __cplusplus
 }
 #endif

@@ -273,22 +273,23 @@ static bool emit_kind(const char *name, TargetEmit *emit)
 	return false;
 }
 
-GroveStatus grove_compile_file(const char *model_path, const char *out_path, const GroveCompileOptions *options,
-                               GroveError *err)
+GroveStatus pipeline_compile(const char *model_path, const HForest *forest, const char *out_path,
+                             const GroveCompileOptions *options, GroveError *err)
 {
 	GroveCompileOptions defaults;
 	FrontLimits limits = front_default_limits();
 	PipelineOptions p = DEFAULT_PIPELINE;
 	TargetOptions t = {0};
-	Compiled c;
+	Compiled c = {0};
 	Error e = {0};
 	GroveStatus status = GROVE_OK;
+	const char *name = forest ? "the forest" : model_path;
 	char *cache;
 
 	if (!options)
 		grove_compile_options_init(&defaults), options = &defaults;
-	if (!model_path || !out_path)
-		error_set(&e, "grove_compile_file: %s is NULL", model_path ? "out_path" : "model_path");
+	if ((!model_path && !forest) || !out_path)
+		error_set(&e, "grove_compile_file: %s is NULL", out_path ? "model_path" : "out_path");
 	else if (!emit_kind(options->emit, &t.emit))
 		error_set(&e, "emit %s: expected so, obj, asm, llvm, ptx or hsaco", options->emit);
 	else if (options->format && !front_format_known(options->format))
@@ -316,12 +317,25 @@ GroveStatus grove_compile_file(const char *model_path, const char *out_path, con
 	p.interleave = options->interleave;
 	p.interleave_trees = options->interleave_trees;
 	p.tree_tile = options->tile_trees;
-	if (!pipeline_run(model_path, LEVEL_LIR, &p, &c, &e))
+	if (forest) { /* a built forest: checked whole (each tree was as it came), then lowered from a copy */
+		c.hir = hir_forest_copy(forest);
+		if (!hir_verify(c.hir, &e) || !front_check_limits(c.hir, limits, name, &e))
+			status = GROVE_ERROR_FORMAT;
+		else if (!pipeline_lower(name, LEVEL_LIR, &p, &c, &e))
+			status = GROVE_ERROR_ARGUMENT;
+	} else if (!pipeline_run(model_path, LEVEL_LIR, &p, &c, &e)) {
 		/* A model that cannot be opened is an I/O error; one that can, a bad model or schedule. */
 		status = !c.hir ? (access(model_path, R_OK) != 0 ? GROVE_ERROR_IO : GROVE_ERROR_FORMAT) : GROVE_ERROR_ARGUMENT;
-	else if (!target_emit(c.lir, &t, out_path, &e))
+	}
+	if (status == GROVE_OK && !target_emit(c.lir, &t, out_path, &e))
 		status = GROVE_ERROR_IO;
 	compiled_free(&c);
 	free(cache);
 	return status == GROVE_OK ? GROVE_OK : report(err, status, &e);
+}
+
+GroveStatus grove_compile_file(const char *model_path, const char *out_path, const GroveCompileOptions *options,
+                               GroveError *err)
+{
+	return pipeline_compile(model_path, NULL, out_path, options, err);
 }

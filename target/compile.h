@@ -14,6 +14,7 @@
 #include "ir/lir.h"
 #include "ir/mir.h"
 #include "lower/lower.h"
+#include "rt/grove_compile.h"
 #include "target/target.h"
 
 typedef enum Level { LEVEL_HIR, LEVEL_MIR, LEVEL_LIR } Level;
@@ -67,6 +68,13 @@ bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compil
 
 /* The pipeline after the reader: c->hir (read from path) scheduled and lowered up to level stop (freed at LEVEL_LIR). */
 bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e);
+
+/*
+ * grove_compile_file (model_path) and grove_compile_forest (forest, which is copied) alike:
+ * options checked, the pipeline run, the artifact emitted into out_path.
+ */
+GroveStatus pipeline_compile(const char *model_path, const HForest *forest, const char *out_path,
+                             const GroveCompileOptions *options, GroveError *err);
 
 /*
  * A target as the user writes it: gpusim, cuda[:ARCH] or rocm[:ARCH] set t's device

@@ -1,7 +1,7 @@
 /*
- * Unit tests of libgrovec's entry point, grove_compile_file: a model compiles into an
- * artifact that libgrove loads, and each kind of failure has its status and leaves no
- * output behind.
+ * Unit tests of libgrovec's entry points, grove_compile_file and the forest building of
+ * grove_forest_*: a model compiles into an artifact that libgrove loads, and each kind of
+ * failure has its status and leaves no output behind.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "rt/grove_compile.h"
@@ -71,6 +71,71 @@ static void test_threads(const char *model, const char *dir)
 		}
 		unlink(jobs[t].out);
 	}
+}
+
+/*
+ * A forest built in memory: a stump and a tree of two levels over 4 features, averaged,
+ * rows rounded to float32 (scikit-learn's rule: a double just above a threshold that
+ * rounds to it goes left), predicted from floats and doubles; bad trees and options.
+ */
+static void test_forest(const char *dir)
+{
+	GroveForestOptions fo = {.num_features = 4, .num_outputs = 1, .average = 1, .double_thresholds = 1, .rows_float = 1};
+	long long left[] = {1, 3, -1, -1, -1}, right[] = {2, 4, -1, -1, -1}, feature[] = {3, 0, 0, 0, 0};
+	long long stump_left[] = {1, -1, -1}, stump_right[] = {2, -1, -1}, stump_feature[] = {1, 0, 0};
+	double threshold[] = {0.25, -2.0, 0, 0, 0}, value[] = {0, 0, 10.0, 1.0, 3.0}, stump_value[] = {0, 100.0, 200.0};
+	double stump_threshold[] = {0.5, 0, 0}, rows[8] = {-3, 0.5000000001, 0, 0.1, 5, 0.6, 0, 0.3}, twin[8];
+	unsigned char missing_left[] = {1, 0, 0, 0, 0};
+	GroveTreeArrays t = {.num_nodes = 5, .left = left, .right = right, .feature = feature, .threshold = threshold,
+	                     .missing_left = missing_left, .value = value};
+	GroveTreeArrays stump = {.num_nodes = 3, .left = stump_left, .right = stump_right, .feature = stump_feature,
+	                         .threshold = stump_threshold, .value = stump_value};
+	GroveError err;
+	GroveModel *m = NULL;
+	GroveForest *forest = grove_forest_new(&fo, &err);
+	float y[2], y64[2], frows[8];
+	char out[96];
+	snprintf(out, sizeof out, "%s/forest.so", dir);
+	CHECK(forest != NULL);
+	if (!forest)
+		return;
+	CHECK(grove_compile_forest(forest, out, NULL, &err) == GROVE_ERROR_ARGUMENT && strstr(err.message, "no trees"));
+	CHECK(grove_forest_add_tree(forest, &t, &err) == GROVE_OK && grove_forest_add_tree(forest, &stump, &err) == GROVE_OK);
+	CHECK(grove_compile_forest(forest, out, NULL, &err) == GROVE_OK);
+	CHECK(grove_load(out, &m, &err) == GROVE_OK);
+	for (int i = 0; i < 8; i++)
+		frows[i] = (float)rows[i];
+	/* Row 0: x3 = 0.1 <= 0.25, x0 = -3 <= -2: 1.0; x1 = 0.5000000001 is 0.5 as a float: 100. Row 1: 10; 200. */
+	CHECK(m && grove_predict(m, frows, 2, 4, y, 2, 0, &err) == GROVE_OK && y[0] == 50.5f && y[1] == 105.0f);
+	CHECK(m && grove_predict_f64(m, rows, 2, 4, y64, 2, 0, &err) == GROVE_OK && y64[0] == 50.5f && y64[1] == 105.0f);
+	memcpy(twin, rows, sizeof twin);
+	twin[3] = __builtin_nan(""); /* NaN at node 0 goes left, then x0 = -3: 1.0 */
+	CHECK(m && grove_predict_f64(m, twin, 1, 4, y64, 1, 0, &err) == GROVE_OK && y64[0] == 50.5f);
+	grove_free(m);
+	unlink(out);
+	/* Bad trees: named by tree and node; the forest keeps the good ones. */
+	right[1] = 9;
+	CHECK(grove_forest_add_tree(forest, &t, &err) == GROVE_ERROR_FORMAT &&
+	      !strcmp(err.message, "tree 2 node 1: right child 9 is out of range"));
+	right[1] = 4;
+	value[3] = __builtin_inf();
+	CHECK(grove_forest_add_tree(forest, &t, &err) == GROVE_ERROR_FORMAT &&
+	      !strcmp(err.message, "tree 2 node 3: value 0 is not finite"));
+	t.value = NULL;
+	CHECK(grove_forest_add_tree(forest, &t, &err) == GROVE_ERROR_ARGUMENT && strstr(err.message, "NULL"));
+	{
+		GroveCompileOptions o;
+		grove_compile_options_init(&o);
+		o.limits = "trees=1";
+		CHECK(grove_compile_forest(forest, out, &o, &err) == GROVE_ERROR_FORMAT && strstr(err.message, "2 trees"));
+		CHECK(access(out, F_OK) != 0);
+	}
+	grove_forest_free(forest);
+	fo.transform = "cube";
+	CHECK(!grove_forest_new(&fo, &err) && err.status == GROVE_ERROR_ARGUMENT && strstr(err.message, "cube"));
+	fo.transform = "softmax";
+	fo.binary = 1;
+	CHECK(!grove_forest_new(&fo, &err) && strstr(err.message, "binary"));
 }
 
 int main(int argc, char **argv)
@@ -158,6 +223,7 @@ int main(int argc, char **argv)
 	FAILS(model, out, &o, GROVE_ERROR_ARGUMENT, "features needs a whole number above 0");
 
 	test_threads(model, dir);
+	test_forest(dir);
 	rmdir(dir);
 	if (failures)
 		fprintf(stderr, "compile: %d checks failed\n", failures);

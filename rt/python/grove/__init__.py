@@ -1,4 +1,5 @@
-"""grove: compile decision forests (XGBoost, LightGBM, ONNX-ML) into native code and predict with it.
+"""grove: compile decision forests (XGBoost, LightGBM, CatBoost, scikit-learn, ONNX-ML) into native code and predict
+with it.
 
     import grove
     model = grove.compile(booster)          # or a model file's path, an LGBMModel, an onnx.ModelProto

@@ -44,6 +44,35 @@ class CompileOptions(ctypes.Structure):
     ]
 
 
+class ForestOptions(ctypes.Structure):
+    """GroveForestOptions, field for field."""
+    _fields_ = [
+        ("num_features", ctypes.c_uint),
+        ("num_outputs", ctypes.c_uint),
+        ("transform", ctypes.c_char_p),
+        ("base_score", ctypes.POINTER(ctypes.c_double)),
+        ("average", ctypes.c_int),
+        ("binary", ctypes.c_int),
+        ("double_thresholds", ctypes.c_int),
+        ("rows_float", ctypes.c_int),
+    ]
+
+
+class TreeArrays(ctypes.Structure):
+    """GroveTreeArrays, field for field (the arrays as addresses)."""
+    _fields_ = [
+        ("num_nodes", ctypes.c_uint),
+        ("left", ctypes.c_void_p),
+        ("right", ctypes.c_void_p),
+        ("feature", ctypes.c_void_p),
+        ("threshold", ctypes.c_void_p),
+        ("missing_left", ctypes.c_void_p),
+        ("value", ctypes.c_void_p),
+        ("output", ctypes.c_uint),
+        ("width", ctypes.c_uint),
+    ]
+
+
 def library_dir():
     """The folder holding libgrove.so and libgrovec.so; ImportError saying what to do when there is none."""
     here = os.path.dirname(os.path.abspath(__file__))
@@ -102,6 +131,13 @@ class Compiler:
         self.options_init = _declare(lib, "grove_compile_options_init", None, ctypes.POINTER(CompileOptions))
         self.compile_file = _declare(lib, "grove_compile_file", ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
                                      ctypes.POINTER(CompileOptions), ctypes.POINTER(Error))
+        self.forest_new = _declare(lib, "grove_forest_new", ctypes.c_void_p, ctypes.POINTER(ForestOptions),
+                                   ctypes.POINTER(Error))
+        self.forest_add_tree = _declare(lib, "grove_forest_add_tree", ctypes.c_int, ctypes.c_void_p,
+                                        ctypes.POINTER(TreeArrays), ctypes.POINTER(Error))
+        self.compile_forest = _declare(lib, "grove_compile_forest", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+                                       ctypes.POINTER(CompileOptions), ctypes.POINTER(Error))
+        self.forest_free = _declare(lib, "grove_forest_free", None, ctypes.c_void_p)
 
 
 _DIR = library_dir()

@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 
-from . import _lib
+from . import _lib, _sklearn
 from .errors import argument, from_status
 from .model import Model
 
@@ -170,14 +170,35 @@ def _options(schedule, cpu, options):
     return o, keep
 
 
+def _schedule_text(schedule):
+    if isinstance(schedule, os.PathLike):
+        with open(schedule) as f:
+            return f.read()
+    return schedule
+
+
+def _compile_estimator(estimator, schedule, cpu, options, directory):
+    """A scikit-learn estimator compiled from its fitted arrays (_sklearn); pickles carry the estimator itself."""
+    schedule = _schedule_text(schedule)
+    o, keep = _options(schedule, cpu, options)
+    out = os.path.join(directory, "model.so")
+    classes = _sklearn.compile_estimator(estimator, os.fsencode(out), o)
+    del keep
+    with open(out, "rb") as f:
+        artifact = f.read()
+    return Model(out, artifact, (estimator, schedule, options), classes)
+
+
 def compile(model, schedule=None, cpu="native", **options):
     """Compile model into a loaded grove.Model.
 
     model: a path (str or os.PathLike) to a model file grove reads (XGBoost JSON/UBJSON,
     LightGBM text, ONNX, CatBoost JSON), an xgboost.Booster or XGBModel, a lightgbm.Booster
-    or LGBMModel, a catboost model (CatBoost, CatBoostClassifier, CatBoostRegressor), or an
-    onnx.ModelProto. The Model answers as what it was compiled from: a classifier estimator
-    (XGBClassifier, XGBRFClassifier, LGBMClassifier, CatBoostClassifier) with its labels from predict()
+    or LGBMModel, a catboost model (CatBoost, CatBoostClassifier, CatBoostRegressor), a fitted
+    scikit-learn tree ensemble (DecisionTree*, ExtraTree*, RandomForest*, ExtraTrees*,
+    GradientBoosting*: read from its arrays, rows cast to float32 as scikit-learn casts them),
+    or an onnx.ModelProto. The Model answers as what it was compiled from: a classifier estimator
+    (XGBClassifier, XGBRFClassifier, LGBMClassifier, CatBoostClassifier, scikit-learn's) with its labels from predict()
     and its probabilities from predict_proba(), in the estimator's shapes; a Booster, a
     regressor or a file with the Booster's predictions from predict(). It keeps the
     category lists of the pandas categorical columns the model was trained on (LightGBM's
@@ -194,6 +215,8 @@ def compile(model, schedule=None, cpu="native", **options):
     optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none). Errors
     raise grove.GroveError subclasses with grove's message."""
     with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
+        if _sklearn.is_estimator(model):
+            return _compile_estimator(model, schedule, cpu, options, directory)
         path = _library_model(model, directory)
         if path is None:
             if not isinstance(model, (str, bytes, os.PathLike)):
@@ -201,9 +224,7 @@ def compile(model, schedule=None, cpu="native", **options):
                                 "expected a model file's path, an xgboost or lightgbm Booster or scikit-learn model, "
                                 "a catboost model, or an onnx.ModelProto")
             path = model
-        if isinstance(schedule, os.PathLike):
-            with open(schedule) as f:
-                schedule = f.read()
+        schedule = _schedule_text(schedule)
         o, keep = _options(schedule, cpu, options)
         out = os.path.join(directory, "model.so")
         error = _lib.Error()

@@ -51,7 +51,8 @@ class Model:
 
     def __init__(self, path, artifact, source=None, classes=None, categories=None):
         """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load); source: the model
-        file's bytes, the schedule and the options it was compiled from (grove.compile), for pickles to carry;
+        file's bytes (or the estimator read from its arrays), the schedule and the options it was compiled from
+        (grove.compile), for pickles to carry;
         classes: the classes of the classifier estimator it was compiled from (see classes_); categories: the
         category lists of its pandas categorical columns: ("column", a list per categorical column, LightGBM's
         pandas_categorical) or ("feature", {feature index: list}, XGBoost's)."""
@@ -90,9 +91,9 @@ class Model:
 
     @property
     def classes_(self):
-        """The classes of the classifier estimator (XGBClassifier, XGBRFClassifier, LGBMClassifier) the model was
-        compiled from, a numpy array: predict() gives them, predict_proba() their probabilities in this order. None
-        for a model compiled from a Booster, a regressor or a file, or loaded from an artifact."""
+        """The classes of the classifier estimator (XGBClassifier, LGBMClassifier, CatBoostClassifier, scikit-learn's)
+        the model was compiled from, a numpy array: predict() gives them, predict_proba() their probabilities in this
+        order. None for a model compiled from a Booster, a regressor or a file, or loaded from an artifact."""
         return self._classes
 
     def predict(self, X, margin=False, threads=None):
@@ -372,6 +373,10 @@ def _from_pickle(artifact, source, classes=None, categories=None):
     model_bytes, schedule, options = source
     warnings.warn(f"grove: {reason.replace('the artifact: ', '', 1)}; compiling the model again for this CPU",
                   RuntimeWarning, stacklevel=2)
+    if not isinstance(model_bytes, bytes):  # an estimator compiled from its arrays (scikit-learn's)
+        model = compile_model(model_bytes, schedule, cpu="native", **options)
+        model._classes, model._categories = classes, categories
+        return model
     directory = tempfile.mkdtemp(prefix="grove-")
     try:
         path = os.path.join(directory, "model")
