@@ -115,7 +115,9 @@ typedef enum HAggregate {
 	X(SIGNED_SQUARE, "signed_square") /* sign(m) * m * m: LightGBM's regression sqrt */ \
 	X(SOFTMAX_ZERO, "softmax_zero") /* softmax, margins within 1e-7 of 0 scaled by exp(-max) \
 	                                   instead and left out of the sum (onnxruntime's) */       \
-	X(PROBIT, "probit")     /* sqrt(2) * erfinv(2m - 1), as onnxruntime computes it */
+	X(PROBIT, "probit")     /* sqrt(2) * erfinv(2m - 1), as onnxruntime computes it */          \
+	X(ISOLATION, "isolation") /* -2^-m: an isolation forest's score of its mean path length over \
+	                             the expected one (scikit-learn's score_samples) */
 
 typedef enum HTransform {
 #define X(name, text) HTRANSFORM_##name,

@@ -69,7 +69,7 @@ typedef struct GroveForestOptions {
 	unsigned num_features;      /* columns of a row */
 	unsigned num_outputs;       /* margins of a row: classes or targets */
 	const char *transform;      /* what makes predictions of the margins: "identity" (NULL), "sigmoid", "softmax",
-	                               "exp", "argmax" */
+	                               "exp", "argmax", "isolation" (-2^-m), ... (HIR's transforms, README) */
 	const double *base_score;   /* num_outputs values every row's margins start from; NULL = 0 */
 	int average;                /* non-zero: a margin is base_score + the mean of the trees' values (a random
 	                               forest), not their sum */

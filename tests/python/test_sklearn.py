@@ -36,7 +36,9 @@ def edge_rows(estimator, X):
                   for n in p.nodes if not n["is_leaf"]]
     else:
         trees = [e.tree_ for e in np.ravel(getattr(estimator, "estimators_", [estimator]))[:5]]
-        splits = [(f, v) for t in trees for f, v in zip(t.feature[t.children_left >= 0], t.threshold[t.children_left >= 0])]
+        subsets = getattr(estimator, "estimators_features_", [None] * len(trees))  # (IsolationForest's)
+        splits = [(f if subset is None else subset[f], v) for t, subset in zip(trees, subsets)
+                  for f, v in zip(t.feature[t.children_left >= 0], t.threshold[t.children_left >= 0])]
     rows = []
     for f, v in splits[:100]:
         if not np.isfinite(v):  # (a split of the missing values from the rest: threshold inf)
@@ -102,11 +104,21 @@ def test_estimator(kind, params, target, nan):
         assert list(model.classes_) == list(estimator.classes_)
 
 
+@pytest.mark.parametrize("max_features", [1.0, 0.5])
+def test_isolation_forest(max_features):
+    """An IsolationForest's model predicts its score_samples (trees on feature subsets too)."""
+    X, _ = data(11, rows=900)
+    X = np.nan_to_num(X)
+    forest = ensemble.IsolationForest(n_estimators=40, max_features=max_features, random_state=0).fit(X)
+    model = grove.compile(forest)
+    assert model.classes_ is None
+    for rows in (X, edge_rows(forest, X), X.astype(np.float32)):
+        np.testing.assert_allclose(model.predict(rows), forest.score_samples(rows), rtol=1e-6, atol=0)
+
+
 def test_refused():
     """Estimators whose trees grove does not read yet, and unfitted ones, are refused saying so."""
     X, targets = data(5, rows=200)
-    with pytest.raises(grove.GroveArgumentError, match="IsolationForest yet"):
-        grove.compile(ensemble.IsolationForest(n_estimators=5).fit(X))
     with pytest.raises(grove.GroveArgumentError, match="with categorical features yet"):
         grove.compile(ensemble.HistGradientBoostingRegressor(max_iter=5, categorical_features=[0])
                       .fit(np.abs(np.nan_to_num(X)).round(), targets["real"]))

@@ -129,6 +129,7 @@ static void reference_predictions(const HForest *f, const float *x, double *out)
 		case HTRANSFORM_EXP: out[o] = exp(m[o]); break;
 		case HTRANSFORM_SIGNED_SQUARE: out[o] = m[o] * fabs(m[o]); break;
 		case HTRANSFORM_PROBIT: out[o] = probit(m[o]); break;
+		case HTRANSFORM_ISOLATION: out[o] = -exp2(-m[o]); break;
 		default: out[o] = m[o]; break;
 		}
 	}
@@ -226,6 +227,7 @@ static void test_combinations(const char *dir)
 		{HAGGREGATE_MIN, HTRANSFORM_IDENTITY, true},
 		{HAGGREGATE_MAX, HTRANSFORM_SIGNED_SQUARE, true},
 		{HAGGREGATE_MAX, HTRANSFORM_EXP, false},
+		{HAGGREGATE_AVERAGE, HTRANSFORM_ISOLATION, true},
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		HForest *f = random_forest(cases[i].aggregate, cases[i].transform, cases[i].wide);

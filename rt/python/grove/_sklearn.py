@@ -6,7 +6,9 @@ keeps float64) and compared as doubles against float64 thresholds (x <= threshol
 missing_go_to_left says), float64 values summed in tree order. A classifier's tree gives its leaf's class fractions, each divided by their sum as
 predict_proba divides them; forests average their trees; gradient boosting adds learning_rate x each tree's value to
 its init estimator's constant raw prediction (HistGradientBoosting: its trees' values, shrunk already, to its
-baseline), then takes its link's inverse: the sigmoid (two classes: [1 - p, p]), the softmax or exp."""
+baseline), then takes its link's inverse: the sigmoid (two classes: [1 - p, p]), the softmax or exp. An
+isolation forest's model predicts its score_samples: each leaf's path length with scikit-learn's correction over the
+expected path length times the trees, summed, then -2^-sum."""
 import ctypes
 
 import numpy as np
@@ -41,6 +43,15 @@ class _HistTree:
         self.feature = nodes["feature_idx"]
         self.threshold = nodes["num_threshold"]
         self.missing_go_to_left = nodes["missing_go_to_left"]
+
+
+class _Subset:
+    """A tree of an ensemble fitted on a subset of the features (estimators_features_) as one over all of them."""
+
+    def __init__(self, tree, features):
+        self.children_left, self.children_right, self.threshold = tree.children_left, tree.children_right, tree.threshold
+        self.feature = np.where(tree.children_left >= 0, np.asarray(features)[np.maximum(tree.feature, 0)], 0)
+        self.missing_go_to_left = getattr(tree, "missing_go_to_left", None)
 
 
 def _fractions(tree):
@@ -101,8 +112,15 @@ def _trees(est):
         options = dict(outputs=len(base), base=base, transform=transforms[link], binary=link == "LogitLink",
                        rows_float=False)
         return options, trees, est.classes_ if classifier else None
-    if name == "IsolationForest":
-        raise argument(f"grove does not compile {name} yet (its score is not one of grove's transforms yet)")
+    if name == "IsolationForest":  # score_samples: -2^-(the mean path length over the expected one)
+        from sklearn.ensemble._iforest import _average_path_length
+        denominator = len(est.estimators_) * _average_path_length([est._max_samples])[0]
+        if not denominator > 0:
+            raise argument(f"{name} of max_samples {est._max_samples}: its expected path length is 0")
+        trees = [(_Subset(e.tree_, features), ((lengths + average - 1.0) / denominator)[:, None], 0)
+                 for e, features, lengths, average in zip(est.estimators_, est.estimators_features_,
+                                                          est._decision_path_lengths, est._average_path_length_per_tree)]
+        return dict(outputs=1, transform="isolation"), trees, None
     raise TypeError(f"grove.compile: cannot compile a scikit-learn {name}")
 
 
