@@ -77,6 +77,9 @@ typedef struct GroveForestOptions {
 	int double_thresholds;      /* non-zero: thresholds and leaves are compared and summed in double; else float */
 	int rows_float;             /* non-zero: rows are rounded to float32 before they are compared (scikit-learn's
 	                               cast), doubles given to grove_predict_f64 too */
+	const char *category_rule;  /* how a category split reads x: "exact" (NULL: x is category c where it is the
+	                               integer c >= 0, else none), "nonnegative" (x truncated; none below 0),
+	                               "truncate" (x truncated toward 0; none below 0 after) */
 } GroveForestOptions;
 
 typedef struct GroveTreeArrays {
@@ -86,12 +89,22 @@ typedef struct GroveTreeArrays {
 	const double *threshold;       /* its threshold: x <= threshold goes left (splits only) */
 	const unsigned char *missing_left; /* non-zero: NaN goes left at node i; NULL: NaN goes right everywhere */
 	const double *value;           /* node i's values at value[i * width .. i * width + width) (leaves only) */
+	const long long *category_set; /* NULL, or per node: -1, or the index of a set (grove_forest_add_set): the
+	                                  split sends a row left where x's category is in it (threshold unused;
+	                                  NaN as missing_left says; a row of no category, right) */
 	unsigned output;               /* the first margin the tree adds to */
 	unsigned width;                /* how many margins its leaves add to, from output (0 means 1) */
 } GroveTreeArrays;
 
 /* A new empty forest, or NULL with err filled (GROVE_ERROR_ARGUMENT: bad options). */
 GroveForest *grove_forest_new(const GroveForestOptions *options, GroveError *err);
+
+/*
+ * Add a category set: category c is in it where bit c % 32 of words[c / 32] is 1 (none
+ * past its words). Its index, for GroveTreeArrays.category_set, goes to *index.
+ */
+GroveStatus grove_forest_add_set(GroveForest *forest, const unsigned *words, unsigned num_words, long long *index,
+                                 GroveError *err);
 
 /*
  * Add a tree, copied from its arrays. GROVE_ERROR_FORMAT, naming the node: a child out

@@ -57,6 +57,19 @@ GroveForest *grove_forest_new(const GroveForestOptions *o, GroveError *err)
 	f->aggregate = o->average ? HAGGREGATE_AVERAGE : HAGGREGATE_SUM;
 	f->threshold_type = f->leaf_type = o->double_thresholds ? HTYPE_F64 : HTYPE_F32;
 	f->rows_float = o->rows_float != 0;
+	if (o->category_rule) {
+		uint32_t r = 0;
+		while (r < HCATEGORY_COUNT && strcmp(hir_category_rule_name((HCategoryRule)r), o->category_rule))
+			r++;
+		if (r == HCATEGORY_COUNT) {
+			hir_forest_free(f);
+			return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: unknown category rule '%s'", o->category_rule),
+			       NULL;
+		}
+		f->category_rule = (HCategoryRule)r;
+	} else {
+		f->category_rule = HCATEGORY_EXACT;
+	}
 	for (uint32_t k = 0; o->base_score && k < o->num_outputs; k++)
 		f->base_score[k] = o->base_score[k];
 	forest = xmalloc(sizeof *forest);
@@ -88,9 +101,14 @@ static bool check_tree(const HForest *f, const GroveTreeArrays *t, uint32_t widt
 					ok = argument(err, GROVE_ERROR_FORMAT, "tree %u node %u: value %u is not finite", index, i, k);
 			continue;
 		}
-		if (t->feature[i] < 0 || t->feature[i] >= f->num_features || isnan(t->threshold[i])) {
+		if (t->feature[i] < 0 || t->feature[i] >= f->num_features) {
+			ok = argument(err, GROVE_ERROR_FORMAT, "tree %u node %u: the feature is out of range", index, i);
+			break;
+		}
+		if (t->category_set && t->category_set[i] >= 0 ? t->category_set[i] >= f->num_sets : isnan(t->threshold[i])) {
 			ok = argument(err, GROVE_ERROR_FORMAT, "tree %u node %u: %s", index, i,
-			              isnan(t->threshold[i]) ? "the threshold is NaN" : "the feature is out of range");
+			              t->category_set && t->category_set[i] >= 0 ? "the category set is out of range"
+			                                                         : "the threshold is NaN");
 			break;
 		}
 		for (int side = 0; side < 2 && ok; side++) {
@@ -136,8 +154,13 @@ GroveStatus grove_forest_add_tree(GroveForest *forest, const GroveTreeArrays *t,
 			continue;
 		}
 		n->feature = (int32_t)t->feature[i];
-		n->compare = HCMP_LE;
-		n->value = f->threshold_type == HTYPE_F32 ? (double)(float)t->threshold[i] : t->threshold[i];
+		if (t->category_set && t->category_set[i] >= 0) {
+			n->compare = HCMP_IN;
+			n->set = (uint32_t)t->category_set[i];
+		} else {
+			n->compare = HCMP_LE;
+			n->value = f->threshold_type == HTYPE_F32 ? (double)(float)t->threshold[i] : t->threshold[i];
+		}
 		n->missing = HMISSING_NAN;
 		n->default_left = t->missing_left && t->missing_left[i];
 		n->left = (uint32_t)t->left[i];
@@ -145,6 +168,23 @@ GroveStatus grove_forest_add_tree(GroveForest *forest, const GroveTreeArrays *t,
 	}
 	if (f->aggregate == HAGGREGATE_AVERAGE)
 		f->average_count = f->num_trees;
+	return GROVE_OK;
+}
+
+GroveStatus grove_forest_add_set(GroveForest *forest, const unsigned *words, unsigned num_words, long long *index,
+                                 GroveError *err)
+{
+	uint32_t *copy;
+	if (!forest || !index || (!words && num_words))
+		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_add_set: %s is NULL", !forest ? "forest" : !index ? "index"
+		                                                                                            : "words"),
+		       GROVE_ERROR_ARGUMENT;
+	if (num_words > 1u << 16 || forest->f->num_sets >= 1u << 24)
+		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_add_set: %s", num_words > 1u << 16
+		                ? "a set of more than 2^16 words (2^21 categories)" : "more than 2^24 sets"), GROVE_ERROR_ARGUMENT;
+	*index = hir_set_add(forest->f, num_words, &copy);
+	if (num_words)
+		memcpy(copy, words, num_words * sizeof *copy);
 	return GROVE_OK;
 }
 

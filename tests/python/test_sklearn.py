@@ -116,12 +116,34 @@ def test_isolation_forest(max_features):
         np.testing.assert_allclose(model.predict(rows), forest.score_samples(rows), rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize("kind, target", [(ensemble.HistGradientBoostingClassifier, "three"),
+                                          (ensemble.HistGradientBoostingRegressor, "real")])
+def test_hist_gradient_boosting_categories(kind, target):
+    """HistGradientBoosting's categorical features (its encoder puts them first and codes their values): categories
+    seen and unseen, fractional, negative, NaN, on either side of each split as missing values go."""
+    X, targets = data(31, rows=1500)
+    rng = np.random.default_rng(32)
+    X[:, 1] = rng.integers(0, 9, len(X)) * 3  # categories 0, 3, ..., 24
+    X[:, 4] = rng.integers(2, 40, len(X))
+    X[rng.random(len(X)) < 0.05, 4] = np.nan
+    y = targets[target] if target == "real" else targets[target]
+    y = y + (X[:, 1] % 2 == 0) * 2 if target == "real" else np.where(np.isin(X[:, 1], [3, 12, 21]), 2, y)
+    estimator = kind(max_iter=25, categorical_features=[1, 4], random_state=0).fit(X, y)
+    model = grove.compile(estimator)
+    test = X[:400].copy()
+    test[:100, 1] = rng.choice([-3, -0.5, 1, 2.5, 27, 30, 300, np.nan], 100)  # unseen, fractional, negative, NaN
+    test[100:200, 4] = rng.choice([0, 1, 40, 41, 2.5, -1, np.nan], 100)
+    check(model, estimator, test)
+    check(model, estimator, X)
+
+
 def test_refused():
     """Estimators whose trees grove does not read yet, and unfitted ones, are refused saying so."""
     X, targets = data(5, rows=200)
-    with pytest.raises(grove.GroveArgumentError, match="with categorical features yet"):
+    X[:, 0] = np.round(X[:, 0] * 3)  # categories -9 .. 9
+    with pytest.raises(grove.GroveArgumentError, match="column 0's categories are not integers from 0"):
         grove.compile(ensemble.HistGradientBoostingRegressor(max_iter=5, categorical_features=[0])
-                      .fit(np.abs(np.nan_to_num(X)).round(), targets["real"]))
+                      .fit(X, targets["real"]))
     with pytest.raises(grove.GroveArgumentError, match="not fitted"):
         grove.compile(ensemble.RandomForestRegressor())
     with pytest.raises(grove.GroveArgumentError, match="init=DecisionTreeRegressor"):
@@ -133,15 +155,16 @@ def test_forest_api_checks_trees():
     """grove_forest_add_tree names the tree and node of a bad child, a shared subtree and a bad feature."""
     lib = _lib.compiler()
     error = _lib.Error()
-    o = _lib.ForestOptions(3, 1, b"identity", None, 0, 0, 1, 1)
+    o = _lib.ForestOptions(num_features=3, num_outputs=1, double_thresholds=1, rows_float=1)
     forest = lib.forest_new(ctypes.byref(o), ctypes.byref(error))
     assert forest
     try:
         def add(left, right, feature):
             arrays = [np.array(a, dtype=np.int64) for a in (left, right, feature)]
             threshold, value = np.zeros(len(left)), np.ones(len(left))
-            t = _lib.TreeArrays(len(left), arrays[0].ctypes.data, arrays[1].ctypes.data, arrays[2].ctypes.data,
-                                threshold.ctypes.data, 0, value.ctypes.data, 0, 1)
+            t = _lib.TreeArrays(num_nodes=len(left), left=arrays[0].ctypes.data, right=arrays[1].ctypes.data,
+                                feature=arrays[2].ctypes.data, threshold=threshold.ctypes.data, value=value.ctypes.data,
+                                width=1)
             status = lib.forest_add_tree(forest, ctypes.byref(t), ctypes.byref(error))
             return status, error.message.decode()
         assert add([1, -1, -1], [2, -1, -1], [0, 0, 0])[0] == _lib.OK

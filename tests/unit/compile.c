@@ -73,6 +73,37 @@ static void test_threads(const char *model, const char *dir)
 	}
 }
 
+/* A category set split (the exact rule): x0 in {2, 5} goes left, NaN too; 2.5, -2 and 7 have no category in it. */
+static void test_forest_sets(const char *dir)
+{
+	GroveForestOptions fo = {.num_features = 1, .num_outputs = 1};
+	long long left[] = {1, -1, -1}, right[] = {2, -1, -1}, feature[] = {0, 0, 0}, sets[] = {0, -1, -1}, index = -1;
+	double threshold[] = {0, 0, 0}, value[] = {0, 1, 2};
+	unsigned char missing_left[] = {1, 0, 0};
+	unsigned words[] = {(1u << 2) | (1u << 5)};
+	float rows[] = {2, 5, 2.5f, -2, 7, __builtin_nanf("")}, y[6];
+	GroveTreeArrays t = {.num_nodes = 3, .left = left, .right = right, .feature = feature, .threshold = threshold,
+	                     .missing_left = missing_left, .value = value, .category_set = sets};
+	GroveError err;
+	GroveModel *m = NULL;
+	GroveForest *forest = grove_forest_new(&fo, &err);
+	char out[96];
+	snprintf(out, sizeof out, "%s/sets.so", dir);
+	CHECK(forest && grove_forest_add_set(forest, words, 1, &index, &err) == GROVE_OK && index == 0);
+	sets[0] = 1;
+	CHECK(forest && grove_forest_add_tree(forest, &t, &err) == GROVE_ERROR_FORMAT &&
+	      !strcmp(err.message, "tree 0 node 0: the category set is out of range"));
+	sets[0] = 0;
+	CHECK(forest && grove_forest_add_tree(forest, &t, &err) == GROVE_OK);
+	CHECK(forest && grove_compile_forest(forest, out, NULL, &err) == GROVE_OK);
+	CHECK(grove_load(out, &m, &err) == GROVE_OK);
+	CHECK(m && grove_predict(m, rows, 6, 1, y, 6, 0, &err) == GROVE_OK && y[0] == 1 && y[1] == 1 && y[2] == 2 &&
+	      y[3] == 2 && y[4] == 2 && y[5] == 1);
+	grove_free(m);
+	grove_forest_free(forest);
+	unlink(out);
+}
+
 /*
  * A forest built in memory: a stump and a tree of two levels over 4 features, averaged,
  * rows rounded to float32 (scikit-learn's rule: a double just above a threshold that
@@ -131,6 +162,7 @@ static void test_forest(const char *dir)
 		CHECK(access(out, F_OK) != 0);
 	}
 	grove_forest_free(forest);
+	test_forest_sets(dir);
 	fo.transform = "cube";
 	CHECK(!grove_forest_new(&fo, &err) && err.status == GROVE_ERROR_ARGUMENT && strstr(err.message, "cube"));
 	fo.transform = "softmax";

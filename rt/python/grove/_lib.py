@@ -55,6 +55,7 @@ class ForestOptions(ctypes.Structure):
         ("binary", ctypes.c_int),
         ("double_thresholds", ctypes.c_int),
         ("rows_float", ctypes.c_int),
+        ("category_rule", ctypes.c_char_p),
     ]
 
 
@@ -68,6 +69,7 @@ class TreeArrays(ctypes.Structure):
         ("threshold", ctypes.c_void_p),
         ("missing_left", ctypes.c_void_p),
         ("value", ctypes.c_void_p),
+        ("category_set", ctypes.c_void_p),
         ("output", ctypes.c_uint),
         ("width", ctypes.c_uint),
     ]
@@ -135,6 +137,8 @@ class Compiler:
                                    ctypes.POINTER(Error))
         self.forest_add_tree = _declare(lib, "grove_forest_add_tree", ctypes.c_int, ctypes.c_void_p,
                                         ctypes.POINTER(TreeArrays), ctypes.POINTER(Error))
+        self.forest_add_set = _declare(lib, "grove_forest_add_set", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                       ctypes.c_uint, ctypes.POINTER(ctypes.c_longlong), ctypes.POINTER(Error))
         self.compile_forest = _declare(lib, "grove_compile_forest", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
                                        ctypes.POINTER(CompileOptions), ctypes.POINTER(Error))
         self.forest_free = _declare(lib, "grove_forest_free", None, ctypes.c_void_p)

@@ -27,22 +27,84 @@ def _tree_arrays(tree, values, output):
     missing = getattr(tree, "missing_go_to_left", None)
     missing = None if missing is None else np.ascontiguousarray(missing, dtype=np.uint8)
     values = np.ascontiguousarray(values, dtype=np.float64)
-    arrays = _lib.TreeArrays(len(left), left.ctypes.data, right.ctypes.data, feature.ctypes.data,
-                             threshold.ctypes.data, 0 if missing is None else missing.ctypes.data,
-                             values.ctypes.data, output, values.shape[1])
-    return arrays, (left, right, feature, threshold, missing, values)
+    sets = getattr(tree, "category_set", None)
+    sets = None if sets is None else np.ascontiguousarray(sets, dtype=np.int64)
+    arrays = _lib.TreeArrays(num_nodes=len(left), left=left.ctypes.data, right=right.ctypes.data,
+                             feature=feature.ctypes.data, threshold=threshold.ctypes.data,
+                             missing_left=0 if missing is None else missing.ctypes.data, value=values.ctypes.data,
+                             category_set=0 if sets is None else sets.ctypes.data, output=output,
+                             width=values.shape[1])
+    return arrays, (left, right, feature, threshold, missing, values, sets)
 
 
 class _HistTree:
-    """A HistGradientBoosting TreePredictor's nodes as a Tree's arrays (a leaf's children -1)."""
+    """A HistGradientBoosting TreePredictor's nodes as a Tree's arrays (a leaf's children -1), features in the
+    columns of the rows it is given (order: the column of each column its preprocessor makes); a categorical split
+    as a set of the raw categories (sets: the forest's list, which it adds to), on the side where no unknown
+    category goes: a split that sends those (and NaN, negative values) left has its children swapped and its set
+    the known categories that go right."""
 
-    def __init__(self, nodes):
+    def __init__(self, predictor, order, known, categories, sets):
+        nodes = predictor.nodes
         leaf = nodes["is_leaf"].astype(bool)
-        self.children_left = np.where(leaf, -1, nodes["left"].astype(np.int64))
-        self.children_right = np.where(leaf, -1, nodes["right"].astype(np.int64))
-        self.feature = nodes["feature_idx"]
+        left = np.where(leaf, -1, nodes["left"].astype(np.int64))
+        right = np.where(leaf, -1, nodes["right"].astype(np.int64))
+        self.feature = np.where(leaf, 0, order[nodes["feature_idx"]])
         self.threshold = nodes["num_threshold"]
-        self.missing_go_to_left = nodes["missing_go_to_left"]
+        self.missing_go_to_left = nodes["missing_go_to_left"].copy()
+        self.category_set = np.full(len(nodes), -1, dtype=np.int64)
+        for i in np.flatnonzero(nodes["is_categorical"] & ~leaf):
+            j = nodes["feature_idx"][i]
+            codes = _bits(predictor.raw_left_cat_bitsets[nodes["bitset_idx"][i]])
+            if nodes["missing_go_to_left"][i]:
+                codes = np.setdiff1d(_bits(known[j]), codes)
+                left[i], right[i] = right[i], left[i]
+            self.missing_go_to_left[i] = 0  # NaN goes where unknown categories go: where the set is not
+            self.category_set[i] = len(sets)
+            sets.append(_words(categories[j][codes]))
+        self.children_left, self.children_right = left, right
+
+
+def _bits(bitset):
+    """The members of a bitset of uint32 words."""
+    words = np.asarray(bitset, dtype=np.uint32)
+    return np.flatnonzero((words[:, None] >> np.arange(32, dtype=np.uint32)) & 1)
+
+
+def _words(categories):
+    """A set of integer categories as uint32 words."""
+    c = np.asarray(categories, dtype=np.int64)
+    words = np.zeros(int(c.max()) // 32 + 1 if len(c) else 0, dtype=np.uint32)
+    np.bitwise_or.at(words, c // 32, (np.uint32(1) << (c % 32).astype(np.uint32)))
+    return words
+
+
+def _hist_columns(est):
+    """HistGradientBoosting's preprocessing: (order, categories): the row's column of each column its trees read
+    (its ColumnTransformer puts the categorical ones first), and per categorical column the raw value of each of its
+    codes (its OrdinalEncoder's categories, which must be integers from 0 to 2^20: grove's sets hold them as they
+    are; an unknown category, which the encoder makes NaN, goes where NaN goes)."""
+    pre = getattr(est, "_preprocessor", None)
+    n = est.n_features_in_
+    if pre is None:
+        return np.arange(n), {}
+    order, categories = [], {}
+    for name, transformer, columns in pre.transformers_:
+        if isinstance(transformer, str):  # "drop" (or a remainder of none)
+            continue
+        columns = np.arange(n)[columns] if np.asarray(columns).dtype == bool else np.asarray(columns, dtype=np.int64)
+        if name == "encoder":
+            for k, values in enumerate(transformer.categories_):
+                values = np.asarray(values)
+                if values.dtype.kind == "f" and len(values) and np.isnan(values[-1]):
+                    values = values[:-1]  # NaN, listed last: its code is NaN, a missing value
+                if values.dtype.kind not in "iuf" or not np.all((values >= 0) & (values < 2**20) &
+                                                               (values == np.floor(values))):
+                    raise argument(f"{type(est).__name__}: column {columns[k]}'s categories are not integers from 0 "
+                                   "to 2^20 (strings, or pandas categories), which grove does not map yet")
+                categories[len(order) + k] = values.astype(np.int64)
+        order.extend(int(c) for c in columns)
+    return np.asarray(order, dtype=np.int64), categories
 
 
 class _Subset:
@@ -99,18 +161,20 @@ def _trees(est):
             options.update(transform="sigmoid", binary=True) if k == 1 else options.update(transform="softmax")
         return options, trees, est.classes_ if classifier else None
     if name.startswith("HistGradientBoosting"):
-        if est.is_categorical_ is not None and np.any(est.is_categorical_):
-            raise argument(f"grove does not compile a {name} with categorical features yet")
+        order, categories = _hist_columns(est)
+        known = est._bin_mapper.make_known_categories_bitsets()
+        known = {j: known[0][known[1][j]] for j in categories}
         link = type(est._loss.link).__name__
         transforms = {"IdentityLink": "identity", "LogLink": "exp", "LogitLink": "sigmoid",
                       "MultinomialLogit": "softmax"}
         if link not in transforms:
             raise argument(f"{name} with loss {type(est._loss).__name__}: its link ({link}) is not one grove has")
         base = np.ravel(est._baseline_prediction)
-        trees = [(_HistTree(p.nodes), p.nodes["value"][:, None], k)
+        sets = []
+        trees = [(_HistTree(p, order, known, categories, sets), p.nodes["value"][:, None], k)
                  for stage in est._predictors for k, p in enumerate(stage)]
         options = dict(outputs=len(base), base=base, transform=transforms[link], binary=link == "LogitLink",
-                       rows_float=False)
+                       rows_float=False, sets=sets)
         return options, trees, est.classes_ if classifier else None
     if name == "IsolationForest":  # score_samples: -2^-(the mean path length over the expected one)
         from sklearn.ensemble._iforest import _average_path_length
@@ -139,15 +203,21 @@ def compile_estimator(est, out_path, options):
     error = _lib.Error()
     base = spec.get("base")
     base = None if base is None else np.ascontiguousarray(base, dtype=np.float64)
-    o = _lib.ForestOptions(est.n_features_in_, spec["outputs"],
-                           spec.get("transform", "identity").encode(),
-                           None if base is None else base.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                           int(spec.get("average", False)), int(spec.get("binary", False)), 1,
-                           int(spec.get("rows_float", True)))
+    o = _lib.ForestOptions(num_features=est.n_features_in_, num_outputs=spec["outputs"],
+                           transform=spec.get("transform", "identity").encode(),
+                           base_score=None if base is None else base.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                           average=int(spec.get("average", False)), binary=int(spec.get("binary", False)),
+                           double_thresholds=1, rows_float=int(spec.get("rows_float", True)), category_rule=b"exact")
     forest = lib.forest_new(ctypes.byref(o), ctypes.byref(error))
     if not forest:
         raise from_status(error.status, error)
     try:
+        for words in spec.get("sets", []):
+            index = ctypes.c_longlong()
+            words = np.ascontiguousarray(words, dtype=np.uint32)
+            status = lib.forest_add_set(forest, words.ctypes.data, len(words), ctypes.byref(index), ctypes.byref(error))
+            if status != _lib.OK:
+                raise from_status(status, error)
         for tree, values, output in trees:
             arrays, keep = _tree_arrays(tree, values, output)
             status = lib.forest_add_tree(forest, ctypes.byref(arrays), ctypes.byref(error))
