@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -202,9 +203,22 @@ static const Format formats[] = {
 	{"onnx", is_onnx, front_read_onnx},
 };
 
+static char format_names[128];
+
+/* The formats' names as messages list them: "a, b or c". */
+static void list_format_names(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < COUNT_OF(formats); i++)
+		n += (size_t)snprintf(format_names + n, sizeof format_names - n, "%s%s", i == 0 ? "" : i + 1 < COUNT_OF(formats)
+		                      ? ", " : " or ", formats[i].name);
+}
+
 const char *front_format_names(void)
 {
-	return "catboost, xgboost, xgboost-ubj, lightgbm or onnx";
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, list_format_names);
+	return format_names;
 }
 
 bool front_fail(Error *e, const char *name, const char *place, const char *fmt, va_list ap)

@@ -94,7 +94,7 @@ HForest *front_read_bytes(const char *path, const char *bytes, size_t length, co
                           const FrontLimits *limits, Error *e);
 /* Whether `format` is the name of a format front_read_model knows. */
 bool front_format_known(const char *format);
-/* The names of the formats, "catboost, xgboost, xgboost-ubj, lightgbm or onnx", for messages. */
+/* The names of the formats, "catboost, xgboost, xgboost-ubj, lightgbm or onnx" (from the table of readers), for messages. */
 const char *front_format_names(void);
 
 #endif
