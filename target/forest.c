@@ -30,46 +30,43 @@ static bool argument(GroveError *err, GroveStatus status, const char *fmt, ...)
 	return false;
 }
 
+/* The index of name in the table of n names that name(i) gives, or n. */
+static uint32_t named(const char *name, uint32_t n, const char *(*name_of)(uint32_t))
+{
+	uint32_t i = 0;
+	while (i < n && strcmp(name_of(i), name))
+		i++;
+	return i;
+}
+
+static const char *transform_name(uint32_t i) { return hir_transform_name((HTransform)i); }
+static const char *category_rule_name(uint32_t i) { return hir_category_rule_name((HCategoryRule)i); }
+
 GroveForest *grove_forest_new(const GroveForestOptions *o, GroveError *err)
 {
-	HTransform transform = HTRANSFORM_IDENTITY;
+	uint32_t transform = HTRANSFORM_IDENTITY, rule = HCATEGORY_EXACT;
 	GroveForest *forest;
 	HForest *f;
 	if (!o || o->num_features == 0 || o->num_outputs == 0 || o->num_outputs > 65536)
 		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: %s", !o ? "options is NULL"
 		                : "a forest needs at least one feature and 1 to 65536 outputs"), NULL;
-	if (o->transform) {
-		uint32_t t = 0;
-		while (t < HTRANSFORM_COUNT && strcmp(hir_transform_name((HTransform)t), o->transform))
-			t++;
-		if (t == HTRANSFORM_COUNT)
-			return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: unknown transform '%s'", o->transform), NULL;
-		transform = (HTransform)t;
-	}
+	if (o->transform && (transform = named(o->transform, HTRANSFORM_COUNT, transform_name)) == HTRANSFORM_COUNT)
+		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: unknown transform '%s'", o->transform), NULL;
+	if (o->category_rule && (rule = named(o->category_rule, HCATEGORY_COUNT, category_rule_name)) == HCATEGORY_COUNT)
+		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: unknown category rule '%s'", o->category_rule),
+		       NULL;
 	if (o->binary && (o->num_outputs != 1 || transform != HTRANSFORM_SIGMOID))
 		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: binary needs one output and the sigmoid"), NULL;
 	for (uint32_t k = 0; o->base_score && k < o->num_outputs; k++)
 		if (!isfinite(o->base_score[k]))
 			return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: base_score[%u] is not finite", k), NULL;
 	f = hir_forest_new("forest", o->num_features, o->num_outputs);
-	f->transform = transform;
+	f->transform = (HTransform)transform;
+	f->category_rule = (HCategoryRule)rule;
 	f->binary = o->binary ? HBINARY_COMPLEMENT : HBINARY_NONE;
 	f->aggregate = o->average ? HAGGREGATE_AVERAGE : HAGGREGATE_SUM;
 	f->threshold_type = f->leaf_type = o->double_thresholds ? HTYPE_F64 : HTYPE_F32;
 	f->rows_float = o->rows_float != 0;
-	if (o->category_rule) {
-		uint32_t r = 0;
-		while (r < HCATEGORY_COUNT && strcmp(hir_category_rule_name((HCategoryRule)r), o->category_rule))
-			r++;
-		if (r == HCATEGORY_COUNT) {
-			hir_forest_free(f);
-			return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: unknown category rule '%s'", o->category_rule),
-			       NULL;
-		}
-		f->category_rule = (HCategoryRule)r;
-	} else {
-		f->category_rule = HCATEGORY_EXACT;
-	}
 	for (uint32_t k = 0; o->base_score && k < o->num_outputs; k++)
 		f->base_score[k] = o->base_score[k];
 	forest = xmalloc(sizeof *forest);

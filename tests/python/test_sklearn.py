@@ -126,7 +126,7 @@ def test_hist_gradient_boosting_categories(kind, target):
     X[:, 1] = rng.integers(0, 9, len(X)) * 3  # categories 0, 3, ..., 24
     X[:, 4] = rng.integers(2, 40, len(X))
     X[rng.random(len(X)) < 0.05, 4] = np.nan
-    y = targets[target] if target == "real" else targets[target]
+    y = targets[target]  # and a part the categories decide
     y = y + (X[:, 1] % 2 == 0) * 2 if target == "real" else np.where(np.isin(X[:, 1], [3, 12, 21]), 2, y)
     estimator = kind(max_iter=25, categorical_features=[1, 4], random_state=0).fit(X, y)
     model = grove.compile(estimator)

@@ -134,7 +134,7 @@ def _trees(est):
     """(forest options as a dict, [(tree, values, output)], classes or None) for a fitted estimator; TypeError for an
     estimator grove does not read."""
     name = type(est).__name__
-    classifier = hasattr(est, "classes_") and not name.startswith("IsolationForest")
+    classifier = hasattr(est, "classes_")
     if name in ("DecisionTreeClassifier", "ExtraTreeClassifier"):
         _single_output(est, "classifiers")
         return dict(outputs=len(est.classes_)), [(est.tree_, _fractions(est.tree_), 0)], est.classes_
