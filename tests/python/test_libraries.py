@@ -59,9 +59,10 @@ def assert_estimator(model, estimator, X):
     top = np.sort(want, axis=1)
     clear = top[:, -1] - top[:, -2] > 1e-5
     labels = model.predict(X)
-    assert labels.shape == (len(X),) and labels.dtype == np.asarray(estimator.classes_).dtype
-    want = np.asarray(estimator.predict(X)).reshape(-1)  # CatBoost's multiclass labels come as a column
-    assert (labels == want)[clear].all() and clear.mean() > 0.9
+    assert labels.dtype == np.asarray(estimator.classes_).dtype
+    want = np.asarray(estimator.predict(X))
+    assert labels.shape == want.shape  # (n,), or (n, 1) for CatBoost's labels of several classes
+    assert (labels.reshape(-1) == want.reshape(-1))[clear].all() and clear.mean() > 0.9
 
 
 def test_xgboost_sklearn_binary_and_pickle():
@@ -251,6 +252,7 @@ def test_xgboost_pandas_categories(tmp_path):
 def test_catboost_classifiers_and_regressor():
     """CatBoost's estimators, read from their JSON: a binary and a three-class classifier (labels, probabilities,
     margins) and a regressor, exactly as catboost predicts them (its ONNX export rounds leaves to float32)."""
+    import pickle
     cb = pytest.importorskip("catboost", reason="catboost is not installed")
     for classes, seed in ((2, 20), (3, 21)):
         X, y = data(classes=classes, seed=seed)
@@ -260,6 +262,14 @@ def test_catboost_classifiers_and_regressor():
         model = grove.compile(classifier)
         assert_estimator(model, classifier, X)
         assert_close(model.predict(X, margin=True), classifier.predict(X, prediction_type="RawFormulaVal"), False)
+        assert_estimator(pickle.loads(pickle.dumps(model)), classifier, X)
+    # catboost's own CatBoost object predicts raw values (RawFormulaVal); its model answers so too
+    booster = cb.CatBoost({"iterations": 20, "depth": 4, "loss_function": "Logloss", "random_seed": 0, "verbose": False,
+                           "thread_count": 1, "allow_writing_files": False}).fit(X, (y > 0).astype(int))
+    model = grove.compile(booster)
+    assert model.classes_ is None
+    assert_close(model.predict(X), booster.predict(X), False)
+    assert_close(pickle.loads(pickle.dumps(model)).predict(X), booster.predict(X), False)
     X, y = data(seed=22)
     regressor = cb.CatBoostRegressor(iterations=50, depth=6, random_seed=0, verbose=False, thread_count=1,
                                      allow_writing_files=False).fit(X, y)

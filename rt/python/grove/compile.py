@@ -61,6 +61,17 @@ def _classes(model):
     return np.asarray(model.classes_)
 
 
+def _answer(model):
+    """How the Model answers predict() where model's library departs from the rule (Model's answer): catboost's own
+    CatBoost object gives raw margins, a CatBoostClassifier of several classes its labels as a column; else None."""
+    catboost = sys.modules.get("catboost")
+    if catboost is None or not isinstance(model, catboost.CatBoost):
+        return None
+    if isinstance(model, catboost.CatBoostClassifier):
+        return "label_column" if len(model.classes_) > 2 else None
+    return None if isinstance(model, catboost.CatBoostRegressor) else "margin"
+
+
 def _pandas_categories(model_bytes):
     """LightGBM's pandas_categorical from a model text's bytes: the categories of each categorical column the model was
     trained on (a pandas DataFrame), in the columns' order; None where the model has none (or is not LightGBM's)."""
@@ -238,4 +249,4 @@ def compile(model, schedule=None, cpu="native", **options):
         with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
             source = (f.read(), schedule, options)
         # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
-        return Model(out, artifact, source, _classes(model), _categories(model, path, source[0]))
+        return Model(out, artifact, source, _classes(model), _categories(model, path, source[0]), _answer(model))

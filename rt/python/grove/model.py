@@ -49,13 +49,15 @@ class Model:
     loads the same code; a model from grove.compile also carries the model it was compiled
     from, compiled again where the CPU lacks features the code uses."""
 
-    def __init__(self, path, artifact, source=None, classes=None, categories=None):
+    def __init__(self, path, artifact, source=None, classes=None, categories=None, answer=None):
         """Load the artifact at path whose bytes are artifact (use grove.compile or grove.load); source: the model
         file's bytes (or the estimator read from its arrays), the schedule and the options it was compiled from
         (grove.compile), for pickles to carry;
         classes: the classes of the classifier estimator it was compiled from (see classes_); categories: the
         category lists of its pandas categorical columns: ("column", a list per categorical column, LightGBM's
-        pandas_categorical) or ("feature", {feature index: list}, XGBoost's)."""
+        pandas_categorical) or ("feature", {feature index: list}, XGBoost's); answer: how predict() answers where
+        its library's object differs from the rule: "margin" (raw margins, as catboost.CatBoost.predict gives them)
+        or "label_column" (labels as one column, as a CatBoostClassifier of several classes gives them)."""
         handle = ctypes.c_void_p()
         error = _lib.Error()
         _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
@@ -64,6 +66,7 @@ class Model:
         self._source = source
         self._classes = None if classes is None else np.asarray(classes)
         self._categories = categories
+        self._answer = answer
         self._token = None
         self.num_features = _rt.num_features(self._handle)
         self._outputs = (_rt.num_outputs(self._handle, 0), _rt.num_outputs(self._handle, _lib.PREDICT_MARGIN))
@@ -111,8 +114,9 @@ class Model:
         (n,) for one value per row, else (n, k). threads limits the OpenMP threads of this
         call (default: all cores for batches of 128 rows and more). Releases the GIL."""
         if self._classes is not None and not margin:
-            return self._labels(self._predict(X, 0, threads))
-        return self._predict(X, _lib.PREDICT_MARGIN if margin else 0, threads)
+            labels = self._labels(self._predict(X, 0, threads))
+            return labels[:, None] if self._answer == "label_column" else labels
+        return self._predict(X, _lib.PREDICT_MARGIN if margin or self._answer == "margin" else 0, threads)
 
     def predict_proba(self, X, threads=None):
         """The class probabilities of a model compiled from a classifier estimator, as its predict_proba gives them:
@@ -304,8 +308,8 @@ class Model:
 
     def __reduce__(self):
         if self._source is None:
-            return _from_bytes, (self._artifact, "the artifact", self._classes, self._categories)
-        return _from_pickle, (self._artifact, self._source, self._classes, self._categories)
+            return _from_bytes, (self._artifact, "the artifact", self._classes, self._categories, self._answer)
+        return _from_pickle, (self._artifact, self._source, self._classes, self._categories, self._answer)
 
     def __dask_tokenize__(self):
         if self._token is None:
@@ -339,7 +343,7 @@ def _listed(items, quote=True, most=10):
     return ", ".join(shown) + more
 
 
-def _from_bytes(artifact, name="the artifact", classes=None, categories=None):
+def _from_bytes(artifact, name="the artifact", classes=None, categories=None, answer=None):
     """A Model from an artifact's bytes: written to a file of its own in a private folder, loaded, removed
     (the loaded code stays mapped; a fresh name each time, so that the dynamic loader never mistakes it for
     an artifact it loaded before). Errors name the artifact name instead of that file."""
@@ -349,7 +353,7 @@ def _from_bytes(artifact, name="the artifact", classes=None, categories=None):
     try:
         with open(path, "wb") as f:
             f.write(artifact)
-        model = Model(path, artifact, classes=classes, categories=categories)
+        model = Model(path, artifact, classes=classes, categories=categories, answer=answer)
     except GroveError as exc:
         exc.message = exc.message.replace(path, name)
         exc.args = (exc.message,)
@@ -360,11 +364,11 @@ def _from_bytes(artifact, name="the artifact", classes=None, categories=None):
     return model
 
 
-def _from_pickle(artifact, source, classes=None, categories=None):
+def _from_pickle(artifact, source, classes=None, categories=None, answer=None):
     """A pickled Model: its artifact loaded, or, on a CPU that lacks features the artifact's code uses (compiled with
     cpu="native" on a newer machine), compiled again here from the model it carries, for this CPU."""
     try:
-        return _from_bytes(artifact, classes=classes, categories=categories)
+        return _from_bytes(artifact, classes=classes, categories=categories, answer=answer)
     except GroveUnavailableError as exc:
         if "which this CPU lacks" not in exc.message:
             raise
@@ -375,7 +379,7 @@ def _from_pickle(artifact, source, classes=None, categories=None):
                   RuntimeWarning, stacklevel=2)
     if not isinstance(model_bytes, bytes):  # an estimator compiled from its arrays (scikit-learn's)
         model = compile_model(model_bytes, schedule, cpu="native", **options)
-        model._classes, model._categories = classes, categories
+        model._classes, model._categories, model._answer = classes, categories, answer
         return model
     directory = tempfile.mkdtemp(prefix="grove-")
     try:
@@ -383,7 +387,7 @@ def _from_pickle(artifact, source, classes=None, categories=None):
         with open(path, "wb") as f:
             f.write(model_bytes)
         model = compile_model(path, schedule, cpu="native", **options)
-        model._classes, model._categories = classes, categories
+        model._classes, model._categories, model._answer = classes, categories, answer
         return model
     finally:
         shutil.rmtree(directory, ignore_errors=True)
