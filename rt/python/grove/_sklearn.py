@@ -80,15 +80,17 @@ def _words(categories):
 
 
 def _hist_columns(est):
-    """HistGradientBoosting's preprocessing: (order, categories): the row's column of each column its trees read
-    (its ColumnTransformer puts the categorical ones first), and per categorical column the raw value of each of its
-    codes (its OrdinalEncoder's categories, which must be integers from 0 to 2^20: grove's sets hold them as they
-    are; an unknown category, which the encoder makes NaN, goes where NaN goes)."""
+    """HistGradientBoosting's preprocessing: (order, categories, lists). order: the row's column of each column its
+    trees read (its ColumnTransformer puts the categorical ones first). categories: per categorical column (of the
+    trees'), the category each of its codes stands for in the rows grove is given: the raw value where its
+    OrdinalEncoder's categories are integers from 0 to 2^20 (grove's sets hold them as they are), else the code
+    itself, the Model mapping a DataFrame's categorical column to codes by value (lists: {row column: categories}).
+    An unknown category, which the encoder makes NaN, goes where NaN goes."""
     pre = getattr(est, "_preprocessor", None)
     n = est.n_features_in_
     if pre is None:
-        return np.arange(n), {}
-    order, categories = [], {}
+        return np.arange(n), {}, {}
+    order, categories, lists = [], {}, {}
     for name, transformer, columns in pre.transformers_:
         if isinstance(transformer, str):  # "drop" (or a remainder of none)
             continue
@@ -96,15 +98,15 @@ def _hist_columns(est):
         if name == "encoder":
             for k, values in enumerate(transformer.categories_):
                 values = np.asarray(values)
-                if values.dtype.kind == "f" and len(values) and np.isnan(values[-1]):
-                    values = values[:-1]  # NaN, listed last: its code is NaN, a missing value
-                if values.dtype.kind not in "iuf" or not np.all((values >= 0) & (values < 2**20) &
-                                                               (values == np.floor(values))):
-                    raise argument(f"{type(est).__name__}: column {columns[k]}'s categories are not integers from 0 "
-                                   "to 2^20 (strings, or pandas categories), which grove does not map yet")
-                categories[len(order) + k] = values.astype(np.int64)
+                if len(values) and (values[-1] is None or (isinstance(values[-1], float) and np.isnan(values[-1]))):
+                    values = values[:-1]  # NaN (None), listed last: its code is NaN, a missing value
+                if values.dtype.kind in "iuf" and np.all((values >= 0) & (values < 2**20) & (values == np.floor(values))):
+                    categories[len(order) + k] = values.astype(np.int64)
+                else:  # strings, or numbers grove's sets cannot hold: codes, mapped from a DataFrame's values
+                    categories[len(order) + k] = np.arange(len(values))
+                    lists[int(columns[k])] = list(values)
         order.extend(int(c) for c in columns)
-    return np.asarray(order, dtype=np.int64), categories
+    return np.asarray(order, dtype=np.int64), categories, lists
 
 
 class _Subset:
@@ -161,7 +163,7 @@ def _trees(est):
             options.update(transform="sigmoid", binary=True) if k == 1 else options.update(transform="softmax")
         return options, trees, est.classes_ if classifier else None
     if name.startswith("HistGradientBoosting"):
-        order, categories = _hist_columns(est)
+        order, categories, lists = _hist_columns(est)
         known = est._bin_mapper.make_known_categories_bitsets()
         known = {j: known[0][known[1][j]] for j in categories}
         link = type(est._loss.link).__name__
@@ -174,7 +176,7 @@ def _trees(est):
         trees = [(_HistTree(p, order, known, categories, sets), p.nodes["value"][:, None], k)
                  for stage in est._predictors for k, p in enumerate(stage)]
         options = dict(outputs=len(base), base=base, transform=transforms[link], binary=link == "LogitLink",
-                       rows_float=False, sets=sets)
+                       rows_float=False, sets=sets, lists=lists)
         return options, trees, est.classes_ if classifier else None
     if name == "IsolationForest":  # score_samples: -2^-(the mean path length over the expected one)
         from sklearn.ensemble._iforest import _average_path_length
@@ -195,7 +197,9 @@ def is_estimator(model):
 
 def compile_estimator(est, out_path, options):
     """Build est's forest through libgrovec and compile it into out_path with options (GroveCompileOptions);
-    returns the estimator's classes (None for a regressor)."""
+    returns the estimator's classes (None for a regressor) and the Model's category lists (Model's categories: None,
+    or ("codes", {column: categories}), a DataFrame's categorical column mapped to the index of its value there, an
+    unknown one missing)."""
     if not hasattr(est, "n_features_in_"):
         raise argument(f"the {type(est).__name__} is not fitted")
     spec, trees, classes = _trees(est)
@@ -229,4 +233,5 @@ def compile_estimator(est, out_path, options):
             raise from_status(status, error)
     finally:
         lib.forest_free(forest)
-    return None if classes is None else np.asarray(classes)
+    lists = spec.get("lists")
+    return None if classes is None else np.asarray(classes), ("codes", lists) if lists else None

@@ -193,11 +193,11 @@ def _compile_estimator(estimator, schedule, cpu, options, directory):
     schedule = _schedule_text(schedule)
     o, keep = _options(schedule, cpu, options)
     out = os.path.join(directory, "model.so")
-    classes = _sklearn.compile_estimator(estimator, os.fsencode(out), o)
+    classes, categories = _sklearn.compile_estimator(estimator, os.fsencode(out), o)
     del keep
     with open(out, "rb") as f:
         artifact = f.read()
-    return Model(out, artifact, (estimator, schedule, options), classes)
+    return Model(out, artifact, (estimator, schedule, options), classes, categories)
 
 
 def compile(model, schedule=None, cpu="native", **options):

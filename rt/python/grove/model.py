@@ -55,7 +55,8 @@ class Model:
         (grove.compile), for pickles to carry;
         classes: the classes of the classifier estimator it was compiled from (see classes_); categories: the
         category lists of its pandas categorical columns: ("column", a list per categorical column, LightGBM's
-        pandas_categorical) or ("feature", {feature index: list}, XGBoost's); answer: how predict() answers where
+        pandas_categorical), ("feature", {feature index: list}, XGBoost's) or ("codes", {feature index: list},
+        scikit-learn's HistGradientBoosting: an unknown category missing); answer: how predict() answers where
         its library's object differs from the rule: "margin" (raw margins, as catboost.CatBoost.predict gives them)
         or "label_column" (labels as one column, as a CatBoostClassifier of several classes gives them)."""
         handle = ctypes.c_void_p()
@@ -267,7 +268,9 @@ class Model:
                            "(LightGBM's pandas_categorical, XGBoost's categories: saved when a model is trained on a "
                            "DataFrame), so their values cannot be matched to what it was trained on")
         by, saved = self._categories
-        if by == "column":
+        if by == "codes":  # a category without a list is its own value (scikit-learn's integer categories)
+            lists = {j: saved.get(j) for j in categorical}
+        elif by == "column":
             if len(categorical) != len(saved):
                 raise argument(f"{len(categorical)} categorical column{'s' if len(categorical) != 1 else ''} "
                                f"({_listed(names)}), but the model was trained on {len(saved)}")
@@ -280,7 +283,9 @@ class Model:
         rows = np.empty(frame.shape, dtype=_F64)
         for j in range(frame.shape[1]):
             column = frame.iloc[:, j]
-            if j in lists:
+            if j in lists and lists[j] is None:  # ("codes": a category column of the values themselves)
+                rows[:, j] = column.astype(_F64).to_numpy(na_value=np.nan)
+            elif j in lists:
                 codes = column.cat.set_categories(lists[j]).cat.codes.to_numpy().astype(_F64)
                 unseen = (codes < 0) & ~column.isna().to_numpy()
                 if by == "feature" and unseen.any():
