@@ -250,25 +250,27 @@ typedef struct Loss {
 	const char *name;
 	HTransform transform;
 	bool classifier;
+	bool binary; /* one margin, predict_proba's two columns [1 - p, p] */
 } Loss;
 
-/* CatBoost's losses and what its predict gives for them (probabilities for classifiers). */
+#define IDENTITY(name) {name, HTRANSFORM_IDENTITY, false, false}
+
+/* CatBoost's losses and what its predict gives for them (predict_proba for classifiers); RMSE first, the default. */
 static const Loss losses[] = {
-	{"Logloss", HTRANSFORM_SIGMOID, true},        {"CrossEntropy", HTRANSFORM_SIGMOID, true},
-	{"MultiClass", HTRANSFORM_SOFTMAX, true},     {"MultiClassOneVsAll", HTRANSFORM_SIGMOID, true},
-	{"Poisson", HTRANSFORM_EXP, false},           {"Tweedie", HTRANSFORM_EXP, false},
-	{"RMSE", HTRANSFORM_IDENTITY, false},         {"MAE", HTRANSFORM_IDENTITY, false},
-	{"Quantile", HTRANSFORM_IDENTITY, false},     {"MultiQuantile", HTRANSFORM_IDENTITY, false},
-	{"LogLinQuantile", HTRANSFORM_IDENTITY, false}, {"Expectile", HTRANSFORM_IDENTITY, false},
-	{"MAPE", HTRANSFORM_IDENTITY, false},         {"Huber", HTRANSFORM_IDENTITY, false},
-	{"Lq", HTRANSFORM_IDENTITY, false},           {"LogCosh", HTRANSFORM_IDENTITY, false},
-	{"MultiRMSE", HTRANSFORM_IDENTITY, false},    {"SurvivalAft", HTRANSFORM_IDENTITY, false},
-	{"QueryRMSE", HTRANSFORM_IDENTITY, false},    {"QuerySoftMax", HTRANSFORM_IDENTITY, false},
-	{"PairLogit", HTRANSFORM_IDENTITY, false},    {"PairLogitPairwise", HTRANSFORM_IDENTITY, false},
-	{"YetiRank", HTRANSFORM_IDENTITY, false},     {"YetiRankPairwise", HTRANSFORM_IDENTITY, false},
-	{"StochasticFilter", HTRANSFORM_IDENTITY, false}, {"StochasticRank", HTRANSFORM_IDENTITY, false},
-	{"QueryCrossEntropy", HTRANSFORM_IDENTITY, false}, {"GroupQuantile", HTRANSFORM_IDENTITY, false},
+	IDENTITY("RMSE"),
+	{"Logloss", HTRANSFORM_SIGMOID, true, true},
+	{"CrossEntropy", HTRANSFORM_SIGMOID, true, true},
+	{"MultiClass", HTRANSFORM_SOFTMAX, true, false},
+	{"MultiClassOneVsAll", HTRANSFORM_SIGMOID, true, false},
+	{"Poisson", HTRANSFORM_EXP, false, false},
+	{"Tweedie", HTRANSFORM_EXP, false, false},
+	IDENTITY("MAE"), IDENTITY("Quantile"), IDENTITY("MultiQuantile"), IDENTITY("LogLinQuantile"), IDENTITY("Expectile"),
+	IDENTITY("MAPE"), IDENTITY("Huber"), IDENTITY("Lq"), IDENTITY("LogCosh"), IDENTITY("MultiRMSE"),
+	IDENTITY("SurvivalAft"), IDENTITY("QueryRMSE"), IDENTITY("QuerySoftMax"), IDENTITY("PairLogit"),
+	IDENTITY("PairLogitPairwise"), IDENTITY("YetiRank"), IDENTITY("YetiRankPairwise"), IDENTITY("StochasticFilter"),
+	IDENTITY("StochasticRank"), IDENTITY("QueryCrossEntropy"), IDENTITY("GroupQuantile"),
 };
+#undef IDENTITY
 
 /* model_info.params.loss_function.type's entry in losses (RMSE where the model names none); NULL with an error. */
 static const Loss *read_loss(Reader *r, uint32_t top)
@@ -276,7 +278,7 @@ static const Loss *read_loss(Reader *r, uint32_t top)
 	uint32_t info = doc_member(&r->doc, top, "model_info"), params, loss, type;
 	char name[64];
 	if (!info || !(params = doc_member(&r->doc, info, "params")) || !(loss = doc_member(&r->doc, params, "loss_function")))
-		return &losses[6];
+		return &losses[0]; /* RMSE */
 	if (!(type = member(r, loss, "model_info.params.loss_function", "type", DOC_STRING)))
 		return NULL;
 	doc_string_copy(&r->doc, type, name, sizeof name);
@@ -556,12 +558,12 @@ static HForest *read_model(Reader *r)
 		if (!isfinite(scale) || outputs == 0 || outputs > CATBOOST_MAX_OUTPUTS)
 			return fail(r, "scale_and_bias: a finite scale and 1 to %d biases expected", CATBOOST_MAX_OUTPUTS), NULL;
 	}
-	if (loss->transform == HTRANSFORM_SIGMOID && loss != &losses[3] && outputs != 1)
+	if (loss->binary && outputs != 1)
 		return fail(r, "scale_and_bias: %s gives one output, the model has %llu", loss->name,
 		            (unsigned long long)outputs), NULL;
 	f = hir_forest_new(r->name, (uint32_t)(max_column + 1), (uint32_t)outputs);
 	f->transform = loss->transform;
-	f->binary = loss->transform == HTRANSFORM_SIGMOID && outputs == 1 ? HBINARY_COMPLEMENT : HBINARY_NONE;
+	f->binary = loss->binary ? HBINARY_COMPLEMENT : HBINARY_NONE;
 	f->threshold_type = HTYPE_F32;
 	f->leaf_type = HTYPE_F64; /* CatBoost adds its leaves in double */
 	take_names(r, f);
