@@ -5,7 +5,7 @@
  *                 [--representation R]
  *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N] [--batch N]
  *   grove dump --level hir|mir|lir MODEL
- * (each taking a model also takes --format xgboost|xgboost-ubj|lightgbm|onnx)
+ * (each taking a model also takes --format catboost|xgboost|xgboost-ubj|lightgbm|onnx)
  *
  * The pipeline itself is target/compile.c's, shared with libgrovec (rt/grove_compile.h).
  */
@@ -47,7 +47,7 @@ static const char compile_usage[] =
 	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm|ptx|hsaco] [--target TARGET] [--cpu CPU] [-O N]\n"
 	"                           [--prefix NAME] [--representation array|sparse|reorg|code|tiled|tiled_array|bitvector|oblivious]\n"
 	"                           [--format FORMAT]\n"
-	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, ONNX) into an inference artifact\n"
+	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, CatBoost JSON, ONNX) into an inference artifact\n"
 	"for this (x86-64) host or, with --target, for AArch64 or a GPU.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
 	"  --emit KIND         so: shared library for libgrove (default); obj: object plus a C header\n"
@@ -73,7 +73,7 @@ static const char compile_usage[] =
 	"  --no-cache          compile everything afresh and store nothing\n"
 	"  --representation R  memory layout of the trees (default: chosen per model); code compiles each\n"
 	"                      tree into instructions, over tiles of rows, its tree loops specialized (see README)\n"
-	"  --format FORMAT     the model's format: xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
+	"  --format FORMAT     the model's format: catboost (JSON), xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
 	"                      (default: recognised from the file's contents)\n"
 	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"
 	"                      trees (16777216), nodes (1073741824), stream (bytes read from a pipe or\n"
@@ -455,7 +455,7 @@ static int cmd_predict(int argc, char **argv)
 
 static const char dump_usage[] =
 	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
-	"                  [--format xgboost|xgboost-ubj|lightgbm|onnx] [--target gpusim|cuda|rocm]\n"
+	"                  [--format catboost|xgboost|xgboost-ubj|lightgbm|onnx] [--target gpusim|cuda|rocm]\n"
 	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
 
 static int cmd_dump(int argc, char **argv)
