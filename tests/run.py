@@ -568,6 +568,16 @@ def cli_tests(s):
         stream = p.stdout if code == 0 else p.stderr
         ok = p.returncode == code and text in stream
         s.record("cli", name, ok, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}")
+    name = "formats_listed"  # every reader of front.c's table (which --format's message lists) in the help and README
+    if s.wanted("cli", name):
+        listed = re.search(r"expected ([a-z0-9, -]+) or ([a-z0-9-]+)\)", s.run("compile", higgs, "--format", "x").stderr)
+        formats = listed.group(1).split(", ") + [listed.group(2)] if listed else []
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+        helps = {c: s.run(c, "--help").stdout for c in ("compile", "dump")}
+        missing = [f"{fmt} ({where})" for fmt in formats for where, text in (("README", readme), *helps.items())
+                   if not re.search(rf"\b{re.escape(fmt)}\b(?!-)", text)]
+        s.record("cli", name, len(formats) >= 5 and not missing, f"formats {formats}, not listed: {missing}")
     name = "empty_forest_predicts_base_score"
     if s.wanted("cli", name):
         rows = s.path("cli-empty.csv")
