@@ -73,7 +73,8 @@ typedef struct GroveForestOptions {
 	const double *base_score;   /* num_outputs values every row's margins start from; NULL = 0 */
 	int average;                /* non-zero: a margin is base_score + the mean of the trees' values (a random
 	                               forest), not their sum */
-	int binary;                 /* non-zero, with one margin and the sigmoid: two predictions a row, [1 - p, p] */
+	int binary;                 /* non-zero, with one margin (and a transform of it alone: identity, sigmoid, ...):
+	                               two predictions a row, [1 - p, p] */
 	int double_thresholds;      /* non-zero: thresholds and leaves are compared and summed in double; else float */
 	int rows_float;             /* non-zero: rows are rounded to float32 before they are compared (scikit-learn's
 	                               cast), doubles given to grove_predict_f64 too */

@@ -55,8 +55,9 @@ GroveForest *grove_forest_new(const GroveForestOptions *o, GroveError *err)
 	if (o->category_rule && (rule = named(o->category_rule, HCATEGORY_COUNT, category_rule_name)) == HCATEGORY_COUNT)
 		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: unknown category rule '%s'", o->category_rule),
 		       NULL;
-	if (o->binary && (o->num_outputs != 1 || transform != HTRANSFORM_SIGMOID))
-		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: binary needs one output and the sigmoid"), NULL;
+	if (o->binary && (o->num_outputs != 1 || !hir_transform_elementwise((HTransform)transform)))
+		return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: binary needs one output and a transform of it "
+		                                           "alone (identity, sigmoid, ...)"), NULL;
 	for (uint32_t k = 0; o->base_score && k < o->num_outputs; k++)
 		if (!isfinite(o->base_score[k]))
 			return argument(err, GROVE_ERROR_ARGUMENT, "grove_forest_new: base_score[%u] is not finite", k), NULL;

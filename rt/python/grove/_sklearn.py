@@ -120,11 +120,19 @@ class _Subset:
 
 def _fractions(tree):
     """A classifier tree's class fractions per node (n_nodes x n_classes), divided by their sum as predict_proba
-    divides them (a sum of 0 by 1)."""
+    divides them (a sum of 0 by 1); of two classes, the second's alone (the model gives [1 - p, p]: the first's
+    probability is 1 minus the second's but for rounding far below float32's)."""
     value = tree.value[:, 0, :]
     total = value.sum(axis=1)
     total[total == 0.0] = 1.0
-    return value / total[:, None]
+    fractions = value / total[:, None]
+    return fractions[:, 1:] if fractions.shape[1] == 2 else fractions
+
+
+def _classifier(est, average):
+    """The options of a classifier forest whose trees give _fractions: one margin for two classes, else one each."""
+    return dict(outputs=1, binary=True, average=average) if len(est.classes_) == 2 else \
+        dict(outputs=len(est.classes_), average=average)
 
 
 def _single_output(est, what):
@@ -139,13 +147,12 @@ def _trees(est):
     classifier = hasattr(est, "classes_")
     if name in ("DecisionTreeClassifier", "ExtraTreeClassifier"):
         _single_output(est, "classifiers")
-        return dict(outputs=len(est.classes_)), [(est.tree_, _fractions(est.tree_), 0)], est.classes_
+        return _classifier(est, False), [(est.tree_, _fractions(est.tree_), 0)], est.classes_
     if name in ("DecisionTreeRegressor", "ExtraTreeRegressor"):
         return dict(outputs=est.n_outputs_), [(est.tree_, est.tree_.value[:, :, 0], 0)], None
     if name in ("RandomForestClassifier", "ExtraTreesClassifier"):
         _single_output(est, "classifiers")
-        return dict(outputs=len(est.classes_), average=True), \
-            [(e.tree_, _fractions(e.tree_), 0) for e in est.estimators_], est.classes_
+        return _classifier(est, True), [(e.tree_, _fractions(e.tree_), 0) for e in est.estimators_], est.classes_
     if name in ("RandomForestRegressor", "ExtraTreesRegressor"):
         return dict(outputs=est.n_outputs_, average=True), \
             [(e.tree_, e.tree_.value[:, :, 0], 0) for e in est.estimators_], None
