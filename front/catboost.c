@@ -185,7 +185,9 @@ static bool read_features(Reader *r, uint32_t info, const char *key, bool floats
                           int64_t *max_column)
 {
 	char path[96];
-	uint32_t list = doc_member(&r->doc, info, key), item;
+	uint32_t list = doc_member(&r->doc, info, key);
+	DocIterator it;
+	DocItem x;
 	*count = 0;
 	*column = NULL;
 	if (!list)
@@ -198,12 +200,12 @@ static bool read_features(Reader *r, uint32_t info, const char *key, bool floats
 		r->nan_true = xcalloc((size_t)*count + 1, sizeof *r->nan_true);
 	for (uint32_t i = 0; i < *count; i++)
 		(*column)[i] = -1;
-	item = list + 1;
-	for (uint32_t i = 0; i < *count; i++, item = r->doc.values[item].end) {
+	doc_iterate(&r->doc, list, &it);
+	for (uint32_t i = 0; doc_next(&it, &x); i++) {
+		uint32_t item = x.value, nan;
 		int64_t index, flat;
-		uint32_t nan;
 		snprintf(path, sizeof path, "features_info.%s[%u]", key, i);
-		if (doc_type(&r->doc, item) != DOC_OBJECT)
+		if (x.type != DOC_OBJECT)
 			return fail(r, "%s: expected an object", path);
 		if (!integer(r, item, path, "feature_index", 0, (int64_t)*count - 1, &index) ||
 		    !integer(r, item, path, "flat_feature_index", 0, CATBOOST_MAX_COLUMN, &flat))
@@ -227,16 +229,16 @@ static bool read_features(Reader *r, uint32_t info, const char *key, bool floats
 /* The names of the categorical features CatBoost does not one-hot encode (no "values"), for a CTR's message. */
 static void ctr_features(Reader *r, uint32_t info, char *buf, size_t size)
 {
-	uint32_t list = doc_member(&r->doc, info, "categorical_features"), item, n = 0;
+	uint32_t list = doc_member(&r->doc, info, "categorical_features"), n = 0;
 	size_t used = 0;
+	DocIterator it;
+	DocItem x;
 	buf[0] = 0;
-	if (!list || doc_type(&r->doc, list) != DOC_ARRAY)
-		return;
-	item = list + 1;
-	for (uint64_t i = 0; i < doc_length(&r->doc, list) && used + 4 < size; i++, item = r->doc.values[item].end) {
-		uint32_t id = doc_member(&r->doc, item, "feature_id");
+	doc_iterate(&r->doc, list, &it);
+	for (uint64_t i = 0; doc_next(&it, &x) && used + 4 < size; i++) {
+		uint32_t id = x.type == DOC_OBJECT ? doc_member(&r->doc, x.value, "feature_id") : 0;
 		char name[64] = "";
-		if (doc_member(&r->doc, item, "values"))
+		if (x.type != DOC_OBJECT || doc_member(&r->doc, x.value, "values"))
 			continue;
 		if (id && doc_type(&r->doc, id) == DOC_STRING)
 			doc_string_copy(&r->doc, id, name, sizeof name);
@@ -335,15 +337,15 @@ static bool read_labels(Reader *r, uint32_t top, HForest *f)
  */
 static int64_t *category_table(Reader *r, uint32_t info, size_t *n)
 {
-	uint32_t list = doc_member(&r->doc, info, "categorical_features"), item;
+	uint32_t list = doc_member(&r->doc, info, "categorical_features");
 	int64_t *listed = NULL, *table, v;
 	size_t count = 0, cap = 0, found = 0;
+	DocIterator features;
+	DocItem feature;
 	*n = 0;
-	if (!list || doc_type(&r->doc, list) != DOC_ARRAY)
-		return NULL;
-	item = list + 1;
-	for (uint64_t i = 0; i < doc_length(&r->doc, list); i++, item = r->doc.values[item].end) {
-		uint32_t values = doc_member(&r->doc, item, "values");
+	doc_iterate(&r->doc, list, &features);
+	while (doc_next(&features, &feature)) {
+		uint32_t values = feature.type == DOC_OBJECT ? doc_member(&r->doc, feature.value, "values") : 0;
 		DocIterator it;
 		DocItem x;
 		doc_iterate(&r->doc, values, &it);
@@ -444,7 +446,7 @@ static bool read_tree(Reader *r, HForest *f, uint32_t info, uint32_t tree, uint3
                       size_t *table_size)
 {
 	char path[64], at[96];
-	uint32_t splits, values, weights, item;
+	uint32_t splits, values, weights;
 	uint32_t width = f->num_outputs;
 	uint64_t depth, leaves, inner;
 	Split level[CATBOOST_MAX_DEPTH];
@@ -455,8 +457,6 @@ static bool read_tree(Reader *r, HForest *f, uint32_t info, uint32_t tree, uint3
 	DocIterator it;
 	DocItem x;
 	snprintf(path, sizeof path, "oblivious_trees[%u]", t);
-	if (doc_type(&r->doc, tree) != DOC_OBJECT)
-		return fail(r, "%s: expected an object", path);
 	if (!(splits = member(r, tree, path, "splits", DOC_ARRAY)) || !(values = member(r, tree, path, "leaf_values", DOC_ARRAY)))
 		return false;
 	depth = doc_length(&r->doc, splits);
@@ -468,12 +468,12 @@ static bool read_tree(Reader *r, HForest *f, uint32_t info, uint32_t tree, uint3
 		return fail(r, "%s.leaf_values: %llu values, expected %llu (%llu leaves x %u outputs)", path,
 		            (unsigned long long)doc_length(&r->doc, values), (unsigned long long)(leaves * width),
 		            (unsigned long long)leaves, width);
-	item = splits + 1;
-	for (uint32_t l = 0; l < depth; l++, item = r->doc.values[item].end) {
+	doc_iterate(&r->doc, splits, &it);
+	for (uint32_t l = 0; doc_next(&it, &x); l++) {
 		snprintf(at, sizeof at, "%s.splits[%u]", path, l);
-		if (doc_type(&r->doc, item) != DOC_OBJECT)
+		if (x.type != DOC_OBJECT)
 			return fail(r, "%s: expected an object", at);
-		if (!read_split(r, info, item, at, table, table_size, &level[l]))
+		if (!read_split(r, info, x.value, at, table, table_size, &level[l]))
 			return false;
 	}
 	leaf = xmalloc(leaves * width * sizeof *leaf);
@@ -529,7 +529,7 @@ static bool read_tree(Reader *r, HForest *f, uint32_t info, uint32_t tree, uint3
 
 static HForest *read_model(Reader *r)
 {
-	uint32_t info, trees, sb, bias = 0, item;
+	uint32_t info, trees, sb, bias = 0;
 	int64_t max_column = -1;
 	uint64_t outputs = 1;
 	double scale = 1.0;
@@ -537,6 +537,8 @@ static HForest *read_model(Reader *r)
 	int64_t *table = NULL;
 	size_t table_size = 0;
 	HForest *f = NULL;
+	DocIterator it;
+	DocItem x;
 	if (doc_type(&r->doc, 0) != DOC_OBJECT)
 		return fail(r, "the top level: expected an object"), NULL;
 	if (!(info = member(r, 0, "the top level", "features_info", DOC_OBJECT)) ||
@@ -550,10 +552,13 @@ static HForest *read_model(Reader *r)
 	    !(loss = read_loss(r, 0)))
 		return NULL;
 	if ((sb = doc_member(&r->doc, 0, "scale_and_bias"))) {
-		if (doc_type(&r->doc, sb) != DOC_ARRAY || doc_length(&r->doc, sb) != 2 || doc_is_flat(&r->doc, sb) ||
-		    doc_type(&r->doc, sb + 1) != DOC_NUMBER || doc_type(&r->doc, (bias = r->doc.values[sb + 1].end)) != DOC_ARRAY)
+		DocItem first, second;
+		doc_iterate(&r->doc, sb, &it);
+		if (doc_type(&r->doc, sb) != DOC_ARRAY || doc_length(&r->doc, sb) != 2 || !doc_next(&it, &first) ||
+		    first.type != DOC_NUMBER || !doc_next(&it, &second) || second.type != DOC_ARRAY)
 			return fail(r, "scale_and_bias: expected [scale, [bias, ...]]"), NULL;
-		scale = doc_number_double(&r->doc, sb + 1);
+		scale = doc_item_double(&first);
+		bias = second.value;
 		outputs = doc_length(&r->doc, bias);
 		if (!isfinite(scale) || outputs == 0 || outputs > CATBOOST_MAX_OUTPUTS)
 			return fail(r, "scale_and_bias: a finite scale and 1 to %d biases expected", CATBOOST_MAX_OUTPUTS), NULL;
@@ -568,8 +573,6 @@ static HForest *read_model(Reader *r)
 	f->leaf_type = HTYPE_F64; /* CatBoost adds its leaves in double */
 	take_names(r, f);
 	if (bias) {
-		DocIterator it;
-		DocItem x;
 		doc_iterate(&r->doc, bias, &it);
 		for (uint32_t o = 0; o < outputs; o++)
 			if (!doc_next(&it, &x) || x.type != DOC_NUMBER || !isfinite(f->base_score[o] = doc_item_double(&x))) {
@@ -579,10 +582,15 @@ static HForest *read_model(Reader *r)
 	}
 	if (loss->classifier && !read_labels(r, 0, f))
 		goto fail;
-	item = trees + 1;
-	for (uint32_t t = 0; t < doc_length(&r->doc, trees); t++, item = r->doc.values[item].end)
-		if (!read_tree(r, f, info, item, t, scale, &table, &table_size))
+	doc_iterate(&r->doc, trees, &it);
+	for (uint32_t t = 0; doc_next(&it, &x); t++) {
+		if (x.type != DOC_OBJECT) {
+			fail(r, "oblivious_trees[%u]: expected an object", t);
 			goto fail;
+		}
+		if (!read_tree(r, f, info, x.value, t, scale, &table, &table_size))
+			goto fail;
+	}
 	free(table);
 	if (!hir_verify(f, r->e)) {
 		error_prefix(r->e, r->name);
