@@ -3,8 +3,8 @@ building (grove_forest_new, grove_forest_add_tree: rt/grove_compile.h).
 
 Each estimator predicts as scikit-learn computes it: rows cast to float32 (scikit-learn's DTYPE; HistGradientBoosting
 keeps float64) and compared as doubles against float64 thresholds (x <= threshold goes left, NaN where
-missing_go_to_left says), float64 values summed in tree order. A classifier's tree gives its leaf's class fractions, each divided by their sum as
-predict_proba divides them; forests average their trees; gradient boosting adds learning_rate x each tree's value to
+missing_go_to_left says), float64 values summed in tree order. A classifier's tree gives its leaf's class
+fractions, each divided by their sum as predict_proba divides them; forests average their trees; gradient boosting adds learning_rate x each tree's value to
 its init estimator's constant raw prediction (HistGradientBoosting: its trees' values, shrunk already, to its
 baseline), then takes its link's inverse: the sigmoid (two classes: [1 - p, p]), the softmax or exp. An
 isolation forest's model predicts its score_samples: each leaf's path length with scikit-learn's correction over the
@@ -14,7 +14,7 @@ import ctypes
 import numpy as np
 
 from . import _lib
-from .errors import argument, from_status
+from .errors import argument, check, from_status
 
 
 def _tree_arrays(tree, values, output):
@@ -226,18 +226,13 @@ def compile_estimator(est, out_path, options):
         for words in spec.get("sets", []):
             index = ctypes.c_longlong()
             words = np.ascontiguousarray(words, dtype=np.uint32)
-            status = lib.forest_add_set(forest, words.ctypes.data, len(words), ctypes.byref(index), ctypes.byref(error))
-            if status != _lib.OK:
-                raise from_status(status, error)
+            check(lib.forest_add_set(forest, words.ctypes.data, len(words), ctypes.byref(index), ctypes.byref(error)),
+                  error)
         for tree, values, output in trees:
             arrays, keep = _tree_arrays(tree, values, output)
-            status = lib.forest_add_tree(forest, ctypes.byref(arrays), ctypes.byref(error))
+            check(lib.forest_add_tree(forest, ctypes.byref(arrays), ctypes.byref(error)), error)
             del keep
-            if status != _lib.OK:
-                raise from_status(status, error)
-        status = lib.compile_forest(forest, out_path, ctypes.byref(options), ctypes.byref(error))
-        if status != _lib.OK:
-            raise from_status(status, error)
+        check(lib.compile_forest(forest, out_path, ctypes.byref(options), ctypes.byref(error)), error)
     finally:
         lib.forest_free(forest)
     lists = spec.get("lists")

@@ -7,7 +7,7 @@ import sys
 import tempfile
 
 from . import _lib, _sklearn
-from .errors import argument, from_status
+from .errors import argument, check
 from .model import Model
 
 # compile()'s keyword options: GroveCompileOptions fields and what each takes
@@ -181,25 +181,6 @@ def _options(schedule, cpu, options):
     return o, keep
 
 
-def _schedule_text(schedule):
-    if isinstance(schedule, os.PathLike):
-        with open(schedule) as f:
-            return f.read()
-    return schedule
-
-
-def _compile_estimator(estimator, schedule, cpu, options, directory):
-    """A scikit-learn estimator compiled from its fitted arrays (_sklearn); pickles carry the estimator itself."""
-    schedule = _schedule_text(schedule)
-    o, keep = _options(schedule, cpu, options)
-    out = os.path.join(directory, "model.so")
-    classes, categories = _sklearn.compile_estimator(estimator, os.fsencode(out), o)
-    del keep
-    with open(out, "rb") as f:
-        artifact = f.read()
-    return Model(out, artifact, (estimator, schedule, options), classes, categories)
-
-
 def compile(model, schedule=None, cpu="native", **options):
     """Compile model into a loaded grove.Model.
 
@@ -226,27 +207,31 @@ def compile(model, schedule=None, cpu="native", **options):
     optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none). Errors
     raise grove.GroveError subclasses with grove's message."""
     with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
-        if _sklearn.is_estimator(model):
-            return _compile_estimator(model, schedule, cpu, options, directory)
-        path = _library_model(model, directory)
-        if path is None:
-            if not isinstance(model, (str, bytes, os.PathLike)):
-                raise TypeError(f"grove.compile: cannot compile a {type(model).__module__}.{type(model).__qualname__}: "
-                                "expected a model file's path, an xgboost or lightgbm Booster or scikit-learn model, "
-                                "a catboost model, or an onnx.ModelProto")
-            path = model
-        schedule = _schedule_text(schedule)
-        o, keep = _options(schedule, cpu, options)
+        if isinstance(schedule, os.PathLike):
+            with open(schedule) as f:
+                schedule = f.read()
         out = os.path.join(directory, "model.so")
-        error = _lib.Error()
-        status = _lib.compiler().compile_file(os.fsencode(path), os.fsencode(out), ctypes.byref(o),
-                                              ctypes.byref(error))
+        if _sklearn.is_estimator(model):  # from its fitted arrays; pickles carry the estimator itself
+            o, keep = _options(schedule, cpu, options)
+            classes, categories = _sklearn.compile_estimator(model, os.fsencode(out), o)
+            source, answer = (model, schedule, options), None
+        else:
+            path = _library_model(model, directory)
+            if path is None:
+                if not isinstance(model, (str, bytes, os.PathLike)):
+                    raise TypeError(f"grove.compile: cannot compile a {type(model).__module__}."
+                                    f"{type(model).__qualname__}: expected a model file's path, an xgboost or "
+                                    "lightgbm Booster or scikit-learn model, a catboost model, or an onnx.ModelProto")
+                path = model
+            o, keep = _options(schedule, cpu, options)
+            error = _lib.Error()
+            check(_lib.compiler().compile_file(os.fsencode(path), os.fsencode(out), ctypes.byref(o),
+                                               ctypes.byref(error)), error)
+            with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
+                source = (f.read(), schedule, options)
+            classes, categories, answer = _classes(model), _categories(model, path, source[0]), _answer(model)
         del keep
-        if status != _lib.OK:
-            raise from_status(status, error)
         with open(out, "rb") as f:
             artifact = f.read()
-        with open(path, "rb") as f:  # carried by pickles: a machine whose CPU cannot run the code compiles it again
-            source = (f.read(), schedule, options)
         # the folder's name is fresh, so the loader cannot take this artifact for one loaded before
-        return Model(out, artifact, source, _classes(model), _categories(model, path, source[0]), _answer(model))
+        return Model(out, artifact, source, classes, categories, answer)

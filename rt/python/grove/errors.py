@@ -51,6 +51,12 @@ def from_status(status, error):
     return _BY_STATUS.get(status, GroveError)(message, status)
 
 
+def check(status, error):
+    """Raise the exception of a call's status (from_status) unless it is GROVE_OK."""
+    if status != _lib.OK:
+        raise from_status(status, error)
+
+
 def argument(message):
     """A GroveArgumentError raised by the package itself (not by the C library)."""
     return GroveArgumentError(message, _lib.ERROR_ARGUMENT)

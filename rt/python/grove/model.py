@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from . import _lib
-from .errors import GroveError, GroveUnavailableError, argument, from_status
+from .errors import GroveError, GroveUnavailableError, argument, check, from_status
 
 _rt = _lib.runtime
 _F32 = np.dtype(np.float32)
@@ -19,11 +19,6 @@ _F64 = np.dtype(np.float64)
 # How many models this process loaded from artifact bytes (grove.load, unpickling); the Dask test reads it on each
 # worker to check that the model travelled there once.
 loads_from_bytes = 0
-
-
-def _check(status, error):
-    if status != _lib.OK:
-        raise from_status(status, error)
 
 
 def _address(array):
@@ -61,7 +56,7 @@ class Model:
         or "label_column" (labels as one column, as a CatBoostClassifier of several classes gives them)."""
         handle = ctypes.c_void_p()
         error = _lib.Error()
-        _check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
+        check(_rt.load(os.fsencode(path), ctypes.byref(handle), ctypes.byref(error)), error)
         self._handle = handle.value
         self._artifact = bytes(artifact)
         self._source = source
@@ -84,7 +79,7 @@ class Model:
         labels = []
         value, text, error = ctypes.c_longlong(), ctypes.c_char_p(), _lib.Error()
         for k in range(count):
-            _check(_rt.label(self._handle, k, ctypes.byref(value), ctypes.byref(text), ctypes.byref(error)), error)
+            check(_rt.label(self._handle, k, ctypes.byref(value), ctypes.byref(text), ctypes.byref(error)), error)
             labels.append(text.value.decode("utf-8", "replace") if text.value is not None else value.value)
         return labels
 
@@ -382,20 +377,19 @@ def _from_pickle(artifact, source, classes=None, categories=None, answer=None):
     model_bytes, schedule, options = source
     warnings.warn(f"grove: {reason.replace('the artifact: ', '', 1)}; compiling the model again for this CPU",
                   RuntimeWarning, stacklevel=2)
-    if not isinstance(model_bytes, bytes):  # an estimator compiled from its arrays (scikit-learn's)
+    if isinstance(model_bytes, bytes):
+        directory = tempfile.mkdtemp(prefix="grove-")
+        try:
+            path = os.path.join(directory, "model")
+            with open(path, "wb") as f:
+                f.write(model_bytes)
+            model = compile_model(path, schedule, cpu="native", **options)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    else:  # an estimator compiled from its arrays (scikit-learn's)
         model = compile_model(model_bytes, schedule, cpu="native", **options)
-        model._classes, model._categories, model._answer = classes, categories, answer
-        return model
-    directory = tempfile.mkdtemp(prefix="grove-")
-    try:
-        path = os.path.join(directory, "model")
-        with open(path, "wb") as f:
-            f.write(model_bytes)
-        model = compile_model(path, schedule, cpu="native", **options)
-        model._classes, model._categories, model._answer = classes, categories, answer
-        return model
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    model._classes, model._categories, model._answer = classes, categories, answer
+    return model
 
 
 def load(path):
