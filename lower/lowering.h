@@ -79,6 +79,7 @@ typedef struct Lowering {
 	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
 	uint32_t key_tiles;         /* with key_rows, the same keys in tiles of TOP_LANES rows (RepLayout.key_lanes), for tops
 	                               (LIR_NONE: none) */
+	uint32_t key_tiles_nan;     /* with key_tiles where RepLayout.mask_nan_keys, the same keys less one (LIR_NONE: none) */
 	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
 	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
 	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
@@ -114,6 +115,38 @@ static inline size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id *
 
 static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
+
+/* Rows whose walks read their keys in tiles (Lowering.key_tiles): 16 keys of i32, a 512-bit vector. */
+#define TOP_LANES 16
+/* Tops kept per TOP_LANES rows of a block (l->top_nodes, l->top_tags): a tree's and the next's, by the tree's parity. */
+#define TOP_SLOTS 2
+
+/* lower_tops.c */
+/*
+ * Whether the rows of the walk's lanes lie in one tile of keys (Lowering.key_tiled),
+ * lane 0's row first.
+ */
+bool lower_lanes_share_tile(const Lowering *l, const MInst *walk);
+/*
+ * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
+ * representation (top_nodes), where it can: yields how many (0: none), node[r] each
+ * row's node after them. row: lane 0's; safe: the steps each lane may take untested.
+ */
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node);
+/*
+ * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
+ * the representation's tile_apply i1 for its tree, tiles[0] the rows' tile of keys and
+ * tiles[1] its keys less one (Lowering.key_tiles_nan, or LIR_NONE); else LIR_NONE
+ * (emitting nothing).
+ */
+uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles);
+/*
+ * The keys of the tiles of `rows` rows (i64) less one (Lowering.key_tiles_nan), in a
+ * new array of tile_rows rows' tiles.
+ */
+uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows);
+/* The walks of MIR walk id by leaf masks over tiles: values[r] lane r's leaf value; yields them as one vector. */
+uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32_t *values);
 
 /* lower_rows.c */
 /*
@@ -176,6 +209,8 @@ void lower_code_walk(Lowering *l, uint32_t id);
 void lower_for(Lowering *l, const MInst *inst);
 /* The row (or tree) number index stands for in lane `lane`. */
 uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane);
+/* Whether index variable var's value here is a multiple of TOP_LANES in lane 0 (Lowering.var_aligned). */
+bool lower_var_aligned(const Lowering *l, int32_t var);
 /* One MIR instruction, in code that one thread runs (on a GPU: gpu_mask 0). */
 void lower_inst(Lowering *l, uint32_t id);
 /* A list of MIR instructions (on a GPU, in phases where threads run it alike). */

@@ -322,11 +322,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	lir_end(&l->b);
 }
 
-/* Rows whose walks take their tops at once (RepLayout.top_levels): 16 keys of i32, a 512-bit vector. */
-#define TOP_LANES 16
-
-/* Whether index variable var's value here is a multiple of TOP_LANES in lane 0 (Lowering.var_aligned). */
-static bool var_is_aligned(const Lowering *l, int32_t var)
+bool lower_var_aligned(const Lowering *l, int32_t var)
 {
 	return l->is_const[var] ? l->const_value[var] % TOP_LANES == 0 : l->var_aligned[var];
 }
@@ -338,7 +334,7 @@ static bool expr_aligned(const Lowering *l, const HRange *r, uint8_t x)
 	switch ((HExprOp)n->op) {
 	case HEXPR_CONST: return n->value % TOP_LANES == 0;
 	case HEXPR_ROWS: return false;
-	case HEXPR_VAR: return var_is_aligned(l, n->var);
+	case HEXPR_VAR: return lower_var_aligned(l, n->var);
 	case HEXPR_BELOW: return expr_aligned(l, r, n->a); /* a or 0 */
 	case HEXPR_ADD:
 	case HEXPR_SUB:
@@ -547,26 +543,6 @@ static void specialize_walk(Lowering *l, uint32_t tree_index, uint32_t *peel, ui
 }
 
 /*
- * Whether the rows of the walk's lanes lie in one tile of keys (Lowering.key_tiled),
- * lane 0's row first: its offset in the block is a multiple of TOP_LANES (every index
- * variable the block's first row does not have is aligned) and the lanes' rows follow
- * it within TOP_LANES.
- */
-static bool lanes_share_tile(const Lowering *l, const MInst *walk)
-{
-	const MIndex *block = l->key_index;
-	for (uint32_t i = 0; i < block->num_terms; i++)
-		if (!mir_index_has(&walk->row, block->terms[i]))
-			return false;
-	for (uint32_t i = 0; i < walk->row.num_terms; i++) {
-		int32_t var = walk->row.terms[i];
-		if (!mir_index_has(block, var) && !var_is_aligned(l, var))
-			return false;
-	}
-	return (int64_t)(l->scope.lanes - 1) * l->scope.lane_step < TOP_LANES;
-}
-
-/*
  * The row a walk reads in lane r (lowering.h). Lanes of interleaved rows address their
  * features from one pointer, lane 0's row, each at a constant offset: a feature's address
  * is then that pointer, the feature and a displacement, where per-lane row addresses
@@ -579,7 +555,7 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 {
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	/* Walks read the rows' keys where the ifComplete around made them. */
-	bool keys = l->key_rows != LIR_NONE, tiled = l->key_tiled, shared = tiled && lanes_share_tile(l, walk); /* (tiled: keys) */
+	bool keys = l->key_rows != LIR_NONE, tiled = l->key_tiled, shared = tiled && lower_lanes_share_tile(l, walk); /* (tiled: keys) */
 	/* cache(v)'s copy column by column (Lowering.row_cache_rows): a row's features lie that many apart, its rows 1 */
 	bool columns = !keys && l->row_cache != LIR_NONE && l->row_cache_rows;
 	int64_t width = columns ? 1 : l->f->num_features, step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
@@ -599,85 +575,6 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	row.base = lir_index(&l->b, buffer, start, row.type);
 	row.start = lane != LIR_NONE ? lane : const_i64(l, offset);
 	return row;
-}
-
-/* Tags of tops (top_tag) tell levels apart below this. */
-#define TOP_TAG_LEVELS 8
-/* Tops kept per TOP_LANES rows of a block (l->top_nodes, l->top_tags): a tree's and the next's, by the tree's parity. */
-#define TOP_SLOTS 2
-
-/*
- * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
- * by feature start at `tile` (their tile of keys), into the vector of l->top_nodes at `at` (i64). It
- * uses 512-bit vectors (LIR_IF_WIDE), in place.
- */
-static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t tile, uint32_t at)
-{
-	uint32_t lanes = l->scope.lanes, branch = lir_begin(&l->b, LOP_IF, when, LIR_NONE, LIR_NONE), top, element;
-	l->b.fn->insts[branch].imm = LIR_IF_WIDE;
-	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, tile);
-	element = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_nodes, element, top);
-	lir_end(&l->b);
-}
-
-/* i64: what a top in l->top_nodes is for: the rows `offset` (i64) into the keys' block, tree number `tree` (i64), its levels. */
-static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t levels)
-{
-	uint32_t tag = emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_trees));
-	tag = emit2(l, LOP_ADD, LTYPE_I64, tag, tree);
-	tag = emit2(l, LOP_MUL, LTYPE_I64, tag, const_i64(l, TOP_TAG_LEVELS));
-	return emit2(l, LOP_ADD, LTYPE_I64, tag, const_i64(l, levels));
-}
-
-/*
- * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
- * representation (top_nodes), where it can: yields how many (0: none), node[r] each
- * row's node after them. The walks of tree t take tree t + 1's top too, for the next
- * iteration, kept in l->top_nodes for their rows (a pair per TOP_LANES rows of the
- * block, by the tree's parity); a walk whose top was not taken ahead (the first tree of
- * a block, or a loop whose next tree is another) takes its own. Taken ahead, the top's
- * compares lie beside the walks' chains of loads, not on them.
- */
-static uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node)
-{
-	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
-	         top, tile, tag, last;
-	if (l->top_nodes == LIR_NONE || lanes != TOP_LANES || l->scope.lanes_are_trees || l->scope.lane_step != 1 ||
-	    l->scope.masked != LIR_NONE || l->scope.lane_var == HIR_NONE || !mir_index_has(&walk->row, l->scope.lane_var) ||
-	    !lanes_share_tile(l, walk) || !rep_keys_decide(&l->layout, row))
-		return 0;
-	for (uint32_t r = 0; r < lanes; r++)
-		levels = safe[r] < levels ? safe[r] : levels;
-	if (levels < 2)
-		return 0;
-	offset = lower_index(l, &walk->row, 0);
-	offset = emit2(l, LOP_SUB, LTYPE_I64, offset, l->key_first);
-	tile = lir_index(&l->b, l->key_tiles, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_features)), LTYPE_I32);
-	pair = emit2(l, LOP_SDIV, LTYPE_I64, offset, const_i64(l, TOP_LANES));
-	pair = emit2(l, LOP_MUL, LTYPE_I64, pair, const_i64(l, TOP_SLOTS));
-	tree = l->tree_index[lane_slot(walk->a, 0)];
-	parity = emit2(l, LOP_AND, LTYPE_I64, tree, const_i64(l, 1));
-	at = emit2(l, LOP_ADD, LTYPE_I64, pair, parity);
-	/* This tree's top, where the walks before did not take it. */
-	tag = emit2(l, LOP_LOAD, LTYPE_I64, l->top_tags, at);
-	missing = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, tag, top_tag(l, offset, tree, levels));
-	take_top(l, missing, tree, levels, tile, at);
-	/* The next tree's (the last tree's again after the last). */
-	next = emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, 1));
-	last = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, next, const_i64(l, l->f->num_trees));
-	next = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, last, next, tree);
-	at_next = emit2(l, LOP_ADD, LTYPE_I64, pair, const_i64(l, 1));
-	at_next = emit2(l, LOP_SUB, LTYPE_I64, at_next, parity);
-	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, tile, at_next);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at_next, top_tag(l, offset, next, levels));
-	at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
-	top = lir_index(&l->b, l->top_nodes, at, LTYPE_I32);
-	for (uint32_t r = 0; r < lanes; r++) {
-		uint32_t slot = emit2(l, LOP_LOAD, LTYPE_I32, top, const_i64(l, r));
-		node[r] = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, slot);
-	}
-	return levels;
 }
 
 /* The most lines of rows one walk of TOP_LANES rows prefetches (prefetch_next_rows). */
@@ -833,36 +730,47 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 }
 
 /*
- * walk: the representation's whole walks (code), or its walks of a block of trees (the
- * lanes are consecutive trees of one row) where they apply and node by node elsewhere,
- * or node by node.
+ * walk: the representation's whole walks (code); its walks of a block of trees (the
+ * lanes are consecutive trees of one row) or of a tree by leaf masks (the lanes are rows
+ * sharing a tile of keys), where they apply, and node by node elsewhere; or node by node.
  */
 static void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t lanes = l->scope.lanes, first, applies = LIR_NONE, cells[MIR_MAX_INTERLEAVE], values[MIR_MAX_INTERLEAVE], branch;
+	uint32_t lanes = l->scope.lanes, first, applies = LIR_NONE, tiles[2] = {LIR_NONE, LIR_NONE}, cells[MIR_MAX_INTERLEAVE],
+	         values[MIR_MAX_INTERLEAVE], branch;
 	RepRow row;
 
 	if (rep->walk) {
 		lower_code_walk(l, id);
 		return;
 	}
+	l->lanes_value[id] = LIR_NONE;
 	first = l->tree_index[lane_slot(walk->a, 0)];
 	if (rep->walk_trees && l->scope.lanes_are_trees && lanes > 1 && l->scope.lane_step == 1) {
 		applies = rep->trees_apply(&l->layout, &l->b, first, lanes);
 		if (applies != LIR_NONE && l->scope.masked != LIR_NONE) /* a block of trees has no masked lanes */
 			applies = emit2(l, LOP_AND, LTYPE_I1, applies, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, l->scope.masked, const_i64(l, 0)));
+	} else if (rep->walk_tile) {
+		applies = lower_tile_applies(l, walk, tiles);
 	}
 	if (applies == LIR_NONE) {
 		lower_node_walks(l, id);
+		return;
+	}
+	if (tiles[0] != LIR_NONE && l->b.fn->insts[applies].op == LOP_CONST) { /* every tree: no walk node by node */
+		l->lanes_value[id] = lower_tile_walk(l, id, tiles, &l->value[lane_slot(id, 0)]);
 		return;
 	}
 	for (uint32_t r = 0; r < lanes; r++)
 		cells[r] = lir_emit(&l->b, LOP_VAR, l->layout.leaf_type, lir_const_float(&l->b, l->layout.leaf_type, 0.0), LIR_NONE, LIR_NONE);
 	branch = lir_begin(&l->b, LOP_IF, applies, LIR_NONE, LIR_NONE);
 	row = lower_walk_row(l, walk, 0);
-	rep->walk_trees(&l->layout, &l->b, first, lanes, &row, values);
+	if (tiles[0] != LIR_NONE)
+		lower_tile_walk(l, id, tiles, values);
+	else
+		rep->walk_trees(&l->layout, &l->b, first, lanes, &row, values);
 	for (uint32_t r = 0; r < lanes; r++)
 		emit2(l, LOP_SET, LTYPE_VOID, cells[r], values[r]);
 	lir_else(&l->b, branch);
@@ -1319,6 +1227,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	int64_t tile_rows = tiled_rows(l->f, inst->span, &fits);
 	bool tiled = key != LTYPE_VOID && l->layout.tile_words && !(inst->span == 1 && l->layout.blocks);
 	bool tops = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.top_levels >= 2;
+	bool masks = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.leaf_masks; /* (lower_tile_walk) */
 	if (tiled)
 		key = fits ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
@@ -1330,6 +1239,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	uint32_t outer_block_first = l->block_first;
 	int64_t outer_block_span = l->block_span;
 	uint32_t outer_tops = l->top_nodes, outer_tags = l->top_tags, outer_tiles = l->key_tiles, tiles = LIR_NONE;
+	uint32_t outer_tiles_nan = l->key_tiles_nan;
 	const MIndex *outer_index = l->key_index;
 	bool outer_tiled = l->key_tiled;
 	LType outer_key_type = l->key_type;
@@ -1366,9 +1276,9 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			l->key_index = &inst->row;
 			l->key_type = key;
 			l->key_tiled = false;
-			l->key_tiles = l->top_nodes = LIR_NONE;
+			l->key_tiles = l->key_tiles_nan = l->top_nodes = LIR_NONE;
 		}
-		if (keys && (tiled || tops)) {
+		if (keys && (tiled || tops || masks)) {
 			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->f->num_features, LSPACE_PRIVATE);
 			/*
 			 * Vectors of tiles and tops start a cache line: at LLVM's 16 bytes the stack's place
@@ -1422,8 +1332,11 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		if (keys && l->layout.category_keys)
 			lower_category_keys(l, first, end);
 		if (tiles != LIR_NONE) {
-			tile_keys(l, emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row), tiles);
+			uint32_t rows = emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row);
+			tile_keys(l, rows, tiles);
 			l->key_tiles = tiles;
+			if (masks && l->layout.mask_nan_keys)
+				l->key_tiles_nan = lower_tiles_less_one(l, rows, tiles, tile_rows);
 		}
 		if (keys && tiled) {
 			l->key_rows = tiles;
@@ -1459,6 +1372,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	l->key_rows = outer_keys;
 	l->key_tiled = outer_tiled;
 	l->key_tiles = outer_tiles;
+	l->key_tiles_nan = outer_tiles_nan;
 	l->key_index = outer_index;
 	l->top_nodes = outer_tops;
 	l->top_tags = outer_tags;
@@ -1773,7 +1687,8 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.layout.step_level = l.layout.leaf_level = -1;
 	l.layout.packed_leaves = packable = !gpu && walks_end_on_leaves(m, m->body);
 	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && some_inst(m, m->body, takes_tops); /* (lower_tops) */
-	l.layout.key_lanes = l.layout.top_levels ? TOP_LANES : 0;
+	l.layout.leaf_masks = l.layout.keys && m->vector_tops && l.rep->walk_tile && some_inst(m, m->body, takes_tops);
+	l.layout.key_lanes = l.layout.top_levels || l.layout.leaf_masks ? TOP_LANES : 0;
 	l.layout.tile_words = f->num_features > TILE_WORDS_MIN_FEATURES;
 	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
 	/* The first layout serves the double entry too where there is no float twin. */
@@ -1804,7 +1719,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = l.block_first = l.block_next = l.loop_stride = l.key_rows = l.key_tiles = l.top_nodes = l.zero_rows = LIR_NONE;
+	l.row_cache = l.block_first = l.block_next = l.loop_stride = l.key_rows = l.key_tiles = l.key_tiles_nan = l.top_nodes = l.zero_rows = LIR_NONE;
 	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));
@@ -1817,7 +1732,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 				l.rep->free(&l.layout);
 				l.layout.keys = l.layout.blocks = false;
 				l.layout.top_levels = l.layout.key_lanes = 0;
-				l.layout.tile_words = false;
+				l.layout.tile_words = l.layout.leaf_masks = false;
 				l.layout.packed_leaves = packable; /* lay_out cleared it where the float twin did not pack */
 				l.layout.nan_reads_zero = may_zero_rows(&l, sizeof(double));
 				if (!l.rep->lay_out(f, l.module, &l.layout, e)) {

@@ -159,7 +159,7 @@ static bool missing_by_compare(uint8_t compares, uint8_t rules)
 }
 
 /* The key of NaN: 0's where rows' NaN reads as 0; below every other key, or above them where the compare sends NaN the rule's way from there (> and <=). */
-static uint32_t nan_key(const RepLayout *layout)
+uint32_t rep_nan_key(const RepLayout *layout)
 {
 	if (layout->nan_reads_zero)
 		return rep_key(0.0f);
@@ -384,7 +384,7 @@ static uint32_t emit_key(const RepLayout *layout, LBuilder *b, uint32_t bits, ui
 	uint32_t key = lir_emit(b, LOP_SELECT, LTYPE_I32, negative, negated, magnitude);
 	key = lir_emit(b, LOP_ADD, LTYPE_I32, key, lir_const_int(b, LTYPE_I32, INT32_MIN), LIR_NONE);
 	if (nan != LIR_NONE)
-		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, (int32_t)nan_key(layout)), key);
+		key = lir_emit(b, LOP_SELECT, LTYPE_I32, nan, lir_const_int(b, LTYPE_I32, (int32_t)rep_nan_key(layout)), key);
 	return key;
 }
 
@@ -570,7 +570,7 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 	LType t = layout->threshold_type;
 	uint32_t missing;
 	if (keys) { /* (a category's key, which may equal NaN's, decides missing values itself: key_category_right) */
-		missing = lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, (int32_t)nan_key(layout)));
+		missing = lir_cmp(b, LOP_ICMP, LCMP_EQ, x, lir_const_int(b, LTYPE_I32, (int32_t)rep_nan_key(layout)));
 		return layout->compares & 1u << HCMP_IN ? and1(b, missing, not1(b, word_is_in(b, n))) : missing;
 	}
 	/* Thresholds (and set offsets) are never NaN, so "x is NaN" is the unordered test of the compare's own operands. */

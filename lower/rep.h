@@ -155,6 +155,19 @@ typedef struct RepLayout {
 	 */
 	bool tile_words;
 	/*
+	 * Walks of TOP_LANES rows side by side of a tree of few leaves may compare all its
+	 * splits at once over the rows' tile of keys (key_lanes; lower/rep_masks.c, the
+	 * representation's walk_tile). Asked for by the lowering with key_lanes, kept by
+	 * lay_out where some tree fits.
+	 */
+	bool leaf_masks;
+	/*
+	 * With leaf_masks: some split's compare sends NaN's key (rep_nan_key) the other way
+	 * than the split sends NaN, and the walks read a second tile of the same keys less one
+	 * for such splits (lower/rep_masks.c). Set by lay_out.
+	 */
+	bool mask_nan_keys;
+	/*
 	 * The lowering's, with top_levels: the CPU has vector registers to keep a top's masks
 	 * in across the loop around (AVX-512's 32), so top_nodes loads them from a buffer,
 	 * which the loop's invariant loads leave in registers. Constants would each be a load
@@ -189,6 +202,8 @@ typedef struct RepLayout {
  */
 #define REP_KEY_MISSING 0u
 uint32_t rep_key(float x);
+/* The key rows' NaN gets under layout: 0's where NaN reads as 0, else REP_KEY_MISSING or, where missing_by_compare asks, ~0. */
+uint32_t rep_nan_key(const RepLayout *layout);
 /*
  * The key a split of threshold t (not NaN) stores in a key copy: rep_key(t), less one
  * where the forest's one comparison is < and plus one where it is > (x < t is
@@ -350,6 +365,18 @@ typedef struct LRepresentation {
 	uint32_t (*trees_apply)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count);
 	void (*walk_trees)(RepLayout *layout, LBuilder *b, uint32_t first, uint32_t count, const RepRow *row, uint32_t *values);
 	/*
+	 * Representations whose walks of TOP_LANES rows side by side of one tree can take
+	 * every split at once over the rows' tile of keys (RepLayout.leaf_masks), NULL for the
+	 * others. tile_apply emits an i1 that holds where tree number `tree` (i64) can be
+	 * walked so, or the constant true where every tree can; walk_tile emits those walks
+	 * for the rows whose keys start at `tile` (as top_nodes reads them; their keys less one
+	 * at nan_tile where RepLayout.mask_nan_keys), yielding a vector of `lanes` leaf values
+	 * (as leaf_value's), whether the rows hold missing values or not. Where tile_apply
+	 * does not hold, the lowering walks node by node.
+	 */
+	uint32_t (*tile_apply)(RepLayout *layout, LBuilder *b, uint32_t tree);
+	uint32_t (*walk_tile)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes, uint32_t tile, uint32_t nan_tile);
+	/*
 	 * The first `levels` steps (at most layout->top_levels) of the walks of tree number
 	 * `tree` (i64) for `lanes` consecutive rows, taken for all rows at once: every split
 	 * of those levels compares the rows' keys with one vector compare, and the split's
@@ -371,6 +398,25 @@ typedef struct LRepresentation {
 	/* A step reads the split of its level (RepLayout.step_level): every walk must be unrolled to its trees' depth. */
 	bool levels;
 } LRepresentation;
+
+/*
+ * Leaf masks (lower/rep_masks.c), for representations' walk_tile: per tree of at most
+ * 32 leaves, its splits' records (the feature's element in a tile of keys, the key, the
+ * leaves a right turn keeps) and its leaves left to right.
+ */
+typedef struct RepMasks {
+	uint32_t tree_buffer, split_buffer, leaf_buffer; /* LIR_NONE: none (layout->leaf_masks cleared) */
+	uint32_t trees, splits, leaves;                  /* their addresses in the function being built */
+	bool all;                                        /* every tree fits */
+} RepMasks;
+/* Lay out f's leaf masks into m where layout->leaf_masks, with the layout's keys; clears leaf_masks where no tree fits. */
+void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s);
+/* The buffers' addresses (begin_function). */
+void rep_masks_begin(RepMasks *s, LBuilder *b);
+/* The tile_apply and walk_tile hooks' work. */
+uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree);
+uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
+                        uint32_t tile, uint32_t nan_tile);
 
 /* The array representation: each tree a complete binary tree in level order from slot 1, children at 2i, 2i+1. */
 extern const LRepresentation rep_array;

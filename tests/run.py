@@ -719,6 +719,22 @@ def cli_tests(s):
         s.record("cli", name, ok, p.stderr.strip() or f"tops in {tops}, compares of 16 keys in {compares}, 512-bit "
                                                       f"vectors also in {elsewhere}, gathers in {gathers}, masks "
                                                       f"buffer {masks}, ANDs of constants in {folded}")
+    # Walks of 16 rows side by side of a tree of at most 32 leaves compare all its splits at once (lower/rep_masks.c):
+    # a loop over the tree's splits, each a compare of 16 keys (one 512-bit vector with AVX-512, a pair of 256-bit
+    # ones with AVX2); its leaves come by scalar loads, no gather. A CPU without AVX2 has no leaf masks. LightGBM's
+    # 31 leaves grown deep, 3 classes (the rows past the last tile of 16 walk node by node).
+    leafwise = os.path.join(MODELS, "lightgbm", "leafwise_multiclass.txt")
+    for cpu, compare in (("x86-64-v4", r"vpcmp\w*ud\s.*%zmm"), ("x86-64-v3", r"vpmaxud\s.*%ymm"), ("x86-64", None)):
+        name = f"leaf_masks_{cpu}"
+        if not s.wanted("cli", name):
+            continue
+        out = s.path(f"cli-{name}.s")
+        p = s.run("compile", leafwise, "--emit", "asm", "--cpu", cpu, "--representation", "sparse", "-o", out)
+        text = open(out).read() if p.returncode == 0 else ""
+        masks, compares = ".masks.splits" in text, bool(compare and re.search(compare, text))
+        gathers = [line.strip() for line in text.splitlines() if "gather" in line]
+        ok = p.returncode == 0 and masks == bool(compare) and compares == bool(compare) and not gathers
+        s.record("cli", name, ok, p.stderr.strip() or f"masks {masks}, compares of 16 keys {compares}, gathers {gathers[:2]}")
     # And they predict as the walks step by step do, with AVX-512 and with AVX2 (its tops in pairs of 256-bit
     # vectors), where this CPU has them: higgs' 2000 rows against XGBoost, in one call (blocks of 256 rows, tiles of
     # 8 trees) and 100 rows a call (a last group of 4).

@@ -1,0 +1,314 @@
+/*
+ * Leaf masks: the walks of TOP_LANES rows side by side of a tree of few leaves, every
+ * split of the tree compared for all the rows at once (QuickScorer's exit leaf, over
+ * the rows' tile of keys instead of a tree's top). Each row keeps a bit per leaf,
+ * leaves numbered left to right, all set at first; a split the row goes right at clears
+ * the leaves of its left subtree, and the row's leaf is its lowest bit left. A split is
+ * then one vector load of its feature's keys for the rows, one compare and one masked
+ * AND, in a loop over the tree's splits in memory: no chain of dependent loads, no
+ * mispredicted branch, no lane waiting on the deepest, and code of one loop whatever
+ * the trees. A tree pays for all its splits rather than one path, so this suits trees
+ * with few leaves and long paths: those grown leaf-wise (LightGBM's 31 leaves, 6 to 20
+ * deep), where walks node by node are chains of a dozen steps or more.
+ *
+ * The order of a tree's splits does not matter (the ANDs commute), so they come in three
+ * groups, each a loop of its own:
+ *   - splits whose compare sends NaN's key in the tile (rep_nan_key) the split's way;
+ *   - splits whose compare sends it the other way (NaN sent either way by the forest,
+ *     its key REP_KEY_MISSING): they read a second tile of the same keys less one
+ *     (RepLayout.mask_nan_keys), where NaN's key wraps to the greatest, against their
+ *     key less one, which decides every other key as before and NaN the other way;
+ *   - IN splits (RepLayout.category_keys, the key a category): the set's word for each
+ *     row's category, gathered, and NaN's category sent left where the split says.
+ *
+ * Per tree (i32 x 8): where each group's records start, the end of the last, its first
+ * leaf in the leaf buffer, 1 where its rows walk so (at most REP_MASK_LEAVES leaves)
+ * else 0, and 0, 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
+ * (feature x RepLayout.key_lanes); its key (threshold_key, less one in the second group),
+ * or an IN split's set offset; the mask that keeps every leaf but its left subtree's;
+ * and for an IN split the category that goes left as NaN (-1: none). Leaves: their
+ * values (leaf_type) left to right, as leaf_value gives them.
+ */
+#include "lower/rep.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The most leaves of a tree whose rows walk by leaf masks: a bit each in an i32 lane. */
+#define REP_MASK_LEAVES 32
+/* i32 per tree entry and per split record. */
+#define TREE_FIELDS 8
+#define SPLIT_FIELDS 4
+
+/* Split groups, in the order of their loops. */
+enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_SETS, GROUPS };
+
+/*
+ * Whether the splits but IN compare keys with one carry form: *t_below where the split's
+ * key is the lesser side of "goes right" (< and <=: t < x), else x < t (> and >=).
+ */
+static bool numeric_form(const RepLayout *layout, bool *t_below)
+{
+	uint8_t compares = layout->compares & (uint8_t)~(1u << HCMP_IN);
+	*t_below = compares == 1u << HCMP_LT || compares == 1u << HCMP_LE;
+	return *t_below || compares == 1u << HCMP_GT || compares == 1u << HCMP_GE || !compares;
+}
+
+/*
+ * The key a split of threshold t keeps: rep_threshold_key's for the splits but IN (which
+ * takes them all, IN splits too, into its one comparison), so that "goes right" is one
+ * unsigned compare of keys.
+ */
+static uint32_t threshold_key(const RepLayout *layout, float t)
+{
+	uint8_t compares = layout->compares & (uint8_t)~(1u << HCMP_IN);
+	return rep_key(t) + (compares == 1u << HCMP_GT) - (compares == 1u << HCMP_LT);
+}
+
+/* Whether a row of key x goes right at a split of key t (numeric_form's decision, on constants). */
+static bool key_right(bool t_below, uint32_t x, uint32_t t) { return t_below ? t < x : x < t; }
+
+/* Where NaN goes at split n: right, where its rows' NaN reads as 0 where 0 goes. */
+static bool nan_right(const RepLayout *layout, bool t_below, const HNode *n, uint32_t t)
+{
+	return layout->nan_reads_zero ? key_right(t_below, rep_key(0.0f), t) : !n->default_left;
+}
+
+/*
+ * Tree t's split records into `records` (at most the tree's nodes), groups[i] record i's
+ * group, and its leaves' values into leaves from *count on. False where a split fits
+ * no group. `stack` is scratch of twice the tree's nodes.
+ */
+static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, double *leaves, uint32_t *count,
+                        int32_t *records, uint8_t *groups, uint32_t *num, uint32_t *stack)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t top = 0, first = *count, *record_of = stack + f->trees[t].num_nodes, nan = rep_nan_key(layout);
+	uint32_t nan_category = 32 * (layout->set_stride - 1) + 1; /* NaN's (rep_emit_category_key) */
+	bool t_below;
+	numeric_form(layout, &t_below);
+	/* Depth first, left side first: a split is pushed again with a flag once its left side is numbered. */
+	stack[top++] = 0;
+	while (top) {
+		uint32_t id = stack[--top] & INT32_MAX, after_left = stack[top] >> 31;
+		const HNode *n = &nodes[id];
+		int32_t *record;
+		if (n->feature == HIR_LEAF) {
+			leaves[(*count)++] = rep_slot_value(layout, f, n);
+		} else if (!after_left) {
+			float value = (float)rep_slot_value(layout, f, n); /* a threshold, or an IN split's set offset */
+			uint32_t key = n->compare == HCMP_IN ? (uint32_t)value : threshold_key(layout, value);
+			bool right = nan_right(layout, t_below, n, key);
+			record_of[id] = *num;
+			record = records + SPLIT_FIELDS * (*num)++;
+			record[0] = (int32_t)((uint32_t)n->feature * layout->key_lanes);
+			record[1] = (int32_t)key;
+			record[2] = (int32_t)(*count - first); /* the left subtree's first leaf, until its last is known */
+			record[3] = 0;
+			if (n->compare == HCMP_IN) {
+				groups[record_of[id]] = GROUP_SETS;
+				record[3] = right || layout->nan_reads_zero ? -1 : (int32_t)nan_category; /* NaN's category goes left */
+			} else if (key_right(t_below, nan, key) == right) {
+				groups[record_of[id]] = GROUP_KEYS;
+			} else if (key_right(t_below, nan - 1, key - 1) == right) {
+				groups[record_of[id]] = GROUP_NAN_KEYS;
+				record[1] = (int32_t)(key - 1);
+			} else {
+				return false;
+			}
+			stack[top++] = id | 1u << 31;
+			stack[top++] = n->left;
+		} else {
+			/* The left subtree's leaves: from its first up to here. */
+			uint32_t lo, hi = *count - first;
+			record = records + SPLIT_FIELDS * (uint64_t)record_of[id];
+			lo = (uint32_t)record[2];
+			record[2] = (int32_t)~(uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
+			stack[top++] = n->right;
+		}
+	}
+	return true;
+}
+
+/* Whether tree t's rows may walk by leaf masks: at most REP_MASK_LEAVES leaves. */
+static bool few_leaves(const HForest *f, uint32_t t)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t leaves = 0;
+	for (uint32_t i = 0; i < f->trees[t].num_nodes; i++)
+		leaves += nodes[i].feature == HIR_LEAF;
+	return leaves <= REP_MASK_LEAVES;
+}
+
+void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s)
+{
+	uint64_t num_splits = 0, max_nodes = 1;
+	uint32_t count = 0, *stack, fitting = 0;
+	int32_t *trees, *splits, *records;
+	uint8_t *groups;
+	double *leaves;
+	bool t_below;
+	s->tree_buffer = s->split_buffer = s->leaf_buffer = LIR_NONE;
+	layout->mask_nan_keys = false;
+	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !numeric_form(layout, &t_below) ||
+	    (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) {
+		layout->leaf_masks = false;
+		return;
+	}
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		if (few_leaves(f, t)) {
+			num_splits += f->trees[t].num_nodes / 2;
+			count += REP_MASK_LEAVES;
+		}
+		if (f->trees[t].num_nodes > max_nodes)
+			max_nodes = f->trees[t].num_nodes;
+	}
+	trees = xcalloc((size_t)f->num_trees * TREE_FIELDS, sizeof *trees);
+	splits = xcalloc(SPLIT_FIELDS * (num_splits ? num_splits : 1), sizeof *splits);
+	records = xmalloc(SPLIT_FIELDS * max_nodes * sizeof *records);
+	groups = xmalloc(max_nodes);
+	leaves = xcalloc(count ? count : 1, sizeof *leaves);
+	stack = xmalloc(2 * max_nodes * sizeof *stack);
+	num_splits = 0;
+	count = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		int32_t *entry = trees + (size_t)t * TREE_FIELDS;
+		uint32_t leaf0 = count, num = 0;
+		if (!few_leaves(f, t) || !number_tree(f, layout, t, leaves, &count, records, groups, &num, stack)) {
+			count = leaf0;
+			continue;
+		}
+		/* The records group by group, each group's start in the tree's entry. */
+		for (uint8_t g = 0; g < GROUPS; g++) {
+			entry[g] = (int32_t)num_splits;
+			for (uint32_t i = 0; i < num; i++)
+				if (groups[i] == g)
+					memcpy(splits + SPLIT_FIELDS * num_splits++, records + SPLIT_FIELDS * i, SPLIT_FIELDS * sizeof *records);
+			layout->mask_nan_keys |= g == GROUP_NAN_KEYS && (uint64_t)entry[g] < num_splits;
+		}
+		entry[GROUPS] = (int32_t)num_splits;
+		entry[4] = (int32_t)leaf0;
+		entry[5] = 1;
+		fitting++;
+	}
+	free(stack);
+	free(records);
+	free(groups);
+	if (!fitting) {
+		free(trees);
+		free(splits);
+		free(leaves);
+		layout->leaf_masks = layout->mask_nan_keys = false;
+		return;
+	}
+	s->all = fitting == f->num_trees;
+	s->tree_buffer = lir_buffer_add(m, "masks.trees", LTYPE_I32, (uint64_t)f->num_trees * TREE_FIELDS, trees);
+	s->split_buffer = lir_buffer_add(m, "masks.splits", LTYPE_I32, SPLIT_FIELDS * (num_splits ? num_splits : 1), splits);
+	if (layout->leaf_type == LTYPE_F32) {
+		float *narrow = xmalloc((count ? count : 1) * sizeof *narrow);
+		for (uint32_t i = 0; i < count; i++)
+			narrow[i] = (float)leaves[i];
+		free(leaves);
+		s->leaf_buffer = lir_buffer_add(m, "masks.leaves", LTYPE_F32, count ? count : 1, narrow);
+	} else {
+		s->leaf_buffer = lir_buffer_add(m, "masks.leaves", LTYPE_F64, count ? count : 1, leaves);
+	}
+}
+
+void rep_masks_begin(RepMasks *s, LBuilder *b)
+{
+	bool none = s->tree_buffer == LIR_NONE;
+	s->trees = none ? LIR_NONE : rep_buffer_address(b, s->tree_buffer);
+	s->splits = none ? LIR_NONE : rep_buffer_address(b, s->split_buffer);
+	s->leaves = none ? LIR_NONE : rep_buffer_address(b, s->leaf_buffer);
+}
+
+/* i32: field k of tree number `tree`'s entry (i64). */
+static uint32_t tree_field(const RepMasks *s, LBuilder *b, uint32_t tree, int64_t k)
+{
+	uint32_t at = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, TREE_FIELDS), LIR_NONE);
+	at = lir_emit(b, LOP_ADD, LTYPE_I64, at, lir_const_int(b, LTYPE_I64, k), LIR_NONE);
+	return lir_emit(b, LOP_LOAD, LTYPE_I32, s->trees, at, LIR_NONE);
+}
+
+uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree)
+{
+	if (s->all)
+		return lir_const_int(b, LTYPE_I1, 1);
+	return lir_cmp(b, LOP_ICMP, LCMP_NE, tree_field(s, b, tree, 5), lir_const_int(b, LTYPE_I32, 0));
+}
+
+/* i32 of field k of split record i (i64), splat over n lanes where n > 1. */
+static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t k, uint8_t n)
+{
+	uint32_t at = lir_emit(b, LOP_MUL, LTYPE_I64, i, lir_const_int(b, LTYPE_I64, SPLIT_FIELDS), LIR_NONE), v;
+	at = lir_emit(b, LOP_ADD, LTYPE_I64, at, lir_const_int(b, LTYPE_I64, k), LIR_NONE);
+	v = lir_emit(b, LOP_LOAD, LTYPE_I32, s->splits, at, LIR_NONE);
+	return n > 1 ? lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, v, LIR_NONE, LIR_NONE) : v;
+}
+
+/* i1 per lane: where the rows of category keys c (i32 lanes) go right at IN split i, whose set starts at `offset`. */
+static uint32_t category_right(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
+                               uint32_t offset, uint8_t n)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), right, nan;
+	word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
+	word = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, n, layout->sets, offset, word);
+	shift = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, c, rep_vector_const(b, n, 31), LIR_NONE);
+	bit = lir_emit_vector(b, LOP_SHL, LTYPE_I32, n, rep_vector_const(b, n, 1), shift, LIR_NONE);
+	bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, word, bit, LIR_NONE);
+	right = lir_cmp(b, LOP_ICMP, LCMP_EQ, bit, zero);
+	nan = lir_cmp(b, LOP_ICMP, LCMP_NE, c, split_field(s, b, i, 3, n)); /* not the category that goes left as NaN */
+	return lir_emit_vector(b, LOP_AND, LTYPE_I1, n, right, nan, LIR_NONE);
+}
+
+uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
+                        uint32_t tile, uint32_t nan_tile)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	uint8_t n = (uint8_t)lanes;
+	uint32_t zero = lir_const_int(b, LTYPE_I64, 0), cell, candidates, lowest, exponent, leaf0;
+	bool t_below;
+	numeric_form(layout, &t_below);
+	cell = lir_local_array(b, LTYPE_I32, lanes, LSPACE_PRIVATE);
+	b->fn->insts[cell].lanes = n;
+	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, rep_vector_const(b, lanes, -1));
+	for (int64_t g = 0; g < GROUPS; g++) {
+		uint32_t first, end, i, both, element, key, x, right, keep, old, kept;
+		if ((g == GROUP_NAN_KEYS && !layout->mask_nan_keys) || (g == GROUP_SETS && !layout->category_keys))
+			continue;
+		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, g));
+		end = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, g + 1));
+		i = lir_begin(b, LOP_FOR, first, end, lir_const_int(b, LTYPE_I64, 1));
+		both = lir_emit(b, LOP_MUL, LTYPE_I64, i, lir_const_int(b, LTYPE_I64, SPLIT_FIELDS / 2), LIR_NONE);
+		both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->splits, both, LIR_NONE); /* the element in its low half */
+		element = lir_cast(b, LCAST_TRUNC, LTYPE_I32, both);
+		element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, element);
+		key = rep_high_key(b, both);
+		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, g == GROUP_NAN_KEYS ? nan_tile : tile, element, LIR_NONE);
+		if (g == GROUP_SETS) {
+			right = category_right(layout, s, b, i, x, lir_cast(b, LCAST_ZEXT, LTYPE_I64, key), n);
+		} else {
+			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
+			right = t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, key, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, key);
+		}
+		keep = split_field(s, b, i, 2, n);
+		old = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
+		kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
+		kept = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old);
+		lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, kept);
+		lir_end(b);
+	}
+	candidates = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
+	/* The lowest candidate j by the exponent of the float of its bit alone (exact; the sign's bit off for j = 31). */
+	lowest = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, rep_vector_const(b, lanes, 0), candidates, LIR_NONE);
+	lowest = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, candidates, lowest, LIR_NONE);
+	exponent = lir_cast(b, LCAST_SITOFP, LTYPE_F32, lowest);
+	exponent = lir_cast(b, LCAST_BITCAST, LTYPE_I32, exponent);
+	exponent = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, exponent, rep_vector_const(b, lanes, 23), LIR_NONE);
+	exponent = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, exponent, rep_vector_const(b, lanes, 0xff), LIR_NONE);
+	exponent = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, exponent, rep_vector_const(b, lanes, 127), LIR_NONE);
+	leaf0 = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, 4));
+	return lir_emit_vector(b, LOP_GATHER, layout->leaf_type, n, s->leaves, leaf0, exponent);
+}
