@@ -56,7 +56,8 @@ TEST_VALUES = 1_000_000  # models with many outputs get fewer test rows: at most
 CATEGORIES = (3, 12, 60, 300)  # the categorical columns of a "+cat" layout: how many categories each has
 
 # name: (estimator, parameters other than defaults, layout, training rows, task, classes or targets, why)
-# layout: a models.SHAPES name (its features' kinds), "+cat": with categorical columns and missing values.
+# layout: a models.SHAPES name (its features' kinds), "+cat": with categorical columns and missing values, "+nan":
+# with missing values.
 CORPUS = {
     "lgb-binary-cat": ("lightgbm.LGBMClassifier", {}, "airline+cat", 50000, "binary", 2,
                        "LightGBM defaults (31 leaves, 100 rounds) with pandas categories and NaNs: set splits, missing routes"),
@@ -64,6 +65,8 @@ CORPUS = {
                     "500 rounds with pandas categories: more category sets than compiling every tree pays for"),
     "lgb-reg-500": ("lightgbm.LGBMRegressor", {"n_estimators": 500}, "year", 50000, "regression", 1,
                     "500 rounds of LightGBM's leaf-wise 31-leaf trees: many unbalanced trees"),
+    "lgb-nan-500": ("lightgbm.LGBMRegressor", {"n_estimators": 500}, "year+nan", 50000, "regression", 1,
+                    "500 rounds of LightGBM's defaults on rows with missing values: NaN sent either way"),
     "lgb-leaves255": ("lightgbm.LGBMClassifier", {"num_leaves": 255}, "higgs", 50000, "binary", 2,
                       "num_leaves=255, the usual first change: deep, unbalanced trees (no depth limit)"),
     "lgb-10class": ("lightgbm.LGBMClassifier", {}, "letters", 30000, "multiclass", 10,
@@ -127,6 +130,12 @@ def make_rows(np, entry, n, seed, missing=True):
     layout = entry[2]
     shape = layout.split("+")[0]
     X = models.make_rows(np, shape, n, seed)
+    if layout.endswith("+nan"):  # missing values in a third of the columns, 5% of each
+        if missing:
+            holes = np.arange(0, X.shape[1], 3)
+            rng = np.random.default_rng([seed, 13])
+            X[:, holes] = np.where(rng.random((n, len(holes))) < 0.05, np.nan, X[:, holes])
+        return X, []
     if not layout.endswith("+cat"):
         return X, []
     # Categorical columns (a few frequent categories, a long tail) as integer codes 0..k-1, and missing
