@@ -158,7 +158,7 @@ static bool missing_by_compare(uint8_t compares, uint8_t rules)
 	return one_compare && compares & lower_nan_deciding_forms(rules == 1u << REP_MISSING_LEFT);
 }
 
-/* The key of NaN: 0's where rows' NaN reads as 0; below every other key, or above them where the compare sends NaN the rule's way from there (> and <=). */
+/* Above every other key where the compare sends NaN the rule's way from there (> and <=). */
 uint32_t rep_nan_key(const RepLayout *layout)
 {
 	if (layout->nan_reads_zero)
@@ -415,7 +415,8 @@ bool rep_float_thresholds(const HForest *f, const RepLayout *layout)
 
 bool rep_keys_stay(const RepLayout *layout)
 {
-	return one_carry_form(layout) && bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero);
+	return one_carry_form(layout) &&
+	       ((bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero)) || layout->nan_flips);
 }
 
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
@@ -591,18 +592,14 @@ uint32_t rep_missing_right(const RepLayout *layout, LBuilder *b, const RepNode *
 			die("rep: a step of keys whose NaN reads as 0 asks for a missing rule");
 		return lir_const_int(b, LTYPE_I1, !(layout->missing_rules & 1u << REP_MISSING_LEFT));
 	}
-	/*
-	 * Elsewhere the bit is read even where the whole forest sends missing values one way:
-	 * with a constant here LLVM 16 folds a float walk's two tests into one unordered
-	 * compare, and the walk came out 25% slower on higgs (1.88 against 1.50 us for one row).
-	 */
+	/* Read even where the forest has one rule: with a constant, LLVM 16 folds a float walk's two tests into a slower one. */
 	return not1(b, word_bits_set(b, n, 1u << REP_WORD_MISSING_SHIFT));
 }
 
 bool rep_keys_decide(const RepLayout *layout, const RepRow *row)
 {
 	return one_carry_form(layout) && (row->type == LTYPE_I64 || row->type == LTYPE_I32) &&
-	       (row->complete || layout->missing_by_compare || layout->nan_reads_zero);
+	       (row->complete || layout->missing_by_compare || layout->nan_reads_zero || layout->nan_flips);
 }
 
 uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t)
@@ -628,12 +625,20 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 	if (leaf_stays && n->is_leaf != LIR_NONE) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
 	x = lir_emit(b, LOP_LOAD, row->type, row->base, rep_row_at(b, row, feature, false), LIR_NONE);
+	if (keys && layout->nan_flips) { /* the key less the word's flip (RepLayout.nan_flips), one instruction a statement */
+		uint32_t shift = lir_const_int(b, LTYPE_I32, REP_WORD_MISSING_SHIFT), one = lir_const_int(b, LTYPE_I32, 1), flip;
+		uint32_t high = whole ? lir_const_int(b, LTYPE_I64, 32) : LIR_NONE;
+		flip = lir_emit(b, LOP_ASHR, LTYPE_I32, n->word, shift, LIR_NONE);
+		flip = lir_emit(b, LOP_AND, LTYPE_I32, flip, one, LIR_NONE);
+		flip = whole ? lir_emit(b, LOP_SHL, LTYPE_I64, lir_cast(b, LCAST_ZEXT, LTYPE_I64, flip), high, LIR_NONE) : flip;
+		x = lir_emit(b, LOP_SUB, row->type, x, flip, LIR_NONE);
+	}
 	if (keys) /* the node's threshold is its key (the representation's key copy) */
 		t_key = n->threshold;
 	else if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	d = compare_decision(layout, b, n, x, t_key, nan_free);
-	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero)
+	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero || (keys && layout->nan_flips))
 		return d;
 	missing = is_missing(layout, b, n, whole ? rep_high_key(b, x) : x, keys);
 	right = rep_right(b, d);

@@ -176,6 +176,15 @@ typedef struct RepLayout {
 	 * 9.05 -> 8.83). With AVX2's 16 registers they are spilled, and cost more as loads.
 	 */
 	bool top_masks;
+	/*
+	 * The splits send NaN either way, and every key walk's step decides by its compare
+	 * alone: a split whose compare would send NaN's key (REP_KEY_MISSING, below all) the
+	 * other way has the missing bit of its key word set as a flip and its key less one,
+	 * and a step compares the row's key less its flip, NaN's then wrapping to the
+	 * greatest (which decides every other key as before). Set by the sparse layout's
+	 * lay_out where it keeps keys; its key words keep feature and flip.
+	 */
+	bool nan_flips;
 } RepLayout;
 
 /*
@@ -413,6 +422,12 @@ typedef struct RepMasks {
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s);
 /* The buffers' addresses (begin_function). */
 void rep_masks_begin(RepMasks *s, LBuilder *b);
+/*
+ * Whether layout's splits but IN compare keys with one carry form (or there are none):
+ * *t_below where the split's key is the lesser side of "goes right" (< and <=), else the
+ * row's (> and >=).
+ */
+bool rep_key_form(const RepLayout *layout, bool *t_below);
 /* The tile_apply and walk_tile hooks' work. */
 uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree);
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,

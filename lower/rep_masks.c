@@ -43,11 +43,7 @@
 /* Split groups, in the order of their loops. */
 enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_SETS, GROUPS };
 
-/*
- * Whether the splits but IN compare keys with one carry form: *t_below where the split's
- * key is the lesser side of "goes right" (< and <=: t < x), else x < t (> and >=).
- */
-static bool numeric_form(const RepLayout *layout, bool *t_below)
+bool rep_key_form(const RepLayout *layout, bool *t_below)
 {
 	uint8_t compares = layout->compares & (uint8_t)~(1u << HCMP_IN);
 	*t_below = compares == 1u << HCMP_LT || compares == 1u << HCMP_LE;
@@ -65,7 +61,7 @@ static uint32_t threshold_key(const RepLayout *layout, float t)
 	return rep_key(t) + (compares == 1u << HCMP_GT) - (compares == 1u << HCMP_LT);
 }
 
-/* Whether a row of key x goes right at a split of key t (numeric_form's decision, on constants). */
+/* Whether a row of key x goes right at a split of key t (rep_key_form's decision, on constants). */
 static bool key_right(bool t_below, uint32_t x, uint32_t t) { return t_below ? t < x : x < t; }
 
 /* Where NaN goes at split n: right, where its rows' NaN reads as 0 where 0 goes. */
@@ -86,7 +82,7 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 	uint32_t top = 0, first = *count, *record_of = stack + f->trees[t].num_nodes, nan = rep_nan_key(layout);
 	uint32_t nan_category = 32 * (layout->set_stride - 1) + 1; /* NaN's (rep_emit_category_key) */
 	bool t_below;
-	numeric_form(layout, &t_below);
+	rep_key_form(layout, &t_below);
 	/* Depth first, left side first: a split is pushed again with a flag once its left side is numbered. */
 	stack[top++] = 0;
 	while (top) {
@@ -150,7 +146,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	bool t_below;
 	s->tree_buffer = s->split_buffer = s->leaf_buffer = LIR_NONE;
 	layout->mask_nan_keys = false;
-	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !numeric_form(layout, &t_below) ||
+	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !rep_key_form(layout, &t_below) ||
 	    (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) {
 		layout->leaf_masks = false;
 		return;
@@ -270,7 +266,7 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 	uint8_t n = (uint8_t)lanes;
 	uint32_t zero = lir_const_int(b, LTYPE_I64, 0), cell, candidates, lowest, exponent, leaf0;
 	bool t_below;
-	numeric_form(layout, &t_below);
+	rep_key_form(layout, &t_below);
 	cell = lir_local_array(b, LTYPE_I32, lanes, LSPACE_PRIVATE);
 	b->fn->insts[cell].lanes = n;
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, rep_vector_const(b, lanes, -1));

@@ -79,6 +79,32 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 	return next;
 }
 
+/* Whether the splits send NaN either way, none reading it as 0, with one comparison but IN (RepLayout.nan_flips). */
+static bool flips_fit(const RepLayout *layout)
+{
+	bool t_below;
+	return layout->missing_rules == (1u << REP_MISSING_LEFT | 1u << REP_MISSING_RIGHT) && !layout->nan_reads_zero &&
+	       !(layout->compares & 1u << HCMP_IN) && layout->compares && rep_key_form(layout, &t_below);
+}
+
+/* The key copy's records (rep_key_records), with RepLayout.nan_flips's flips where it is set. */
+static int32_t *key_records(const RepLayout *layout, const int32_t *words, const float *values, uint64_t n)
+{
+	int32_t *records = rep_key_records(layout, words, values, n);
+	uint32_t missing = REP_WORD_MISSING_MASK << REP_WORD_MISSING_SHIFT;
+	bool t_below;
+	rep_key_form(layout, &t_below);
+	for (uint64_t i = 0; layout->nan_flips && i < n; i++) {
+		/* REP_KEY_MISSING goes left where the split's key is the lesser side (t_below), right elsewhere */
+		bool flip = ((uint32_t)words[i] >> REP_WORD_MISSING_SHIFT & 1) != t_below;
+		if (words[i] == -1) /* a leaf */
+			continue;
+		records[2 * i] = (int32_t)(((uint32_t)records[2 * i] & ~missing) | (uint32_t)flip << REP_WORD_MISSING_SHIFT);
+		records[2 * i + 1] -= flip;
+	}
+	return records;
+}
+
 static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	LType type;
@@ -101,6 +127,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	layout->top_levels = 0;
 	layout->blocks = layout->tile_words = false;
 	layout->keys = layout->keys && rep_keys_fit(layout);
+	layout->nan_flips = layout->keys && flips_fit(layout);
 	layout->leaves_stay = layout->keys && rep_keys_stay(layout); /* (store_tree) */
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		total += f->trees[t].num_nodes; /* an upper bound: unreachable nodes are dropped */
@@ -128,7 +155,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	s = xcalloc(1, sizeof *s);
 	s->key_buffer = s->leaf_buffer = LIR_NONE;
 	if (layout->keys)
-		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, rep_key_records(layout, words, values, total));
+		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, key_records(layout, words, values, total));
 	if (leaves)
 		s->leaf_buffer = lir_buffer_add(m, "sparse.leaves", LTYPE_F64, total, leaves);
 	s->word_buffer = lir_buffer_add(m, "sparse.words", LTYPE_I32, total, words);

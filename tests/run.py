@@ -735,6 +735,21 @@ def cli_tests(s):
         gathers = [line.strip() for line in text.splitlines() if "gather" in line]
         ok = p.returncode == 0 and masks == bool(compare) and compares == bool(compare) and not gathers
         s.record("cli", name, ok, p.stderr.strip() or f"masks {masks}, compares of 16 keys {compares}, gathers {gathers[:2]}")
+    # Splits that send NaN either way, walked as keys in the sparse layout: each step's compare decides NaN by the
+    # flip in its key word (RepLayout.nan_flips) and leaves stay, for lone rows, 7 rows a call (no full tile of 16:
+    # walks node by node) and all rows at once (leaf masks), each against LightGBM's margins.
+    leafwise_nan = os.path.join(MODELS, "lightgbm", "leafwise_nan")
+    if any(s.wanted("cli", f"nan_flips_{batch}") for batch in ("1", "7", "0")):
+        so = s.path("cli-nan-flips.so")
+        p = s.run("compile", leafwise_nan + ".txt", "--representation", "sparse", "-o", so)
+        for batch in ("1", "7", "0"):
+            out = s.path(f"cli-nan-flips-{batch}.csv")
+            q = s.run("predict", so, "--input", leafwise_nan + ".rows.csv", "--output", out, "--margin",
+                      *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
+            if q.returncode != 0:
+                s.record("cli", f"nan_flips_{batch}", False, q.stderr.strip())
+            else:
+                judge(s, "cli", f"nan_flips_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
     # And they predict as the walks step by step do, with AVX-512 and with AVX2 (its tops in pairs of 256-bit
     # vectors), where this CPU has them: higgs' 2000 rows against XGBoost, in one call (blocks of 256 rows, tiles of
     # 8 trees) and 100 rows a call (a last group of 4).

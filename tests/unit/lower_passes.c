@@ -917,10 +917,30 @@ static uint32_t sparse_leaf_records(const LModule *l, bool stay)
 }
 
 /*
+ * The splits whose key record holds a flip (RepLayout.nan_flips), 0 where one does wrong:
+ * under < splits (NaN's key below all goes left) those that send NaN right, their key
+ * less one; the words of the float walks keep their missing rule.
+ */
+static uint32_t sparse_flips(const LModule *l)
+{
+	const int32_t *keys = buffer_data(l, "sparse.keys"), *words = buffer_data(l, "sparse.words");
+	const float *values = buffer_data(l, "sparse.values");
+	uint32_t flips = 0, bad = 0;
+	for (uint64_t i = 0; keys && words && values && i < buffer_elements(l, "sparse.words"); i++) {
+		bool flip = (uint32_t)keys[2 * i] >> REP_WORD_MISSING_SHIFT & 1, right = !((uint32_t)words[i] >> REP_WORD_MISSING_SHIFT & 1);
+		if (words[i] == -1)
+			continue;
+		flips += flip;
+		bad += flip != right || (uint32_t)keys[2 * i + 1] != rep_key(values[i]) - 1 - flip;
+	}
+	return bad ? 0 : flips;
+}
+
+/*
  * The sparse layout keeps a key copy of its nodes (a record of two i32 a slot) where the
  * walks read rows' keys, and float thresholds with double leaves in a buffer of their
  * own. Rows too wide for keys on the stack read no key copy. Leaves stay where every
- * step decides NaN by its compare (sparse_leaf_records).
+ * step decides NaN by its compare, flips included (sparse_leaf_records, sparse_flips).
  */
 static void test_sparse_keys(void)
 {
@@ -942,10 +962,11 @@ static void test_sparse_keys(void)
 		l = lower_mir_to_lir(left, "sparse", &e);
 		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
 		lir_module_free(l);
-		for (uint32_t i = 0; i < k->num_nodes; i += 2) /* NaN going either way: no one form decides it */
+		for (uint32_t i = 0; i < k->num_nodes; i += 2) /* NaN going either way: flips in the key words decide it */
 			k->nodes[i].default_left = false;
 		l = lower_mir_to_lir(left, "sparse", &e);
-		CHECK(sparse_leaf_records(l, false) == (16u << COMPLETE_DEPTH) - 15);
+		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
+		CHECK(sparse_flips(l) > 0);
 		lir_module_free(l);
 	}
 	if (n) {
