@@ -100,7 +100,7 @@ static int32_t *key_records(const RepLayout *layout, const int32_t *words, const
 		if (words[i] == -1) /* a leaf */
 			continue;
 		records[2 * i] = (int32_t)(((uint32_t)records[2 * i] & ~missing) | (uint32_t)flip << REP_WORD_MISSING_SHIFT);
-		records[2 * i + 1] -= flip;
+		records[2 * i + 1] = (int32_t)((uint32_t)records[2 * i + 1] - flip); /* keys are unsigned */
 	}
 	return records;
 }
