@@ -604,8 +604,9 @@ bool rep_keys_decide(const RepLayout *layout, const RepRow *row)
 
 uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t)
 {
-	/* compare_decision's carry form on keys alone: a record compared whole decides as its key does, ties by the row key's low half. */
-	return one_carry_form(layout)->t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
+	bool t_below; /* compare_decision's carry form on keys alone: a record compared whole decides as its key does */
+	rep_key_form(layout, &t_below); /* (ties by the row key's low half) */
+	return t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
 }
 
 /* The i1 that holds where d sends the row right. */

@@ -284,7 +284,7 @@ uint32_t rep_tile_word(const RepLayout *layout, uint32_t word);
  * one carry form, and no missing value to test): rep_keys_go_right then decides as it.
  */
 bool rep_keys_decide(const RepLayout *layout, const RepRow *row);
-/* i1 (lanewise where x and t are vectors): where a row of key x goes right at a split of key t (i32), where rep_keys_decide. */
+/* i1 (lanewise where x and t are vectors): where a row of key x goes right at a split of key t (i32), by rep_key_form. */
 uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t);
 
 /* How a GPU copy is shared out: begin(ctx, n) opens a loop over [0, n) (i64) whose iterations the threads copying share; lir_end closes it. */
@@ -428,6 +428,13 @@ void rep_masks_begin(RepMasks *s, LBuilder *b);
  * row's (> and >=).
  */
 bool rep_key_form(const RepLayout *layout, bool *t_below);
+/*
+ * The nodes of tree t that a walk reaches, depth first, left before right, into order
+ * (2 x leaves - 1 of them); into first, each of them its first leaf in that order among
+ * the tree's leaves (both arrays of the tree's size; first is scratch for the rest).
+ * Returns the tree's leaves. (lower/rep_code.c)
+ */
+uint32_t rep_depth_first(const HForest *f, uint32_t t, uint32_t *order, uint32_t *first);
 /* The tile_apply and walk_tile hooks' work. */
 uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree);
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,

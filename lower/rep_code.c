@@ -68,12 +68,7 @@ typedef struct CodeState {
 	RepRow row;
 } CodeState;
 
-/*
- * The nodes of tree t in depth-first order, left before right, into order; into first,
- * each node's first leaf in that order among the tree's leaves (both of the tree's
- * size). Returns the tree's leaves.
- */
-static uint32_t depth_first(const HForest *f, uint32_t t, uint32_t *order, uint32_t *first)
+uint32_t rep_depth_first(const HForest *f, uint32_t t, uint32_t *order, uint32_t *first)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t top = 0, n = 0, leaves = 0, *stack = first; /* first is the stack until the end */
@@ -114,7 +109,7 @@ static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeS
 		if (s->first_leaf[t] < 0)
 			continue;
 		first = order + size;
-		depth_first(f, t, order, first);
+		rep_depth_first(f, t, order, first);
 		for (uint32_t i = 0; i < size; i++)
 			if (nodes[order[i]].feature == HIR_LEAF)
 				rep_store_value(values, layout->leaf_type, (uint64_t)s->first_leaf[t] + first[order[i]],
@@ -432,7 +427,7 @@ static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, c
 	nodes = hir_tree_nodes(f, t);
 	size = f->trees[t].num_nodes;
 	first = order + size;
-	leaves = depth_first(f, t, order, first);
+	leaves = rep_depth_first(f, t, order, first);
 	/*
 	 * Masks of 32 bits where the leaves fit, under double compares too: selecting i32
 	 * lanes by a double compare repacks its answers, and costs less than i64 lanes,

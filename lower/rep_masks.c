@@ -72,57 +72,49 @@ static bool nan_right(const RepLayout *layout, bool t_below, const HNode *n, uin
 
 /*
  * Tree t's split records into `records` (at most the tree's nodes), groups[i] record i's
- * group, and its leaves' values into leaves from *count on. False where a split fits
- * no group. `stack` is scratch of twice the tree's nodes.
+ * group, and its leaves' values into leaves from *count on, in rep_depth_first's order.
+ * False where a split fits no group. `order` is scratch of twice the tree's nodes.
  */
 static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, double *leaves, uint32_t *count,
-                        int32_t *records, uint8_t *groups, uint32_t *num, uint32_t *stack)
+                        int32_t *records, uint8_t *groups, uint32_t *num, uint32_t *order)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
-	uint32_t top = 0, first = *count, *record_of = stack + f->trees[t].num_nodes, nan = rep_nan_key(layout);
-	uint32_t nan_category = 32 * (layout->set_stride - 1) + 1; /* NaN's (rep_emit_category_key) */
+	uint32_t *first = order + f->trees[t].num_nodes, tree_leaves = rep_depth_first(f, t, order, first);
+	uint32_t nan = rep_nan_key(layout), nan_category = 32 * (layout->set_stride - 1) + 1; /* NaN's (rep_emit_category_key) */
 	bool t_below;
 	rep_key_form(layout, &t_below);
-	/* Depth first, left side first: a split is pushed again with a flag once its left side is numbered. */
-	stack[top++] = 0;
-	while (top) {
-		uint32_t id = stack[--top] & INT32_MAX, after_left = stack[top] >> 31;
-		const HNode *n = &nodes[id];
-		int32_t *record;
+	for (uint32_t i = 0; i < 2 * tree_leaves - 1; i++) {
+		const HNode *n = &nodes[order[i]];
+		int32_t *record = records + SPLIT_FIELDS * *num;
+		uint32_t key, lo, hi;
+		bool right;
 		if (n->feature == HIR_LEAF) {
-			leaves[(*count)++] = rep_slot_value(layout, f, n);
-		} else if (!after_left) {
-			float value = (float)rep_slot_value(layout, f, n); /* a threshold, or an IN split's set offset */
-			uint32_t key = n->compare == HCMP_IN ? (uint32_t)value : threshold_key(layout, value);
-			bool right = nan_right(layout, t_below, n, key);
-			record_of[id] = *num;
-			record = records + SPLIT_FIELDS * (*num)++;
-			record[0] = (int32_t)((uint32_t)n->feature * layout->key_lanes);
-			record[1] = (int32_t)key;
-			record[2] = (int32_t)(*count - first); /* the left subtree's first leaf, until its last is known */
-			record[3] = 0;
-			if (n->compare == HCMP_IN) {
-				groups[record_of[id]] = GROUP_SETS;
-				record[3] = right || layout->nan_reads_zero ? -1 : (int32_t)nan_category; /* NaN's category goes left */
-			} else if (key_right(t_below, nan, key) == right) {
-				groups[record_of[id]] = GROUP_KEYS;
-			} else if (key_right(t_below, nan - 1, key - 1) == right) {
-				groups[record_of[id]] = GROUP_NAN_KEYS;
-				record[1] = (int32_t)(key - 1);
-			} else {
-				return false;
-			}
-			stack[top++] = id | 1u << 31;
-			stack[top++] = n->left;
-		} else {
-			/* The left subtree's leaves: from its first up to here. */
-			uint32_t lo, hi = *count - first;
-			record = records + SPLIT_FIELDS * (uint64_t)record_of[id];
-			lo = (uint32_t)record[2];
-			record[2] = (int32_t)~(uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
-			stack[top++] = n->right;
+			leaves[*count + first[order[i]]] = rep_slot_value(layout, f, n);
+			continue;
 		}
+		/* the key of a threshold, or an IN split's set offset; the left subtree's leaves: up to the right one's first */
+		key = n->compare == HCMP_IN ? (uint32_t)rep_slot_value(layout, f, n) : threshold_key(layout, (float)rep_slot_value(layout, f, n));
+		right = nan_right(layout, t_below, n, key);
+		lo = first[n->left];
+		hi = first[n->right];
+		record[0] = (int32_t)((uint32_t)n->feature * layout->key_lanes);
+		record[1] = (int32_t)key;
+		record[2] = (int32_t)~(uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
+		record[3] = 0;
+		if (n->compare == HCMP_IN) {
+			groups[*num] = GROUP_SETS;
+			record[3] = right || layout->nan_reads_zero ? -1 : (int32_t)nan_category; /* NaN's category goes left */
+		} else if (key_right(t_below, nan, key) == right) {
+			groups[*num] = GROUP_KEYS;
+		} else if (key_right(t_below, nan - 1, key - 1) == right) {
+			groups[*num] = GROUP_NAN_KEYS;
+			record[1] = (int32_t)(key - 1);
+		} else {
+			return false;
+		}
+		(*num)++;
 	}
+	*count += tree_leaves;
 	return true;
 }
 
@@ -139,7 +131,7 @@ static bool few_leaves(const HForest *f, uint32_t t)
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s)
 {
 	uint64_t num_splits = 0, max_nodes = 1;
-	uint32_t count = 0, *stack, fitting = 0;
+	uint32_t count = 0, *order, fitting = 0;
 	int32_t *trees, *splits, *records;
 	uint8_t *groups;
 	double *leaves;
@@ -164,13 +156,13 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	records = xmalloc(SPLIT_FIELDS * max_nodes * sizeof *records);
 	groups = xmalloc(max_nodes);
 	leaves = xcalloc(count ? count : 1, sizeof *leaves);
-	stack = xmalloc(2 * max_nodes * sizeof *stack);
+	order = xmalloc(2 * max_nodes * sizeof *order);
 	num_splits = 0;
 	count = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		int32_t *entry = trees + (size_t)t * TREE_FIELDS;
 		uint32_t leaf0 = count, num = 0;
-		if (!few_leaves(f, t) || !number_tree(f, layout, t, leaves, &count, records, groups, &num, stack)) {
+		if (!few_leaves(f, t) || !number_tree(f, layout, t, leaves, &count, records, groups, &num, order)) {
 			count = leaf0;
 			continue;
 		}
@@ -187,7 +179,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 		entry[5] = 1;
 		fitting++;
 	}
-	free(stack);
+	free(order);
 	free(records);
 	free(groups);
 	if (!fitting) {
@@ -265,8 +257,6 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint8_t n = (uint8_t)lanes;
 	uint32_t zero = lir_const_int(b, LTYPE_I64, 0), cell, candidates, lowest, exponent, leaf0;
-	bool t_below;
-	rep_key_form(layout, &t_below);
 	cell = lir_local_array(b, LTYPE_I32, lanes, LSPACE_PRIVATE);
 	b->fn->insts[cell].lanes = n;
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, rep_vector_const(b, lanes, -1));
@@ -287,7 +277,7 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 			right = category_right(layout, s, b, i, x, lir_cast(b, LCAST_ZEXT, LTYPE_I64, key), n);
 		} else {
 			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
-			right = t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, key, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, key);
+			right = rep_keys_go_right(layout, b, x, key);
 		}
 		keep = split_field(s, b, i, 2, n);
 		old = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
