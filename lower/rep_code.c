@@ -105,12 +105,12 @@ static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeS
 	values = xcalloc(count ? count : 1, lir_type_size(layout->leaf_type));
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		const HNode *nodes = hir_tree_nodes(f, t);
-		uint32_t size = f->trees[t].num_nodes;
+		uint32_t size = f->trees[t].num_nodes, reached;
 		if (s->first_leaf[t] < 0)
 			continue;
 		first = order + size;
-		rep_depth_first(f, t, order, first);
-		for (uint32_t i = 0; i < size; i++)
+		reached = 2 * rep_depth_first(f, t, order, first) - 1;
+		for (uint32_t i = 0; i < reached; i++)
 			if (nodes[order[i]].feature == HIR_LEAF)
 				rep_store_value(values, layout->leaf_type, (uint64_t)s->first_leaf[t] + first[order[i]],
 				                rep_slot_value(layout, f, &nodes[order[i]]));
@@ -435,7 +435,7 @@ static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, c
 	 */
 	mask_type = leaves <= 32 ? LTYPE_I32 : LTYPE_I64;
 	mask = rep_splat(b, mask_type, lanes, -1, 0.0);
-	for (uint32_t i = 0; i < size; i++) {
+	for (uint32_t i = 0; i < 2 * leaves - 1; i++) { /* the nodes reached (order holds no others) */
 		const HNode *n = &nodes[order[i]];
 		uint64_t from, to, left;
 		uint32_t x, right, cleared;

@@ -105,6 +105,51 @@ static void test_forest_sets(const char *dir)
 }
 
 /*
+ * Nodes no walk reaches (the forest API takes them): tree 1's nodes 3 and 4 would send
+ * rows of -5 < x <= 0 right, away from leaf 10, were they walked. Compiled as code with
+ * 8 rows side by side in vectors (lower/rep_code.c: every split a tree reaches, after
+ * tree 0's larger walk), and as the default.
+ */
+static void test_forest_unreached(const char *dir)
+{
+	GroveForestOptions fo = {.num_features = 1, .num_outputs = 1};
+	long long left0[] = {1, 3, 5, -1, -1, -1, -1}, right0[] = {2, 4, 6, -1, -1, -1, -1}, feature[] = {0, 0, 0, 0, 0, 0, 0};
+	long long left1[] = {1, -1, -1, 1, 1}, right1[] = {2, -1, -1, 2, 2};
+	double threshold0[] = {0, -1, 1, 0, 0, 0, 0}, value0[] = {0, 0, 0, 1, 2, 3, 4};
+	double threshold1[] = {0, 0, 0, -5, -5}, value1[] = {0, 10, 20, 0, 0};
+	GroveTreeArrays t0 = {.num_nodes = 7, .left = left0, .right = right0, .feature = feature, .threshold = threshold0,
+	                      .value = value0};
+	GroveTreeArrays t1 = {.num_nodes = 5, .left = left1, .right = right1, .feature = feature, .threshold = threshold1,
+	                      .value = value1};
+	float rows[16], y[16];
+	const char *schedules[] = {"representation(code); tile(batch, b0, b1, 32); tile(b1, b2, b3, 8); interleave(b3); "
+	                           "reorder(b0, tree, b2, b3); specialize(tree); parallel(b0)",
+	                           NULL};
+	GroveError err;
+	GroveForest *forest = grove_forest_new(&fo, &err);
+	char out[96];
+	snprintf(out, sizeof out, "%s/unreached.so", dir);
+	CHECK(forest && grove_forest_add_tree(forest, &t0, &err) == GROVE_OK && grove_forest_add_tree(forest, &t1, &err) == GROVE_OK);
+	for (int i = 0; i < 16; i++)
+		rows[i] = -3.0f + 0.5f * (float)i; /* -3 .. 4.5 */
+	for (int k = 0; forest && k < 2; k++) {
+		GroveCompileOptions o;
+		GroveModel *m = NULL;
+		grove_compile_options_init(&o);
+		o.schedule = schedules[k];
+		CHECK(grove_compile_forest(forest, out, &o, &err) == GROVE_OK && grove_load(out, &m, &err) == GROVE_OK);
+		CHECK(m && grove_predict(m, rows, 16, 1, y, 16, 0, &err) == GROVE_OK);
+		for (int i = 0; m && i < 16; i++) {
+			float x = rows[i], want = (x <= 0 ? (x <= -1 ? 1.0f : 2.0f) : (x <= 1 ? 3.0f : 4.0f)) + (x <= 0 ? 10.0f : 20.0f);
+			CHECK(y[i] == want);
+		}
+		grove_free(m);
+		unlink(out);
+	}
+	grove_forest_free(forest);
+}
+
+/*
  * A forest built in memory: a stump and a tree of two levels over 4 features, averaged,
  * rows rounded to float32 (scikit-learn's rule: a double just above a threshold that
  * rounds to it goes left), predicted from floats and doubles; bad trees and options.
@@ -163,6 +208,7 @@ static void test_forest(const char *dir)
 	}
 	grove_forest_free(forest);
 	test_forest_sets(dir);
+	test_forest_unreached(dir);
 	fo.transform = "cube";
 	CHECK(!grove_forest_new(&fo, &err) && err.status == GROVE_ERROR_ARGUMENT && strstr(err.message, "cube"));
 	fo.transform = "softmax";
