@@ -232,6 +232,8 @@ static void print_inst(FILE *out, const LModule *m, const LFunc *fn, uint32_t id
 		fprintf(out, " %s %%%u[%%%u + %s ", type, in->a, in->b, value_type_name(operand_buf, fn, in->c));
 		print_value(out, fn, in->c);
 		fputc(']', out);
+		if (in->imm)
+			fprintf(out, " table %lld", (long long)in->imm);
 		break;
 	case LOP_BITS:
 		fprintf(out, " %s ", value_type_name(operand_buf, fn, in->a));

@@ -1690,7 +1690,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.layout.leaf_masks = l.layout.keys && m->vector_tops && l.rep->walk_tile && some_inst(m, m->body, takes_tops);
 	l.layout.key_lanes = l.layout.top_levels || l.layout.leaf_masks ? TOP_LANES : 0;
 	l.layout.tile_words = f->num_features > TILE_WORDS_MIN_FEATURES;
-	l.layout.top_masks = m->vector_tops == MTOPS_WIDE;
+	l.layout.vector_tops = m->vector_tops;
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {

@@ -12,6 +12,7 @@
 #define GROVE_LOWER_REP_H
 
 #include "ir/hir.h"
+#include "ir/mir.h"
 #include "ir/lir.h"
 
 /*
@@ -168,14 +169,16 @@ typedef struct RepLayout {
 	 */
 	bool mask_nan_keys;
 	/*
-	 * The lowering's, with top_levels: the CPU has vector registers to keep a top's masks
-	 * in across the loop around (AVX-512's 32), so top_nodes loads them from a buffer,
-	 * which the loop's invariant loads leave in registers. Constants would each be a load
+	 * The lowering's: how the CPU's vectors take 16 rows (MModule.vector_tops). With
+	 * top_levels and MTOPS_WIDE, the CPU has vector registers to keep a top's masks in
+	 * across the loop around (AVX-512's 32), so top_nodes loads them from a buffer, which
+	 * the loop's invariant loads leave in registers. Constants would each be a load
 	 * folded into their AND, 15 loads a top beside the walks' (one core of the Zen 4, 4096
 	 * rows, us a row: syn-higgs 0.265 -> 0.258, syn-airline 0.243 -> 0.237, syn-letters
 	 * 9.05 -> 8.83). With AVX2's 16 registers they are spilled, and cost more as loads.
+	 * It also sizes the tables of gathers (rep_table_words).
 	 */
-	bool top_masks;
+	MTops vector_tops;
 	/*
 	 * The splits send NaN either way, and every key walk's step decides by its compare
 	 * alone: a split whose compare would send NaN's key (REP_KEY_MISSING, below all) the
@@ -417,6 +420,7 @@ typedef struct RepMasks {
 	uint32_t tree_buffer, split_buffer, leaf_buffer; /* LIR_NONE: none (layout->leaf_masks cleared) */
 	uint32_t trees, splits, leaves;                  /* their addresses in the function being built */
 	bool all;                                        /* every tree fits */
+	bool wide_sets;                                  /* some IN split's set is wider than a table (rep_table_words) */
 } RepMasks;
 /* Lay out f's leaf masks into m where layout->leaf_masks, with the layout's keys; clears leaf_masks where no tree fits. */
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s);
@@ -490,6 +494,19 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
  * cleared.
  */
 void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit);
+/*
+ * The words of a GATHER's table (ir/lir.h) the CPU picks i32 lanes from at once
+ * (layout->vector_tops: AVX2 permutes 8, AVX-512 16); 0: none. Where it is not 0, the
+ * sets' buffer ends in REP_SET_TABLE_WORDS zero words, so that a table from any set's
+ * first word stays in it.
+ */
+uint32_t rep_table_words(const RepLayout *layout);
+#define REP_SET_TABLE_WORDS 16
+/*
+ * i32 lanes: the words of the set at `offset` (i64) of word index `index` (i32 lanes),
+ * from a table where `table` (every index below rep_table_words), else loaded lane by lane.
+ */
+uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, bool table);
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */
 uint32_t rep_category_of(const RepLayout *layout, LBuilder *b, uint32_t x, double end, uint32_t zero, uint32_t *c);
 /* i1: where x is missing, whether the row goes right at n. */

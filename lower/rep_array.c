@@ -92,7 +92,7 @@
 typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */
 	uint32_t top_buffer;     /* per tree, its top splits in level order from slot 1: feature and key (i32 each); LIR_NONE: none */
-	uint32_t mask_buffer;    /* RepLayout.top_masks: top_mask(levels, slot) at levels << ARRAY_TOP_LEVELS | slot; else LIR_NONE */
+	uint32_t mask_buffer;    /* RepLayout.vector_tops MTOPS_WIDE: top_mask(levels, slot) at levels << ARRAY_TOP_LEVELS | slot; else LIR_NONE */
 	uint32_t nodes, offsets, keys, tops, masks; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
@@ -219,7 +219,7 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 			tops[((size_t)t * per + slot - 1) * 2 + 1] = record[1];
 		}
 	s->top_buffer = lir_buffer_add(m, "array.tops", LTYPE_I32, (uint64_t)f->num_trees * per * 2, tops);
-	if (layout->top_masks) {
+	if (layout->vector_tops == MTOPS_WIDE) {
 		uint32_t count = (ARRAY_TOP_LEVELS + 1) << ARRAY_TOP_LEVELS;
 		int32_t *masks = xcalloc(count, sizeof *masks);
 		for (uint32_t levels = 2; levels <= layout->top_levels; levels++)
@@ -440,7 +440,7 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	s->copy = LIR_NONE;
 }
 
-/* top_mask(levels, slot) in `lanes` lanes, from the masks buffer (RepLayout.top_masks). */
+/* top_mask(levels, slot) in `lanes` lanes, from the masks buffer (RepLayout.vector_tops MTOPS_WIDE). */
 static uint32_t top_mask_loaded(LBuilder *b, const ArrayState *s, uint32_t levels, uint32_t slot, uint32_t lanes)
 {
 	uint32_t at = lir_const_int(b, LTYPE_I64, levels << ARRAY_TOP_LEVELS | slot);

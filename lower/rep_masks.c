@@ -11,19 +11,21 @@
  * with few leaves and long paths: those grown leaf-wise (LightGBM's 31 leaves, 6 to 20
  * deep), where walks node by node are chains of a dozen steps or more.
  *
- * The order of a tree's splits does not matter (the ANDs commute), so they come in three
+ * The order of a tree's splits does not matter (the ANDs commute), so they come in four
  * groups, each a loop of its own:
  *   - splits whose compare sends NaN's key in the tile (rep_nan_key) the split's way;
  *   - splits whose compare sends it the other way (NaN sent either way by the forest,
  *     its key REP_KEY_MISSING): they read a second tile of the same keys less one
  *     (RepLayout.mask_nan_keys), where NaN's key wraps to the greatest, against their
  *     key less one, which decides every other key as before and NaN the other way;
- *   - IN splits (RepLayout.category_keys, the key a category): the set's word for each
- *     row's category, gathered, and NaN's category sent left where the split says.
+ *   - IN splits (RepLayout.category_keys, the key a category) whose set's words fit a
+ *     table (rep_table_words): the word of each row's category picked from the set's
+ *     first words in one permute, and NaN's category sent left where the split says;
+ *   - the other IN splits: the same, each row's word loaded on its own.
  *
  * Per tree (i32 x 8): where each group's records start, the end of the last, its first
  * leaf in the leaf buffer, 1 where its rows walk so (at most REP_MASK_LEAVES leaves)
- * else 0, and 0, 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
+ * else 0, and 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
  * (feature x RepLayout.key_lanes); its key (threshold_key, less one in the second group),
  * or an IN split's set offset; the mask that keeps every leaf but its left subtree's;
  * and for an IN split the category that goes left as NaN (-1: none). Leaves: their
@@ -41,7 +43,10 @@
 #define SPLIT_FIELDS 4
 
 /* Split groups, in the order of their loops. */
-enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_SETS, GROUPS };
+enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_SETS, GROUP_WIDE_SETS, GROUPS };
+/* Fields of a tree's entry past the groups' starts and the last one's end. */
+enum { TREE_LEAF0 = GROUPS + 1, TREE_FITS };
+_Static_assert(TREE_FITS < TREE_FIELDS, "a tree's entry holds its fields");
 
 bool rep_key_form(const RepLayout *layout, bool *t_below)
 {
@@ -68,6 +73,16 @@ static bool key_right(bool t_below, uint32_t x, uint32_t t) { return t_below ? t
 static bool nan_right(const RepLayout *layout, bool t_below, const HNode *n, uint32_t t)
 {
 	return layout->nan_reads_zero ? key_right(t_below, rep_key(0.0f), t) : !n->default_left;
+}
+
+/* Whether set `set`'s words but its last zeros fit a table (rep_table_words). */
+static bool set_fits_table(const HForest *f, const RepLayout *layout, uint32_t set)
+{
+	const HSet *hs = &f->sets[set];
+	uint32_t words = hs->num_words;
+	while (words && !f->set_words[hs->first + words - 1])
+		words--;
+	return rep_table_words(layout) && words <= rep_table_words(layout);
 }
 
 /*
@@ -102,7 +117,7 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 		record[2] = (int32_t)~(uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
 		record[3] = 0;
 		if (n->compare == HCMP_IN) {
-			groups[*num] = GROUP_SETS;
+			groups[*num] = set_fits_table(f, layout, n->set) ? GROUP_SETS : GROUP_WIDE_SETS;
 			record[3] = right || layout->nan_reads_zero ? -1 : (int32_t)nan_category; /* NaN's category goes left */
 		} else if (key_right(t_below, nan, key) == right) {
 			groups[*num] = GROUP_KEYS;
@@ -137,7 +152,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	double *leaves;
 	bool t_below;
 	s->tree_buffer = s->split_buffer = s->leaf_buffer = LIR_NONE;
-	layout->mask_nan_keys = false;
+	layout->mask_nan_keys = s->wide_sets = false;
 	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !rep_key_form(layout, &t_below) ||
 	    (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) {
 		layout->leaf_masks = false;
@@ -173,10 +188,11 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 				if (groups[i] == g)
 					memcpy(splits + SPLIT_FIELDS * num_splits++, records + SPLIT_FIELDS * i, SPLIT_FIELDS * sizeof *records);
 			layout->mask_nan_keys |= g == GROUP_NAN_KEYS && (uint64_t)entry[g] < num_splits;
+			s->wide_sets |= g == GROUP_WIDE_SETS && (uint64_t)entry[g] < num_splits;
 		}
 		entry[GROUPS] = (int32_t)num_splits;
-		entry[4] = (int32_t)leaf0;
-		entry[5] = 1;
+		entry[TREE_LEAF0] = (int32_t)leaf0;
+		entry[TREE_FITS] = 1;
 		fitting++;
 	}
 	free(order);
@@ -223,7 +239,7 @@ uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree)
 {
 	if (s->all)
 		return lir_const_int(b, LTYPE_I1, 1);
-	return lir_cmp(b, LOP_ICMP, LCMP_NE, tree_field(s, b, tree, 5), lir_const_int(b, LTYPE_I32, 0));
+	return lir_cmp(b, LOP_ICMP, LCMP_NE, tree_field(s, b, tree, TREE_FITS), lir_const_int(b, LTYPE_I32, 0));
 }
 
 /* i32 of field k of split record i (i64), splat over n lanes where n > 1. */
@@ -235,20 +251,31 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
 	return n > 1 ? lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, v, LIR_NONE, LIR_NONE) : v;
 }
 
-/* i1 per lane: where the rows of category keys c (i32 lanes) go right at IN split i, whose set starts at `offset`. */
-static uint32_t category_right(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
-                               uint32_t offset, uint8_t n)
+/*
+ * i32 per lane: -1 where the rows of category keys c (i32 lanes) go left at IN split i, whose set starts at `offset`
+ * (their category's bit is set, or it is NaN's and NaN goes left), else 0; the set's words picked from a table where
+ * `table` (set_fits_table: categories past the table's are in no such set). A mask rather than i1 lanes, which
+ * x86's code generation would pack to bytes and back.
+ */
+static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
+                              uint32_t offset, uint8_t n, bool table)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), right, nan;
+	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
 	word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
-	word = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, n, layout->sets, offset, word);
+	if (table && layout->set_stride > rep_table_words(layout)) { /* c's word may lie past the table */
+		inside = lir_cmp(b, LOP_ICMP, LCMP_ULT, c, rep_vector_const(b, n, (int32_t)(32 * rep_table_words(layout))));
+		word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
+	}
+	word = rep_set_words(layout, b, n, offset, word, table);
 	shift = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, c, rep_vector_const(b, n, 31), LIR_NONE);
-	bit = lir_emit_vector(b, LOP_SHL, LTYPE_I32, n, rep_vector_const(b, n, 1), shift, LIR_NONE);
-	bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, word, bit, LIR_NONE);
-	right = lir_cmp(b, LOP_ICMP, LCMP_EQ, bit, zero);
-	nan = lir_cmp(b, LOP_ICMP, LCMP_NE, c, split_field(s, b, i, 3, n)); /* not the category that goes left as NaN */
-	return lir_emit_vector(b, LOP_AND, LTYPE_I1, n, right, nan, LIR_NONE);
+	bit = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, word, shift, LIR_NONE);
+	bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, bit, rep_vector_const(b, n, 1), LIR_NONE);
+	if (inside != LIR_NONE)
+		bit = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, bit, zero);
+	left = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, zero, bit, LIR_NONE);
+	nan = lir_cmp(b, LOP_ICMP, LCMP_EQ, c, split_field(s, b, i, 3, n)); /* the category that goes left as NaN */
+	return lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, nan, rep_vector_const(b, n, -1), left);
 }
 
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
@@ -261,28 +288,33 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 	b->fn->insts[cell].lanes = n;
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, rep_vector_const(b, lanes, -1));
 	for (int64_t g = 0; g < GROUPS; g++) {
-		uint32_t first, end, i, both, element, key, x, right, keep, old, kept;
-		if ((g == GROUP_NAN_KEYS && !layout->mask_nan_keys) || (g == GROUP_SETS && !layout->category_keys))
+		uint32_t first, end, i, element, key, x, right = LIR_NONE, left = LIR_NONE, keep, old, kept;
+		if ((g == GROUP_NAN_KEYS && !layout->mask_nan_keys) || (g == GROUP_SETS && !layout->category_keys) ||
+		    (g == GROUP_WIDE_SETS && !s->wide_sets))
 			continue;
 		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, g));
 		end = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, g + 1));
 		i = lir_begin(b, LOP_FOR, first, end, lir_const_int(b, LTYPE_I64, 1));
-		both = lir_emit(b, LOP_MUL, LTYPE_I64, i, lir_const_int(b, LTYPE_I64, SPLIT_FIELDS / 2), LIR_NONE);
-		both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->splits, both, LIR_NONE); /* the element in its low half */
-		element = lir_cast(b, LCAST_TRUNC, LTYPE_I32, both);
+		element = split_field(s, b, i, 0, 1);
 		element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, element);
-		key = rep_high_key(b, both);
+		key = split_field(s, b, i, 1, 1); /* (splat, a broadcast of it from memory) */
 		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, g == GROUP_NAN_KEYS ? nan_tile : tile, element, LIR_NONE);
-		if (g == GROUP_SETS) {
-			right = category_right(layout, s, b, i, x, lir_cast(b, LCAST_ZEXT, LTYPE_I64, key), n);
+		if (g == GROUP_SETS || g == GROUP_WIDE_SETS) {
+			key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
+			left = category_left(layout, s, b, i, x, key, n, g == GROUP_SETS);
 		} else {
 			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
 			right = rep_keys_go_right(layout, b, x, key);
 		}
 		keep = split_field(s, b, i, 2, n);
 		old = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
-		kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
-		kept = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old);
+		if (left != LIR_NONE) { /* the leaves a right turn keeps, or all */
+			keep = lir_emit_vector(b, LOP_OR, LTYPE_I32, n, keep, left, LIR_NONE);
+			kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
+		} else {
+			kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
+			kept = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old);
+		}
 		lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, kept);
 		lir_end(b);
 	}
@@ -295,6 +327,6 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 	exponent = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, exponent, rep_vector_const(b, lanes, 23), LIR_NONE);
 	exponent = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, exponent, rep_vector_const(b, lanes, 0xff), LIR_NONE);
 	exponent = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, exponent, rep_vector_const(b, lanes, 127), LIR_NONE);
-	leaf0 = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, 4));
+	leaf0 = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, TREE_LEAF0));
 	return lir_emit_vector(b, LOP_GATHER, layout->leaf_type, n, s->leaves, leaf0, exponent);
 }

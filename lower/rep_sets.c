@@ -31,6 +31,7 @@ void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t 
 		layout->set_offsets[s] = total;
 		total += layout->set_stride ? layout->set_stride : 1 + (uint64_t)f->sets[s].num_words;
 	}
+	total += f->num_sets && rep_table_words(layout) ? REP_SET_TABLE_WORDS : 0; /* (rep_table_words) */
 	words = xcalloc(total ? total : 1, sizeof *words);
 	for (uint32_t s = 0; s < f->num_sets; s++) {
 		const HSet *set = &f->sets[s];
@@ -40,4 +41,16 @@ void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t 
 		memcpy(words + first, f->set_words + set->first, (size_t)set->num_words * sizeof *words);
 	}
 	layout->set_buffer = lir_buffer_add(m, "category_sets", LTYPE_I32, total, words);
+}
+
+uint32_t rep_table_words(const RepLayout *layout)
+{
+	return layout->vector_tops == MTOPS_WIDE ? 16 : layout->vector_tops == MTOPS_PAIRS ? 8 : 0;
+}
+
+uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, bool table)
+{
+	uint32_t words = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, offset, index);
+	b->fn->insts[words].imm = table ? rep_table_words(layout) : 0;
+	return words;
 }

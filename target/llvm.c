@@ -104,17 +104,26 @@ static LLVMValueRef emit_load(Emitter *em, const LInst *inst)
 	return load;
 }
 
-/* GATHER: each lane's element loaded on its own and inserted (x86's gather instructions are slower for a few lanes). */
+/*
+ * GATHER: each lane's element loaded on its own and inserted (x86's gather instructions are slower for a few lanes),
+ * or from a table loaded whole (x86's code generation makes that a permute).
+ */
 static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 {
 	LLVMTypeRef type = type_of(em, (LType)inst->type), i64 = em->types[LTYPE_I64], i32 = em->types[LTYPE_I32];
 	LLVMValueRef base = llvm_value(em, inst->a), start = llvm_value(em, inst->b), indices = llvm_value(em, inst->c);
 	LLVMValueRef v = LLVMGetUndef(lanes_type(em, (LType)inst->type, inst->lanes));
+	LLVMValueRef table = NULL;
 	unsigned lanes = inst->lanes > 1 ? inst->lanes : 1;
+	if (inst->imm > 0 && inst->lanes > 1) { /* a table (lir.h): loaded whole, its lanes picked (x86: a permute) */
+		table = LLVMBuildLoad2(em->b, LLVMVectorType(type, (unsigned)inst->imm), LLVMBuildGEP2(em->b, type, base, &start, 1, ""), "");
+		LLVMSetAlignment(table, (unsigned)lir_type_size((LType)inst->type));
+	}
 	for (unsigned i = 0; i < lanes; i++) {
 		LLVMValueRef k = inst->lanes > 1 ? LLVMBuildExtractElement(em->b, indices, LLVMConstInt(i32, i, 0), "") : indices;
-		LLVMValueRef at = LLVMBuildNSWAdd(em->b, start, LLVMBuildSExt(em->b, k, i64, ""), "");
-		LLVMValueRef x = LLVMBuildLoad2(em->b, type, LLVMBuildGEP2(em->b, type, base, &at, 1, ""), "");
+		LLVMValueRef at = table ? NULL : LLVMBuildNSWAdd(em->b, start, LLVMBuildSExt(em->b, k, i64, ""), "");
+		LLVMValueRef x = table ? LLVMBuildExtractElement(em->b, table, k, "")
+		                       : LLVMBuildLoad2(em->b, type, LLVMBuildGEP2(em->b, type, base, &at, 1, ""), "");
 		if (inst->lanes <= 1)
 			return x;
 		v = LLVMBuildInsertElement(em->b, v, x, LLVMConstInt(i32, i, 0), "");

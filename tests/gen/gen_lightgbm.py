@@ -59,6 +59,7 @@ class Spec:
     train_missing: float = None  # in training rows, where not `missing`
     zeros: float = 0.0    # fraction of exact zeros
     categorical: tuple = ()  # feature indices that are categorical
+    categories: tuple = (40, 3)  # how many categories each categorical feature takes
     f64: bool = False     # rows are float64 values that float32 cannot hold
     schedules: bool = False
     representations: tuple = ()  # also compiled with --representation R (tests/run.py: NAME.R)
@@ -108,6 +109,11 @@ SPECS = [
     Spec("leafwise_nan", "binary", "binary", rounds=12, params={"num_leaves": 31, "min_data_in_leaf": 3},
          num_feature=10, n_train=3000, n_rows=200, missing=0.01, schedules=True, representations=("sparse",),
          notes="31 leaves grown deep, NaN sent either way: leaf masks for blocks of rows with and without NaN"),
+    Spec("leafwise_categorical", "binary", "categorical", rounds=12, categorical=(0, 1), categories=(300, 12),
+         params={"num_leaves": 31, "min_data_in_leaf": 3, "min_data_per_group": 5, "cat_smooth": 1.0},
+         num_feature=10, n_train=3000, n_rows=200, missing=0.05, representations=("sparse",),
+         notes="31 leaves grown deep with category sets of up to 10 words: leaf masks pick a set's word from a "
+               "table of 8 or 16 (AVX2, AVX-512) or gather it where the set is wider"),
     Spec("leafwise_multiclass", "multiclass", "multiclass", rounds=6,
          params={"num_class": 3, "num_leaves": 31, "min_data_in_leaf": 3}, num_feature=10, n_train=3000, n_rows=200,
          missing=0.0, train_missing=0.0, representations=("sparse",), notes="31 leaves grown deep, 3 classes"),
@@ -133,12 +139,12 @@ def spec_seed(spec):
 
 
 def make_features(spec, rng, n, missing=None):
-    """Normal features, every third one integer-valued; categorical ones 0..39 (0..2 for the second)."""
+    """Normal features, every third one integer-valued; categorical ones 0..39 (0..2 for the second), or as categories says."""
     missing = spec.missing if missing is None else missing
     X = rng.normal(size=(n, spec.num_feature))
     X[:, 2::3] = np.round(X[:, 2::3] * 3.0)
     for k, j in enumerate(spec.categorical):
-        X[:, j] = rng.integers(0, 40 if k == 0 else 3, n)
+        X[:, j] = rng.integers(0, spec.categories[min(k, len(spec.categories) - 1)], n)
     if spec.zeros:
         X[rng.random(X.shape) < spec.zeros] = 0.0
     if missing:
@@ -326,11 +332,18 @@ def check_text(spec, text):
         assert any(abs(t) == ZERO for _, t in numeric_splits(text)), "no threshold at +-kZeroThreshold"
 
 
-def main_generate():
+def main_generate(names):
+    """Write every spec's files, or those of the specs named (the manifest keeps the others' entries)."""
     import lightgbm as lgb
     os.makedirs(OUT, exist_ok=True)
+    manifest = os.path.join(OUT, "manifest.json")
+    kept = {e["name"]: e for e in json.load(open(manifest))} if names and os.path.exists(manifest) else {}
     entries = []
     for spec in SPECS:
+        if names and spec.name not in names:
+            if spec.name in kept:
+                entries.append(kept[spec.name])
+            continue
         entries.append(generate(spec, lgb))
         print(f"{spec.name}: {entries[-1]['num_trees']} trees, {entries[-1]['rows']} rows")
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
@@ -441,6 +454,7 @@ def main_check():
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help="the specs to write (default: all)")
     ap.add_argument("--check", action="store_true", help="compare grove's HIR, walked in float64, with the expected files")
     args = ap.parse_args()
-    main_check() if args.check else main_generate()
+    main_check() if args.check else main_generate(args.names)
