@@ -132,7 +132,7 @@ bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k);
  * better ones that apply (and sets *learned), the heuristic's otherwise. A lowering may
  * still refuse the model's (target/compile.c then takes the heuristic's).
  */
-bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, bool *learned,
-                          Error *e);
+bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, MTops tops,
+                          bool *learned, Error *e);
 
 #endif

@@ -19,7 +19,7 @@ void cost_space(const CostForest *c, const char *representation, size_t batch, C
 	*s = (CostSpace){.forest = c->forest, .representation = representation, .batch = batch, .depth = c->deepest,
 	                 .splits = c->splits, .oblivious = c->oblivious && c->walks_even,
 	                 .depths_differ = c->shallowest != c->deepest};
-	hir_choose_knobs(c->forest, HIR_TILE_AUTO, 1, 1, "array", &tiled); /* (a layout of records: the tile L2 holds) */
+	hir_choose_knobs(c->forest, HIR_TILE_AUTO, 1, 1, "array", MTOPS_NONE, &tiled); /* (a layout of records: the tile L2 holds) */
 	s->tree_tile = tiled.tree_tile;
 }
 
@@ -233,13 +233,13 @@ bool cost_improve_knobs(const HForest *f, const char *named, HScheduleKnobs *k)
 	return true;
 }
 
-bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, bool *learned,
-                          Error *e)
+bool cost_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, MTops tops,
+                          bool *learned, Error *e)
 {
 	HScheduleKnobs k;
 	Error why;
-	hir_choose_knobs(f, tree_tile, rows, trees, named, &k);
+	hir_choose_knobs(f, tree_tile, rows, trees, named, tops, &k);
 	if (cost_improve_knobs(f, named, &k) && hir_apply_knobs(f, &k, &why))
 		return *learned = true;
-	return hir_choose_schedule(f, tree_tile, rows, trees, named, e);
+	return hir_choose_schedule(f, tree_tile, rows, trees, named, tops, e);
 }

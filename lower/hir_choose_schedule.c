@@ -31,7 +31,9 @@
  * and trees are not interleaved (each would copy every tree's code, and branches do not
  * overlap the way loads do); rows interleaved walk trees of few leaves in vectors, with
  * no branch (lower/rep_code.c: HIR_CODE_LANES of them, where lanes_pay, each tile of rows
- * copied column by column, cache(b0); grove tune tries them for any forest). Trees may be
+ * copied column by column, cache(b0); grove tune tries them for any forest; where the
+ * CPU takes 16 rows' tops, those past HIR_CODE_SPLITS walk the sparse layout by leaf
+ * masks instead, masks_pay). Trees may be
  * tiled (tileTrees, walked by the tiled representation). A representation that walks blocks of trees (bitvector)
  * gets blocks of 16 interleaved trees, a row at a time.
  *
@@ -41,6 +43,7 @@
  */
 #include "lower/cost.h"
 #include "lower/lower.h"
+#include "lower/rep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +182,15 @@ static uint8_t knob_of(unsigned trait)
 	return (uint8_t)(r + 1);
 }
 
+/* The knob value naming representation `name`. */
+static uint8_t knob_named(const char *name)
+{
+	uint8_t r = 0;
+	while (lower_representation_names[r] && strcmp(lower_representation_names[r], name))
+		r++;
+	return (uint8_t)(r + 1);
+}
+
 /* Whether k's schedule tiles the trees (else rows walk every tree). */
 static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
 {
@@ -190,6 +202,21 @@ static bool code_pays(const HForest *f)
 {
 	uint64_t splits = (f->num_nodes - f->num_trees) / 2;
 	return splits <= HIR_CODE_SPLITS || (f->num_sets && splits <= HIR_CODE_CATEGORY_SPLITS);
+}
+
+/* Whether every tree of f has at most `most` leaves, of one output, and some is deeper than a complete tree of as many. */
+static bool few_leaves_grown_deep(const HForest *f, uint32_t most)
+{
+	uint32_t deep = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint32_t leaves = (f->trees[t].num_nodes + 1) / 2, complete = 0;
+		if (leaves > most || f->trees[t].width != 1)
+			return false;
+		while ((1u << complete) < leaves)
+			complete++;
+		deep += hir_tree_depth(f, t) > complete;
+	}
+	return deep > 0;
 }
 
 /*
@@ -208,18 +235,25 @@ static bool code_pays(const HForest *f)
 #define CODE_LANES_LEAVES 32
 static bool lanes_pay(const HForest *f)
 {
-	uint32_t deep = 0;
-	if (f->num_nodes - f->num_trees > 2ull * (f->num_sets ? HIR_CODE_CATEGORY_SPLITS : HIR_CODE_LANES_SPLITS))
-		return false;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		uint32_t leaves = (f->trees[t].num_nodes + 1) / 2, complete = 0;
-		if (leaves > CODE_LANES_LEAVES || f->trees[t].width != 1)
-			return false;
-		while ((1u << complete) < leaves)
-			complete++;
-		deep += hir_tree_depth(f, t) > complete;
-	}
-	return deep > 0;
+	return f->num_nodes - f->num_trees <= 2ull * (f->num_sets ? HIR_CODE_CATEGORY_SPLITS : HIR_CODE_LANES_SPLITS) &&
+	       few_leaves_grown_deep(f, CODE_LANES_LEAVES);
+}
+
+/*
+ * Whether the heuristic leaves f to the sparse layout's leaf masks (lower/rep_masks.c)
+ * rather than code: where the CPU takes 16 rows' keys in vectors (tops), forests past
+ * HIR_CODE_SPLITS whose every tree has at most LOWER_MASK_LEAVES leaves of one output,
+ * deep ones among them (the forests lanes_pay takes, and those of category sets of such
+ * trees, where no feature is both a category and a number: their rows' keys hold the
+ * category, RepLayout.category_keys). Masks walk them about as fast as code in vectors,
+ * in a loop over each tree's splits in memory that compiles in about a second where code
+ * takes LLVM a millisecond or more a split; lone rows walk node by node, slower than
+ * code a row at a time (README: Leaf masks).
+ */
+static bool masks_pay(const HForest *f, MTops tops)
+{
+	return tops && (f->num_nodes - f->num_trees) / 2 > HIR_CODE_SPLITS && (!f->num_sets || rep_categories_alone(f)) &&
+	       few_leaves_grown_deep(f, LOWER_MASK_LEAVES);
 }
 
 /* Whether k's code schedule specializes its tree loops: at most HIR_MAX_SPECIALIZE tiles (or trees, untiled). */
@@ -324,10 +358,11 @@ bool hir_trees_cache_applies(const HForest *f, const HScheduleKnobs *k)
 }
 
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
-                      HScheduleKnobs *k)
+                      MTops tops, HScheduleKnobs *k)
 {
 	unsigned traits = lower_representation_named_traits(named);
 	bool pick = !named, code = traits & LREP_CODE, levels = traits & LREP_LEVELS;
+	bool masks = pick && rows >= TOP_LANES && masks_pay(f, tops);
 	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	bool auto_tile = tree_tile == HIR_TILE_AUTO;
@@ -357,8 +392,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	                      .parallel = HPARALLEL_ROWS};
 	HScheduleKnobs as_code = {.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f), .row_tile = CODE_ROW_TILE,
 	                          .parallel = HPARALLEL_ROWS, .representation = knob_of(LREP_CODE)};
-	bool lanes = pick && rows > 1 && lanes_pay(f);
-	if (f->num_trees && (code || (pick && (code_pays(f) || lanes) && code_fits(f, &as_code)))) {
+	bool lanes = pick && rows > 1 && !masks && lanes_pay(f);
+	if (f->num_trees && (code || (pick && !masks && (code_pays(f) || lanes) && code_fits(f, &as_code)))) {
 		*k = as_code;
 		if (lanes) { /* rows side by side in vectors, each a column of a copy of its tile's rows (lower_copy_rows) */
 			k->rows = HIR_CODE_LANES;
@@ -389,6 +424,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		k->few_trees = few_trees(f);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}
+	if (masks)
+		k->representation = knob_named("sparse");
 }
 
 /* tile(var, outer, inner, size); interleave(inner): size iterations of var side by side (nothing for size 1). */
@@ -633,11 +670,12 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	return ok && hir_schedule_check(s, e);
 }
 
-bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e)
+bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, MTops tops,
+                         Error *e)
 {
 	HScheduleKnobs k;
 	Error why;
-	hir_choose_knobs(f, tree_tile, rows, trees, named, &k);
+	hir_choose_knobs(f, tree_tile, rows, trees, named, tops, &k);
 	if (hir_apply_knobs(f, &k, &why))
 		return true;
 	if (!named) /* the heuristic's own choice: a bug */

@@ -170,16 +170,23 @@ bool lower_whole_keys_fit(const HForest *f, int64_t rows);
 /* Whether the walks of blocks of `rows` of f's rows read keys in tiles (RepLayout.tile_words), where the CPU takes tops. */
 bool lower_tiled_keys_fit(const HForest *f, int64_t rows);
 
+/* Rows whose walks read their keys in tiles (Lowering.key_tiles): 16 keys of i32, a 512-bit vector. */
+#define TOP_LANES 16
+/* The most leaves of a tree whose rows walk by leaf masks (lower/rep_masks.c): a bit each in an i32 lane. */
+#define LOWER_MASK_LEAVES 32
+
 /*
  * The heuristic: rows walking every tree for models that fit in cache, row tiles
  * walking tiles of trees for the others. tree_tile: trees per tile, 0 for no tiling,
  * HIR_TILE_AUTO to choose; rows, trees: as in HScheduleKnobs. named: the representation
  * the user named, or NULL for the heuristic's choice, where forests small enough to
  * compile into code (HIR_CODE_SPLITS) take the code representation. Code, named or
- * chosen, walks tiles of rows over tiles of trees, its tree loops specialized.
+ * chosen, walks tiles of rows over tiles of trees, its tree loops specialized. tops:
+ * how the target's vectors take 16 rows (MModule.vector_tops; MTOPS_NONE: none or not
+ * known), which decides where leaf masks walk trees of few leaves rather than code.
  */
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
-                      HScheduleKnobs *k);
+                      MTops tops, HScheduleKnobs *k);
 /*
  * Forests of at most this many splits are compiled into code by the heuristic: 1.7-6x
  * faster than array on the fixtures of 146-440 splits (one core), and they compile
@@ -223,7 +230,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
  * says why) only where the representation named cannot take it (code for more trees
  * than specialize copies).
  */
-bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, Error *e);
+bool hir_choose_schedule(HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named, MTops tops,
+                         Error *e);
 /*
  * SilvanForge's template GPU schedule (its Table 5; lower/hir_choose_schedule.c shows
  * the directives): a block of threads takes rows_per_block rows, each thread

@@ -116,8 +116,6 @@ static inline size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id *
 static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
-/* Rows whose walks read their keys in tiles (Lowering.key_tiles): 16 keys of i32, a 512-bit vector. */
-#define TOP_LANES 16
 /* Tops kept per TOP_LANES rows of a block (l->top_nodes, l->top_tags): a tree's and the next's, by the tree's parity. */
 #define TOP_SLOTS 2
 

@@ -24,20 +24,19 @@
  *   - the other IN splits: the same, each row's word loaded on its own.
  *
  * Per tree (i32 x 8): where each group's records start, the end of the last, its first
- * leaf in the leaf buffer, 1 where its rows walk so (at most REP_MASK_LEAVES leaves)
+ * leaf in the leaf buffer, 1 where its rows walk so (at most LOWER_MASK_LEAVES leaves)
  * else 0, and 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
  * (feature x RepLayout.key_lanes); its key (threshold_key, less one in the second group),
  * or an IN split's set offset; the mask that keeps every leaf but its left subtree's;
  * and for an IN split the category that goes left as NaN (-1: none). Leaves: their
  * values (leaf_type) left to right, as leaf_value gives them.
  */
+#include "lower/lower.h"
 #include "lower/rep.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The most leaves of a tree whose rows walk by leaf masks: a bit each in an i32 lane. */
-#define REP_MASK_LEAVES 32
 /* i32 per tree entry and per split record. */
 #define TREE_FIELDS 8
 #define SPLIT_FIELDS 4
@@ -133,14 +132,14 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 	return true;
 }
 
-/* Whether tree t's rows may walk by leaf masks: at most REP_MASK_LEAVES leaves. */
+/* Whether tree t's rows may walk by leaf masks: at most LOWER_MASK_LEAVES leaves. */
 static bool few_leaves(const HForest *f, uint32_t t)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t leaves = 0;
 	for (uint32_t i = 0; i < f->trees[t].num_nodes; i++)
 		leaves += nodes[i].feature == HIR_LEAF;
-	return leaves <= REP_MASK_LEAVES;
+	return leaves <= LOWER_MASK_LEAVES;
 }
 
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s)
@@ -161,7 +160,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		if (few_leaves(f, t)) {
 			num_splits += f->trees[t].num_nodes / 2;
-			count += REP_MASK_LEAVES;
+			count += LOWER_MASK_LEAVES;
 		}
 		if (f->trees[t].num_nodes > max_nodes)
 			max_nodes = f->trees[t].num_nodes;

@@ -92,10 +92,11 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, bool *learned,
 		if (o->gpu)
 			hir_choose_gpu_schedule(c->hir);
 		else if (!o->learned)
-			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation, e);
+			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation,
+			                           o->vector_tops, e);
 		else
 			return cost_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation,
-			                            learned, e);
+			                            o->vector_tops, learned, e);
 		return true;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);

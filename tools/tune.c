@@ -567,7 +567,7 @@ static void tune_cpu(Tuner *t)
 	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
 	/* The heuristic's schedule first: the baseline, and where the searches start. */
 	hir_choose_knobs(t->forest, t->options.tree_tile, t->options.interleave, t->options.interleave_trees,
-	                 t->options.representation, &k);
+	                 t->options.representation, t->options.vector_tops, &k);
 	heuristic = evaluate(t, &k);
 	if (isinf(heuristic->seconds))
 		fail("tune: the heuristic's schedule does not compile");

@@ -20,7 +20,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs, HTransfor
 		for (int k = 3; k < 7; k++)
 			n[k] = (HNode){.value = k, .feature = HIR_LEAF};
 	}
-	CHECK(hir_choose_schedule(f, 0, 8, 8, "array", NULL));
+	CHECK(hir_choose_schedule(f, 0, 8, 8, "array", MTOPS_NONE, NULL));
 	return f;
 }
 

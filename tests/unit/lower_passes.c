@@ -20,7 +20,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 		for (int i = 3; i < 7; i++)
 			n[i] = (HNode){.value = i, .feature = HIR_LEAF};
 	}
-	CHECK(hir_choose_schedule(f, 0, 8, 8, "array", NULL));
+	CHECK(hir_choose_schedule(f, 0, 8, 8, "array", MTOPS_NONE, NULL));
 	return f;
 }
 
@@ -372,11 +372,11 @@ static void test_depth_groups(void)
 		for (uint32_t t = 0; t < 32; t++)
 			mixed[t] = t % 4 == 3 ? 8 : 0, same[t] = 8;
 		f = chain_forest(mixed, 32);
-		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", NULL));
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", MTOPS_NONE, NULL));
 		CHECK(f->schedule.tree_order == HORDER_DEPTH);
 		hir_forest_free(f);
 		f = chain_forest(same, 32);
-		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", NULL));
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", MTOPS_NONE, NULL));
 		CHECK(f->schedule.tree_order == HORDER_MODEL);
 		hir_forest_free(f);
 	}
@@ -586,7 +586,7 @@ static void test_float_forest(void)
 	for (uint32_t trees = 0; trees < 2; trees++) {
 		HForest *g = hir_forest_copy(f);
 		g->num_trees = trees;
-		CHECK(hir_choose_schedule(g, 0, 8, 8, "array", NULL));
+		CHECK(hir_choose_schedule(g, 0, 8, 8, "array", MTOPS_NONE, NULL));
 		for (const char *const *rep = lower_representation_names; *rep; rep++) {
 			Error e = {{0}};
 			MModule *m = lower_hir_to_mir(g, &e);
@@ -607,7 +607,7 @@ static void test_float_forest(void)
 		Error e = {{0}};
 		MModule *m;
 		LModule *lir = NULL;
-		CHECK(hir_choose_schedule(g, 0, 16, 8, "array", NULL));
+		CHECK(hir_choose_schedule(g, 0, 16, 8, "array", MTOPS_NONE, NULL));
 		if ((m = lower_hir_to_mir(g, &e)) && mir_legalize_reductions(m, &e)) {
 			mir_unroll_walks(m);
 			mir_interleave(m);
@@ -699,7 +699,7 @@ static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint3
 		if (uneven && t == 0) /* the left subtree's nodes stay, unreached */
 			n[1] = (HNode){.value = 1, .feature = HIR_LEAF};
 	}
-	CHECK(hir_choose_schedule(*f, 0, rows, 8, "array", NULL));
+	CHECK(hir_choose_schedule(*f, 0, rows, 8, "array", MTOPS_NONE, NULL));
 	CHECK(hir_pad_unrolled_walks(*f, &e));
 	m = lower_hir_to_mir(*f, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
@@ -806,20 +806,20 @@ static void test_oblivious(void)
 	f = chain_forest(stumps, 600);
 	g = chain_forest(chains, 600);
 	CHECK(lower_forest_oblivious(f) && !lower_forest_oblivious(g) && !lower_forest_oblivious(h));
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS && k.unroll);
 	CHECK(k.rows == 16 && k.trees == 1 && !k.tree_tile && !k.few_trees);
 	{
 		HForest *deep = symmetric_forest(600, 10);
 		CHECK(lower_forest_oblivious(deep));
-		hir_choose_knobs(deep, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		hir_choose_knobs(deep, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 		CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS);
 		CHECK(k.trees == 1 && k.tree_tile > 1 && !k.few_trees);
-		hir_choose_knobs(deep, 0, 16, 8, NULL, &k); /* tiles asked for (none) stay as asked */
+		hir_choose_knobs(deep, 0, 16, 8, NULL, MTOPS_NONE, &k); /* tiles asked for (none) stay as asked */
 		CHECK(!k.tree_tile);
 		hir_forest_free(deep);
 	}
-	hir_choose_knobs(g, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(g, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(!k.representation || !(lower_representation_traits(k.representation - 1u) & LREP_LEVELS));
 	{
 		Error e = {{0}};
@@ -1188,10 +1188,10 @@ static void test_rows_cache_fits(void)
 	wide->threshold_type = HTYPE_F64; /* predict_f64's rows are doubles */
 	k = (HScheduleKnobs){.rows = 16, .trees = 1, .parallel = HPARALLEL_ROWS, .cache_rows = 1};
 	CHECK(!hir_rows_cache_fits(wide, &k));
-	hir_choose_knobs(wide, 0, 16, 1, "array", &k);
+	hir_choose_knobs(wide, 0, 16, 1, "array", MTOPS_NONE, &k);
 	CHECK(!k.cache_rows);
 	wide->threshold_type = HTYPE_F32;
-	hir_choose_knobs(wide, 0, 16, 1, "array", &k);
+	hir_choose_knobs(wide, 0, 16, 1, "array", MTOPS_NONE, &k);
 	CHECK(k.cache_rows);
 	hir_forest_free(wide);
 	hir_forest_free(f);
@@ -1212,7 +1212,7 @@ static void test_trees_cache(void)
 		depth[t] = 12; /* 64 KiB a tree as the array lays it out: 2.5 MiB in all */
 	big = chain_forest(depth, COUNT_OF(depth));
 	small = chain_forest(depth, 4);
-	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", &k);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", MTOPS_NONE, &k);
 	CHECK(k.cache_trees && hir_trees_cache_applies(big, &k));
 	CHECK(hir_apply_knobs(big, &k, &e) && caches(big) == 1);
 	CHECK(hir_schedule_find(&big->schedule, "t0") >= 0 &&
@@ -1220,13 +1220,13 @@ static void test_trees_cache(void)
 	k.tree_tile = 0; /* every row walks every tree: no tiles to prefetch */
 	CHECK(!hir_trees_cache_applies(big, &k));
 	CHECK(hir_apply_knobs(big, &k, &e) && caches(big) == 0);
-	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 1, "array", &k);
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 1, "array", MTOPS_NONE, &k);
 	CHECK(!k.cache_trees);
 	hir_forest_free(big);
 	for (size_t t = 0; t < COUNT_OF(depth); t++)
 		depth[t] = t % 2 ? 13 : 4; /* trees of two depths (2.5 MiB in all): each depth group prefetches its own tiles */
 	big = chain_forest(depth, COUNT_OF(depth));
-	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", &k);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 1, "array", MTOPS_NONE, &k);
 	k.depth_groups = HIR_MAX_DEPTH_GROUPS; /* (the heuristic peels these chains: padding them would outgrow them) */
 	k.peel = 0;
 	CHECK(k.cache_trees && hir_apply_knobs(big, &k, &e) && caches(big) == 2);
@@ -1270,11 +1270,11 @@ static void test_few_rows(void)
 	for (size_t i = 0; i < COUNT_OF(trees); i++) {
 		HForest *f = deep_forest(trees[i]);
 		HScheduleKnobs k;
-		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 		CHECK(k.few_trees == few_trees[i] && k.few_rows == few_rows[i]);
-		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, NULL));
 		CHECK(has_directive(f, HDIR_SPLIT_SIZE, few_rows[i]) && has_directive(f, HDIR_TILE, few_trees[i]));
-		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", NULL));
+		CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, "array", MTOPS_NONE, NULL));
 		CHECK(!has_directive(f, HDIR_SPLIT_SIZE, -1));
 		hir_forest_free(f);
 	}
@@ -1321,14 +1321,14 @@ static void test_few_groups(void)
 	HForest *f = two_depth_forest(sixteen_shallow);
 	HScheduleKnobs k;
 	Error e;
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.depth_groups > 1 && k.few_trees == 10);
 	CHECK(hir_apply_knobs(f, &k, &e));
 	CHECK(few_group_is(f, "fb0", 8, 5) && few_group_is(f, "fb1", 12, 8));
 	CHECK(hir_schedule_find(&f->schedule, "fb2") < 0 && f->schedule.tree_order == HORDER_DEPTH);
 	hir_forest_free(f);
 	f = two_depth_forest(four_deep);
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.depth_groups > 1 && hir_apply_knobs(f, &k, &e));
 	CHECK(few_group_is(f, "fb0", 12, 5) && few_group_is(f, "fb1", 4, 8)); /* 96 in 8 tiles of 12, not 12 of 8 */
 	hir_forest_free(f);
@@ -1356,19 +1356,19 @@ static void test_named_representation(void)
 {
 	HForest *big = deep_forest(4), *small = deep_forest(2); /* 1020 splits, 510 */
 	HScheduleKnobs k;
-	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(!k.representation && k.rows == 16);
-	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, "code", &k);
+	hir_choose_knobs(big, HIR_TILE_AUTO, 16, 8, "code", MTOPS_NONE, &k);
 	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && k.rows == 1 && k.trees == 1);
 	CHECK(k.tree_tile == 2); /* tiles (functions) of at most HIR_CODE_SPLITS: two trees of 255 */
-	CHECK(hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code", NULL));
+	CHECK(hir_choose_schedule(big, HIR_TILE_AUTO, 16, 8, "code", MTOPS_NONE, NULL));
 	CHECK(has_directive(big, HDIR_SPECIALIZE, -1) && has_directive(big, HDIR_REPRESENTATION, -1));
 	CHECK(apart_regions(big) == 2); /* each tile of 2 trees a function of its own */
-	CHECK(hir_choose_schedule(small, HIR_TILE_AUTO, 16, 8, "code", NULL));
+	CHECK(hir_choose_schedule(small, HIR_TILE_AUTO, 16, 8, "code", MTOPS_NONE, NULL));
 	CHECK(apart_regions(small) == 0); /* 510 splits: one function */
-	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.representation && (lower_representation_traits(k.representation - 1u) & LREP_CODE) && !k.tree_tile);
-	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, "array", &k);
+	hir_choose_knobs(small, HIR_TILE_AUTO, 16, 8, "array", MTOPS_NONE, &k);
 	CHECK(!k.representation && k.rows == 16);
 	hir_forest_free(big);
 	hir_forest_free(small);
@@ -1395,7 +1395,7 @@ static void test_converting_entries(void)
 				f->nodes[i].value += 0.1; /* thresholds a float cannot hold */
 			if (close) /* the root's threshold and the double after it, on feature 0 */
 				hir_tree_nodes(f, 1)[8].value = nextafter(hir_tree_nodes(f, 0)[0].value, INFINITY);
-			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, reps[r], NULL));
+			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, reps[r], MTOPS_NONE, NULL));
 			m = lower_hir_to_mir(f, &e);
 			l = m ? lower_mir_to_lir(m, reps[r], &e) : NULL;
 			CHECK(l && l->predict_f64 != LIR_NONE);
@@ -1548,19 +1548,19 @@ static void test_walk_peel(void)
 		}
 		n[NODES - 1] = (HNode){.value = -1, .feature = HIR_LEAF};
 	}
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.peel == 11); /* (1 + ... + 20 + 20) / 21 = 10.95: + 5 is past 11, + 1 is 11.95 */
 	for (uint64_t i = 0; i < f->num_nodes; i++) /* most rows end at depth 2: (100 * 2 + 228) / 120 = 3.57 */
 		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 3 ? 100 : 1;
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.peel == 8); /* + 5 */
-	CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
+	CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, NULL));
 	CHECK(has_directive(f, HDIR_PEEL_WALK, 8));
 	for (uint64_t i = 0; i < f->num_nodes; i++) /* (100 * 8 + 222) / 120 = 8.52: + 5 past 11, + 1 short of it */
 		f->nodes[i].cover = f->nodes[i].feature != HIR_LEAF ? 0 : i % NODES == 15 ? 100 : 1;
-	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.peel == 11);
-	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k); /* one depth: every walk is straight */
+	hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k); /* one depth: every walk is straight */
 	CHECK(k.peel == 0);
 	hir_forest_free(f);
 	hir_forest_free(complete);
@@ -1583,7 +1583,9 @@ static uint32_t regions_apart(const LModule *l)
  * and up to HIR_CODE_CATEGORY_SPLITS where some split tests a category set; not
  * complete trees, not more splits, not where --interleave 1 asks rows one at a time.
  * Batches of fewer rows than a vector walk code a row at a time, each tile of trees
- * over them compiled apart (past HIR_CODE_SPLITS) as the other half's are.
+ * over them compiled apart (past HIR_CODE_SPLITS) as the other half's are. Where the
+ * CPU takes 16 rows' tops (AVX2, AVX-512), such forests past HIR_CODE_SPLITS walk the
+ * sparse layout by leaf masks instead.
  */
 static void test_code_lanes(void)
 {
@@ -1600,8 +1602,8 @@ static void test_code_lanes(void)
 		for (uint32_t t = 0; t < trees[i]; t++) {
 			HNode *n = hir_tree_add(f, NODES, 0), *c;
 			for (uint32_t j = 0; j < SPLITS; j++) {
-				n[2 * j] = (HNode){.value = j + t, .left = 2 * j + 1, .right = 2 * j + 2, .feature = j % 4};
-				if (sets && j == 0)
+				n[2 * j] = (HNode){.value = j + t, .left = 2 * j + 1, .right = 2 * j + 2, .feature = j % 3};
+				if (sets && j == 0) /* feature 3 a category's alone, as the libraries' are */
 					n[0] = (HNode){.left = 1, .right = 2, .feature = 3, .compare = HCMP_IN, .set = set};
 				n[2 * j + 1] = (HNode){.value = j, .feature = HIR_LEAF};
 			}
@@ -1611,11 +1613,11 @@ static void test_code_lanes(void)
 				c[j] = j < 15 ? (HNode){.value = j + t, .left = 2 * j + 1, .right = 2 * j + 2, .feature = j % 4}
 				              : (HNode){.value = j, .feature = HIR_LEAF};
 		}
-		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 		CHECK((k.rows == HIR_CODE_LANES && k.cache_rows && k.representation &&
 		       lower_representation_traits(k.representation - 1u) & LREP_CODE) == lanes);
 		CHECK(!lanes || (k.few_trees == k.tree_tile && k.few_rows == HIR_CODE_LANES));
-		CHECK(!lanes || hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, NULL));
+		CHECK(!lanes || hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, NULL));
 		if (lanes && trees[i] * SPLITS > HIR_CODE_SPLITS) { /* the lone rows' tiles apart: one region more each */
 			uint32_t regions[2] = {0, 0}, tiles = (trees[i] + k.tree_tile - 1) / k.tree_tile;
 			CHECK(has_directive(f, HDIR_SPLIT_SIZE, HIR_CODE_LANES));
@@ -1634,11 +1636,38 @@ static void test_code_lanes(void)
 			}
 			CHECK(regions[0] == regions[1] + tiles);
 		}
-		hir_choose_knobs(f, HIR_TILE_AUTO, 1, 8, NULL, &k);
+		hir_choose_knobs(f, HIR_TILE_AUTO, 1, 8, NULL, MTOPS_NONE, &k);
 		CHECK(k.rows == 1);
-		hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, &k);
+		hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 		CHECK(k.rows != HIR_CODE_LANES || !k.representation ||
 		      !(lower_representation_traits(k.representation - 1u) & LREP_CODE));
+		/* Where the CPU takes tops, leaf masks in the sparse layout instead, past HIR_CODE_SPLITS, and they lower so. */
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_PAIRS, &k);
+		CHECK((k.rows == TOP_LANES && k.representation &&
+		       !strcmp(lower_representation_names[k.representation - 1u], "sparse")) == (trees[i] * SPLITS > HIR_CODE_SPLITS));
+		if (trees[i] * SPLITS > HIR_CODE_SPLITS) {
+			Error e;
+			MModule *m;
+			LModule *l;
+			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_PAIRS, &e));
+			hir_float_forms(f); /* (the compare forms x86 takes, as compiles do) */
+			m = lower_hir_to_mir(f, &e);
+			CHECK(m && mir_legalize_reductions(m, &e));
+			if (m) {
+				m->vector_tops = MTOPS_PAIRS;
+				mir_unroll_walks(m);
+				mir_interleave(m);
+				mir_version_complete(m);
+			}
+			l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
+			CHECK(buffer_elements(l, "masks.splits") > 0);
+			lir_module_free(l);
+			mir_module_free(m);
+		}
+		hir_choose_knobs(f, HIR_TILE_AUTO, 1, 8, NULL, MTOPS_PAIRS, &k);
+		CHECK(k.rows == 1 && (!k.representation || strcmp(lower_representation_names[k.representation - 1u], "sparse")));
+		hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_WIDE, &k);
+		CHECK(!k.representation || strcmp(lower_representation_names[k.representation - 1u], "sparse"));
 		hir_forest_free(f);
 		hir_forest_free(complete);
 	}

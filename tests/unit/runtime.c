@@ -65,7 +65,7 @@ static bool build_forest(HForest *f, const char *path, int opt_level, uint32_t i
 {
 	Error e = {0};
 	MModule *mir;
-	CHECK(hir_choose_schedule(f, tree_tile, interleave, interleave, "array", NULL));
+	CHECK(hir_choose_schedule(f, tree_tile, interleave, interleave, "array", MTOPS_NONE, NULL));
 	mir = lower_hir_to_mir(f, &e);
 	LModule *lir;
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = opt_level, .cpu = cpu};
