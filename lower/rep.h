@@ -420,7 +420,7 @@ typedef struct RepMasks {
 	uint32_t tree_buffer, split_buffer, leaf_buffer; /* LIR_NONE: none (layout->leaf_masks cleared) */
 	uint32_t trees, splits, leaves;                  /* their addresses in the function being built */
 	bool all;                                        /* every tree fits */
-	bool wide_sets;                                  /* some IN split's set is wider than a table (rep_table_words) */
+	bool wide_sets;                                  /* some IN split's set is wider than the tables (rep_table_words) */
 } RepMasks;
 /* Lay out f's leaf masks into m where layout->leaf_masks, with the layout's keys; clears leaf_masks where no tree fits. */
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s);
@@ -495,18 +495,20 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
  */
 void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t limit);
 /*
- * The words of a GATHER's table (ir/lir.h) the CPU picks i32 lanes from at once
- * (layout->vector_tops: AVX2 permutes 8, AVX-512 16); 0: none. Where it is not 0, the
- * sets' buffer ends in REP_SET_TABLE_WORDS zero words, so that a table from any set's
- * first word stays in it.
+ * The most words of a set that rep_set_words reads without a gather: two tables of a
+ * GATHER (ir/lir.h) the CPU permutes i32 lanes from (layout->vector_tops: AVX2's 8
+ * words, AVX-512's 16), one where the set's words fit one; 0: none. Where it is not 0,
+ * the sets' buffer ends in REP_SET_TABLE_WORDS zero words, so that the tables from any
+ * set's first word stay in it.
  */
 uint32_t rep_table_words(const RepLayout *layout);
-#define REP_SET_TABLE_WORDS 16
+#define REP_SET_TABLE_WORDS 32
 /*
  * i32 lanes: the words of the set at `offset` (i64) of word index `index` (i32 lanes),
- * from a table where `table` (every index below rep_table_words), else loaded lane by lane.
+ * where every index is below `span` (0: not known): from tables where span is at most
+ * rep_table_words, else loaded lane by lane.
  */
-uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, bool table);
+uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span);
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */
 uint32_t rep_category_of(const RepLayout *layout, LBuilder *b, uint32_t x, double end, uint32_t zero, uint32_t *c);
 /* i1: where x is missing, whether the row goes right at n. */

@@ -18,9 +18,9 @@
  *     its key REP_KEY_MISSING): they read a second tile of the same keys less one
  *     (RepLayout.mask_nan_keys), where NaN's key wraps to the greatest, against their
  *     key less one, which decides every other key as before and NaN the other way;
- *   - IN splits (RepLayout.category_keys, the key a category) whose set's words fit a
- *     table (rep_table_words): the word of each row's category picked from the set's
- *     first words in one permute, and NaN's category sent left where the split says;
+ *   - IN splits (RepLayout.category_keys, the key a category) whose set's words fit
+ *     tables (rep_table_words): the word of each row's category picked from the set's
+ *     first words by a permute or two, and NaN's category sent left where the split says;
  *   - the other IN splits: the same, each row's word loaded on its own.
  *
  * Per tree (i32 x 8): where each group's records start, the end of the last, its first
@@ -74,7 +74,7 @@ static bool nan_right(const RepLayout *layout, bool t_below, const HNode *n, uin
 	return layout->nan_reads_zero ? key_right(t_below, rep_key(0.0f), t) : !n->default_left;
 }
 
-/* Whether set `set`'s words but its last zeros fit a table (rep_table_words). */
+/* Whether set `set`'s words but its last zeros fit the tables rep_set_words reads (rep_table_words). */
 static bool set_fits_table(const HForest *f, const RepLayout *layout, uint32_t set)
 {
 	const HSet *hs = &f->sets[set];
@@ -252,8 +252,8 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
 
 /*
  * i32 per lane: -1 where the rows of category keys c (i32 lanes) go left at IN split i, whose set starts at `offset`
- * (their category's bit is set, or it is NaN's and NaN goes left), else 0; the set's words picked from a table where
- * `table` (set_fits_table: categories past the table's are in no such set). A mask rather than i1 lanes, which
+ * (their category's bit is set, or it is NaN's and NaN goes left), else 0; the set's words picked from tables where
+ * `table` (set_fits_table: categories past the tables' are in no such set). A mask rather than i1 lanes, which
  * x86's code generation would pack to bytes and back.
  */
 static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
@@ -262,11 +262,12 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
 	word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
-	if (table && layout->set_stride > rep_table_words(layout)) { /* c's word may lie past the table */
+	if (table && layout->set_stride > rep_table_words(layout)) { /* c's word may lie past the tables */
 		inside = lir_cmp(b, LOP_ICMP, LCMP_ULT, c, rep_vector_const(b, n, (int32_t)(32 * rep_table_words(layout))));
 		word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
 	}
-	word = rep_set_words(layout, b, n, offset, word, table);
+	word = rep_set_words(layout, b, n, offset, word, !table ? 0
+	                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout));
 	shift = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, c, rep_vector_const(b, n, 31), LIR_NONE);
 	bit = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, word, shift, LIR_NONE);
 	bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, bit, rep_vector_const(b, n, 1), LIR_NONE);

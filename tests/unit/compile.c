@@ -152,37 +152,38 @@ static void test_forest_unreached(const char *dir)
 
 /*
  * Category sets walked by leaf masks (sparse, 16 rows a tile, where the CPU has AVX2 or
- * AVX-512): set A of categories 3 and 5 fits a table of words, set B {7, 290} does not
- * on AVX2, and the sets' stride (B's 10 words and one) is wider than AVX2's table, so a
- * category past the table (259 = 256 + 3) must read as in no table set, not as a word of
- * A. Every category 0..319 and NaN, 336 rows: 21 tiles.
+ * AVX-512): set A {3, 5, 300} fits AVX2's two tables of 8 words, set B {7, 600} does
+ * not, and the sets' stride (B's 19 words and one) is wider than them, so a category past
+ * the tables (556 = 512 + 32 + 12, whose word 17 a permute would read as A's 9, 300's)
+ * must read as in no such set. Every category 0..639 and NaN, 656 rows: 41 tiles.
  */
 static void test_forest_category_tables(const char *dir)
 {
 	GroveForestOptions fo = {.num_features = 1, .num_outputs = 1};
 	long long left[] = {1, -1, 3, -1, -1}, right[] = {2, -1, 4, -1, -1}, feature[] = {0, 0, 0, 0, 0}, set[5] = {0, -1, 0, -1, -1};
 	double threshold[5] = {0}, value[] = {0, 1, 0, 2, 3};
-	unsigned a[] = {1u << 3 | 1u << 5}, b[10] = {1u << 7};
+	unsigned a[10] = {1u << 3 | 1u << 5}, b[19] = {1u << 7};
 	GroveTreeArrays t = {.num_nodes = 5, .left = left, .right = right, .feature = feature, .threshold = threshold,
 	                     .value = value, .category_set = set};
-	float rows[336], y[336];
+	float rows[656], y[656];
 	GroveError err;
 	GroveModel *m = NULL;
 	GroveCompileOptions o;
 	GroveForest *forest = grove_forest_new(&fo, &err);
 	char out[96];
-	b[290 / 32] = 1u << (290 % 32);
+	a[300 / 32] = 1u << (300 % 32);
+	b[600 / 32] = 1u << (600 % 32);
 	snprintf(out, sizeof out, "%s/tables.so", dir);
-	CHECK(forest && grove_forest_add_set(forest, a, 1, &set[0], &err) == GROVE_OK &&
-	      grove_forest_add_set(forest, b, 10, &set[2], &err) == GROVE_OK && grove_forest_add_tree(forest, &t, &err) == GROVE_OK);
-	for (int i = 0; i < 336; i++)
-		rows[i] = i < 320 ? (float)i : NAN;
+	CHECK(forest && grove_forest_add_set(forest, a, 10, &set[0], &err) == GROVE_OK &&
+	      grove_forest_add_set(forest, b, 19, &set[2], &err) == GROVE_OK && grove_forest_add_tree(forest, &t, &err) == GROVE_OK);
+	for (int i = 0; i < 656; i++)
+		rows[i] = i < 640 ? (float)i : NAN;
 	grove_compile_options_init(&o);
 	o.representation = "sparse";
 	CHECK(forest && grove_compile_forest(forest, out, &o, &err) == GROVE_OK && grove_load(out, &m, &err) == GROVE_OK);
-	CHECK(m && grove_predict(m, rows, 336, 1, y, 336, 0, &err) == GROVE_OK);
-	for (int i = 0; m && i < 336; i++)
-		CHECK(y[i] == (i == 3 || i == 5 ? 1.0f : i == 7 || i == 290 ? 2.0f : 3.0f));
+	CHECK(m && grove_predict(m, rows, 656, 1, y, 656, 0, &err) == GROVE_OK);
+	for (int i = 0; m && i < 656; i++)
+		CHECK(y[i] == (i == 3 || i == 5 || i == 300 ? 1.0f : i == 7 || i == 600 ? 2.0f : 3.0f));
 	grove_free(m);
 	unlink(out);
 	grove_forest_free(forest);
