@@ -735,6 +735,22 @@ def cli_tests(s):
         gathers = [line.strip() for line in text.splitlines() if "gather" in line]
         ok = p.returncode == 0 and masks == bool(compare) and compares == bool(compare) and not gathers
         s.record("cli", name, ok, p.stderr.strip() or f"masks {masks}, compares of 16 keys {compares}, gathers {gathers[:2]}")
+    # Their category splits pick each row's set word from tables of the set's words (LIR `gather ... table N`), which
+    # x86 permutes: 16 words a register with AVX-512, two tables of 8 with AVX2, none without (a load a lane).
+    leafwise_cat = os.path.join(MODELS, "lightgbm", "leafwise_categorical.txt")
+    for cpu, table in (("x86-64-v4", 16), ("x86-64-v3", 8), ("x86-64", None)):
+        name = f"set_tables_{cpu}"
+        if not s.wanted("cli", name):
+            continue
+        out = s.path(f"cli-{name}.s")
+        p = s.run("compile", leafwise_cat, "--emit", "asm", "--cpu", cpu, "--representation", "sparse", "-o", out,
+                  "-d", "lower-lir")
+        text = open(out).read() if p.returncode == 0 else ""
+        tables = set(int(n) for n in re.findall(r"\] table (\d+)", p.stderr))
+        permutes = bool(re.search(r"vperm(d|ps)\s.*%ymm", text))
+        ok = p.returncode == 0 and tables == ({table} if table else set()) and (permutes or cpu != "x86-64-v3")
+        s.record("cli", name, ok, f"tables {sorted(tables)}, ymm permutes {permutes}" if p.returncode == 0 else
+                 p.stderr.strip()[-300:])
     # Splits that send NaN either way, walked as keys in the sparse layout: each step's compare decides NaN by the
     # flip in its key word (RepLayout.nan_flips) and leaves stay, for lone rows, 7 rows a call (no full tile of 16:
     # walks node by node) and all rows at once (leaf masks), each against LightGBM's margins.
