@@ -676,6 +676,21 @@ static uint32_t prefetches(const LModule *l)
 /* Complete trees of this depth in the functions the tests below lower. */
 #define COMPLETE_DEPTH 5
 
+/* f's MIR after the passes a compile runs, its CPU's tops `tops` (NULL where lowering failed, a failed check). */
+static MModule *mir_after_passes(const HForest *f, MTops tops)
+{
+	Error e = {{0}};
+	MModule *m = lower_hir_to_mir(f, &e);
+	CHECK(m && mir_legalize_reductions(m, &e));
+	if (!m)
+		return NULL;
+	m->vector_tops = tops;
+	mir_unroll_walks(m);
+	mir_interleave(m);
+	mir_version_complete(m);
+	return m;
+}
+
 /*
  * The MIR, after the passes, of num_trees complete trees of depth COMPLETE_DEPTH over
  * `features` features (leaves of leaf_type; the first tree's left child a leaf where
@@ -687,7 +702,6 @@ static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint3
 {
 	enum { NODES = (2 << COMPLETE_DEPTH) - 1 };
 	Error e = {{0}};
-	MModule *m;
 	*f = hir_forest_new("complete", features, 1);
 	(*f)->leaf_type = leaf_type;
 	for (uint32_t t = 0; t < num_trees; t++) {
@@ -701,14 +715,7 @@ static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint3
 	}
 	CHECK(hir_choose_schedule(*f, 0, rows, 8, "array", MTOPS_NONE, NULL));
 	CHECK(hir_pad_unrolled_walks(*f, &e));
-	m = lower_hir_to_mir(*f, &e);
-	CHECK(m && mir_legalize_reductions(m, &e));
-	if (!m)
-		return NULL;
-	mir_unroll_walks(m);
-	mir_interleave(m);
-	mir_version_complete(m);
-	return m;
+	return mir_after_passes(*f, MTOPS_NONE);
 }
 
 /* complete_forest_mir of 2 features for batches of 16 rows. */
@@ -1651,14 +1658,7 @@ static void test_code_lanes(void)
 			LModule *l;
 			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_PAIRS, &e));
 			hir_float_forms(f); /* (the compare forms x86 takes, as compiles do) */
-			m = lower_hir_to_mir(f, &e);
-			CHECK(m && mir_legalize_reductions(m, &e));
-			if (m) {
-				m->vector_tops = MTOPS_PAIRS;
-				mir_unroll_walks(m);
-				mir_interleave(m);
-				mir_version_complete(m);
-			}
+			m = mir_after_passes(f, MTOPS_PAIRS);
 			l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
 			CHECK(buffer_elements(l, "masks.splits") > 0);
 			lir_module_free(l);
