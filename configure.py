@@ -80,7 +80,7 @@ def sources(*dirs):
 # The runtime (with its GPU back-ends) and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads
 # rows with tools/csv.c and csv_header.c, which need ir/common.c).
 AARCH64_RUNTIME = ["rt/runtime.c", "rt/cpu.c", "rt/fork.c", "rt/gpusim.c", "rt/cuda.c", "rt/hsa.c"]
-AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "tools/csv_header.c", "ir/common.c"]
+AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "tools/csv_header.c", "tools/csv_categories.c", "ir/common.c"]
 
 
 def abi_version():
@@ -143,7 +143,7 @@ def fuzz_harnesses(w, libs):
         obj = f"$builddir/obj/fuzz/{name}.o"
         w.build([obj], "cc", [src], extra=extra)
         # csv.c and csv_header.c are the command line's; the others are in the libraries.
-        inputs = [obj] + (["$builddir/obj/tools/csv.o", "$builddir/obj/tools/csv_header.o"] if name.startswith("csv")
+        inputs = [obj] + (["$builddir/obj/tools/csv.o", "$builddir/obj/tools/csv_header.o", "$builddir/obj/tools/csv_categories.o"] if name.startswith("csv")
                           else [])
         w.build([f"$builddir/fuzz/{name}"], "fuzz_link", inputs,
                 implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)

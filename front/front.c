@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -226,6 +227,13 @@ bool front_fail(Error *e, const char *name, const char *place, const char *fmt, 
 	char message[900];
 	vsnprintf(message, sizeof message, fmt, ap);
 	return error_set(e, "%s: %s%s", name, place, message);
+}
+
+char *front_number_text(double x)
+{
+	char text[32];
+	snprintf(text, sizeof text, x == (double)(int64_t)x && fabs(x) < 1e15 ? "%.0f" : "%.17g", x);
+	return xstrdup(text);
 }
 
 /* The format named `name`, or NULL. */

@@ -364,6 +364,107 @@ static bool read_feature_names(XgboostReader *r, uint32_t learner, HForest *f)
 	return true;
 }
 
+/* The most category values a model's lists hold, all columns together. */
+#define XGBOOST_MAX_CATEGORY_VALUES (1u << 24)
+
+/* Entry `column` of model.cats.enc: its values appended to *values (*count of them, *total in all). */
+static bool read_category_list(XgboostReader *r, uint32_t entry, const char *path, uint32_t column, char ***values,
+                               uint32_t *count, uint64_t *total)
+{
+	const Document *doc = &r->doc;
+	uint32_t list = doc_member(doc, entry, "values"), offsets = doc_member(doc, entry, "offsets");
+	uint64_t n, at = 0, length;
+	int64_t v, start = 0, end;
+	DocIterator it, cut;
+	DocItem item;
+	char *bytes;
+	if (!list || doc_type(doc, list) != DOC_ARRAY)
+		return xgboost_fail(r, "%s[%u].values: expected an array", path, column);
+	length = doc_length(doc, list);
+	n = doc_member(doc, entry, "type") ? length : offsets && doc_type(doc, offsets) == DOC_ARRAY && doc_length(doc, offsets)
+	    ? doc_length(doc, offsets) - 1 : 0;
+	if (!doc_member(doc, entry, "type") && length && !n)
+		return xgboost_fail(r, "%s[%u]: text categories without offsets", path, column);
+	if (*total + n > XGBOOST_MAX_CATEGORY_VALUES)
+		return xgboost_fail(r, "%s: more than %u category values", path, XGBOOST_MAX_CATEGORY_VALUES);
+	*values = xrealloc(*values, (*total + n + 1) * sizeof **values);
+	*count = (uint32_t)n;
+	doc_iterate(doc, list, &it);
+	if (doc_member(doc, entry, "type")) { /* numbers */
+		for (uint64_t k = 0; doc_next(&it, &item); k++) {
+			if (item.type != DOC_NUMBER || !isfinite(doc_item_double(&item)))
+				return xgboost_fail(r, "%s[%u].values[%llu]: expected a finite number", path, column, (unsigned long long)k);
+			(*values)[(*total)++] = front_number_text(doc_item_double(&item));
+		}
+		return true;
+	}
+	bytes = xmalloc(length + 1); /* strings: UTF-8 bytes, value k from offsets[k] to offsets[k + 1] */
+	for (uint64_t k = 0; doc_next(&it, &item); k++)
+		if (!doc_item_int64(&item, &v) || v < 1 || v > 255) {
+			free(bytes);
+			return xgboost_fail(r, "%s[%u].values[%llu]: expected a byte of text (1 to 255)", path, column,
+			                    (unsigned long long)k);
+		} else {
+			bytes[at++] = (char)v;
+		}
+	doc_iterate(doc, offsets, &cut);
+	for (uint64_t k = 0; doc_next(&cut, &item); k++, start = end) {
+		if (!doc_item_int64(&item, &end) || end < start || (uint64_t)end > length || (k == 0 && end != 0) ||
+		    (k == n && (uint64_t)end != length)) {
+			free(bytes);
+			return xgboost_fail(r, "%s[%u].offsets[%llu]: not an offset into values, in order from 0 to its end", path,
+			                    column, (unsigned long long)k);
+		}
+		if (k) {
+			char *text = xmalloc((size_t)(end - start) + 1);
+			memcpy(text, bytes + start, (size_t)(end - start));
+			text[end - start] = 0;
+			(*values)[(*total)++] = text;
+		}
+	}
+	free(bytes);
+	return true;
+}
+
+/*
+ * The category lists XGBoost saves with a model trained on a DataFrame with
+ * enable_categorical (model.cats.enc: an entry per feature, empty for a column of
+ * numbers), as f's category values; none where the model has no lists. XGBoost refuses
+ * a value in no list.
+ */
+static bool read_categories(XgboostReader *r, uint32_t model, const char *model_path, HForest *f)
+{
+	const Document *doc = &r->doc;
+	uint32_t cats = doc_member(doc, model, "cats"), enc = cats && doc_type(doc, cats) == DOC_OBJECT ? doc_member(doc, cats, "enc") : 0;
+	uint32_t *counts;
+	uint64_t total = 0;
+	char **values = NULL, path[96];
+	DocIterator it;
+	DocItem item;
+	if (!enc || (doc_type(doc, enc) == DOC_ARRAY && doc_length(doc, enc) == 0))
+		return true;
+	snprintf(path, sizeof path, "%s.cats.enc", model_path);
+	if (doc_type(doc, enc) != DOC_ARRAY || doc_length(doc, enc) != f->num_features)
+		return xgboost_fail(r, "%s: expected an array of an entry per feature (%u)", path, f->num_features);
+	counts = xcalloc(f->num_features, sizeof *counts);
+	doc_iterate(doc, enc, &it);
+	for (uint32_t j = 0; doc_next(&it, &item); j++)
+		if (item.type != DOC_OBJECT || !read_category_list(r, item.value, path, j, &values, &counts[j], &total)) {
+			if (item.type != DOC_OBJECT)
+				xgboost_fail(r, "%s[%u]: expected an object", path, j);
+			strings_free(values, (uint32_t)total);
+			free(counts);
+			return false;
+		}
+	if (!total) {
+		free(values);
+		free(counts);
+		return true;
+	}
+	f->category_values = (CategoryValues){.counts = counts, .values = values, .unseen_missing = false};
+	return true;
+}
+
 /* Read the model from the parsed document; NULL on error. */
 static HForest *read_model(XgboostReader *r)
 {
@@ -414,7 +515,8 @@ static HForest *read_model(XgboostReader *r)
 		for (uint32_t o = 0; o < f->num_outputs; o++)
 			f->base_score[o] = margin;
 	}
-	if (!read_feature_names(r, learner, f) || !read_trees(r, f, model, model_path, weights))
+	if (!read_feature_names(r, learner, f) || !read_categories(r, model, model_path, f) ||
+	    !read_trees(r, f, model, model_path, weights))
 		goto fail;
 	if (!hir_verify(f, r->e)) {
 		error_prefix(r->e, r->name);

@@ -200,6 +200,34 @@ void strings_free(char **s, uint32_t n)
 	free(s);
 }
 
+uint64_t category_values_total(const CategoryValues *c, uint32_t num_features)
+{
+	uint64_t total = 0;
+	for (uint32_t j = 0; c->counts && j < num_features; j++)
+		total += c->counts[j];
+	return total;
+}
+
+CategoryValues category_values_copy(const CategoryValues *c, uint32_t num_features)
+{
+	CategoryValues copy = *c;
+	uint64_t total = category_values_total(c, num_features);
+	if (!c->counts)
+		return copy;
+	copy.counts = xmalloc((num_features ? num_features : 1) * sizeof *copy.counts);
+	memcpy(copy.counts, c->counts, num_features * sizeof *copy.counts);
+	copy.values = strings_copy(c->values, (uint32_t)total);
+	return copy;
+}
+
+void category_values_free(CategoryValues *c, uint32_t num_features)
+{
+	strings_free(c->values, (uint32_t)category_values_total(c, num_features));
+	free(c->counts);
+	c->counts = NULL;
+	c->values = NULL;
+}
+
 /* Seconds on clock. */
 static double seconds_now(clockid_t clock)
 {

@@ -66,6 +66,23 @@ char **strings_copy(char *const *s, uint32_t n);
 void strings_free(char **s, uint32_t n);
 
 /*
+ * Columns whose values a model names: the categories of the pandas categorical columns it
+ * was trained on (LightGBM's pandas_categorical, XGBoost's categories). Value k of
+ * column f's list is category k, the number the model's splits test.
+ */
+typedef struct CategoryValues {
+	uint32_t *counts;    /* values of each column (0: a column of numbers), or NULL: no column has values */
+	char **values;       /* all of them, column by column */
+	bool unseen_missing; /* a value in no list is missing (LightGBM's rule), else refused (XGBoost's) */
+} CategoryValues;
+
+/* How many values c holds over num_features columns. */
+uint64_t category_values_total(const CategoryValues *c, uint32_t num_features);
+/* A deep copy of c. */
+CategoryValues category_values_copy(const CategoryValues *c, uint32_t num_features);
+void category_values_free(CategoryValues *c, uint32_t num_features);
+
+/*
  * Phase timing (grove compile --time): one line per phase on standard error with its
  * wall time, the processor time the process spent in it (the linker's, a child process,
  * not counted) and the process's peak memory so far. A NULL PhaseTimer * reports nothing.

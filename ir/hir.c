@@ -100,6 +100,7 @@ HForest *hir_forest_copy(const HForest *f)
 	c->labels.ints = copy_array(f->labels.ints, f->labels.ints ? f->labels.count : 0, sizeof *f->labels.ints);
 	c->labels.strings = strings_copy(f->labels.strings, f->labels.count);
 	c->feature_names = strings_copy(f->feature_names, f->num_features);
+	c->category_values = category_values_copy(&f->category_values, f->num_features);
 	c->nodes_cap = f->num_nodes;
 	c->trees_cap = f->num_trees;
 	c->sets_cap = f->num_sets;
@@ -122,6 +123,7 @@ void hir_forest_free(HForest *f)
 	free(f->labels.ints);
 	strings_free(f->labels.strings, f->labels.count);
 	strings_free(f->feature_names, f->num_features);
+	category_values_free(&f->category_values, f->num_features);
 	free(f);
 }
 
@@ -450,6 +452,20 @@ static void print_node(FILE *out, const HForest *f, const HNode *n, uint32_t wid
 	        n->default_left ? "left" : "right");
 }
 
+/* Print text in double quotes after `before`, a quote or backslash escaped by a backslash, other control bytes as \xHH. */
+static void print_string(FILE *out, const char *before, const char *text)
+{
+	fprintf(out, "%s\"", before);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\x%02x", *p);
+		else
+			fputc(*p, out);
+	fputc('"', out);
+}
+
 void hir_print(FILE *out, const HForest *f)
 {
 	fprintf(out, "forest features=%u outputs=%u trees=%u transform=%s threshold=%s leaf=%s", f->num_features,
@@ -475,7 +491,7 @@ void hir_print(FILE *out, const HForest *f)
 		for (uint32_t k = 0; k < f->labels.count; k++) {
 			fputs(k ? "," : "[", out);
 			if (f->labels.strings)
-				fprintf(out, "\"%s\"", f->labels.strings[k]);
+				print_string(out, "", f->labels.strings[k]);
 			else
 				fprintf(out, "%lld", (long long)f->labels.ints[k]);
 		}
@@ -486,7 +502,17 @@ void hir_print(FILE *out, const HForest *f)
 	if (f->feature_names) {
 		fputs("\nfeature_names", out);
 		for (uint32_t i = 0; i < f->num_features; i++)
-			fprintf(out, " \"%s\"", f->feature_names[i]);
+			print_string(out, " ", f->feature_names[i]);
+	}
+	if (f->category_values.counts) {
+		char *const *value = f->category_values.values;
+		fprintf(out, "\ncategory_values unseen=%s", f->category_values.unseen_missing ? "missing" : "refused");
+		for (uint32_t i = 0; i < f->num_features; i++) {
+			if (f->category_values.counts[i])
+				fprintf(out, " x[%u]", i);
+			for (uint32_t k = 0; k < f->category_values.counts[i]; k++)
+				print_string(out, " ", *value++);
+		}
 	}
 	fputs("\nbase_score", out);
 	for (uint32_t o = 0; o < f->num_outputs; o++) {

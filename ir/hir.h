@@ -211,6 +211,7 @@ typedef struct HForest {
 	size_t trees_cap;
 	uint32_t num_features;
 	char **feature_names;  /* num_features column names, or NULL when the model names none */
+	CategoryValues category_values; /* the values of its categorical columns, where the model names them */
 	uint32_t num_outputs;  /* margins per row: classes, or 1 */
 	double *base_score;    /* num_outputs margins every row starts from */
 	HAggregate aggregate;  /* how leaves combine into margins */

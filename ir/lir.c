@@ -145,6 +145,7 @@ void lir_module_free(LModule *m)
 	free(m->label_ints);
 	strings_free(m->label_strings, m->num_labels);
 	strings_free(m->feature_names, m->num_features);
+	category_values_free(&m->category_values, m->num_features);
 	free(m);
 }
 

@@ -333,6 +333,7 @@ typedef struct LModule {
 	int64_t *label_ints;        /*   asks for each row's class index. Owned: int64 labels, or */
 	char **label_strings;       /*   string labels (the other NULL) */
 	char **feature_names;       /* num_features column names recorded in the artifact, or NULL (owned) */
+	CategoryValues category_values; /* the categorical columns' values recorded in the artifact (owned) */
 	bool gpu;                   /* a GPU module: predict and predict_f64 are LIR_NONE, funcs are kernels
 	                               (lir_kernel_params) in launch order, those of entry 1 for double rows */
 	bool code;                  /* its walks are code, branches on constants (the code representation) */

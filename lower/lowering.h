@@ -143,6 +143,9 @@ uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles);
  * new array of tile_rows rows' tiles.
  */
 uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows);
+
+/* Record in m what its artifact tells of f besides the code: features, margins, outputs, transform, labels, names, category values. */
+void lower_describe_module(LModule *m, const HForest *f);
 /* The walks of MIR walk id by leaf masks over tiles: values[r] lane r's leaf value; yields them as one vector. */
 uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32_t *values);
 

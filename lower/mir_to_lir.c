@@ -1699,20 +1699,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		return NULL;
 	}
 	l.acc_type = l.layout.leaf_type;
-	l.module->num_features = f->num_features;
-	l.module->num_margins = hir_num_margins(f);
-	l.module->num_outputs = hir_num_predictions(f);
-	if (f->labels.count) {
-		l.module->num_labels = f->labels.count;
-		if (f->labels.strings) {
-			l.module->label_strings = strings_copy(f->labels.strings, f->labels.count);
-		} else {
-			l.module->label_ints = xmalloc(f->labels.count * sizeof *l.module->label_ints);
-			memcpy(l.module->label_ints, f->labels.ints, f->labels.count * sizeof *l.module->label_ints);
-		}
-	}
-	l.module->feature_names = strings_copy(f->feature_names, f->num_features);
-	l.module->transform = f->transform;
+	lower_describe_module(l.module, f);
 	if (f->num_outputs > 1)
 		l.output_buffer = add_tree_buffer(l.module, f, false);
 	if (l.layout.vector_buffer != LIR_NONE)

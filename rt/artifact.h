@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define GROVE_ARTIFACT_MAGIC 0x31565247u /* "GRV1" little-endian, in every version */
-#define GROVE_ARTIFACT_VERSION 5u
+#define GROVE_ARTIFACT_VERSION 6u
 #define GROVE_ARTIFACT_SYMBOL "grove_artifact"
 /*
  * Beside it in shared libraries since issue 51's fix: a NUL-terminated string, the x86-64
@@ -93,6 +93,14 @@ typedef struct GroveDevice {
 } GroveDevice;
 
 /*
+ * Version 6: categorical columns whose values the model names (the categories of the
+ * pandas categorical columns it was trained on: LightGBM's pandas_categorical, XGBoost's
+ * categories). category_counts[f] is how many values column f takes by name (0: a column
+ * of numbers); category_values holds them all, column by column, value k of column f
+ * standing for category k. Both NULL where no column has values. unseen_category says
+ * what a value in no list is: GROVE_UNSEEN_MISSING (LightGBM) or GROVE_UNSEEN_REFUSED
+ * (XGBoost).
+ *
  * Version 5: `device` describes the kernels of a GPU artifact (predict and predict_f64
  * are then NULL); NULL in a host artifact.
  *
@@ -123,7 +131,33 @@ typedef struct GroveArtifact {
 	const char *const *label_strings; /* num_labels string labels, or NULL */
 	const char *const *feature_names; /* num_features column names, or NULL when the model names none */
 	const GroveDevice *device;        /* a GPU artifact's kernels, or NULL */
+	uint32_t unseen_category;         /* GROVE_UNSEEN_* */
+	const uint32_t *category_counts;  /* num_features counts, or NULL */
+	const char *const *category_values;
 } GroveArtifact;
+
+/* GroveArtifact.unseen_category */
+#define GROVE_UNSEEN_MISSING 0u
+#define GROVE_UNSEEN_REFUSED 1u
+
+/* Version 5: no category values. */
+typedef struct GroveArtifactV5 {
+	uint32_t magic;             /* GROVE_ARTIFACT_MAGIC */
+	uint32_t version;           /* 5 */
+	uint32_t num_features;
+	uint32_t num_outputs;
+	uint32_t num_margins;
+	uint32_t transform;
+	uint64_t workspace_fixed;
+	uint64_t workspace_per_row;
+	void (*predict)(const float *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	void (*predict_f64)(const double *rows, int64_t nrows, float *out, int32_t flags, void *workspace);
+	uint32_t num_labels;
+	const int64_t *label_ints;
+	const char *const *label_strings;
+	const char *const *feature_names;
+	const GroveDevice *device;
+} GroveArtifactV5;
 
 /* Version 4: no device. */
 typedef struct GroveArtifactV4 {

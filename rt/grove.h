@@ -75,6 +75,18 @@ size_t grove_num_outputs(const GroveModel *model, unsigned flags);
  * when the model names no columns (or i >= grove_num_features).
  */
 const char *grove_feature_name(const GroveModel *model, size_t i);
+/*
+ * The values column i takes by name, where the model names them (the categories of a
+ * pandas categorical column it was trained on: LightGBM's pandas_categorical, XGBoost's
+ * categories): value k stands for category k, the number to pass in the column. *count
+ * is how many; NULL (and 0) for a column of numbers. count may be NULL.
+ */
+const char *const *grove_category_values(const GroveModel *model, size_t i, size_t *count);
+/*
+ * What a value in none of a column's values stands for: missing (1, LightGBM's rule),
+ * or nothing, to be refused (0, XGBoost's, which does not predict such rows).
+ */
+int grove_unseen_category_missing(const GroveModel *model);
 /* Class labels the model has (ONNX classifiers); 0 when it has none. */
 size_t grove_num_labels(const GroveModel *model);
 /*

@@ -35,6 +35,9 @@ struct GroveModel {
 	const char *const *label_strings;
 	const char *const *feature_names; /* version 4, or NULL */
 	const GroveDevice *device;    /* version 5: a GPU artifact's kernels, or NULL */
+	uint32_t unseen_category;     /* version 6: GROVE_UNSEEN_* */
+	const uint32_t *category_counts; /* or NULL */
+	const char *const *category_values;
 	const DeviceBackend *backend; /* and the back-end running them */
 	void *backend_state;
 };
@@ -227,7 +230,7 @@ done:
 	return status;
 }
 
-/* Fill m from the descriptor a of an artifact of version 1 to 5; false for another version. */
+/* Fill m from the descriptor a of an artifact of version 1 to 6; false for another version. */
 static bool read_descriptor(const void *a, GroveModel *m)
 {
 	uint32_t head[2]; /* magic and version, the same in every version */
@@ -241,6 +244,9 @@ static bool read_descriptor(const void *a, GroveModel *m)
 	m->label_strings = NULL;
 	m->feature_names = NULL;
 	m->device = NULL;
+	m->unseen_category = GROVE_UNSEEN_MISSING;
+	m->category_counts = NULL;
+	m->category_values = NULL;
 	m->backend = NULL;
 	m->backend_state = NULL;
 	if (head[0] != GROVE_ARTIFACT_MAGIC)
@@ -273,8 +279,16 @@ static bool read_descriptor(const void *a, GroveModel *m)
 		}
 		if (head[1] >= 4)
 			m->feature_names = ((const GroveArtifactV4 *)a)->feature_names;
+		if (head[1] >= 6) {
+			const GroveArtifact *v6 = a;
+			m->unseen_category = v6->unseen_category;
+			m->category_counts = v6->category_counts;
+			m->category_values = v6->category_values;
+			if (!m->category_counts != !m->category_values || m->unseen_category > GROVE_UNSEEN_REFUSED)
+				return false;
+		}
 		/* A GPU artifact's kernels are checked by check_device. */
-		if (head[1] >= 5 && (m->device = ((const GroveArtifact *)a)->device))
+		if (head[1] >= 5 && (m->device = ((const GroveArtifactV5 *)a)->device))
 			return true;
 		return v2->predict != NULL;
 	}
@@ -523,6 +537,26 @@ size_t grove_num_labels(const GroveModel *model) { return model ? model->num_lab
 const char *grove_feature_name(const GroveModel *model, size_t i)
 {
 	return model && model->feature_names && i < model->num_features ? model->feature_names[i] : NULL;
+}
+
+const char *const *grove_category_values(const GroveModel *model, size_t i, size_t *count)
+{
+	const char *const *values;
+	if (count)
+		*count = 0;
+	if (!model || !model->category_counts || i >= model->num_features || !model->category_counts[i])
+		return NULL;
+	values = model->category_values;
+	for (size_t j = 0; j < i; j++)
+		values += model->category_counts[j];
+	if (count)
+		*count = model->category_counts[i];
+	return values;
+}
+
+int grove_unseen_category_missing(const GroveModel *model)
+{
+	return !model || model->unseen_category == GROVE_UNSEEN_MISSING;
 }
 
 GroveStatus grove_label(const GroveModel *model, size_t k, long long *value, const char **text, GroveError *err)

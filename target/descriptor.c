@@ -37,19 +37,37 @@ static LLVMValueRef emit_label_ints(Emitter *em)
 	return array;
 }
 
+/* The module's category counts as a constant array of i32; a NULL pointer where no column has values. */
+static LLVMValueRef emit_category_counts(Emitter *em)
+{
+	const LModule *m = em->m;
+	LLVMTypeRef i32 = em->types[LTYPE_I32];
+	LLVMValueRef *items, array;
+	if (!m->category_values.counts)
+		return LLVMConstPointerNull(em->types[LTYPE_PTR]);
+	items = xcalloc(m->num_features + 1, sizeof *items);
+	for (uint32_t k = 0; k < m->num_features; k++)
+		items[k] = LLVMConstInt(i32, m->category_values.counts[k], 0);
+	array = llvm_constant_global(em, LLVMArrayType(i32, m->num_features), LLVMConstArray(i32, items, m->num_features));
+	free(items);
+	return array;
+}
+
 /*
- * A constant GroveArtifact (version 5) named symbol: six i32 fields, the two i64
+ * A constant GroveArtifact (version 6) named symbol: six i32 fields, the two i64
  * workspace sizes, the predict and predict_f64 pointers (NULL where the artifact has no
- * such entry), the labels, the feature names and the device (NULL: a host artifact).
+ * such entry), the labels, the feature names, the device (NULL: a host artifact) and
+ * the category values.
  */
 void llvm_emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predict_f64, LLVMValueRef device, const char *symbol)
 {
 	LLVMTypeRef i32 = em->types[LTYPE_I32], i64 = em->types[LTYPE_I64], ptr = em->types[LTYPE_PTR];
-	LLVMTypeRef fields[15] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr, ptr, ptr};
-	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 15, 0);
+	LLVMTypeRef fields[18] = {i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, i32, ptr, ptr, ptr, ptr, i32, ptr, ptr};
+	LLVMTypeRef type = LLVMStructTypeInContext(em->ctx, fields, 18, 0);
 	uint32_t ints[6] = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, em->m->num_features, em->m->num_outputs,
 	                    em->m->num_margins, em->m->transform};
-	LLVMValueRef init[15], global;
+	const CategoryValues *c = &em->m->category_values;
+	LLVMValueRef init[18], global;
 	for (int i = 0; i < 6; i++)
 		init[i] = LLVMConstInt(i32, ints[i], 0);
 	init[6] = LLVMConstInt(i64, em->m->workspace_fixed, 0);
@@ -61,7 +79,10 @@ void llvm_emit_descriptor(Emitter *em, LLVMValueRef predict, LLVMValueRef predic
 	init[12] = emit_strings(em, em->m->label_strings, em->m->num_labels);
 	init[13] = emit_strings(em, em->m->feature_names, em->m->num_features);
 	init[14] = device ? device : LLVMConstPointerNull(ptr);
+	init[15] = LLVMConstInt(i32, c->unseen_missing ? GROVE_UNSEEN_MISSING : GROVE_UNSEEN_REFUSED, 0);
+	init[16] = emit_category_counts(em);
+	init[17] = emit_strings(em, c->values, (uint32_t)category_values_total(c, em->m->num_features));
 	global = LLVMAddGlobal(em->mod, type, symbol);
-	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 15));
+	LLVMSetInitializer(global, LLVMConstNamedStruct(type, init, 18));
 	LLVMSetGlobalConstant(global, 1);
 }

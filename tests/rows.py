@@ -180,6 +180,62 @@ def label_cases(s):
            f"{len(got)} labels, {sum(a != b for a, b in zip(got, want))} differ")
 
 
+def category_cases(s):
+    """Categorical columns given by value, through the category lists the model names (LightGBM's pandas_categorical,
+    XGBoost's categories; tests/gen/gen_category_values.py): predictions equal the library's on the DataFrame, with or
+    without a header, in any column order; what the library refuses, or what is likely a code, is an error."""
+    directory = os.path.join(ROOT, "tests", "models", "category_values")
+
+    def lines(name):
+        with open(os.path.join(directory, name)) as f:
+            return [line for line in f.read().split("\n") if line]
+
+    def write(name, text_lines):
+        path = s.path(f"rows-categories-{name}.csv")
+        with open(path, "w") as f:
+            f.write("\n".join(text_lines) + "\n")
+        return path
+
+    cases = []  # name, model, rows, expected predictions (or None), exit, message
+    for model, base in (("lightgbm_frame.txt", "lightgbm_frame"), ("xgboost_frame.json", "xgboost_frame"),
+                        ("xgboost_frame.ubj", "xgboost_frame")):
+        rows = lines(base + ".rows.csv")
+        want = [float(x) for x in lines(base + ".pred.csv")]
+        tag = model.replace(".", "_")
+        order = [3, 1, 0, 2]
+        cases += [(tag, model, write(tag, rows), want, 0, ""),
+                  (tag + "_no_header", model, write(tag + "_no_header", rows[1:]), want, 0, ""),
+                  (tag + "_reordered", model, write(tag + "_reordered", [_reorder(r, order) for r in rows]), want, 0, "")]
+    cases += [
+        ("xgboost_unseen", "xgboost_frame.json", os.path.join(directory, "xgboost_frame.unseen.csv"), None, 1,
+         "field 2: 'ultraviolet' is none of the 6 categories the model knows for this column"),
+        ("code_for_text", "lightgbm_frame.txt", write("code", ["a,colour,k,size", "0.5,2,1,10"]), None, 1,
+         "field 2: '2' is a number, but this column takes the model's 6 categories by value"),
+        ("lists_unplaced", "lightgbm_by_hand.txt", os.path.join(directory, "lightgbm_frame.rows.csv"), None, 1,
+         "field 2: 'amber' is not a number"),
+    ]
+    for name, model, rows, want, code, message in cases:
+        if not s.wanted("rows", "categories_" + name):
+            continue
+        p = run(s, ["predict", os.path.join(directory, model), "--input", rows])
+        if code == 0:
+            got = [float(x) for x in p.stdout.decode().split()] if p.returncode == 0 else []
+            ok = len(got) == len(want) and all(abs(a - b) < 1e-5 for a, b in zip(got, want))
+            record(s, "categories_" + name, p, 0, "", ok, f"{len(got)} predictions, expected {len(want)}")
+        else:
+            record(s, "categories_" + name, p, code, message, p.stdout == b"")
+    if s.wanted("rows", "categories_dump"):  # the HIR shows the lists, on the features they were placed on
+        p = run(s, ["dump", "--level", "hir", os.path.join(directory, "lightgbm_frame.txt")])
+        record(s, "categories_dump", p, 0, "", b'category_values unseen=missing x[1] "amber" "\\"quoted\\""' in p.stdout
+               and b'x[3] "30" "10" "20"' in p.stdout, p.stdout.decode()[:300])
+
+
+def _reorder(line, order):
+    """A CSV line's fields in another order (quotes kept)."""
+    fields = next(csv.reader([line]))
+    return ",".join('"' + f.replace('"', '""') + '"' if any(c in f for c in ',"') else f for f in (fields[j] for j in order))
+
+
 def stack_cases(s, write_many_classes):
     """A schedule whose stack arrays would overflow a thread's stack is refused, not compiled into code that crashes:
     a parallel tree loop keeps a copy of the margins per iteration (250 of 1000 margins), for each of 16 rows."""
@@ -197,4 +253,5 @@ def row_tests(s, write_many_classes):
     wide_output_cases(s, write_many_classes)
     stack_cases(s, write_many_classes)
     csv_cases(s)
+    category_cases(s)
     label_cases(s)

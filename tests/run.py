@@ -556,7 +556,7 @@ def cli_tests(s):
                               "--representation", "code", "--schedule-text", "tile(tree, t0, t1, 2); specialize(t1); "
                               "cache(t0)"], 1,
          "cache of a tree loop: the code representation keeps no trees in memory to prefetch"),
-        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 5, LLVM 16."),
+        ("version", ["--version"], 0, "grove 0.1.0 (artifact ABI 6, LLVM 16."),
         ("compile_help", ["compile", "--help"], 0, "usage: grove compile"),
         ("predict_help", ["predict", "--help"], 0, "usage: grove predict"),
         ("dump_help", ["dump", "--help"], 0, "usage: grove dump"),

@@ -31,6 +31,7 @@ void csv_close(CsvReader *r)
 	free(r->buf);
 	free(r->order);
 	free(r->fields);
+	csv_free_categories(r);
 	memset(r, 0, sizeof *r);
 }
 
@@ -209,9 +210,12 @@ bool csv_next(CsvReader *r, size_t max_rows, Table *t, Error *e)
 		table_reserve(r, max_rows, t);
 		for (size_t c = 0; c < cols; c++) {
 			const CsvField *f = &r->fields[c];
-			size_t at = t->rows * cols + (r->order ? r->order[c] : c);
+			size_t feature = r->order ? r->order[c] : c, at = t->rows * cols + feature;
 			double v;
-			if (!csv_field_number(f, r->as_double, &v))
+			if (csv_column_has_values(r, feature)) {
+				if (!csv_category(r, feature, f, c + 1, &v, e))
+					return false;
+			} else if (!csv_field_number(f, r->as_double, &v))
 				return error_set(e, "%s:%zu: field %zu: '%.*s' is not a number", r->name, r->line_no, c + 1,
 				                 (int)(f->end - f->start > 40 ? 40 : f->end - f->start), f->start);
 			if (r->as_double)

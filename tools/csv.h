@@ -31,6 +31,16 @@ typedef struct CsvField {
 	bool quoted;
 } CsvField;
 
+/* A column's values by name (csv_set_categories), indexed for lookups. */
+typedef struct CsvColumnValues {
+	const char *const *values; /* count values (0: a column of numbers); value k is category k (not owned) */
+	size_t count;
+	size_t *by_text;           /* their indexes, sorted by text */
+	double *numbers;           /* the values that are numbers, ascending */
+	size_t *by_number;         /* and their indexes */
+	size_t num_numbers;
+} CsvColumnValues;
+
 /*
  * Reads comma-separated numbers, one row per line, all rows of one width, a chunk of
  * rows at a time, so that memory stays bounded whatever the input's size. An empty
@@ -57,6 +67,9 @@ typedef struct CsvReader {
 	size_t *order;     /* after a header matched by name: field c is feature order[c]; NULL: in the file's order */
 	CsvField *fields;  /* the current line's fields */
 	size_t fields_cap;
+	CsvColumnValues *columns; /* per feature, the values it takes by name (csv_set_categories), or NULL */
+	size_t num_columns;
+	bool unseen_missing;      /* a value in no list is missing, else refused */
 } CsvReader;
 
 /* Open path ("-" = standard input). */
@@ -68,6 +81,15 @@ void csv_attach(CsvReader *r, FILE *in, const char *name, bool as_double);
  * not copied), to which a header's columns are matched; NULL when it names none.
  */
 void csv_set_names(CsvReader *r, const char *const *names, size_t n);
+/*
+ * Before the first csv_next: the values each of the n features takes by name, where the
+ * model names them (values[j]: counts[j] of them; NULL or 0 for a column of numbers; each
+ * values[j] kept, not copied). A field of such a column is its value's index (tools/csv_categories.c);
+ * one in no list is missing where unseen_missing, else an error.
+ */
+void csv_set_categories(CsvReader *r, const char *const *const *values, const size_t *counts, size_t n, bool unseen_missing);
+/* csv_set_categories from a forest's category values (c, over its n features; kept, not copied), where it has them. */
+void csv_set_category_values(CsvReader *r, const CategoryValues *c, size_t n);
 /*
  * Read the next rows, at most max_rows and CSV_CHUNK_VALUES values (but one row at least), into t (its buffer reused and grown as needed);
  * t->rows is 0 at the end of the input. Errors name the line ("rows.csv:7: field 3:
@@ -86,6 +108,11 @@ void table_free(Table *t);
 /* csv_header.c, for csv_next: the line's n fields are the first line's; 1 if they are a header (r->order set where
    they were matched to names), 0 if they are a row, -1 with e filled if they are neither. */
 int csv_first_line(CsvReader *r, size_t n, Error *e);
+/* csv_categories.c, for csv.c and csv_header.c: free what csv_set_categories made; whether a feature takes values by
+   name; field f (number `field` on the line) of such a feature as its value's index into *v, or false with e filled. */
+void csv_free_categories(CsvReader *r);
+bool csv_column_has_values(const CsvReader *r, size_t feature);
+bool csv_category(const CsvReader *r, size_t feature, const CsvField *f, size_t field, double *v, Error *e);
 /* csv.c, for csv_header.c: parse field f into *v (rounded to float unless as_double); false if it is not a number. */
 bool csv_field_number(const CsvField *f, bool as_double, double *v);
 

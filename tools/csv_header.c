@@ -7,7 +7,9 @@
  *     model's feature names, which some models name "0", "1", ...: then it is ambiguous;
  *   - a header when none of its fields is a number;
  *   - an error when some are numbers and some not (a header, or a row with a typo?), or
- *     when its one field is numbers split by another separator ("1;2;3").
+ *     when its one field is numbers split by another separator ("1;2;3");
+ *   - but a row when the fields that are not numbers all lie in columns that take the
+ *     model's categories by value, unless they are all the model's feature names.
  * A header is matched to the model's feature names when it has them: every column must
  * name a feature, every feature must have a column, and the rows are reordered to the
  * model's order. A model without names takes the header as a line to skip.
@@ -142,6 +144,18 @@ static bool all_names(CsvReader *r, size_t n)
 	return match;
 }
 
+/* Whether the n fields' texts all lie in columns that take values by name (csv_set_categories), read in order. */
+static bool texts_are_values(const CsvReader *r, size_t n)
+{
+	for (size_t c = 0; c < n; c++) {
+		const CsvField *f = &r->fields[c];
+		double v;
+		if (f->end > f->start && !csv_field_number(f, false, &v) && !csv_column_has_values(r, c))
+			return false;
+	}
+	return true;
+}
+
 int csv_first_line(CsvReader *r, size_t n, Error *e)
 {
 	LineKinds k;
@@ -151,6 +165,8 @@ int csv_first_line(CsvReader *r, size_t n, Error *e)
 	if (r->header == CSV_HEADER_YES)
 		return r->names ? (match_names(r, n, e) ? 1 : -1) : 1;
 	k = line_kinds(r, n);
+	if (k.texts && r->num_columns && !(r->names && all_names(r, n)) && texts_are_values(r, n))
+		return 0; /* a row whose categories are text */
 	if (k.texts == 0) {
 		if (k.numbers && r->names && all_names(r, n))
 			return error_set(e, "%s:%zu: the first line is numbers that are also the model's feature names: say "

@@ -324,6 +324,20 @@ static const char **feature_names(const GroveModel *model)
 	return names;
 }
 
+/* Give the reader the values the model's categorical columns take by name (grove_category_values), where it has them. */
+static void set_categories(CsvReader *csv, const GroveModel *model)
+{
+	size_t n = grove_num_features(model), *counts = xcalloc(n + 1, sizeof *counts);
+	const char *const **values = xcalloc(n + 1, sizeof *values);
+	bool any = false;
+	for (size_t j = 0; j < n; j++)
+		any |= (values[j] = grove_category_values(model, j, &counts[j])) != NULL;
+	if (any)
+		csv_set_categories(csv, values, counts, n, grove_unseen_category_missing(model));
+	free(values);
+	free(counts);
+}
+
 static int cmd_predict(int argc, char **argv)
 {
 	const char *artifact = NULL, *input = NULL, *output = NULL;
@@ -420,6 +434,7 @@ static int cmd_predict(int argc, char **argv)
 	names = feature_names(model);
 	csv.header = header;
 	csv_set_names(&csv, names, grove_num_features(model));
+	set_categories(&csv, model);
 	if (label && !grove_num_labels(model))
 		fail("%s: the model has no class labels (--label is for classifiers that have them, as ONNX's do)", artifact);
 	flags = margin ? GROVE_PREDICT_MARGIN : label ? GROVE_PREDICT_LABEL : 0;

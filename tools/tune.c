@@ -173,6 +173,7 @@ static void rows_from_csv(Tuner *t, const char *path)
 	if (!csv_open(&csv, path, false, &e))
 		fail("%s", e.message);
 	csv_set_names(&csv, (const char *const *)t->forest->feature_names, t->forest->num_features);
+	csv_set_category_values(&csv, &t->forest->category_values, t->forest->num_features);
 	while (have < t->pool_rows) {
 		if (!csv_next(&csv, t->pool_rows - have, &rows, &e))
 			fail("%s", e.message);

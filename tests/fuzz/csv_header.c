@@ -1,9 +1,12 @@
 /*
- * libFuzzer harness: grove predict's CSV header and name matching. The input is the
- * model's feature names, one a line, then a NUL byte, then the CSV; its first byte chooses
- * --header (auto, yes, no). The reader may refuse the input with a message naming it,
- * never crash; rows it returns have the model's width once a header was matched, and a
- * matched header's order is a permutation of the features.
+ * libFuzzer harness: grove predict's CSV header and name matching, and categories by
+ * value. The input is the model's feature names, one a line, then a NUL byte, then the
+ * CSV; its first byte chooses --header (auto, yes, no), whether the odd features take
+ * the names as category values (4) and whether a value in no list is missing (8). The
+ * reader may refuse the input with a message naming it, never crash; rows it returns
+ * have the model's width once a header was matched, a matched header's order is a
+ * permutation of the features, and a category column's values are NaN or an index into
+ * its list.
  */
 #include "tools/csv.h"
 
@@ -49,7 +52,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	csv_attach(&r, in, "fuzz.csv", false);
 	r.header = (CsvHeader)(data[0] % 3);
 	csv_set_names(&r, names, num_names);
+	if (data[0] & 4) {
+		const char *const *values[64];
+		size_t counts[64];
+		for (size_t j = 0; j < num_names; j++) {
+			values[j] = j % 2 ? names : NULL;
+			counts[j] = j % 2 ? num_names : 0;
+		}
+		csv_set_categories(&r, values, counts, num_names, data[0] & 8);
+	}
 	while (csv_next(&r, 3, &t, &e) && t.rows) {
+		for (size_t i = 0; i < t.rows * t.cols; i++) {
+			size_t feature = i % t.cols;
+			float v = t.values[i];
+			if (csv_column_has_values(&r, feature) && !(v != v) && (v < 0 || v >= (float)num_names || v != (float)(size_t)v))
+				abort(); /* a category is an index into its list */
+		}
 		if (r.order) {
 			bool *seen = calloc(num_names, sizeof *seen);
 			if (t.cols != num_names)

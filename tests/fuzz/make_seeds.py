@@ -57,15 +57,17 @@ def lightgbm_keys(files):
     keys = set()
     for f in files:
         keys.update(re.findall(rb"^([a-z_]+)=", read(f), re.M))
-    return [k.decode() + "=" for k in keys] + ["Tree=", "end of trees", "average_output", "\n", " ", "nan", "inf", "1e300"]
+    return [k.decode() + "=" for k in keys] + ["Tree=", "end of trees", "average_output", "pandas_categorical:", "\n", " ", "nan", "inf",
+                                         "1e300"]
 
 
 def main():
     counts = {}
-    xgb = model_files("tests/models/*.json", "tests/models/xgboost/*.json", "tests/golden/*.json", "tests/bad/*.json",
-                      "tests/bad/xgboost/*.json")
-    ubj = model_files("tests/models/xgboost/*.ubj", "tests/bad/xgboost/*.ubj")
-    lgb = model_files("tests/models/lightgbm/*.txt", "tests/golden/*.txt", "tests/bad/lightgbm/*.txt")
+    xgb = model_files("tests/models/*.json", "tests/models/xgboost/*.json", "tests/models/category_values/*.json",
+                      "tests/golden/*.json", "tests/bad/*.json", "tests/bad/xgboost/*.json")
+    ubj = model_files("tests/models/xgboost/*.ubj", "tests/models/category_values/*.ubj", "tests/bad/xgboost/*.ubj")
+    lgb = model_files("tests/models/lightgbm/*.txt", "tests/models/category_values/*.txt", "tests/golden/*.txt",
+                      "tests/bad/lightgbm/*.txt")
     onnx = model_files("tests/models/onnx/*.onnx", "tests/golden/*.onnx", "tests/bad/onnx/*.onnx")
     cb = model_files("tests/models/catboost/*.json", "tests/bad/catboost/*.json")
     counts["model-xgboost"] = write_corpus("model-xgboost", [read(f) for f in xgb])

@@ -185,10 +185,11 @@ def test_onnx_modelproto_against_onnxruntime(name):
     assert_close(model.predict(rows).reshape(len(rows), -1), want, probability)
 
 
-def test_lightgbm_pandas_categories():
+def test_lightgbm_pandas_categories(tmp_path):
     """A LightGBM model trained on a DataFrame with categorical columns keeps their category lists: grove matches a
     frame's categories by value, whatever their order (the frame's own codes would be wrong), an unseen one as
-    missing, as LightGBM does; a model without the lists refuses categorical columns instead of using codes."""
+    missing, as LightGBM does, also loaded from its artifact alone (which keeps the lists); a model without the lists
+    refuses categorical columns instead of using codes."""
     import pickle
     lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
     pd = pytest.importorskip("pandas", reason="pandas is not installed")
@@ -210,6 +211,8 @@ def test_lightgbm_pandas_categories():
     want = regressor.predict(test)
     assert_close(model.predict(test), want, False)
     assert_close(pickle.loads(pickle.dumps(model)).predict(test), want, False)
+    model.save(tmp_path / "model.so")
+    assert_close(grove.load(tmp_path / "model.so").predict(test), want, False)
     codes = test.assign(kind=test["kind"].cat.codes, size=test["size"].cat.codes).astype(float)
     assert np.abs(model.predict(codes) - want).max() > 1e-3  # the codes of reordered categories are other values
     plain = grove.compile(lgb.LGBMRegressor(n_estimators=5, verbose=-1).fit(codes, y[:300]))
@@ -245,6 +248,11 @@ def test_xgboost_pandas_categories(tmp_path):
     regressor.save_model(tmp_path / "model.ubj")
     for source in (regressor, regressor.get_booster(), str(tmp_path / "model.json"), str(tmp_path / "model.ubj")):
         assert_close(grove.compile(source).predict(test), want, False)
+    grove.compile(regressor).save(tmp_path / "model.so")  # the artifact keeps the lists: loaded alone, it maps too
+    loaded = grove.load(tmp_path / "model.so")
+    assert_close(loaded.predict(test), want, False)
+    with pytest.raises(grove.GroveArgumentError, match="not trained on: 'elm'"):
+        loaded.predict(unseen)
 
 
 # -- CatBoost --------------------------------------------------------------------------------------------------------

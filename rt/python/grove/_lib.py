@@ -116,6 +116,8 @@ class Runtime:
         self.label = _declare(lib, "grove_label", ctypes.c_int, p, size, ctypes.POINTER(ctypes.c_longlong),
                               ctypes.POINTER(cp), err)
         self.feature_name = _declare(lib, "grove_feature_name", cp, p, size)
+        self.category_values = _declare(lib, "grove_category_values", ctypes.POINTER(cp), p, size, ctypes.POINTER(size))
+        self.unseen_category_missing = _declare(lib, "grove_unseen_category_missing", ctypes.c_int, p)
         # rows and out go as addresses (int): numpy hands them over without building ctypes objects
         self.predict = _declare(lib, "grove_predict", ctypes.c_int, p, p, size, size, p, size, ctypes.c_uint, err)
         self.predict_f64 = _declare(lib, "grove_predict_f64", ctypes.c_int, p, p, size, size, p, size,

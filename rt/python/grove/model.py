@@ -51,7 +51,8 @@ class Model:
         classes: the classes of the classifier estimator it was compiled from (see classes_); categories: the
         category lists of its pandas categorical columns: ("column", a list per categorical column, LightGBM's
         pandas_categorical), ("feature", {feature index: list}, XGBoost's) or ("codes", {feature index: list},
-        scikit-learn's HistGradientBoosting: an unknown category missing); answer: how predict() answers where
+        scikit-learn's HistGradientBoosting: an unknown category missing), or None for the lists the artifact
+        keeps (grove_category_values: a model file grove read names them), if any; answer: how predict() answers where
         its library's object differs from the rule: "margin" (raw margins, as catboost.CatBoost.predict gives them)
         or "label_column" (labels as one column, as a CatBoostClassifier of several classes gives them)."""
         handle = ctypes.c_void_p()
@@ -71,6 +72,18 @@ class Model:
             else None
         self.labels = self._read_labels()
         self.device = _rt.device(self._handle).decode()  # "cpu", or the GPU back-end: "gpusim", "cuda", "rocm"
+        if self._categories is None:
+            self._categories = self._artifact_categories()
+
+    def _artifact_categories(self):
+        """The category values the artifact keeps (ABI 6, from the model file grove read): ("artifact", {feature:
+        values as text}, whether a value in no list is missing); None where it keeps none."""
+        lists, count = {}, ctypes.c_size_t()
+        for j in range(self.num_features):
+            values = _rt.category_values(self._handle, j, ctypes.byref(count))
+            if values and count.value:
+                lists[j] = [values[k].decode("utf-8", "replace") for k in range(count.value)]
+        return ("artifact", lists, bool(_rt.unseen_category_missing(self._handle))) if lists else None
 
     def _read_labels(self):
         count = _rt.num_labels(self._handle)
@@ -262,8 +275,16 @@ class Model:
             raise argument(f"categorical columns {_listed(names)}, but the model holds no lists of their categories "
                            "(LightGBM's pandas_categorical, XGBoost's categories: saved when a model is trained on a "
                            "DataFrame), so their values cannot be matched to what it was trained on")
-        by, saved = self._categories
-        if by == "codes":  # a category without a list is its own value (scikit-learn's integer categories)
+        by, saved = self._categories[:2]
+        if by == "artifact":  # the artifact's lists, as text: numbers where the frame's categories are numbers
+            lists = {j: saved.get(j) for j in categorical}
+            for j, values in lists.items():
+                if values is not None and frame.iloc[:, j].cat.categories.dtype.kind in "biuf":
+                    lists[j] = [_number(v) for v in values]
+            plain = [str(frame.columns[j]) for j in categorical if lists[j] is None]
+            if plain:
+                raise argument(f"categorical columns {_listed(plain)}, but the model's features there are not")
+        elif by == "codes":  # a category without a list is its own value (scikit-learn's integer categories)
             lists = {j: saved.get(j) for j in categorical}
         elif by == "column":
             if len(categorical) != len(saved):
@@ -283,7 +304,7 @@ class Model:
             elif j in lists:
                 codes = column.cat.set_categories(lists[j]).cat.codes.to_numpy().astype(_F64)
                 unseen = (codes < 0) & ~column.isna().to_numpy()
-                if by == "feature" and unseen.any():
+                if (by == "feature" or (by == "artifact" and not self._categories[2])) and unseen.any():
                     # XGBoost (3.2) gives a category it never saw the code of the next one in sorted order, or fails
                     values = sorted({str(v) for v in column[unseen]})
                     raise argument(f"column {str(frame.columns[j])!r} has categories the model was not trained on: "
@@ -341,6 +362,15 @@ def _listed(items, quote=True, most=10):
     shown = [repr(i) if quote else str(i) for i in items[:most]]
     more = f" and {len(items) - most} more" if len(items) > most else ""
     return ", ".join(shown) + more
+
+
+def _number(text):
+    """A category value kept as text ("10", "2.5") as the number it is, or the text where it is none."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return int(value) if value.is_integer() else value
 
 
 def _from_bytes(artifact, name="the artifact", classes=None, categories=None, answer=None):
