@@ -241,31 +241,41 @@ static RepNode oblivious_load_node(RepLayout *layout, LBuilder *b, uint32_t tree
 	return n;
 }
 
-/* The first `levels` steps of `lanes` rows at once: per level, one vector compare of the rows' keys in the tile. */
+/*
+ * The first `levels` steps of `lanes` rows at once: per level, one vector compare of the
+ * rows' keys in the tile, and the rows' nodes doubled less the compare's mask (-1 where
+ * the row goes right). The level's element and key load at once, split by a shift.
+ */
 static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
                                     uint32_t tile)
 {
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
-	uint32_t first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE));
-	uint32_t node = rep_vector_const(b, lanes, 1), one = rep_vector_const(b, lanes, 1), zero = rep_vector_const(b, lanes, 0);
+	uint32_t first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE);
+	uint32_t node = rep_vector_const(b, lanes, 1), minus = rep_vector_const(b, lanes, -1), zero = rep_vector_const(b, lanes, 0);
+	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
 	for (uint32_t level = 0; level < levels; level++) {
 		uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at, LIR_NONE); /* the element and the key at once */
-		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both));
-		uint32_t key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, rep_high_key(b, both), LIR_NONE, LIR_NONE);
-		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
-		uint32_t bit = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, rep_keys_go_right(layout, b, x, key), one, zero);
+		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at, LIR_NONE); /* the element and the key */
+		uint32_t element = lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), key = rep_high_key(b, both), x, right;
+		element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, element);
+		key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE);
+		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
+		right = rep_keys_go_right(layout, b, x, key);
+		right = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, minus, zero);
 		node = lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, node, node, LIR_NONE);
-		node = lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, node, bit, LIR_NONE);
+		node = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, node, right, LIR_NONE);
 	}
 	return node;
 }
 
+/* The leaf at node of the complete tree, read from the tree's leaves (one address a tree, which its walks share). */
 static uint32_t oblivious_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	ObliviousState *s = layout->state;
-	uint32_t base = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE));
-	return lir_emit(b, LOP_LOAD, layout->leaf_type, s->leaves, lir_emit(b, LOP_ADD, LTYPE_I64, base, node, LIR_NONE), LIR_NONE);
+	uint32_t base = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
+	base = lir_cast(b, LCAST_SEXT, LTYPE_I64, base);
+	return lir_emit(b, LOP_LOAD, layout->leaf_type, lir_index(b, s->leaves, base, layout->leaf_type), node, LIR_NONE);
 }
 
 static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
