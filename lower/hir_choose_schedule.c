@@ -325,15 +325,17 @@ static uint8_t few_trees(const HForest *f)
  * leaves stay, the sparse layout's key walks): boosted trees of means up to about 6
  * (LightGBM's default 31 leaves) take the mean and 5 steps, which pays where 16 rows
  * walk 8 trees each side by side and costs lone rows a little (they walk fewer walks
- * at once, so each straight step weighs more). Deeper means take 11 (255 leaves,
- * XGBoost's lossguide: more steps straight were slower on batches of 64), and the
+ * at once, so each straight step weighs more). Deeper means take 13 (255 leaves,
+ * LightGBM's num_leaves=255 and XGBoost's lossguide: 11 and 15 were slower, batches of
+ * 64 and 2000 rows alike), lone rows at most 11 (13 was slower for them), and the
  * deepest (forests grown to purity, whose trees are far larger than the caches) the
  * mean and 1. Forests with category sets take no straight steps: each pays a category
  * test beside its compare, and a leaf's too, where loops stop at leaves.
  */
 #define PEEL_PAST_SHALLOW 5
 #define PEEL_PAST_DEEP 1
-#define PEEL_DEEP 11
+#define PEEL_DEEP 13
+#define PEEL_LONE 11
 
 static uint8_t walk_peel(const HForest *f)
 {
@@ -624,8 +626,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 			} else if (!few_groups(f, k, &ends, &ok, e)) {
 				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
 				ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
-				if (k->peel)
-					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel, e);
+				if (k->peel) /* (lone rows walk fewer walks at once: at most PEEL_LONE straight steps) */
+					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel < PEEL_LONE ? k->peel : PEEL_LONE, e);
 				if (k->unroll)
 					ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, "f1", depth, e);
 			}
