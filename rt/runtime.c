@@ -541,23 +541,15 @@ const char *grove_feature_name(const GroveModel *model, size_t i)
 
 const char *const *grove_category_values(const GroveModel *model, size_t i, size_t *count)
 {
-	const char *const *values;
+	size_t at = 0, n = model && model->category_counts && i < model->num_features ? model->category_counts[i] : 0;
+	for (size_t j = 0; n && j < i; j++)
+		at += model->category_counts[j];
 	if (count)
-		*count = 0;
-	if (!model || !model->category_counts || i >= model->num_features || !model->category_counts[i])
-		return NULL;
-	values = model->category_values;
-	for (size_t j = 0; j < i; j++)
-		values += model->category_counts[j];
-	if (count)
-		*count = model->category_counts[i];
-	return values;
+		*count = n;
+	return n ? model->category_values + at : NULL;
 }
 
-int grove_unseen_category_missing(const GroveModel *model)
-{
-	return !model || model->unseen_category == GROVE_UNSEEN_MISSING;
-}
+int grove_unseen_category_missing(const GroveModel *model) { return !model || model->unseen_category == GROVE_UNSEEN_MISSING; }
 
 GroveStatus grove_label(const GroveModel *model, size_t k, long long *value, const char **text, GroveError *err)
 {
