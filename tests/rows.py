@@ -213,6 +213,10 @@ def category_cases(s):
          "field 2: '2' is a number, but this column takes the model's 6 categories by value"),
         ("lists_unplaced", "lightgbm_by_hand.txt", os.path.join(directory, "lightgbm_frame.rows.csv"), None, 1,
          "field 2: 'amber' is not a number"),
+        ("header_misspelled", "lightgbm_frame.txt", write("misspelled", ["a,colour,k,sise", "0.5,red,1,10"]), None, 1,
+         "column 4, 'sise', is none of the model's 4 features"),
+        ("first_row_unseen", "lightgbm_frame.txt", write("unseen", ["0.5,ultraviolet,1,10"]), None, 1,
+         "a header or a row?"),  # no category it knows: it could be either
     ]
     for name, model, rows, want, code, message in cases:
         if not s.wanted("rows", "categories_" + name):

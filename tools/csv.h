@@ -109,9 +109,11 @@ void table_free(Table *t);
    they were matched to names), 0 if they are a row, -1 with e filled if they are neither. */
 int csv_first_line(CsvReader *r, size_t n, Error *e);
 /* csv_categories.c, for csv.c and csv_header.c: free what csv_set_categories made; whether a feature takes values by
-   name; field f (number `field` on the line) of such a feature as its value's index into *v, or false with e filled. */
+   name; whether field f is one of a feature's values; field f (number `field` on the line) of such a feature as its
+   value's index into *v, or false with e filled. */
 void csv_free_categories(CsvReader *r);
 bool csv_column_has_values(const CsvReader *r, size_t feature);
+bool csv_field_is_value(const CsvReader *r, size_t feature, const CsvField *f);
 bool csv_category(const CsvReader *r, size_t feature, const CsvField *f, size_t field, double *v, Error *e);
 /* csv.c, for csv_header.c: parse field f into *v (rounded to float unless as_double); false if it is not a number. */
 bool csv_field_number(const CsvField *f, bool as_double, double *v);

@@ -125,23 +125,38 @@ static size_t find_number(const CsvColumnValues *c, double x)
 	return c->count;
 }
 
-bool csv_category(const CsvReader *r, size_t feature, const CsvField *f, size_t field, double *v, Error *e)
+/* The index of field f among c's values (by text, or by number where it is one), or c->count; *x: its number, or NaN. */
+static size_t find_value(const CsvColumnValues *c, const CsvField *f, double *x)
 {
-	const CsvColumnValues *c = &r->columns[feature];
 	char saved = *f->end;
-	size_t k, shown = f->end - f->start > 40 ? 40 : (size_t)(f->end - f->start);
-	double x;
-	bool number;
+	size_t k;
 	*f->end = 0;
 	k = find_text(c, f->start);
 	*f->end = saved;
-	number = k == c->count && csv_field_number(f, true, &x);
-	if (number && !isnan(x))
-		k = find_number(c, x);
+	if (k == c->count && csv_field_number(f, true, x))
+		return isnan(*x) ? c->count : find_number(c, *x);
+	*x = NAN;
+	return k;
+}
+
+bool csv_field_is_value(const CsvReader *r, size_t feature, const CsvField *f)
+{
+	double x;
+	return csv_column_has_values(r, feature) && find_value(&r->columns[feature], f, &x) < r->columns[feature].count;
+}
+
+bool csv_category(const CsvReader *r, size_t feature, const CsvField *f, size_t field, double *v, Error *e)
+{
+	const CsvColumnValues *c = &r->columns[feature];
+	size_t shown = f->end - f->start > 40 ? 40 : (size_t)(f->end - f->start);
+	double x;
+	size_t k = find_value(c, f, &x);
+	bool number;
 	if (k < c->count) {
 		*v = (double)k;
 		return true;
 	}
+	number = csv_field_number(f, true, &x);
 	if (number && isnan(x)) { /* empty, "nan" */
 		*v = NAN;
 		return true;

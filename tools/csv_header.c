@@ -9,7 +9,8 @@
  *   - an error when some are numbers and some not (a header, or a row with a typo?), or
  *     when its one field is numbers split by another separator ("1;2;3");
  *   - but a row when the fields that are not numbers all lie in columns that take the
- *     model's categories by value, unless they are all the model's feature names.
+ *     model's categories by value, one of them at least such a category, unless they
+ *     are all the model's feature names.
  * A header is matched to the model's feature names when it has them: every column must
  * name a feature, every feature must have a column, and the rows are reordered to the
  * model's order. A model without names takes the header as a line to skip.
@@ -144,16 +145,23 @@ static bool all_names(CsvReader *r, size_t n)
 	return match;
 }
 
-/* Whether the n fields' texts all lie in columns that take values by name (csv_set_categories), read in order. */
+/*
+ * Whether the n fields' texts all lie in columns that take values by name (csv_set_categories), read in order, and
+ * one text at least is such a value (a header's names are none, whatever columns they head).
+ */
 static bool texts_are_values(const CsvReader *r, size_t n)
 {
+	bool value = false;
 	for (size_t c = 0; c < n; c++) {
 		const CsvField *f = &r->fields[c];
 		double v;
-		if (f->end > f->start && !csv_field_number(f, false, &v) && !csv_column_has_values(r, c))
+		if (f->end == f->start || csv_field_number(f, false, &v))
+			continue;
+		if (!csv_column_has_values(r, c))
 			return false;
+		value = value || csv_field_is_value(r, c, f);
 	}
-	return true;
+	return value;
 }
 
 int csv_first_line(CsvReader *r, size_t n, Error *e)
