@@ -100,10 +100,11 @@ const char *front_format_names(void);
 /* For the readers: the text a category value that is a number stands as ("10", "2.5"), malloc'ed. */
 char *front_number_text(double x);
 /*
- * For the LightGBM reader: the model text[0..len)'s pandas_categorical (the categories of
- * each pandas categorical column it was trained on) as f's category values, where its
- * lists can be placed (front/lightgbm_categories.c).
+ * For the LightGBM reader: the pandas_categorical of model text[0..len) (the categories of
+ * each pandas categorical column it was trained on), a line of its text after its trees
+ * (from text[tail]), as f's category values, where its lists can be placed
+ * (front/lightgbm_categories.c).
  */
-bool front_lightgbm_categories(HForest *f, const char *name, const char *text, size_t len, Error *e);
+bool front_lightgbm_categories(HForest *f, const char *name, const char *text, size_t tail, size_t len, Error *e);
 
 #endif

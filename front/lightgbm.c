@@ -807,7 +807,7 @@ HForest *front_read_lightgbm(const char *name, const char *text, size_t len, boo
 {
 	Reader r = {.name = name, .p = text, .end = text + len, .e = e, .tree = -1};
 	HForest *f = read_header(&r);
-	bool ok = f && read_trees(&r, f) && front_lightgbm_categories(f, name, text, len, e);
+	bool ok = f && read_trees(&r, f) && front_lightgbm_categories(f, name, text, (size_t)(r.p - text), len, e);
 	(void)mapped; /* the text stays in memory until the end */
 	if (ok && !hir_verify(f, e)) {
 		error_prefix(e, name);

@@ -19,16 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The text after the last "\n<key>" of text[0..len) up to its line's end, or NULL. */
+/* The text after the first line of text[0..len) that starts with key, up to its line's end (*n bytes), or NULL. */
 static const char *line_after(const char *text, size_t len, const char *key, size_t *n)
 {
 	size_t k = strlen(key);
-	for (size_t at = len >= k ? len - k + 1 : 0; at-- > 0;) {
-		if (memcmp(text + at, key, k) == 0 && (at == 0 || text[at - 1] == '\n')) {
-			const char *start = text + at + k, *end = memchr(start, '\n', len - at - k);
-			*n = end ? (size_t)(end - start) : len - at - k;
-			return start;
+	for (const char *p = text, *end = text + len; p && (size_t)(end - p) >= k;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (memcmp(p, key, k) == 0) {
+			*n = (size_t)((eol ? eol : end) - p) - k;
+			return p + k;
 		}
+		p = eol ? eol + 1 : NULL;
 	}
 	return NULL;
 }
@@ -63,10 +64,10 @@ static int64_t categorical_features(const char *infos, size_t n, uint32_t num_fe
 	return found;
 }
 
-bool front_lightgbm_categories(HForest *f, const char *name, const char *text, size_t len, Error *e)
+bool front_lightgbm_categories(HForest *f, const char *name, const char *text, size_t tail, size_t len, Error *e)
 {
 	size_t n, infos_n;
-	const char *line = line_after(text, len, "pandas_categorical:", &n), *infos = line_after(text, len, "feature_infos=", &infos_n);
+	const char *line = line_after(text + tail, len - tail, "pandas_categorical:", &n), *infos;
 	uint64_t lists, *counts = NULL, total = 0;
 	uint32_t *features = NULL;
 	Document doc = {0};
@@ -74,7 +75,7 @@ bool front_lightgbm_categories(HForest *f, const char *name, const char *text, s
 	DocItem list, item;
 	bool ok = true, placed = false;
 	char **values = NULL;
-	if (!line || !infos || (n == 4 && memcmp(line, "null", 4) == 0))
+	if (!line || (n == 4 && memcmp(line, "null", 4) == 0) || !(infos = line_after(text, tail, "feature_infos=", &infos_n)))
 		return true;
 	if (!json_parse(&doc, "pandas_categorical", line, n, false, e)) { /* "pandas_categorical:1:7: ..." */
 		error_prefix(e, name);
