@@ -76,6 +76,13 @@ public:
 		const char *name = grove_feature_name(model_, i);
 		return name ? name : "";
 	}
+	/* The values column i takes by name (grove_category_values; value k stands for category k), or none. */
+	std::vector<std::string> category_values(std::size_t i) const
+	{
+		std::size_t count = 0;
+		const char *const *values = grove_category_values(model_, i, &count);
+		return values ? std::vector<std::string>(values, values + count) : std::vector<std::string>();
+	}
 	std::size_t num_labels() const { return grove_num_labels(model_); }
 	/* Label k: its string for string labels, its integer in decimal for integer labels. */
 	std::string label(std::size_t k) const
