@@ -387,8 +387,10 @@ static bool read_category_list(XgboostReader *r, uint32_t entry, const char *pat
 		return xgboost_fail(r, "%s[%u]: text categories without offsets", path, column);
 	if (*total + n > XGBOOST_MAX_CATEGORY_VALUES)
 		return xgboost_fail(r, "%s: more than %u category values", path, XGBOOST_MAX_CATEGORY_VALUES);
-	*values = xrealloc(*values, (*total + n + 1) * sizeof **values);
 	*count = (uint32_t)n;
+	if (!n) /* a column of numbers */
+		return true;
+	*values = xrealloc(*values, (*total + n + 1) * sizeof **values);
 	doc_iterate(doc, list, &it);
 	if (doc_member(doc, entry, "type")) { /* numbers */
 		for (uint64_t k = 0; doc_next(&it, &item); k++) {

@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Value indexes by their text (values: the column's), for bsearch. */
+/* Value indexes by their text (values: the column's), for find_text's binary search. */
 static int by_text(const void *a, const void *b, void *values)
 {
 	const char *const *v = values;
 	return strcmp(v[*(const size_t *)a], v[*(const size_t *)b]);
 }
 
-/* The number values are (numbers[0..count)), for qsort of their indexes by value. */
+/* Value indexes by the numbers the values are (numbers[0..count)), for find_number's binary search. */
 static int by_number(const void *a, const void *b, void *numbers)
 {
 	const double *x = numbers;
