@@ -115,6 +115,10 @@ void csv_free_categories(CsvReader *r);
 bool csv_column_has_values(const CsvReader *r, size_t feature);
 bool csv_field_is_value(const CsvReader *r, size_t feature, const CsvField *f);
 bool csv_category(const CsvReader *r, size_t feature, const CsvField *f, size_t field, double *v, Error *e);
+/* csv_header.c, for it and csv_categories.c: the indexes 0..n-1 of texts sorted by text (malloc'ed); the index of the
+   text field f holds among texts (sorted by csv_sort_texts), or n. */
+size_t *csv_sort_texts(const char *const *texts, size_t n);
+size_t csv_find_text(const char *const *texts, const size_t *sorted, size_t n, const CsvField *f);
 /* csv.c, for csv_header.c: parse field f into *v (rounded to float unless as_double); false if it is not a number. */
 bool csv_field_number(const CsvField *f, bool as_double, double *v);
 

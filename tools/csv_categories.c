@@ -10,14 +10,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
-
-/* Value indexes by their text (values: the column's), for find_text's binary search. */
-static int by_text(const void *a, const void *b, void *values)
-{
-	const char *const *v = values;
-	return strcmp(v[*(const size_t *)a], v[*(const size_t *)b]);
-}
 
 /* Value indexes by the numbers the values are (numbers[0..count)), for find_number's binary search. */
 static int by_number(const void *a, const void *b, void *numbers)
@@ -39,18 +31,16 @@ void csv_set_categories(CsvReader *r, const char *const *const *values, const si
 			continue;
 		c->values = values[j];
 		c->count = counts[j];
-		c->by_text = xmalloc(c->count * sizeof *c->by_text);
+		c->by_text = csv_sort_texts(c->values, c->count);
 		c->by_number = xmalloc(c->count * sizeof *c->by_number);
 		c->numbers = xmalloc(c->count * sizeof *c->numbers);
 		numbers = xmalloc(c->count * sizeof *numbers);
 		for (size_t k = 0; k < c->count; k++) {
 			char *stop;
-			c->by_text[k] = k;
 			numbers[k] = strtod(c->values[k], &stop);
 			if (stop != c->values[k] && !*stop && !isnan(numbers[k]))
 				c->by_number[c->num_numbers++] = k;
 		}
-		qsort_r(c->by_text, c->count, sizeof *c->by_text, by_text, (void *)c->values);
 		qsort_r(c->by_number, c->num_numbers, sizeof *c->by_number, by_number, numbers);
 		for (size_t k = 0; k < c->num_numbers; k++)
 			c->numbers[k] = numbers[c->by_number[k]];
@@ -92,23 +82,6 @@ bool csv_column_has_values(const CsvReader *r, size_t feature)
 	return feature < r->num_columns && r->columns[feature].count;
 }
 
-/* The index of text (NUL-terminated) among c's values, or c->count. */
-static size_t find_text(const CsvColumnValues *c, const char *text)
-{
-	size_t lo = 0, hi = c->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int d = strcmp(text, c->values[c->by_text[mid]]);
-		if (d == 0)
-			return c->by_text[mid];
-		if (d < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return c->count;
-}
-
 /* The index of the value that is number x among c's, or c->count. */
 static size_t find_number(const CsvColumnValues *c, double x)
 {
@@ -128,11 +101,7 @@ static size_t find_number(const CsvColumnValues *c, double x)
 /* The index of field f among c's values (by text, or by number where it is one), or c->count; *x: its number, or NaN. */
 static size_t find_value(const CsvColumnValues *c, const CsvField *f, double *x)
 {
-	char saved = *f->end;
-	size_t k;
-	*f->end = 0;
-	k = find_text(c, f->start);
-	*f->end = saved;
+	size_t k = csv_find_text(c->values, c->by_text, c->count, f);
 	if (k == c->count && csv_field_number(f, true, x))
 		return isnan(*x) ? c->count : find_number(c, *x);
 	*x = NAN;

@@ -69,24 +69,32 @@ static char other_separator(const CsvField *f)
 	return 0;
 }
 
-/* Feature indexes by their names (names: the model's), for the binary search of match_names. */
-static int by_name(const void *a, const void *b, void *names)
+/* Text indexes by their text (texts: the strings), for csv_sort_texts. */
+static int by_text(const void *a, const void *b, void *texts)
 {
-	const char *const *n = names;
-	return strcmp(n[*(const size_t *)a], n[*(const size_t *)b]);
+	const char *const *t = texts;
+	return strcmp(t[*(const size_t *)a], t[*(const size_t *)b]);
 }
 
-/* The feature named as field f, from the features by_name sorts in sorted[0..n), or n. */
-static size_t find_name(const CsvReader *r, const size_t *sorted, const CsvField *f)
+size_t *csv_sort_texts(const char *const *texts, size_t n)
 {
-	size_t lo = 0, hi = r->num_names, len = (size_t)(f->end - f->start);
+	size_t *sorted = xmalloc((n ? n : 1) * sizeof *sorted);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = i;
+	qsort_r(sorted, n, sizeof *sorted, by_text, (void *)texts);
+	return sorted;
+}
+
+size_t csv_find_text(const char *const *texts, const size_t *sorted, size_t n, const CsvField *f)
+{
+	size_t lo = 0, hi = n, len = (size_t)(f->end - f->start);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const char *name = r->names[sorted[mid]];
-		size_t name_len = strlen(name);
-		int c = memcmp(f->start, name, len < name_len ? len : name_len);
+		const char *text = texts[sorted[mid]];
+		size_t text_len = strlen(text);
+		int c = memcmp(f->start, text, len < text_len ? len : text_len);
 		if (c == 0)
-			c = len < name_len ? -1 : len > name_len;
+			c = len < text_len ? -1 : len > text_len;
 		if (c == 0)
 			return sorted[mid];
 		if (c < 0)
@@ -94,23 +102,20 @@ static size_t find_name(const CsvReader *r, const size_t *sorted, const CsvField
 		else
 			lo = mid + 1;
 	}
-	return r->num_names;
+	return n;
 }
 
 /* Match the header's n columns to the model's names: r->order and r->cols, or false with e filled. */
 static bool match_names(CsvReader *r, size_t n, Error *e)
 {
-	size_t *sorted = xmalloc(r->num_names * sizeof *sorted), *column = xmalloc(r->num_names * sizeof *column);
+	size_t *sorted = csv_sort_texts(r->names, r->num_names), *column = xmalloc(r->num_names * sizeof *column);
 	bool ok = true;
-	for (size_t i = 0; i < r->num_names; i++) {
-		sorted[i] = i;
+	for (size_t i = 0; i < r->num_names; i++)
 		column[i] = SIZE_MAX;
-	}
-	qsort_r(sorted, r->num_names, sizeof *sorted, by_name, (void *)r->names);
 	r->order = xmalloc((n ? n : 1) * sizeof *r->order);
 	for (size_t c = 0; ok && c < n; c++) {
 		const CsvField *f = &r->fields[c];
-		size_t i = find_name(r, sorted, f);
+		size_t i = csv_find_text(r->names, sorted, r->num_names, f);
 		int shown = (int)(f->end - f->start > 60 ? 60 : f->end - f->start);
 		if (i == r->num_names)
 			ok = error_set(e, "%s:%zu: column %zu, '%.*s', is none of the model's %zu features (named '%s', ...): "
