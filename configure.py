@@ -175,8 +175,6 @@ def main():
                      "nvptxcodegen", "nvptxdesc", "nvptxinfo",
                      "amdgpucodegen", "amdgpuasmparser", "amdgpudesc", "amdgpuinfo", "irreader", "linker")
     llvm_defs = [f for f in llvm(args.llvm_config, "--cflags") if f.startswith("-D") and f != "-D_GNU_SOURCE"]
-    # Where LLVM's own lld lies: host libraries are linked with it when it is there (target/host.c).
-    llvm_defs.append(f'-DGROVE_LLVM_BINDIR=\\"{llvm(args.llvm_config, "--bindir")[0]}\\"')
 
     warnings = "-Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic -Wno-overlength-strings"
     if not args.no_werror:

@@ -1,9 +1,9 @@
 /*
  * libgrovec: compile a model into an artifact in-process, without running the grove
  * command. Link with -lgrovec (pkg-config grove-compiler); the artifact it writes is
- * loaded with libgrove (grove.h). The compiler uses LLVM and links shared libraries
- * with the system C compiler ($CC, or cc), as `grove compile` does; AArch64 ones with
- * aarch64-linux-gnu-gcc (or $GROVE_CC_AARCH64).
+ * loaded with libgrove (grove.h). The compiler uses LLVM and links x86-64 shared
+ * libraries itself, as `grove compile` does (or with the compiler driver
+ * $GROVE_LINKER names); AArch64 ones with aarch64-linux-gnu-gcc (or $GROVE_CC_AARCH64).
  *
  * Calls may run on several threads at once. The library never prints and never exits
  * on bad input: errors come back as a GroveStatus and a message in err. One exception:

@@ -11,6 +11,7 @@
  * which the code module declares (target_build_module with buffers apart).
  */
 #include "target/emit.h"
+#include "target/link.h"
 #include "target/llvm.h"
 
 #include <elf.h>
@@ -131,4 +132,16 @@ bool target_write_buffers(const LModule *m, const char *prefix, bool aarch64, co
 	free(symbols);
 	free(strings);
 	return ok;
+}
+
+void target_link_buffers(Linker *k, const LModule *m, const char *prefix)
+{
+	bool *read = lir_buffers_read(m);
+	for (uint32_t i = 0; i < m->num_buffers; i++) {
+		const LBuffer *b = &m->buffers[i];
+		char name[TARGET_SYMBOL_MAX];
+		target_buffer_symbol(m, prefix, i, name, sizeof name);
+		link_add_bytes(k, name, read[i] ? b->data : NULL, b->count * lir_type_size(b->elem), BUFFER_ALIGN);
+	}
+	free(read);
 }

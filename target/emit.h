@@ -4,6 +4,7 @@
 
 #include <llvm-c/TargetMachine.h>
 
+#include "target/link.h"
 #include "target/machine.h"
 #include "target/target.h"
 
@@ -36,6 +37,8 @@ char *target_path_argument(const char *path);
  * code declares with buffers apart (target/buffers.c).
  */
 bool target_write_buffers(const LModule *m, const char *prefix, bool aarch64, const char *path, Error *e);
+/* The same buffers as sections of grove's linker (target/link.h), their bytes read in place from m. */
+void target_link_buffers(Linker *k, const LModule *m, const char *prefix);
 
 /* Emit mod as an object to a temporary file beside path, then link it into the shared library path with p's linker. */
 bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,

@@ -8,6 +8,7 @@
 #include "target/cache.h"
 #include "target/emit.h"
 #include "target/llvm.h"
+#include "target/link.h"
 #include "target/machine.h"
 
 #include <llvm-c/Analysis.h>
@@ -138,6 +139,23 @@ bool target_write_bytes(const char *path, const char *bytes, size_t size, Error 
 	return ok || error_set(e, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
 }
 
+/* mod's object code in memory (malloc'd, *size bytes), or NULL with e set. */
+static char *object_in_memory(LLVMTargetMachineRef tm, LLVMModuleRef mod, size_t *size, Error *e)
+{
+	char *message = NULL, *bytes;
+	LLVMMemoryBufferRef code;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &code)) {
+		error_set(e, "cannot generate code: %s", message);
+		LLVMDisposeMessage(message);
+		return NULL;
+	}
+	*size = LLVMGetBufferSize(code);
+	bytes = xmalloc(*size ? *size : 1);
+	memcpy(bytes, LLVMGetBufferStart(code), *size);
+	LLVMDisposeMemoryBuffer(code);
+	return bytes;
+}
+
 bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *path, LLVMCodeGenFileType kind, Error *e)
 {
 	char *message = NULL;
@@ -158,43 +176,62 @@ bool target_write_code(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *p
 #define MAX_OBJECTS (MAX_PARTS + 2) /* the code's parts, the data, the buffers */
 
 /*
- * Whether the host's compiler driver links with LLVM's lld (-fuse-ld=lld, found by -B in
- * LLVM's directory): where that lld is installed and the driver is gcc's or clang's,
- * which take both options. lld copies a library's data (a forest's nodes, tens of MB
- * for forests grown to purity) in less time than GNU ld.
- */
-static bool links_with_lld(const TargetPlatform *p, const char *linker)
-{
-	const char *name = strrchr(linker, '/') ? strrchr(linker, '/') + 1 : linker;
-	return p->host && access(GROVE_LLVM_BINDIR "/ld.lld", X_OK) == 0 &&
-	       (strcmp(name, "cc") == 0 || strncmp(name, "gcc", 3) == 0 || strncmp(name, "clang", 5) == 0);
-}
-
-/*
  * Link the n objects into the shared library path with p's linker and OpenMP. Without a
  * build ID, which Debian's compilers ask for by default: the linker hashed the whole
  * library for it, and nothing reads it.
  */
-static bool link_shared(char *const *objects, int n, const TargetOptions *o, const TargetPlatform *p, const char *path,
+static bool link_shared(char *const *objects, int n, const char *linker, const TargetPlatform *p, const char *path,
                         Error *e)
 {
-	char *argv[MAX_OBJECTS + 10] = {(char *)target_linker(p, o->cc), "-shared", "-fopenmp", "-Wl,--build-id=none"};
-	int spawn_error, k = 4, first;
+	char *argv[MAX_OBJECTS + 8] = {(char *)linker, "-shared", "-fopenmp", "-Wl,--build-id=none", "-o",
+	                               target_path_argument(path)};
+	int spawn_error, k = 6;
 	bool ok;
-	if (links_with_lld(p, argv[0])) {
-		argv[k++] = "-fuse-ld=lld";
-		argv[k++] = "-B" GROVE_LLVM_BINDIR "/";
-	}
-	argv[k++] = "-o";
-	first = k;
-	argv[k++] = target_path_argument(path);
 	for (int i = 0; i < n && i < MAX_OBJECTS; i++)
 		argv[k++] = target_path_argument(objects[i]);
 	argv[k] = "-lm";
 	ok = target_run_linker(argv, "the shared library", &spawn_error, e) ||
 	     (spawn_error && target_linker_missing(p, argv[0], spawn_error, e));
-	for (int i = first; i < k; i++)
+	for (int i = 5; i < k; i++)
 		free(argv[i]);
+	return ok;
+}
+
+/* The libraries an artifact's imports come from: OpenMP's, libm's and libc's (what cc -fopenmp -lm links). */
+static const char *const artifact_libraries[] = {"libgomp.so.1", "libm.so.6", "libc.so.6", NULL};
+
+/*
+ * Link the shared library at path from the n objects in memory (objects[k] of sizes[k]
+ * bytes) and m's buffers (NULL: none; their symbols named after prefix): by grove's
+ * linker where it links for p (target_linker), else with the compiler driver, the
+ * objects and the buffers (target_write_buffers) in temporary files beside path.
+ */
+static bool link_objects(char *const *objects, const size_t *sizes, uint32_t n, const LModule *m, const char *prefix,
+                         const TargetOptions *o, const TargetPlatform *p, const char *path, Error *e)
+{
+	const char *linker = target_linker(p, o->cc);
+	char *files[MAX_OBJECTS] = {NULL};
+	bool ok = true;
+	if (!linker) {
+		Linker *k = link_new();
+		for (uint32_t i = 0; ok && i < n; i++)
+			ok = link_add_object(k, objects[i], sizes[i], "grove's object", e);
+		if (ok && m)
+			target_link_buffers(k, m, prefix);
+		ok = ok && link_write(k, artifact_libraries, path, e);
+		link_free(k);
+		phase_end(o->timer, "link");
+		return ok;
+	}
+	for (uint32_t i = 0; ok && i < n; i++)
+		ok = (files[i] = temporary_beside(path, ".o", e)) && target_write_bytes(files[i], objects[i], sizes[i], e);
+	if (ok && m)
+		ok = (files[n] = temporary_beside(path, ".o", e)) &&
+		     target_write_buffers(m, prefix, !strncmp(p->triple, "aarch64", 7), files[n], e);
+	ok = ok && link_shared(files, (int)n + (m != NULL), linker, p, path, e);
+	for (uint32_t i = 0; i <= n; i++)
+		if (files[i])
+			temporary_drop(files[i], false);
 	phase_end(o->timer, "link");
 	return ok;
 }
@@ -496,7 +533,8 @@ static bool write_shared(const LModule *m, const char *prefix, LLVMTargetMachine
                          LLVMModuleRef data, const TargetOptions *o, const TargetPlatform *p, const char *path, Error *e)
 {
 	CodePart parts[MAX_PARTS];
-	char *objects[MAX_OBJECTS] = {NULL};
+	char *objects[MAX_PARTS + 1];
+	size_t sizes[MAX_PARTS + 1];
 	long cores = usable_cores();
 	uint32_t n;
 	bool ok, data_ok;
@@ -505,14 +543,11 @@ static bool write_shared(const LModule *m, const char *prefix, LLVMTargetMachine
 
 	memset(parts, 0, sizeof parts);
 	n = share_out(mod, parts, cores < 2 ? 1 : cores > MAX_PARTS ? MAX_PARTS : (uint32_t)cores);
-	/* The data object (the descriptor) and the buffers' object are written while the parts compile. */
+	/* The data object (the descriptor) is made while the parts compile. */
 	if (n > 1)
 		start_parts(mod, parts, n, o, p, &threads);
 	n = n > 1 ? n : 1;
-	data_ok = (objects[n] = temporary_beside(path, ".o", &data_error)) &&
-	          target_write_code(tm, data, objects[n], LLVMObjectFile, &data_error) &&
-	          (objects[n + 1] = temporary_beside(path, ".o", &data_error)) &&
-	          target_write_buffers(m, prefix, !strncmp(p->triple, "aarch64", 7), objects[n + 1], &data_error);
+	data_ok = (objects[n] = object_in_memory(tm, data, &sizes[n], &data_error)) != NULL;
 	phase_end(o->timer, "data");
 	if (n > 1)
 		ok = join_parts(parts, n, o, &threads, e);
@@ -522,12 +557,13 @@ static bool write_shared(const LModule *m, const char *prefix, LLVMTargetMachine
 		*e = data_error;
 		ok = false;
 	}
-	for (uint32_t k = 0; ok && k < n; k++)
-		ok = (objects[k] = temporary_beside(path, ".o", e)) && target_write_bytes(objects[k], parts[k].object, parts[k].size, e);
-	ok = ok && link_shared(objects, (int)n + 2, o, p, path, e);
-	for (uint32_t k = 0; k <= n + 1; k++)
-		if (objects[k])
-			temporary_drop(objects[k], false);
+	for (uint32_t k = 0; k < n; k++) {
+		objects[k] = parts[k].object;
+		sizes[k] = parts[k].size;
+	}
+	ok = ok && link_objects(objects, sizes, n + 1, m, prefix, o, p, path, e);
+	if (data_ok)
+		free(objects[n]);
 	for (uint32_t k = 0; k < MAX_PARTS; k++) {
 		free(parts[k].object);
 		free(parts[k].names);
@@ -538,12 +574,12 @@ static bool write_shared(const LModule *m, const char *prefix, LLVMTargetMachine
 bool target_write_shared(LLVMTargetMachineRef tm, LLVMModuleRef mod, const TargetOptions *o, const TargetPlatform *p,
                          const char *path, Error *e)
 {
-	char *object = temporary_beside(path, ".o", e);
-	bool ok = object && target_write_code(tm, mod, object, LLVMObjectFile, e);
+	size_t size;
+	char *object = object_in_memory(tm, mod, &size, e);
+	bool ok = object != NULL;
 	phase_end(o->timer, "codegen");
-	ok = ok && link_shared(&object, 1, o, p, path, e);
-	if (object)
-		temporary_drop(object, false);
+	ok = ok && link_objects(&object, &size, 1, NULL, NULL, o, p, path, e);
+	free(object);
 	return ok;
 }
 

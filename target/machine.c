@@ -244,11 +244,14 @@ MTops target_vector_tops(const char *triple, const char *cpu)
 
 const char *target_linker(const TargetPlatform *p, const char *cc)
 {
-	const char *named;
-	if (p->host)
-		return cc ? cc : getenv("CC") ? getenv("CC") : "cc";
-	named = getenv(p->arch->cc_variable);
-	return named && *named ? named : p->arch->cross_cc;
+	const char *named = getenv(p->host ? "GROVE_LINKER" : p->arch->cc_variable);
+	if (!p->host)
+		return named && *named ? named : p->arch->cross_cc;
+	if (named && *named)
+		return strcmp(named, "grove") ? named : NULL;
+	if (cc)
+		return cc;
+	return strncmp(p->triple, "x86_64", 6) ? getenv("CC") ? getenv("CC") : "cc" : NULL;
 }
 
 bool target_linker_missing(const TargetPlatform *p, const char *linker, int error, Error *e)

@@ -36,9 +36,11 @@ void target_llvm_options(void);
 LLVMTargetMachineRef target_machine_create(const TargetPlatform *p, const char *cpu, int opt_level, Error *e);
 
 /*
- * The C compiler that links p's shared libraries: cc (else $CC, else "cc") on the host;
- * for another architecture its cross compiler (e.g. aarch64-linux-gnu-gcc), or the one
- * its environment variable names (GROVE_CC_AARCH64).
+ * The compiler driver that links p's shared libraries, or NULL where grove links them
+ * itself (target/link.h: an x86-64 host). On the host: $GROVE_LINKER where set (its
+ * value "grove": NULL), else cc where given, else NULL on x86-64 and $CC or "cc"
+ * elsewhere. For another architecture its cross compiler (e.g. aarch64-linux-gnu-gcc),
+ * or the one its environment variable names (GROVE_CC_AARCH64).
  */
 const char *target_linker(const TargetPlatform *p, const char *cc);
 

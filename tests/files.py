@@ -212,7 +212,7 @@ def signal_cases(s):
             name = f"signal_{signal.Signals(sig).name.lower()}_{when if when == 'linking' else int(when * 1000)}"
             if not s.wanted("files", name):
                 continue
-            env = {**os.environ, "CC": slow_cc} if when == "linking" else None
+            env = {**os.environ, "GROVE_LINKER": slow_cc} if when == "linking" else None
             p = subprocess.Popen([s.grove, "compile", higgs, "--no-cache", "-o", os.path.join(directory, "out.so")],
                                  stderr=subprocess.PIPE, env=env)
             time.sleep(0.5 if when == "linking" else when)
@@ -250,8 +250,9 @@ def write_error_cases(s):
 
 
 def tmpdir_cases(s):
-    """Temporary directories (predict's, tune's) and files (compile -o -) go to $TMPDIR, seen by a linker ($CC) that
-    notes the path it writes, and nothing is left there; an unusable $TMPDIR is an error that names it."""
+    """Temporary directories (predict's, tune's) and files (compile -o -) go to $TMPDIR, seen by a linker
+    ($GROVE_LINKER, a compiler driver) that notes the path it writes, and nothing is left there; an unusable $TMPDIR is
+    an error that names it."""
     directory = public_directory(s, "tmpdir")
     log = s.path("tmpdir-cc.log")
     noting_cc = s.path("noting-cc")
@@ -269,7 +270,7 @@ def tmpdir_cases(s):
         if s.wanted("files", f"tmpdir_{name}"):
             if os.path.exists(log):
                 os.unlink(log)
-            p = run(s, argv, env={"TMPDIR": directory, "CC": noting_cc})
+            p = run(s, argv, env={"TMPDIR": directory, "GROVE_LINKER": noting_cc})
             with open(log) if os.path.exists(log) else open(os.devnull) as f:
                 written = f.read().split()
             left = os.listdir(directory)

@@ -625,13 +625,14 @@ def cli_tests(s):
                  "6000 iterations" in p.stderr, f"exit {p.returncode}: {p.stderr.strip()[:300]}")
     name = "failed_compile_leaves_no_artifact"
     if s.wanted("cli", name):
-        # The link fails (CC=false): the artifact already there stays as it was, and nothing else is left behind.
+        # The link fails (GROVE_LINKER=false, a driver that fails): the artifact already there stays as it was, and nothing
+        # else is left behind.
         directory = s.path("cli-atomic")
         os.makedirs(directory, exist_ok=True)
         artifact = os.path.join(directory, "model.so")
         with open(artifact, "w") as f:
             f.write("the previous artifact")
-        p = s.run("compile", higgs, "-o", artifact, env={"CC": "false"})
+        p = s.run("compile", higgs, "-o", artifact, env={"GROVE_LINKER": "false"})
         with open(artifact) as f:
             kept = f.read() == "the previous artifact"
         left = sorted(os.listdir(directory))
