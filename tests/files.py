@@ -199,14 +199,17 @@ def signal_cases(s):
     higgs = os.path.join(REAL, "higgs.json")
     directory = s.path("signals")
     os.makedirs(directory, exist_ok=True)
-    whole = s.path("signals-whole.so")  # what an uninterrupted compile writes (artifacts are deterministic)
-    subprocess.run([s.grove, "compile", higgs, "--no-cache", "-o", whole], capture_output=True, check=True)
-    with open(whole, "rb") as f:
-        whole = f.read()
     slow_cc = s.path("slow-cc")
     with open(slow_cc, "w") as f:  # a linker that takes its time: the signal comes while it runs
         f.write('#!/bin/sh\nsleep 1\nexec cc "$@"\n')
     os.chmod(slow_cc, 0o755)
+    wholes = {}  # what an uninterrupted compile writes (artifacts are deterministic), by grove's linker and by cc
+    for linker in ("grove", "cc"):
+        path = s.path(f"signals-whole-{linker}.so")
+        subprocess.run([s.grove, "compile", higgs, "--no-cache", "-o", path], capture_output=True, check=True,
+                       env={**os.environ, "GROVE_LINKER": linker})
+        with open(path, "rb") as f:
+            wholes[linker] = f.read()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         for when in (0.05, 0.2, 0.4, 0.6, "linking"):
             name = f"signal_{signal.Signals(sig).name.lower()}_{when if when == 'linking' else int(when * 1000)}"
@@ -220,11 +223,12 @@ def signal_cases(s):
             p.wait(60)
             time.sleep(1.5 if when == "linking" else 0.1)  # a linker left running would write its output by now
             left = os.listdir(directory)
+            whole = True
             if left == ["out.so"]:
                 with open(os.path.join(directory, "out.so"), "rb") as f:
-                    left = left if f.read() == whole else ["out.so (not whole)"]
-            s.record("files", name, p.returncode in (-sig, 0) and (not left or left == ["out.so"]),
-                     f"exit {p.returncode}, left {left}")
+                    whole = f.read() == wholes["cc" if when == "linking" else "grove"]
+            s.record("files", name, p.returncode in (-sig, 0) and (not left or left == ["out.so"]) and whole,
+                     f"exit {p.returncode}, left {left}{'' if whole else ' (out.so not whole)'}")
             for f in left:
                 os.unlink(os.path.join(directory, f))
 
