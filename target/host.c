@@ -197,8 +197,22 @@ static bool link_shared(char *const *objects, int n, const char *linker, const T
 	return ok;
 }
 
-/* The libraries an artifact's imports come from: OpenMP's, libm's and libc's (what cc -fopenmp -lm links). */
-static const char *const artifact_libraries[] = {"libgomp.so.1", "libm.so.6", "libc.so.6", NULL};
+/*
+ * The libraries the imports of k's library come from, into needed (4 entries, NULL-terminated): OpenMP's where it
+ * calls OpenMP, libm's and libc's where it calls other functions (what cc -fopenmp -lm --as-needed links). A
+ * library needed for nothing would be loaded and unloaded with the artifact.
+ */
+static void artifact_libraries(const Linker *k, const char **needed)
+{
+	size_t openmp = link_imports(k, "GOMP_") + link_imports(k, "omp_");
+	if (openmp)
+		*needed++ = "libgomp.so.1";
+	if (link_imports(k, "") > openmp) {
+		*needed++ = "libm.so.6";
+		*needed++ = "libc.so.6";
+	}
+	*needed = NULL;
+}
 
 /*
  * Link the shared library at path from the n objects in memory (objects[k] of sizes[k]
@@ -209,7 +223,7 @@ static const char *const artifact_libraries[] = {"libgomp.so.1", "libm.so.6", "l
 static bool link_objects(char *const *objects, const size_t *sizes, uint32_t n, const LModule *m, const char *prefix,
                          const TargetOptions *o, const TargetPlatform *p, const char *path, Error *e)
 {
-	const char *linker = target_linker(p, o->cc);
+	const char *linker = target_linker(p, o->cc), *needed[4];
 	char *files[MAX_OBJECTS] = {NULL};
 	bool ok = true;
 	if (!linker) {
@@ -218,7 +232,8 @@ static bool link_objects(char *const *objects, const size_t *sizes, uint32_t n, 
 			ok = link_add_object(k, objects[i], sizes[i], "grove's object", e);
 		if (ok && m)
 			target_link_buffers(k, m, prefix);
-		ok = ok && link_write(k, artifact_libraries, path, e);
+		artifact_libraries(k, needed);
+		ok = ok && link_write(k, needed, path, e);
 		link_free(k);
 		phase_end(o->timer, "link");
 		return ok;

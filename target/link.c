@@ -320,6 +320,14 @@ done:
 	return ok;
 }
 
+size_t link_imports(const Linker *k, const char *prefix)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < k->num_globals; i++)
+		n += !k->globals[i].defined && !strncmp(k->globals[i].name, prefix, strlen(prefix));
+	return n;
+}
+
 /* What link_write builds: the dynamic tables and where everything lies. */
 typedef struct Image {
 	Elf64_Sym *dynsym;

@@ -31,6 +31,8 @@ bool link_add_object(Linker *k, const void *bytes, size_t size, const char *what
  * symbol `name` (copied) at its start.
  */
 void link_add_bytes(Linker *k, const char *name, const void *data, uint64_t size, uint64_t align);
+/* How many of the symbols that no input defines (imports) have names beginning with prefix ("": all). */
+size_t link_imports(const Linker *k, const char *prefix);
 /*
  * Write the shared library to path: its symbols of default visibility exported, the
  * others' resolved within it, and the symbols no input defines taken from the libraries
