@@ -11,7 +11,9 @@ runtime), build/libgrovec.a and build/libgrovec.so (the compiler as a library,
 rt/grove_compile.h), build/tests/* (unit tests), and the phony `test`, which runs
 tests/run.py. Where the AArch64 cross compiler is found (--cc-aarch64), also
 build/aarch64/libgrove.so and build/aarch64/predict: the runtime and a driver that
-tests/run.py's aarch64 group runs under qemu-aarch64.
+tests/run.py's aarch64 group runs under qemu-aarch64. Where LLVM has static libraries (not with
+--asan), also build/wheel/libgrovec.so, the compiler library of the Python wheel, which the
+phony `wheel` packs into build/dist/ (tools/wheel.py).
 build.ninja regenerates itself when configure.py changes, with the same arguments.
 """
 import argparse
@@ -71,6 +73,10 @@ SOURCE_DIRS = ["ir", "front", "lower", "target", "rt", "tools", "tests/unit", "t
 # Built twice, apart from the globs: with the trained cost model compiled from COST_MODEL_JSON, and without.
 COST_MODEL_SOURCE = "lower/cost_model.c"
 COST_MODEL_JSON = "lower/cost_model.json"
+# The parts of LLVM grove uses (llvm-config --libs).
+LLVM_COMPONENTS = ["core", "target", "passes", "x86codegen", "x86asmparser", "x86desc", "x86info",
+                   "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info", "nvptxcodegen", "nvptxdesc",
+                   "nvptxinfo", "amdgpucodegen", "amdgpuasmparser", "amdgpudesc", "amdgpuinfo", "irreader", "linker"]
 
 
 def sources(*dirs):
@@ -99,6 +105,28 @@ def shared_library(w, rule, name, objects, libs, implicit=()):
     w.build([real], rule, objects, implicit=list(implicit), libs=f"-Wl,-soname,{soname} {libs}")
     w.build([name], "symlink", [real], target=soname)
     return [real, name]
+
+
+def wheel_compiler(w, config, objects):
+    """Rules for $builddir/wheel/libgrovec.so, the compiler library of the Python wheel (tools/wheel.py): LLVM and
+    libstdc++ linked in statically and hidden, stripped, so that it needs no LLVM installed. The outputs, or none (with
+    a note) where LLVM has no static libraries."""
+    try:
+        libs = subprocess.run([config, "--link-static", "--libs", *LLVM_COMPONENTS], check=True, capture_output=True,
+                              text=True).stdout.split()
+        system = subprocess.run([config, "--link-static", "--system-libs", *LLVM_COMPONENTS], check=True,
+                                capture_output=True, text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        print(f"configure.py: {config} has no static libraries: skipping the wheel's compiler library")
+        return []
+    w.rule("shared_static", "$cc -shared -s -o $out $in $libs", "LINK $out")
+    out = "$builddir/wheel/libgrovec.so"
+    # --as-needed drops the system libraries that the LLVM parts grove uses do not call (Z3, libxml2)
+    w.build([out], "shared_static", objects, implicit=["rt/libgrovec.map"],
+            libs=f"-Wl,-soname,libgrovec.so.{abi_version()} -Wl,--version-script=rt/libgrovec.map "
+                 f"-Wl,--exclude-libs,ALL -Wl,--gc-sections -L{llvm(config, '--libdir')[0]} {' '.join(libs)} "
+                 f"-Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -static-libgcc -Wl,--as-needed {' '.join(system)} -lm")
+    return [out]
 
 
 def aarch64_runtime(w, cross_cc, cflags):
@@ -169,11 +197,7 @@ def main():
 
     llvm_include = llvm(args.llvm_config, "--includedir")[0]
     llvm_ldflags = llvm(args.llvm_config, "--ldflags")
-    llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", "core", "target", "passes",
-                     "x86codegen", "x86asmparser", "x86desc", "x86info",
-                     "aarch64codegen", "aarch64asmparser", "aarch64desc", "aarch64info",
-                     "nvptxcodegen", "nvptxdesc", "nvptxinfo",
-                     "amdgpucodegen", "amdgpuasmparser", "amdgpudesc", "amdgpuinfo", "irreader", "linker")
+    llvm_libs = llvm(args.llvm_config, "--link-shared", "--libs", *LLVM_COMPONENTS)
     llvm_defs = [f for f in llvm(args.llvm_config, "--cflags") if f.startswith("-D") and f != "-D_GNU_SOURCE"]
 
     warnings = "-Wall -Wextra -Wshadow -Wmissing-prototypes -Wpedantic -Wno-overlength-strings"
@@ -206,9 +230,11 @@ def main():
            "CONFIGURE", generator="1")
     w.rule("test", f"python3 tests/run.py --builddir {b}", "TEST", pool="console")
     w.rule("install", "tools/install.sh $builddir", "INSTALL", pool="console")
+    w.rule("wheel", "python3 tools/wheel.py $builddir", "WHEEL $builddir/dist", pool="console")
     # The cost model's forest, compiled by the first grove: portable code, no cache, the heuristic's schedule.
+    # One thread: it predicts a few hundred rows at a time, and libgrovec then needs no OpenMP runtime.
     w.rule("cost_model", "$builddir/grove0 compile $in --emit obj --prefix grove_cost_model --cpu generic --no-cache "
-           "-o $builddir/gen/cost_model.o", "GROVE $out")
+           "--schedule-text 'tile(batch, b0, b1, 16); interleave(b1)' -o $builddir/gen/cost_model.o", "GROVE $out")
 
     def objects(srcs, suffix="o", extra="", order_only=(), implicit=()):
         outs = []
@@ -245,6 +271,7 @@ def main():
     # libgrovec.so exports the compiler's C entry points (rt/grove_compile.h) and nothing else.
     shared += shared_library(w, "shared", "$builddir/libgrovec.so", compiler, "-Wl,--version-script=rt/libgrovec.map "
                              "$llvm_libs -lm", implicit=["rt/libgrovec.map"])
+    wheel = [] if args.asan else wheel_compiler(w, args.llvm_config, compiler)
     libs = "$builddir/libgrovec.a $builddir/libgrove.a $llvm_libs -ldl -lm"
     w.build(["$builddir/grove"], "link", tool, implicit=["$builddir/libgrovec.a", "$builddir/libgrove.a"], libs=libs)
 
@@ -272,9 +299,11 @@ def main():
     # The source lists are globbed: a directory's mtime changes when a file is added or removed.
     w.build([args.output], "configure", implicit=["configure.py", *SOURCE_DIRS])
     w.build(["all"], "phony", ["$builddir/grove", "$builddir/libgrove.a", *shared, "$builddir/libgrovec.a", *tests,
-                               *cross, *fuzzers])
+                               *cross, *fuzzers, *wheel])
     w.build(["test"], "test", implicit=["all"])
     w.build(["install"], "install", implicit=["all"])
+    if wheel:
+        w.build(["wheel"], "wheel", implicit=["all"])
     w.lines.append("default all")
     with open(args.output, "w") as f:
         f.write(w.text())

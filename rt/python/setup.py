@@ -1,4 +1,5 @@
-"""Build hook: copy libgrove.so and libgrovec.so from a grove build directory into the package.
+"""Build hook: copy libgrove.so and libgrovec.so from a grove build directory into the package, and
+libgomp.so.1 where that directory has one (tools/wheel.py stages the wheel's libraries so).
 
 The build directory is $GROVE_BUILDDIR, or the build/ of the source tree this file sits
 in (rt/python/../../build). The package wraps those libraries (ctypes) and carries no
@@ -11,8 +12,14 @@ import shutil
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools before 70.1 (an install from the source tree by an old pip): the default tag
+    bdist_wheel = None
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIBRARIES = ("libgrove.so", "libgrovec.so")
+OPTIONAL = ("libgomp.so.1",)  # the OpenMP runtime for artifacts, which grove/_lib.py loads from the package first
 
 
 def build_directory():
@@ -34,8 +41,9 @@ class BuildWithLibraries(build_py):
         source = build_directory()
         target = os.path.join(self.build_lib, "grove")
         os.makedirs(target, exist_ok=True)
-        for name in LIBRARIES:
-            shutil.copy2(os.path.join(source, name), os.path.join(target, name))
+        for name in LIBRARIES + OPTIONAL:
+            if name in LIBRARIES or os.path.isfile(os.path.join(source, name)):
+                shutil.copy2(os.path.join(source, name), os.path.join(target, name))
 
 
 class BinaryDistribution(Distribution):
@@ -45,4 +53,13 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildWithLibraries}, distclass=BinaryDistribution)
+commands = {"build_py": BuildWithLibraries}
+if bdist_wheel is not None:
+    class AnyPythonWheel(bdist_wheel):
+        """The libraries are loaded through ctypes, not as extension modules: one wheel serves every Python 3."""
+
+        def get_tag(self):
+            return ("py3", "none", super().get_tag()[2])
+
+    commands["bdist_wheel"] = AnyPythonWheel
+setup(cmdclass=commands, distclass=BinaryDistribution)
