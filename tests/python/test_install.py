@@ -137,6 +137,7 @@ def test_wheel_works_without_build_tools(tmp_path):
         many = np.tile(rows, (400, 1))  # enough rows for the artifact's parallel loop
         got = model.predict(many)
         assert np.abs(got - np.tile(want, 400)).max() <= 1e-5, np.abs(got - np.tile(want, 400)).max()
+        assert np.array_equal(model.predict(many, threads=1), got)  # omp_set_num_threads of the artifacts' libgomp
         maps = {{line.split()[-1] for line in open("/proc/self/maps") if line.split()[-1].startswith("/")}}
         gomp = [m for m in maps if "libgomp" in m]
         assert gomp == [os.path.join(os.path.dirname(grove.__file__), "libgomp.so.1")], gomp

@@ -147,11 +147,23 @@ class Compiler:
 
 
 _DIR = library_dir()
-# The wheel carries GNU's OpenMP runtime (tools/wheel.py). Loaded before any artifact, it is the libgomp.so.1 that
-# host artifacts name: the dynamic loader finds a needed library among those loaded by its SONAME.
-_BUNDLED_OPENMP = os.path.join(_DIR, "libgomp.so.1")
-_gomp = ctypes.CDLL(_BUNDLED_OPENMP) if os.path.isfile(_BUNDLED_OPENMP) else None
-_gomp_declared = False
+
+
+def _bundled_openmp():
+    """The wheel's GNU OpenMP runtime (tools/wheel.py), loaded unless the process has a libgomp.so.1 already. Then it
+    is the libgomp.so.1 that host artifacts name: the dynamic loader finds a needed library among those loaded by its
+    SONAME, the first loaded first, as dlopen("libgomp.so.1") does (openmp())."""
+    path = os.path.join(_DIR, "libgomp.so.1")
+    if not os.path.isfile(path):
+        return None
+    try:
+        return ctypes.CDLL("libgomp.so.1", mode=os.RTLD_NOLOAD)
+    except OSError:
+        return ctypes.CDLL(path)
+
+
+_bundled = _bundled_openmp()
+_gomp = None
 runtime = Runtime(os.path.join(_DIR, "libgrove.so"))
 _compiler = None
 
@@ -165,12 +177,12 @@ def compiler():
 
 
 def openmp():
-    """The OpenMP runtime artifacts use (GNU's libgomp: the wheel's, else the system's; loaded once), for
-    omp_set_num_threads."""
-    global _gomp, _gomp_declared
-    if not _gomp_declared:
-        _gomp = _gomp or ctypes.CDLL("libgomp.so.1")
-        _declare(_gomp, "omp_set_num_threads", None, ctypes.c_int)
-        _declare(_gomp, "omp_get_max_threads", ctypes.c_int)
-        _gomp_declared = True
+    """The OpenMP runtime artifacts use (GNU's libgomp.so.1: the first loaded, the wheel's or the system's; loaded
+    once), for omp_set_num_threads."""
+    global _gomp
+    if _gomp is None:
+        lib = ctypes.CDLL("libgomp.so.1")
+        _declare(lib, "omp_set_num_threads", None, ctypes.c_int)
+        _declare(lib, "omp_get_max_threads", ctypes.c_int)
+        _gomp = lib
     return _gomp
