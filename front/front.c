@@ -204,16 +204,12 @@ static const Format formats[] = {
 	{"onnx", is_onnx, front_read_onnx},
 };
 
+const char *front_format_name(size_t i) { return i < COUNT_OF(formats) ? formats[i].name : NULL; }
+
 static char format_names[128];
 
 /* The formats' names as messages list them: "a, b or c". */
-static void list_format_names(void)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < COUNT_OF(formats); i++)
-		n += (size_t)snprintf(format_names + n, sizeof format_names - n, "%s%s", i == 0 ? "" : i + 1 < COUNT_OF(formats)
-		                      ? ", " : " or ", formats[i].name);
-}
+static void list_format_names(void) { names_join(format_names, sizeof format_names, front_format_name, ", ", " or "); }
 
 const char *front_format_names(void)
 {

@@ -94,6 +94,8 @@ HForest *front_read_bytes(const char *path, const char *bytes, size_t length, co
                           const FrontLimits *limits, Error *e);
 /* Whether `format` is the name of a format front_read_model knows. */
 bool front_format_known(const char *format);
+/* The name of the i-th format of the table of readers, NULL past the last. */
+const char *front_format_name(size_t i);
 /* The names of the formats, "catboost, xgboost, xgboost-ubj, lightgbm or onnx" (from the table of readers), for messages. */
 const char *front_format_names(void);
 

@@ -171,6 +171,18 @@ char *xstrdup(const char *s)
 	return memcpy(xmalloc(n), s, n);
 }
 
+const char *names_join(char *buf, size_t n, const char *(*name)(size_t i), const char *sep, const char *last)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (size_t i = 0; name(i) && used < n; i++) {
+		const char *between = i == 0 ? "" : last && !name(i + 1) ? last : sep;
+		int k = snprintf(buf + used, n - used, "%s%s", between, name(i));
+		used += k > 0 ? (size_t)k : 0;
+	}
+	return buf;
+}
+
 void grow_array(void **array, size_t elem, size_t need, size_t *cap)
 {
 	size_t n;

@@ -56,6 +56,13 @@ void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
+/*
+ * The names of a table through its accessor (name(i) for i = 0, 1, ... until NULL), joined
+ * into buf (n bytes, truncated to fit): sep between them, or last (where not NULL) before
+ * the last one. Returns buf. Messages and help texts list a table's entries this way.
+ */
+const char *names_join(char *buf, size_t n, const char *(*name)(size_t i), const char *sep, const char *last);
+
 /* Grow *array (of element size elem) so that it holds at least need elements; *cap is its capacity. */
 void grow_array(void **array, size_t elem, size_t need, size_t *cap);
 #define GROW(array, need, cap) grow_array((void **)&(array), sizeof *(array), (need), &(cap))

@@ -16,6 +16,8 @@
  *
  *   tile(batch, b0, b1, 64)      tile(i, outer, inner, size)
  *   split(tree, t0, t1, 50)      split(i, first, second, at): iterations [0, at) and [at, end)
+ *   splitSize(batch, few, many, 16)  the loop runs as `few` when it has fewer than 16 iterations, else as `many`
+ *                                (a schedule for small batches beside one for large)
  *   reorder(b0, tree, b1)        permute perfectly nested loops, outermost first
  *   parallel(b0)                 iterations may run concurrently
  *   cache(b1)                    prefetch the working set of one iteration (rows or trees)

@@ -62,7 +62,7 @@ uint32_t cost_values(const CostSpace *t, const HScheduleKnobs *heuristic, int i,
 		v[n++] = 0, v[n++] = 1;
 		return n;
 	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
-		for (uint32_t r = 0; lower_representation_names[r] && !t->representation && n < 8; r++)
+		for (uint32_t r = 0; lower_representation_name(r) && !t->representation && n < 8; r++)
 			if (!(lower_representation_traits(r) & LREP_TILES) &&
 			    !(lower_representation_traits(r) & LREP_CODE && t->splits > COST_CODE_SPLITS) &&
 			    !(lower_representation_traits(r) & LREP_LEVELS && !t->oblivious))
@@ -71,7 +71,7 @@ uint32_t cost_values(const CostSpace *t, const HScheduleKnobs *heuristic, int i,
 	case 9: /* tiles: none, or complete subtrees of 2 and 3 levels (4 and 8 float lanes), in each tiled layout (rep << 8) */
 		v[n++] = 0;
 		if (t->depth >= 2 && !t->representation)
-			for (uint32_t r = 0; lower_representation_names[r]; r++)
+			for (uint32_t r = 0; lower_representation_name(r); r++)
 				if (lower_representation_traits(r) & LREP_TILES)
 					v[n++] = 3 | (r + 1) << 8, v[n++] = 7 | (r + 1) << 8;
 		if (t->depth >= 2 && lower_representation_named_traits(t->representation) & LREP_TILES)

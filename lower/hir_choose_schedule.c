@@ -177,7 +177,7 @@ static bool some_split(const HForest *f)
 static uint8_t knob_of(unsigned trait)
 {
 	uint8_t r = 0;
-	while (lower_representation_names[r] && !(lower_representation_traits(r) & trait))
+	while (lower_representation_name(r) && !(lower_representation_traits(r) & trait))
 		r++;
 	return (uint8_t)(r + 1);
 }
@@ -186,7 +186,7 @@ static uint8_t knob_of(unsigned trait)
 static uint8_t knob_named(const char *name)
 {
 	uint8_t r = 0;
-	while (lower_representation_names[r] && strcmp(lower_representation_names[r], name))
+	while (lower_representation_name(r) && strcmp(lower_representation_name(r), name))
 		r++;
 	return (uint8_t)(r + 1);
 }
@@ -599,7 +599,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	hir_schedule_init(s, f->num_trees);
 	hir_leaf_depth_range(f, &shallowest, &depth);
 	if (k->representation && !(k->tile_trees && !(traits & LREP_TILES)))
-		ok = hir_schedule_representation(s, lower_representation_names[k->representation - 1u], e);
+		ok = hir_schedule_representation(s, lower_representation_name(k->representation - 1u), e);
 	if (k->tile_trees && !code) /* tiles take the representation that walks them: the tiling wins over another */
 		ok = ok && hir_schedule_tile_trees(s, "uniform", k->tile_trees, e);
 	if (!tiles_trees(f, k)) {

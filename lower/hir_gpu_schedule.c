@@ -65,7 +65,7 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 {
 	uint64_t threads, shared;
 	uint32_t reps = 0;
-	while (lower_representation_names[reps])
+	while (lower_representation_name(reps))
 		reps++;
 	if (!k->rows_per_thread || !k->tree_threads || !k->interleave || k->rows_per_block % k->rows_per_thread)
 		return error_set(e, "%u rows per block, %u per thread, %u tree threads, interleave %u: each at least 1, and "
@@ -75,7 +75,7 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 		return error_set(e, "representation %u: there are %u", k->representation, reps);
 	if (lower_representation_traits(k->representation) & LREP_CODE)
 		return error_set(e, "representation %s: the template's tree loops are not specialized, as its walks need",
-		                 lower_representation_names[k->representation]);
+		                 lower_representation_name(k->representation));
 	threads = (uint64_t)(k->rows_per_block / k->rows_per_thread) * busy_tree_threads(s->trees, k->tree_threads);
 	if (threads > GPU_MAX_BLOCK_THREADS)
 		return error_set(e, "%u rows per block at %u per thread times %u tree threads: %llu threads per block, more "
@@ -99,7 +99,7 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 	for (uint32_t i = 0; i < 2; i++)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
-				for (uint8_t rep = 0; lower_representation_names[rep]; rep++) {
+				for (uint8_t rep = 0; lower_representation_name(rep); rep++) {
 					/* Not searched: tiles (reached by tiling), blocks of trees (many interleaved trees), levels (CPU walks). */
 					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS | LREP_LEVELS))
 						continue;
@@ -183,5 +183,5 @@ int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size)
 	return snprintf(buf, size, "rows/block %u rows/thread %u tree_threads %u interleave %u unroll %u cache_rows %u "
 	                "cache_trees %u shared_reduce %u %s", k->rows_per_block, k->rows_per_thread, k->tree_threads,
 	                k->interleave, k->unroll, k->cache_rows, k->cache_trees, k->shared_reduce,
-	                lower_representation_names[k->representation]);
+	                lower_representation_name(k->representation));
 }

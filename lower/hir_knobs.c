@@ -70,7 +70,7 @@ int hir_knob_value(const HScheduleKnobs *k, HKnobId i, char *buf, size_t size)
 	case HKNOB_PARALLEL_NAME:
 		return snprintf(buf, size, "%s", v < HPARALLEL_COUNT ? hir_parallel_names[v] : "?");
 	case HKNOB_REPRESENTATION_NAME:
-		return snprintf(buf, size, "%s", v ? lower_representation_names[v - 1u] : "auto");
+		return snprintf(buf, size, "%s", v ? lower_representation_name(v - 1u) : "auto");
 	default:
 		return snprintf(buf, size, "%u", v);
 	}

@@ -108,7 +108,7 @@ typedef struct HScheduleKnobs {
 	uint8_t parallel;   /* HParallel */
 	uint8_t unroll;     /* walks unrolled to the forest's depth (unrollWalk) */
 	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none */
-	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_names[r] (representation) */
+	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_name(r) (representation) */
 	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
 	uint8_t tile_trees;   /* tiles of this many splits a walk step (tileTrees, walked by tiled or tiled_array), 0 = none */
 	uint8_t cache_rows;   /* each iteration of the outermost row loop copies its rows to the stack (cache), where they fit */
@@ -128,7 +128,7 @@ typedef struct HKnob {
 	const char *name; /* the field's name: hir_knobs_describe's word, grove tune's log column, a cost model feature */
 	size_t offset;    /* in HScheduleKnobs */
 	uint8_t size;     /* 1 or 4 bytes */
-	uint8_t kind;     /* HKnobKind: how it is written (a number, hir_parallel_names, lower_representation_names) */
+	uint8_t kind;     /* HKnobKind: how it is written (a number, hir_parallel_names, lower_representation_name) */
 } HKnob;
 extern const HKnob hir_knobs[HKNOB_COUNT];
 uint32_t hir_knob_get(const HScheduleKnobs *k, HKnobId i);
@@ -247,7 +247,7 @@ typedef struct HGpuKnobs {
 	uint8_t cache_trees;      /* each tree thread's trees copied into shared memory (cache) */
 	uint8_t unroll;           /* walks unrolled to the forest's depth (unrollWalk) */
 	uint8_t shared_reduce;    /* the tree threads' sums folded in shared memory (sharedReduce) */
-	uint8_t representation;   /* index into lower_representation_names (representation) */
+	uint8_t representation;   /* lower_representation_name(representation) */
 } HGpuKnobs;
 
 /* Table 5's values of each numeric knob, 0-terminated. */
@@ -323,11 +323,11 @@ void mir_version_complete(MModule *m);
 /* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
 MModule *lower_hir_to_mir(const HForest *f, Error *e);
 
-/* Names the representations lower_mir_to_lir accepts ("array", ...), NULL-terminated. */
-extern const char *const lower_representation_names[];
+/* The name of the i-th representation lower_mir_to_lir accepts ("array", ...; lower/rep.c's table), NULL past the last. */
+const char *lower_representation_name(size_t i);
 /*
  * What the schedules grove writes need to know of representation
- * lower_representation_names[i] (0 past the last): LREP_CODE, its trees are code (the
+ * lower_representation_name(i) (0 past the last): LREP_CODE, its trees are code (the
  * tree loops specialized); LREP_TILES, it walks tileTrees' tiles (the tile knob reaches
  * it); LREP_BLOCKS, it walks blocks of trees interleaved for one row (walk_trees);
  * LREP_LEVELS, a step reads its level's split, so walks are unrolled to the depth (levels).

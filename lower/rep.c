@@ -18,25 +18,12 @@ static const LRepresentation *const representations[] = {
 	&rep_oblivious,
 };
 
-const char *const lower_representation_names[] = {
-	"array",
-	"sparse",
-	"reorg",
-	"code",
-	"tiled",
-	"tiled_array",
-	"bitvector",
-	"oblivious",
-	NULL,
-};
+const char *lower_representation_name(size_t i) { return i < COUNT_OF(representations) ? representations[i]->name : NULL; }
 
 /* The representations' names, ", " between them, in buf (n bytes); returns buf. */
 static const char *representation_names(char *buf, size_t n)
 {
-	buf[0] = 0;
-	for (const char *const *name = lower_representation_names; *name; name++)
-		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", name == lower_representation_names ? "" : ", ", *name);
-	return buf;
+	return names_join(buf, n, lower_representation_name, ", ", NULL);
 }
 
 /* The LREP_* bits of r (0 for NULL). */

@@ -22,15 +22,15 @@ extern "C" {
 
 /* What `grove compile`'s options choose. Start from grove_compile_options_init. */
 typedef struct GroveCompileOptions {
-	const char *format;         /* "catboost", "xgboost", "xgboost-ubj", "lightgbm", "onnx"; NULL = recognised */
+	const char *format;         /* as grove compile --format: "xgboost", "lightgbm", "onnx", ...; NULL = recognised */
 	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
 	const char *representation; /* as grove compile --representation: "array", "sparse", ...; NULL = chosen per model */
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
 	const char *cpu;            /* "native" (the host's default), "x86-64", "x86-64-v3", "neoverse-n1", an LLVM CPU
 	                               name of the target's architecture; NULL = native, or generic for another one */
 	const char *target;         /* "x86_64-linux-gnu", "aarch64-linux-gnu" (or LLVM's spellings); NULL = this host;
-	                               or a GPU: "cuda[:sm_70|sm_80|sm_90]", "rocm[:gfx90a|gfx942|gfx1100]", "gpusim"
-	                               (libgrove's simulator): a shared library for this host holding the GPU code */
+	                               or a GPU: "cuda[:ARCH]", "rocm[:ARCH]" (ARCH as grove compile --help lists them),
+	                               "gpusim" (libgrove's simulator): a shared library for this host holding the GPU code */
 	const char *prefix;         /* symbol prefix of "obj" output; NULL = "grove_model" */
 	int opt_level;              /* LLVM optimisation level 0-3 (default 3) */
 	unsigned interleave;        /* rows walked together, 1-16 (default 16; without a schedule) */

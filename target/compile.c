@@ -13,6 +13,8 @@
 /* The passes dump_after can name, in pipeline order. */
 static const char *const pass_names[] = {"read", "mirror", "schedule", "pad", "tile", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
 
+const char *pipeline_pass_name(size_t i) { return i < COUNT_OF(pass_names) ? pass_names[i] : NULL; }
+
 /* Whether the k characters at p name pass (or "all"). */
 static bool names(const char *p, size_t k, const char *pass)
 {
@@ -26,10 +28,9 @@ bool pipeline_check_passes(const char *list, Error *e)
 		while (i < COUNT_OF(pass_names) && !names(p, k, pass_names[i]))
 			i++;
 		if (i == COUNT_OF(pass_names)) {
-			char known[256] = "";
-			for (i = 0; i < COUNT_OF(pass_names); i++)
-				snprintf(known + strlen(known), sizeof known - strlen(known), "%s, ", pass_names[i]);
-			return error_set(e, "-d %.*s: unknown pass (expected %sor all)", (int)k, p, known);
+			char known[256];
+			return error_set(e, "-d %.*s: unknown pass (expected %s, or all)", (int)k, p,
+			                 names_join(known, sizeof known, pipeline_pass_name, ", ", NULL));
 		}
 	}
 	return true;
@@ -214,12 +215,16 @@ void compiled_free(Compiled *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* The devices --target names, besides host triples. */
+static const struct {
+	const char *name;
+	TargetDevice device;
+} devices[] = {{"gpusim", TARGET_DEVICE_GPUSIM}, {"cuda", TARGET_DEVICE_CUDA}, {"rocm", TARGET_DEVICE_ROCM}};
+
+const char *pipeline_device_name(size_t i) { return i < COUNT_OF(devices) ? devices[i].name : NULL; }
+
 bool pipeline_target(const char *text, TargetOptions *t, PipelineOptions *p, Error *e)
 {
-	static const struct {
-		const char *name;
-		TargetDevice device;
-	} devices[] = {{"gpusim", TARGET_DEVICE_GPUSIM}, {"cuda", TARGET_DEVICE_CUDA}, {"rocm", TARGET_DEVICE_ROCM}};
 	const char *colon = text ? strchr(text, ':') : NULL;
 	size_t n = colon ? (size_t)(colon - text) : text ? strlen(text) : 0;
 	t->device = TARGET_DEVICE_HOST;

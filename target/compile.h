@@ -56,6 +56,10 @@ typedef struct PipelineOptions {
 
 #define DEFAULT_PIPELINE {.interleave = DEFAULT_INTERLEAVE, .interleave_trees = DEFAULT_INTERLEAVE_TREES, .tree_tile = HIR_TILE_AUTO}
 
+/* The name of the i-th pass -d can print the IR after, in pipeline order; NULL past the last. */
+const char *pipeline_pass_name(size_t i);
+/* The name of the i-th device --target names besides host triples ("gpusim", "cuda", "rocm"), NULL past the last. */
+const char *pipeline_device_name(size_t i);
 /* Whether list is a comma-separated list of pass names (or "all"); e names the first that is not. */
 bool pipeline_check_passes(const char *list, Error *e);
 

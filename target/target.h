@@ -34,9 +34,12 @@ typedef struct TargetOptions {
 	                        architecture's shared libraries are linked by its cross compiler (target/machine.h) */
 	PhaseTimer *timer;   /* reports each phase's time (grove compile --time), or NULL */
 	TargetDevice device; /* GPU artifacts are shared libraries for the host (triple) holding the device code */
-	const char *gpu_arch; /* cuda: sm_70, sm_80, sm_90; rocm: gfx90a, gfx942, gfx1100; NULL = sm_80 / gfx90a */
+	const char *gpu_arch; /* one of target_gpu_arch_name(device, i); NULL = the device's default, sm_80 / gfx90a */
 	const char *cache_dir; /* host shared libraries: the code cache's directory (target/cache.c); NULL = no cache */
 } TargetOptions;
+
+/* The name of the i-th GPU architecture grove compiles device's code for (sm_80, gfx90a, ...), NULL past the last. */
+const char *target_gpu_arch_name(TargetDevice device, size_t i);
 
 /* Whether code for triple (NULL: this host) and cpu (NULL or "": the default) has 512-bit vectors (x86's AVX-512). */
 bool target_wide_vectors(const char *triple, const char *cpu);

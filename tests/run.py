@@ -474,6 +474,40 @@ def write_many_classes(path, classes):
         json.dump(model, f)
 
 
+def tables_listed(s, model):
+    """Every entry of grove's tables (formats, representations, passes, directives, GPU devices and architectures), as
+    the messages refusing an unknown name list them, appears in grove compile --help and in the README; the directives
+    and representations also in the schedule fuzzer's dictionary (tests/fuzz/make_seeds.py writes it)."""
+    out = s.path("cli-tables.so")
+    provoke = {  # table: (arguments naming an unknown entry, the list in the message, the list's separator)
+        "formats": (["--format", "x"], r"\(expected ([^)]*)\)", r", | or "),
+        "representations": (["--representation", "x"], r"\(expected one of ([^)]*)\)", r", "),
+        "passes": (["-d", "x"], r"\(expected (.*), or all\)", r", "),
+        "directives": (["--schedule-text", "x(b)"], r"\(expected ([^)]*)\)", r", | or "),
+        "cuda": (["--target", "cuda:x"], r"grove knows ([^;]*);", r" "),
+        "rocm": (["--target", "rocm:x"], r"grove knows ([^;]*);", r" "),
+    }
+    tables = {}
+    for table, (argv, pattern, sep) in provoke.items():
+        found = re.search(pattern, s.run("compile", model, *argv, "-o", out).stderr)
+        tables[table] = re.split(sep, found.group(1)) if found else []
+    found = re.search(r"\(([a-z, ]*), with :ARCH", s.run("tune", model, "--target", "x").stderr)
+    tables["devices"] = re.split(r", | or ", found.group(1)) if found else []
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    with open(os.path.join(ROOT, "tests", "fuzz", "schedule.dict")) as f:
+        dictionary = f.read()
+    where = {"README": readme, "compile --help": s.run("compile", "--help").stdout}
+    for table, names in tables.items():
+        name = f"tables_listed_{table}"
+        if not s.wanted("cli", name):
+            continue
+        texts = {**where, **({"schedule.dict": dictionary} if table in ("directives", "representations") else {})}
+        missing = [f"{n} ({place})" for n in names for place, text in texts.items()
+                   if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
+        s.record("cli", name, len(names) >= 3 and not missing, f"{table} {names}, not listed: {missing}")
+
+
 def cli_tests(s):
     higgs = os.path.join(REAL, "higgs.json")
     narrow = s.path("cli-narrow.csv")
@@ -568,16 +602,7 @@ def cli_tests(s):
         stream = p.stdout if code == 0 else p.stderr
         ok = p.returncode == code and text in stream
         s.record("cli", name, ok, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}")
-    name = "formats_listed"  # every reader of front.c's table (which --format's message lists) in the help and README
-    if s.wanted("cli", name):
-        listed = re.search(r"expected ([a-z0-9, -]+) or ([a-z0-9-]+)\)", s.run("compile", higgs, "--format", "x").stderr)
-        formats = listed.group(1).split(", ") + [listed.group(2)] if listed else []
-        with open(os.path.join(ROOT, "README.md")) as f:
-            readme = f.read()
-        helps = {c: s.run(c, "--help").stdout for c in ("compile", "dump")}
-        missing = [f"{fmt} ({where})" for fmt in formats for where, text in (("README", readme), *helps.items())
-                   if not re.search(rf"\b{re.escape(fmt)}\b(?!-)", text)]
-        s.record("cli", name, len(formats) >= 5 and not missing, f"formats {formats}, not listed: {missing}")
+    tables_listed(s, higgs)
     name = "empty_forest_predicts_base_score"
     if s.wanted("cli", name):
         rows = s.path("cli-empty.csv")

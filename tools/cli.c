@@ -2,6 +2,7 @@
 #include "tools/cli.h"
 
 #include "front/front.h"
+#include "lower/lower.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,6 +11,61 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+static const char *directive_name(size_t i) { return i < HDIR_COUNT ? hir_directive_name((HDirectiveKind)i) : NULL; }
+static const char *cuda_arch_name(size_t i) { return target_gpu_arch_name(TARGET_DEVICE_CUDA, i); }
+static const char *rocm_arch_name(size_t i) { return target_gpu_arch_name(TARGET_DEVICE_ROCM, i); }
+
+/* The tables a usage text lists, by the names its placeholders use. */
+static const struct {
+	const char *key;
+	const char *(*name)(size_t i);
+} usage_lists[] = {
+	{"formats", front_format_name},       {"representations", lower_representation_name},
+	{"passes", pipeline_pass_name},       {"directives", directive_name},
+	{"devices", pipeline_device_name},    {"cuda", cuda_arch_name},
+	{"rocm", rocm_arch_name},
+};
+
+/* Usage texts keep to this many columns; a list that would pass it goes on under its first name. */
+#define USAGE_COLUMNS 104
+
+void cli_usage(FILE *out, const char *text)
+{
+	for (const char *p = text; *p;) {
+		const char *open = strchr(p, '{'), *close = open ? strchr(open, '}') : NULL, *line = open;
+		size_t key = open ? strspn(open + 1, "abcdefghijklmnopqrstuvwxyz") : 0, i = 0, column, start;
+		if (!close) {
+			fputs(p, out);
+			return;
+		}
+		while (i < COUNT_OF(usage_lists) && (strlen(usage_lists[i].key) != key || strncmp(open + 1, usage_lists[i].key, key)))
+			i++;
+		fwrite(p, 1, (size_t)(open - p), out);
+		if (i == COUNT_OF(usage_lists)) {
+			fwrite(open, 1, (size_t)(close + 1 - open), out);
+			p = close + 1;
+			continue;
+		}
+		while (line > text && line[-1] != '\n')
+			line--;
+		column = start = (size_t)(open - line);
+		for (size_t k = 0; usage_lists[i].name(k); k++) {
+			const char *name = usage_lists[i].name(k);
+			int seplen = (int)(close - open - 1 - key);
+			size_t width = (k ? (size_t)seplen : 0) + strlen(name);
+			if (k && column + width > USAGE_COLUMNS && start + width < USAGE_COLUMNS) {
+				fprintf(out, "%.*s\n%*s", (int)strcspn(open + 1 + key, " }"), open + 1 + key, (int)start, "");
+				column = start, width = strlen(name);
+			} else if (k) {
+				fprintf(out, "%.*s", seplen, open + 1 + key);
+			}
+			fputs(name, out);
+			column += width;
+		}
+		p = close + 1;
+	}
+}
 
 /* Print "grove: message" and exit 1. */
 void fail(const char *fmt, ...)

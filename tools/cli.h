@@ -18,6 +18,13 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o);
  * kernels); anything else is a host triple.
  */
 void parse_target(const char *text, TargetOptions *t, PipelineOptions *p);
+/*
+ * Print a command's usage text, each {TABLE SEP} in it replaced by the names of that table
+ * joined by SEP ({formats, } gives "catboost, xgboost, ..."; {formats|} "catboost|xgboost|...").
+ * The tables: formats, representations, passes, directives, devices, cuda and rocm (their
+ * GPU architectures). Lists in help texts come from the tables, so they cannot drift.
+ */
+void cli_usage(FILE *out, const char *text);
 /* Seconds on a monotonic clock. */
 double now(void);
 

@@ -5,7 +5,7 @@
  *                 [--representation R]
  *   grove predict ARTIFACT_OR_MODEL --input ROWS.csv [--output OUT.csv] [--margin | --label] [--f64] [--time] [--repeat N] [--batch N]
  *   grove dump --level hir|mir|lir MODEL
- * (each taking a model also takes --format catboost|xgboost|xgboost-ubj|lightgbm|onnx)
+ * (each taking a model also takes --format, front.c's table of formats)
  *
  * The pipeline itself is target/compile.c's, shared with libgrovec (rt/grove_compile.h).
  */
@@ -45,8 +45,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 static const char compile_usage[] =
 	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm|ptx|hsaco] [--target TARGET] [--cpu CPU] [-O N]\n"
-	"                           [--prefix NAME] [--representation array|sparse|reorg|code|tiled|tiled_array|bitvector|oblivious]\n"
-	"                           [--format FORMAT]\n"
+	"                           [--prefix NAME] [--representation R] [--format FORMAT]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, CatBoost JSON, ONNX) into an inference artifact\n"
 	"for this (x86-64) host or, with --target, for AArch64 or a GPU.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
@@ -57,8 +56,10 @@ static const char compile_usage[] =
 	"  --target TARGET     x86_64-linux-gnu (this host, the default) or aarch64-linux-gnu (LLVM's\n"
 	"                      aarch64-unknown-linux-gnu too); AArch64 shared libraries are linked by\n"
 	"                      aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu) or $GROVE_CC_AARCH64;\n"
-	"                      cuda[:sm_70|sm_80|sm_90] (PTX), rocm[:gfx90a|gfx942|gfx1100] (HSACO), or\n"
-	"                      gpusim (GPU kernels run by libgrove's SIMT simulator, to check them here);\n"
+	"                      cuda[:ARCH] (PTX), rocm[:ARCH] (HSACO), or gpusim (GPU kernels run by\n"
+	"                      libgrove's SIMT simulator, to check them here); ARCH is one of\n"
+	"                      {cuda, } (cuda),\n"
+	"                      {rocm, } (rocm);\n"
 	"                      a GPU artifact is a shared library for this host holding the GPU code\n"
 	"                      and, without --schedule, the schedule grove tune --target would try first\n"
 	"                      for batches of 4096 rows (see README: tune)\n"
@@ -72,17 +73,20 @@ static const char compile_usage[] =
 	"  --cache DIR         keep optimised code in DIR and reuse it for models of the same shape\n"
 	"                      (default $GROVE_CACHE_DIR, else ~/.cache/grove; see README: Code cache)\n"
 	"  --no-cache          compile everything afresh and store nothing\n"
-	"  --representation R  memory layout of the trees (default: chosen per model); code compiles each\n"
-	"                      tree into instructions, over tiles of rows, its tree loops specialized (see README)\n"
-	"  --format FORMAT     the model's format: catboost (JSON), xgboost (JSON), xgboost-ubj (UBJSON), lightgbm, onnx\n"
+	"  --representation R  memory layout of the trees (default: chosen per model), one of\n"
+	"                      {representations, }.\n"
+	"                      code compiles each tree into instructions, over tiles of rows, its tree loops\n"
+	"                      specialized (see README)\n"
+	"  --format FORMAT     the model's format: {formats, }\n"
 	"                      (default: recognised from the file's contents)\n"
 	"  --limit NAME=N,...  the largest model accepted: features (default 4194304), outputs (65536),\n"
 	"                      trees (16777216), nodes (1073741824), stream (bytes read from a pipe or\n"
 	"                      device, 1073741824)\n"
-	"  --schedule FILE     the loop schedule, in the scheduling language (see README)\n"
+	"  --schedule FILE     the loop schedule, in the scheduling language (see README); its directives:\n"
+	"                      {directives, }\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
-	"  -d PASS,...         print the IR after these passes on standard error: read, mirror,\n"
-	"                      schedule, pad, tile, lower-mir, legalize, unroll, interleave, version, lower-lir, all\n"
+	"  -d PASS,...         print the IR after these passes on standard error:\n"
+	"                      {passes, }, all\n"
 	"  --interleave N      rows walked together, 1-16 (default 16; without --schedule)\n"
 	"  --interleave-trees N  trees walked together where rows go one at a time, 1-16 (default 8;\n"
 	"                      without --schedule)\n"
@@ -123,7 +127,7 @@ static int cmd_compile(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(compile_usage, stdout);
+			cli_usage(stdout, compile_usage);
 			return 0;
 		} else if (!strcmp(a, "-o")) {
 			out = option_value(argc, argv, &i);
@@ -363,7 +367,7 @@ static int cmd_predict(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(predict_usage, stdout);
+			cli_usage(stdout, predict_usage);
 			return 0;
 		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (!strcmp(a, "--target")) {
@@ -471,7 +475,7 @@ static int cmd_predict(int argc, char **argv)
 
 static const char dump_usage[] =
 	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
-	"                  [--format catboost|xgboost|xgboost-ubj|lightgbm|onnx] [--target gpusim|cuda|rocm]\n"
+	"                  [--format {formats|}] [--target {devices|}]\n"
 	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
 
 static int cmd_dump(int argc, char **argv)
@@ -485,7 +489,7 @@ static int cmd_dump(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(dump_usage, stdout);
+			cli_usage(stdout, dump_usage);
 			return 0;
 		} else if (!strcmp(a, "--level")) {
 			const char *name = option_value(argc, argv, &i);

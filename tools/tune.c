@@ -44,14 +44,17 @@
 #define LOG_VERSION "v6"
 
 static const char tune_usage[] =
-	"usage: grove tune MODEL [--target gpusim|cuda[:ARCH]|rocm[:ARCH]] [--batch N] [--budget SECONDS] [--input ROWS.csv]\n"
+	"usage: grove tune MODEL [--target DEVICE[:ARCH]] [--batch N] [--budget SECONDS] [--input ROWS.csv]\n"
 	"                  [-o OUT.sched] [--log LOG.csv]\n"
 	"Search schedules for MODEL by compiling and timing them on this machine; write the fastest.\n"
-	"  --target T         a GPU: search SilvanForge's template schedules as its pruning heuristic\n"
-	"                     keeps them, timed on the device; with no device (or gpusim, whose speed\n"
-	"                     is no GPU's) ranked by an estimate: ptxas' registers, shared memory and\n"
-	"                     spills as occupancy (cuda; gpusim as sm_80, each candidate also checked\n"
-	"                     on the simulator against the first), the heuristic's order (rocm)\n"
+	"  --target DEVICE    a GPU ({devices, }): search SilvanForge's template schedules as its\n"
+	"                     pruning heuristic keeps them, timed on the device; with no device (or\n"
+	"                     gpusim, whose speed is no GPU's) ranked by an estimate: ptxas' registers,\n"
+	"                     shared memory and spills as occupancy (cuda; gpusim as sm_80, each\n"
+	"                     candidate also checked on the simulator against the first), the\n"
+	"                     heuristic's order (rocm);\n"
+	"                     ARCH: {cuda, } (cuda),\n"
+	"                     {rocm, } (rocm)\n"
 	"  --batch N          rows per prediction call to tune for (default 4096)\n"
 	"  --budget SECONDS   time to spend searching (default 60); the heuristic's schedule is always timed\n"
 	"  --input ROWS.csv   rows to time on (default: rows drawn from the model's thresholds)\n"
@@ -303,7 +306,7 @@ static void log_candidate(Tuner *t, const Candidate *c)
 {
 	char judged[96];
 	snprintf(judged, sizeof judged, "timed,,,,,%.6g,%.3f", isinf(c->seconds) ? -1.0 : c->seconds * 1e6, c->compile);
-	tune_log_line(t, t->cpu, c->knobs.representation ? lower_representation_names[c->knobs.representation - 1]
+	tune_log_line(t, t->cpu, c->knobs.representation ? lower_representation_name(c->knobs.representation - 1)
 	                         : t->options.representation ? t->options.representation : "auto", &c->knobs, NULL, judged);
 }
 
@@ -641,7 +644,7 @@ int cmd_tune(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(tune_usage, stdout);
+			cli_usage(stdout, tune_usage);
 			return 0;
 		} else if (!strcmp(a, "--format") || !strcmp(a, "--limit") || !strcmp(a, "--representation")) {
 			pipeline_option(argc, argv, &i, &t->options);
@@ -653,9 +656,11 @@ int cmd_tune(int argc, char **argv)
 			t->budget = (double)parse_count("--budget", option_value(argc, argv, &i), 1000000);
 		} else if (!strcmp(a, "--target")) {
 			parse_target(option_value(argc, argv, &i), &t->target, &t->options);
-			if (t->target.device == TARGET_DEVICE_HOST)
-				fail("--target %s: tune times on this machine, or searches for a GPU (gpusim, cuda[:ARCH], rocm[:ARCH])",
-				     argv[i]);
+			if (t->target.device == TARGET_DEVICE_HOST) {
+				char devices[64];
+				fail("--target %s: tune times on this machine, or searches for a GPU (%s, with :ARCH for a real one)",
+				     argv[i], names_join(devices, sizeof devices, pipeline_device_name, ", ", " or "));
+			}
 			snprintf(t->target_name, sizeof t->target_name, "%s", argv[i]);
 		} else if (!strcmp(a, "--input")) {
 			input = option_value(argc, argv, &i);
@@ -685,11 +690,13 @@ int cmd_tune(int argc, char **argv)
 	if (!(t->forest = front_read_model(t->model, t->options.format, &limits, &e)))
 		fail("%s", e.message);
 	if (t->options.representation) {
-		const char *const *r = lower_representation_names;
-		while (*r && strcmp(*r, t->options.representation))
+		size_t r = 0;
+		char names[200];
+		while (lower_representation_name(r) && strcmp(lower_representation_name(r), t->options.representation))
 			r++;
-		if (!*r)
-			fail("--representation %s: unknown representation", t->options.representation);
+		if (!lower_representation_name(r))
+			fail("--representation %s: unknown representation (expected one of %s)", t->options.representation,
+			     names_join(names, sizeof names, lower_representation_name, ", ", NULL));
 	}
 	cost_forest(t->forest, &t->shape);
 	cost_space(&t->shape, t->options.representation, t->batch, &t->space);

@@ -321,7 +321,7 @@ static bool lower_knobs(Tuner *t, const HGpuKnobs *k, Compiled *c, Error *e)
 {
 	PipelineOptions o = t->options;
 	o.scheduled = true;
-	o.representation = lower_representation_names[k->representation];
+	o.representation = lower_representation_name(k->representation);
 	*c = (Compiled){.hir = hir_forest_copy(t->forest)};
 	return hir_apply_gpu_knobs(c->hir, k, e) && pipeline_lower(t->model, LEVEL_LIR, &o, c, e);
 }
@@ -339,7 +339,7 @@ static void log_candidate(GpuSearch *g, const GpuCandidate *c)
 	snprintf(knobs, sizeof knobs, "%u,%u,%u,%u,%u,%u,%u,%u", k->rows_per_block, k->rows_per_thread, k->tree_threads,
 	         k->interleave, k->unroll, k->cache_rows, k->cache_trees, k->shared_reduce);
 	snprintf(judged, sizeof judged, "%s,%s,%.3f", c->failed ? "failed" : basis_names[g->basis], measured, c->compile);
-	tune_log_line(g->t, g->device, lower_representation_names[k->representation], NULL, knobs, judged);
+	tune_log_line(g->t, g->device, lower_representation_name(k->representation), NULL, knobs, judged);
 }
 
 /* Compile and judge candidate c once. */
@@ -479,7 +479,7 @@ static void list_candidates(GpuSearch *g)
 	hir_gpu_candidates(&g->shape, all, n);
 	g->c = xcalloc(n + SHARED_REDUCE_TOP, sizeof *g->c);
 	for (uint32_t i = 0; i < n; i++)
-		if (!t->options.representation || !strcmp(t->options.representation, lower_representation_names[all[i].representation]))
+		if (!t->options.representation || !strcmp(t->options.representation, lower_representation_name(all[i].representation)))
 			g->c[g->num] = (GpuCandidate){.knobs = all[i], .order = g->num}, g->num++;
 	free(all);
 	if (!g->num)
@@ -518,7 +518,7 @@ static void write_best(const GpuSearch *g)
 {
 	Tuner *t = g->t;
 	const GpuCandidate *best = &g->c[0];
-	const char *representation = lower_representation_names[best->knobs.representation];
+	const char *representation = lower_representation_name(best->knobs.representation);
 	HForest *f = hir_forest_copy(t->forest);
 	char comment[600], what[200];
 	Error e = {0};

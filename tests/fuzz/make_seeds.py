@@ -33,6 +33,21 @@ def write_corpus(name, blobs):
     return len(blobs)
 
 
+def table_names(header, table):
+    """The names (the first string of each X(...) row) of X-macro table `table` in header."""
+    with open(os.path.join(ROOT, header)) as f:
+        text = f.read()
+    body = re.search(rf"#define {table}\(X\)((?:.*\\\n)*.*)", text).group(1)
+    return [name for name in re.findall(r'X\(\w+,\s*"([^"]*)"', body) if name]
+
+
+def representation_names():
+    """The representations' names, from lower/rep.c's table (&rep_NAME, the representation named NAME)."""
+    with open(os.path.join(ROOT, "lower", "rep.c")) as f:
+        table = re.search(r"representations\[\] = \{(.*?)\};", f.read(), re.S).group(1)
+    return re.findall(r"&rep_(\w+)", table)
+
+
 def read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -86,9 +101,9 @@ def main():
 
     schedules = model_files("tests/schedules/*.sched", "tests/schedules/bad/*.sched")
     counts["schedule"] = write_corpus("schedule", [read(f) for f in schedules])
-    write_dict("schedule", ["tile", "split", "reorder", "parallel", "gpuDimension", "representation", "sortTrees", "depth", "tileTrees", "uniform", "cache", "interleave", "unrollWalk",
-                            "peelWalk", "atomicReduce", "sharedReduce", "vectorReduce", "specialize", "batch", "tree",
-                            "grid.x", "block.x", "(", ")", ",", ";", "#", "\n", "0", "1", "16", "4294967296"])
+    write_dict("schedule", table_names("ir/schedule.h", "HIR_DIRECTIVES") + table_names("ir/schedule.h", "HIR_GPU_DIMS")
+               + representation_names() + ["depth", "uniform", "probability", "batch", "tree", "(", ")", ",", ";", "#",
+                                           "\n", "0", "1", "16", "4294967296"])
 
     csvs = [b"1,2,3\n4,5,6\n", b"a,b\n1,\n,2\n", b"nan,NaN,inf,-inf\r\n0x1p-149,-0,1e-45,3.4e38\n",
             b"1\n\n2\n", b" 1 , 2 \n3,4", b"1,2\n3\n", b"1,x\n"]

@@ -27,7 +27,7 @@ static void test_knob_table(void)
 	for (int i = 0; i < HKNOB_COUNT; i++)
 		CHECK(strstr(text, hir_knobs[i].name) != NULL);
 	CHECK(strstr(text, "parallel trees") && strstr(text, "row_tile 64") && strstr(text, "depth_groups 0"));
-	CHECK(strstr(text, lower_representation_names[1]) != NULL);
+	CHECK(strstr(text, lower_representation_name(1)) != NULL);
 	/* knobs that choose nothing: row_tile without tree tiles, few_rows without few_trees, one depth group */
 	HScheduleKnobs a = {.rows = 8, .row_tile = 16, .few_rows = 4, .depth_groups = 1}, b = {.rows = 8};
 	CHECK(hir_knobs_same(&a, &b));

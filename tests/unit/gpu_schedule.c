@@ -35,7 +35,7 @@ static const char *listed(const HGpuShape *s, char *buf, size_t size)
 	size_t at = 0;
 	buf[0] = 0;
 	CHECK(n <= MAX);
-	for (uint32_t i = 0; lower_representation_names[i]; i++)
+	for (uint32_t i = 0; lower_representation_name(i); i++)
 		reps += !(lower_representation_traits(i) & (LREP_CODE | LREP_TILES | LREP_BLOCKS | LREP_LEVELS));
 	for (uint32_t i = 0; i < n && i < MAX; i++) {
 		CHECK(k[i].rows_per_thread == 1 && !k[i].cache_trees && !k[i].shared_reduce);

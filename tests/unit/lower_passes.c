@@ -587,13 +587,14 @@ static void test_float_forest(void)
 		HForest *g = hir_forest_copy(f);
 		g->num_trees = trees;
 		CHECK(hir_choose_schedule(g, 0, 8, 8, "array", MTOPS_NONE, NULL));
-		for (const char *const *rep = lower_representation_names; *rep; rep++) {
+		for (size_t r = 0; lower_representation_name(r); r++) {
+			const char *rep = lower_representation_name(r);
 			Error e = {{0}};
 			MModule *m = lower_hir_to_mir(g, &e);
-			LModule *lir = m ? lower_mir_to_lir(m, *rep, &e) : NULL;
+			LModule *lir = m ? lower_mir_to_lir(m, rep, &e) : NULL;
 			/* (but code, whose tree loops this schedule does not specialize, and oblivious, whose walks it does not unroll) */
 			if (!lir && !strstr(e.message, "specialize") && !strstr(e.message, "must be unrolled")) {
-				fprintf(stderr, "%u trees, %s: %s\n", trees, *rep, e.message);
+				fprintf(stderr, "%u trees, %s: %s\n", trees, rep, e.message);
 				failures++;
 			}
 			lir_module_free(lir);
@@ -1653,7 +1654,7 @@ static void test_code_lanes(void)
 		/* Where the CPU takes tops, leaf masks in the sparse layout instead, past HIR_CODE_SPLITS, and they lower so. */
 		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_PAIRS, &k);
 		CHECK((k.rows == TOP_LANES && k.representation &&
-		       !strcmp(lower_representation_names[k.representation - 1u], "sparse")) == (trees[i] * SPLITS > HIR_CODE_SPLITS));
+		       !strcmp(lower_representation_name(k.representation - 1u), "sparse")) == (trees[i] * SPLITS > HIR_CODE_SPLITS));
 		if (trees[i] * SPLITS > HIR_CODE_SPLITS) {
 			Error e;
 			MModule *m;
@@ -1667,9 +1668,9 @@ static void test_code_lanes(void)
 			mir_module_free(m);
 		}
 		hir_choose_knobs(f, HIR_TILE_AUTO, 1, 8, NULL, MTOPS_PAIRS, &k);
-		CHECK(k.rows == 1 && (!k.representation || strcmp(lower_representation_names[k.representation - 1u], "sparse")));
+		CHECK(k.rows == 1 && (!k.representation || strcmp(lower_representation_name(k.representation - 1u), "sparse")));
 		hir_choose_knobs(complete, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_WIDE, &k);
-		CHECK(!k.representation || strcmp(lower_representation_names[k.representation - 1u], "sparse"));
+		CHECK(!k.representation || strcmp(lower_representation_name(k.representation - 1u), "sparse"));
 		hir_forest_free(f);
 		hir_forest_free(complete);
 	}
