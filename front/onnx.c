@@ -22,7 +22,7 @@
  *
  * The trees are front/onnx_trees.c's: the true branch is HIR's left child, every tree is
  * renumbered breadth-first from its root. Decisions follow the ONNX specification where onnxruntime departs from it
- * (README.md lists where): NaN goes to the false branch of BRANCH_NEQ unless missing
+ * (docs/formats.md, ONNX-ML, lists where): NaN goes to the false branch of BRANCH_NEQ unless missing
  * values track true, LOGISTIC / SOFTMAX apply to single-target regressors too, and
  * BRANCH_MEMBER tests x, not trunc(x).
  *

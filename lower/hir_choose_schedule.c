@@ -227,7 +227,7 @@ static bool few_leaves_grown_deep(const HForest *f, uint32_t most)
  * with category sets (compiled into code anyway). Such a walk pays every split of the
  * tree, for 8 rows at once, with no branch to mispredict: it beats code a row at a time
  * on unbalanced trees, and loses to arrays on complete ones, whose walks side by side
- * take few steps each (README: Representations). Batches of fewer rows than a vector
+ * take few steps each (docs/representations.md). Batches of fewer rows than a vector
  * holds walk code a row at a time instead (hir_apply_knobs), where the forest is tiled:
  * a vector costs about as much for one row as for 8, code a row at a time about an
  * eighth of that a row on such trees (batches of 7 rows run about as fast either way).
@@ -248,7 +248,7 @@ static bool lanes_pay(const HForest *f)
  * category, RepLayout.category_keys). Masks walk them about as fast as code in vectors,
  * in a loop over each tree's splits in memory that compiles in about a second where code
  * takes LLVM a millisecond or more a split; lone rows walk node by node, slower than
- * code a row at a time (README: Leaf masks).
+ * code a row at a time (docs/representations.md: Leaf masks).
  */
 static bool masks_pay(const HForest *f, MTops tops)
 {

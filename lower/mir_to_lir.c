@@ -850,7 +850,7 @@ void lower_buffer(Lowering *l, uint32_t b)
 	 * rather than to one line each, a row's outputs apart (one core, 4096 rows: syn-covtype
 	 * 4.95 -> 4.63 us/row, syn-lgb-covtype 5.39 -> 5.06). A lone row's trees then add to
 	 * a line each (syn-lgb-covtype, one row: 10.25 -> 10.5 us; syn-covtype 11.0 -> 10.0;
-	 * README: Reductions). Not for buffers with copies or privatised by copies, which
+	 * docs/schedules.md: Reductions). Not for buffers with copies or privatised by copies, which
 	 * fold element by element.
 	 */
 	st->by_output = buf->outputs > 1 && buf->copy_var == HIR_NONE && buf->of == MIR_NONE && !privatised(l->m, b);

@@ -23,7 +23,7 @@ extern "C" {
 /* What `grove compile`'s options choose. Start from grove_compile_options_init. */
 typedef struct GroveCompileOptions {
 	const char *format;         /* as grove compile --format: "xgboost", "lightgbm", "onnx", ...; NULL = recognised */
-	const char *schedule;       /* a schedule in the scheduling language (README); NULL = grove chooses */
+	const char *schedule;       /* a schedule in the scheduling language (docs/schedules.md); NULL = grove chooses */
 	const char *representation; /* as grove compile --representation: "array", "sparse", ...; NULL = chosen per model */
 	const char *emit;           /* "so" (an artifact for grove_load; the default), "obj", "asm", "llvm" */
 	const char *cpu;            /* "native" (the host's default), "x86-64", "x86-64-v3", "neoverse-n1", an LLVM CPU
@@ -37,8 +37,8 @@ typedef struct GroveCompileOptions {
 	unsigned interleave_trees;  /* trees walked together where rows go one at a time, 1-16 (default 8) */
 	unsigned tile_trees;        /* trees per tile for tiles of rows, 0 = never; default: chosen per model */
 	const char *limits;         /* "features=N,outputs=N,trees=N,nodes=N" (any of them): the sizes of model
-	                               accepted (README: Limits); NULL = the defaults */
-	const char *cache_dir;      /* the code cache's directory (README: Code cache); NULL = $GROVE_CACHE_DIR, else
+	                               accepted (docs/bad-input.md: Models); NULL = the defaults */
+	const char *cache_dir;      /* the code cache's directory (docs/cli.md: Code cache); NULL = $GROVE_CACHE_DIR, else
 	                               ~/.cache/grove; "" = none */
 } GroveCompileOptions;
 
@@ -69,7 +69,7 @@ typedef struct GroveForestOptions {
 	unsigned num_features;      /* columns of a row */
 	unsigned num_outputs;       /* margins of a row: classes or targets */
 	const char *transform;      /* what makes predictions of the margins: "identity" (NULL), "sigmoid", "softmax",
-	                               "exp", "argmax", "isolation" (-2^-m), ... (HIR's transforms, README) */
+	                               "exp", "argmax", "isolation" (-2^-m), ... (HIR's transforms, docs/ir.md) */
 	const double *base_score;   /* num_outputs values every row's margins start from; NULL = 0 */
 	int average;                /* non-zero: a margin is base_score + the mean of the trees' values (a random
 	                               forest), not their sum */

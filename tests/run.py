@@ -856,7 +856,7 @@ def cli_tests(s):
 
 
 def cache_tests(s):
-    """The code cache (README: Code cache): a model whose trees and base score differ but whose shape is the same
+    """The code cache (docs/cli.md: Code cache): a model whose trees and base score differ but whose shape is the same
     reuses the code compiled for another and predicts what it predicts compiled afresh; a damaged entry, an unusable
     directory and GROVE_CACHE_DIR=off compile without it."""
     model = os.path.join(MODELS, "base_score.x1")

@@ -350,7 +350,7 @@ def lightgbm_fixture(lgb):
     predict = lambda r, raw=False: np.asarray(edited.predict(r, raw_score=raw), np.float64)  # noqa: E731
     check_payloads(name, lambda r: predict(r, True), rows, True)
     pred, margin = predict(rows), predict(rows, True)
-    # grove's outputs are float32 (README, Model formats): LightGBM's doubles beyond FLT_MAX reach the caller as +-inf.
+    # grove's outputs are float32 (docs/formats.md): LightGBM's doubles beyond FLT_MAX reach the caller as +-inf.
     # The library's values are written rounded to float32, which changes no finite value by more than 6e-8.
     beyond = int(np.sum(np.isfinite(margin) & (np.abs(margin) > F32_MAX)))
     pred, margin = (np.asarray(v, np.float32).astype(np.float64) for v in (pred, margin))

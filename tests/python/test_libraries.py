@@ -167,7 +167,7 @@ def onnxruntime_outputs(path, rows):
     return np.asarray(values, dtype=np.float64).reshape(len(rows), -1)
 
 
-# skl2onnx, onnxmltools and hand-built fixtures where onnxruntime follows the specification (README, ONNX-ML: where
+# skl2onnx, onnxmltools and hand-built fixtures where onnxruntime follows the specification (docs/formats.md, ONNX-ML: where
 # onnxruntime departs from it, grove follows the specification, and those fixtures are left out here)
 ONNX_FIXTURES = ["sk_rf_regressor", "sk_gb_regressor", "sk_rf_multiclass", "sk_et_multiclass", "xgb_regressor",
                  "xgb_multiclass", "lgbm_regressor", "lgbm_multiclass", "aggregate_sum", "aggregate_max"]
