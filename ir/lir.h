@@ -11,6 +11,9 @@
  * reserves a small array, private to an invocation (or parallel iteration) or shared
  * with the parallel loops nested in it (LIR_SPACES).
  *
+ * lir_print numbers the values in the order it prints them and prints a constant as its
+ * value where it is used, so the text does not depend on the order instructions were made in.
+ *
  * Operands a, b, c are value indices (LIR_NONE when unused). Integer immediates live
  * in `imm`, float immediates in `fimm`, comparison predicates, cast kinds and memory
  * spaces in `sub`.
@@ -420,6 +423,12 @@ static inline unsigned lir_lanes(const LFunc *fn, uint32_t v)
 bool lir_verify(const LModule *m, Error *e);
 /* Print the module as text (stable; used for golden tests). Buffer contents are summarised, not dumped. */
 void lir_print(FILE *out, const LModule *m);
+/*
+ * Value x of fn as lir_print names it, into buf (n bytes; returns buf): %N, numbered in
+ * printing order, or a constant's value, which prints where it is used; an instruction
+ * without a result is "after %N" (or "first"), the value printed before it.
+ */
+const char *lir_value_text(const LFunc *fn, uint32_t x, char *buf, size_t n);
 
 /* Printed name of a type, "?" if out of range. */
 const char *lir_type_name(LType t);

@@ -39,7 +39,10 @@ typedef struct Context {
 	uint32_t par;
 } Context;
 
-/* Fail with "lir: FUNC: %ID (OP): " and the formatted message. */
+/* Value x as lir_print shows it (%N, or a constant's value), for messages. */
+#define NAME(v, x) lir_value_text((v)->fn, (x), (char[48]){0}, 48)
+
+/* Fail with "lir: FUNC: %N (OP): " and the formatted message. */
 static bool fail(Verifier *v, uint32_t id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fail(Verifier *v, uint32_t id, const char *fmt, ...)
 {
@@ -48,7 +51,7 @@ static bool fail(Verifier *v, uint32_t id, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return error_set(v->e, "lir: %s: %%%u (%s): %s", v->fn->name, id, lir_op_name((LOp)v->fn->insts[id].op), what);
+	return error_set(v->e, "lir: %s: %s (%s): %s", v->fn->name, NAME(v, id), lir_op_name((LOp)v->fn->insts[id].op), what);
 }
 
 /* Whether t is an integer type. */
@@ -72,11 +75,11 @@ static bool check_operand(Verifier *v, uint32_t id, uint32_t x)
 	if (x >= v->fn->num_insts)
 		return fail(v, id, "operand %%%u out of range (%u instructions)", x, v->fn->num_insts);
 	if (!lir_op_has_result((LOp)v->fn->insts[x].op))
-		return fail(v, id, "operand %%%u (%s) has no value", x, lir_op_name((LOp)v->fn->insts[x].op));
+		return fail(v, id, "operand %s (%s) has no value", NAME(v, x), lir_op_name((LOp)v->fn->insts[x].op));
 	if (!(v->mark[x] & VISIBLE)) {
 		if (!(v->mark[x] & SEEN) || x == id)
-			return fail(v, id, "operand %%%u is used before its definition", x);
-		return fail(v, id, "operand %%%u does not dominate this use (defined in a region that does not enclose it)", x);
+			return fail(v, id, "operand %s is used before its definition", NAME(v, x));
+		return fail(v, id, "operand %s does not dominate this use (defined in a region that does not enclose it)", NAME(v, x));
 	}
 	return true;
 }
@@ -86,7 +89,7 @@ static bool expect(Verifier *v, uint32_t id, uint32_t x, LType want)
 {
 	LType t = value_type(v->fn, x);
 	if (t != want)
-		return fail(v, id, "operand %%%u is %s, expected %s", x, lir_type_name(t), lir_type_name(want));
+		return fail(v, id, "operand %s is %s, expected %s", NAME(v, x), lir_type_name(t), lir_type_name(want));
 	return true;
 }
 
@@ -95,7 +98,7 @@ static bool expect_class(Verifier *v, uint32_t id, uint32_t x, bool want_float)
 {
 	LType t = value_type(v->fn, x);
 	if (want_float ? !is_float(t) : !is_int(t))
-		return fail(v, id, "operand %%%u is %s, expected a%s type", x, lir_type_name(t), want_float ? " float" : "n integer");
+		return fail(v, id, "operand %s is %s, expected a%s type", NAME(v, x), lir_type_name(t), want_float ? " float" : "n integer");
 	return true;
 }
 
@@ -177,8 +180,8 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 			if (want > 1)
 				snprintf(expected, sizeof expected, "%u lanes", want);
 			if (have == 1)
-				return fail(v, id, "operand %%%u is a scalar, expected %s", ops[k], expected);
-			return fail(v, id, "operand %%%u has %u lanes, expected %s", ops[k], have, expected);
+				return fail(v, id, "operand %s is a scalar, expected %s", NAME(v, ops[k]), expected);
+			return fail(v, id, "operand %s has %u lanes, expected %s", NAME(v, ops[k]), have, expected);
 		}
 	}
 	return true;
@@ -195,9 +198,9 @@ static bool verify_write(Verifier *v, uint32_t id, Context ctx)
 	const LInst *array = &v->fn->insts[target];
 	if (array->op == LOP_LOCAL_ARRAY && array->sub == LSPACE_PRIVATE && v->par[target] < ctx.par)
 		return fail(v, id,
-		            "private local_array %%%u is defined outside the enclosing parallel_for and written in it "
+		            "private local_array %s is defined outside the enclosing parallel_for and written in it "
 		            "(a data race: make it shared, or define it inside)",
-		            target);
+		            NAME(v, target));
 	return true;
 }
 
@@ -206,9 +209,9 @@ static bool verify_cell(Verifier *v, uint32_t id, Context ctx)
 {
 	uint32_t cell = v->fn->insts[id].a;
 	if (v->fn->insts[cell].op != LOP_VAR)
-		return fail(v, id, "operand %%%u is a %s, expected a var", cell, lir_op_name((LOp)v->fn->insts[cell].op));
+		return fail(v, id, "operand %s is a %s, expected a var", NAME(v, cell), lir_op_name((LOp)v->fn->insts[cell].op));
 	if (v->par[cell] != ctx.par)
-		return fail(v, id, "var %%%u is declared outside the enclosing parallel_for", cell);
+		return fail(v, id, "var %s is declared outside the enclosing parallel_for", NAME(v, cell));
 	return true;
 }
 
@@ -303,7 +306,7 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (in->sub >= LATOMIC_COUNT)
 			return fail(v, id, "unknown atomic operation %u", in->sub);
 		if (c == LTYPE_I1 || c == LTYPE_PTR)
-			return fail(v, id, "operand %%%u is %s, expected i8, i32, i64, f32 or f64", in->c, lir_type_name(c));
+			return fail(v, id, "operand %s is %s, expected i8, i32, i64, f32 or f64", NAME(v, in->c), lir_type_name(c));
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
 	}
 	case LOP_PREFETCH:
@@ -410,7 +413,7 @@ static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
 		return fail(v, id, "has no result but type %s", lir_type_name((LType)in->type));
 	for (uint32_t k = 0; k < 3; k++) {
 		if (k >= op_operands[in->op] && ops[k] != LIR_NONE)
-			return fail(v, id, "unused operand %c is %%%u, expected none", 'a' + k, ops[k]);
+			return fail(v, id, "unused operand %c is %s, expected none", 'a' + k, NAME(v, ops[k]));
 		if (k < op_operands[in->op] && ops[k] == LIR_NONE)
 			return fail(v, id, "operand %c is missing", 'a' + k);
 		if (k < op_operands[in->op] && !check_operand(v, id, ops[k]))

@@ -198,39 +198,47 @@ def unit_tests(s):
         s.record("unit", name, p.returncode == 0, (p.stdout + p.stderr).strip()[-2000:] if p.returncode else "")
 
 
+# Real models whose LIR is a golden for a CPU with AVX-512 and one with AVX2 (tests/golden/cpus/MODEL.CPU.lir): the
+# walks' tops and keys as those vectors take them. CI's clang build compares its LIR with these, made by gcc's.
+CPU_GOLDENS = [("airline.json", "znver4"), ("airline.json", "znver3")]
+
+
 def golden_tests(s):
     """Each model's HIR, MIR and LIR under grove's own schedule with the array layout (these small models would
-    otherwise be compiled into code; tests/golden/schedules/code_row_tiles.* has that lowering)."""
+    otherwise be compiled into code; tests/golden/schedules/code_row_tiles.* has that lowering); and CPU_GOLDENS."""
     directory = os.path.join(ROOT, "tests", "golden")
     levels = (".hir", ".mir", ".lir")
-    for model in sorted(f for f in os.listdir(directory) if os.path.isfile(os.path.join(directory, f))
-                        and not f.endswith(levels)):
-        base = os.path.splitext(model)[0]
-        for level in ("hir", "mir", "lir"):
-            name = f"{base}.{level}"
-            if not s.wanted("golden", name):
-                continue
-            p = s.run("dump", "--level", level, os.path.join("tests", "golden", model), "--representation", "array")
-            expected_path = os.path.join(directory, name)
-            if p.returncode != 0:
-                s.record("golden", name, False, p.stderr.strip())
-            elif s.args.update:
-                with open(expected_path, "w") as f:
+    cases = [(f"{os.path.splitext(model)[0]}.{level}", os.path.join(directory, f"{os.path.splitext(model)[0]}.{level}"),
+              ["--level", level, os.path.join("tests", "golden", model), "--representation", "array"])
+             for model in sorted(f for f in os.listdir(directory) if os.path.isfile(os.path.join(directory, f))
+                                 and not f.endswith(levels))
+             for level in ("hir", "mir", "lir")]
+    cases += [(f"cpus/{model[:-5]}.{cpu}.lir", os.path.join(directory, "cpus", f"{model[:-5]}.{cpu}.lir"),
+               ["--level", "lir", os.path.join(REAL, model), "--cpu", cpu]) for model, cpu in CPU_GOLDENS]
+    for name, expected_path, argv in cases:
+        if not s.wanted("golden", name):
+            continue
+        p = s.run("dump", *argv)
+        if p.returncode != 0:
+            s.record("golden", name, False, p.stderr.strip())
+        elif s.args.update:
+            os.makedirs(os.path.dirname(expected_path), exist_ok=True)
+            with open(expected_path, "w") as f:
+                f.write(p.stdout)
+            s.record("golden", name, True, "updated")
+        elif not os.path.exists(expected_path):
+            s.record("golden", name, False, f"no {expected_path} (run with --update)")
+        else:
+            with open(expected_path) as f:
+                expected = f.read()
+            ok = expected == p.stdout
+            detail = ""
+            if not ok:
+                got = s.path(name.replace("/", "-"))
+                with open(got, "w") as f:
                     f.write(p.stdout)
-                s.record("golden", name, True, "updated")
-            elif not os.path.exists(expected_path):
-                s.record("golden", name, False, f"no {expected_path} (run with --update)")
-            else:
-                with open(expected_path) as f:
-                    expected = f.read()
-                ok = expected == p.stdout
-                detail = ""
-                if not ok:
-                    got = s.path(name)
-                    with open(got, "w") as f:
-                        f.write(p.stdout)
-                    detail = f"differs: diff -u {expected_path} {got}"
-                s.record("golden", name, ok, detail)
+                detail = f"differs: diff -u {expected_path} {got}"
+            s.record("golden", name, ok, detail)
 
 
 REAL_MODELS = [  # model, rows, probability

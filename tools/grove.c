@@ -475,14 +475,16 @@ static int cmd_predict(int argc, char **argv)
 
 static const char dump_usage[] =
 	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
-	"                  [--format {formats|}] [--target {devices|}]\n"
-	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n";
+	"                  [--format {formats|}] [--target {devices|}] [--cpu CPU]\n"
+	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n"
+	"--cpu lowers the walks' tops for that CPU's vectors (as compile does for its --cpu); without it, for none.\n";
 
 static int cmd_dump(int argc, char **argv)
 {
 	static const char *const level_names[] = {"hir", "mir", "lir"};
-	const char *model = NULL;
+	const char *model = NULL, *cpu = NULL;
 	PipelineOptions p = DEFAULT_PIPELINE;
+	TargetOptions target = {0};
 	int level = -1;
 	Compiled c;
 
@@ -499,8 +501,9 @@ static int cmd_dump(int argc, char **argv)
 				fail("--level %s: expected hir, mir or lir", name);
 		} else if (pipeline_option(argc, argv, &i, &p)) {
 		} else if (!strcmp(a, "--target")) {
-			TargetOptions target = {0};
 			parse_target(option_value(argc, argv, &i), &target, &p);
+		} else if (!strcmp(a, "--cpu")) {
+			cpu = option_value(argc, argv, &i);
 		} else if (a[0] == '-' && a[1]) {
 			fail("dump: unknown option %s (see grove dump --help)", a);
 		} else if (model) {
@@ -511,6 +514,8 @@ static int cmd_dump(int argc, char **argv)
 	}
 	if (!model || level < 0)
 		fail("dump: %s (see grove dump --help)", model ? "no --level" : "no model");
+	if (cpu) /* the walks' tops as that CPU's vectors take them; without --cpu, none (the dump is the same everywhere) */
+		p.vector_tops = target_vector_tops(target.triple, cpu);
 	compile_model(model, (Level)level, &p, &c);
 	switch ((Level)level) {
 	case LEVEL_HIR: hir_print(stdout, c.hir); break;

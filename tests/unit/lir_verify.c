@@ -83,7 +83,7 @@ static void test_dominance(void)
 	uint32_t one = lir_const_int(&b, LTYPE_I64, 1);
 	EXPECT_VALID(m);
 	b.fn->insts[add].b = one;
-	EXPECT_INVALID(m, "lir: f: %2 (add): operand %3 is used before its definition");
+	EXPECT_INVALID(m, "lir: f: %2 (add): operand 1 is used before its definition");
 	b.fn->insts[add].b = add;
 	EXPECT_INVALID(m, "lir: f: %2 (add): operand %2 is used before its definition");
 	b.fn->insts[add].b = 1;
@@ -95,16 +95,16 @@ static void test_dominance(void)
 	uint32_t after = lir_emit(&b, LOP_ADD, LTYPE_I64, one, one, LIR_NONE);
 	EXPECT_VALID(m);
 	b.fn->insts[after].a = inner;
-	EXPECT_INVALID(m, "operand %5 does not dominate this use");
-	b.fn->insts[after].a = loop;
 	EXPECT_INVALID(m, "operand %4 does not dominate this use");
+	b.fn->insts[after].a = loop;
+	EXPECT_INVALID(m, "operand %3 does not dominate this use");
 	b.fn->insts[after].a = 9999;
 	EXPECT_INVALID(m, "operand %9999 out of range");
 	b.fn->insts[after].a = one;
 
 	/* operand counts: unused operands are LIR_NONE, used ones are present */
 	b.fn->insts[after].c = one;
-	EXPECT_INVALID(m, "lir: f: %6 (add): unused operand c is %3, expected none");
+	EXPECT_INVALID(m, "lir: f: %5 (add): unused operand c is 1, expected none");
 	b.fn->insts[after].c = LIR_NONE;
 	b.fn->insts[after].b = LIR_NONE;
 	EXPECT_INVALID(m, "operand b is missing");
@@ -129,24 +129,24 @@ static void test_types(void)
 	EXPECT_VALID(m);
 
 	b.fn->insts[sum].b = y;
-	EXPECT_INVALID(m, "lir: f: %4 (fadd): operand %3 is f64, expected f32");
+	EXPECT_INVALID(m, "lir: f: %2 (fadd): operand 2 is f64, expected f32");
 	b.fn->insts[sum].b = x;
 	b.fn->insts[cast].sub = LCAST_FPTRUNC;
-	EXPECT_INVALID(m, "lir: f: %5 (cast): cannot fptrunc f32 to f64");
+	EXPECT_INVALID(m, "lir: f: %3 (cast): cannot fptrunc f32 to f64");
 	b.fn->insts[cast].sub = LCAST_BITCAST; /* bits of the same size only */
-	EXPECT_INVALID(m, "lir: f: %5 (cast): cannot bitcast f32 to f64");
+	EXPECT_INVALID(m, "lir: f: %3 (cast): cannot bitcast f32 to f64");
 	b.fn->insts[cast].sub = LCAST_FPEXT;
 	b.fn->insts[cmp].op = LOP_ICMP;
 	EXPECT_INVALID(m, "bad predicate");
 	b.fn->insts[cmp].sub = LCMP_EQ;
-	EXPECT_INVALID(m, "lir: f: %6 (icmp): operand %5 is f64, expected an integer type");
+	EXPECT_INVALID(m, "lir: f: %4 (icmp): operand %3 is f64, expected an integer type");
 	b.fn->insts[cmp].op = LOP_FCMP;
 	b.fn->insts[cmp].sub = LCMP_OGE;
 	b.fn->insts[load].b = x;
-	EXPECT_INVALID(m, "lir: f: %8 (load): operand %2 is f32, expected i64");
+	EXPECT_INVALID(m, "lir: f: %6 (load): operand 0.5 is f32, expected i64");
 	b.fn->insts[load].b = 1;
 	b.fn->insts[sel].a = load;
-	EXPECT_INVALID(m, "lir: f: %9 (select): operand %8 is f32, expected i1");
+	EXPECT_INVALID(m, "lir: f: %7 (select): operand %6 is f32, expected i1");
 	b.fn->insts[sel].a = cmp;
 	b.fn->insts[1].type = LTYPE_I32;
 	EXPECT_INVALID(m, "lir: f: %1 (param): result is i32, expected i64");
@@ -168,10 +168,10 @@ static void test_addc(void)
 	uint32_t sum = lir_emit(&b, LOP_ADDC, LTYPE_I64, x, x, below);
 	EXPECT_VALID(m);
 	b.fn->insts[sum].c = y;
-	EXPECT_INVALID(m, "(addc): operand %3 is i64, expected i1");
+	EXPECT_INVALID(m, "(addc): operand 4 is i64, expected i1");
 	b.fn->insts[sum].c = below;
 	b.fn->insts[sum].b = below;
-	EXPECT_INVALID(m, "(addc): operand %4 is i1, expected i64");
+	EXPECT_INVALID(m, "(addc): operand %2 is i1, expected i64");
 	b.fn->insts[sum].b = x;
 	b.fn->insts[sum].type = LTYPE_F64;
 	EXPECT_INVALID(m, "(addc): result is f64, expected an integer type");
@@ -256,11 +256,11 @@ static void test_break_if(void)
 	uint32_t zero = lir_const_int(&b, LTYPE_I64, 0), one = lir_const_int(&b, LTYPE_I64, 1);
 	uint32_t done = lir_cmp(&b, LOP_ICMP, LCMP_SLT, zero, one);
 	uint32_t top = lir_emit(&b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
-	EXPECT_INVALID(m, "lir: f: %5 (break_if): not inside a loop");
+	EXPECT_INVALID(m, "lir: f: after %2 (break_if): not inside a loop");
 	b.fn->insts[top].op = LOP_SET; /* as a set: its value is missing, then its cell is no var */
-	EXPECT_INVALID(m, "lir: f: %5 (set): operand b is missing");
+	EXPECT_INVALID(m, "lir: f: after %2 (set): operand b is missing");
 	b.fn->insts[top].b = zero;
-	EXPECT_INVALID(m, "operand %4 is a icmp, expected a var");
+	EXPECT_INVALID(m, "operand %2 is a icmp, expected a var");
 	b.fn->insts[done].next = LIR_NONE; /* drop it from the body */
 	lir_builder_init(&b, b.fn);
 
@@ -272,11 +272,11 @@ static void test_break_if(void)
 	lir_emit(&b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
 	lir_end(&b);
 	lir_end(&b);
-	EXPECT_INVALID(m, "lir: f: %10 (break_if): not inside a loop");
+	EXPECT_INVALID(m, "lir: f: after %3 (break_if): not inside a loop");
 	b.fn->insts[loop].body = LIR_NONE; /* drop the break_if inside the for */
 	EXPECT_VALID(m);
 	b.fn->insts[in_if].a = zero;
-	EXPECT_INVALID(m, "lir: f: %8 (break_if): operand %2 is i64, expected i1");
+	EXPECT_INVALID(m, "lir: f: after %2 (break_if): operand 0 is i64, expected i1");
 	lir_module_free(m);
 }
 
@@ -297,16 +297,16 @@ static void test_parallel_vars(void)
 	b.fn->insts[loop].imm = 64;
 	EXPECT_VALID(m);
 	b.fn->insts[get].a = outside;
-	EXPECT_INVALID(m, "lir: f: %8 (get): var %4 is declared outside the enclosing parallel_for");
+	EXPECT_INVALID(m, "lir: f: %6 (get): var %2 is declared outside the enclosing parallel_for");
 	b.fn->insts[get].a = inside;
 	b.fn->insts[set].a = outside;
-	EXPECT_INVALID(m, "lir: f: %9 (set): var %4 is declared outside the enclosing parallel_for");
+	EXPECT_INVALID(m, "lir: f: after %6 (set): var %2 is declared outside the enclosing parallel_for");
 	b.fn->insts[loop].op = LOP_FOR; /* a sequential loop may use it */
 	EXPECT_VALID(m);
 	b.fn->insts[loop].op = LOP_PARALLEL_FOR;
 	b.fn->insts[set].a = inside;
 	b.fn->insts[get].type = LTYPE_I32;
-	EXPECT_INVALID(m, "lir: f: %8 (get): result is i32, expected i64");
+	EXPECT_INVALID(m, "lir: f: %6 (get): result is i32, expected i64");
 	b.fn->insts[get].type = LTYPE_I64;
 	b.fn->insts[loop].imm = 0;
 	EXPECT_INVALID(m, "grain 0, expected at least 1");
