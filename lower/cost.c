@@ -1,9 +1,147 @@
-/* The learned cost model's features (lower/cost.h), and its prediction through the model linked in. */
+/* The cost module (lower/cost.h): budgets, and the learned cost model's features and its prediction through the model linked in. */
 #include "lower/cost.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+/* Budgets (cost.h). */
+
+/* cost_padding_pays for f, whose leaves lie from depth min to max. */
+static bool padding_pays(const HForest *f, uint32_t min, uint32_t max)
+{
+	/*
+	 * Padding shallow leaves of a deep forest grows it exponentially. Allow four times
+	 * the nodes, or PAD_BUDGET nodes of trees at most PAD_BUDGET_DEPTH deep whatever the
+	 * growth (deeper trees could grow a thousandfold): the array layout (chosen under
+	 * the same bounds) stores complete trees anyway, so there padding costs no memory,
+	 * and branch-free interleaved walks beat early exits (a 1000-tree depth-8 forest:
+	 * 24.8 -> 13.9 us/row at 4096 rows; syn-airline-ohe, 1000 trees of depth 8 with 44%
+	 * of their leaves shallower, padded to 5.5 times its nodes: 16.1 -> 6.4 us/row).
+	 */
+	return min != max && max <= 16 && f->num_features > 0 && cost_nodes_affordable(hir_nodes_padded_to(f, max), f->num_nodes, max);
+}
+
+bool cost_padding_pays(const HForest *f)
+{
+	uint32_t min, max;
+	hir_leaf_depth_range(f, &min, &max);
+	return padding_pays(f, min, max);
+}
+
+bool cost_walks_even(const HForest *f)
+{
+	uint32_t min, max;
+	hir_leaf_depth_range(f, &min, &max);
+	return min == max || padding_pays(f, min, max);
+}
+
+bool cost_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth)
+{
+	return nodes <= 4 * unpadded + 1024 || (nodes <= PAD_BUDGET && depth <= PAD_BUDGET_DEPTH);
+}
+
+bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
+{
+	uint64_t steps, nodes;
+	uint32_t deepest;
+	if (!hir_depth_groups_size(f, ends, n, &steps, &nodes, &deepest))
+		return false;
+	/*
+	 * A twentieth of the steps saved, within the nodes cost_nodes_affordable allows the
+	 * forest as it is (four times them, or PAD_BUDGET nodes of shallow trees): never a
+	 * budget of the trees stored complete, which grows as 2^depth (100 LightGBM trees of
+	 * 31 leaves, 12-16 deep, padded to 55 MB of nodes and 30 s of compile within it).
+	 * The walks of unpadded trees test for a
+	 * leaf at every step: on 40 trees of which 22 are a single leaf and 6 reach depth 8,
+	 * 0.405 us/row unpadded, 0.201 with all padded to 8, 0.107 in three depth groups
+	 * (one core, 8000 rows). year_prediction_msd's 16 shallowest trees make a group (6%
+	 * of its steps): both cores, us a row: 4096 rows 0.165 -> 0.153, 64 rows 0.292 ->
+	 * 0.271, and one row (the lone rows' half grouped too) 0.43 -> 0.40.
+	 */
+	return 20 * steps <= 19 * (uint64_t)f->num_trees * deepest && cost_nodes_affordable(nodes, f->num_nodes, deepest);
+}
+
+/*
+ * The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of
+ * 128 as i32 (512 rows of syn-covtype's 54: in blocks of 512 rows its 800 trees come
+ * from L3 half as often as in 256, one core, 4096 rows, us a row: syn-covtype 2.12 ->
+ * 2.05, syn-lgb-covtype 2.20 -> 2.14; at 96 KiB they made no keys, 3.28).
+ */
+#define KEYS_MAX_BYTES (128 * 1024)
+/* The widest rows whose keys are i64: 8 cache lines of them; 16 for a row alone. */
+#define WHOLE_KEYS_MAX_FEATURES 64
+#define LONE_WHOLE_KEYS_MAX_FEATURES 128
+
+/*
+ * Keys need a bounded block that fits on the stack (rep_emit_row_key). A step compares
+ * an i64 key with the node's record whole, one instruction fewer than taking the key out
+ * of the record, but i64 keys take twice the memory, which wider rows' walks pay for
+ * more than they gain. On the Emerald Rapids Xeon, one core, 4096 rows, us a row with
+ * i32 -> i64 keys: syn-higgs (28 features) 0.363 -> 0.341, syn-covtype (54) 3.15 -> 2.99,
+ * syn-year (90) 0.410 -> 0.422, syn-airline-ohe (692) 4.55 -> 5.07. A lone row's block
+ * (a row at a time: splitSize's few half) takes i64 keys up to LONE_WHOLE_KEYS_MAX_FEATURES,
+ * 1 KiB of them: one row, one core, syn-year 0.518 -> 0.462 us, syn-lgb-year 0.550 ->
+ * 0.523, but syn-epsilon (2000 features) 0.75 -> 1.15 (its scan writes 16 KiB a row).
+ */
+bool cost_whole_keys_fit(const HForest *f, int64_t rows)
+{
+	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES;
+	return f->num_features <= widest && (uint64_t)rows * f->num_features * sizeof(uint64_t) <= KEYS_MAX_BYTES;
+}
+
+bool cost_keys_fit(const HForest *f, int64_t rows)
+{
+	return (uint64_t)rows * f->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+}
+
+/*
+ * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:
+ * half the bytes of i64 keys row by row, and the lines the tops read are the walks'.
+ * With fewer, a step that compares an i64 key whole (no shift) is worth more (one core,
+ * 4096 rows, us a row, row by row -> tiles: syn-lgb-covtype (54 features) 2.39 ->
+ * 2.28, syn-year (90) 0.324 -> 0.310, syn-lgb-year 0.345 -> 0.335, but syn-airline (13)
+ * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37). Since tiles are transposed in registers
+ * (transpose_keys), rows of 28 features gain too (higgs 0.258 -> 0.251, syn-higgs 0.253
+ * -> 0.248, syn-lgb-higgs 0.257 -> 0.250, against a bound of 32), airline (13) still
+ * loses (0.240 -> 0.246), syn-letters (16) neither.
+ */
+#define TILE_WORDS_MIN_FEATURES 16
+
+bool cost_keys_in_tiles(const HForest *f) { return f->num_features > TILE_WORDS_MIN_FEATURES; }
+
+int64_t cost_tiled_rows(const HForest *f, int64_t span, bool *fits)
+{
+	int64_t rows = (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES;
+	*fits = span > 0 && (uint64_t)rows * f->num_features * sizeof(int32_t) <= KEYS_MAX_BYTES;
+	return rows;
+}
+
+bool cost_tiled_keys_fit(const HForest *f, int64_t rows)
+{
+	bool fits;
+	cost_tiled_rows(f, rows, &fits);
+	return cost_keys_in_tiles(f) && fits; /* (the keys row by row, of no more rows, fit too) */
+}
+
+uint64_t cost_oblivious_bytes(const HForest *f)
+{
+	uint64_t leaf = f->leaf_type == HTYPE_F64 ? 8 : 4, total = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		uint32_t depth = hir_tree_depth(f, t);
+		total += 8ull * depth + (leaf * f->trees[t].width << (depth < 32 ? depth : 32));
+	}
+	return total;
+}
+
+/* The most stack one ifComplete's copy of its rows with NaN read as 0 may take (RepLayout.nan_reads_zero): 256 rows of 64 doubles. */
+#define ZERO_ROWS_MAX_BYTES (128 * 1024)
+
+bool cost_zero_rows_fit(const HForest *f, int64_t rows, size_t row_size)
+{
+	return (uint64_t)rows * f->num_features * row_size <= ZERO_ROWS_MAX_BYTES;
+}
+
 
 static const char *const forest_names[COST_FOREST_FEATURES] = {
 	"trees_log2", "features_log2", "margins_log2", "splits_log2", "tree_width", "depth_max", "depth_min",
@@ -100,7 +238,7 @@ void cost_forest(const HForest *f, CostForest *c)
 	c->deepest = deepest;
 	c->splits = splits;
 	c->oblivious = f->num_trees && lower_forest_oblivious(f);
-	c->walks_even = f->num_trees && lower_walks_even(f);
+	c->walks_even = f->num_trees && cost_walks_even(f);
 	c->tree_bytes = f->num_trees ? bytes / f->num_trees : 0;
 	c->row_bytes = (double)(f->num_features ? f->num_features : 1) * (f->threshold_type == HTYPE_F64 ? 8 : 4);
 	x[0] = log2p(f->num_trees);

@@ -1,4 +1,11 @@
 /*
+ * What grove's compile costs and what its code's speed pays for, in one module: the
+ * heuristic (hir_choose_schedule), the tuner, the HIR passes and the lowering ask it
+ * alike, so that no pass asks another level.
+ *
+ * Budgets: rules, each with its measurements beside it in cost.c, of what fits (on the
+ * stack, in memory) and what pays (padding, depth groups, keys).
+ *
  * The learned cost model (../shared/seeds/002: boosted regression trees as a performance
  * model for auto-tuning): the time per row of a schedule grove writes itself
  * (HScheduleKnobs), predicted from the forest's shape, the knobs, the batch size and the
@@ -17,6 +24,32 @@
 #define GROVE_LOWER_COST_H
 
 #include "lower/lower.h"
+
+/* Nodes a forest of trees at most PAD_BUDGET_DEPTH deep may have after padding whatever it had before: 2^21 (16 MiB of array records of f32 values). */
+#define PAD_BUDGET (1u << 21)
+#define PAD_BUDGET_DEPTH 10
+/* Whether a forest of `unpadded` nodes (or slots of complete trees) may grow to `nodes` by padding or layout, its deepest tree `depth` deep. */
+bool cost_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth);
+/* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
+bool cost_padding_pays(const HForest *f);
+/* Whether every walk of f can take a fixed number of steps: its leaves have one depth, or padding that pays evens them. */
+bool cost_walks_even(const HForest *f);
+/* Whether the n depth groups ending at ends pay: a twentieth of the walk steps saved, the padding's memory bounded. */
+bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
+/* Whether blocks of `rows` of f's rows get i64 keys (the walks' fastest compares) where the layout keeps a key copy. */
+bool cost_whole_keys_fit(const HForest *f, int64_t rows);
+/* Whether blocks of `rows` of f's rows get i32 keys on the stack. */
+bool cost_keys_fit(const HForest *f, int64_t rows);
+/* Whether f's walks read their keys in tiles (RepLayout.tile_words) where they make keys: rows wide enough. */
+bool cost_keys_in_tiles(const HForest *f);
+/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes), and whether they fit the stack. */
+int64_t cost_tiled_rows(const HForest *f, int64_t span, bool *fits);
+/* Whether the walks of blocks of `rows` of f's rows read keys in tiles, where the CPU takes tops. */
+bool cost_tiled_keys_fit(const HForest *f, int64_t rows);
+/* Bytes the walks of f's symmetric trees read in the oblivious layout: a record (8 bytes) a level, every leaf's values. */
+uint64_t cost_oblivious_bytes(const HForest *f);
+/* Whether a block of `rows` of f's rows, row_size bytes a value, may be copied to the stack with NaN read as 0. */
+bool cost_zero_rows_fit(const HForest *f, int64_t rows, size_t row_size);
 
 /* Per-depth features: the fill of depths 0 .. COST_DEPTHS - 1 (splits there over trees x 2^depth). */
 #define COST_DEPTHS 16
@@ -38,7 +71,7 @@ typedef struct CostForest {
 	uint32_t shallowest, deepest; /* trees' depths */
 	uint64_t splits;
 	bool oblivious;    /* every tree symmetric (lower_forest_oblivious) */
-	bool walks_even;   /* every walk can take a fixed number of steps (lower_walks_even) */
+	bool walks_even;   /* every walk can take a fixed number of steps (cost_walks_even) */
 } CostForest;
 void cost_forest(const HForest *f, CostForest *c);
 

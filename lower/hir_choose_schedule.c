@@ -90,7 +90,7 @@
  * leave threads idle: lower_loop). On the Emerald Rapids Xeon (2 MiB of L2 a core), one
  * core, 4096 rows: syn-abalone (1000 trees, 8 features) 3.90 -> 3.42 us/row, syn-letters
  * (2600 trees, 16 features) 10.5 -> 9.5; both cores 1.95 -> 1.72 and, at 512 rows, the
- * same 1.95. Where the walks read keys in tiles (lower_tiled_keys_fit) and those of half
+ * same 1.95. Where the walks read keys in tiles (cost_tiled_keys_fit) and those of half
  * as many rows fit, tiles of that many (the Zen 4, one core, 4096 rows: syn-covtype,
  * 54 features, 2.12 -> 2.05, syn-lgb-covtype 2.20 -> 2.14).
  */
@@ -374,9 +374,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		row_tile /= 2;
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
-	if (!copied && total > L2_BYTES && lower_whole_keys_fit(f, BIG_ROW_TILE))
+	if (!copied && total > L2_BYTES && cost_whole_keys_fit(f, BIG_ROW_TILE))
 		row_tile = BIG_ROW_TILE;
-	else if (!copied && total > L2_BYTES && lower_tiled_keys_fit(f, BIG_ROW_TILE / 2))
+	else if (!copied && total > L2_BYTES && cost_tiled_keys_fit(f, BIG_ROW_TILE / 2))
 		row_tile = BIG_ROW_TILE / 2;
 	if (tree_tile == HIR_TILE_AUTO) {
 		uint64_t rows_bytes = (uint64_t)row_tile * float_row_bytes;
@@ -405,19 +405,19 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 			k->few_trees = (uint8_t)k->tree_tile;
 			k->few_rows = HIR_CODE_LANES;
 		}
-	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && lower_walks_even(f) && some_split(f)))) {
+	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && cost_walks_even(f) && some_split(f)))) {
 		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */
 		k->representation = knob_of(LREP_LEVELS);
 		k->unroll = 1;
 		k->trees = 1;
-		if (auto_tile && lower_oblivious_bytes(f) <= LEVELS_UNTILED_BYTES)
+		if (auto_tile && cost_oblivious_bytes(f) <= LEVELS_UNTILED_BYTES)
 			k->tree_tile = 0;
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
-		if (lower_depth_groups_pay(f, ends, n))
+		if (cost_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
-	if (!k->representation && !k->depth_groups && f->num_trees && !lower_walks_even(f))
+	if (!k->representation && !k->depth_groups && f->num_trees && !cost_walks_even(f))
 		k->peel = walk_peel(f);
 	k->cache_rows = k->cache_rows || (copied && hir_rows_cache_fits(f, k));
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);

@@ -14,6 +14,7 @@
  * only outside a loop that runs a different number of times on each of them, as the
  * rows of a block do where the batch ends inside it (the lowering refuses t0 inside b2).
  */
+#include "lower/cost.h"
 #include "lower/lower.h"
 
 #include <stdio.h>
@@ -37,7 +38,7 @@ void hir_gpu_shape(const HForest *f, size_t batch, HGpuShape *s)
 	*s = (HGpuShape){.batch = batch, .features = f->num_features, .trees = f->num_trees, .outputs = f->num_outputs,
 	                 .depth = max, .row_bytes = f->threshold_type == HTYPE_F64 ? 8 : 4,
 	                 .margin_bytes = f->leaf_type == HTYPE_F64 ? 8 : 4,
-	                 .unroll_pays = lower_walks_even(f)};
+	                 .unroll_pays = cost_walks_even(f)};
 }
 
 /* Trees each tree thread walks when tree_threads threads split trees. */

@@ -43,8 +43,7 @@ static uint64_t padded_tree_nodes(const HForest *f, uint32_t t, uint32_t depth, 
 	return count;
 }
 
-/* Nodes f has after padding every tree to depth. */
-static uint64_t nodes_padded_to(const HForest *f, uint32_t depth)
+uint64_t hir_nodes_padded_to(const HForest *f, uint32_t depth)
 {
 	uint32_t *stack = NULL;
 	uint64_t total = 0;
@@ -59,41 +58,7 @@ uint64_t hir_padded_nodes(const HForest *f)
 {
 	uint32_t min, max;
 	hir_leaf_depth_range(f, &min, &max);
-	return nodes_padded_to(f, max);
-}
-
-/* lower_padding_pays for f, whose leaves lie from depth min to max. */
-static bool padding_pays(const HForest *f, uint32_t min, uint32_t max)
-{
-	/*
-	 * Padding shallow leaves of a deep forest grows it exponentially. Allow four times
-	 * the nodes, or PAD_BUDGET nodes of trees at most PAD_BUDGET_DEPTH deep whatever the
-	 * growth (deeper trees could grow a thousandfold): the array layout (chosen under
-	 * the same bounds) stores complete trees anyway, so there padding costs no memory,
-	 * and branch-free interleaved walks beat early exits (a 1000-tree depth-8 forest:
-	 * 24.8 -> 13.9 us/row at 4096 rows; syn-airline-ohe, 1000 trees of depth 8 with 44%
-	 * of their leaves shallower, padded to 5.5 times its nodes: 16.1 -> 6.4 us/row).
-	 */
-	return min != max && max <= 16 && f->num_features > 0 && lower_nodes_affordable(nodes_padded_to(f, max), f->num_nodes, max);
-}
-
-bool lower_padding_pays(const HForest *f)
-{
-	uint32_t min, max;
-	hir_leaf_depth_range(f, &min, &max);
-	return padding_pays(f, min, max);
-}
-
-bool lower_walks_even(const HForest *f)
-{
-	uint32_t min, max;
-	hir_leaf_depth_range(f, &min, &max);
-	return min == max || padding_pays(f, min, max);
-}
-
-bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth)
-{
-	return nodes <= 4 * unpadded + 1024 || (nodes <= PAD_BUDGET && depth <= PAD_BUDGET_DEPTH);
+	return hir_nodes_padded_to(f, max);
 }
 
 /*
@@ -268,38 +233,28 @@ uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint
 	return made;
 }
 
-bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
+bool hir_depth_groups_size(const HForest *f, const uint32_t *ends, uint32_t n, uint64_t *steps, uint64_t *nodes,
+                           uint32_t *deepest)
 {
 	TreeDepth *order = sorted_trees(f);
-	uint64_t steps = 0, nodes = 0;
-	uint32_t *stack = NULL, begin = 0, deepest = f->num_trees ? order[f->num_trees - 1].depth : 0;
+	uint32_t *stack = NULL, begin = 0;
 	size_t cap = 0;
-	if (n < 2 || deepest > 16) {
+	*steps = *nodes = 0;
+	*deepest = f->num_trees ? order[f->num_trees - 1].depth : 0;
+	if (n < 2 || *deepest > 16) {
 		free(order);
 		return false;
 	}
 	for (uint32_t g = 0; g < n; g++) {
 		uint32_t depth = order[ends[g] - 1].depth;
-		steps += (uint64_t)(ends[g] - begin) * depth;
+		*steps += (uint64_t)(ends[g] - begin) * depth;
 		for (uint32_t t = begin; t < ends[g]; t++)
-			nodes += padded_tree_nodes(f, order[t].tree, depth, &stack, &cap);
+			*nodes += padded_tree_nodes(f, order[t].tree, depth, &stack, &cap);
 		begin = ends[g];
 	}
 	free(stack);
 	free(order);
-	/*
-	 * A twentieth of the steps saved, within the nodes lower_nodes_affordable allows the
-	 * forest as it is (four times them, or PAD_BUDGET nodes of shallow trees): never a
-	 * budget of the trees stored complete, which grows as 2^depth (100 LightGBM trees of
-	 * 31 leaves, 12-16 deep, padded to 55 MB of nodes and 30 s of compile within it).
-	 * The walks of unpadded trees test for a
-	 * leaf at every step: on 40 trees of which 22 are a single leaf and 6 reach depth 8,
-	 * 0.405 us/row unpadded, 0.201 with all padded to 8, 0.107 in three depth groups
-	 * (one core, 8000 rows). year_prediction_msd's 16 shallowest trees make a group (6%
-	 * of its steps): both cores, us a row: 4096 rows 0.165 -> 0.153, 64 rows 0.292 ->
-	 * 0.271, and one row (the lone rows' half grouped too) 0.43 -> 0.40.
-	 */
-	return 20 * steps <= 19 * (uint64_t)f->num_trees * deepest && lower_nodes_affordable(nodes, f->num_nodes, deepest);
+	return true;
 }
 
 void hir_sort_trees(HForest *f)
@@ -317,7 +272,7 @@ void hir_pad(HForest *f)
 {
 	uint32_t min, max;
 	hir_leaf_depth_range(f, &min, &max);
-	hir_pad_trees(f, 0, f->num_trees, max, UINT64_MAX); /* lower_padding_pays bounds it */
+	hir_pad_trees(f, 0, f->num_trees, max, UINT64_MAX); /* cost_padding_pays bounds it */
 }
 
 bool hir_pad_unrolled_walks(HForest *f, Error *e)

@@ -75,19 +75,10 @@ void hir_sort_trees(HForest *f);
 uint32_t *hir_sorted_depths(const HForest *f);
 /* Analysis: the number of nodes f would have after hir_pad. */
 uint64_t hir_padded_nodes(const HForest *f);
-/* Whether padding f pays: it lets walks run without leaf tests at a bounded memory cost. */
-bool lower_padding_pays(const HForest *f);
-/* Whether every walk of f can take a fixed number of steps: its leaves have one depth, or padding that pays evens them. */
-bool lower_walks_even(const HForest *f);
-/* Nodes a forest of trees at most PAD_BUDGET_DEPTH deep may have after padding whatever it had before: 2^21 (16 MiB of array records of f32 values). */
-#define PAD_BUDGET (1u << 21)
-#define PAD_BUDGET_DEPTH 10
-/* Whether a forest of `unpadded` nodes (or slots of complete trees) may grow to `nodes` by padding or layout, its deepest tree `depth` deep. */
-bool lower_nodes_affordable(uint64_t nodes, uint64_t unpadded, uint32_t depth);
+/* Analysis: the nodes f has after padding every tree to depth. */
+uint64_t hir_nodes_padded_to(const HForest *f, uint32_t depth);
 /* Whether every tree of f is symmetric (CatBoost's): its leaves at one depth, the splits of each of its levels alike. */
 bool lower_forest_oblivious(const HForest *f);
-/* Bytes the walks of f's symmetric trees read in the oblivious layout: a record (8 bytes) a level, every leaf's values. */
-uint64_t lower_oblivious_bytes(const HForest *f);
 
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX
@@ -163,12 +154,13 @@ bool hir_trees_cache_applies(const HForest *f, const HScheduleKnobs *k);
  * a group's last tree); returns how many groups (1: grouping saves nothing).
  */
 uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint32_t *ends);
-/* Whether the n depth groups ending at ends pay: a tenth of the walk steps saved, the padding's memory bounded. */
-bool lower_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
-/* Whether blocks of `rows` of f's rows get i64 keys (the walks' fastest compares) where the layout keeps a key copy. */
-bool lower_whole_keys_fit(const HForest *f, int64_t rows);
-/* Whether the walks of blocks of `rows` of f's rows read keys in tiles (RepLayout.tile_words), where the CPU takes tops. */
-bool lower_tiled_keys_fit(const HForest *f, int64_t rows);
+/*
+ * Analysis: the walk steps and the nodes of the n depth groups ending at ends, each padded
+ * to its deepest tree, into *steps and *nodes, and the deepest tree's depth into *deepest;
+ * false where grouping cannot apply (fewer than two groups, or trees deeper than 16).
+ */
+bool hir_depth_groups_size(const HForest *f, const uint32_t *ends, uint32_t n, uint64_t *steps, uint64_t *nodes,
+                           uint32_t *deepest);
 
 /* Rows whose walks read their keys in tiles (Lowering.key_tiles): 16 keys of i32, a 512-bit vector. */
 #define TOP_LANES 16

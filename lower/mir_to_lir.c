@@ -16,6 +16,7 @@
  * is emitted once per lane, lane r seeing the interleaved variable's value plus r
  * steps. A buffer declared inside a loop interleaved over rows has a copy per lane.
  */
+#include "lower/cost.h"
 #include "lower/lowering.h"
 
 #include <math.h>
@@ -930,53 +931,24 @@ static void lower_init(Lowering *l, uint32_t b)
 LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
 
 /*
- * The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of
- * 128 as i32 (512 rows of syn-covtype's 54: in blocks of 512 rows its 800 trees come
- * from L3 half as often as in 256, one core, 4096 rows, us a row: syn-covtype 2.12 ->
- * 2.05, syn-lgb-covtype 2.20 -> 2.14; at 96 KiB they made no keys, 3.28).
- */
-#define KEYS_MAX_BYTES (128 * 1024)
-/* The widest rows whose keys are i64: 8 cache lines of them; 16 for a row alone. */
-#define WHOLE_KEYS_MAX_FEATURES 64
-#define LONE_WHOLE_KEYS_MAX_FEATURES 128
-
-bool lower_whole_keys_fit(const HForest *f, int64_t rows)
-{
-	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES;
-	return f->num_features <= widest && (uint64_t)rows * f->num_features * sizeof(uint64_t) <= KEYS_MAX_BYTES;
-}
-
-/*
  * The type of the keys ifComplete inst converts its rows to (rep_emit_row_key), LTYPE_VOID
- * where it makes none: keys need a bounded block that fits on the stack. A step compares
- * an i64 key with the node's record whole, one instruction fewer than taking the key out
- * of the record, but i64 keys take twice the memory, which wider rows' walks pay for
- * more than they gain. On the Emerald Rapids Xeon, one core, 4096 rows, us a row with
- * i32 -> i64 keys: syn-higgs (28 features) 0.363 -> 0.341, syn-covtype (54) 3.15 -> 2.99,
- * syn-year (90) 0.410 -> 0.422, syn-airline-ohe (692) 4.55 -> 5.07. A lone row's block
- * (a row at a time: splitSize's few half) takes i64 keys up to LONE_WHOLE_KEYS_MAX_FEATURES,
- * 1 KiB of them: one row, one core, syn-year 0.518 -> 0.462 us, syn-lgb-year 0.550 ->
- * 0.523, but syn-epsilon (2000 features) 0.75 -> 1.15 (its scan writes 16 KiB a row).
+ * where it makes none: i64 where they fit (cost_whole_keys_fit), else i32 where those do.
  */
 static LType key_type(const MModule *m, const MInst *inst)
 {
 	if (inst->op != MOP_IF_COMPLETE || inst->span == MIR_ROWS_ALL)
 		return LTYPE_VOID;
-	if (lower_whole_keys_fit(m->forest, inst->span))
+	if (cost_whole_keys_fit(m->forest, inst->span))
 		return LTYPE_I64;
-	return (uint64_t)inst->span * m->forest->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES ? LTYPE_I32 : LTYPE_VOID;
+	return cost_keys_fit(m->forest, inst->span) ? LTYPE_I32 : LTYPE_VOID;
 }
-
-/* The most stack one ifComplete's copy of its rows with NaN read as 0 may take (RepLayout.nan_reads_zero): 256 rows of 64 doubles. */
-#define ZERO_ROWS_MAX_BYTES (128 * 1024)
 
 /* Whether every ifComplete in the list from id (and the lists inside) names a bounded block whose copy fits on the stack (rows of row_size bytes a value). */
 static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
 {
 	for (; id != MIR_NONE; id = m->insts[id].next) {
 		const MInst *inst = &m->insts[id];
-		if (inst->op == MOP_IF_COMPLETE && (inst->span == MIR_ROWS_ALL ||
-		                                    (uint64_t)inst->span * m->forest->num_features * row_size > ZERO_ROWS_MAX_BYTES))
+		if (inst->op == MOP_IF_COMPLETE && (inst->span == MIR_ROWS_ALL || !cost_zero_rows_fit(m->forest, inst->span, row_size)))
 			return false;
 		if (!all_copy_rows(m, inst->body, row_size))
 			return false;
@@ -988,33 +960,6 @@ static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
 static bool may_zero_rows(const Lowering *l, size_t row_size)
 {
 	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
-}
-
-/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes), and whether they fit the stack as keys do. */
-static int64_t tiled_rows(const HForest *f, int64_t span, bool *fits)
-{
-	int64_t rows = (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES;
-	*fits = span > 0 && (uint64_t)rows * f->num_features * sizeof(int32_t) <= KEYS_MAX_BYTES;
-	return rows;
-}
-/*
- * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:
- * half the bytes of i64 keys row by row, and the lines the tops read are the walks'.
- * With fewer, a step that compares an i64 key whole (no shift) is worth more (one core,
- * 4096 rows, us a row, row by row -> tiles: syn-lgb-covtype (54 features) 2.39 ->
- * 2.28, syn-year (90) 0.324 -> 0.310, syn-lgb-year 0.345 -> 0.335, but syn-airline (13)
- * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37). Since tiles are transposed in registers
- * (transpose_keys), rows of 28 features gain too (higgs 0.258 -> 0.251, syn-higgs 0.253
- * -> 0.248, syn-lgb-higgs 0.257 -> 0.250, against a bound of 32), airline (13) still
- * loses (0.240 -> 0.246), syn-letters (16) neither.
- */
-#define TILE_WORDS_MIN_FEATURES 16
-
-bool lower_tiled_keys_fit(const HForest *f, int64_t rows)
-{
-	bool fits;
-	tiled_rows(f, rows, &fits);
-	return f->num_features > TILE_WORDS_MIN_FEATURES && fits; /* (the keys row by row, of no more rows, fit too) */
 }
 
 /* Whether some instruction in the list from id (and the lists inside) is one that `holds`. */
@@ -1039,7 +984,7 @@ static bool keys_for_lanes(const MModule *m, const MInst *inst)
 static bool takes_tops(const MModule *m, const MInst *inst)
 {
 	bool fits;
-	tiled_rows(m->forest, inst->span, &fits);
+	cost_tiled_rows(m->forest, inst->span, &fits);
 	return keys_for_lanes(m, inst) && fits;
 }
 
@@ -1224,7 +1169,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 	 * those that read tiles read the rows instead.
 	 */
 	bool fits;
-	int64_t tile_rows = tiled_rows(l->f, inst->span, &fits);
+	int64_t tile_rows = cost_tiled_rows(l->f, inst->span, &fits);
 	bool tiled = key != LTYPE_VOID && l->layout.tile_words && !(inst->span == 1 && l->layout.blocks);
 	bool tops = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.top_levels >= 2;
 	bool masks = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.leaf_masks; /* (lower_tile_walk) */
@@ -1689,7 +1634,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && some_inst(m, m->body, takes_tops); /* (lower_tops) */
 	l.layout.leaf_masks = l.layout.keys && m->vector_tops && l.rep->walk_tile && some_inst(m, m->body, takes_tops);
 	l.layout.key_lanes = l.layout.top_levels || l.layout.leaf_masks ? TOP_LANES : 0;
-	l.layout.tile_words = f->num_features > TILE_WORDS_MIN_FEATURES;
+	l.layout.tile_words = cost_keys_in_tiles(f);
 	l.layout.vector_tops = m->vector_tops;
 	/* The first layout serves the double entry too where there is no float twin. */
 	l.layout.nan_reads_zero = may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));

@@ -1,4 +1,5 @@
 /* The table of representations. Adding one: write lower/rep_NAME.c and list it here. */
+#include "lower/cost.h"
 #include "lower/lower.h"
 #include "lower/rep.h"
 
@@ -47,7 +48,7 @@ const LRepresentation *rep_find(const char *name)
 
 const LRepresentation *rep_choose(const HForest *f)
 {
-	/* array spends 2^(depth+1) - 1 slots on a tree; take it unless that wastes most of them (lower_nodes_affordable). */
+	/* array spends 2^(depth+1) - 1 slots on a tree; take it unless that wastes most of them (cost_nodes_affordable). */
 	uint64_t slots = 0;
 	uint32_t deepest = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
@@ -57,7 +58,7 @@ const LRepresentation *rep_choose(const HForest *f)
 		slots += (2ull << depth) - 1;
 		deepest = depth > deepest ? depth : deepest;
 	}
-	return lower_nodes_affordable(slots, f->num_nodes, deepest) ? &rep_array : &rep_sparse;
+	return cost_nodes_affordable(slots, f->num_nodes, deepest) ? &rep_array : &rep_sparse;
 }
 
 const LRepresentation *rep_for(const HForest *f, const char *representation, Error *e)

@@ -87,16 +87,6 @@ bool lower_forest_oblivious(const HForest *f)
 	return all;
 }
 
-uint64_t lower_oblivious_bytes(const HForest *f)
-{
-	uint64_t leaf = f->leaf_type == HTYPE_F64 ? 8 : 4, total = 0;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		uint32_t depth = hir_tree_depth(f, t);
-		total += 8ull * depth + (leaf * f->trees[t].width << (depth < 32 ? depth : 32));
-	}
-	return total;
-}
-
 static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue, *depths;

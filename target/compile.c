@@ -131,7 +131,7 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	 * compiled into code walk only as deep as each leaf is, and padding would grow them;
 	 * bit vectors hold a bit per leaf, which padding would multiply past 64.
 	 */
-	if (c->hir->schedule.tree_order == HORDER_MODEL && lower_padding_pays(c->hir) &&
+	if (c->hir->schedule.tree_order == HORDER_MODEL && cost_padding_pays(c->hir) &&
 	    !(lower_representation_named_traits(c->hir->schedule.representation[0] ? c->hir->schedule.representation
 	                                                                           : o->representation) & (LREP_CODE | LREP_BLOCKS)))
 		hir_pad(c->hir);

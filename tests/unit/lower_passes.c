@@ -1,4 +1,5 @@
 /* Unit tests of the HIR verifier, the HIR -> MIR lowering and representation choice. */
+#include "lower/cost.h"
 #include "lower/lower.h"
 #include "lower/rep.h"
 
@@ -199,7 +200,7 @@ static void test_pad_and_unroll(void)
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(min == 1 && max == 2);
 	CHECK(hir_padded_nodes(f) == 16); /* tree 1 keeps its two unreachable nodes */
-	CHECK(lower_padding_pays(f));
+	CHECK(cost_padding_pays(f));
 	hir_pad(f);
 	CHECK(hir_verify(f, &e));
 	CHECK(f->num_nodes == 16 && f->trees[1].num_nodes == 9);
@@ -334,12 +335,12 @@ static void test_depth_groups(void)
 	/* In steps of 3 trees: ends at multiples of 3, or the last tree: 0 + 3 * 3 + 2 * 8. */
 	CHECK(hir_depth_groups(f, 4, 3, ends) == 3 && ends[0] == 3 && ends[1] == 6 && ends[2] == 8);
 	CHECK(hir_depth_groups(f, 4, 8, ends) == 1 && ends[0] == 8);
-	CHECK(lower_depth_groups_pay(f, (uint32_t[]){4, 6, 8}, 3));
-	CHECK(!lower_depth_groups_pay(f, (uint32_t[]){8}, 1));
+	CHECK(cost_depth_groups_pay(f, (uint32_t[]){4, 6, 8}, 3));
+	CHECK(!cost_depth_groups_pay(f, (uint32_t[]){8}, 1));
 	free(sorted);
 	hir_forest_free(f);
 	/*
-	 * Groups never pad past lower_nodes_affordable of the forest as it is: chains of
+	 * Groups never pad past cost_nodes_affordable of the forest as it is: chains of
 	 * depth 14 after shallow ones (as LightGBM's leaf-wise trees) would each grow from
 	 * 29 nodes to 2^15 - 1, within four times the trees stored complete but a
 	 * thousandfold the forest.
@@ -349,7 +350,7 @@ static void test_depth_groups(void)
 		for (uint32_t t = 0; t < 24; t++)
 			deep[t] = t < 20 ? 4 : 14;
 		f = chain_forest(deep, 24);
-		CHECK(!lower_depth_groups_pay(f, (uint32_t[]){20, 24}, 2));
+		CHECK(!cost_depth_groups_pay(f, (uint32_t[]){20, 24}, 2));
 		hir_forest_free(f);
 	}
 
@@ -360,10 +361,10 @@ static void test_depth_groups(void)
 	{
 		uint32_t eight[8] = {8, 8, 8, 8, 8, 8, 8, 0}, twelve[8] = {12, 12, 12, 12, 12, 12, 12, 0};
 		f = chain_forest(eight, 8);
-		CHECK(lower_padding_pays(f) && rep_choose(f) == &rep_array);
+		CHECK(cost_padding_pays(f) && rep_choose(f) == &rep_array);
 		hir_forest_free(f);
 		f = chain_forest(twelve, 8);
-		CHECK(!lower_padding_pays(f) && rep_choose(f) == &rep_sparse);
+		CHECK(!cost_padding_pays(f) && rep_choose(f) == &rep_sparse);
 		hir_forest_free(f);
 	}
 	/* The heuristic groups 24 single leaves and 8 chains of depth 8, not 32 chains of one depth. */
