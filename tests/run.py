@@ -198,6 +198,79 @@ def unit_tests(s):
         s.record("unit", name, p.returncode == 0, (p.stdout + p.stderr).strip()[-2000:] if p.returncode else "")
 
 
+def check_lines(text, checks):
+    """Match the dump `text` against CHECK lines in the style of LLVM's FileCheck; None where they hold, else what
+    failed. `CHECK: P` matches the first line after the last match that contains P, `CHECK-NEXT: P` the line right
+    after it, and `CHECK-NOT: P` says that no line between the last match and the next one contains P. In P, `%_`
+    stands for any value (%N) and `{{RE}}` for a regular expression; leading tabs count (they are the nesting)."""
+    lines = text.split("\n")
+    at, nots = 0, []  # the line after the last match; CHECK-NOTs waiting for the next match
+
+    def pattern(p):
+        parts = re.split(r"(\{\{.*?\}\})", p)
+        return re.compile("".join(part[2:-2] if part.startswith("{{") else re.escape(part).replace("%_", "%[0-9]+")
+                                  for part in parts))
+
+    def clear(until):
+        for number, text_, regex in nots:
+            hit = next((i for i in range(at, until) if regex.search(lines[i])), None)
+            if hit is not None:
+                return f"line {number}: CHECK-NOT: {text_} found at dump line {hit + 1}: {lines[hit]!r}"
+        nots.clear()
+        return None
+
+    for number, line in enumerate(checks.split("\n"), 1):
+        found = re.match(r"(CHECK(?:-NEXT|-NOT)?): ?(.*)$", line)
+        if not found:
+            continue
+        kind, text_ = found.groups()
+        regex = pattern(text_)
+        if kind == "CHECK-NOT":
+            nots.append((number, text_, regex))
+            continue
+        window = range(at, min(at + 1, len(lines))) if kind == "CHECK-NEXT" else range(at, len(lines))
+        hit = next((i for i in window if regex.search(lines[i])), None)
+        if hit is None:
+            near = lines[at] if at < len(lines) else "the end"
+            return f"line {number}: {kind}: {text_} not found after dump line {at} (next: {near!r})"
+        problem = clear(hit)
+        if problem:
+            return problem
+        at = hit + 1
+    return clear(len(lines))
+
+
+def golden_compare(s, group, name, expected_path, text):
+    """Record whether text (a dump) is the golden at expected_path, or, where expected_path.check exists instead, holds
+    its CHECK lines (check_lines). --update rewrites whole goldens; checks are written by hand and only run."""
+    checks = expected_path + ".check"
+    if os.path.exists(checks):
+        with open(checks) as f:
+            problem = check_lines(text, f.read())
+        if problem:
+            got = s.path(name.replace("/", "-"))
+            with open(got, "w") as f:
+                f.write(text)
+            problem += f" ({checks}; the dump: {got})"
+        return s.record(group, name, problem is None, problem or "")
+    if s.args.update:
+        os.makedirs(os.path.dirname(expected_path), exist_ok=True)
+        with open(expected_path, "w") as f:
+            f.write(text)
+        return s.record(group, name, True, "updated")
+    if not os.path.exists(expected_path):
+        return s.record(group, name, False, f"no {expected_path} (run with --update)")
+    with open(expected_path) as f:
+        ok = f.read() == text
+    detail = ""
+    if not ok:
+        got = s.path(name.replace("/", "-"))
+        with open(got, "w") as f:
+            f.write(text)
+        detail = f"differs: diff -u {expected_path} {got}"
+    s.record(group, name, ok, detail)
+
+
 # Real models whose LIR is a golden for a CPU with AVX-512 and one with AVX2 (tests/golden/cpus/MODEL.CPU.lir): the
 # walks' tops and keys as those vectors take them. CI's clang build compares its LIR with these, made by gcc's.
 CPU_GOLDENS = [("airline.json", "znver4"), ("airline.json", "znver3")]
@@ -215,31 +288,20 @@ def golden_tests(s):
              for level in ("hir", "mir", "lir")]
     cases += [(f"cpus/{model[:-5]}.{cpu}.lir", os.path.join(directory, "cpus", f"{model[:-5]}.{cpu}.lir"),
                ["--level", "lir", os.path.join(REAL, model), "--cpu", cpu]) for model, cpu in CPU_GOLDENS]
+    if s.wanted("golden", "check_lines"):  # the matcher itself: each kind of check fails where it should
+        text = "a\nb %3 = x\nc\nd"
+        holds = ["CHECK: a\nCHECK-NEXT: b %_ = x", "CHECK: a\nCHECK-NOT: y\nCHECK: d", "CHECK: {{^c$}}"]
+        fails = ["CHECK: a\nCHECK-NEXT: c", "CHECK: a\nCHECK-NOT: x\nCHECK: d", "CHECK: d\nCHECK: a", "CHECK: b %4"]
+        wrong = [c for c in holds if check_lines(text, c)] + [c for c in fails if not check_lines(text, c)]
+        s.record("golden", "check_lines", not wrong, f"misjudged: {wrong}")
     for name, expected_path, argv in cases:
         if not s.wanted("golden", name):
             continue
         p = s.run("dump", *argv)
         if p.returncode != 0:
             s.record("golden", name, False, p.stderr.strip())
-        elif s.args.update:
-            os.makedirs(os.path.dirname(expected_path), exist_ok=True)
-            with open(expected_path, "w") as f:
-                f.write(p.stdout)
-            s.record("golden", name, True, "updated")
-        elif not os.path.exists(expected_path):
-            s.record("golden", name, False, f"no {expected_path} (run with --update)")
         else:
-            with open(expected_path) as f:
-                expected = f.read()
-            ok = expected == p.stdout
-            detail = ""
-            if not ok:
-                got = s.path(name.replace("/", "-"))
-                with open(got, "w") as f:
-                    f.write(p.stdout)
-                detail = f"differs: diff -u {expected_path} {got}"
-            s.record("golden", name, ok, detail)
-
+            golden_compare(s, "golden", name, expected_path, p.stdout)
 
 REAL_MODELS = [  # model, rows, probability
     ("higgs.json", "higgs.test.csv", True),
@@ -1385,18 +1447,7 @@ def schedule_golden(s, sched, options):
             s.record("schedules", name, False, p.stderr.strip())
             continue
         text = p.stderr + "# after the MIR passes\n" + p.stdout if level == "mir" else p.stdout
-        if s.args.update:
-            os.makedirs(os.path.dirname(expected_path), exist_ok=True)
-            with open(expected_path, "w") as f:
-                f.write(text)
-            s.record("schedules", name, True, "updated")
-        elif not os.path.exists(expected_path):
-            s.record("schedules", name, False, f"no {expected_path} (run with --update)")
-        else:
-            with open(expected_path) as f:
-                ok = f.read() == text
-            s.record("schedules", name, ok, "" if ok else f"differs from {expected_path}")
-
+        golden_compare(s, "schedules", name, expected_path, text)
 
 GPU_SCHEDULES = os.path.join(SCHEDULES, "gpu")
 PTXAS = "/usr/local/cuda/bin/ptxas"
@@ -1512,18 +1563,8 @@ def gpu_golden(s, sched):
         name, expected_path = f"golden/{sched}.{level}", os.path.join(ROOT, "tests", "golden", "gpu", f"{sched}.{level}")
         if p.returncode != 0:
             s.record("gpu", name, False, p.stderr.strip())
-        elif s.args.update:
-            os.makedirs(os.path.dirname(expected_path), exist_ok=True)
-            with open(expected_path, "w") as f:
-                f.write(p.stdout)
-            s.record("gpu", name, True, "updated")
-        elif not os.path.exists(expected_path):
-            s.record("gpu", name, False, f"no {expected_path} (run with --update)")
         else:
-            with open(expected_path) as f:
-                ok = f.read() == p.stdout
-            s.record("gpu", name, ok, "" if ok else f"differs from {expected_path}")
-
+            golden_compare(s, "gpu", name, expected_path, p.stdout)
 
 def gpu_bad_schedule(s, base):
     """A GPU schedule a GPU cannot run as written is refused (compiling higgs, or the real model a `# model:` line
