@@ -15,9 +15,9 @@ static bool padding_pays(const HForest *f, uint32_t min, uint32_t max)
 	 * the nodes, or PAD_BUDGET nodes of trees at most PAD_BUDGET_DEPTH deep whatever the
 	 * growth (deeper trees could grow a thousandfold): the array layout (chosen under
 	 * the same bounds) stores complete trees anyway, so there padding costs no memory,
-	 * and branch-free interleaved walks beat early exits (a 1000-tree depth-8 forest:
-	 * 24.8 -> 13.9 us/row at 4096 rows; syn-airline-ohe, 1000 trees of depth 8 with 44%
-	 * of their leaves shallower, padded to 5.5 times its nodes: 16.1 -> 6.4 us/row).
+	 * and branch-free interleaved walks beat early exits, even where padding grows a
+	 * forest to several times its nodes (measured: docs/performance-notes.md, Padding
+	 * budget).
 	 */
 	return min != max && max <= 16 && f->num_features > 0 && cost_nodes_affordable(hir_nodes_padded_to(f, max), f->num_nodes, max);
 }
@@ -52,21 +52,21 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
 	 * forest as it is (four times them, or PAD_BUDGET nodes of shallow trees): never a
 	 * budget of the trees stored complete, which grows as 2^depth (100 LightGBM trees of
 	 * 31 leaves, 12-16 deep, padded to 55 MB of nodes and 30 s of compile within it).
-	 * The walks of unpadded trees test for a
-	 * leaf at every step: on 40 trees of which 22 are a single leaf and 6 reach depth 8,
-	 * 0.405 us/row unpadded, 0.201 with all padded to 8, 0.107 in three depth groups
-	 * (one core, 8000 rows). year_prediction_msd's 16 shallowest trees make a group (6%
-	 * of its steps): both cores, us a row: 4096 rows 0.165 -> 0.153, 64 rows 0.292 ->
-	 * 0.271, and one row (the lone rows' half grouped too) 0.43 -> 0.40.
+	 * The walks of unpadded trees test for a leaf at every step; padding all trees to
+	 * the deepest removes the tests, and depth groups remove them without walking the
+	 * shallow trees to the deepest's depth. A group pays even when it saves a small part
+	 * of the steps, at every batch size (measured: docs/performance-notes.md, Depth
+	 * groups).
 	 */
 	return 20 * steps <= 19 * (uint64_t)f->num_trees * deepest && cost_nodes_affordable(nodes, f->num_nodes, deepest);
 }
 
 /*
  * The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of
- * 128 as i32 (512 rows of syn-covtype's 54: in blocks of 512 rows its 800 trees come
- * from L3 half as often as in 256, one core, 4096 rows, us a row: syn-covtype 2.12 ->
- * 2.05, syn-lgb-covtype 2.20 -> 2.14; at 96 KiB they made no keys, 3.28).
+ * 128 as i32. It admits 512 rows of syn-covtype's 54 features, whose 800 trees then come
+ * from L3 half as often as in blocks of 256 rows; a smaller bound leaves such rows
+ * without keys, which costs more (measured: docs/performance-notes.md, Stack budget for
+ * keys).
  */
 #define KEYS_MAX_BYTES (128 * 1024)
 /* The widest rows whose keys are i64: 8 cache lines of them; 16 for a row alone. */
@@ -77,12 +77,10 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
  * Keys need a bounded block that fits on the stack (rep_emit_row_key). A step compares
  * an i64 key with the node's record whole, one instruction fewer than taking the key out
  * of the record, but i64 keys take twice the memory, which wider rows' walks pay for
- * more than they gain. On the Emerald Rapids Xeon, one core, 4096 rows, us a row with
- * i32 -> i64 keys: syn-higgs (28 features) 0.363 -> 0.341, syn-covtype (54) 3.15 -> 2.99,
- * syn-year (90) 0.410 -> 0.422, syn-airline-ohe (692) 4.55 -> 5.07. A lone row's block
- * (a row at a time: splitSize's few half) takes i64 keys up to LONE_WHOLE_KEYS_MAX_FEATURES,
- * 1 KiB of them: one row, one core, syn-year 0.518 -> 0.462 us, syn-lgb-year 0.550 ->
- * 0.523, but syn-epsilon (2000 features) 0.75 -> 1.15 (its scan writes 16 KiB a row).
+ * more than they gain: rows of up to 54 features gain by i64 keys, rows of 90 or more
+ * lose. A lone row's block (a row at a time: splitSize's few half) takes i64 keys up to
+ * LONE_WHOLE_KEYS_MAX_FEATURES, 1 KiB of them; much wider rows lose, as their scan writes
+ * 16 KiB a row (measured: docs/performance-notes.md, Keys: i64 or i32).
  */
 bool cost_whole_keys_fit(const HForest *f, int64_t rows)
 {
@@ -98,13 +96,10 @@ bool cost_keys_fit(const HForest *f, int64_t rows)
 /*
  * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:
  * half the bytes of i64 keys row by row, and the lines the tops read are the walks'.
- * With fewer, a step that compares an i64 key whole (no shift) is worth more (one core,
- * 4096 rows, us a row, row by row -> tiles: syn-lgb-covtype (54 features) 2.39 ->
- * 2.28, syn-year (90) 0.324 -> 0.310, syn-lgb-year 0.345 -> 0.335, but syn-airline (13)
- * 0.237 -> 0.243, syn-abalone (8) 2.31 -> 2.37). Since tiles are transposed in registers
- * (transpose_keys), rows of 28 features gain too (higgs 0.258 -> 0.251, syn-higgs 0.253
- * -> 0.248, syn-lgb-higgs 0.257 -> 0.250, against a bound of 32), airline (13) still
- * loses (0.240 -> 0.246), syn-letters (16) neither.
+ * With fewer, a step that compares an i64 key whole (no shift) is worth more. Since
+ * tiles are transposed in registers (transpose_keys), rows of 28 features gain by tiles
+ * too; rows of 13 still lose, rows of 16 neither gain nor lose (measured:
+ * docs/performance-notes.md, Keys in tiles).
  */
 #define TILE_WORDS_MIN_FEATURES 16
 

@@ -205,8 +205,9 @@ float cost_descend(const CostSpace *s, const CostForest *c, const CostMachine *m
 static const size_t default_batches[] = {1, 64, 512, 4096};
 /*
  * The model's choice replaces the heuristic's where it predicts it a quarter faster:
- * log2(1.25). On models held out of its training, the choices it predicted 12-18% faster
- * were no faster, measured; the heuristic stays unless the model is sure.
+ * log2(1.25). On models held out of its training, choices it predicted to gain less
+ * were no faster, measured; the heuristic stays unless the model is sure
+ * (docs/performance-notes.md, The learned model's margin).
  */
 #define COST_MARGIN 0.3219f
 

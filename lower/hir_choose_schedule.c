@@ -52,34 +52,24 @@
 /*
  * Bytes of nodes a tile of trees takes: at least TILE_BYTES, and half the row tile's
  * rows where those are larger (a tile of trees reads its rows again, so wide rows want
- * more trees per tile). Tiles of 256 rows walking tiles of trees ran 1.15-1.35x faster
- * on the real models than every row walking every tree, even for models that fit in
- * L2 (AMD EPYC, 32 KiB L1 data, 512 KiB L2 per core); among tiles of 4, 8 and 16
- * depth-8 trees (16, 32, 64 KiB), one core, 8000 rows: higgs (28 features) 0.49, 0.51,
- * 0.54 us/row; airline (13) 0.49, 0.51, 0.54; year_prediction_msd (90 features, 92 KiB
- * of rows a tile) 0.57, 0.53, 0.54, so 11 trees there. A tile holds at least the trees a
- * row going alone walks side by side (--interleave-trees, 8), and a whole number of
- * groups of them, the rest of a tile walking one tree at a time: with 4 trees a tile,
- * one row of higgs took 1.39 us against 1.05 with 8 (0.99 untiled); year_prediction_msd
- * with 14, 1.52 against 1.05 with 16. The rows counted are float rows, those of
- * predict, even for forests that also have predict_f64 (LightGBM's double thresholds):
- * sized by double rows, LightGBM models got tiles of 16 trees, against 8 by float rows,
- * and one core of an Emerald Rapids Xeon, 4096 rows, walked float rows 12-19% slower
- * (syn-lgb-covtype 4.40 against 3.88 us/row, syn-lgb-year 0.58 against 0.48) and
- * double rows at most 3% faster (5.9 against 6.2, 0.715 against 0.710).
+ * more trees per tile). Tiles of rows walking tiles of trees beat every row walking
+ * every tree on the real models, even for models that fit in L2; the smallest tiles of
+ * trees did best for narrow rows, larger ones for rows of 90 features (measured:
+ * docs/performance-notes.md, Tiles of trees). A tile holds at least the trees a row
+ * going alone walks side by side (--interleave-trees, 8), and a whole number of groups
+ * of them, the rest of a tile walking one tree at a time, which lone rows pay for. The
+ * rows counted are float rows, those of predict, even for forests that also have
+ * predict_f64 (LightGBM's double thresholds): sized by double rows, LightGBM models got
+ * tiles of 16 trees, against 8 by float rows, which cost float rows far more than it
+ * gained double rows.
  */
 #define TILE_BYTES (16u << 10)
 /*
  * Rows of a row tile: ROW_TILE, halved (down to MIN_ROW_TILE) while their features take
- * more than ROW_TILE_BYTES, so that a row tile stays in L2 while tiles of trees walk it.
- * One core, 4096 rows, tiles of 16 trees: syn-airline-ohe (692 features, 1000 trees)
- * 8.4 us/row with 256 rows a tile, 6.9 with 128, 6.4 with 64, 6.9 with 32;
- * syn-epsilon (2000 features) 1.66 with 256, 1.4-1.6 with 16-128 (AMD EPYC, Zen 3).
- * Rows of HIR_CACHE_ROW_BYTES or more, which the schedule copies (cache(b0)), take
- * MIN_ROW_TILE rows, a copy about the L1's size: on the Emerald Rapids Xeon, fresh rows,
- * syn-airline-ohe 64 -> 16 rows a tile: one core 4.95 -> 4.35 us/row at 4096 rows; both
- * cores 4.86 -> 4.12 at 64 rows, 2.49 -> 2.21 at 512, 2.55 -> 2.32 at 4096, where
- * `grove tune`'s best ran 2.33.
+ * more than ROW_TILE_BYTES, so that a row tile stays in L2 while tiles of trees walk it;
+ * wide rows walk best in tiles of fewer rows. Rows of HIR_CACHE_ROW_BYTES or more, which
+ * the schedule copies (cache(b0)), take MIN_ROW_TILE rows, a copy about the L1's size,
+ * as fast as `grove tune`'s best (measured: docs/performance-notes.md, Row tiles).
  */
 #define ROW_TILE 256
 #define MIN_ROW_TILE 16
@@ -87,12 +77,9 @@
  * Forests whose trees take more than L2_BYTES come from L3 again for each tile of rows:
  * tiles of BIG_ROW_TILE rows, where their keys fit as i64, walk each tile of trees for
  * four times as many rows (a parallel loop's blocks shrink back where the batch would
- * leave threads idle: lower_loop). On the Emerald Rapids Xeon (2 MiB of L2 a core), one
- * core, 4096 rows: syn-abalone (1000 trees, 8 features) 3.90 -> 3.42 us/row, syn-letters
- * (2600 trees, 16 features) 10.5 -> 9.5; both cores 1.95 -> 1.72 and, at 512 rows, the
- * same 1.95. Where the walks read keys in tiles (cost_tiled_keys_fit) and those of half
- * as many rows fit, tiles of that many (the Zen 4, one core, 4096 rows: syn-covtype,
- * 54 features, 2.12 -> 2.05, syn-lgb-covtype 2.20 -> 2.14).
+ * leave threads idle: lower_loop). Where the walks read keys in tiles
+ * (cost_tiled_keys_fit) and those of half as many rows fit, tiles of that many (measured:
+ * docs/performance-notes.md, Big row tiles).
  */
 #define BIG_ROW_TILE 1024
 #define L2_BYTES (2u << 20)
@@ -100,20 +87,16 @@
  * Such forests, walked by tiles of at least ROW_TILE rows, prefetch each tile of trees a
  * tile ahead (cache_trees: cache(t0); lower/mir_to_lir.c: prefetch_next_trees): a
  * tile's rows reach nearly every line of its trees, whose first walks would otherwise
- * wait on L3 a line at a time. One core of the Zen 4 (1 MiB of L2), 4096 rows, us/row,
- * medians of 5 alternate runs: syn-abalone 2.40 -> 2.34, syn-covtype 2.25 -> 2.22,
- * syn-lgb-covtype 2.29 -> 2.28; with another tenant loading memory, syn-abalone 4.2 ->
- * 3.4, syn-letters 10.6 -> 8.8. Both cores, 512 rows: syn-abalone 1.39 -> 1.34,
- * syn-letters 3.80 -> 3.72. Forests that fit L2 lose by it (syn-higgs, 100 trees, 0.261 ->
- * 0.270), and so do tiles of few rows, which reach part of each tree (syn-airline-ohe's
- * 16: 4.1 -> 5.6).
+ * wait on L3 a line at a time; the gain is largest when another tenant loads memory.
+ * Forests that fit L2 lose by it, and so do tiles of few rows, which reach part of each
+ * tree (measured: docs/performance-notes.md, Prefetching the next tile of trees).
  */
 #define ROW_TILE_BYTES (192u << 10)
 /*
  * Margins per row beyond which the row tile's buffer would crowd the stack: 256 rows of
  * 64 double margins take 128 KiB. (At 16, syn-letters' 26 classes walked all 2600
- * trees row by row, out of cache: one core, 4096 rows, 48-66 us/row against 28-31 in
- * tiles of 16 trees.)
+ * trees row by row, out of cache, far slower than in tiles of trees: measured:
+ * docs/performance-notes.md, Margins a row tile holds.)
  */
 #define MAX_TILED_OUTPUTS 64
 
@@ -143,9 +126,8 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
  * Tiles of the code schedule the heuristic writes: each tree's code runs over a tile of
  * rows while it is in the instruction cache, and each tile of trees is a function of its
  * own (lower_specialized) of at most CODE_TILE_SPLITS splits, CODE_TREE_TILE trees.
- * LLVM's time grows faster than a function's code: higgs' 100 trees (25144 splits) as
- * code, two cores, compiled in 4.4 s as one tree a function, 5.5 s as two, 6.9 s as
- * four and 9.5 s as eight, and predicted as fast (1.2-1.3 us a row).
+ * LLVM's time grows faster than a function's code: more trees a function compile
+ * longer and predict no faster (measured: docs/performance-notes.md, Code tiles).
  */
 #define CODE_ROW_TILE 256
 #define CODE_TREE_TILE 8
@@ -293,14 +275,11 @@ static uint64_t widest_row_bytes(const HForest *f)
  * stack, its margin in a register, FEW_TREES_MIN to FEW_TREES_MAX trees side by side
  * (the most that stay in x86's registers: 10 indices, the trees' base, two
  * temporaries and the prefetches'), as many as leave the fewest groups (the last
- * group walks as many lanes as the others). One row, one core of the Emerald Rapids
- * Xeon, µs: syn-higgs (100 trees) 0.538 in grove's tiles of 256 rows and 8 trees,
- * 0.505 a row at a time with 8 trees side by side, 0.443 with 10; syn-year 0.63, 0.58,
- * 0.52 (where its 90 features take i64 keys, in a block of one row). Each row walks all
- * the trees: forests larger than L2 come from L3 again for each row, where tiles of rows
- * walking tiles of trees take them once, and only single rows go apart (syn-abalone,
- * 1000 trees: 5.36 -> 4.85 us for one row, but 4.83 -> 4.99 us/row in batches of 3,
- * 4.80 -> 5.06 in batches of 15; syn-covtype, 800 trees: 4.57 -> 4.08, 4.03 -> 4.08).
+ * group walks as many lanes as the others); 10 trees side by side beat 8, and both beat
+ * grove's tiles, for one row. Each row walks all the trees: forests larger than L2 come
+ * from L3 again for each row, where tiles of rows walking tiles of trees take them once,
+ * so only single rows go apart: already batches of 3 rows lose by it (measured:
+ * docs/performance-notes.md, Lone rows).
  */
 #define FEW_TREES_MIN 8
 #define FEW_TREES_MAX 10

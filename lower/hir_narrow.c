@@ -19,9 +19,9 @@
  * it (lower/rep.c: missing_by_compare), nor rows known to hold none (ifComplete). A
  * forest whose splits all send NaN one way gets that form; the others (LightGBM's, whose
  * splits send NaN both ways: tested apart, or read as 0 where it goes where 0 goes,
- * RepLayout.nan_reads_zero) the strict one, x < t, which decides rows
- * without missing values from one flag whatever the rule (8% faster than <= on
- * syn-lgb-covtype at 4096 rows).
+ * RepLayout.nan_reads_zero) the strict one, x < t, which decides rows without missing
+ * values from one flag whatever the rule, and walks faster than <= (measured:
+ * docs/performance-notes.md, Comparison forms).
  *
  * Between floats, x <= t is x < t' and x > t is x >= t', t' the float after t, and
  * x < t is x <= t'' and x >= t is x > t'', t'' the float before t, for every x, NaN
@@ -31,9 +31,9 @@
  * form would pay for both compares at every step, so the rewrite is all or nothing.
  * Between doubles the same holds with t' and t'' the doubles after and before t: the
  * pipeline rewrites a double forest so too (hir_float_forms), for the double entry's
- * walk (rows of doubles, syn-lgb-higgs at 4096 rows on one core, 0.66-0.72 -> 0.51 us
- * a row), and its float twin comes out as before (the least float >= t' is the float after
- * the greatest float <= t).
+ * walk, which rows of doubles walk faster so (measured: docs/performance-notes.md,
+ * Comparison forms), and its float twin comes out as before (the least float >= t' is
+ * the float after the greatest float <= t).
  */
 #include "lower/lower.h"
 

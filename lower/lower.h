@@ -43,10 +43,11 @@ HForest *hir_float_forest(const HForest *f);
 /*
  * HIR pass: f's splits rewritten in place to those forms against the neighbouring value
  * of f's threshold type: a float forest as hir_float_forest would rewrite a copy (so that
- * lowering walks the forest itself: a 1000-tree forest's copy took 13 ms), a double
- * forest for the double entry's walk (its float twin is the same either way). The
- * compile pipeline runs it for CPU targets. False where f has none to rewrite, or some
- * split cannot be (f is then as it was).
+ * lowering walks the forest itself, without the time a large forest's copy takes;
+ * measured: docs/performance-notes.md, Comparison forms), a double forest for the double
+ * entry's walk (its float twin is the same either way). The compile pipeline runs it for
+ * CPU targets. False where f has none to rewrite, or some split cannot be (f is then as
+ * it was).
  */
 bool hir_float_forms(HForest *f);
 /*
@@ -180,11 +181,11 @@ bool hir_depth_groups_size(const HForest *f, const uint32_t *ends, uint32_t n, u
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
                       MTops tops, HScheduleKnobs *k);
 /*
- * Forests of at most this many splits are compiled into code by the heuristic: 1.7-6x
- * faster than array on the fixtures of 146-440 splits (one core), and they compile
- * faster too. Past it, code compiles in ~0.17 ms a split on two cores (higgs' 25144
- * splits in 4.4-5.8 s) and walks random rows slower than array (higgs 1.2 against
- * 0.13-0.16 us a row on two cores, year_prediction_msd 0.57 against 0.26 on one).
+ * Forests of at most this many splits are compiled into code by the heuristic: several
+ * times faster than array on the fixtures of 146-440 splits, and they compile faster
+ * too. Past it, code's compile grows with every split, to seconds for large forests, and
+ * code walks random rows slower than array (measured: docs/performance-notes.md, Code or
+ * array).
  */
 #define HIR_CODE_SPLITS 512
 /*

@@ -129,17 +129,15 @@ static bool walks_lone_row(const Lowering *l) { return l->scope.lanes_are_trees 
  * cache(v) of a tree loop on the host: at the start of an iteration of v, prefetch the
  * `count` trees after this iteration's first: their nodes where rows walk them in a
  * block, else (one row at a time) the line each walk reads first, for a lone row's walk
- * prefetches its path two levels ahead (lower_node_walks) but waits for its root. One
- * row, tiles of 10 trees, one core of the Zen 4, us: syn-higgs 0.517 -> 0.495,
- * syn-lgb-higgs 0.522 -> 0.502, syn-airline 0.497 -> 0.479, syn-year 0.510 -> 0.504,
- * syn-abalone 5.51 -> 5.29; prefetching the whole trees, syn-higgs took 2.43.
+ * prefetches its path two levels ahead (lower_node_walks) but waits for its root. A lone
+ * row gains by its first lines; prefetching its whole trees costs it several times what
+ * it saves.
  *
  * The rows of a block reach most lines of the trees they walk only where they are many:
  * a bounded block (ifComplete) of fewer than CACHE_TREES_MIN_ROWS rows prefetches none,
- * and the test is made at run time where the batch may end inside the block. Both
- * cores of the Zen 4, syn-covtype (800 trees) in tiles of 256 rows, 16 rows 3.0 -> 3.8
- * us/row prefetching whole trees; syn-airline-ohe in tiles of 16 rows, one core,
- * 4096 rows, 3.86 -> 5.3.
+ * and the test is made at run time where the batch may end inside the block; few rows
+ * prefetching whole trees lose (measured: docs/performance-notes.md, Prefetching the
+ * next trees).
  */
 #define CACHE_TREES_MIN_ROWS 128
 
@@ -236,22 +234,19 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
  * A parallel loop over blocks of more rows than parallel_min_block takes smaller blocks
  * where the batch would leave threads without one: ceil(rows / threads) rounded up to
  * BLOCK_ROUND, at least parallel_min_block, at most the schedule's tile. Large tiles pay
- * where a forest's trees come from L3 for every block (syn-abalone, 1000 trees, both
- * cores, 4096 rows: 1.95 us/row in blocks of 256, 1.72 in blocks of 1024), but a batch of
- * 512 rows would be one block of 1024 for one thread.
+ * where a forest's trees come from L3 for every block (measured:
+ * docs/performance-notes.md, Parallel blocks), but a batch of 512 rows would be one block
+ * of 1024 for one thread.
  */
 #define PARALLEL_MIN_BLOCK 256
 #define BLOCK_ROUND 16
 /*
  * A block's walks (rows x trees) must outweigh the wake of a passive thread: blocks take
  * at least PARALLEL_MIN_WALKS / trees rows, rounded up to BLOCK_ROUND, at most
- * PARALLEL_MIN_BLOCK. Both cores of the Zen 4 VM, us/row: syn-higgs (100 trees) at 64 rows
- * 0.27 in one block, 0.65 in two; at 256 rows 0.27 in one, 0.43 in two. Larger forests
- * split small batches (one block -> blocks of PARALLEL_MIN_WALKS / trees rows): 64 rows,
- * syn-abalone (1000 trees) 3.5 -> 2.95, syn-letters (2600) 9.9 -> 7.0; 128 rows,
- * syn-abalone 2.75 -> 2.4, syn-letters 9.0 -> 5.2. At 800 trees, 32 rows a block, it is
- * about even (64 rows, medians of 8: syn-covtype 2.61 -> 2.52, syn-lgb-covtype 2.73 ->
- * 2.78, each run with the split between 2.2 and 3.1).
+ * PARALLEL_MIN_BLOCK. A forest of 100 trees loses by splitting even 256 rows into two
+ * blocks; forests of 1000 trees or more gain by splitting small batches into blocks of
+ * PARALLEL_MIN_WALKS / trees rows; at 800 trees, 32 rows a block, it is about even
+ * (measured: docs/performance-notes.md, Parallel blocks).
  */
 #define PARALLEL_MIN_WALKS (256 * 100)
 
@@ -373,9 +368,10 @@ static bool eval_expr(const Lowering *l, const HRange *r, uint8_t x, int64_t *va
  * outermost such tree loop compiles as a function of its own, with its own
  * LOWER_CODE_FUNCTION_SPLITS, and the functions compile in parallel (a call costs
  * nothing next to a tile of trees' walks, even a lone row's; one function of all the
- * trees takes LLVM longer than its size). (Fewer splits stay one function: 20 trees of
- * 133 splits ran 5% slower apart, one core; perhaps because a function of its own
- * cannot know that the rows it reads are not the margins it writes.)
+ * trees takes LLVM longer than its size). (Fewer splits stay one function: a small
+ * forest ran slower apart, perhaps because a function of its own cannot know that the
+ * rows it reads are not the margins it writes; measured: docs/performance-notes.md,
+ * Functions apart.)
  */
 static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 {
@@ -443,11 +439,12 @@ void lower_for(Lowering *l, const MInst *inst)
 		 * group of the forest (or of a tile of trees) may run fewer. It runs side by side
 		 * all the same, as the group that ends where it ends, its first lanes (trees the
 		 * group before added) masked off: they walk and add nothing, and the lanes still
-		 * address their trees at constant distances (one at a time, the last 4 of 100
-		 * trees cost a lone row 3-8%). The masked lanes' trees must be among those the
-		 * loop's walks can reach (its depth group: mir_unroll_walks took the walks'
-		 * straight steps from their depths); where there are not that many before the
-		 * end (a group of fewer trees than the lanes), the trees run one at a time.
+		 * address their trees at constant distances (one at a time, the last trees cost
+		 * a lone row more; measured: docs/performance-notes.md, Functions apart). The
+		 * masked lanes' trees must be among those the loop's walks can reach (its depth
+		 * group: mir_unroll_walks took the walks' straight steps from their depths);
+		 * where there are not that many before the end (a group of fewer trees than the
+		 * lanes), the trees run one at a time.
 		 */
 		int64_t span = inst->interleave * r.step;
 		uint32_t lowest = 0, past = 0, first, masked, tree, branch;
@@ -484,9 +481,9 @@ void lower_for(Lowering *l, const MInst *inst)
 		 * walks are the same either way), the side-by-side walks are one function, the
 		 * last tile's lone rows another, and the rest of the function a third; the call
 		 * costs nothing next to 16 rows' walks or a lone row's. (With a few half apart
-		 * too, splitSize's, the lone rows apart brought the first compile of 1000 trees
-		 * from 0.30-0.32 s to 0.26 s, the parts being even; one core, syn-abalone in
-		 * batches of 17 and 20 rows, 6.29 -> 6.33 and 6.07 -> 6.18 us/row.)
+		 * too, splitSize's, the lone rows apart shortened the first compile, the parts
+		 * being even, and cost batches little: docs/performance-notes.md, Functions
+		 * apart.)
 		 */
 		if (apart)
 			l->b.fn->insts[branch].imm = LIR_IF_APART;
@@ -589,15 +586,12 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
  * block: walk number tree x groups + group takes k lines after the k x number before
  * it, k the fewest that cover the block with one set a walk (at most
  * PREFETCH_ROWS_MAX_LINES); walks whose lines lie past the next block or the batch take
- * none (narrow rows' walks spent 1% prefetching one line again, and a batch of one block
- * would prefetch its last line), and no line lies past the batch's end. The walks of
- * later trees than the lines need pay one test (syn-lgb-covtype, 800 trees, lost 1.5%
- * computing each walk's line).
- * A burst of them at the block's start cost more than it gained (syn-year 0.298 ->
- * 0.307 us a row). Spread, one core, 4096 rows, us a row: syn-year 0.301 -> 0.286,
- * year_prediction_msd 0.286 -> 0.273, syn-lgb-year 0.317 -> 0.305 (0.264 for
- * year_prediction_msd's rows all in cache); syn-higgs (28 features), syn-airline (13)
- * unchanged. Both cores: syn-year 0.164 -> 0.156.
+ * none (narrow rows' walks spent time prefetching one line again, and a batch of one
+ * block would prefetch its last line), and no line lies past the batch's end. The walks
+ * of later trees than the lines need pay one test (computing each walk's line cost
+ * more). A burst of them at the block's start cost more than it gained. Spread, they
+ * pay for wide rows and leave narrow ones unchanged (measured: docs/performance-notes.md,
+ * Prefetching the next rows).
  */
 static void prefetch_next_rows(Lowering *l, const MInst *walk)
 {
@@ -649,7 +643,7 @@ static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool 
  * its nodes come from L2, or L3 for a thousand trees (the next row takes other paths):
  * each peeled step but the first (whose grandchildren share the root's cache line)
  * prefetches the nodes two levels below, so that the load two steps on finds them on its
- * way (one row of syn-higgs 0.93 -> 0.89 us, syn-abalone 23.8 -> 15.2 us). Rows walked
+ * way (measured: docs/performance-notes.md, A lone row's walk). Rows walked
  * side by side reuse a tree's nodes from L1, and the prefetches only cost them
  * instructions.
  *
@@ -657,12 +651,11 @@ static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool 
  * a step a load of the record, a shift, a compare with the key in the tile and an adc:
  * with the two bases and two temporaries they want more than x86's 15 registers, and
  * LLVM keeps 5 or 6 on the stack. Every way of saving those spills cost more than they
- * do (one core of the Zen 4, 4096 rows): the steps of lanes 0-7 then of 8-15 (fewer
- * chains in flight: syn-higgs 0.249 -> 0.278 us a row, syn-year +10%), two chains to a
- * register (4 to 8 pairs: +6% to +13%), LLVM's other schedulers and allocators (ilpmax
- * +48%, pbqp +30%, the rest the same). Nor did the shift's removal pay: keys in i64 tiles
- * compared whole took twice the lines (syn-year +15%), and a record read as two i32
- * (one load more, the shift gone) +6 to +8%.
+ * do: the steps of lanes 0-7 then of 8-15 (fewer chains in flight), two chains to a
+ * register, LLVM's other schedulers and allocators. Nor did the shift's removal pay:
+ * keys in i64 tiles compared whole took twice the lines, and a record read as two i32
+ * took one load more (measured: docs/performance-notes.md, Where a core's time goes, and
+ * Sixteen chains of steps).
  */
 static void lower_node_walks(Lowering *l, uint32_t id)
 {
@@ -848,11 +841,10 @@ void lower_buffer(Lowering *l, uint32_t b)
 	/*
 	 * Margins output by output: a tree adds to one output of each row, so the rows walked
 	 * side by side add to neighbouring elements (one or two cache lines, and vector adds)
-	 * rather than to one line each, a row's outputs apart (one core, 4096 rows: syn-covtype
-	 * 4.95 -> 4.63 us/row, syn-lgb-covtype 5.39 -> 5.06). A lone row's trees then add to
-	 * a line each (syn-lgb-covtype, one row: 10.25 -> 10.5 us; syn-covtype 11.0 -> 10.0;
-	 * docs/schedules.md: Reductions). Not for buffers with copies or privatised by copies, which
-	 * fold element by element.
+	 * rather than to one line each, a row's outputs apart. A lone row's trees then add to
+	 * a line each, which costs a lone row about as much as it saves (measured:
+	 * docs/performance-notes.md, Margins output by output; docs/schedules.md: Reductions).
+	 * Not for buffers with copies or privatised by copies, which fold element by element.
 	 */
 	st->by_output = buf->outputs > 1 && buf->copy_var == HIR_NONE && buf->of == MIR_NONE && !privatised(l->m, b);
 	if (buf->rows == MIR_ROWS_ALL) {
@@ -898,8 +890,8 @@ static void lower_init(Lowering *l, uint32_t b)
 			uint32_t from = const_i64(l, 0), by = const_i64(l, 1);
 			/*
 			 * A buffer of a tile of rows: only those before the batch's end, which are all
-			 * that walks and transforms touch (one row of syn-letters, 26 outputs, tiles of
-			 * 1024 rows: 33.0 -> 27.9 us).
+			 * that walks and transforms touch, which spares a short batch the rest
+			 * (measured: docs/performance-notes.md, Buffers of a tile of rows).
 			 */
 			if (buf->copies == 1 && buf->rows != MIR_ROWS_ALL && buf->base.num_terms && !st->per_lane) {
 				uint32_t left = emit2(l, LOP_SUB, LTYPE_I64, l->rows_end, lower_index(l, &buf->base, 0));
@@ -1099,13 +1091,12 @@ static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
  * the stores are consecutive (stored row by row in the scan, a row's keys were a line
  * apart each, and syn-year's scan took longer than its walks gained). A tile's rows are
  * a count LLVM does not know, the last tile's being fewer: it vectorises their loop,
- * where it unrolled a loop of 16 into a load and a store per key (one core, 4096 rows,
- * us a row: syn-year 0.320 -> 0.298, syn-lgb-year 0.333 -> 0.312, syn-lgb-covtype 2.29
- * -> 2.19). Vectorised so, a key still took a load and an insert, half the scan; where
- * the tops take 512-bit vectors, a full tile's features go 16 at a time by a transpose
- * in registers (transpose_keys; syn-year 0.300 -> 0.284, year_prediction_msd 0.285 ->
- * 0.268, syn-higgs 0.260 -> 0.255), its region wide (LIR_IF_WIDE: split into 256-bit
- * halves, the shuffles cost more than the loads they saved). The rest go key by key.
+ * where it unrolled a loop of 16 into a load and a store per key. Vectorised so, a key
+ * still took a load and an insert, half the scan; where the tops take 512-bit vectors,
+ * a full tile's features go 16 at a time by a transpose in registers (transpose_keys),
+ * its region wide (LIR_IF_WIDE: split into 256-bit halves, the shuffles cost more than
+ * the loads they saved). The rest go key by key (measured: docs/performance-notes.md,
+ * Keys into tiles).
  */
 static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 {
@@ -1228,9 +1219,8 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 			/*
 			 * Vectors of tiles and tops start a cache line: at LLVM's 16 bytes the stack's place
 			 * decided it, which Linux shifts by a multiple of 16 bytes from run to run, and a
-			 * top's 64 bytes were stored and read across two lines in three runs of four (one
-			 * core, 4096 rows, us a row, typical run -> aligned: syn-higgs 0.338 -> 0.303,
-			 * syn-abalone 3.05 -> 2.81, syn-covtype 2.79 -> 2.56, syn-letters 8.29 -> 7.70).
+			 * top's 64 bytes were stored and read across two lines in three runs of four
+			 * (measured: docs/performance-notes.md, Aligned tiles and tops).
 			 */
 			l->b.fn->insts[tiles].lanes = TOP_LANES;
 		}
@@ -1244,8 +1234,7 @@ static void lower_if_complete(Lowering *l, const MInst *inst)
 		end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
 		/*
 		 * A block of one row on the host, where it has its row: a loop of a count LLVM knows,
-		 * vectorised whole (one row, one core of the Zen 4: syn-year, 90 features, 0.512 ->
-		 * 0.495 us, syn-lgb-year 0.514 -> 0.496).
+		 * vectorised whole (measured: docs/performance-notes.md, A block of one row).
 		 */
 		one_row = inst->span == 1 && !l->gpu;
 		if (one_row) {

@@ -173,10 +173,10 @@ typedef struct RepLayout {
 	 * top_levels and MTOPS_WIDE, the CPU has vector registers to keep a top's masks in
 	 * across the loop around (AVX-512's 32), so top_nodes loads them from a buffer, which
 	 * the loop's invariant loads leave in registers. Constants would each be a load
-	 * folded into their AND, 15 loads a top beside the walks' (one core of the Zen 4, 4096
-	 * rows, us a row: syn-higgs 0.265 -> 0.258, syn-airline 0.243 -> 0.237, syn-letters
-	 * 9.05 -> 8.83). With AVX2's 16 registers they are spilled, and cost more as loads.
-	 * It also sizes the tables of gathers (rep_table_words).
+	 * folded into their AND, 15 loads a top beside the walks' (measured:
+	 * docs/performance-notes.md, The tops' masks). With AVX2's 16 registers they are
+	 * spilled, and cost more as loads. It also sizes the tables of gathers
+	 * (rep_table_words).
 	 */
 	MTops vector_tops;
 	/*
@@ -206,11 +206,10 @@ typedef struct RepLayout {
  * then compare them into flags with another), and that chain bounds the walks of a lone
  * row. Rows walked side by side are bound by the loads a step makes instead: the array
  * layout reads a record of keys with one 8-byte load (word and key), where a float step
- * makes three (word, threshold, feature). On the Emerald Rapids Xeon, one core, 4096
- * rows: syn-higgs 0.392 -> 0.374 us a row, syn-lgb-higgs 0.430 -> 0.385. A row's key
- * as an i64 (the key in the high half, as in the record) compares with the record
- * whole, without a shift to take the key out: a step is then a load, a zero-extend of
- * the feature byte, a compare from memory and an adc.
+ * makes three (word, threshold, feature) (measured: docs/performance-notes.md, Integer
+ * keys). A row's key as an i64 (the key in the high half, as in the record) compares
+ * with the record whole, without a shift to take the key out: a step is then a load, a
+ * zero-extend of the feature byte, a compare from memory and an adc.
  */
 #define REP_KEY_MISSING 0u
 uint32_t rep_key(float x);
@@ -276,8 +275,7 @@ uint32_t rep_emit_category_key(const RepLayout *layout, LBuilder *b, LType type,
  * (nan_reads_zero); else the word. Walks of keys then take the comparison and the rule
  * from the layout, and a step reads the feature as the record's low half, with no mask:
  * on x86 a move the register renamer does, where the mask was an instruction on the
- * walk's chain (one core of the Zen 4, us a row: 4096 rows, syn-higgs 0.276 -> 0.264,
- * syn-year 0.351 -> 0.334; one row, syn-higgs 0.47 -> 0.435).
+ * walk's chain (measured: docs/performance-notes.md, Key words without a mask).
  */
 uint32_t rep_key_word(const RepLayout *layout, uint32_t word);
 /* The word of rep_key_word as the key copy keeps it where walks read rows' keys in tiles (RepLayout.tile_words): feature * key_lanes. */

@@ -59,12 +59,10 @@
 /*
  * The largest forest (in bytes of the records a walk reads) that gets a key copy (rep.h).
  * Where every walk reads keys, the float records are not emitted (target/llvm_host.c), so
- * the copy costs the compile its building and saves it the float records' emission: a
- * 1000-tree model of depth 8 (4 MB of records) compiles in 0.25 s instead of 0.29, in 3%
- * more memory. A step reads a record of keys with one load, and on the Emerald Rapids
- * Xeon (one core) one row took 9-17% less with keys on 800 to 2600 trees (syn-abalone
- * 6.66 -> 5.53 us, syn-covtype 5.77 -> 5.14, syn-letters 32.7 -> 29.7, syn-lgb-covtype
- * 6.59 -> 5.78), 4096 rows up to 7% less. Past it (100,000 trees), the copy would take
+ * the copy costs the compile its building and saves it the float records' emission,
+ * which shortens the compile for a little more memory. A step reads a record of keys
+ * with one load, which makes lone rows and batches faster on large forests (measured:
+ * docs/performance-notes.md, Key copies). Past it (100,000 trees), the copy would take
  * more memory than the compile may.
  */
 #define ARRAY_MAX_KEY_COPY (1u << 24)
@@ -72,20 +70,16 @@
 /*
  * The most bytes a key copy in blocks may take (add_blocks): about an L2. A lone row of
  * a larger forest reads it from L3, whose latency the complete layout's prefetches hide
- * better on some (one row, one core of the Zen 4: syn-abalone, 1000 trees, 4.7 MB of
- * blocks, 5.45 us complete, 5.66 in blocks; syn-covtype, 800 trees, 4.29 and 4.06), and
- * its copy would double the artifact and add a sixth to the compile (1000 trees of
- * depth 8: 0.26 -> 0.31 s).
+ * better on some, and its copy would double the artifact and lengthen the compile
+ * (measured: docs/performance-notes.md, Blocks of keys).
  */
 #define ARRAY_MAX_BLOCKS (2u << 20)
 
 /*
  * Levels of every tree's top kept in the tops buffer (RepLayout.top_levels) for
- * top_nodes: 15 splits, 16 candidates. On the Emerald Rapids Xeon (one core, 4096 rows,
- * us a row, the tops' vectors aligned): syn-higgs 0.311 with three levels, 0.295 with
- * four, 0.321 with five (31 compares for 16 rows outweigh a step); syn-covtype 2.60,
- * 2.52, 2.73. On the Zen 4: three levels as fast as four (syn-higgs 0.249, syn-year
- * 0.290), five 9% slower (the lowest candidate by a count of trailing zeros).
+ * top_nodes: 15 splits, 16 candidates. Four levels are at least as fast as three, and
+ * five are slower (31 compares for 16 rows outweigh a step; measured:
+ * docs/performance-notes.md, Levels of the tops).
  */
 #define ARRAY_TOP_LEVELS 4
 
@@ -147,7 +141,7 @@ static void store_tree(const HForest *f, const RepLayout *layout, uint32_t t, in
  * Move the doubles of the leaves (all at depth `depth`) from leaves into their slots of
  * records, whose words no walk reads: a step two levels above prefetches the line a leaf
  * then shares with its siblings, where a region apart was a line more per tree and row
- * (one core, one row: syn-lgb-higgs 0.487 -> 0.457 us, syn-lgb-year 0.503 -> 0.476).
+ * (measured: docs/performance-notes.md, Leaves in their slots).
  */
 static void leaves_into_slots(const HForest *f, const int32_t *offsets, uint32_t depth, const double *leaves,
                               int32_t *records, uint32_t record)
@@ -166,8 +160,8 @@ static void leaves_into_slots(const HForest *f, const int32_t *offsets, uint32_t
  * levels, slots 1 to 7, the first). Trees of two lines or more, a power of two, would then all start in the same
  * few cache sets (every depth-8 tree of 4-byte values in one of the L1's 64 sets, whose
  * 12 ways hold 12 trees' top levels): a line is left free after each. *start moves past
- * the tree. Lone rows, Emerald Rapids Xeon: one row of syn-higgs 0.79 -> 0.68 us,
- * syn-abalone (1000 trees) 7.4 -> 6.7 us, while without the free line it took 14.9.
+ * the tree. Lone rows gain by the placement, and lose far more without the free line
+ * (measured: docs/performance-notes.md, Placing trees on lines).
  */
 static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record, bool packed)
 {
@@ -194,9 +188,8 @@ static int32_t top_mask(uint32_t levels, uint32_t slot)
  * The tops buffer of a key copy (keys, as laid out at s->tree_offsets): the top levels
  * that are splits in every tree, up to ARRAY_TOP_LEVELS, each split's feature's element
  * in the rows' tile of keys (RepLayout.key_lanes times the feature) and its key. The
- * element stored saves a top its 15 multiplies (one core of an AMD EPYC, Zen 4, 4096
- * rows, us a row: syn-higgs 0.303 -> 0.300, syn-year 0.380 -> 0.374, syn-covtype 2.57 ->
- * 2.53, syn-letters 10.1 -> 9.96).
+ * element stored saves a top its 15 multiplies (measured: docs/performance-notes.md,
+ * Elements in the tops).
  */
 static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState *s, const int32_t *keys)
 {
@@ -236,14 +229,13 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
  * block c at 8c + 1 to 8c + 8. Slot s = 8c + i of block c, node i: its children are s +
  * i + {0, 1} within the block (i < 4), and else 8 (s + i + {0, 1}) - 55, slot 1 of
  * block 8c + 1 + 2 (i - 4) + {0, 1} (array_step). A lone row's walk reads a line every
- * three levels where the complete layout reads one a level below the third. One row, one
- * core of the Zen 4, us, complete (its walks prefetching two levels ahead) -> blocks
- * (prefetching nothing: the children's blocks a step ahead made syn-higgs 0.47 -> 0.50):
- * syn-higgs 0.499 -> 0.470, syn-lgb-higgs 0.498 -> 0.477, syn-airline 0.480 -> 0.453,
- * but syn-year 0.505 -> 0.512 and syn-lgb-year 0.500 -> 0.509. What is left is the wait
- * for each block below, from L2. (LLVM keeps both 8 (s + i + c) and the child of a step
- * into a block below, which doubles the walks' spills; nodes offset by level so that the
- * child is 8 (s + i + c) alone halved them and ran as fast.)
+ * three levels where the complete layout reads one a level below the third. Blocks
+ * prefetch nothing (prefetching the children's blocks a step ahead was slower); they are
+ * faster than the complete layout for narrow rows and slightly slower for rows of 90
+ * features (measured: docs/performance-notes.md, Blocks of keys). What is left is the
+ * wait for each block below, from L2. (LLVM keeps both 8 (s + i + c) and the child of a
+ * step into a block below, which doubles the walks' spills; nodes offset by level so
+ * that the child is 8 (s + i + c) alone halved them and ran as fast.)
  */
 static uint64_t block_slot(uint64_t slot)
 {
@@ -269,8 +261,8 @@ static uint64_t block_slots(uint32_t depth)
  * fill their blocks), some tree is 5 deep, and the copy fits ARRAY_MAX_BLOCKS. Trees are
  * a stride apart, the deepest's blocks (those of depth groups, each padded to its own
  * depth, leave the blocks below theirs unused): trees side by side are then one address
- * plus constants (array_tree), where offsets loaded from a table took one row of
- * year_prediction_msd in two depth groups 0.43 -> 0.53 us.
+ * plus constants (array_tree), where offsets loaded from a table made lone rows slower
+ * (measured: docs/performance-notes.md, Blocks of keys).
  */
 static void add_blocks(const HForest *f, LModule *m, RepLayout *layout, ArrayState *s, const int32_t *keys)
 {
@@ -459,9 +451,7 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 		/*
 		 * The split's element and key read at once (an i64, the element in its low half) and
 		 * split by a shift: loads are what the walks of 16 rows side by side are shortest of
-		 * (one core of the Zen 4, 4096 rows, us a row, medians of 8: syn-lgb-year 0.313 ->
-		 * 0.303, syn-year 0.300 -> 0.294, airline 0.247 -> 0.239, syn-abalone 2.39 -> 2.33;
-		 * the others within noise).
+		 * (measured: docs/performance-notes.md, Elements in the tops).
 		 */
 		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, slot - 1), LIR_NONE);
 		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at_slot, LIR_NONE);
@@ -476,8 +466,8 @@ static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, u
 	/*
 	 * The lowest candidate j (at most 2^levels - 1) by the exponent of the float of its bit
 	 * alone (exact): 127 + j. Five operations, where a vector count of trailing zeros is a
-	 * dozen on CPUs without one (AVX2: one core of the Zen 4, --cpu x86-64-v3, 4096 rows,
-	 * us a row, syn-higgs 0.309 -> 0.294, syn-covtype 2.84 -> 2.64; the same with AVX-512).
+	 * dozen on CPUs without one; it pays with AVX2 and AVX-512 alike (measured:
+	 * docs/performance-notes.md, The lowest candidate).
 	 */
 	lowest = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, rep_vector_const(b, lanes, 0), candidates, LIR_NONE);
 	lowest = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, lowest, LIR_NONE);
@@ -504,9 +494,10 @@ static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool s
 	/*
 	 * Trees of one size walked side by side: their offsets computed, not loaded, the
 	 * roots of trees t0 + k are one address plus constants, which LLVM folds into the
-	 * loads' displacements instead of holding a root per tree in a register (one row of
-	 * syn-airline: 1.08 -> 1.02 us). Not for a tree that rows walk side by side, whose one
-	 * root costs one register either way (computed there too, batches ran 3% slower).
+	 * loads' displacements instead of holding a root per tree in a register. Not for a
+	 * tree that rows walk side by side, whose one root costs one register either way
+	 * (computed there too, batches ran slower; measured: docs/performance-notes.md, Trees'
+	 * offsets computed).
 	 */
 	if (side_by_side && s->stride && s->copy == LIR_NONE)
 		offset = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, s->stride), LIR_NONE);
@@ -602,11 +593,9 @@ static uint32_t own_leaf_element(const ArrayState *s, LBuilder *b, uint32_t node
  * records, and their doubles are prefetched only for a block of one row: in a tile of
  * rows, a prefetch into that region, 8 x slots bytes past the records, made LLVM keep a
  * register per tree of the 8 walked side by side (spilled) instead of one base with
- * displacements, and one row was 6% slower with it (one core: syn-lgb-higgs 0.90 -> 0.84
- * us, syn-lgb-year 0.91 -> 0.85, syn-lgb-covtype 7.39 -> 6.95); a block of one row (its
- * keys at a fixed place, without a base register) walks 4% faster with it (one core, one
- * row: syn-lgb-higgs 0.504 -> 0.485 us, syn-lgb-year 0.516 -> 0.498, syn-lgb-covtype 4.47
- * -> 4.35).
+ * displacements, which made one row slower; a block of one row (its keys at a fixed
+ * place, without a base register) walks faster with it (measured:
+ * docs/performance-notes.md, Prefetching leaves' doubles).
  */
 static void array_prefetch_below(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, bool leaves)
 {
