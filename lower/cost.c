@@ -51,7 +51,8 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
 	 * A twentieth of the steps saved, within the nodes cost_nodes_affordable allows the
 	 * forest as it is (four times them, or PAD_BUDGET nodes of shallow trees): never a
 	 * budget of the trees stored complete, which grows as 2^depth (100 LightGBM trees of
-	 * 31 leaves, 12-16 deep, padded to 55 MB of nodes and 30 s of compile within it).
+	 * 31 leaves, 12-16 deep, padded to 55 MB of nodes and a compile of many seconds within
+ * it; measured: docs/performance-notes.md, Depth groups).
 	 * The walks of unpadded trees test for a leaf at every step; padding all trees to
 	 * the deepest removes the tests, and depth groups remove them without walking the
 	 * shallow trees to the deepest's depth. A group pays even when it saves a small part

@@ -13,9 +13,10 @@
  * A call's device buffers (rows, predictions, workspace) stay allocated after it, each
  * as large as the largest call's so far, for the next call to reuse, so that a call no
  * larger than an earlier one makes no allocation (cuMemFree also waits for the device):
- * on an H100 one row of a 100-tree model took about 100 us while every call allocated
- * and freed its buffers. One call at a time holds them; a call made while another
- * thread's holds them allocates its own and frees them after. grove_free frees them.
+ * while every call allocated and freed its buffers, even a lone row paid for both each
+ * time (measured: docs/performance-notes.md, Device buffers kept). One call at a time
+ * holds them; a call made while another thread's holds them allocates its own and frees
+ * them after. grove_free frees them.
  */
 #include "rt/device.h"
 

@@ -29,8 +29,9 @@ typedef struct Compiled {
 /*
  * Rows and trees interleaved by default: enough independent walks to hide load latency.
  * Rows: 16 walks of one tree share its nodes in cache and its handle in a register
- * (on the AMD EPYC this was tuned on, 16 rows in tiles of trees walk 1.3x faster than
- * 8); trees of one row: 8, each with its own handle, to stay in registers.
+ * (in tiles of trees 16 rows walk faster than 8; measured: docs/performance-notes.md,
+ * Rows side by side); trees of one row: 8, each with its own handle, to stay in
+ * registers.
  */
 #define DEFAULT_INTERLEAVE 16
 #define DEFAULT_INTERLEAVE_TREES 8

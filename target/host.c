@@ -74,35 +74,38 @@ bool target_optimise(LLVMModuleRef mod, LLVMTargetMachineRef tm, int level, Phas
 /*
  * -O2 for CPU code (-O3 stays default<O3>: see the one loss below). Our modules are
  * one function holding a few large loop nests of straight-line walks, and default<O3>
- * spends most of its time (~600 ms on a 100-tree model, whatever its size: the trees
- * are data) re-running instcombine, GVN and the vectorisers over those walks. This is a function pipeline with the passes that pay,
- * measured (prediction time, one thread) on higgs, airline, year_prediction_msd,
- * abalone.onnx, a 1000-tree depth-8 model, a 4-class LightGBM model and higgs in the
- * sparse and reorg layouts; it predicts as fast as default<O3> or up to 8% faster in
- * about half the optimisation time:
+ * spends most of its time (whatever the model's size: the trees are data) re-running
+ * instcombine, GVN and the vectorisers over those walks. This is a function pipeline
+ * with the passes that pay, measured (prediction time, one thread) on higgs, airline,
+ * year_prediction_msd, abalone.onnx, a 1000-tree depth-8 model, a 4-class LightGBM model
+ * and higgs in the sparse and reorg layouts; it predicts as fast as default<O3> or
+ * faster in about half the optimisation time (measured: docs/performance-notes.md, The
+ * -O2 pipeline):
  *   sroa .. indvars, instcombine: the cleanup and loop canonicalisation everything
- *     below needs (these alone: 175 ms, but 12-27% slower predictions);
- *     no early-cse: ahead of instcombine it makes a 4-class LightGBM model with
- *     missing values 8% slower (10.8 against 10.0 us/row), and it gains nothing;
- *   gvn<no-load-pre;no-memdep>: its scalar PRE is worth 14% on the 1000-tree model
+ *     below needs (alone, they compile quickly but predict much slower);
+ *     no early-cse: ahead of instcombine it slows a 4-class LightGBM model with
+ *     missing values, and it gains nothing;
+ *   gvn<no-load-pre;no-memdep>: its scalar PRE pays on the 1000-tree model
  *     (early-cse instead loses it); memory-dependence-based load elimination is worth
- *     nothing here and costs ~65 ms;
+ *     nothing here and costs compile time;
  *   loop-vectorize: the missing-value scan over a block's rows and the output
- *     transform (year_prediction_msd, 90 features: 8% slower without it);
- *   loop-unroll, runtime unrolling included: higgs and airline are 8-12% slower
- *     without it (or with no-runtime), though the hot walks' IR comes out the same:
+ *     transform (rows of 90 features are slower without it);
+ *   loop-unroll, runtime unrolling included: higgs and airline are slower without it
+ *     (or with no-runtime), though the hot walks' IR comes out the same:
  *     it unrolls loops off the hot path (the one-row tail's tree-at-a-time loop, the
  *     tail's output transform), and the gain is the register allocation and layout
  *     the hot loop then gets (it spills: 16 rows' walk state outnumbers the registers);
  *   slp-vectorizer: turns the 16 interleaved rows' reductions into vector adds
- *     (1000-tree model: 20% slower without it; it costs ~150 ms, most of what is left).
- * Codegen stays at the -O level's (Aggressive): Less is 3-6% slower for ~15 ms.
- * One loss: a 4-class XGBoost model (depth 6, 200 trees) is 16% slower than with
- * default<O3> (1.08 against 0.93 us/row), its hot loop's IR the same. That loop
- * spills, and its register allocation swings with code elsewhere in the function:
+ *     (the 1000-tree model is much slower without it; it is most of the compile time
+ *     left).
+ * Codegen stays at the -O level's (Aggressive): Less saves little compile time and
+ * predicts slower.
+ * One loss: a 4-class XGBoost model (depth 6, 200 trees) is slower than with
+ * default<O3>, its hot loop's IR the same. That loop spills, and its register
+ * allocation swings with code elsewhere in the function:
  * simplifycfg<hoist-common-insts> after loop-vectorize wins the model back and loses
  * as much on abalone.onnx, so neither is a pipeline fix. default<O2> itself takes as
- * long as default<O3> and predicts 0-5% slower, so this is what -O2 means here: -O3's
+ * long as default<O3> and predicts no faster, so this is what -O2 means here: -O3's
  * speed on most models at about half its optimisation time.
  */
 static const char cpu_o2_passes[] =
@@ -282,8 +285,8 @@ static void keep_vector_widths(LLVMModuleRef mod)
  * make gathers of the walks' loads), and their width keeps their vectors of 16 i32 whole
  * (LLVM splits them in two where the CPU prefers 256 bits). A top thus lies in its
  * walks' loop: as a function of its own for AVX-512 alone, called with preserve_all,
- * its calls, saves and context cost 8% (one core, Zen 4, 4096 rows, us a row, syn-higgs
- * 0.300 -> 0.278, syn-airline 0.281 -> 0.255, syn-covtype 2.60 -> 2.44 in place).
+ * its calls, saves and context cost more than the walks can spare (measured:
+ * docs/performance-notes.md, Tops in the walks' loop).
  */
 static void wide_functions(LLVMModuleRef mod, LLVMTargetMachineRef tm, const TargetOptions *o)
 {
@@ -361,8 +364,9 @@ static char *code_object(LLVMModuleRef mod, LLVMTargetMachineRef tm, const Targe
  * code) are shared out among parts, about equal in instructions, one per core up to
  * MAX_PARTS; each part is the module with the others' functions only declared, and is
  * optimised, compiled and cached on a thread of its own, in a context of its own (read
- * back from the module's bitcode). Optimisation and code generation take ~95% of a
- * compile, and a function's do not depend on another's body once none is inlined.
+ * back from the module's bitcode). Optimisation and code generation take nearly all of
+ * a compile (docs/performance-notes.md, Code in parts), and a function's do not depend
+ * on another's body once none is inlined.
  */
 typedef struct CodePart {
 	const TargetOptions *o;

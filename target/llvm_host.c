@@ -136,8 +136,9 @@ static void outline_end(Emitter *em, Outline *o)
  * the x <= -2^-149 that hir_float_forest makes of XGBoost's x < 0. So the entry points
  * and each parallel body (OpenMP's threads have modes of their own) clear those modes
  * where they are set, and set them back on the way out: where they are not set, a read
- * of the mode and a branch. A read costs about 7.6 ns on Zen 3 (stmxcsr), 1% of one
- * row's prediction: a parallel body run by the entry's own thread alone skips it.
+ * of the mode and a branch. A read is a measurable part of one row's prediction
+ * (docs/performance-notes.md, Floating-point modes): a parallel body run by the entry's
+ * own thread alone skips it.
  */
 static LLVMValueRef fp_flush_bits(Emitter *em)
 {
@@ -274,7 +275,10 @@ static void emit_parallel_for(Emitter *em, uint32_t id)
 	take = llvm_new_block(em, "take");
 	run = llvm_new_block(em, "run");
 	done = llvm_new_block(em, "done");
-	/* Alone, the thread runs every iteration at once: no atomic add (two of them took 2% of a lone row's 0.74 us). */
+	/*
+	 * Alone, the thread runs every iteration at once: no atomic add (measured:
+	 * docs/performance-notes.md, A parallel body alone).
+	 */
 	from[0] = LLVMGetInsertBlock(em->b);
 	LLVMBuildCondBr(em->b, alone, run, take);
 

@@ -48,10 +48,9 @@ static void init_x86(void)
  * x86: no gathers. A walk's 16 interleaved rows are 16 chains of scalar loads whose
  * latencies overlap; where gathers are legal (any AVX-512 CPU, or AVX2 on one LLVM tunes
  * as fast-gather: Skylake and later Intel cores) LLVM's SLP vectoriser turns a step of
- * all 16 into 2-4 gathers, one chain of long latency. On this project's Xeon (Emerald
- * Rapids), one core, 4096 rows, us/row with -> without: syn-higgs 1.24 -> 0.40,
- * syn-abalone 12.6 -> 4.5, syn-covtype 10.3 -> 3.6, syn-airline-ohe 14.4 -> 5.4; one
- * row the same. LLVM 16 takes any AVX-512 CPU's gathers as legal, so AVX-512 goes too:
+ * all 16 into 2-4 gathers, one chain of long latency, which made batches several times
+ * slower and lone rows no faster (measured: docs/performance-notes.md, Gathers, and No
+ * gathers). LLVM 16 takes any AVX-512 CPU's gathers as legal, so AVX-512 goes too:
  * what it would give the walks (wider reductions) the AVX2 code has at 8 lanes.
  */
 #define X86_FEATURES "-avx512f,-fast-gather"
@@ -130,14 +129,11 @@ static bool known_cpu(const TargetArch *arch, const char *name)
 /*
  * No loop strength reduction (-disable-lsr). LLVM's code generator rewrites the address
  * arithmetic of loops before instruction selection; on grove's kernels it was the
- * costliest pass of the critical code part (22 ms of a 1000-tree model's 67 ms of code
- * generation for its lone rows' function), and the code ran as fast or faster without it.
- * One core, us/row, with -> without: one row of syn-abalone 8.40 -> 7.92, syn-letters
- * 43.5 -> 40.8, syn-covtype 6.56 -> 6.29, syn-higgs 0.790 -> 0.778; 4096 rows of
- * syn-year 0.462 -> 0.446, syn-higgs 0.411 -> 0.401; syn-airline-ohe's 64 and 4096 rows
- * about 1% slower, syn-epsilon the same. On an H100 the CUDA kernels ran the same (2^20
- * rows of abalone.onnx 7.73 -> 6.88 ns a row). LLVM's options are the process's: a
- * program that loads libgrovec and uses the same libLLVM for its own code gets this too.
+ * costliest pass of the critical code part (about a third of the code generation of a
+ * large model's lone rows' function), and the code ran as fast or faster without it, on
+ * the CPU and on an H100 alike (measured: docs/performance-notes.md, No loop strength
+ * reduction). LLVM's options are the process's: a program that loads libgrovec and uses
+ * the same libLLVM for its own code gets this too.
  *
  * A schedule budget for the SLP vectoriser (-slp-schedule-budget, default 100000
  * instructions scanned per block): the interleaved walks are long blocks of straight

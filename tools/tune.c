@@ -74,8 +74,8 @@ static const char tune_usage[] =
  * The row pool: 8 batches (at least 4096 rows), at most this many floats (256 MiB).
  * Calls cycle through the batches so that rows come from memory, as fresh rows do: with
  * 64 MiB, which this machine's 260 MiB L3 held, syn-epsilon's rows (8 KB each) stayed in
- * cache, and tune chose a schedule that was 1.14x faster there and 1.4x slower on the
- * benchmark's 32768 rows.
+ * cache, and tune chose a schedule that was faster there and much slower on the
+ * benchmark's 32768 rows (measured: docs/performance-notes.md, The tuner's row pool).
  */
 #define POOL_FLOATS (64u << 20)
 #define POOL_BATCHES 8
