@@ -228,9 +228,9 @@ static bool lanes_pay(const HForest *f)
  * deep ones among them (the forests lanes_pay takes, and those of category sets of such
  * trees, where no feature is both a category and a number: their rows' keys hold the
  * category, RepLayout.category_keys). Masks walk them about as fast as code in vectors,
- * in a loop over each tree's splits in memory that compiles in about a second where code
- * takes LLVM a millisecond or more a split; lone rows walk node by node, slower than
- * code a row at a time (docs/representations.md: Leaf masks).
+ * in a loop over each tree's splits in memory whose compile does not grow with the
+ * splits, where code's does; lone rows walk node by node, slower than code a row at a
+ * time (docs/representations.md: Leaf masks; docs/performance-notes.md, Code or array).
  */
 static bool masks_pay(const HForest *f, MTops tops)
 {

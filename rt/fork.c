@@ -4,8 +4,8 @@
  * threads, so the thread that forked waits for them forever at its next parallel region
  * (XGBoost and LightGBM hang there too). A thread started in the child has no team yet
  * and starts its own: in a child of fork, grove runs each host prediction on a fresh
- * thread. (LLVM's OpenMP starts afresh in a child by itself; the thread costs it
- * tens of microseconds a call.)
+ * thread. (LLVM's OpenMP starts afresh in a child by itself; the thread costs it time at
+ * every call: docs/performance-notes.md, A thread a call after fork.)
  */
 #include <pthread.h>
 #include <stdatomic.h>

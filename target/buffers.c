@@ -3,7 +3,8 @@
  * target_write_buffers), written here rather than by LLVM. LLVM copies a constant's
  * bytes into a ConstantDataArray, then into the assembler's fragments: a 64 MB forest
  * (scikit-learn's ExtraTreesRegressor grown to purity) held about 4 copies at once and
- * took a second to write. Here the bytes go from the LIR buffers to the file.
+ * was slow to write (measured: docs/performance-notes.md, Buffers written apart). Here
+ * the bytes go from the LIR buffers to the file.
  *
  * The object holds one section of the buffers' bytes (.rodata.grove, each buffer at a
  * 64-byte boundary), one of the buffers no code reads (.bss.grove: they keep their names
