@@ -157,12 +157,19 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	if (!mir_legalize_reductions(c->mir, e))
 		goto failed;
 	dump_after(o, "legalize", c);
+	/* Each MIR pass leaves MIR that mir_verify accepts (lower_hir_to_mir and legalize check their own). */
 	mir_unroll_walks(c->mir);
 	dump_after(o, "unroll", c);
+	if (!mir_verify(c->mir, e))
+		goto failed;
 	mir_interleave(c->mir);
 	dump_after(o, "interleave", c);
+	if (!mir_verify(c->mir, e))
+		goto failed;
 	mir_version_complete(c->mir);
 	dump_after(o, "version", c);
+	if (!mir_verify(c->mir, e))
+		goto failed;
 	phase_end(o->timer, "lower-mir");
 	if (stop == LEVEL_MIR)
 		return true;
