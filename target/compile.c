@@ -10,8 +10,23 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The passes dump_after can name, in pipeline order. */
-static const char *const pass_names[] = {"read", "mirror", "schedule", "pad", "tile", "lower-mir", "legalize", "unroll", "interleave", "version", "lower-lir"};
+/* The passes dump_after can print the IR after (-d NAME), in pipeline order. */
+#define PIPELINE_PASSES(X)                                                                                    \
+	X(READ, "read") X(MIRROR, "mirror") X(SCHEDULE, "schedule") X(PAD, "pad") X(TILE, "tile")               \
+	X(LOWER_MIR, "lower-mir") X(LEGALIZE, "legalize") X(UNROLL, "unroll") X(INTERLEAVE, "interleave")       \
+	X(VERSION, "version") X(LOWER_LIR, "lower-lir")
+
+typedef enum Pass {
+#define X(name, text) PASS_##name,
+	PIPELINE_PASSES(X)
+#undef X
+} Pass;
+
+static const char *const pass_names[] = {
+#define X(name, text) text,
+	PIPELINE_PASSES(X)
+#undef X
+};
 
 const char *pipeline_pass_name(size_t i) { return i < COUNT_OF(pass_names) ? pass_names[i] : NULL; }
 
@@ -37,14 +52,14 @@ bool pipeline_check_passes(const char *list, Error *e)
 }
 
 /* Print c's newest level if o->dump_after names pass. */
-static void dump_after(const PipelineOptions *o, const char *pass, const Compiled *c)
+static void dump_after(const PipelineOptions *o, Pass pass, const Compiled *c)
 {
 	bool wanted = false;
 	for (const char *p = o->dump_after; p && *p; p += strcspn(p, ","), p += *p == ',')
-		wanted |= names(p, strcspn(p, ","), pass);
+		wanted |= names(p, strcspn(p, ","), pass_names[pass]);
 	if (!wanted)
 		return;
-	fprintf(stderr, "# after %s\n", pass);
+	fprintf(stderr, "# after %s\n", pass_names[pass]);
 	if (c->lir)
 		lir_print(stderr, c->lir);
 	else if (c->mir)
@@ -123,7 +138,7 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 {
 	if (c->hir->schedule.tree_order == HORDER_DEPTH)
 		hir_sort_trees(c->hir);
-	dump_after(o, "schedule", c);
+	dump_after(o, PASS_SCHEDULE, c);
 	if (stop == LEVEL_HIR)
 		return true;
 	/*
@@ -137,10 +152,10 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 		hir_pad(c->hir);
 	if (!hir_pad_unrolled_walks(c->hir, e))
 		return false;
-	dump_after(o, "pad", c);
+	dump_after(o, PASS_PAD, c);
 	if (c->hir->schedule.tile_size) { /* last: a pass that rebuilt trees would drop the tiles */
 		hir_tile_trees(c->hir, c->hir->schedule.tile_size, (HTiling)c->hir->schedule.tiling);
-		dump_after(o, "tile", c);
+		dump_after(o, PASS_TILE, c);
 	}
 	/*
 	 * CPU walks compare in the forms x86 decides from one flag (lower/hir_narrow.c): the
@@ -153,21 +168,21 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
 		goto failed;
 	c->mir->vector_tops = o->gpu ? MTOPS_NONE : o->vector_tops;
-	dump_after(o, "lower-mir", c);
+	dump_after(o, PASS_LOWER_MIR, c);
 	if (!mir_legalize_reductions(c->mir, e))
 		goto failed;
-	dump_after(o, "legalize", c);
+	dump_after(o, PASS_LEGALIZE, c);
 	/* Each MIR pass leaves MIR that mir_verify accepts (lower_hir_to_mir and legalize check their own). */
 	mir_unroll_walks(c->mir);
-	dump_after(o, "unroll", c);
+	dump_after(o, PASS_UNROLL, c);
 	if (!mir_verify(c->mir, e))
 		goto failed;
 	mir_interleave(c->mir);
-	dump_after(o, "interleave", c);
+	dump_after(o, PASS_INTERLEAVE, c);
 	if (!mir_verify(c->mir, e))
 		goto failed;
 	mir_version_complete(c->mir);
-	dump_after(o, "version", c);
+	dump_after(o, PASS_VERSION, c);
 	if (!mir_verify(c->mir, e))
 		goto failed;
 	phase_end(o->timer, "lower-mir");
@@ -175,7 +190,7 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 		return true;
 	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, o->representation, e) : lower_mir_to_lir(c->mir, o->representation, e)))
 		goto failed;
-	dump_after(o, "lower-lir", c);
+	dump_after(o, PASS_LOWER_LIR, c);
 	/* The LIR holds all that emission needs: free the forest and the loops before LLVM copies the buffers. */
 	mir_module_free(c->mir);
 	hir_forest_free(c->hir);
@@ -192,9 +207,9 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 {
 	bool learned = false, ok;
 	HForest *plain;
-	dump_after(o, "read", c);
+	dump_after(o, PASS_READ, c);
 	if (hir_fold_mirrored_margins(c->hir))
-		dump_after(o, "mirror", c);
+		dump_after(o, PASS_MIRROR, c);
 	if (!schedule_model(o, c, &learned, e))
 		return false;
 	/* The cost model's schedule may be one the lowering refuses (say, a stack it would overflow): the heuristic's then. */
