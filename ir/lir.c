@@ -92,6 +92,8 @@ int64_t lir_dim_value(const LDim *d, int64_t nrows)
 	return n > 0 ? n : 1;
 }
 
+bool lir_op_nests(LOp op) { return op == LOP_FOR || op == LOP_PARALLEL_FOR || op == LOP_LOOP || op == LOP_IF; }
+
 bool lir_op_has_result(LOp op)
 {
 	switch (op) {

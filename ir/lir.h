@@ -445,6 +445,8 @@ const char *lir_space_name(LSpace s);
 const char *lir_gpu_index_name(LGpuIndex g);
 /* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF, CALL, BARRIER do not). */
 bool lir_op_has_result(LOp op);
+/* Whether instructions of kind op own nested regions (FOR, PARALLEL_FOR, LOOP and IF: body; IF also alt). */
+bool lir_op_nests(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */
 size_t lir_type_size(LType t);
 

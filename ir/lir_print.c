@@ -339,7 +339,7 @@ static void number_region(Printer *p, uint32_t first, uint32_t *next)
 			p->number[id] = (*next)++;
 		else if (in->op != LOP_CONST) /* named "after %N" in messages (lir_value_text) */
 			p->number[id] = AFTER | (*next ? *next - 1 : AFTER_NONE);
-		if (in->op == LOP_FOR || in->op == LOP_PARALLEL_FOR || in->op == LOP_LOOP || in->op == LOP_IF)
+		if (lir_op_nests((LOp)in->op))
 			number_region(p, in->body, next);
 		if (in->op == LOP_IF)
 			number_region(p, in->alt, next);

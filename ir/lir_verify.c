@@ -403,7 +403,7 @@ static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
 {
 	const LInst *in = &v->fn->insts[id];
 	const uint32_t ops[3] = {in->a, in->b, in->c};
-	bool structured = in->op == LOP_FOR || in->op == LOP_PARALLEL_FOR || in->op == LOP_LOOP || in->op == LOP_IF;
+	bool structured = lir_op_nests((LOp)in->op);
 
 	if (in->op >= LOP_COUNT)
 		return fail(v, id, "unknown opcode %u", in->op);

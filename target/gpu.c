@@ -39,19 +39,17 @@ const char *target_gpu_arch_name(TargetDevice device, size_t i)
 	return t && i < t->num_arches ? t->arches[i].name : NULL;
 }
 
-static const char *cuda_arch_name(size_t i) { return target_gpu_arch_name(TARGET_DEVICE_CUDA, i); }
-static const char *rocm_arch_name(size_t i) { return target_gpu_arch_name(TARGET_DEVICE_ROCM, i); }
-
 /* The architecture o asks of t (its default when none), or NULL with e listing those t knows. */
 static const GpuArch *gpu_arch(const GpuTarget *t, const char *name, Error *e)
 {
-	char list[256];
+	char list[256] = "";
 	if (!name)
 		name = t->default_arch;
 	for (size_t i = 0; i < t->num_arches; i++)
 		if (!strcmp(t->arches[i].name, name))
 			return &t->arches[i];
-	names_join(list, sizeof list, t->device == TARGET_DEVICE_CUDA ? cuda_arch_name : rocm_arch_name, " ", NULL);
+	for (size_t i = 0; i < t->num_arches; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? " " : "", t->arches[i].name);
 	error_set(e, "--target %s:%s: unknown GPU architecture (grove knows %s; default %s)", t->name, name, list, t->default_arch);
 	return NULL;
 }
