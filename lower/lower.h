@@ -136,7 +136,7 @@ int hir_knob_value(const HScheduleKnobs *k, HKnobId i, char *buf, size_t size);
  * cache(v) of a batch loop on the host copies an iteration's rows to the thread's stack:
  * at most this many bytes (16 rows of 4096 floats). grove's own schedule caches rows of
  * at least HIR_CACHE_ROW_BYTES, whose walks read them in no order the hardware's
- * prefetcher follows (see mir_to_lir.c: copy_rows).
+ * prefetcher follows (see lower_rows.c: lower_copy_rows).
  */
 #define LOWER_ROW_CACHE_BYTES (256u << 10)
 #define HIR_CACHE_ROW_BYTES 1024u

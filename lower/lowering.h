@@ -1,6 +1,7 @@
 /*
  * Internal to lower/: the state of the MIR -> LIR lowering, shared by the host part
- * (mir_to_lir.c) and the GPU kernels' (mir_to_gpu.c).
+ * (mir_to_lir.c, lower_walks.c, lower_buffers.c, lower_keys.c, lower_tops.c, ...) and the GPU
+ * kernels' (mir_to_gpu.c).
  */
 #ifndef GROVE_LOWER_LOWERING_H
 #define GROVE_LOWER_LOWERING_H
@@ -224,6 +225,44 @@ double margin_start(const HForest *f, uint32_t c);
 void lower_transform(Lowering *l, uint32_t row);
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 LOp reduce_lop(uint8_t op);
+/* Whether some instruction in the list from id (and the lists inside) is one that `holds`. */
+bool lower_some_inst(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *));
+/* The value of var in lane `lane`: the interleaved variable's lanes step from its value. */
+uint32_t lower_var_value(Lowering *l, int32_t var, uint32_t lane);
+/* lower_index's, leaving out the variables of skip (NULL: none). */
+uint32_t lower_index_except(Lowering *l, const MIndex *index, const MIndex *skip, uint32_t lane);
+
+/* Whether the walks being lowered are a lone row's: of trees side by side, or of one tree. */
+static inline bool lower_walks_lone_row(const Lowering *l) { return l->scope.lanes_are_trees || l->scope.lanes == 1; }
+/* Whether the lanes here are several trees of one row (the representation's tree hook lays their handles out for that). */
+static inline bool lower_trees_side_by_side(const Lowering *l) { return l->scope.lanes > 1 && l->scope.lanes_are_trees; }
+
+/* lower_walks.c */
+/* walk: its lanes' leaves into l->value (the representation's whole walks where they apply, else node by node). */
+void lower_walk(Lowering *l, uint32_t id);
+
+/* lower_buffers.c */
+/* The address of buffer b's storage in lane `lane`. */
+uint32_t lower_storage_base(Lowering *l, uint32_t b, uint32_t lane);
+/* init: every row of every copy of buffer b gets its starting margins (or the identity). */
+void lower_init(Lowering *l, uint32_t b);
+/* reduce: each lane's leaf into its row's margins for the tree's outputs. */
+void lower_reduce(Lowering *l, const MInst *inst);
+/* reduceDim: a buffer's copies folded into another. */
+void lower_reduce_dim(Lowering *l, const MInst *inst);
+
+/* lower_keys.c */
+/* ifComplete: the scan of its rows, their keys and tiles, and its body (twice where the walks differ). */
+void lower_if_complete(Lowering *l, const MInst *inst);
+/* Whether an entry whose rows have row_size bytes a value may read their NaN as 0 (RepLayout.nan_reads_zero). */
+bool lower_may_zero_rows(const Lowering *l, size_t row_size);
+/* An ifComplete that makes keys; one that makes them for one row (for lower_some_inst). */
+bool lower_makes_keys(const MModule *m, const MInst *inst);
+bool lower_makes_lone_keys(const MModule *m, const MInst *inst);
+/* An ifComplete whose walks may take their tops at once (lower_tops), as far as its block decides. */
+bool lower_takes_tops(const MModule *m, const MInst *inst);
+/* An ifComplete whose walks prefetch the rows of the next block (keys for TOP_LANES rows walked side by side). */
+bool lower_keys_block(const MModule *m, const MInst *inst);
 
 /* mir_to_gpu.c */
 /* Shared memory for a buffer of `size` margins inside a lockstep loop: this thread group's copy. */

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most levels a top takes (lower/mir_to_lir.c tags a top by its levels, fewer than 8). */
+/* The most levels a top takes (lower/lower_tops.c tags a top by its levels, fewer than 8). */
 #define OBLIVIOUS_TOP_LEVELS 7
 
 typedef struct ObliviousState {

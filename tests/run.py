@@ -787,7 +787,7 @@ def cli_tests(s):
                  p.stderr.strip() or f"{steps} steps of the carry ({fewest} expected at least), {rebuilt} carries rebuilt")
 
     # Walks of 16 rows take the top levels of a tree at once, with compares of 16 keys in 512-bit vectors, where the
-    # CPU has them (lower/mir_to_lir.c: lower_tops): in place (LIR_IF_WIDE), only the functions that hold tops
+    # CPU has them (lower/lower_tops.c: lower_tops): in place (LIR_IF_WIDE), only the functions that hold tops
     # generated with AVX-512, after an optimisation without it (no gathers anywhere); on a CPU without it, no
     # vector of 512 bits anywhere, the tops' compares in pairs of 256 bits (AVX2). Rows of higgs' 28 features walk
     # keys of i64, year_prediction_msd's 90 keys of i32. With AVX-512 the masks of candidates that a top's splits

@@ -1,0 +1,272 @@
+/*
+ * Buffers and reductions: a MIR buffer's storage (a local array, a copy per lane inside
+ * a loop interleaved over rows, or the caller's workspace for buffers of all rows), its
+ * elements' addresses, init, and the reductions into it (reduce, reduceDim).
+ */
+#include "lower/lowering.h"
+
+/* i1: whether lane `lane` runs (LoopScope.masked); LIR_NONE where it always does. */
+static uint32_t lane_live(Lowering *l, uint32_t lane)
+{
+	if (l->scope.masked == LIR_NONE)
+		return LIR_NONE;
+	return lir_cmp(&l->b, LOP_ICMP, LCMP_SGE, const_i64(l, lane * l->scope.lane_step), l->scope.masked);
+}
+
+/* The output a tree adds to, as i64. */
+static uint32_t tree_output(Lowering *l, uint32_t tree_index)
+{
+	if (l->f->num_outputs == 1)
+		return const_i64(l, 0);
+	return lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_outputs, tree_index));
+}
+
+/* The address of buffer b's storage in lane `lane`. */
+uint32_t lower_storage_base(Lowering *l, uint32_t b, uint32_t lane)
+{
+	const Storage *st = &l->storage[b];
+	return st->base[st->per_lane ? lane : 0];
+}
+
+/* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
+uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	const Storage *st = &l->storage[b];
+	uint32_t at = row ? lower_index_except(l, row, &buf->base, lane) : const_i64(l, 0);
+	if (buf->copy_var != HIR_NONE) {
+		/* The copy of iteration (value - begin) / step of the loop it was privatised along. */
+		HRange r;
+		uint32_t copy;
+		hir_schedule_range(&l->f->schedule, buf->copy_var, &r);
+		copy = lower_var_value(l, buf->copy_var, lane);
+		copy = emit2(l, LOP_SUB, LTYPE_I64, copy, lower_expr(l, &r, r.begin, lane));
+		if (r.step != 1)
+			copy = emit2(l, LOP_SDIV, LTYPE_I64, copy, const_i64(l, r.step));
+		at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, copy, st->rows), at);
+	}
+	return emit2(l, LOP_ADD, LTYPE_I64, st->offset, buffer_element(l, b, at, c));
+}
+
+uint32_t buffer_element(Lowering *l, uint32_t b, uint32_t row, uint32_t c)
+{
+	const Storage *st = &l->storage[b];
+	if (st->by_output)
+		return emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, c, st->rows), row);
+	return emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->m->buffers[b].outputs)), c);
+}
+
+/* Whether some buffer of m privatises buffer b (its copies fold into b element by element). */
+static bool privatised(const MModule *m, uint32_t b)
+{
+	for (uint32_t i = 0; i < m->num_buffers; i++)
+		if (m->buffers[i].of == b)
+			return true;
+	return false;
+}
+
+
+/* buffer: give MIR buffer b its storage (a copy per lane inside a loop interleaved over rows). */
+void lower_buffer(Lowering *l, uint32_t b)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	Storage *st = &l->storage[b];
+	uint64_t per_row = (uint64_t)buf->copies * buf->outputs;
+	uint32_t lanes = l->scope.lanes_are_trees ? 1 : l->scope.lanes;
+
+	st->per_lane = lanes > 1;
+	/*
+	 * Margins output by output: a tree adds to one output of each row, so the rows walked
+	 * side by side add to neighbouring elements (one or two cache lines, and vector adds)
+	 * rather than to one line each, a row's outputs apart. A lone row's trees then add to
+	 * a line each, which costs a lone row about as much as it saves (measured:
+	 * docs/performance-notes.md, Margins output by output; docs/schedules.md: Reductions).
+	 * Not for buffers with copies or privatised by copies, which fold element by element.
+	 */
+	st->by_output = buf->outputs > 1 && buf->copy_var == HIR_NONE && buf->of == MIR_NONE && !privatised(l->m, b);
+	if (buf->rows == MIR_ROWS_ALL) {
+		/* hir_to_mir and mir_interleave put no buffer of all rows inside an interleaved loop. */
+		if (st->per_lane)
+			die("mir_to_lir: a buffer of all rows inside an interleaved loop");
+		/* A body lowered twice (ifComplete) declares its buffers twice: they keep their first place. */
+		if (!st->workspace_at) {
+			st->workspace_at = l->workspace_elems + 1;
+			l->workspace_elems += per_row;
+		}
+		st->base[0] = l->workspace;
+		st->rows = l->num_rows;
+		st->offset = emit2(l, LOP_MUL, LTYPE_I64, l->num_rows, const_i64(l, (int64_t)st->workspace_at - 1));
+		return;
+	}
+	LSpace space = l->gpu ? gpu_buffer_space(l, b) : buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE;
+	int64_t size = (int64_t)(per_row * (uint64_t)buf->rows);
+	for (uint32_t r = 0; r < lanes; r++) {
+		if (space == LSPACE_BLOCK && (l->gpu_bound & GPU_BLOCK_BITS)) {
+			st->base[r] = gpu_block_copy(l, size);
+			continue;
+		}
+		st->base[r] = lir_local_array(&l->b, l->acc_type, size, space);
+	}
+	st->rows = const_i64(l, buf->rows);
+	st->offset = const_i64(l, 0);
+}
+
+/* Outputs init writes one by one; more are written by a loop. */
+#define INIT_UNROLLED 16
+
+/* init: every row of every copy of buffer b gets its starting margins (or the identity). */
+void lower_init(Lowering *l, uint32_t b)
+{
+	const MBuffer *buf = &l->m->buffers[b];
+	const Storage *st = &l->storage[b];
+	bool one = buf->rows == 1 && buf->copies == 1;
+	for (uint32_t r = 0; r < (st->per_lane ? l->scope.lanes : 1); r++) {
+		uint32_t row = const_i64(l, 0), base = lower_storage_base(l, b, r);
+		if (!one) {
+			uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
+			uint32_t from = const_i64(l, 0), by = const_i64(l, 1);
+			/*
+			 * A buffer of a tile of rows: only those before the batch's end, which are all
+			 * that walks and transforms touch, which spares a short batch the rest
+			 * (measured: docs/performance-notes.md, Buffers of a tile of rows).
+			 */
+			if (buf->copies == 1 && buf->rows != MIR_ROWS_ALL && buf->base.num_terms && !st->per_lane) {
+				uint32_t left = emit2(l, LOP_SUB, LTYPE_I64, l->rows_end, lower_index(l, &buf->base, 0));
+				rows = emit2(l, LOP_MIN, LTYPE_I64, rows, left);
+			}
+			row = lir_begin(&l->b, LOP_FOR, from, rows, by);
+		}
+		/* A few outputs written one by one, more by a loop: code grows with the lanes, not lanes x outputs. */
+		bool looped = buf->outputs > INIT_UNROLLED;
+		uint32_t first = looped ? lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, buf->outputs), const_i64(l, 1)) : LIR_NONE;
+		for (uint32_t c = 0; c < (looped ? 1 : buf->outputs); c++) {
+			uint32_t at = buffer_element(l, b, row, looped ? first : const_i64(l, c)), value;
+			at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
+			/* The base score is data (loaded), so models that differ only in it share their code (target/cache.c). */
+			if (buf->zero || l->f->aggregate != HAGGREGATE_SUM)
+				value = lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f));
+			else
+				value = emit2(l, LOP_LOAD, l->acc_type, l->base_scores, looped ? first : const_i64(l, c));
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
+		}
+		if (looped)
+			lir_end(&l->b);
+		if (!one)
+			lir_end(&l->b);
+	}
+}
+
+/* The LIR operation of reduction operator op: fadd, fmin or fmax. */
+LOp reduce_lop(uint8_t op) { return op == MREDUCE_MIN ? LOP_FMIN : op == MREDUCE_MAX ? LOP_FMAX : LOP_FADD; }
+
+/*
+ * base[at] op= value, as strategy says, where live (i1; LIR_NONE: always). A plain
+ * reduction keeps base[at] with a select rather than a branch: LLVM would sink a walk
+ * whose value only a branch uses into it, and the lanes' walks would run one after
+ * another instead of side by side.
+ */
+static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t at, uint32_t value, uint32_t live)
+{
+	uint32_t old;
+	if (inst->strategy == MSTRATEGY_ATOMIC) {
+		uint32_t atomic;
+		if (live != LIR_NONE)
+			lir_begin(&l->b, LOP_IF, live, LIR_NONE, LIR_NONE);
+		atomic = lir_emit(&l->b, LOP_ATOMIC, LTYPE_VOID, base, at, value);
+		l->b.fn->insts[atomic].sub = inst->reduce_op == MREDUCE_MIN ? LATOMIC_MIN : inst->reduce_op == MREDUCE_MAX ? LATOMIC_MAX : LATOMIC_ADD;
+		if (live != LIR_NONE)
+			lir_end(&l->b);
+		return;
+	}
+	old = emit2(l, LOP_LOAD, l->acc_type, base, at);
+	value = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, old, value);
+	if (live != LIR_NONE)
+		value = lir_emit(&l->b, LOP_SELECT, l->acc_type, live, value, old);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
+}
+
+/*
+ * A reduce whose lanes' values are one vector (a code walk of rows side by side) into
+ * consecutive elements (the lanes' rows one after another, one output a row or the
+ * buffer output by output): one vector load, add and store, each lane's sum as its own.
+ */
+static bool reduce_vector(Lowering *l, const MInst *inst)
+{
+	const Storage *st = &l->storage[inst->buf];
+	const MBuffer *buf = &l->m->buffers[inst->buf];
+	uint32_t lanes = l->scope.lanes, v = l->lanes_value[inst->b], at, old;
+	if (v == LIR_NONE || l->tree_widths != LIR_NONE || l->scope.masked != LIR_NONE || l->scope.lanes_are_trees ||
+	    inst->strategy == MSTRATEGY_ATOMIC || inst->reduce_op != MREDUCE_SUM || st->per_lane || buf->copy_var != HIR_NONE ||
+	    l->scope.lane_step != 1 || !mir_index_has(&inst->row, l->scope.lane_var) || (!st->by_output && buf->outputs != 1))
+		return false;
+	at = buffer_slot(l, inst->buf, 0, &inst->row, tree_output(l, l->tree_index[lane_slot(inst->a, 0)]));
+	old = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, (uint8_t)lanes, st->base[0], at, LIR_NONE);
+	v = lir_emit_vector(&l->b, LOP_FADD, l->acc_type, (uint8_t)lanes, old, v, LIR_NONE);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, st->base[0], at, v);
+	return true;
+}
+
+/*
+ * reduce: combine each lane's leaf into its row's margins for the tree's outputs, in
+ * lane order (tree order when the lanes are trees: sums round as XGBoost's); a masked
+ * lane adds nothing. Where trees have leaf vectors, a leaf's value is the index of its
+ * vector.
+ */
+void lower_reduce(Lowering *l, const MInst *inst)
+{
+	if (reduce_vector(l, inst))
+		return;
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		uint32_t tree = l->tree_index[lane_slot(inst->a, r)], c = tree_output(l, tree), base = lower_storage_base(l, inst->buf, r);
+		uint32_t value = l->value[lane_slot(inst->b, r)], live = lane_live(l, r), width, first, k;
+		if (l->tree_widths == LIR_NONE) {
+			reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, c), value, live);
+			continue;
+		}
+		width = lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_widths, tree));
+		if (live != LIR_NONE) /* a masked lane's vector is empty */
+			width = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, live, width, const_i64(l, 0));
+		first = lir_cast(&l->b, LCAST_FPTOSI, LTYPE_I64, value);
+		k = const_i64(l, 0);
+		k = lir_begin(&l->b, LOP_FOR, k, width, const_i64(l, 1));
+		value = emit2(l, LOP_LOAD, l->acc_type, l->layout.vectors, emit2(l, LOP_ADD, LTYPE_I64, first, k));
+		reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), value, LIR_NONE);
+		lir_end(&l->b);
+	}
+}
+
+/* dst[dst_at + j] op= src[src_at + j] for j in [begin, end), `lanes` elements at a time. */
+static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin,
+                     uint32_t end, uint8_t lanes)
+{
+	uint32_t j = lir_begin(&l->b, LOP_FOR, begin, end, const_i64(l, lanes));
+	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j), s = emit2(l, LOP_ADD, LTYPE_I64, src_at, j);
+	uint32_t x = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, dst, d, LIR_NONE);
+	uint32_t y = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, src, s, LIR_NONE);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, lir_emit_vector(&l->b, reduce_lop(op), l->acc_type, lanes, x, y, LIR_NONE));
+	lir_end(&l->b);
+}
+
+/* reduceDimension: fold the copies of the privatised buffer into its target, copy by copy (a fixed order: the same sums every run); per lane where the buffers are. */
+void lower_reduce_dim(Lowering *l, const MInst *inst)
+{
+	const MBuffer *src = &l->m->buffers[inst->src];
+	const Storage *from = &l->storage[inst->src];
+	for (uint32_t r = 0; r < (from->per_lane ? l->scope.lanes : 1); r++) {
+		uint32_t dst_base = lower_storage_base(l, inst->buf, r), src_base = lower_storage_base(l, inst->src, r);
+		uint32_t dst_at = buffer_slot(l, inst->buf, r, NULL, const_i64(l, 0));
+		uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
+		uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
+		uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
+		uint32_t src_at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, emit2(l, LOP_MUL, LTYPE_I64, copy, n));
+		if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
+			uint32_t width = const_i64(l, inst->vector);
+			uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, n, width), width);
+			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
+			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, whole, n, 1);
+		} else {
+			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, zero, n, 1);
+		}
+		lir_end(&l->b);
+	}
+}

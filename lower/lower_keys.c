@@ -1,0 +1,377 @@
+/*
+ * ifComplete (MOP_IF_COMPLETE): the scan of a block's rows for missing values, the keys
+ * it makes of them (rep.h) and their tiles for the tops (lower/lower_tops.c), the copy
+ * of rows with NaN read as 0, and the body lowered once or twice (with and without
+ * missing-value tests). With the questions the module driver asks about them.
+ */
+#include "lower/cost.h"
+#include "lower/lowering.h"
+
+#include <string.h>
+
+/*
+ * The type of the keys ifComplete inst converts its rows to (rep_emit_row_key), LTYPE_VOID
+ * where it makes none: i64 where they fit (cost_whole_keys_fit), else i32 where those do.
+ */
+static LType key_type(const MModule *m, const MInst *inst)
+{
+	if (inst->op != MOP_IF_COMPLETE || inst->span == MIR_ROWS_ALL)
+		return LTYPE_VOID;
+	if (cost_whole_keys_fit(m->forest, inst->span))
+		return LTYPE_I64;
+	return cost_keys_fit(m->forest, inst->span) ? LTYPE_I32 : LTYPE_VOID;
+}
+
+/* Whether every ifComplete in the list from id (and the lists inside) names a bounded block whose copy fits on the stack (rows of row_size bytes a value). */
+static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
+{
+	for (; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		if (inst->op == MOP_IF_COMPLETE && (inst->span == MIR_ROWS_ALL || !cost_zero_rows_fit(m->forest, inst->span, row_size)))
+			return false;
+		if (!all_copy_rows(m, inst->body, row_size))
+			return false;
+	}
+	return true;
+}
+
+/* Whether an entry whose rows have row_size bytes a value may read their NaN as 0 (RepLayout.nan_reads_zero, which lay_out keeps where the splits allow). */
+bool lower_may_zero_rows(const Lowering *l, size_t row_size)
+{
+	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
+}
+
+
+/* An ifComplete that makes keys for TOP_LANES rows or more. */
+static bool keys_for_lanes(const MModule *m, const MInst *inst)
+{
+	return key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES;
+}
+
+/*
+ * An ifComplete whose walks may take their tops at once (lower_tops), as far as its
+ * block decides: it makes keys for TOP_LANES rows or more, and their tiles fit the stack.
+ */
+bool lower_takes_tops(const MModule *m, const MInst *inst)
+{
+	bool fits;
+	cost_tiled_rows(m->forest, inst->span, &fits);
+	return keys_for_lanes(m, inst) && fits;
+}
+
+
+/* An ifComplete that makes keys; one that makes them for one row. */
+bool lower_makes_keys(const MModule *m, const MInst *inst) { return key_type(m, inst) != LTYPE_VOID; }
+bool lower_makes_lone_keys(const MModule *m, const MInst *inst) { return lower_makes_keys(m, inst) && inst->span == 1; }
+
+/* A loop over rows that walks TOP_LANES of them side by side. */
+static bool row_lanes(const MModule *m, const MInst *inst)
+{
+	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !m->forest->schedule.vars[inst->var].over_trees;
+}
+
+
+/*
+ * An ifComplete that makes keys for TOP_LANES rows or more and walks TOP_LANES of them
+ * side by side: the walks that prefetch the rows of the next block (prefetch_next_rows).
+ */
+bool lower_keys_block(const MModule *m, const MInst *inst)
+{
+	return keys_for_lanes(m, inst) && lower_some_inst(m, inst->body, row_lanes);
+}
+
+/*
+ * Where the cell `any` says some value of the rows' elements [first, end) is NaN, copy
+ * them with NaN read as 0 (RepLayout.nan_reads_zero). The walks inside then read
+ * l->zero_rows, indexed as the rows: the copy where it was made, the rows otherwise.
+ */
+static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, uint32_t end, uint32_t any)
+{
+	LType t = l->row_type;
+	uint32_t copy = lower_rows_array(l, t, inst->span, LSPACE_PRIVATE), at, x, nan, moved;
+	lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
+	x = emit2(l, LOP_LOAD, t, l->rows, at);
+	nan = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
+	x = lir_emit(&l->b, LOP_SELECT, t, nan, lir_const_float(&l->b, t, 0.0), x);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, emit2(l, LOP_SUB, LTYPE_I64, at, first), x);
+	lir_end(&l->b);
+	lir_end(&l->b);
+	moved = lir_index(&l->b, copy, emit2(l, LOP_SUB, LTYPE_I64, const_i64(l, 0), first), t);
+	l->zero_rows = lir_emit(&l->b, LOP_SELECT, LTYPE_PTR, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), moved, l->rows);
+}
+
+/* The key (i32) of element `at` from `from`, in l->key_rows. */
+static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
+{
+	uint32_t key = emit2(l, LOP_LOAD, l->key_type, from, at);
+	return l->key_type == LTYPE_I64 ? rep_high_key(&l->b, key) : key;
+}
+
+/*
+ * The keys of features [f0, f0 + TOP_LANES) (f0 i64) of a full tile's rows, whose keys
+ * row by row start at `from`, into their tile at `to`: a vector of each row's keys
+ * (their high halves where the keys are i64), transposed by four rounds of zips, each
+ * pairing vector i with vector i + 8 (the rows' keys then lie by feature), and a vector
+ * stored per feature.
+ */
+static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
+{
+	uint32_t v[TOP_LANES], w[TOP_LANES], shift = LIR_NONE;
+	if (l->key_type == LTYPE_I64) {
+		shift = lir_emit_vector(&l->b, LOP_CONST, LTYPE_I64, TOP_LANES, LIR_NONE, LIR_NONE, LIR_NONE);
+		l->b.fn->insts[shift].imm = 32;
+	}
+	for (int64_t r = 0; r < TOP_LANES; r++) {
+		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, r * l->f->num_features));
+		v[r] = lir_emit_vector(&l->b, LOP_LOAD, l->key_type, TOP_LANES, from, at, LIR_NONE);
+		if (shift != LIR_NONE) {
+			v[r] = lir_emit_vector(&l->b, LOP_ASHR, LTYPE_I64, TOP_LANES, v[r], shift, LIR_NONE);
+			v[r] = lir_cast(&l->b, LCAST_TRUNC, LTYPE_I32, v[r]);
+		}
+	}
+	for (int k = 0; k < 4; k++) { /* log2(TOP_LANES) rounds */
+		for (int i = 0; i < TOP_LANES / 2; i++) {
+			w[2 * i] = lir_emit_vector(&l->b, LOP_ZIP, LTYPE_I32, TOP_LANES, v[i], v[i + TOP_LANES / 2], LIR_NONE);
+			w[2 * i + 1] = lir_emit_vector(&l->b, LOP_ZIP, LTYPE_I32, TOP_LANES, v[i], v[i + TOP_LANES / 2], LIR_NONE);
+			l->b.fn->insts[w[2 * i + 1]].sub = 1;
+		}
+		memcpy(v, w, sizeof v);
+	}
+	for (int64_t j = 0; j < TOP_LANES; j++) {
+		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, j));
+		at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, TOP_LANES));
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, v[j]);
+	}
+}
+
+/*
+ * After the scan of a block of `rows` rows (keys row by row in l->key_rows): the keys
+ * into `tiles` (RepLayout.key_lanes), TOP_LANES rows a tile, feature by feature, so that
+ * the stores are consecutive (stored row by row in the scan, a row's keys were a line
+ * apart each, and syn-year's scan took longer than its walks gained). A tile's rows are
+ * a count LLVM does not know, the last tile's being fewer: it vectorises their loop,
+ * where it unrolled a loop of 16 into a load and a store per key. Vectorised so, a key
+ * still took a load and an insert, half the scan; where the tops take 512-bit vectors,
+ * a full tile's features go 16 at a time by a transpose in registers (transpose_keys),
+ * its region wide (LIR_IF_WIDE: split into 256-bit halves, the shuffles cost more than
+ * the loads they saved). The rest go key by key (measured: docs/performance-notes.md,
+ * Keys into tiles).
+ */
+static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
+{
+	int64_t width = l->f->num_features, transposed = width / TOP_LANES * TOP_LANES;
+	uint32_t zero = const_i64(l, 0), one = const_i64(l, 1), lanes = const_i64(l, TOP_LANES), features = const_i64(l, width);
+	uint32_t count, tile, from, to, f, r, at, key, first, rest = zero;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
+	count = emit2(l, LOP_SDIV, LTYPE_I64, count, lanes);
+	tile = lir_begin(&l->b, LOP_FOR, zero, count, one);
+	at = emit2(l, LOP_MUL, LTYPE_I64, tile, const_i64(l, TOP_LANES * width));
+	first = emit2(l, LOP_MUL, LTYPE_I64, tile, lanes);
+	count = emit2(l, LOP_SUB, LTYPE_I64, rows, first);
+	count = emit2(l, LOP_MIN, LTYPE_I64, count, lanes); /* the tile's rows (a count LLVM does not know: it vectorises the loop) */
+	from = lir_index(&l->b, l->key_rows, at, l->key_type);
+	to = lir_index(&l->b, tiles, at, LTYPE_I32);
+	if (l->m->vector_tops == MTOPS_WIDE && transposed) { /* a full tile's first features by blocks of 16 x 16, in registers */
+		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, count, lanes);
+		rest = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, full, const_i64(l, transposed), zero);
+		uint32_t branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
+		l->b.fn->insts[branch].imm = LIR_IF_WIDE;
+		f = lir_begin(&l->b, LOP_FOR, zero, const_i64(l, transposed), lanes);
+		transpose_keys(l, from, to, f);
+		lir_end(&l->b);
+		lir_end(&l->b);
+	}
+	f = lir_begin(&l->b, LOP_FOR, rest, features, one);
+	from = lir_index(&l->b, from, f, l->key_type);
+	to = lir_index(&l->b, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), LTYPE_I32);
+	r = lir_begin(&l->b, LOP_FOR, zero, count, one);
+	key = row_key_at(l, from, emit2(l, LOP_MUL, LTYPE_I64, r, features));
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, r, key);
+	lir_end(&l->b);
+	lir_end(&l->b);
+	lir_end(&l->b);
+}
+
+/*
+ * ifComplete: scan the rows it names for a missing value (NaN, and values within
+ * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
+ * twice: walks without missing-value tests where none is, the usual ones otherwise.
+ * Where the compares decide missing values (RepLayout.missing_by_compare) the walks are
+ * the same either way, and a lone row's gain nothing from the second copy: the body is
+ * lowered once, after a scan that only makes keys.
+ * Where NaN reads as 0 (RepLayout.nan_reads_zero) the body is lowered once too, after a
+ * scan that makes keys (NaN's is 0's) and, where it finds a NaN, a copy of the rows.
+ */
+void lower_if_complete(Lowering *l, const MInst *inst)
+{
+	LType t = l->row_type;
+	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
+	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->rows_end, width,
+	         any = LIR_NONE, at, x, missing, branch, end_row;
+	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
+	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(l->m, inst) : LTYPE_VOID;
+	/*
+	 * Keys in tiles (RepLayout.key_lanes) for the tops of walks of TOP_LANES rows, and for
+	 * the walks themselves where the key copy's words are for tiles (tile_words), but for
+	 * a lone row's that reads its copy in blocks. The scan makes keys row by row, then
+	 * tiles them. Where the tiles would not fit the stack, the walks take no tops, and
+	 * those that read tiles read the rows instead.
+	 */
+	bool fits;
+	int64_t tile_rows = cost_tiled_rows(l->f, inst->span, &fits);
+	bool tiled = key != LTYPE_VOID && l->layout.tile_words && !(inst->span == 1 && l->layout.blocks);
+	bool tops = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.top_levels >= 2;
+	bool masks = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.leaf_masks; /* (lower_tile_walk) */
+	if (tiled)
+		key = fits ? LTYPE_I32 : LTYPE_VOID;
+	bool outer = l->complete, keys = key != LTYPE_VOID;
+	/* The walks are the same either way; or a lone row's on the host, as fast with the missing-value tests as without. */
+	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu);
+	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
+	bool scan_any = !once || zero_rows;
+	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
+	uint32_t outer_block_first = l->block_first;
+	int64_t outer_block_span = l->block_span;
+	uint32_t outer_tops = l->top_nodes, outer_tags = l->top_tags, outer_tiles = l->key_tiles, tiles = LIR_NONE;
+	uint32_t outer_tiles_nan = l->key_tiles_nan;
+	const MIndex *outer_index = l->key_index;
+	bool outer_tiled = l->key_tiled;
+	LType outer_key_type = l->key_type;
+	bool outer_one_row = l->layout.one_row, one_row;
+	uint32_t outer_block_next = l->block_next;
+	if (inst->span != MIR_ROWS_ALL) {
+		l->block_first = first;
+		l->block_span = inst->span;
+		l->block_next = LIR_NONE;
+	}
+	if (key != LTYPE_VOID && !l->gpu && !l->rep->walk && lower_keys_block(l->m, inst)) {
+		/* the block of the thread's next iteration of the loop over blocks, or the one after this */
+		bool loop = l->loop_stride != LIR_NONE && l->loop_rows == inst->span;
+		l->block_next = emit2(l, LOP_ADD, LTYPE_I64, first, loop ? l->loop_stride : const_i64(l, inst->span));
+	}
+	if (l->rep->one_version) {
+		lower_list(l, inst->body);
+		l->block_first = outer_block_first;
+		l->block_span = outer_block_span;
+		l->block_next = outer_block_next;
+		return;
+	}
+	if (keys || scan_any) {
+		if (inst->span != MIR_ROWS_ALL)
+			end = emit2(l, LOP_MIN, LTYPE_I64, emit2(l, LOP_ADD, LTYPE_I64, first, const_i64(l, inst->span)), l->rows_end);
+		/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+		width = const_i64(l, l->f->num_features);
+		if (scan_any)
+			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
+		if (keys) { /* the rows' keys, which the scan writes, for the walks */
+			l->layout.one_row = inst->span == 1;
+			l->key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
+			l->key_first = first_row;
+			l->key_index = &inst->row;
+			l->key_type = key;
+			l->key_tiled = false;
+			l->key_tiles = l->key_tiles_nan = l->top_nodes = LIR_NONE;
+		}
+		if (keys && (tiled || tops || masks)) {
+			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->f->num_features, LSPACE_PRIVATE);
+			/*
+			 * Vectors of tiles and tops start a cache line: at LLVM's 16 bytes the stack's place
+			 * decided it, which Linux shifts by a multiple of 16 bytes from run to run, and a
+			 * top's 64 bytes were stored and read across two lines in three runs of four
+			 * (measured: docs/performance-notes.md, Aligned tiles and tops).
+			 */
+			l->b.fn->insts[tiles].lanes = TOP_LANES;
+		}
+		if (tops) {
+			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * tile_rows, LSPACE_PRIVATE);
+			l->b.fn->insts[l->top_nodes].lanes = TOP_LANES;
+			l->top_tags = lir_local_array(&l->b, LTYPE_I64, TOP_SLOTS * tile_rows / TOP_LANES, LSPACE_PRIVATE);
+		}
+		end_row = end;
+		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
+		end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
+		/*
+		 * A block of one row on the host, where it has its row: a loop of a count LLVM knows,
+		 * vectorised whole (measured: docs/performance-notes.md, A block of one row).
+		 */
+		one_row = inst->span == 1 && !l->gpu;
+		if (one_row) {
+			uint32_t from, k;
+			lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, first, end), LIR_NONE, LIR_NONE);
+			from = const_i64(l, 0);
+			k = lir_begin(&l->b, LOP_FOR, from, width, const_i64(l, 1));
+			at = emit2(l, LOP_ADD, LTYPE_I64, first, k);
+		} else {
+			at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
+		}
+		x = emit2(l, LOP_LOAD, t, l->rows, at);
+		missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
+		if (keys) {
+			uint32_t bits = emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at);
+			uint32_t row_key = rep_emit_row_key(&l->layout, &l->b, key, bits, missing);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), row_key);
+		}
+		if (zero) {
+			uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
+			uint32_t down = lir_cmp(&l->b, LOP_FCMP, LCMP_OGE, x, lir_const_float(&l->b, t, -HIR_ZERO_THRESHOLD));
+			missing = emit2(l, LOP_OR, LTYPE_I1, missing, emit2(l, LOP_AND, LTYPE_I1, up, down));
+		}
+		if (scan_any)
+			emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
+		lir_end(&l->b);
+		if (one_row)
+			lir_end(&l->b);
+		if (keys && l->layout.category_keys)
+			lower_category_keys(l, first, end);
+		if (tiles != LIR_NONE) {
+			uint32_t rows = emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row);
+			tile_keys(l, rows, tiles);
+			l->key_tiles = tiles;
+			if (masks && l->layout.mask_nan_keys)
+				l->key_tiles_nan = lower_tiles_less_one(l, rows, tiles, tile_rows);
+		}
+		if (keys && tiled) {
+			l->key_rows = tiles;
+			l->key_type = LTYPE_I32;
+			l->key_tiled = true;
+		}
+		if (tops) { /* no top taken yet */
+			uint32_t none = const_i64(l, -1);
+			at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, TOP_SLOTS * tile_rows / TOP_LANES), const_i64(l, 1));
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at, none);
+			lir_end(&l->b);
+		}
+		if (zero_rows)
+			zero_missing_rows(l, inst, first, end, any);
+	}
+	if (once) {
+		l->walks_apart = true;
+		lower_list(l, inst->body);
+		l->walks_apart = false;
+	} else {
+		branch = lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
+		l->b.fn->insts[branch].imm = LIR_IF_APART; /* the two versions are half the code each: they compile in parallel */
+		lower_list(l, inst->body);
+		lir_else(&l->b, branch);
+		l->complete = true;
+		lower_list(l, inst->body);
+		l->complete = outer;
+		lir_end(&l->b);
+	}
+	l->block_first = outer_block_first;
+	l->block_span = outer_block_span;
+	l->block_next = outer_block_next;
+	l->key_rows = outer_keys;
+	l->key_tiled = outer_tiled;
+	l->key_tiles = outer_tiles;
+	l->key_tiles_nan = outer_tiles_nan;
+	l->key_index = outer_index;
+	l->top_nodes = outer_tops;
+	l->top_tags = outer_tags;
+	l->layout.one_row = outer_one_row;
+	l->key_first = outer_first;
+	l->key_type = outer_key_type;
+	l->zero_rows = outer_zero;
+}
