@@ -163,7 +163,7 @@ uint32_t hir_depth_groups(const HForest *f, uint32_t groups, uint32_t unit, uint
 bool hir_depth_groups_size(const HForest *f, const uint32_t *ends, uint32_t n, uint64_t *steps, uint64_t *nodes,
                            uint32_t *deepest);
 
-/* Rows whose walks read their keys in tiles (Lowering.key_tiles): 16 keys of i32, a 512-bit vector. */
+/* Rows whose walks read their keys in tiles (BlockScope.key_tiles): 16 keys of i32, a 512-bit vector. */
 #define TOP_LANES 16
 /* The most leaves of a tree whose rows walk by leaf masks (lower/rep_masks.c): a bit each in an i32 lane. */
 #define LOWER_MASK_LEAVES 32

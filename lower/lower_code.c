@@ -57,7 +57,7 @@ static bool code_walk_lanes(Lowering *l, const MInst *walk, uint32_t id)
 	int64_t stride;
 	RepRow row;
 	if (!l->rep->walk_lanes || lanes < 2 || l->scope.lanes_are_trees || l->b.fn->insts[tree].op != LOP_CONST ||
-	    l->key_rows != LIR_NONE)
+	    l->block.key_rows != LIR_NONE)
 		return false;
 	for (uint32_t r = 1; r < lanes; r++) {
 		const LInst *other = &l->b.fn->insts[l->tree_index[lane_slot(walk->a, r)]];

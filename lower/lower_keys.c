@@ -38,7 +38,7 @@ static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
 /* Whether an entry whose rows have row_size bytes a value may read their NaN as 0 (RepLayout.nan_reads_zero, which lay_out keeps where the splits allow). */
 bool lower_may_zero_rows(const Lowering *l, size_t row_size)
 {
-	return !l->gpu && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
+	return !l->gpu.on && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
 }
 
 
@@ -83,7 +83,7 @@ bool lower_keys_block(const MModule *m, const MInst *inst)
 /*
  * Where the cell `any` says some value of the rows' elements [first, end) is NaN, copy
  * them with NaN read as 0 (RepLayout.nan_reads_zero). The walks inside then read
- * l->zero_rows, indexed as the rows: the copy where it was made, the rows otherwise.
+ * l->block.zero_rows, indexed as the rows: the copy where it was made, the rows otherwise.
  */
 static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, uint32_t end, uint32_t any)
 {
@@ -98,14 +98,14 @@ static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, ui
 	lir_end(&l->b);
 	lir_end(&l->b);
 	moved = lir_index(&l->b, copy, emit2(l, LOP_SUB, LTYPE_I64, const_i64(l, 0), first), t);
-	l->zero_rows = lir_emit(&l->b, LOP_SELECT, LTYPE_PTR, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), moved, l->rows);
+	l->block.zero_rows = lir_emit(&l->b, LOP_SELECT, LTYPE_PTR, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), moved, l->rows);
 }
 
-/* The key (i32) of element `at` from `from`, in l->key_rows. */
+/* The key (i32) of element `at` from `from`, in l->block.key_rows. */
 static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
 {
-	uint32_t key = emit2(l, LOP_LOAD, l->key_type, from, at);
-	return l->key_type == LTYPE_I64 ? rep_high_key(&l->b, key) : key;
+	uint32_t key = emit2(l, LOP_LOAD, l->block.key_type, from, at);
+	return l->block.key_type == LTYPE_I64 ? rep_high_key(&l->b, key) : key;
 }
 
 /*
@@ -118,13 +118,13 @@ static uint32_t row_key_at(Lowering *l, uint32_t from, uint32_t at)
 static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
 {
 	uint32_t v[TOP_LANES], w[TOP_LANES], shift = LIR_NONE;
-	if (l->key_type == LTYPE_I64) {
+	if (l->block.key_type == LTYPE_I64) {
 		shift = lir_emit_vector(&l->b, LOP_CONST, LTYPE_I64, TOP_LANES, LIR_NONE, LIR_NONE, LIR_NONE);
 		l->b.fn->insts[shift].imm = 32;
 	}
 	for (int64_t r = 0; r < TOP_LANES; r++) {
 		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, r * l->f->num_features));
-		v[r] = lir_emit_vector(&l->b, LOP_LOAD, l->key_type, TOP_LANES, from, at, LIR_NONE);
+		v[r] = lir_emit_vector(&l->b, LOP_LOAD, l->block.key_type, TOP_LANES, from, at, LIR_NONE);
 		if (shift != LIR_NONE) {
 			v[r] = lir_emit_vector(&l->b, LOP_ASHR, LTYPE_I64, TOP_LANES, v[r], shift, LIR_NONE);
 			v[r] = lir_cast(&l->b, LCAST_TRUNC, LTYPE_I32, v[r]);
@@ -146,7 +146,7 @@ static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
 }
 
 /*
- * After the scan of a block of `rows` rows (keys row by row in l->key_rows): the keys
+ * After the scan of a block of `rows` rows (keys row by row in l->block.key_rows): the keys
  * into `tiles` (RepLayout.key_lanes), TOP_LANES rows a tile, feature by feature, so that
  * the stores are consecutive (stored row by row in the scan, a row's keys were a line
  * apart each, and syn-year's scan took longer than its walks gained). A tile's rows are
@@ -171,7 +171,7 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 	first = emit2(l, LOP_MUL, LTYPE_I64, tile, lanes);
 	count = emit2(l, LOP_SUB, LTYPE_I64, rows, first);
 	count = emit2(l, LOP_MIN, LTYPE_I64, count, lanes); /* the tile's rows (a count LLVM does not know: it vectorises the loop) */
-	from = lir_index(&l->b, l->key_rows, at, l->key_type);
+	from = lir_index(&l->b, l->block.key_rows, at, l->block.key_type);
 	to = lir_index(&l->b, tiles, at, LTYPE_I32);
 	if (l->m->vector_tops == MTOPS_WIDE && transposed) { /* a full tile's first features by blocks of 16 x 16, in registers */
 		uint32_t full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, count, lanes);
@@ -184,7 +184,7 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 		lir_end(&l->b);
 	}
 	f = lir_begin(&l->b, LOP_FOR, rest, features, one);
-	from = lir_index(&l->b, from, f, l->key_type);
+	from = lir_index(&l->b, from, f, l->block.key_type);
 	to = lir_index(&l->b, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), LTYPE_I32);
 	r = lir_begin(&l->b, LOP_FOR, zero, count, one);
 	key = row_key_at(l, from, emit2(l, LOP_MUL, LTYPE_I64, r, features));
@@ -228,34 +228,25 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		key = fits ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
 	/* The walks are the same either way; or a lone row's on the host, as fast with the missing-value tests as without. */
-	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu);
+	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu.on);
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
-	uint32_t outer_keys = l->key_rows, outer_first = l->key_first, outer_zero = l->zero_rows, first_row = first;
-	uint32_t outer_block_first = l->block_first;
-	int64_t outer_block_span = l->block_span;
-	uint32_t outer_tops = l->top_nodes, outer_tags = l->top_tags, outer_tiles = l->key_tiles, tiles = LIR_NONE;
-	uint32_t outer_tiles_nan = l->key_tiles_nan;
-	const MIndex *outer_index = l->key_index;
-	bool outer_tiled = l->key_tiled;
-	LType outer_key_type = l->key_type;
+	uint32_t first_row = first, tiles = LIR_NONE;
+	BlockScope outer_block = l->block;
 	bool outer_one_row = l->layout.one_row, one_row;
-	uint32_t outer_block_next = l->block_next;
 	if (inst->span != MIR_ROWS_ALL) {
-		l->block_first = first;
-		l->block_span = inst->span;
-		l->block_next = LIR_NONE;
+		l->block.first = first;
+		l->block.span = inst->span;
+		l->block.next = LIR_NONE;
 	}
-	if (key != LTYPE_VOID && !l->gpu && !l->rep->walk && lower_keys_block(l->m, inst)) {
+	if (key != LTYPE_VOID && !l->gpu.on && !l->rep->walk && lower_keys_block(l->m, inst)) {
 		/* the block of the thread's next iteration of the loop over blocks, or the one after this */
 		bool loop = l->loop_stride != LIR_NONE && l->loop_rows == inst->span;
-		l->block_next = emit2(l, LOP_ADD, LTYPE_I64, first, loop ? l->loop_stride : const_i64(l, inst->span));
+		l->block.next = emit2(l, LOP_ADD, LTYPE_I64, first, loop ? l->loop_stride : const_i64(l, inst->span));
 	}
 	if (l->rep->one_version) {
 		lower_list(l, inst->body);
-		l->block_first = outer_block_first;
-		l->block_span = outer_block_span;
-		l->block_next = outer_block_next;
+		l->block = outer_block;
 		return;
 	}
 	if (keys || scan_any) {
@@ -267,12 +258,12 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for the walks */
 			l->layout.one_row = inst->span == 1;
-			l->key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
-			l->key_first = first_row;
-			l->key_index = &inst->row;
-			l->key_type = key;
-			l->key_tiled = false;
-			l->key_tiles = l->key_tiles_nan = l->top_nodes = LIR_NONE;
+			l->block.key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
+			l->block.key_first = first_row;
+			l->block.key_index = &inst->row;
+			l->block.key_type = key;
+			l->block.key_tiled = false;
+			l->block.key_tiles = l->block.key_tiles_nan = l->block.top_nodes = LIR_NONE;
 		}
 		if (keys && (tiled || tops || masks)) {
 			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->f->num_features, LSPACE_PRIVATE);
@@ -285,9 +276,9 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			l->b.fn->insts[tiles].lanes = TOP_LANES;
 		}
 		if (tops) {
-			l->top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * tile_rows, LSPACE_PRIVATE);
-			l->b.fn->insts[l->top_nodes].lanes = TOP_LANES;
-			l->top_tags = lir_local_array(&l->b, LTYPE_I64, TOP_SLOTS * tile_rows / TOP_LANES, LSPACE_PRIVATE);
+			l->block.top_nodes = lir_local_array(&l->b, LTYPE_I32, TOP_SLOTS * tile_rows, LSPACE_PRIVATE);
+			l->b.fn->insts[l->block.top_nodes].lanes = TOP_LANES;
+			l->block.top_tags = lir_local_array(&l->b, LTYPE_I64, TOP_SLOTS * tile_rows / TOP_LANES, LSPACE_PRIVATE);
 		}
 		end_row = end;
 		first = emit2(l, LOP_MUL, LTYPE_I64, first, width);
@@ -296,7 +287,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		 * A block of one row on the host, where it has its row: a loop of a count LLVM knows,
 		 * vectorised whole (measured: docs/performance-notes.md, A block of one row).
 		 */
-		one_row = inst->span == 1 && !l->gpu;
+		one_row = inst->span == 1 && !l->gpu.on;
 		if (one_row) {
 			uint32_t from, k;
 			lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, first, end), LIR_NONE, LIR_NONE);
@@ -311,7 +302,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		if (keys) {
 			uint32_t bits = emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at);
 			uint32_t row_key = rep_emit_row_key(&l->layout, &l->b, key, bits, missing);
-			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), row_key);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), row_key);
 		}
 		if (zero) {
 			uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
@@ -328,19 +319,19 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		if (tiles != LIR_NONE) {
 			uint32_t rows = emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row);
 			tile_keys(l, rows, tiles);
-			l->key_tiles = tiles;
+			l->block.key_tiles = tiles;
 			if (masks && l->layout.mask_nan_keys)
-				l->key_tiles_nan = lower_tiles_less_one(l, rows, tiles, tile_rows);
+				l->block.key_tiles_nan = lower_tiles_less_one(l, rows, tiles, tile_rows);
 		}
 		if (keys && tiled) {
-			l->key_rows = tiles;
-			l->key_type = LTYPE_I32;
-			l->key_tiled = true;
+			l->block.key_rows = tiles;
+			l->block.key_type = LTYPE_I32;
+			l->block.key_tiled = true;
 		}
 		if (tops) { /* no top taken yet */
 			uint32_t none = const_i64(l, -1);
 			at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, TOP_SLOTS * tile_rows / TOP_LANES), const_i64(l, 1));
-			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at, none);
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.top_tags, at, none);
 			lir_end(&l->b);
 		}
 		if (zero_rows)
@@ -360,18 +351,6 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		l->complete = outer;
 		lir_end(&l->b);
 	}
-	l->block_first = outer_block_first;
-	l->block_span = outer_block_span;
-	l->block_next = outer_block_next;
-	l->key_rows = outer_keys;
-	l->key_tiled = outer_tiled;
-	l->key_tiles = outer_tiles;
-	l->key_tiles_nan = outer_tiles_nan;
-	l->key_index = outer_index;
-	l->top_nodes = outer_tops;
-	l->top_tags = outer_tags;
+	l->block = outer_block;
 	l->layout.one_row = outer_one_row;
-	l->key_first = outer_first;
-	l->key_type = outer_key_type;
-	l->zero_rows = outer_zero;
 }

@@ -37,8 +37,8 @@ void lower_category_keys(Lowering *l, uint32_t first, uint32_t end)
 		if (!categories[j])
 			continue;
 		x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, j)));
-		key = rep_emit_category_key(&l->layout, &l->b, l->key_type, x);
-		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->key_rows, emit2(l, LOP_ADD, LTYPE_I64, from, const_i64(l, j)), key);
+		key = rep_emit_category_key(&l->layout, &l->b, l->block.key_type, x);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.key_rows, emit2(l, LOP_ADD, LTYPE_I64, from, const_i64(l, j)), key);
 	}
 	lir_end(&l->b);
 	free(categories);
@@ -137,5 +137,5 @@ static bool writes_only_stack(const MModule *m, uint32_t first)
 
 bool lower_lanes_past_end(const Lowering *l, const MInst *loop)
 {
-	return l->row_cache != LIR_NONE && l->row_cache_rows && l->key_rows == LIR_NONE && writes_only_stack(l->m, loop->body);
+	return l->row_cache != LIR_NONE && l->row_cache_rows && l->block.key_rows == LIR_NONE && writes_only_stack(l->m, loop->body);
 }

@@ -1,5 +1,5 @@
 /*
- * Walks of TOP_LANES rows side by side that read the rows' keys in tiles (Lowering.key_tiles,
+ * Walks of TOP_LANES rows side by side that read the rows' keys in tiles (BlockScope.key_tiles,
  * feature f of the tile's row r at element f x TOP_LANES + r): their tops, the first
  * levels of every tree taken for the rows at once (RepLayout.top_levels), and walks of
  * whole trees by leaf masks (RepLayout.leaf_masks, lower/rep_masks.c).
@@ -7,14 +7,14 @@
 #include "lower/lowering.h"
 
 /*
- * Whether the rows of the walk's lanes lie in one tile of keys (Lowering.key_tiled),
+ * Whether the rows of the walk's lanes lie in one tile of keys (BlockScope.key_tiled),
  * lane 0's row first: its offset in the block is a multiple of TOP_LANES (every index
  * variable the block's first row does not have is aligned) and the lanes' rows follow
  * it within TOP_LANES.
  */
 bool lower_lanes_share_tile(const Lowering *l, const MInst *walk)
 {
-	const MIndex *block = l->key_index;
+	const MIndex *block = l->block.key_index;
 	for (uint32_t i = 0; i < block->num_terms; i++)
 		if (!mir_index_has(&walk->row, block->terms[i]))
 			return false;
@@ -32,7 +32,7 @@ bool lower_lanes_share_tile(const Lowering *l, const MInst *walk)
  */
 static bool lanes_take_tile(const Lowering *l, const MInst *walk)
 {
-	return l->key_tiles != LIR_NONE && l->scope.lanes == TOP_LANES && !l->scope.lanes_are_trees && l->scope.lane_step == 1 &&
+	return l->block.key_tiles != LIR_NONE && l->scope.lanes == TOP_LANES && !l->scope.lanes_are_trees && l->scope.lane_step == 1 &&
 	       l->scope.masked == LIR_NONE && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var) &&
 	       lower_lanes_share_tile(l, walk);
 }
@@ -41,15 +41,15 @@ static bool lanes_take_tile(const Lowering *l, const MInst *walk)
 static uint32_t lanes_tile(Lowering *l, const MInst *walk, uint32_t *offset)
 {
 	*offset = lower_index(l, &walk->row, 0);
-	*offset = emit2(l, LOP_SUB, LTYPE_I64, *offset, l->key_first);
-	return lir_index(&l->b, l->key_tiles, emit2(l, LOP_MUL, LTYPE_I64, *offset, const_i64(l, l->f->num_features)), LTYPE_I32);
+	*offset = emit2(l, LOP_SUB, LTYPE_I64, *offset, l->block.key_first);
+	return lir_index(&l->b, l->block.key_tiles, emit2(l, LOP_MUL, LTYPE_I64, *offset, const_i64(l, l->f->num_features)), LTYPE_I32);
 }
 
 /* Tags of tops (top_tag) tell levels apart below this. */
 #define TOP_TAG_LEVELS 8
 /*
  * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
- * by feature start at `tile` (their tile of keys), into the vector of l->top_nodes at `at` (i64). It
+ * by feature start at `tile` (their tile of keys), into the vector of l->block.top_nodes at `at` (i64). It
  * uses 512-bit vectors (LIR_IF_WIDE), in place.
  */
 static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels, uint32_t tile, uint32_t at)
@@ -58,11 +58,11 @@ static void take_top(Lowering *l, uint32_t when, uint32_t tree, uint32_t levels,
 	l->b.fn->insts[branch].imm = LIR_IF_WIDE;
 	top = l->rep->top_nodes(&l->layout, &l->b, tree, levels, lanes, tile);
 	element = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_nodes, element, top);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.top_nodes, element, top);
 	lir_end(&l->b);
 }
 
-/* i64: what a top in l->top_nodes is for: the rows `offset` (i64) into the keys' block, tree number `tree` (i64), its levels. */
+/* i64: what a top in l->block.top_nodes is for: the rows `offset` (i64) into the keys' block, tree number `tree` (i64), its levels. */
 static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t levels)
 {
 	uint32_t tag = emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_trees));
@@ -75,7 +75,7 @@ static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t le
  * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
  * representation (top_nodes), where it can: yields how many (0: none), node[r] each
  * row's node after them. The walks of tree t take tree t + 1's top too, for the next
- * iteration, kept in l->top_nodes for their rows (a pair per TOP_LANES rows of the
+ * iteration, kept in l->block.top_nodes for their rows (a pair per TOP_LANES rows of the
  * block, by the tree's parity); a walk whose top was not taken ahead (the first tree of
  * a block, or a loop whose next tree is another) takes its own. Taken ahead, the top's
  * compares lie beside the walks' chains of loads, not on them.
@@ -84,7 +84,7 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 {
 	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
 	         top, tile, tag, last;
-	if (l->top_nodes == LIR_NONE || !lanes_take_tile(l, walk) || !rep_keys_decide(&l->layout, row))
+	if (l->block.top_nodes == LIR_NONE || !lanes_take_tile(l, walk) || !rep_keys_decide(&l->layout, row))
 		return 0;
 	for (uint32_t r = 0; r < lanes; r++)
 		levels = safe[r] < levels ? safe[r] : levels;
@@ -97,7 +97,7 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 	parity = emit2(l, LOP_AND, LTYPE_I64, tree, const_i64(l, 1));
 	at = emit2(l, LOP_ADD, LTYPE_I64, pair, parity);
 	/* This tree's top, where the walks before did not take it. */
-	tag = emit2(l, LOP_LOAD, LTYPE_I64, l->top_tags, at);
+	tag = emit2(l, LOP_LOAD, LTYPE_I64, l->block.top_tags, at);
 	missing = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, tag, top_tag(l, offset, tree, levels));
 	take_top(l, missing, tree, levels, tile, at);
 	/* The next tree's (the last tree's again after the last). */
@@ -107,9 +107,9 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 	at_next = emit2(l, LOP_ADD, LTYPE_I64, pair, const_i64(l, 1));
 	at_next = emit2(l, LOP_SUB, LTYPE_I64, at_next, parity);
 	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, tile, at_next);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->top_tags, at_next, top_tag(l, offset, next, levels));
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.top_tags, at_next, top_tag(l, offset, next, levels));
 	at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
-	top = lir_index(&l->b, l->top_nodes, at, LTYPE_I32);
+	top = lir_index(&l->b, l->block.top_nodes, at, LTYPE_I32);
 	for (uint32_t r = 0; r < lanes; r++) {
 		uint32_t slot = emit2(l, LOP_LOAD, LTYPE_I32, top, const_i64(l, r));
 		node[r] = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, slot);
@@ -122,11 +122,11 @@ uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles)
 {
 	uint32_t offset;
 	tiles[0] = tiles[1] = LIR_NONE;
-	if (!l->rep->walk_tile || !l->layout.leaf_masks || l->key_rows == LIR_NONE || !lanes_take_tile(l, walk))
+	if (!l->rep->walk_tile || !l->layout.leaf_masks || l->block.key_rows == LIR_NONE || !lanes_take_tile(l, walk))
 		return LIR_NONE;
 	tiles[0] = lanes_tile(l, walk, &offset);
-	if (l->key_tiles_nan != LIR_NONE)
-		tiles[1] = lir_index(&l->b, l->key_tiles_nan, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_features)),
+	if (l->block.key_tiles_nan != LIR_NONE)
+		tiles[1] = lir_index(&l->b, l->block.key_tiles_nan, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_features)),
 		                     LTYPE_I32);
 	return l->rep->tile_apply(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)]);
 }

@@ -47,18 +47,18 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 {
 	bool row_lanes = !l->scope.lanes_are_trees && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
 	/* Walks read the rows' keys where the ifComplete around made them. */
-	bool keys = l->key_rows != LIR_NONE, tiled = l->key_tiled, shared = tiled && lower_lanes_share_tile(l, walk); /* (tiled: keys) */
+	bool keys = l->block.key_rows != LIR_NONE, tiled = l->block.key_tiled, shared = tiled && lower_lanes_share_tile(l, walk); /* (tiled: keys) */
 	/* cache(v)'s copy column by column (Lowering.row_cache_rows): a row's features lie that many apart, its rows 1 */
 	bool columns = !keys && l->row_cache != LIR_NONE && l->row_cache_rows;
 	int64_t width = columns ? 1 : l->f->num_features, step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
 	int64_t offset = !tiled ? step * width : shared ? step : 0;
 	uint32_t index = lower_index(l, &walk->row, row_lanes && (!tiled || shared) ? 0 : r), start, lane = LIR_NONE;
-	uint32_t buffer = keys ? l->key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->zero_rows != LIR_NONE ? l->zero_rows : l->rows;
-	RepRow row = {.type = keys ? l->key_type : l->row_type, .complete = l->complete, .feature_step = columns ? l->row_cache_rows : 1,
+	uint32_t buffer = keys ? l->block.key_rows : l->row_cache != LIR_NONE ? l->row_cache : l->block.zero_rows != LIR_NONE ? l->block.zero_rows : l->rows;
+	RepRow row = {.type = keys ? l->block.key_type : l->row_type, .complete = l->complete, .feature_step = columns ? l->row_cache_rows : 1,
 	              .row_step = tiled ? 1 : width};
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	if (keys || l->row_cache != LIR_NONE) /* the keys, or cache(v)'s copy of the rows: from their first row */
-		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->key_first : l->row_cache_first);
+		index = emit2(l, LOP_SUB, LTYPE_I64, index, keys ? l->block.key_first : l->row_cache_first);
 	if (tiled && !shared) { /* the tile's first row, and the lane */
 		lane = emit2(l, LOP_AND, LTYPE_I64, index, const_i64(l, TOP_LANES - 1));
 		index = emit2(l, LOP_SUB, LTYPE_I64, index, lane);
@@ -76,7 +76,7 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
  * A block's scan reads its rows in one pass, and rows that come from memory arrive
  * there at the rate a core streams them: half of syn-year's scan (90 features) waited
  * for them. So the walks of TOP_LANES rows side by side, each a tree's, prefetch the
- * lines of the block the thread will likely scan next (l->block_next), spread over the
+ * lines of the block the thread will likely scan next (l->block.next), spread over the
  * block: walk number tree x groups + group takes k lines after the k x number before
  * it, k the fewest that cover the block with one set a walk (at most
  * PREFETCH_ROWS_MAX_LINES); walks whose lines lie past the next block or the batch take
@@ -90,8 +90,8 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 static void prefetch_next_rows(Lowering *l, const MInst *walk)
 {
 	int64_t width = l->f->num_features, per_line = 64 / (int64_t)lir_type_size(l->row_type);
-	int64_t groups = (l->block_span + TOP_LANES - 1) / TOP_LANES, walks = groups * (int64_t)(l->f->num_trees ? l->f->num_trees : 1);
-	int64_t lines = (l->block_span * width + per_line - 1) / per_line, k = (lines + walks - 1) / walks;
+	int64_t groups = (l->block.span + TOP_LANES - 1) / TOP_LANES, walks = groups * (int64_t)(l->f->num_trees ? l->f->num_trees : 1);
+	int64_t lines = (l->block.span * width + per_line - 1) / per_line, k = (lines + walks - 1) / walks;
 	uint32_t tree, group, line, first, end, at;
 	if (lines == 0) /* (rows of no features) */
 		return;
@@ -101,15 +101,15 @@ static void prefetch_next_rows(Lowering *l, const MInst *walk)
 	tree = l->tree_index[lane_slot(walk->a, 0)];
 	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, tree, const_i64(l, ((lines + k - 1) / k + groups - 1) / groups)),
 	          LIR_NONE, LIR_NONE); /* (the first trees' walks: one test for the others) */
-	end = emit2(l, LOP_ADD, LTYPE_I64, l->block_next, const_i64(l, l->block_span));
+	end = emit2(l, LOP_ADD, LTYPE_I64, l->block.next, const_i64(l, l->block.span));
 	end = emit2(l, LOP_MIN, LTYPE_I64, end, l->num_rows);
 	end = emit2(l, LOP_MUL, LTYPE_I64, end, const_i64(l, width)); /* the next block's end, or the batch's */
-	group = emit2(l, LOP_SUB, LTYPE_I64, lower_index(l, &walk->row, 0), l->block_first);
+	group = emit2(l, LOP_SUB, LTYPE_I64, lower_index(l, &walk->row, 0), l->block.first);
 	group = emit2(l, LOP_SDIV, LTYPE_I64, group, const_i64(l, TOP_LANES));
 	line = emit2(l, LOP_MUL, LTYPE_I64, tree, const_i64(l, groups));
 	line = emit2(l, LOP_ADD, LTYPE_I64, line, group);
 	line = emit2(l, LOP_MUL, LTYPE_I64, line, const_i64(l, k * per_line));
-	first = emit2(l, LOP_MUL, LTYPE_I64, l->block_next, const_i64(l, width));
+	first = emit2(l, LOP_MUL, LTYPE_I64, l->block.next, const_i64(l, width));
 	first = emit2(l, LOP_ADD, LTYPE_I64, first, line);
 	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, first, end), LIR_NONE, LIR_NONE);
 	end = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, 1));
@@ -160,7 +160,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	bool exact[MIR_MAX_INTERLEAVE], stays;
 	RepRow row[MIR_MAX_INTERLEAVE];
 	RepNode fields;
-	bool ahead = rep->prefetch_below && !l->gpu && lower_walks_lone_row(l);
+	bool ahead = rep->prefetch_below && !l->gpu.on && lower_walks_lone_row(l);
 
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		row[r] = lower_walk_row(l, walk, r);
@@ -175,7 +175,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		specialize_walk(l, l->tree_index[lane_slot(walk->a, r)], &peel[r], &safe[r], &exact[r]);
 		most = peel[r] > most ? peel[r] : most;
 	}
-	if (l->block_next != LIR_NONE && l->scope.lanes == TOP_LANES && !l->scope.lanes_are_trees && l->scope.lane_step == 1)
+	if (l->block.next != LIR_NONE && l->scope.lanes == TOP_LANES && !l->scope.lanes_are_trees && l->scope.lane_step == 1)
 		prefetch_next_rows(l, walk);
 	/* Peeled steps: no test. The first `safe` start on splits; later ones may start on a leaf and stay there. */
 	for (uint32_t i = lower_tops(l, walk, row, safe, node); i < most; i++) {

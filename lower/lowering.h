@@ -30,6 +30,42 @@ typedef struct Storage {
 	uint64_t workspace_at; /* a buffer of all rows: its place in the workspace, in elements per row (0: none yet) */
 } Storage;
 
+/*
+ * What an ifComplete sets for the code inside it (lower/lower_keys.c), which it restores
+ * when it ends: the block's rows and the keys, tiles and tops it made of them.
+ */
+typedef struct BlockScope {
+	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) that
+	                               walks read (LIR_NONE: none) */
+	uint32_t key_first;         /* i64 */
+	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
+	uint32_t key_tiles;         /* with key_rows, the same keys in tiles of TOP_LANES rows (RepLayout.key_lanes), for tops
+	                               (LIR_NONE: none) */
+	uint32_t key_tiles_nan;     /* with key_tiles where RepLayout.mask_nan_keys, the same keys less one (LIR_NONE: none) */
+	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
+	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
+	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
+	                               vectors of nodes (i32) and what each is for (i64); LIR_NONE: no tops taken here */
+	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
+	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
+	uint32_t first;             /* i64: inside an ifComplete of a bounded block, its first row (LIR_NONE: outside) */
+	int64_t span;               /*   and its rows at most */
+	uint32_t next;              /* i64: with first, the first row of the block this thread will likely scan next,
+	                               whose rows its walks prefetch (prefetch_next_rows; LIR_NONE: none) */
+} BlockScope;
+
+/* GPU kernels: what the kernel being built and the lockstep loops around the code set (mir_to_gpu.c). */
+typedef struct GpuScope {
+	bool on;                    /* the module is a GPU's (LModule.gpu) */
+	unsigned mask;              /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
+	unsigned bound;             /* the dimensions that loops around this code are spread over */
+	uint32_t active;            /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
+	const LLaunch *launch;      /* of the kernel being built */
+	bool varying;               /* inside a loop whose trip count differs between the threads of a block */
+	uint32_t block_threads;     /* threads per block of the kernel being built */
+	bool trees_cached;          /* inside a tree loop whose trees the representation copied to shared memory */
+} GpuScope;
+
 typedef struct Lowering {
 	const MModule *m;
 	const HForest *f;
@@ -55,46 +91,22 @@ typedef struct Lowering {
 	uint64_t workspace_elems;   /* elements per row of the workspace buffers so far */
 	Storage *storage;           /* per MIR buffer */
 	LoopScope scope;            /* what the enclosing loops set */
+	BlockScope block;           /* what the enclosing ifComplete sets */
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
 	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
 	uint64_t code_splits;       /* splits of code (a representation's walk hook) in the function being built so far: the
 	                               LIR function's, or its region that compiles apart (LOWER_CODE_FUNCTION_SPLITS) */
 	bool code_apart;            /* inside an iteration of a specialized tree loop that compiles apart (lower_specialized) */
-	/* GPU kernels (lower_mir_to_gpu): see mir_to_gpu.c. */
-	bool gpu;
-	unsigned gpu_mask;          /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
-	unsigned gpu_bound;         /* the dimensions that loops around this code are spread over */
-	uint32_t gpu_active;        /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
-	const LLaunch *launch;      /* of the kernel being built */
-	bool gpu_varying;           /* inside a loop whose trip count differs between the threads of a block */
-	uint32_t block_threads;     /* threads per block of the kernel being built */
+	GpuScope gpu;               /* GPU kernels (lower_mir_to_gpu): see mir_to_gpu.c */
 	bool failed;                /* an error was found (lower_fail; e says it): the module is dropped */
 	uint32_t row_cache;         /* inside cache(v) of a batch loop: the copy of rows [row_cache_first, ...) that walks read, in a GPU
 	                               block's shared memory or on the host thread's stack (LIR_NONE: none) */
 	uint32_t row_cache_first;   /* i64 */
 	int64_t row_cache_rows;     /* 0: the host's copy is row by row; else column by column, feature f of row o at f x this + o,
 	                               where rows walk side by side in vectors (RepLayout.lanes), each feature of theirs one load */
-	uint32_t key_rows;          /* inside an ifComplete that made them (rep.h): the keys of rows [key_first, ...) that
-	                               walks read (LIR_NONE: none) */
-	uint32_t key_first;         /* i64 */
-	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
-	uint32_t key_tiles;         /* with key_rows, the same keys in tiles of TOP_LANES rows (RepLayout.key_lanes), for tops
-	                               (LIR_NONE: none) */
-	uint32_t key_tiles_nan;     /* with key_tiles where RepLayout.mask_nan_keys, the same keys less one (LIR_NONE: none) */
-	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
-	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
-	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
-	                               vectors of nodes (i32) and what each is for (i64); LIR_NONE: no tops taken here */
-	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
-	                               indexed as rows), the rows or their copy with NaN read as 0 (LIR_NONE: outside) */
-	uint32_t block_first;       /* i64: inside an ifComplete of a bounded block, its first row (LIR_NONE: outside) */
-	int64_t block_span;         /*   and its rows at most */
-	uint32_t block_next;        /* i64: with block_first, the first row of the block this thread will likely scan next,
-	                               whose rows its walks prefetch (prefetch_next_rows; LIR_NONE: none) */
 	uint32_t loop_stride;       /* i64: inside a loop over rows whose blocks make keys, the rows from an iteration's first
 	                               row to the first of the next one its thread takes (LIR_NONE: none) */
 	int64_t loop_rows;          /*   and its iterations' rows at most */
-	bool trees_cached;          /* GPU: inside a tree loop whose trees the representation copied to shared memory */
 	uint32_t var_value[HIR_MAX_VARS];
 	bool var_aligned[HIR_MAX_VARS]; /* in lane 0, every value the variable takes is a multiple of TOP_LANES (rows' tiles) */
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
@@ -106,7 +118,7 @@ typedef struct Lowering {
 	Error *e;
 } Lowering;
 
-/* HGpuDim d as a bit of gpu_mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
+/* HGpuDim d as a bit of GpuScope.mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
 static inline unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
 #define GPU_GRID_BITS 7u
 #define GPU_BLOCK_BITS (7u << 3)
@@ -117,12 +129,12 @@ static inline size_t lane_slot(uint32_t id, uint32_t lane) { return (size_t)id *
 static inline uint32_t const_i64(Lowering *l, int64_t v) { return lir_const_int(&l->b, LTYPE_I64, v); }
 static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32_t y) { return lir_emit(&l->b, op, type, x, y, LIR_NONE); }
 
-/* Tops kept per TOP_LANES rows of a block (l->top_nodes, l->top_tags): a tree's and the next's, by the tree's parity. */
+/* Tops kept per TOP_LANES rows of a block (l->block.top_nodes, l->block.top_tags): a tree's and the next's, by the tree's parity. */
 #define TOP_SLOTS 2
 
 /* lower_tops.c */
 /*
- * Whether the rows of the walk's lanes lie in one tile of keys (Lowering.key_tiled),
+ * Whether the rows of the walk's lanes lie in one tile of keys (BlockScope.key_tiled),
  * lane 0's row first.
  */
 bool lower_lanes_share_tile(const Lowering *l, const MInst *walk);
@@ -135,12 +147,12 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 /*
  * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
  * the representation's tile_apply i1 for its tree, tiles[0] the rows' tile of keys and
- * tiles[1] its keys less one (Lowering.key_tiles_nan, or LIR_NONE); else LIR_NONE
+ * tiles[1] its keys less one (BlockScope.key_tiles_nan, or LIR_NONE); else LIR_NONE
  * (emitting nothing).
  */
 uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles);
 /*
- * The keys of the tiles of `rows` rows (i64) less one (Lowering.key_tiles_nan), in a
+ * The keys of the tiles of `rows` rows (i64) less one (BlockScope.key_tiles_nan), in a
  * new array of tile_rows rows' tiles.
  */
 uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows);
@@ -164,7 +176,7 @@ uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
 /*
  * Where walks read categories as keys (RepLayout.category_keys): after the scan that made
  * the keys of rows' elements [first, end) (i64, multiples of the features) into
- * l->key_rows, each category feature's key becomes its category (rep_emit_category_key).
+ * l->block.key_rows, each category feature's key becomes its category (rep_emit_category_key).
  */
 void lower_category_keys(Lowering *l, uint32_t first, uint32_t end);
 /* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
@@ -213,7 +225,7 @@ void lower_for(Lowering *l, const MInst *inst);
 uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane);
 /* Whether index variable var's value here is a multiple of TOP_LANES in lane 0 (Lowering.var_aligned). */
 bool lower_var_aligned(const Lowering *l, int32_t var);
-/* One MIR instruction, in code that one thread runs (on a GPU: gpu_mask 0). */
+/* One MIR instruction, in code that one thread runs (on a GPU: GpuScope.mask 0). */
 void lower_inst(Lowering *l, uint32_t id);
 /* A list of MIR instructions (on a GPU, in phases where threads run it alike). */
 void lower_list(Lowering *l, uint32_t first);

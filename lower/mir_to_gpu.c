@@ -4,7 +4,7 @@
  * grid-stride loop (the thread's coordinate times the step is its first iteration, the
  * extent times the step its stride), so that any launch computes every iteration once.
  * Code outside the loops that bind every dimension runs alike on the threads that
- * differ only in the dimensions not yet bound (gpu_mask). There it is lowered in
+ * differ only in the dimensions not yet bound (GpuScope.mask). There it is lowered in
  * phases (gpu_list):
  *   - a loop mapped to a dimension is spread over it;
  *   - a batch loop with no mapped loop inside is spread over all the unbound dimensions
@@ -75,8 +75,8 @@ static uint32_t gpu_begin_spread(Lowering *l, uint32_t begin, uint32_t end, int6
 	first = emit2(l, LOP_MUL, LTYPE_I64, index, by);
 	first = emit2(l, LOP_ADD, LTYPE_I64, begin, first);
 	stride = emit2(l, LOP_MUL, LTYPE_I64, extent, by);
-	if (l->gpu_active != LIR_NONE) /* an idle thread of a lockstep loop takes no iteration */
-		end = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, l->gpu_active, end, begin);
+	if (l->gpu.active != LIR_NONE) /* an idle thread of a lockstep loop takes no iteration */
+		end = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, l->gpu.active, end, begin);
 	return lir_begin(&l->b, LOP_FOR, first, end, stride);
 }
 
@@ -111,13 +111,13 @@ static const char *loop_where(const Lowering *l, const MInst *inst, char *buf, s
 static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
 {
 	char where[700];
-	if ((l->gpu_mask & GPU_GRID_BITS) && !block_only)
+	if ((l->gpu.mask & GPU_GRID_BITS) && !block_only)
 		lower_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
 		         loop_where(l, before, where, sizeof where));
-	else if (l->gpu_varying)
+	else if (l->gpu.varying)
 		lower_fail(l, "%s: the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them",
 		         loop_where(l, before, where, sizeof where));
-	else if (l->block_threads > 1)
+	else if (l->gpu.block_threads > 1)
 		lir_emit(&l->b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
 }
 
@@ -130,12 +130,12 @@ static void gpu_barrier(Lowering *l, const MInst *before) { gpu_meet(l, before, 
  */
 uint32_t gpu_block_copy(Lowering *l, int64_t size)
 {
-	unsigned bound = l->gpu_bound & GPU_BLOCK_BITS;
+	unsigned bound = l->gpu.bound & GPU_BLOCK_BITS;
 	int64_t copies = 1;
 	uint32_t array, index, extent, at;
 	for (unsigned k = 0; k < 3; k++)
 		if (bound & dim_bit(HGPU_BLOCK_X + k))
-			copies *= l->launch->block[k].count;
+			copies *= l->gpu.launch->block[k].count;
 	array = lir_local_array(&l->b, l->acc_type, size * copies, LSPACE_BLOCK);
 	gpu_flat(l, bound, &index, &extent);
 	at = emit2(l, LOP_MUL, LTYPE_I64, index, const_i64(l, size));
@@ -147,13 +147,13 @@ LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 	const MBuffer *buf = &l->m->buffers[b];
 	uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * lir_type_size(l->acc_type);
 	for (unsigned k = 0; k < 3; k++) /* a copy per thread of the lockstep loops around */
-		if (l->gpu_bound & dim_bit(HGPU_BLOCK_X + k))
-			bytes *= (uint64_t)l->launch->block[k].count;
-	if (!l->gpu_mask)
+		if (l->gpu.bound & dim_bit(HGPU_BLOCK_X + k))
+			bytes *= (uint64_t)l->gpu.launch->block[k].count;
+	if (!l->gpu.mask)
 		return LSPACE_PRIVATE;
-	if (l->gpu_mask & GPU_GRID_BITS)
+	if (l->gpu.mask & GPU_GRID_BITS)
 		lower_fail(l, "schedule: buffer m%u would be shared by the threads of several blocks; map the loops around it to GPU dimensions, or move the loop mapped to a grid dimension inside it out of the loops over rows (its buffers then hold all rows, in global memory)", b);
-	if (l->block_threads <= 1)
+	if (l->gpu.block_threads <= 1)
 		return LSPACE_PRIVATE;
 	if (bytes > GPU_MAX_SHARED)
 		lower_fail(l, "schedule: buffer m%u (%u copies of %lld rows x %u margins) needs %llu bytes of a block's shared memory, more than %u; use smaller tiles",
@@ -165,7 +165,7 @@ LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 static uint32_t gpu_spread_copy(void *ctx, uint32_t n)
 {
 	Lowering *l = ctx;
-	return gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu_mask & GPU_BLOCK_BITS);
+	return gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu.mask & GPU_BLOCK_BITS);
 }
 
 /*
@@ -186,13 +186,13 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
 	if (!rep->cache_begin)
 		lower_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
-	else if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
+	else if (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS))
 		lower_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > left) /* the buffers around it take their part first */
 		lower_fail(l, "%s: %lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
 		         where, (long long)count, (unsigned long long)bytes, rep->name, (unsigned long long)left, GPU_MAX_SHARED);
-	else if (l->trees_cached)
+	else if (l->gpu.trees_cached)
 		lower_fail(l, "%s: a loop around it caches its trees already", where);
 	if (l->failed) {
 		lower_list(l, inst->body);
@@ -200,10 +200,10 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 	}
 	rep->cache_begin(&l->layout, &l->b, lower_index(l, &l->scope.trees, 0), (uint32_t)count, LSPACE_BLOCK, &spread);
 	gpu_meet(l, inst, true);
-	l->trees_cached = true;
+	l->gpu.trees_cached = true;
 	lower_list(l, inst->body);
 	gpu_meet(l, inst, true);
-	l->trees_cached = false;
+	l->gpu.trees_cached = false;
 	rep->cache_end(&l->layout);
 }
 
@@ -226,7 +226,7 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 		gpu_cache_trees(l, inst, count, where);
 		return;
 	}
-	if (!(l->gpu_mask & GPU_BLOCK_BITS) || l->gpu_varying || (l->gpu_bound & GPU_BLOCK_BITS))
+	if (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS))
 		lower_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > GPU_MAX_SHARED)
@@ -241,7 +241,7 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	size = lower_cached_elements(l, count, &first);
 	copy = lower_rows_array(l, l->row_type, count, LSPACE_BLOCK);
 	/* Each block fills its own copy: the copy is spread over the block's threads only. */
-	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu_mask & GPU_BLOCK_BITS);
+	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu.mask & GPU_BLOCK_BITS);
 	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
 	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, x, j));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, j, x);
@@ -257,13 +257,13 @@ void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 /*
  * A loop spread over block dimensions whose body other threads of the block share in
  * phases (mask has dimensions left): every thread runs the same number of rounds, one
- * iteration each per round, those past the end idle through the round (gpu_active), so
+ * iteration each per round, those past the end idle through the round (GpuScope.active), so
  * that the block's threads can still meet between the body's phases.
  */
 static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, int64_t step, unsigned spread)
 {
-	unsigned mask = l->gpu_mask;
-	uint32_t outer = l->gpu_active, index, extent, by = const_i64(l, step), trips, rounds, round, i, active, value, zero, one;
+	unsigned mask = l->gpu.mask;
+	uint32_t outer = l->gpu.active, index, extent, by = const_i64(l, step), trips, rounds, round, i, active, value, zero, one;
 	gpu_flat(l, spread, &index, &extent);
 	trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
 	trips = emit2(l, LOP_ADD, LTYPE_I64, trips, const_i64(l, step - 1));
@@ -281,13 +281,13 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 		active = emit2(l, LOP_AND, LTYPE_I1, active, outer);
 	value = emit2(l, LOP_MUL, LTYPE_I64, i, by);
 	value = emit2(l, LOP_ADD, LTYPE_I64, begin, value);
-	l->gpu_active = active;
-	l->gpu_mask = mask & ~spread;
-	l->gpu_bound |= spread;
+	l->gpu.active = active;
+	l->gpu.mask = mask & ~spread;
+	l->gpu.bound |= spread;
 	lower_body(l, inst, value, step, 0, LIR_NONE);
-	l->gpu_mask = mask;
-	l->gpu_bound &= ~spread;
-	l->gpu_active = outer;
+	l->gpu.mask = mask;
+	l->gpu.bound &= ~spread;
+	l->gpu.active = outer;
 	lir_end(&l->b);
 }
 
@@ -299,8 +299,8 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 bool gpu_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
-	unsigned mask = l->gpu_mask, spread = 0;
-	bool varying = l->gpu_varying;
+	unsigned mask = l->gpu.mask, spread = 0;
+	bool varying = l->gpu.varying;
 	char where[700];
 	HRange r;
 	uint32_t begin, end, loop;
@@ -308,7 +308,7 @@ bool gpu_for(Lowering *l, const MInst *inst)
 	if (inst->parallel && !inst->gpu_dim)
 		lower_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
 		         hir_schedule_where(&l->f->schedule, inst->var, HDIR_PARALLEL, where, sizeof where));
-	if (inst->gpu_dim && (l->gpu_bound & dim_bit(inst->gpu_dim)))
+	if (inst->gpu_dim && (l->gpu.bound & dim_bit(inst->gpu_dim)))
 		lower_fail(l, "%s: a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
 		         loop_where(l, inst, where, sizeof where), hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
 	if (!mask && !inst->gpu_dim)
@@ -332,14 +332,14 @@ bool gpu_for(Lowering *l, const MInst *inst)
 		gpu_lockstep(l, inst, begin, end, r.step, spread);
 	} else {
 		loop = gpu_begin_spread(l, begin, end, r.step, spread);
-		l->gpu_mask = mask & ~spread;
-		l->gpu_bound |= spread;
-		l->gpu_varying = varying || (spread & GPU_BLOCK_BITS) != 0;
+		l->gpu.mask = mask & ~spread;
+		l->gpu.bound |= spread;
+		l->gpu.varying = varying || (spread & GPU_BLOCK_BITS) != 0;
 		lower_body(l, inst, loop, r.step, 0, LIR_NONE);
 		lir_end(&l->b);
-		l->gpu_mask = mask;
-		l->gpu_bound &= ~spread;
-		l->gpu_varying = varying;
+		l->gpu.mask = mask;
+		l->gpu.bound &= ~spread;
+		l->gpu.varying = varying;
 	}
 	return true;
 }
@@ -350,7 +350,7 @@ static void gpu_init(Lowering *l, uint32_t b)
 	const MBuffer *buf = &l->m->buffers[b];
 	const Storage *st = &l->storage[b];
 	uint32_t rows = emit2(l, LOP_MUL, LTYPE_I64, st->rows, const_i64(l, buf->copies));
-	uint32_t row = gpu_begin_spread(l, const_i64(l, 0), rows, 1, l->gpu_mask);
+	uint32_t row = gpu_begin_spread(l, const_i64(l, 0), rows, 1, l->gpu.mask);
 	for (uint32_t c = 0; c < buf->outputs; c++) {
 		uint32_t at = buffer_element(l, b, row, const_i64(l, c)), value;
 		at = emit2(l, LOP_ADD, LTYPE_I64, st->offset, at);
@@ -378,7 +378,7 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
 	uint32_t tid, threads, lane, warp, warps, zero = const_i64(l, 0), one = const_i64(l, 1), j, acc, c, at, v, first;
 	uint32_t partial = lir_local_array(&l->b, l->acc_type, (GPU_MAX_BLOCK_THREADS + GROVE_WARP_LANES - 1) / GROVE_WARP_LANES, LSPACE_BLOCK);
-	gpu_flat(l, l->gpu_mask, &tid, &threads);
+	gpu_flat(l, l->gpu.mask, &tid, &threads);
 	lane = emit2(l, LOP_AND, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES - 1));
 	warp = emit2(l, LOP_SDIV, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES));
 	warps = emit2(l, LOP_ADD, LTYPE_I64, threads, const_i64(l, GROVE_WARP_LANES - 1));
@@ -425,8 +425,8 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 {
 	int32_t along = l->m->buffers[inst->src].copy_var;
-	if (along != HIR_NONE && l->f->schedule.vars[along].reduce == HREDUCE_SHARED && l->block_threads > 1 &&
-	    !(l->gpu_mask & GPU_GRID_BITS) && !(l->gpu_bound & GPU_BLOCK_BITS) && !l->gpu_varying) {
+	if (along != HIR_NONE && l->f->schedule.vars[along].reduce == HREDUCE_SHARED && l->gpu.block_threads > 1 &&
+	    !(l->gpu.mask & GPU_GRID_BITS) && !(l->gpu.bound & GPU_BLOCK_BITS) && !l->gpu.varying) {
 		gpu_shuffle_fold(l, inst);
 		return;
 	}
@@ -435,7 +435,7 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 	const Storage *from = &l->storage[inst->src];
 	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
 	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu_mask);
+	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu.mask);
 	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
 	uint32_t acc = lir_emit(&l->b, LOP_VAR, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, l->storage[inst->buf].base[0], d), LIR_NONE, LIR_NONE);
 	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
@@ -454,17 +454,17 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 static void gpu_single(Lowering *l, uint32_t first, uint32_t stop)
 {
 	uint32_t index, extent, zero, first_thread;
-	unsigned mask = l->gpu_mask;
+	unsigned mask = l->gpu.mask;
 	gpu_flat(l, mask, &index, &extent);
 	zero = const_i64(l, 0);
 	first_thread = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, index, zero);
-	if (l->gpu_active != LIR_NONE)
-		first_thread = emit2(l, LOP_AND, LTYPE_I1, first_thread, l->gpu_active);
+	if (l->gpu.active != LIR_NONE)
+		first_thread = emit2(l, LOP_AND, LTYPE_I1, first_thread, l->gpu.active);
 	lir_begin(&l->b, LOP_IF, first_thread, LIR_NONE, LIR_NONE);
-	l->gpu_mask = 0;
+	l->gpu.mask = 0;
 	for (uint32_t id = first; id != stop; id = l->m->insts[id].next)
 		lower_inst(l, id);
-	l->gpu_mask = mask;
+	l->gpu.mask = mask;
 	lir_end(&l->b);
 }
 
@@ -511,7 +511,7 @@ void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body)
 		uint32_t end;
 		if (l->m->insts[id].op == MOP_BUFFER) {
 			lower_buffer(l, l->m->insts[id].buf);
-			shared |= l->block_threads > 1;
+			shared |= l->gpu.block_threads > 1;
 			id = l->m->insts[id].next;
 			continue;
 		}
@@ -569,23 +569,23 @@ static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
 		launch->grid[0] = (LDim){.rows_per = GPU_SPREAD_BLOCK};
 		launch->block[0] = (LDim){.count = GPU_SPREAD_BLOCK};
 	}
-	l->gpu_mask = 0;
+	l->gpu.mask = 0;
 	for (int k = 0; k < 3; k++) {
 		threads *= launch->block[k].count;
 		if (launch->grid[k].rows_per || launch->grid[k].count > 1)
-			l->gpu_mask |= dim_bit(HGPU_GRID_X + (unsigned)k);
+			l->gpu.mask |= dim_bit(HGPU_GRID_X + (unsigned)k);
 		if (launch->block[k].count > 1)
-			l->gpu_mask |= dim_bit(HGPU_BLOCK_X + (unsigned)k);
+			l->gpu.mask |= dim_bit(HGPU_BLOCK_X + (unsigned)k);
 	}
 	if (threads > GPU_MAX_BLOCK_THREADS)
 		lower_fail(l, "schedule: the loops mapped to block dimensions ask for %lld x %lld x %lld = %lld threads per block, at most %d; tile them",
 		         (long long)launch->block[0].count, (long long)launch->block[1].count, (long long)launch->block[2].count,
 		         (long long)threads, GPU_MAX_BLOCK_THREADS);
-	l->block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
-	l->gpu_varying = false;
-	l->gpu_bound = 0;
-	l->gpu_active = LIR_NONE;
-	l->launch = launch;
+	l->gpu.block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
+	l->gpu.varying = false;
+	l->gpu.bound = 0;
+	l->gpu.active = LIR_NONE;
+	l->gpu.launch = launch;
 }
 
 /* A kernel's shared memory altogether (buffers, copies of rows and trees) must fit a block's. */

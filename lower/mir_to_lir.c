@@ -135,18 +135,18 @@ uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 
 static void prefetch_next_trees(Lowering *l, int64_t count, bool whole)
 {
-	bool block = whole && l->block_first != LIR_NONE;
+	bool block = whole && l->block.first != LIR_NONE;
 	uint32_t first, span, one, tree, next, limit;
 	if (!l->rep->prefetch_tree) {
 		lower_fail(l, "cache of a tree loop: the %s representation keeps no trees in memory to prefetch", l->rep->name);
 		return;
 	}
-	if (block && l->block_span < CACHE_TREES_MIN_ROWS)
+	if (block && l->block.span < CACHE_TREES_MIN_ROWS)
 		return;
 	if (block) { /* the block's rows: min(first + span, end) - first */
-		uint32_t rows = emit2(l, LOP_ADD, LTYPE_I64, l->block_first, const_i64(l, l->block_span));
+		uint32_t rows = emit2(l, LOP_ADD, LTYPE_I64, l->block.first, const_i64(l, l->block.span));
 		rows = emit2(l, LOP_MIN, LTYPE_I64, rows, l->rows_end);
-		rows = emit2(l, LOP_SUB, LTYPE_I64, rows, l->block_first);
+		rows = emit2(l, LOP_SUB, LTYPE_I64, rows, l->block.first);
 		lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SGE, rows, const_i64(l, CACHE_TREES_MIN_ROWS)), LIR_NONE,
 		          LIR_NONE);
 	}
@@ -165,7 +165,7 @@ static void prefetch_next_trees(Lowering *l, int64_t count, bool whole)
 		k = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), span, one);
 		tree = emit2(l, LOP_ADD, LTYPE_I64, next, k);
 	}
-	l->layout.walk_keys = l->key_rows != LIR_NONE; /* the walks read the key copy of the nodes */
+	l->layout.walk_keys = l->block.key_rows != LIR_NONE; /* the walks read the key copy of the nodes */
 	l->rep->prefetch_tree(&l->layout, &l->b, tree, whole);
 	l->layout.walk_keys = false;
 	lir_end(&l->b);
@@ -206,7 +206,7 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
 	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
-	if ((v->flags & HVAR_CACHE) && l->gpu) {
+	if ((v->flags & HVAR_CACHE) && l->gpu.on) {
 		gpu_cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
 	} else {
 		uint32_t outer_cache = l->row_cache;
@@ -310,7 +310,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	 * likely takes (prefetch_next_rows): threads that take one iteration at a time take
 	 * them in turn; taking several, the next is mostly the one after.
 	 */
-	bool ahead = over_rows && !l->gpu && !l->rep->walk && lower_some_inst(l->m, inst->body, lower_keys_block), turns = parallel && grain == 1;
+	bool ahead = over_rows && !l->gpu.on && !l->rep->walk && lower_some_inst(l->m, inst->body, lower_keys_block), turns = parallel && grain == 1;
 	uint32_t outer_end = l->rows_end, loop, outer_tops, outer_stride = l->loop_stride, threads = LIR_NONE;
 	int64_t outer_rows = l->loop_rows;
 	if (parallel && (shrinks || (ahead && turns)))
@@ -328,11 +328,11 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 		uint32_t block_end = emit2(l, LOP_ADD, LTYPE_I64, loop, step);
 		l->rows_end = emit2(l, LOP_MIN, LTYPE_I64, block_end, outer_end);
 	}
-	outer_tops = l->top_nodes;
+	outer_tops = l->block.top_nodes;
 	if (parallel) /* the tops a tree ahead are the iteration's own (lower_tops) */
-		l->top_nodes = LIR_NONE;
+		l->block.top_nodes = LIR_NONE;
 	lower_body(l, inst, loop, rows, lanes, LIR_NONE);
-	l->top_nodes = outer_tops;
+	l->block.top_nodes = outer_tops;
 	l->rows_end = outer_end;
 	l->loop_stride = outer_stride;
 	l->loop_rows = outer_rows;
@@ -398,7 +398,7 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 {
 	int64_t begin, end;
 	bool const_begin = eval_expr(l, r, r->begin, &begin), const_end = eval_expr(l, r, r->end, &end);
-	bool apart = l->rep->walk && !l->gpu && !l->code_apart, outer_apart = l->code_apart;
+	bool apart = l->rep->walk && !l->gpu.on && !l->code_apart, outer_apart = l->code_apart;
 	uint64_t splits = l->code_splits;
 	uint32_t lowest = 0, past = 0;
 	if (apart) {
@@ -442,7 +442,7 @@ void lower_for(Lowering *l, const MInst *inst)
 	HRange r;
 	uint32_t begin, end, step;
 
-	if (l->gpu && gpu_for(l, inst))
+	if (l->gpu.on && gpu_for(l, inst))
 		return;
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
 	if (v->flags & HVAR_SPECIALIZE) {
@@ -519,14 +519,14 @@ void lower_for(Lowering *l, const MInst *inst)
 			lower_loop(l, inst, begin, end, step, 1, false);
 		}
 		lir_end(&l->b);
-	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu && !l->code_apart && lower_some_inst(l->m, inst->body, walks)) {
+	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu.on && !l->code_apart && lower_some_inst(l->m, inst->body, walks)) {
 		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
 		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, begin, end), LIR_NONE, LIR_NONE);
 		l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
 		lower_loop(l, inst, begin, end, step, 0, false);
 		lir_end(&l->b);
 	} else {
-		lower_loop(l, inst, begin, end, step, 0, inst->parallel && !l->gpu);
+		lower_loop(l, inst, begin, end, step, 0, inst->parallel && !l->gpu.on);
 	}
 }
 
@@ -534,7 +534,7 @@ void lower_for(Lowering *l, const MInst *inst)
 
 
 
-/* One MIR instruction, in code that one thread runs (on a GPU: gpu_mask 0). */
+/* One MIR instruction, in code that one thread runs (on a GPU: GpuScope.mask 0). */
 void lower_inst(Lowering *l, uint32_t id)
 {
 	const MInst *inst = &l->m->insts[id];
@@ -583,7 +583,7 @@ void lower_inst(Lowering *l, uint32_t id)
 
 void lower_list(Lowering *l, uint32_t first)
 {
-	if (l->gpu && l->gpu_mask) {
+	if (l->gpu.on && l->gpu.mask) {
 		gpu_list(l, first, MIR_NONE, true);
 		return;
 	}
@@ -658,7 +658,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	l->lanes_value = xmalloc(((size_t)m->num_insts + 1) * sizeof *l->lanes_value);
 	for (uint32_t i = 0; i <= m->num_insts; i++)
 		l->lanes_value[i] = LIR_NONE;
-	if (l->gpu) {
+	if (l->gpu.on) {
 		gpu_entry(l, name, row_type);
 	} else {
 		begin_function(l, name, row_type, false);
@@ -694,7 +694,7 @@ static bool check_host(const HSchedule *s, Error *e)
 static LModule *lower_module(const MModule *m, const char *representation, bool gpu, Error *e)
 {
 	const HForest *f = m->forest;
-	Lowering l = {.m = m, .f = f, .e = e, .gpu = gpu};
+	Lowering l = {.m = m, .f = f, .e = e, .gpu = {.on = gpu}};
 	HForest *walked;
 	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
 	bool widen;        /* predict widens its rows and calls predict_f64 (lower/convert_rows.c) */
@@ -746,7 +746,7 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = l.block_first = l.block_next = l.loop_stride = l.key_rows = l.key_tiles = l.key_tiles_nan = l.top_nodes = l.zero_rows = LIR_NONE;
+	l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.key_tiles_nan = l.block.top_nodes = l.block.zero_rows = LIR_NONE;
 	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));

@@ -216,7 +216,7 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	int64_t outputs = l->f->num_outputs;
 	const LInst *stride = l->acc_stride != LIR_NONE ? &l->b.fn->insts[l->acc_stride] : NULL; /* consecutive margins: */
 	bool consecutive = !stride || (stride->op == LOP_CONST && stride->imm == 1);             /* of a row-major buffer, */
-	unsigned lanes = !l->gpu && consecutive && outputs >= 2 * SOFTMAX_LANES ? SOFTMAX_LANES : 1; /* or of a row's */
+	unsigned lanes = !l->gpu.on && consecutive && outputs >= 2 * SOFTMAX_LANES ? SOFTMAX_LANES : 1; /* or of a row's */
 	int64_t whole = lanes > 1 ? outputs / lanes * lanes : 0; /* [0, whole) a vector at a time, the rest one at a time */
 	uint32_t max, sum, c, e, total, index, folded = LIR_NONE;
 
