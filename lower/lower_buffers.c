@@ -98,11 +98,11 @@ void lower_buffer(Lowering *l, uint32_t b)
 		st->offset = emit2(l, LOP_MUL, LTYPE_I64, l->num_rows, const_i64(l, (int64_t)st->workspace_at - 1));
 		return;
 	}
-	LSpace space = l->gpu.on ? gpu_buffer_space(l, b) : buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE;
+	LSpace space = l->gpu.on ? l->gpu.hooks->buffer_space(l, b) : buf->space == MSPACE_SHARED ? LSPACE_SHARED : LSPACE_PRIVATE;
 	int64_t size = (int64_t)(per_row * (uint64_t)buf->rows);
 	for (uint32_t r = 0; r < lanes; r++) {
 		if (space == LSPACE_BLOCK && (l->gpu.bound & GPU_BLOCK_BITS)) {
-			st->base[r] = gpu_block_copy(l, size);
+			st->base[r] = l->gpu.hooks->block_copy(l, size);
 			continue;
 		}
 		st->base[r] = lir_local_array(&l->b, l->acc_type, size, space);

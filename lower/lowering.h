@@ -54,9 +54,26 @@ typedef struct BlockScope {
 	                               whose rows its walks prefetch (prefetch_next_rows; LIR_NONE: none) */
 } BlockScope;
 
+typedef struct Lowering Lowering;
+
+/*
+ * Where a GPU's kernels are lowered otherwise than the host's code: mir_to_gpu.c's
+ * hooks, which the core (mir_to_lir.c and the files beside it) calls where it lowers a
+ * GPU's module, falling back on its own lowering where a hook declines.
+ */
+typedef struct LowerHooks {
+	void (*entry)(Lowering *l, const char *name, LType row_type); /* an entry: its kernels */
+	bool (*loop)(Lowering *l, const MInst *inst);                 /* a FOR spread over threads or run alike (false: one thread's) */
+	void (*cache)(Lowering *l, const MInst *inst, int64_t count); /* cache(v): the body between a copy in shared memory and a meeting */
+	bool (*list)(Lowering *l, uint32_t first);                    /* a list that threads run alike, in phases (false: one thread's) */
+	LSpace (*buffer_space)(Lowering *l, uint32_t b);              /* where MIR buffer b lives: private, or a block's shared memory */
+	uint32_t (*block_copy)(Lowering *l, int64_t size);            /* shared memory for a buffer inside a lockstep loop: a group's copy */
+} LowerHooks;
+
 /* GPU kernels: what the kernel being built and the lockstep loops around the code set (mir_to_gpu.c). */
 typedef struct GpuScope {
 	bool on;                    /* the module is a GPU's (LModule.gpu) */
+	const LowerHooks *hooks;    /* with on, the GPU's lowering (NULL for the host) */
 	unsigned mask;              /* the dimensions (dim_bit) in which the threads running this code alike differ; 0: one thread */
 	unsigned bound;             /* the dimensions that loops around this code are spread over */
 	uint32_t active;            /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
@@ -66,7 +83,7 @@ typedef struct GpuScope {
 	bool trees_cached;          /* inside a tree loop whose trees the representation copied to shared memory */
 } GpuScope;
 
-typedef struct Lowering {
+struct Lowering {
 	const MModule *m;
 	const HForest *f;
 	const LRepresentation *rep;
@@ -116,7 +133,7 @@ typedef struct Lowering {
 	uint32_t *lanes_value;      /* per MIR instruction, its lanes' values as one vector where its walk made them so
 	                               (lower_code.c), else LIR_NONE */
 	Error *e;
-} Lowering;
+};
 
 /* HGpuDim d as a bit of GpuScope.mask: the grid's x, y, z are bits 0-2, the block's bits 3-5. */
 static inline unsigned dim_bit(unsigned d) { return 1u << (d - 1); }
@@ -276,19 +293,8 @@ bool lower_takes_tops(const MModule *m, const MInst *inst);
 /* An ifComplete whose walks prefetch the rows of the next block (keys for TOP_LANES rows walked side by side). */
 bool lower_keys_block(const MModule *m, const MInst *inst);
 
-/* mir_to_gpu.c */
-/* Shared memory for a buffer of `size` margins inside a lockstep loop: this thread group's copy. */
-uint32_t gpu_block_copy(Lowering *l, int64_t size);
-/* Where MIR buffer b lives on a GPU: private, or the block's shared memory (checked against its size). */
-LSpace gpu_buffer_space(Lowering *l, uint32_t b);
-/* cache(v) on a GPU: the body of v's iteration between a copy of its rows or trees in shared memory and the threads' last meeting. */
-void gpu_cache(Lowering *l, const MInst *inst, int64_t count);
-/* The kernels of an entry: the top-level list in phases, each phase a kernel. */
-void gpu_entry(Lowering *l, const char *name, LType row_type);
-/* A loop on a GPU (spread, or run alike); false for a loop one thread runs, which lowers as on the host. */
-bool gpu_for(Lowering *l, const MInst *inst);
-/* Instructions [first, stop) of code that threads run alike, in phases with barriers between. */
-void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body);
+/* The host's and GPUs' lowering: the core above, with a GPU's hooks (mir_to_gpu.c) or none (the host). */
+LModule *lower_module_with(const MModule *m, const char *representation, const LowerHooks *hooks, Error *e);
 
 /* lower/stack.c: buffers on the stack fit there (each at most 1 MiB), and so do each host function's arrays together. */
 bool lower_check_buffers(const MModule *m, Error *e);

@@ -128,7 +128,7 @@ static void gpu_barrier(Lowering *l, const MInst *before) { gpu_meet(l, before, 
  * dimensions (a lockstep loop): one copy per thread coordinate in those dimensions, this
  * thread's group taking its own.
  */
-uint32_t gpu_block_copy(Lowering *l, int64_t size)
+static uint32_t gpu_block_copy(Lowering *l, int64_t size)
 {
 	unsigned bound = l->gpu.bound & GPU_BLOCK_BITS;
 	int64_t copies = 1;
@@ -142,7 +142,7 @@ uint32_t gpu_block_copy(Lowering *l, int64_t size)
 	return lir_index(&l->b, array, at, l->acc_type);
 }
 
-LSpace gpu_buffer_space(Lowering *l, uint32_t b)
+static LSpace gpu_buffer_space(Lowering *l, uint32_t b)
 {
 	const MBuffer *buf = &l->m->buffers[b];
 	uint64_t bytes = (uint64_t)buf->rows * buf->copies * buf->outputs * lir_type_size(l->acc_type);
@@ -214,7 +214,7 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
  * the body read the copy; the threads meet again before the next iteration overwrites
  * it. count: the rows one iteration covers.
  */
-void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
+static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	char where[700];
@@ -296,7 +296,7 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
  * with no mapped loop inside), or run alike by the threads (the others). Returns false
  * for a loop in code that one thread runs, which lowers as on the host.
  */
-bool gpu_for(Lowering *l, const MInst *inst)
+static bool gpu_for(Lowering *l, const MInst *inst)
 {
 	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	unsigned mask = l->gpu.mask, spread = 0;
@@ -503,7 +503,7 @@ static void gpu_phase(Lowering *l, uint32_t first, uint32_t stop)
  * block's threads meeting between them, and after the last where the list is a loop
  * body whose next iteration could otherwise overwrite what a slower thread still reads.
  */
-void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body)
+static void gpu_list(Lowering *l, uint32_t first, uint32_t stop, bool loop_body)
 {
 	uint32_t phases = 0, last = MIR_NONE;
 	bool shared = false;
@@ -602,7 +602,7 @@ static void gpu_check_shared(Lowering *l, const LFunc *fn)
  * own (kernels run one after the other, which orders phases whose threads are in
  * different blocks). Each kernel declares the top-level buffers before its phase again.
  */
-void gpu_entry(Lowering *l, const char *name, LType row_type)
+static void gpu_entry(Lowering *l, const char *name, LType row_type)
 {
 	const MModule *m = l->m;
 	uint32_t *decls = xmalloc(((size_t)m->num_insts + 1) * sizeof *decls), num_decls = 0, kernels = 0;
@@ -628,3 +628,22 @@ void gpu_entry(Lowering *l, const char *name, LType row_type)
 	free(decls);
 }
 
+/* A list that threads run alike (GpuScope.mask): in phases; one thread's lowers as on the host. */
+static bool gpu_lower_list(Lowering *l, uint32_t first)
+{
+	if (!l->gpu.mask)
+		return false;
+	gpu_list(l, first, MIR_NONE, true);
+	return true;
+}
+
+static const LowerHooks gpu_hooks = {
+	.entry = gpu_entry,
+	.loop = gpu_for,
+	.cache = gpu_cache,
+	.list = gpu_lower_list,
+	.buffer_space = gpu_buffer_space,
+	.block_copy = gpu_block_copy,
+};
+
+LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e) { return lower_module_with(m, representation, &gpu_hooks, e); }

@@ -207,7 +207,7 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
 	if ((v->flags & HVAR_CACHE) && l->gpu.on) {
-		gpu_cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
+		l->gpu.hooks->cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
 	} else {
 		uint32_t outer_cache = l->row_cache;
 		int64_t outer_rows = l->row_cache_rows;
@@ -442,7 +442,7 @@ void lower_for(Lowering *l, const MInst *inst)
 	HRange r;
 	uint32_t begin, end, step;
 
-	if (l->gpu.on && gpu_for(l, inst))
+	if (l->gpu.on && l->gpu.hooks->loop(l, inst))
 		return;
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
 	if (v->flags & HVAR_SPECIALIZE) {
@@ -583,10 +583,8 @@ void lower_inst(Lowering *l, uint32_t id)
 
 void lower_list(Lowering *l, uint32_t first)
 {
-	if (l->gpu.on && l->gpu.mask) {
-		gpu_list(l, first, MIR_NONE, true);
+	if (l->gpu.on && l->gpu.hooks->list(l, first))
 		return;
-	}
 	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next)
 		lower_inst(l, id);
 }
@@ -659,7 +657,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	for (uint32_t i = 0; i <= m->num_insts; i++)
 		l->lanes_value[i] = LIR_NONE;
 	if (l->gpu.on) {
-		gpu_entry(l, name, row_type);
+		l->gpu.hooks->entry(l, name, row_type);
 	} else {
 		begin_function(l, name, row_type, false);
 		lower_list(l, m->body);
@@ -690,11 +688,11 @@ static bool check_host(const HSchedule *s, Error *e)
 	return true;
 }
 
-/* MIR -> LIR for the host (gpu false) or a GPU. */
-static LModule *lower_module(const MModule *m, const char *representation, bool gpu, Error *e)
+LModule *lower_module_with(const MModule *m, const char *representation, const LowerHooks *hooks, Error *e)
 {
+	bool gpu = hooks != NULL;
 	const HForest *f = m->forest;
-	Lowering l = {.m = m, .f = f, .e = e, .gpu = {.on = gpu}};
+	Lowering l = {.m = m, .f = f, .e = e, .gpu = {.on = gpu, .hooks = hooks}};
 	HForest *walked;
 	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
 	bool widen;        /* predict widens its rows and calls predict_f64 (lower/convert_rows.c) */
@@ -788,6 +786,4 @@ static LModule *lower_module(const MModule *m, const char *representation, bool 
 	return l.module;
 }
 
-LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e) { return lower_module(m, representation, false, e); }
-
-LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e) { return lower_module(m, representation, true, e); }
+LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e) { return lower_module_with(m, representation, NULL, e); }
