@@ -163,6 +163,9 @@ static bool verify_list(Verifier *v, uint32_t first)
 		case MOP_FOR:
 			if (inst->var < 0 || (uint32_t)inst->var >= s->num_vars || v->in_scope[inst->var])
 				return error_set(v->e, "mir: %%%u: loop over a bad or already bound variable", id);
+			if (!(inst->loop & MLOOP_TREES) != !s->vars[inst->var].over_trees)
+				return error_set(v->e, "mir: %%%u: loop over %s marked as over %s", id, s->vars[inst->var].name,
+				                 inst->loop & MLOOP_TREES ? "trees" : "rows");
 			v->in_scope[inst->var] = true;
 			ok = verify_list(v, inst->body);
 			v->in_scope[inst->var] = false;
@@ -331,8 +334,12 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 				fprintf(out, " interleave %u", inst->interleave);
 			if (inst->gpu_dim)
 				fprintf(out, " on %s", hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
-			if (f->schedule.vars[inst->var].flags & HVAR_SPECIALIZE)
+			if (inst->loop & MLOOP_CACHE)
+				fputs(" cache", out);
+			if (inst->loop & MLOOP_SPECIALIZE)
 				fputs(" specialized", out);
+			if (inst->loop & MLOOP_FEW_ROWS)
+				fputs(" few-rows", out);
 			fputs(" {\n", out);
 			print_list(out, m, inst->body, indent + 2);
 			fprintf(out, "%*s}\n", indent, "");

@@ -19,6 +19,11 @@
  * and `transform` name the buffer they touch; reductions carry their operator and
  * strategy, and mir_legalize_reductions makes every reduction under a parallel loop
  * safe by privatising its buffer or making it atomic.
+ *
+ * Loops carry what the schedule asked of them (MInst.loop: over trees, cache,
+ * specialize, splitSize's half for few rows), so that the lowering reads the MIR, not
+ * the HIR schedule, for them. Their ranges still follow from the variables' lineage in
+ * the schedule (hir_schedule_range).
  */
 #ifndef GROVE_IR_MIR_H
 #define GROVE_IR_MIR_H
@@ -91,8 +96,17 @@ typedef struct MBuffer {
 	uint32_t of;       /* the buffer this one privatises (MIR_NONE: none) */
 } MBuffer;
 
+/* What a FOR's schedule asked of it (MInst.loop), which the lowering reads instead of the HIR schedule. */
+typedef enum MLoopFlags {
+	MLOOP_TREES = 1 << 0,      /* over trees (its variable derives from `tree`), else over rows */
+	MLOOP_CACHE = 1 << 1,      /* cache(v): the rows or trees of an iteration copied (GPU) or prefetched (host) */
+	MLOOP_SPECIALIZE = 1 << 2, /* specialize(v): each iteration lowered apart, its value known */
+	MLOOP_FEW_ROWS = 1 << 3,   /* splitSize's half for few rows (the host compiles its walks apart) */
+} MLoopFlags;
+
 typedef struct MInst {
 	uint8_t op;          /* MOp */
+	uint8_t loop;        /* FOR: MLoopFlags */
 	uint8_t parallel;    /* FOR: iterations may run concurrently (parallel, or spread over a GPU dimension) */
 	uint8_t gpu_dim;     /* FOR: the GPU grid or block dimension its iterations are spread over (HGpuDim; 0: none) */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */

@@ -71,6 +71,9 @@ static void add_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b, 
 		w->m->insts[loop].var = v;
 		w->m->insts[loop].gpu_dim = x->gpu_dim;
 		w->m->insts[loop].parallel = (x->flags & HVAR_PARALLEL) || x->gpu_dim;
+		w->m->insts[loop].loop = (uint8_t)((x->over_trees ? MLOOP_TREES : 0) | (x->flags & HVAR_CACHE ? MLOOP_CACHE : 0) |
+		                                   (x->flags & HVAR_SPECIALIZE ? MLOOP_SPECIALIZE : 0) |
+		                                   (x->by_size && x->kind == HVAR_SPLIT_FIRST ? MLOOP_FEW_ROWS : 0));
 		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
 		fill(w, &body, x->first_child, HIR_NONE, inner);
 		w->m->insts[loop].body = body.first;

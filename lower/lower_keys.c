@@ -67,7 +67,8 @@ bool lower_makes_lone_keys(const MModule *m, const MInst *inst) { return lower_m
 /* A loop over rows that walks TOP_LANES of them side by side. */
 static bool row_lanes(const MModule *m, const MInst *inst)
 {
-	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !m->forest->schedule.vars[inst->var].over_trees;
+	(void)m;
+	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !(inst->loop & MLOOP_TREES);
 }
 
 

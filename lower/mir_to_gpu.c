@@ -216,13 +216,12 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
  */
 static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 {
-	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	char where[700];
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
 	uint32_t first, size, copy, j, x;
 
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
-	if (v->over_trees) {
+	if (inst->loop & MLOOP_TREES) {
 		gpu_cache_trees(l, inst, count, where);
 		return;
 	}
@@ -298,7 +297,6 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
  */
 static bool gpu_for(Lowering *l, const MInst *inst)
 {
-	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	unsigned mask = l->gpu.mask, spread = 0;
 	bool varying = l->gpu.varying;
 	char where[700];
@@ -315,12 +313,12 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 		return false;
 	if (inst->gpu_dim)
 		spread = dim_bit(inst->gpu_dim);
-	else if (!v->over_trees && !contains_gpu(l->m, inst->body))
+	else if (!(inst->loop & MLOOP_TREES) && !contains_gpu(l->m, inst->body))
 		spread = mask;
-	if (inst->interleave > 1 || (spread && v->flags & HVAR_SPECIALIZE))
+	if (inst->interleave > 1 || (spread && inst->loop & MLOOP_SPECIALIZE))
 		lower_fail(l, "%s: a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
 		         loop_where(l, inst, where, sizeof where), inst->interleave > 1 ? "interleaved" : "specialized");
-	if (v->flags & HVAR_SPECIALIZE)
+	if (inst->loop & MLOOP_SPECIALIZE)
 		return false; /* its copies run alike, their bodies in phases */
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
 	begin = lower_expr(l, &r, r.begin, 0);

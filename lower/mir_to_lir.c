@@ -178,7 +178,7 @@ static bool batch_loop_in(const MModule *m, uint32_t first)
 {
 	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next)
 		if (m->insts[id].op == MOP_FOR &&
-		    (!m->forest->schedule.vars[m->insts[id].var].over_trees || batch_loop_in(m, m->insts[id].body)))
+		    (!(m->insts[id].loop & MLOOP_TREES) || batch_loop_in(m, m->insts[id].body)))
 			return true;
 	return false;
 }
@@ -186,34 +186,34 @@ static bool batch_loop_in(const MModule *m, uint32_t first)
 /* Whether inst is a tree loop around batch loops: each of its iterations walks many rows. */
 static bool over_rows_in_trees(const Lowering *l, const MInst *inst)
 {
-	return l->f->schedule.vars[inst->var].over_trees && batch_loop_in(l->m, inst->body);
+	return (inst->loop & MLOOP_TREES) && batch_loop_in(l->m, inst->body);
 }
 
 void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, uint32_t lanes, uint32_t masked)
 {
-	const HIndexVar *v = &l->f->schedule.vars[inst->var];
+	bool trees = inst->loop & MLOOP_TREES;
 	LoopScope outer = l->scope;
 
 	l->var_value[inst->var] = value;
 	if (lanes) {
 		l->scope.lanes = lanes;
 		l->scope.lane_var = inst->var;
-		l->scope.lanes_are_trees = v->over_trees;
+		l->scope.lanes_are_trees = trees;
 		l->scope.lane_step = rows / lanes;
 		l->scope.masked = masked;
 	}
-	if (v->over_trees)
+	if (trees)
 		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
 	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
-	if ((v->flags & HVAR_CACHE) && l->gpu.on) {
+	if ((inst->loop & MLOOP_CACHE) && l->gpu.on) {
 		l->gpu.hooks->cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
 	} else {
 		uint32_t outer_cache = l->row_cache;
 		int64_t outer_rows = l->row_cache_rows;
-		if ((v->flags & HVAR_CACHE) && v->over_trees)
+		if ((inst->loop & MLOOP_CACHE) && trees)
 			prefetch_next_trees(l, rows, batch_loop_in(l->m, inst->body) || !lower_walks_lone_row(l));
-		else if (v->flags & HVAR_CACHE)
+		else if (inst->loop & MLOOP_CACHE)
 			lower_copy_rows(l, inst, rows);
 		lower_list(l, inst->body);
 		l->row_cache = outer_cache;
@@ -290,7 +290,8 @@ static bool walks_end_on_leaves(const MModule *m, uint32_t id)
 
 static bool interleaves_rows(const MModule *m, const MInst *inst)
 {
-	return inst->op == MOP_FOR && inst->interleave > 1 && !m->forest->schedule.vars[inst->var].over_trees;
+	(void)m;
+	return inst->op == MOP_FOR && inst->interleave > 1 && !(inst->loop & MLOOP_TREES);
 }
 
 /* Whether inst is a walk that may loop past its straight steps (not unrolled to its trees' depth). */
@@ -302,7 +303,7 @@ static bool walks(const MModule *m, const MInst *inst) { (void)m; return inst->o
 void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
 {
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration, at most */
-	bool over_rows = !l->f->schedule.vars[inst->var].over_trees, shrinks = parallel && rows > parallel_min_block(l) && over_rows;
+	bool over_rows = !(inst->loop & MLOOP_TREES), shrinks = parallel && rows > parallel_min_block(l) && over_rows;
 	/* iterations of `rows` walks each; a tree loop over batch loops walks the batch in each */
 	int64_t grain = over_rows_in_trees(l, inst) ? 1 : (BATCH_GRAIN + rows - 1) / rows;
 	/*
@@ -438,14 +439,13 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 
 void lower_for(Lowering *l, const MInst *inst)
 {
-	const HIndexVar *v = &l->f->schedule.vars[inst->var];
 	HRange r;
 	uint32_t begin, end, step;
 
 	if (l->gpu.on && l->gpu.hooks->loop(l, inst))
 		return;
 	hir_schedule_range(&l->f->schedule, inst->var, &r);
-	if (v->flags & HVAR_SPECIALIZE) {
+	if (inst->loop & MLOOP_SPECIALIZE) {
 		lower_specialized(l, inst, &r);
 		return;
 	}
@@ -453,7 +453,7 @@ void lower_for(Lowering *l, const MInst *inst)
 	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
 	l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin) && r.step % TOP_LANES == 0;
-	if (inst->interleave > 1 && v->over_trees && l->scope.lanes <= 1) {
+	if (inst->interleave > 1 && (inst->loop & MLOOP_TREES) && l->scope.lanes <= 1) {
 		/*
 		 * Trees (interleaved only where rows run one at a time: lanes do not multiply).
 		 * interleave is the most iterations the loop runs (mir_interleave); the last
@@ -480,7 +480,7 @@ void lower_for(Lowering *l, const MInst *inst)
 		lir_else(&l->b, branch);
 		lower_loop(l, inst, begin, end, step, 1, false);
 		lir_end(&l->b);
-	} else if (inst->interleave > 1 && !v->over_trees) {
+	} else if (inst->interleave > 1 && !(inst->loop & MLOOP_TREES)) {
 		/*
 		 * Rows: when the loop runs all its interleave iterations, they run side by side;
 		 * else (the last tile of rows) one at a time, each walking its trees as the tree
@@ -519,7 +519,7 @@ void lower_for(Lowering *l, const MInst *inst)
 			lower_loop(l, inst, begin, end, step, 1, false);
 		}
 		lir_end(&l->b);
-	} else if (v->by_size && v->kind == HVAR_SPLIT_FIRST && !inst->parallel && !l->gpu.on && !l->code_apart && lower_some_inst(l->m, inst->body, walks)) {
+	} else if ((inst->loop & MLOOP_FEW_ROWS) && !inst->parallel && !l->gpu.on && !l->code_apart && lower_some_inst(l->m, inst->body, walks)) {
 		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
 		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, begin, end), LIR_NONE, LIR_NONE);
 		l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;

@@ -26,7 +26,7 @@ static bool wrapped(const MModule *m, uint32_t id)
 static bool finer_batch_loop(const MModule *m, uint32_t id)
 {
 	const MInst *inst = &m->insts[id];
-	return inst->op == MOP_FOR && !m->forest->schedule.vars[inst->var].over_trees && inst->interleave <= 1;
+	return inst->op == MOP_FOR && !(inst->loop & MLOOP_TREES) && inst->interleave <= 1;
 }
 
 /*
