@@ -23,8 +23,15 @@ static const char *reduce_op_text(uint8_t op) { return op == MREDUCE_MIN ? "min=
 MModule *mir_module_new(const HForest *f)
 {
 	MModule *m = xcalloc(1, sizeof *m);
+	const HSchedule *s = &f->schedule;
 	m->forest = f;
 	m->body = MIR_NONE;
+	m->loops = xcalloc(s->num_vars + 1, sizeof *m->loops);
+	for (uint32_t v = 0; v < s->num_vars; v++) {
+		if (s->vars[v].has_loop)
+			hir_schedule_range(s, (int32_t)v, &m->loops[v].range);
+		hir_schedule_tree_span(s, (int32_t)v, &m->loops[v].first_tree, &m->loops[v].end_tree);
+	}
 	return m;
 }
 
@@ -34,7 +41,16 @@ void mir_module_free(MModule *m)
 		return;
 	free(m->insts);
 	free(m->buffers);
+	free(m->loops);
 	free(m);
+}
+
+void mir_loop_range(const MModule *m, int32_t var, HRange *r) { *r = m->loops[var].range; }
+
+void mir_loop_trees(const MModule *m, int32_t var, uint32_t *first, uint32_t *end)
+{
+	*first = var == HIR_NONE ? 0 : m->loops[var].first_tree;
+	*end = var == HIR_NONE ? m->forest->num_trees : m->loops[var].end_tree;
 }
 
 uint32_t mir_new(MModule *m, MOp op)
@@ -306,11 +322,11 @@ static void print_expr(FILE *out, const MModule *m, const HRange *r, uint8_t x)
 	}
 }
 
-/* The range of a loop over var, from its lineage (hir_schedule_range). */
+/* The range of a loop over var. */
 static void print_range(FILE *out, const MModule *m, int32_t var)
 {
 	HRange r;
-	hir_schedule_range(&m->forest->schedule, var, &r);
+	mir_loop_range(m, var, &r);
 	fputc('[', out);
 	print_expr(out, m, &r, r.begin);
 	fputs(", ", out);
@@ -380,6 +396,8 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			fprintf(out, " %s m%u over %s", reduce_op_text(inst->reduce_op), inst->src, f->schedule.vars[m->buffers[inst->src].copy_var].name);
 			if (inst->strategy == MSTRATEGY_VECTOR)
 				fprintf(out, " vector %u", inst->vector);
+			else if (inst->strategy == MSTRATEGY_SHARED)
+				fputs(" shared", out);
 			break;
 		case MOP_IF_COMPLETE:
 			fputs("ifComplete rows[", out);

@@ -21,9 +21,8 @@
  * safe by privatising its buffer or making it atomic.
  *
  * Loops carry what the schedule asked of them (MInst.loop: over trees, cache,
- * specialize, splitSize's half for few rows), so that the lowering reads the MIR, not
- * the HIR schedule, for them. Their ranges still follow from the variables' lineage in
- * the schedule (hir_schedule_range).
+ * specialize, splitSize's half for few rows), and the module their ranges (MLoop), so
+ * that the MIR passes and the lowering read the MIR, not the HIR schedule, for them.
  */
 #ifndef GROVE_IR_MIR_H
 #define GROVE_IR_MIR_H
@@ -65,6 +64,7 @@ typedef enum MStrategy {
 	MSTRATEGY_PLAIN,  /* load, combine, store: no other iteration touches the element meanwhile */
 	MSTRATEGY_ATOMIC, /* an atomic read-modify-write: parallel iterations share the element */
 	MSTRATEGY_VECTOR, /* reduceDimension: `vector` elements at a time */
+	MSTRATEGY_SHARED, /* reduceDimension (sharedReduce): a GPU block's threads fold the copies by shuffles where they can */
 } MStrategy;
 
 /* Where a buffer lives. */
@@ -135,9 +135,16 @@ typedef enum MTops {
 } MTops;
 
 /*
- * The predict function over a forest. Loop ranges follow from the variables'
- * lineage in `forest->schedule` (hir_schedule_range).
+ * A loop's range and, for a loop over trees, the trees its iterations reach: made from
+ * the variable's lineage in the schedule (hir_schedule_range, hir_schedule_tree_span)
+ * when the module is made, and read from the MIR after (mir_loop_range, mir_loop_trees).
  */
+typedef struct MLoop {
+	HRange range;
+	uint32_t first_tree, end_tree; /* [first_tree, end_tree) */
+} MLoop;
+
+/* The predict function over a forest. */
 typedef struct MModule {
 	const HForest *forest;
 	MInst *insts;
@@ -148,12 +155,17 @@ typedef struct MModule {
 	size_t buffers_cap;
 	uint32_t body;       /* first instruction */
 	MTops vector_tops;   /* how the code's CPU takes 16 rows' tops at once (x86: AVX-512, AVX2), if it does */
+	MLoop *loops;        /* per index variable of the forest's schedule, its loop's (zero for a variable without one) */
 } MModule;
 
 /* A new empty module over forest f (which must outlive it). */
 MModule *mir_module_new(const HForest *f);
 /* Free a module. */
 void mir_module_free(MModule *m);
+/* The range of the loop over var. */
+void mir_loop_range(const MModule *m, int32_t var, HRange *r);
+/* The trees the iterations of the loop over var reach, [*first, *end) (all of them for var HIR_NONE). */
+void mir_loop_trees(const MModule *m, int32_t var, uint32_t *first, uint32_t *end);
 /* A list of instructions being built: its first and last elements (MIR_NONE when empty). */
 typedef struct MList {
 	uint32_t first, last;

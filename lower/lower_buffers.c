@@ -38,7 +38,7 @@ uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, 
 		/* The copy of iteration (value - begin) / step of the loop it was privatised along. */
 		HRange r;
 		uint32_t copy;
-		hir_schedule_range(&l->f->schedule, buf->copy_var, &r);
+		mir_loop_range(l->m, buf->copy_var, &r);
 		copy = lower_var_value(l, buf->copy_var, lane);
 		copy = emit2(l, LOP_SUB, LTYPE_I64, copy, lower_expr(l, &r, r.begin, lane));
 		if (r.step != 1)

@@ -31,7 +31,7 @@ void mir_interleave(MModule *m)
 		if (!mir_walks(m, id))
 			continue;
 		/* hir_schedule_check made its trip count constant and at most MIR_MAX_INTERLEAVE. */
-		hir_schedule_range(&m->forest->schedule, inst->var, &r);
+		mir_loop_range(m, inst->var, &r);
 		inst->interleave = (uint8_t)r.max_trips;
 	}
 }

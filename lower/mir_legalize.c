@@ -112,7 +112,7 @@ static bool privatise(Legalizer *g)
 	HRange r;
 	char where[700];
 
-	hir_schedule_range(&m->forest->schedule, var, &r);
+	mir_loop_range(m, var, &r);
 	if (r.max_trips < 1)
 		return error_set(g->e, "%s: the reductions inside need a copy of their buffer per iteration, and the loop's trip count is not known before it runs",
 		                 hir_schedule_where(&m->forest->schedule, var, HDIR_PARALLEL, where, sizeof where));
@@ -136,6 +136,8 @@ static bool privatise(Legalizer *g)
 	if (v->reduce == HREDUCE_VECTOR) {
 		m->insts[fold].strategy = MSTRATEGY_VECTOR;
 		m->insts[fold].vector = v->vector_width;
+	} else if (v->reduce == HREDUCE_SHARED) {
+		m->insts[fold].strategy = MSTRATEGY_SHARED;
 	}
 	mir_link_after(m, f.owner, f.loop, fold);
 	retarget(m, m->insts[f.loop].body, g->buf, b);

@@ -320,7 +320,7 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 		         loop_where(l, inst, where, sizeof where), inst->interleave > 1 ? "interleaved" : "specialized");
 	if (inst->loop & MLOOP_SPECIALIZE)
 		return false; /* its copies run alike, their bodies in phases */
-	hir_schedule_range(&l->f->schedule, inst->var, &r);
+	mir_loop_range(l->m, inst->var, &r);
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
 	if (!spread) {
@@ -422,8 +422,7 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 /* reduceDimension shared out: each thread folds every copy of its elements, copy by copy (the sums of the host's order). */
 static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 {
-	int32_t along = l->m->buffers[inst->src].copy_var;
-	if (along != HIR_NONE && l->f->schedule.vars[along].reduce == HREDUCE_SHARED && l->gpu.block_threads > 1 &&
+	if (inst->strategy == MSTRATEGY_SHARED && l->gpu.block_threads > 1 &&
 	    !(l->gpu.mask & GPU_GRID_BITS) && !(l->gpu.bound & GPU_BLOCK_BITS) && !l->gpu.varying) {
 		gpu_shuffle_fold(l, inst);
 		return;
@@ -544,7 +543,7 @@ static void gpu_scan(const Lowering *l, uint32_t first, uint32_t stop, LLaunch *
 		if (inst->op == MOP_FOR && inst->gpu_dim) {
 			HRange r;
 			bool block = inst->gpu_dim >= HGPU_BLOCK_X;
-			hir_schedule_range(&l->f->schedule, inst->var, &r);
+			mir_loop_range(l->m, inst->var, &r);
 			widen(block ? &launch->block[inst->gpu_dim - HGPU_BLOCK_X] : &launch->grid[inst->gpu_dim - HGPU_GRID_X], &r, block);
 			*mapped = true;
 		}

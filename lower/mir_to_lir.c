@@ -91,7 +91,7 @@ uint32_t lower_index_except(Lowering *l, const MIndex *index, const MIndex *skip
 /* The row (or tree) number index stands for in lane `lane`. */
 uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane) { return lower_index_except(l, index, NULL, lane); }
 
-/* Emit node x of a loop range expression (hir_schedule_range) as an i64. */
+/* Emit node x of a loop range expression (mir_loop_range) as an i64. */
 uint32_t lower_expr(Lowering *l, const HRange *r, uint8_t x, uint32_t lane)
 {
 	const HExpr *n = &r->nodes[x];
@@ -403,7 +403,7 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 	uint64_t splits = l->code_splits;
 	uint32_t lowest = 0, past = 0;
 	if (apart) {
-		hir_schedule_tree_span(&l->f->schedule, inst->var, &lowest, &past);
+		mir_loop_trees(l->m, inst->var, &lowest, &past);
 		apart = hir_trees_splits(l->f, lowest, past) > HIR_CODE_SPLITS;
 	}
 	for (int64_t i = 0; i < r->max_trips; i++) {
@@ -444,7 +444,7 @@ void lower_for(Lowering *l, const MInst *inst)
 
 	if (l->gpu.on && l->gpu.hooks->loop(l, inst))
 		return;
-	hir_schedule_range(&l->f->schedule, inst->var, &r);
+	mir_loop_range(l->m, inst->var, &r);
 	if (inst->loop & MLOOP_SPECIALIZE) {
 		lower_specialized(l, inst, &r);
 		return;
@@ -469,7 +469,7 @@ void lower_for(Lowering *l, const MInst *inst)
 		 */
 		int64_t span = inst->interleave * r.step;
 		uint32_t lowest = 0, past = 0, first, masked, tree, branch;
-		hir_schedule_tree_span(&l->f->schedule, inst->var, &lowest, &past);
+		mir_loop_trees(l->m, inst->var, &lowest, &past);
 		/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 		first = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, span));
 		masked = emit2(l, LOP_SUB, LTYPE_I64, end, begin);

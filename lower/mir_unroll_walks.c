@@ -4,7 +4,7 @@
  * deepest leaf of every tree the walk can meet, no loop follows (exact).
  *
  * How many steps, per walk, follows the innermost loop around it and the trees that
- * loop's walks reach (hir_schedule_tree_span):
+ * loop's walks reach (mir_loop_trees):
  *  - always at least as many steps as no leaf can end (the shallowest leaf's depth),
  *    which is the whole walk where all leaves sit at one depth (as after hir_pad);
  *  - peelWalk(v, n): n steps if that is more; those past the shallowest leaf may start
@@ -30,7 +30,7 @@ static void unroll_walk(const MModule *m, MInst *walk, int32_t var)
 	const HIndexVar *v = var != HIR_NONE ? &s->vars[var] : NULL;
 
 	if (v)
-		hir_schedule_tree_span(s, var, &first, &end);
+		mir_loop_trees(m, var, &first, &end);
 	hir_trees_leaf_depth_range(m->forest, first, end, &min, &max);
 	steps = v && v->peel_walk ? v->peel_walk : v && v->unroll_walk ? v->unroll_walk : 0;
 	steps = steps > min ? steps : min; /* steps no leaf can end cost nothing to take straight */

@@ -42,7 +42,7 @@ static void version_list(MModule *m, uint32_t owner, MIndex rows, int64_t span)
 		if (finer_batch_loop(m, id) && mir_walks(m, id) && rows.num_terms < MIR_MAX_TERMS) {
 			MIndex inner = rows;
 			HRange r;
-			hir_schedule_range(&m->forest->schedule, m->insts[id].var, &r);
+			mir_loop_range(m, m->insts[id].var, &r);
 			inner.terms[inner.num_terms++] = (int8_t)m->insts[id].var;
 			version_list(m, id, inner, r.step);
 		}
