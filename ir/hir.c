@@ -258,6 +258,68 @@ uint32_t hir_tree_depth(const HForest *f, uint32_t t)
 	return max;
 }
 
+bool hir_splits_alike(const HNode *a, const HNode *b)
+{
+	return a->feature == b->feature && a->compare == b->compare && a->missing == b->missing &&
+	       a->default_left == b->default_left && (a->compare == HCMP_IN ? a->set == b->set : a->value == b->value);
+}
+
+bool hir_tree_symmetric(const HForest *f, uint32_t t, uint32_t *level, uint32_t *queue)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t head = 0, tail = 0, width = 1, depth = 0;
+	queue[tail++] = 0;
+	while (head < tail) { /* level by level: the level's nodes are queue[head, head + width) */
+		const HNode *first = &nodes[queue[head]];
+		for (uint32_t i = head; i < head + width; i++) {
+			const HNode *n = &nodes[queue[i]];
+			if ((n->feature == HIR_LEAF) != (first->feature == HIR_LEAF) || (n->feature != HIR_LEAF && !hir_splits_alike(n, first)))
+				return false;
+			if (n->feature != HIR_LEAF) {
+				queue[tail++] = n->left;
+				queue[tail++] = n->right;
+			}
+		}
+		if (first->feature != HIR_LEAF)
+			level[depth++] = queue[head];
+		head += width;
+		width *= 2;
+		if (depth > HIR_MAX_WALK_STEPS)
+			return false;
+	}
+	return true;
+}
+
+bool hir_forest_symmetric(const HForest *f)
+{
+	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue;
+	uint64_t most = 1;
+	bool all = f->num_trees > 0;
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
+	queue = xmalloc(most * sizeof *queue);
+	for (uint32_t t = 0; t < f->num_trees && all; t++)
+		all = hir_tree_symmetric(f, t, level, queue);
+	free(queue);
+	return all;
+}
+
+bool hir_categories_alone(const HForest *f)
+{
+	uint8_t *kinds = xcalloc(f->num_features ? f->num_features : 1, 1); /* per feature: bit 0 IN splits, bit 1 others */
+	bool alone = true;
+	for (uint64_t i = 0; i < f->num_nodes; i++) {
+		const HNode *n = &f->nodes[i];
+		if (n->feature != HIR_LEAF)
+			kinds[n->feature] |= n->compare == HCMP_IN ? 1 : 2;
+		alone = alone && !(n->feature != HIR_LEAF && n->compare == HCMP_IN && n->missing == HMISSING_ZERO);
+	}
+	for (uint32_t j = 0; alone && j < f->num_features; j++)
+		alone = kinds[j] != 3;
+	free(kinds);
+	return alone;
+}
+
 void hir_leaf_depth_range(const HForest *f, uint32_t *min, uint32_t *max)
 {
 	hir_trees_leaf_depth_range(f, 0, f->num_trees, min, max);

@@ -270,6 +270,19 @@ uint64_t hir_trees_splits(const HForest *f, uint32_t first, uint32_t end);
 /* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
 uint32_t hir_tree_depth(const HForest *f, uint32_t t);
 
+/* Whether splits a and b decide alike: the same feature, comparison, missing rule and way, threshold or set. */
+bool hir_splits_alike(const HNode *a, const HNode *b);
+/*
+ * Whether tree t is symmetric (CatBoost's oblivious trees): its leaves all at one depth
+ * (at most HIR_MAX_WALK_STEPS), each level's splits alike. Fills level[d] with a node of
+ * level d (HIR_MAX_WALK_STEPS + 1 entries); queue is scratch of the tree's size.
+ */
+bool hir_tree_symmetric(const HForest *f, uint32_t t, uint32_t *level, uint32_t *queue);
+/* Whether f has trees and every one is symmetric. */
+bool hir_forest_symmetric(const HForest *f);
+/* Whether every feature an IN split of f tests is tested by IN splits alone, none of them counting 0 missing. */
+bool hir_categories_alone(const HForest *f);
+
 /*
  * The depths of the shallowest and the deepest leaf in the whole forest (0, 0 with no
  * trees), in walk steps: splits, or in a tiled forest tiles, on the way to the leaf.

@@ -233,7 +233,7 @@ void cost_forest(const HForest *f, CostForest *c)
 	c->shallowest = f->num_trees ? shallowest : 0;
 	c->deepest = deepest;
 	c->splits = splits;
-	c->oblivious = f->num_trees && lower_forest_oblivious(f);
+	c->oblivious = f->num_trees && hir_forest_symmetric(f);
 	c->walks_even = f->num_trees && cost_walks_even(f);
 	c->tree_bytes = f->num_trees ? bytes / f->num_trees : 0;
 	c->row_bytes = (double)(f->num_features ? f->num_features : 1) * (f->threshold_type == HTYPE_F64 ? 8 : 4);

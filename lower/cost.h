@@ -70,7 +70,7 @@ typedef struct CostForest {
 	double row_bytes;  /* a row's (floats, or doubles where the thresholds are) */
 	uint32_t shallowest, deepest; /* trees' depths */
 	uint64_t splits;
-	bool oblivious;    /* every tree symmetric (lower_forest_oblivious) */
+	bool oblivious;    /* every tree symmetric (hir_forest_symmetric) */
 	bool walks_even;   /* every walk can take a fixed number of steps (cost_walks_even) */
 } CostForest;
 void cost_forest(const HForest *f, CostForest *c);

@@ -234,7 +234,7 @@ static bool lanes_pay(const HForest *f)
  */
 static bool masks_pay(const HForest *f, MTops tops)
 {
-	return tops && (f->num_nodes - f->num_trees) / 2 > HIR_CODE_SPLITS && (!f->num_sets || rep_categories_alone(f)) &&
+	return tops && (f->num_nodes - f->num_trees) / 2 > HIR_CODE_SPLITS && (!f->num_sets || hir_categories_alone(f)) &&
 	       few_leaves_grown_deep(f, LOWER_MASK_LEAVES);
 }
 
@@ -384,7 +384,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 			k->few_trees = (uint8_t)k->tree_tile;
 			k->few_rows = HIR_CODE_LANES;
 		}
-	} else if (f->num_trees && (levels || (pick && lower_forest_oblivious(f) && cost_walks_even(f) && some_split(f)))) {
+	} else if (f->num_trees && (levels || (pick && hir_forest_symmetric(f) && cost_walks_even(f) && some_split(f)))) {
 		/* symmetric trees (CatBoost's): a split per level, the walks unrolled to the depth and no walk's loads wait */
 		k->representation = knob_of(LREP_LEVELS);
 		k->unroll = 1;

@@ -78,8 +78,6 @@ uint32_t *hir_sorted_depths(const HForest *f);
 uint64_t hir_padded_nodes(const HForest *f);
 /* Analysis: the nodes f has after padding every tree to depth. */
 uint64_t hir_nodes_padded_to(const HForest *f, uint32_t depth);
-/* Whether every tree of f is symmetric (CatBoost's): its leaves at one depth, the splits of each of its levels alike. */
-bool lower_forest_oblivious(const HForest *f);
 
 /* hir_choose_schedule's tree_tile when the choice is left to it. */
 #define HIR_TILE_AUTO UINT32_MAX

@@ -189,7 +189,7 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 	if (vectors && f->num_leaf_values + f->num_nodes >= limit)
 		return error_set(e, "%s representation: the leaf vectors take up to %llu values, at most %llu fit", rep_name,
 		                 (unsigned long long)(f->num_leaf_values + f->num_nodes), (unsigned long long)limit - 1);
-	layout->category_keys = sets && layout->keys && rep_categories_alone(f);
+	layout->category_keys = sets && layout->keys && hir_categories_alone(f);
 	if (sets)
 		rep_lay_out_sets(f, m, layout, limit);
 	if (vectors)

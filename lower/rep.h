@@ -258,8 +258,6 @@ uint32_t rep_splat(LBuilder *b, LType t, uint32_t lanes, int64_t imm, double fim
 uint32_t rep_vector_const(LBuilder *b, uint32_t lanes, int32_t v);
 /* The key (i32) in the high half of x (i64): a row's i64 key, or a key copy's record. */
 uint32_t rep_high_key(LBuilder *b, uint32_t x);
-/* Whether every feature an IN split of f tests is tested by IN splits alone, none of them counting 0 missing (category_keys). */
-bool rep_categories_alone(const HForest *f);
 /* Whether layout's splits can compare keys: f32 thresholds, category sets only with category_keys, no zero-as-missing rule. */
 bool rep_keys_fit(const RepLayout *layout);
 /*

@@ -24,22 +24,6 @@ uint32_t rep_category_of(const RepLayout *layout, LBuilder *b, uint32_t x, doubl
 	return ok;
 }
 
-bool rep_categories_alone(const HForest *f)
-{
-	uint8_t *kinds = xcalloc(f->num_features ? f->num_features : 1, 1); /* per feature: bit 0 IN splits, bit 1 others */
-	bool alone = true;
-	for (uint64_t i = 0; i < f->num_nodes; i++) {
-		const HNode *n = &f->nodes[i];
-		if (n->feature != HIR_LEAF)
-			kinds[n->feature] |= n->compare == HCMP_IN ? 1 : 2;
-		alone = alone && !(n->feature != HIR_LEAF && n->compare == HCMP_IN && n->missing == HMISSING_ZERO);
-	}
-	for (uint32_t j = 0; alone && j < f->num_features; j++)
-		alone = kinds[j] != 3;
-	free(kinds);
-	return alone;
-}
-
 /* The categories of rep_emit_category_key's keys: the padded sets' but their last word's. */
 static uint32_t key_categories(const RepLayout *layout) { return 32 * (layout->set_stride - 1); }
 

@@ -36,57 +36,6 @@ typedef struct ObliviousState {
 	uint32_t words, values, keys, tops, leaves, levels, bases; /* their addresses in the function being built */
 } ObliviousState;
 
-/* Whether splits a and b decide alike (the same word, threshold or set). */
-static bool same_split(const HNode *a, const HNode *b)
-{
-	return rep_split_word(a) == rep_split_word(b) &&
-	       (a->compare == HCMP_IN ? a->set == b->set : a->value == b->value);
-}
-
-/*
- * Whether tree t is symmetric: its leaves all at one depth, each level's splits alike. Fills
- * level[d] with a node of level d (depth entries, scratch of the tree's size in queue).
- */
-static bool tree_oblivious(const HForest *f, uint32_t t, uint32_t *level, uint32_t *queue)
-{
-	const HNode *nodes = hir_tree_nodes(f, t);
-	uint32_t head = 0, tail = 0, width = 1, depth = 0;
-	queue[tail++] = 0;
-	while (head < tail) { /* level by level: the level's nodes are queue[head, head + width) */
-		const HNode *first = &nodes[queue[head]];
-		for (uint32_t i = head; i < head + width; i++) {
-			const HNode *n = &nodes[queue[i]];
-			if ((n->feature == HIR_LEAF) != (first->feature == HIR_LEAF) || (n->feature != HIR_LEAF && !same_split(n, first)))
-				return false;
-			if (n->feature != HIR_LEAF) {
-				queue[tail++] = n->left;
-				queue[tail++] = n->right;
-			}
-		}
-		if (first->feature != HIR_LEAF)
-			level[depth++] = queue[head];
-		head += width;
-		width *= 2;
-		if (depth > HIR_MAX_WALK_STEPS)
-			return false;
-	}
-	return true;
-}
-
-bool lower_forest_oblivious(const HForest *f)
-{
-	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue;
-	uint64_t most = 1;
-	bool all = f->num_trees > 0;
-	for (uint32_t t = 0; t < f->num_trees; t++)
-		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
-	queue = xmalloc(most * sizeof *queue);
-	for (uint32_t t = 0; t < f->num_trees && all; t++)
-		all = tree_oblivious(f, t, level, queue);
-	free(queue);
-	return all;
-}
-
 static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue, *depths;
@@ -106,7 +55,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	queue = xmalloc(most * sizeof *queue);
 	depths = xmalloc(((size_t)f->num_trees + 1) * sizeof *depths);
 	for (uint32_t t = 0; t < f->num_trees; t++) {
-		if (!tree_oblivious(f, t, level, queue)) {
+		if (!hir_tree_symmetric(f, t, level, queue)) {
 			free(queue);
 			free(depths);
 			return error_set(e, "oblivious representation: tree %u is not symmetric (its leaves at one depth, each "
@@ -131,7 +80,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		const HNode *nodes = hir_tree_nodes(f, t);
 		uint32_t head = 0, tail = 0;
-		tree_oblivious(f, t, level, queue);
+		hir_tree_symmetric(f, t, level, queue);
 		starts[t] = (int32_t)levels;
 		bases[t] = (int32_t)(leaves - (1ull << depths[t])); /* leaf node i (from 2^D) at bases[t] + i */
 		for (uint32_t d = 0; d < depths[t]; d++, levels++) {

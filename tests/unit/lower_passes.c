@@ -814,13 +814,13 @@ static void test_oblivious(void)
 		stumps[t] = 1, chains[t] = 1 + t % 2;
 	f = chain_forest(stumps, 600);
 	g = chain_forest(chains, 600);
-	CHECK(lower_forest_oblivious(f) && !lower_forest_oblivious(g) && !lower_forest_oblivious(h));
+	CHECK(hir_forest_symmetric(f) && !hir_forest_symmetric(g) && !hir_forest_symmetric(h));
 	hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS && k.unroll);
 	CHECK(k.rows == 16 && k.trees == 1 && !k.tree_tile && !k.few_trees);
 	{
 		HForest *deep = symmetric_forest(600, 10);
-		CHECK(lower_forest_oblivious(deep));
+		CHECK(hir_forest_symmetric(deep));
 		hir_choose_knobs(deep, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 		CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS);
 		CHECK(k.trees == 1 && k.tree_tile > 1 && !k.few_trees);
