@@ -194,7 +194,8 @@ bool hir_var_has_directive(const HIndexVar *v, HDirectiveKind k)
 	case HDIR_PARALLEL: return v->flags & HVAR_PARALLEL;
 	case HDIR_CACHE: return v->flags & HVAR_CACHE;
 	case HDIR_INTERLEAVE: return v->flags & HVAR_INTERLEAVE;
-	case HDIR_SPECIALIZE: return v->flags & HVAR_SPECIALIZE;
+	case HDIR_SPECIALIZE: return (v->flags & HVAR_SPECIALIZE) && !(v->flags & HVAR_UNROLL);
+	case HDIR_UNROLL: return v->flags & HVAR_UNROLL;
 	case HDIR_UNROLL_WALK: return v->unroll_walk;
 	case HDIR_PEEL_WALK: return v->peel_walk;
 	case HDIR_ATOMIC_REDUCE: return v->reduce == HREDUCE_ATOMIC;
@@ -725,17 +726,22 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 	x = &s->vars[v];
 	if (hir_var_has_directive(x, (HDirectiveKind)d->kind))
 		return error_set(e, "'%s' already has %s", x->name, hir_directive_name((HDirectiveKind)d->kind));
+	if ((d->kind == HDIR_SPECIALIZE || d->kind == HDIR_UNROLL) && (x->flags & HVAR_SPECIALIZE))
+		return error_set(e, "'%s' already has %s, which is the same", x->name, x->flags & HVAR_UNROLL ? "unroll" : "specialize");
 	switch ((HDirectiveKind)d->kind) {
 	case HDIR_PARALLEL: x->flags |= HVAR_PARALLEL; break;
 	case HDIR_CACHE: x->flags |= HVAR_CACHE; break;
 	case HDIR_INTERLEAVE: x->flags |= HVAR_INTERLEAVE; break;
 	case HDIR_SPECIALIZE:
+	case HDIR_UNROLL:
 		hir_schedule_range(s, v, &r);
 		if (r.max_trips < 0)
-			return error_set(e, "'%s' runs over the rows, whose number is known only at run time; only loops with a constant trip count can be specialized", x->name);
+			return error_set(e, "'%s' runs over the rows, whose number is known only at run time; only loops with a constant trip count can be %s",
+			                 x->name, d->kind == HDIR_UNROLL ? "unrolled" : "specialized");
 		if (r.max_trips > HIR_MAX_SPECIALIZE)
-			return error_set(e, "'%s' runs %lld iterations; at most %d can be specialized", x->name, (long long)r.max_trips, HIR_MAX_SPECIALIZE);
-		x->flags |= HVAR_SPECIALIZE;
+			return error_set(e, "'%s' runs %lld iterations; at most %d can be %s", x->name, (long long)r.max_trips, HIR_MAX_SPECIALIZE,
+			                 d->kind == HDIR_UNROLL ? "unrolled" : "specialized");
+		x->flags |= HVAR_SPECIALIZE | (d->kind == HDIR_UNROLL ? HVAR_UNROLL : 0);
 		break;
 	case HDIR_UNROLL_WALK:
 	case HDIR_PEEL_WALK:
@@ -954,13 +960,15 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 				return fail_at(s, v, HDIR_INTERLEAVE, e, "'%s' runs up to %lld iterations; at most %d walks can be interleaved", x->name,
 				               (long long)r.max_trips, MAX_INTERLEAVE);
 		}
+		HDirectiveKind copied = x->flags & HVAR_UNROLL ? HDIR_UNROLL : HDIR_SPECIALIZE; /* (as written) */
+		const char *as = copied == HDIR_UNROLL ? "unrolled" : "specialized";
 		if ((x->flags & HVAR_SPECIALIZE) && (x->flags & HVAR_CACHE))
-			return fail_at(s, v, HDIR_CACHE, e, "'%s' is also specialized: its iterations become copies of the body, with no loop to fetch the next one's working set in; cache a loop inside it",
-			               x->name);
+			return fail_at(s, v, HDIR_CACHE, e, "'%s' is also %s: its iterations become copies of the body, with no loop to fetch the next one's working set in; cache a loop inside it",
+			               x->name, as);
 		if (x->flags & HVAR_SPECIALIZE) {
 			int64_t copies = 1;
 			if (x->flags & (HVAR_PARALLEL | HVAR_INTERLEAVE))
-				return fail_at(s, v, HDIR_SPECIALIZE, e, "'%s' is also %s: its iterations become copies of the body, run in turn", x->name,
+				return fail_at(s, v, copied, e, "'%s' is also %s: its iterations become copies of the body, run in turn", x->name,
 				               x->flags & HVAR_PARALLEL ? "parallel" : "interleaved");
 			for (int32_t l = v; l != NONE; l = s->vars[l].loop_parent)
 				if (s->vars[l].flags & HVAR_SPECIALIZE) {
@@ -969,7 +977,7 @@ bool hir_schedule_check(const HSchedule *s, Error *e)
 					copies *= r.max_trips;
 				}
 			if (copies > HIR_MAX_SPECIALIZE)
-				return fail_at(s, v, HDIR_SPECIALIZE, e, "with the specialized loops around it, the body would be copied %lld times (at most %d)",
+				return fail_at(s, v, copied, e, "with the %s loops around it, the body would be copied %lld times (at most %d)", as,
 				               (long long)copies, HIR_MAX_SPECIALIZE);
 		}
 		if (x->first_child == NONE && !nesting_fits(s, v, e)) /* innermost: its indices sum the loops around */

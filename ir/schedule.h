@@ -26,6 +26,7 @@
  *   unrollWalk(t1, 8)            walks take 8 steps without leaf tests (trees padded so no leaf is shallower)
  *   peelWalk(t1, 3)              walks take (at least) their first 3 steps in straight-line code
  *   specialize(t0)               one copy of the body per iteration (constant trip count)
+ *   unroll(t0)                   the papers' name for the same: the loop unrolled completely
  *   atomicReduce(tree)           parallel iterations of `tree` add into one target with atomics
  *   vectorReduce(tree, 8)        the privatised copies of `tree` are folded with 8-wide vector adds
  *   sharedReduce(tree)           GPU: keep the privatised copies in shared memory
@@ -77,6 +78,7 @@
 	X(UNROLL_WALK, "unrollWalk", 1, 1)          \
 	X(PEEL_WALK, "peelWalk", 1, 1)              \
 	X(SPECIALIZE, "specialize", 1, 0)           \
+	X(UNROLL, "unroll", 1, 0)                   \
 	X(ATOMIC_REDUCE, "atomicReduce", 1, 0)      \
 	X(VECTOR_REDUCE, "vectorReduce", 1, 1)      \
 	X(SHARED_REDUCE, "sharedReduce", 1, 0)      \
@@ -149,7 +151,8 @@ enum {
 	HVAR_PARALLEL = 1 << 0,   /* parallel(v) */
 	HVAR_CACHE = 1 << 1,      /* cache(v) */
 	HVAR_INTERLEAVE = 1 << 2, /* interleave(v) */
-	HVAR_SPECIALIZE = 1 << 3, /* specialize(v) */
+	HVAR_SPECIALIZE = 1 << 3, /* specialize(v), or unroll(v) */
+	HVAR_UNROLL = 1 << 4,     /* written as unroll(v) (HVAR_SPECIALIZE set too) */
 };
 
 typedef struct HIndexVar {

@@ -740,9 +740,27 @@ static void test_robust(void)
 	}
 }
 
+/* unroll(v), the papers' name for specialize(v), marks the loop as specialize does, prints as written and round-trips. */
+static void test_unroll(void)
+{
+	HSchedule *u = parse_ok("tile(tree, t0, t1, 10); unroll(t0)", __LINE__), *p = parse_ok("tile(tree, t0, t1, 10); specialize(t0)", __LINE__);
+	char buf[256];
+	if (u && p) {
+		int32_t a = hir_schedule_find(u, "t0"), b = hir_schedule_find(p, "t0");
+		CHECK(u->vars[a].flags & HVAR_SPECIALIZE && u->vars[a].flags & HVAR_UNROLL);
+		CHECK(p->vars[b].flags & HVAR_SPECIALIZE && !(p->vars[b].flags & HVAR_UNROLL));
+		CHECK(hir_var_has_directive(&u->vars[a], HDIR_UNROLL) && !hir_var_has_directive(&u->vars[a], HDIR_SPECIALIZE));
+		CHECK(strstr(printed(u, false, buf, sizeof buf), "unroll(t0)") != NULL);
+		expect_same(u, "tile(tree, t0, t1, 10)\nunroll(t0)", __LINE__);
+	}
+	free(u);
+	free(p);
+}
+
 int main(void)
 {
 	test_loops();
+	test_unroll();
 	test_ranges();
 	test_api();
 	test_errors();
