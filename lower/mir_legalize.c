@@ -37,6 +37,7 @@ typedef struct Legalizer {
 	uint32_t depth;
 	uint32_t *decl_depth; /* per buffer: loops around its declaration */
 	uint32_t buf, at;     /* the conflict found: a buffer, and the depth of the loop to privatise along */
+	bool refused;         /* search found a directive it would have to ignore; e says which */
 	Error *e;
 } Legalizer;
 
@@ -47,6 +48,30 @@ static bool writes_along(const MModule *m, const MInst *x, int32_t var)
 }
 
 static bool is_reduction(const MInst *x) { return x->op == MOP_REDUCE || x->op == MOP_REDUCE_DIM; }
+
+/*
+ * Whether a parallel loop inside the one at depth `atomic`, whose atomics reduction x now
+ * takes, asks for copies of x's buffer (sharedReduce, vectorReduce) that would never be
+ * made: refused (Legalizer.refused), for no directive is dropped without a word.
+ */
+static bool ignored_inside(Legalizer *g, const MInst *x, uint32_t atomic)
+{
+	const HSchedule *s = &g->m->forest->schedule;
+	for (uint32_t d = atomic + 1; d < g->depth; d++) {
+		const MInst *loop = &g->m->insts[g->stack[d].loop];
+		uint8_t reduce = s->vars[loop->var].reduce;
+		char where[700], around[700];
+		if (!loop->parallel || writes_along(g->m, x, loop->var) || (reduce != HREDUCE_SHARED && reduce != HREDUCE_VECTOR))
+			continue;
+		hir_schedule_where(s, g->m->insts[g->stack[atomic].loop].var, HDIR_ATOMIC_REDUCE, around, sizeof around);
+		error_set(g->e, "%s: the reductions inside go to their margins with atomics already (%s, around it): no copies to fold; drop one of the two",
+		          hir_schedule_where(s, loop->var, reduce == HREDUCE_SHARED ? HDIR_SHARED_REDUCE : HDIR_VECTOR_REDUCE, where, sizeof where),
+		          around);
+		g->refused = true;
+		return true;
+	}
+	return false;
+}
 
 /*
  * Search the list first (the body of owner) for a reduction that conflicts with a
@@ -75,6 +100,8 @@ static bool search(Legalizer *g, uint32_t owner, uint32_t first)
 				continue;
 			if (m->forest->schedule.vars[loop->var].reduce == HREDUCE_ATOMIC) {
 				x->strategy = MSTRATEGY_ATOMIC; /* covers the loops inside this one too */
+				if (ignored_inside(g, x, d))
+					return true;
 				break;
 			}
 			g->buf = x->buf;
@@ -186,6 +213,10 @@ bool mir_legalize_reductions(MModule *m, Error *e)
 		g.depth = 0;
 		if (!search(&g, MIR_NONE, m->body))
 			break;
+		if (g.refused) {
+			ok = false;
+			break;
+		}
 		if (round == MAX_ROUNDS) {
 			ok = error_set(e, "schedule: reductions need more than %d privatised buffers", MAX_ROUNDS);
 			break;

@@ -290,6 +290,12 @@ static void test_legalize(void)
 	}
 	mir_module_free(m);
 
+	/* A copy's reduce inside atomics, which would make no copies, is refused, naming both directives. */
+	CHECK(!legalized(f, "tile(batch, b0, b1, 8); tile(tree, t0, t1, 2); reorder(b0, t0, t1, b1); parallel(t0); parallel(t1); "
+	                    "atomicReduce(t0); vectorReduce(t1, 4)", &e));
+	CHECK(strstr(e.message, "vectorReduce(t1, 4): the reductions inside go to their margins with atomics already") &&
+	      strstr(e.message, "atomicReduce(t0), around it"));
+
 	/* A parallel loop whose every iteration would need copies of all N rows is refused, naming it. */
 	CHECK(!legalized(f, "tile(tree, t0, t1, 2); reorder(t0, batch, t1); parallel(t0); parallel(t1)", &e));
 	CHECK(strstr(e.message, "unit:1:48: parallel(t0): each iteration would need its own buffer of all N rows") != NULL);
