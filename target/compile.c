@@ -133,6 +133,26 @@ bool pipeline_run(const char *path, Level stop, const PipelineOptions *o, Compil
 	return pipeline_lower(path, stop, o, c, e);
 }
 
+/*
+ * Notes for the directives padding changes: where the whole forest is padded to its depth
+ * (it pays), a peelWalk's walks take every step straight, as unrollWalk's would.
+ */
+static void note_padded(Compiled *c)
+{
+	const HSchedule *s = &c->hir->schedule;
+	uint32_t min, max;
+	hir_leaf_depth_range(c->hir, &min, &max);
+	for (uint32_t v = 0; v < s->num_vars; v++) {
+		size_t n = strlen(c->notes);
+		char where[700];
+		if (!s->vars[v].has_loop || !s->vars[v].peel_walk || s->vars[v].peel_walk >= max)
+			continue;
+		snprintf(c->notes + n, sizeof c->notes - n,
+		         "%s: the forest is padded to depth %u (padding pays): its walks take all %u steps straight, as unrollWalk(%s, %u) says\n",
+		         hir_schedule_where(s, (int32_t)v, HDIR_PEEL_WALK, where, sizeof where), max, max, s->vars[v].name, max);
+	}
+}
+
 /* The pipeline from a scheduled c->hir on. */
 static bool lower_scheduled(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
@@ -148,8 +168,10 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	 */
 	if (c->hir->schedule.tree_order == HORDER_MODEL && cost_padding_pays(c->hir) &&
 	    !(lower_representation_named_traits(c->hir->schedule.representation[0] ? c->hir->schedule.representation
-	                                                                           : o->representation) & (LREP_CODE | LREP_BLOCKS)))
+	                                                                           : o->representation) & (LREP_CODE | LREP_BLOCKS))) {
 		hir_pad(c->hir);
+		note_padded(c);
+	}
 	if (!hir_pad_unrolled_walks(c->hir, e))
 		return false;
 	dump_after(o, PASS_PAD, c);

@@ -24,6 +24,7 @@ typedef struct Compiled {
 	HForest *hir;
 	MModule *mir;
 	LModule *lir;
+	char notes[1024]; /* where the pipeline does other than the schedule's words say, a line each ("": nowhere) */
 } Compiled;
 
 /*

@@ -675,6 +675,19 @@ def cli_tests(s):
         ok = p.returncode == code and text in stream
         s.record("cli", name, ok, "" if ok else f"exit {p.returncode}, stderr {p.stderr.strip()!r}")
     tables_listed(s, higgs)
+    name = "notes_what_the_schedule_says_otherwise"
+    if s.wanted("cli", name):
+        # binary.json's trees padded to depth 2 (padding pays): peelWalk(tree, 1)'s walks take both steps straight
+        binary, out = os.path.join(ROOT, "tests", "golden", "binary.json"), s.path("cli-notes.so")
+        said = "peelWalk(tree, 1): the forest is padded to depth 2 (padding pays)"
+        quiet = s.run("compile", binary, "--schedule-text", "peelWalk(tree, 1)", "-o", out)
+        loud = s.run("compile", binary, "--schedule-text", "peelWalk(tree, 1)", "-o", out, "-v")
+        dump = s.run("dump", "--level", "mir", binary, "--schedule-text", "peelWalk(tree, 1)")
+        plain = s.run("compile", binary, "--schedule-text", "peelWalk(tree, 2)", "-o", out, "-v")
+        ok = (quiet.returncode == loud.returncode == dump.returncode == plain.returncode == 0 and said not in quiet.stderr
+              and f"grove: note: --schedule-text:1:1: {said}" in loud.stderr and f"# note: --schedule-text:1:1: {said}"
+              in dump.stderr and "note" not in plain.stderr)
+        s.record("cli", name, ok, f"{quiet.stderr}|{loud.stderr}|{dump.stderr}|{plain.stderr}")
     name = "empty_forest_predicts_base_score"
     if s.wanted("cli", name):
         rows = s.path("cli-empty.csv")

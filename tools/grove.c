@@ -36,6 +36,17 @@ static void compile_model(const char *path, Level stop, const PipelineOptions *o
 		fail("%s", e.message);
 }
 
+/* The pipeline's notes (Compiled.notes) on standard error, each line after prefix. */
+static void print_notes(const Compiled *c, const char *prefix)
+{
+	for (const char *line = c->notes; *line;) {
+		const char *end = strchr(line, '\n');
+		int n = end ? (int)(end - line) : (int)strlen(line);
+		fprintf(stderr, "%s%.*s\n", prefix, n, line);
+		line += n + (end != NULL);
+	}
+}
+
 /* Whether the text ends with suffix. */
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -45,7 +56,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 static const char compile_usage[] =
 	"usage: grove compile MODEL [-o OUT] [--emit so|obj|asm|llvm|ptx|hsaco] [--target TARGET] [--cpu CPU] [-O N]\n"
-	"                           [--prefix NAME] [--representation R] [--format FORMAT]\n"
+	"                           [--prefix NAME] [--representation R] [--format FORMAT] [-v]\n"
 	"Compile a model (XGBoost JSON or UBJSON, LightGBM text, CatBoost JSON, ONNX) into an inference artifact\n"
 	"for this (x86-64) host or, with --target, for AArch64 or a GPU.\n"
 	"  -o OUT              output path (default: MODEL with .so/.o/.s/.ll)\n"
@@ -70,6 +81,8 @@ static const char compile_usage[] =
 	"                      the time and predicts as fast on most models)\n"
 	"  --prefix NAME       symbol prefix in objects (default grove_model)\n"
 	"  --time              report each phase's time and the peak memory so far on standard error\n"
+	"  -v, --verbose       say where the code does other than the schedule's words say (grove dump always\n"
+	"                      does): a peelWalk whose walks padding makes straight\n"
 	"  --cache DIR         keep optimised code in DIR and reuse it for models of the same shape\n"
 	"                      (default $GROVE_CACHE_DIR, else ~/.cache/grove; see docs/cli.md)\n"
 	"  --no-cache          compile everything afresh and store nothing\n"
@@ -123,6 +136,7 @@ static int cmd_compile(int argc, char **argv)
 	char *default_out = NULL, *cache;
 	Compiled c;
 	Error e = {0};
+	bool verbose = false;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -149,6 +163,8 @@ static int cmd_compile(int argc, char **argv)
 			o.prefix = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--time")) {
 			o.timer = p.timer = &timer;
+		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = true;
 		} else if (!strcmp(a, "--cache")) {
 			chosen_cache = option_value(argc, argv, &i);
 		} else if (!strcmp(a, "--no-cache")) {
@@ -182,6 +198,8 @@ static int cmd_compile(int argc, char **argv)
 	}
 	check_outputs(out, model, &p, o.emit == TARGET_EMIT_OBJ);
 	compile_model(model, LEVEL_LIR, &p, &c);
+	if (verbose)
+		print_notes(&c, "grove: note: ");
 	if (!target_emit(c.lir, &o, out, &e))
 		fail("%s", e.message);
 	compiled_free(&c);
@@ -517,6 +535,7 @@ static int cmd_dump(int argc, char **argv)
 	if (cpu) /* the walks' tops as that CPU's vectors take them; without --cpu, none (the dump is the same everywhere) */
 		p.vector_tops = target_vector_tops(target.triple, cpu);
 	compile_model(model, (Level)level, &p, &c);
+	print_notes(&c, "# note: ");
 	switch ((Level)level) {
 	case LEVEL_HIR: hir_print(stdout, c.hir); break;
 	case LEVEL_MIR: mir_print(stdout, c.mir); break;
