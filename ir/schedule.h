@@ -178,6 +178,17 @@ typedef struct HIndexVar {
 	HSourcePos at[HDIR_COUNT];
 } HIndexVar;
 
+/*
+ * A name the size arguments of directives may use, as the papers write them (`N_t/2`,
+ * `ROWS_PER_TB`): N_t, the trees, always; the others given by the caller before parsing
+ * (the pipeline's N_f, the features, N_c, the outputs, and -D parameters).
+ */
+#define HIR_MAX_SIZE_NAMES 16
+typedef struct HSizeName {
+	char name[HIR_MAX_NAME];
+	int64_t value;
+} HSizeName;
+
 typedef struct HSchedule {
 	HIndexVar vars[HIR_MAX_VARS];
 	uint32_t num_vars;
@@ -193,6 +204,8 @@ typedef struct HSchedule {
 	uint8_t tile_size;          /* tileTrees' tile size, 0 = none (every split a tile of its own) */
 	uint8_t tiling;             /* HTiling: tileTrees' first argument */
 	HSourcePos tile_size_at;
+	HSizeName size_names[HIR_MAX_SIZE_NAMES]; /* what size arguments may name besides N_t (hir_schedule_name_size) */
+	uint32_t num_size_names;
 } HSchedule;
 
 /* A loop range: for (v = begin; v < end; v += step). Bounds are small expressions over the batch size N and enclosing loop values. */
@@ -232,8 +245,14 @@ void hir_schedule_init(HSchedule *s, uint32_t num_trees);
 bool hir_schedule_apply(HSchedule *s, const HDirective *d, Error *e);
 /* Checks that hold only once all directives are in (interleave and unrollWalk on innermost loops, ...). */
 bool hir_schedule_check(const HSchedule *s, Error *e);
-/* Parse text (directives separated by newlines or ';') and apply them to s; source names the text in messages. */
+/*
+ * Parse text (directives separated by newlines or ';') and apply them to s; source names the text in messages. A size
+ * argument is a number or an expression over numbers and names (N_t and HSchedule.size_names) with * / + -, no
+ * spaces, * and / first, left to right (`N_t/2`, `ROWS_PER_TB*4`), whose value is from 0 to 2^31 - 1.
+ */
 bool hir_schedule_parse(HSchedule *s, const char *text, const char *source, Error *e);
+/* Let size arguments name `name` (letters, digits and '_', not N_t) for value: after hir_schedule_init, before parsing. */
+bool hir_schedule_name_size(HSchedule *s, const char *name, int64_t value, Error *e);
 /* Print s as directives in the text form, one per line, each line prefixed with indent. */
 void hir_schedule_print(FILE *out, const HSchedule *s, const char *indent);
 /* Print the loop tree, e.g. "b0 { tree { b1 } }" (for messages and tests). */

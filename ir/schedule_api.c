@@ -70,3 +70,25 @@ bool hir_schedule_tile_trees(HSchedule *s, const char *tiling, uint32_t size, Er
 {
 	return apply_parts(s, HDIR_TILE_TREES, &tiling, 1, size, e);
 }
+
+bool hir_schedule_name_size(HSchedule *s, const char *name, int64_t value, Error *e)
+{
+	size_t n = strlen(name);
+	bool ok = n > 0 && n < HIR_MAX_NAME && !(name[0] >= '0' && name[0] <= '9');
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
+	if (!ok)
+		return error_set(e, "'%s' is not a size's name (letters, digits and '_', not first a digit, at most %d)", name, HIR_MAX_NAME - 1);
+	if (!strcmp(name, "N_t"))
+		return error_set(e, "N_t is the number of trees: name the size otherwise");
+	for (uint32_t i = 0; i < s->num_size_names; i++)
+		if (!strcmp(s->size_names[i].name, name))
+			return error_set(e, "the size '%s' is named twice", name);
+	if (s->num_size_names == HIR_MAX_SIZE_NAMES)
+		return error_set(e, "'%s': at most %d sizes can be named", name, HIR_MAX_SIZE_NAMES);
+	if (value < 0 || value > INT32_MAX)
+		return error_set(e, "the size '%s' is %lld (expected a number from 0 to %d)", name, (long long)value, INT32_MAX);
+	snprintf(s->size_names[s->num_size_names].name, HIR_MAX_NAME, "%s", name);
+	s->size_names[s->num_size_names++].value = value;
+	return true;
+}

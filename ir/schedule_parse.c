@@ -155,24 +155,81 @@ static bool parse_name(const Parser *P, const Arg *a, bool gpu_dim, char out[HIR
 	return true;
 }
 
-/* Check argument a as a decimal integer from 0 to 2^31 - 1. */
-static bool parse_number(const Parser *P, const Arg *a, int64_t *value, const char *after)
+/* The value of the size named [start, start + len): N_t (the trees) or one of s->size_names; false where none is. */
+static bool size_named(const HSchedule *s, const char *start, size_t len, int64_t *value)
 {
-	char buf[200];
-	int64_t v = 0;
+	if (len == 3 && !strncmp(start, "N_t", 3)) {
+		*value = s->num_trees;
+		return true;
+	}
+	for (uint32_t i = 0; i < s->num_size_names; i++)
+		if (strlen(s->size_names[i].name) == len && !strncmp(s->size_names[i].name, start, len)) {
+			*value = s->size_names[i].value;
+			return true;
+		}
+	return false;
+}
+
+/* The names size_named knows, for messages. */
+static const char *size_names(const HSchedule *s, char *buf, size_t size)
+{
+	size_t n = (size_t)snprintf(buf, size, "N_t");
+	for (uint32_t i = 0; i < s->num_size_names && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, ", %s", s->size_names[i].name);
+	return buf;
+}
+
+/*
+ * Argument a as a size from 0 to 2^31 - 1: a decimal number, or an expression of numbers
+ * and sizes (size_named) with * / + -, * and / before + and -, left to right.
+ */
+static bool parse_number(const Parser *P, const HSchedule *s, const Arg *a, int64_t *value, const char *after)
+{
+	char buf[200], names[300];
+	const char *p = a->start, *end = a->start + a->len;
+	int64_t sum = 0, term = 1;
+	char add = '+', mul = '*';
 	if (!a->len)
 		return fail(P, a->column, "expected a number before %s", after);
 	if (a->start[0] == '-' && a->len > 1 && is_digit(a->start[1]))
 		return fail(P, a->column, "%s is negative (expected a number from 0 to %d)", quote(a->start, a->len, buf, sizeof buf), INT32_MAX);
-	for (size_t i = 0; i < a->len; i++) {
-		if (!is_digit(a->start[i]))
+	for (;;) {
+		const char *factor = p;
+		int64_t x = 0;
+		if (p < end && is_digit(*p)) {
+			for (; p < end && is_digit(*p); p++)
+				x = x <= INT32_MAX ? x * 10 + (*p - '0') : x;
+			if (x > INT32_MAX)
+				return fail(P, a->column, "%s is too large (at most %d)", quote(a->start, a->len, buf, sizeof buf), INT32_MAX);
+		} else if (p < end && (is_letter(*p) || *p == '_')) {
+			while (p < end && (is_letter(*p) || is_digit(*p) || *p == '_'))
+				p++;
+			if (!size_named(s, factor, (size_t)(p - factor), &x))
+				return fail(P, a->column, "%s is not a number, nor a size the schedule knows (%s, or a parameter given with -D)",
+				            quote(a->start, a->len, buf, sizeof buf), size_names(s, names, sizeof names));
+		}
+		if (p == factor || (p < end && !strchr("*/+-", *p)))
 			return fail(P, a->column, "%s is not a number", quote(a->start, a->len, buf, sizeof buf));
-		if (v <= INT32_MAX)
-			v = v * 10 + (a->start[i] - '0');
+		if (mul == '/' && !x)
+			return fail(P, a->column, "%s divides by zero", quote(a->start, a->len, buf, sizeof buf));
+		if (mul == '*' ? __builtin_mul_overflow(term, x, &term) : (term /= x, false))
+			return fail(P, a->column, "%s is too large (at most %d)", quote(a->start, a->len, buf, sizeof buf), INT32_MAX);
+		if (p < end && (*p == '*' || *p == '/')) {
+			mul = *p++;
+			continue;
+		}
+		if (add == '+' ? __builtin_add_overflow(sum, term, &sum) : __builtin_sub_overflow(sum, term, &sum))
+			return fail(P, a->column, "%s is too large (at most %d)", quote(a->start, a->len, buf, sizeof buf), INT32_MAX);
+		if (p == end)
+			break;
+		add = *p++;
+		term = 1;
+		mul = '*';
 	}
-	if (v > INT32_MAX)
-		return fail(P, a->column, "%s is too large (at most %d)", quote(a->start, a->len, buf, sizeof buf), INT32_MAX);
-	*value = v;
+	if (sum < 0 || sum > INT32_MAX)
+		return fail(P, a->column, "%s is %lld (expected a number from 0 to %d)", quote(a->start, a->len, buf, sizeof buf), (long long)sum,
+		            INT32_MAX);
+	*value = sum;
 	return true;
 }
 
@@ -261,7 +318,7 @@ static bool parse_directive(Parser *P, HSchedule *s)
 	for (size_t i = 0; i < num_args; i++) {
 		const char *after = i + 1 < num_args ? "','" : "')'";
 		if (i < d.num_names ? !parse_name(P, &args[i], k == HDIR_GPU_DIMENSION && i == 1, d.names[i], after)
-		                    : !parse_number(P, &args[i], &d.value, after))
+		                    : !parse_number(P, s, &args[i], &d.value, after))
 			return false;
 	}
 	d.pos = (HSourcePos){P->line, column};

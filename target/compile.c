@@ -116,6 +116,21 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, bool *learned,
 		return true;
 	}
 	hir_schedule_init(&c->hir->schedule, c->hir->num_trees);
+	if (!hir_schedule_name_size(&c->hir->schedule, "N_f", c->hir->num_features, e) ||
+	    !hir_schedule_name_size(&c->hir->schedule, "N_c", c->hir->num_outputs, e))
+		return false;
+	for (uint32_t i = 0; i < o->num_sizes; i++) {
+		const char *eq = strchr(o->sizes[i], '=');
+		char name[HIR_MAX_NAME], *end;
+		long long value = eq ? strtoll(eq + 1, &end, 10) : 0;
+		if (!eq || eq == o->sizes[i] || (size_t)(eq - o->sizes[i]) >= sizeof name || !eq[1] || *end)
+			return error_set(e, "-D %s: expected NAME=NUMBER", o->sizes[i]);
+		snprintf(name, sizeof name, "%.*s", (int)(eq - o->sizes[i]), o->sizes[i]);
+		if (!hir_schedule_name_size(&c->hir->schedule, name, value, e)) {
+			error_prefix(e, "-D");
+			return false;
+		}
+	}
 	if (o->schedule_file && !(file = read_schedule_file(o->schedule_file, e)))
 		return false;
 	ok = hir_schedule_parse(&c->hir->schedule, file ? file : o->schedule_text, file ? o->schedule_file : "--schedule-text", e);

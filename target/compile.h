@@ -47,6 +47,9 @@ typedef struct PipelineOptions {
 	uint32_t tree_tile;         /* trees per tile, 0 = none, HIR_TILE_AUTO = chosen per model */
 	const char *schedule_file;  /* a file in the scheduling language */
 	const char *schedule_text;  /* the same inline */
+	const char *sizes[HIR_MAX_SIZE_NAMES]; /* "NAME=VALUE" (-D): sizes the schedule's arguments may name, besides N_t,
+	                               N_f (the features) and N_c (the outputs) */
+	uint32_t num_sizes;
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 	bool learned;               /* grove's own schedule improved by the cost model where it predicts a gain (--learned),

@@ -688,6 +688,19 @@ def cli_tests(s):
               and f"grove: note: --schedule-text:1:1: {said}" in loud.stderr and f"# note: --schedule-text:1:1: {said}"
               in dump.stderr and "note" not in plain.stderr)
         s.record("cli", name, ok, f"{quiet.stderr}|{loud.stderr}|{dump.stderr}|{plain.stderr}")
+    name = "schedule_sizes_named"
+    if s.wanted("cli", name):
+        # a size argument names the model's numbers and -D's: ROWS*2 with -D ROWS=16, N_t/2 of binary.json's 2 trees
+        binary, text = os.path.join(ROOT, "tests", "golden", "binary.json"), "tile(batch, b0, b1, ROWS*2); tile(tree, t0, t1, N_t/2)"
+        named = s.run("dump", "--level", "hir", binary, "--schedule-text", text, "-D", "ROWS=16")
+        joined = s.run("dump", "--level", "hir", binary, "--schedule-text", text, "-DROWS=16")
+        unnamed = s.run("dump", "--level", "hir", binary, "--schedule-text", text)
+        bad = s.run("dump", "--level", "hir", binary, "--schedule-text", text, "-D", "ROWS")
+        ok = (named.returncode == 0 and "tile(batch, b0, b1, 32)" in named.stdout and "tile(tree, t0, t1, 1)" in named.stdout
+              and joined.stdout == named.stdout and unnamed.returncode == 1 and "'ROWS*2' is not a number, nor a size the "
+              "schedule knows (N_t, N_f, N_c, or a parameter given with -D)" in unnamed.stderr and bad.returncode == 1
+              and "-D ROWS: expected NAME=NUMBER" in bad.stderr)
+        s.record("cli", name, ok, f"{named.stdout[:300]}|{unnamed.stderr}|{bad.stderr}")
     name = "empty_forest_predicts_base_score"
     if s.wanted("cli", name):
         rows = s.path("cli-empty.csv")

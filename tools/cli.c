@@ -126,6 +126,11 @@ bool pipeline_option(int argc, char **argv, int *i, PipelineOptions *o)
 		o->schedule_file = option_value(argc, argv, i);
 	else if (!strcmp(argv[*i], "--schedule-text"))
 		o->schedule_text = option_value(argc, argv, i);
+	else if (!strncmp(argv[*i], "-D", 2)) { /* -D NAME=VALUE or -DNAME=VALUE */
+		if (o->num_sizes == HIR_MAX_SIZE_NAMES)
+			fail("-D: at most %d sizes", HIR_MAX_SIZE_NAMES);
+		o->sizes[o->num_sizes++] = argv[*i][2] ? argv[*i] + 2 : option_value(argc, argv, i);
+	}
 	else if (!strcmp(argv[*i], "-d")) {
 		Error e = {0};
 		if (!pipeline_check_passes(o->dump_after = option_value(argc, argv, i), &e))

@@ -98,6 +98,7 @@ static const char compile_usage[] =
 	"  --schedule FILE     the loop schedule, in the scheduling language (docs/schedules.md); its directives:\n"
 	"                      {directives, }\n"
 	"  --schedule-text S   the same inline, directives separated by ';'\n"
+	"  -D NAME=N           a size the schedule's arguments may name, as N_t/2 (trees), N_f, N_c do\n"
 	"  -d PASS,...         print the IR after these passes on standard error:\n"
 	"                      {passes, }, all\n"
 	"  --interleave N      rows walked together, 1-16 (default 16; without --schedule)\n"
@@ -492,7 +493,7 @@ static int cmd_predict(int argc, char **argv)
 }
 
 static const char dump_usage[] =
-	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [--representation R]\n"
+	"usage: grove dump --level hir|mir|lir MODEL [--schedule FILE | --schedule-text S] [-D NAME=N] [--representation R]\n"
 	"                  [--format {formats|}] [--target {devices|}] [--cpu CPU]\n"
 	"Print the model at one IR level: hir as read, mir after its passes (pad, unroll), lir as emitted.\n"
 	"--cpu lowers the walks' tops for that CPU's vectors (as compile does for its --cpu); without it, for none.\n";

@@ -757,9 +757,52 @@ static void test_unroll(void)
 	free(p);
 }
 
+/* Size arguments as expressions of numbers and named sizes, and their refusals, which quote the expression. */
+static void test_sizes(void)
+{
+	static const struct {
+		const char *text;
+		int64_t tile; /* the tile size it gives; -1: refused with `message` */
+		const char *message;
+	} cases[] = {
+		{"tile(tree, t0, t1, N_t/4)", NUM_TREES / 4, NULL},
+		{"tile(tree, t0, t1, 2+3*4-1)", 13, NULL},
+		{"tile(tree, t0, t1, ROWS_PER_TB*2/3)", 21, NULL},
+		{"tile(tree, t0, t1, N_t/0)", -1, "t:1:20: 'N_t/0' divides by zero"},
+		{"tile(tree, t0, t1, TREES_PER_TB)", -1, "'TREES_PER_TB' is not a number, nor a size the schedule knows (N_t, ROWS_PER_TB, "},
+		{"tile(tree, t0, t1, 2-ROWS_PER_TB)", -1, "'2-ROWS_PER_TB' is -30 (expected a number from 0 to 2147483647)"},
+		{"tile(tree, t0, t1, ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB*ROWS_PER_TB)", -1, "is too large"},
+		{"tile(tree, t0, t1, 4*)", -1, "'4*' is not a number"},
+		{"tile(tree, t0, t1, 99999999999)", -1, "'99999999999' is too large"},
+	};
+	for (size_t i = 0; i < COUNT_OF(cases); i++) {
+		HSchedule *s = fresh();
+		Error e = {{0}};
+		bool ok = hir_schedule_name_size(s, "ROWS_PER_TB", 32, &e) && hir_schedule_name_size(s, "N_f", 28, &e) &&
+		          hir_schedule_parse(s, cases[i].text, "t", &e);
+		if (cases[i].tile > 0) {
+			CHECK(ok && s->log[0].value == cases[i].tile);
+		} else if (ok || !strstr(e.message, cases[i].message)) {
+			fprintf(stderr, "%s:%d: '%s': %s\n", __FILE__, __LINE__, cases[i].text, ok ? "accepted" : e.message);
+			failures++;
+		}
+		free(s);
+	}
+	{
+		HSchedule *s = fresh();
+		Error e = {{0}};
+		CHECK(!hir_schedule_name_size(s, "N_t", 4, &e) && strstr(e.message, "N_t is the number of trees"));
+		CHECK(!hir_schedule_name_size(s, "2x", 4, &e) && strstr(e.message, "'2x' is not a size's name"));
+		CHECK(hir_schedule_name_size(s, "X", 4, &e) && !hir_schedule_name_size(s, "X", 5, &e) && strstr(e.message, "named twice"));
+		CHECK(!hir_schedule_name_size(s, "Y", -1, &e) && strstr(e.message, "the size 'Y' is -1"));
+		free(s);
+	}
+}
+
 int main(void)
 {
 	test_loops();
+	test_sizes();
 	test_unroll();
 	test_ranges();
 	test_api();
