@@ -40,6 +40,8 @@ typedef struct GroveCompileOptions {
 	                               accepted (docs/bad-input.md: Models); NULL = the defaults */
 	const char *cache_dir;      /* the code cache's directory (docs/cli.md: Code cache); NULL = $GROVE_CACHE_DIR, else
 	                               ~/.cache/grove; "" = none */
+	const char *sizes;          /* "NAME=N,NAME=N": sizes the schedule's arguments may name besides N_t, N_f and N_c
+	                               (as grove compile -D NAME=N; docs/schedules.md); NULL = none */
 } GroveCompileOptions;
 
 /* Fill o with the defaults (those of `grove compile` without options). */

@@ -120,14 +120,14 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, bool *learned,
 	    !hir_schedule_name_size(&c->hir->schedule, "N_c", c->hir->num_outputs, e))
 		return false;
 	for (uint32_t i = 0; i < o->num_sizes; i++) {
-		const char *eq = strchr(o->sizes[i], '=');
+		const char *eq = strchr(o->sizes[i], '='), *from = o->sizes_from ? o->sizes_from : "-D";
 		char name[HIR_MAX_NAME], *end;
 		long long value = eq ? strtoll(eq + 1, &end, 10) : 0;
 		if (!eq || eq == o->sizes[i] || (size_t)(eq - o->sizes[i]) >= sizeof name || !eq[1] || *end)
-			return error_set(e, "-D %s: expected NAME=NUMBER", o->sizes[i]);
+			return error_set(e, "%s %s: expected NAME=NUMBER", from, o->sizes[i]);
 		snprintf(name, sizeof name, "%.*s", (int)(eq - o->sizes[i]), o->sizes[i]);
 		if (!hir_schedule_name_size(&c->hir->schedule, name, value, e)) {
-			error_prefix(e, "-D");
+			error_prefix(e, from);
 			return false;
 		}
 	}
@@ -325,6 +325,19 @@ static GroveStatus report(GroveError *err, GroveStatus status, const Error *e)
 	return status;
 }
 
+/* The API's sizes, "NAME=N,NAME=N", into p->sizes, which point into *copy (the caller frees it). */
+static bool split_sizes(const char *text, char **copy, PipelineOptions *p, Error *e)
+{
+	char *save = NULL;
+	p->sizes_from = "sizes";
+	for (char *item = strtok_r(*copy = xstrdup(text), ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		if (p->num_sizes == HIR_MAX_SIZE_NAMES)
+			return error_set(e, "sizes %s: at most %d sizes", text, HIR_MAX_SIZE_NAMES);
+		p->sizes[p->num_sizes++] = item;
+	}
+	return true;
+}
+
 /* The TargetEmit named by name (NULL: a shared library); false if it names none. */
 static bool emit_kind(const char *name, TargetEmit *emit)
 {
@@ -349,7 +362,7 @@ GroveStatus pipeline_compile(const char *model_path, const HForest *forest, cons
 	Error e = {0};
 	GroveStatus status = GROVE_OK;
 	const char *name = forest ? "the forest" : model_path;
-	char *cache;
+	char *cache, *sizes = NULL;
 
 	if (!options)
 		grove_compile_options_init(&defaults), options = &defaults;
@@ -365,13 +378,19 @@ GroveStatus pipeline_compile(const char *model_path, const HForest *forest, cons
 		          options->interleave_trees, MIR_MAX_INTERLEAVE);
 	else if (options->limits)
 		front_limits_parse(&limits, options->limits, &e);
-	if (e.message[0])
+	if (!e.message[0] && options->sizes)
+		split_sizes(options->sizes, &sizes, &p, &e);
+	if (e.message[0]) {
+		free(sizes);
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
+	}
 	t.cpu = options->cpu;
 	t.prefix = options->prefix;
 	t.opt_level = options->opt_level;
-	if (!pipeline_target(options->target, &t, &p, &e) || !target_check(&t, &e))
+	if (!pipeline_target(options->target, &t, &p, &e) || !target_check(&t, &e)) {
+		free(sizes);
 		return report(err, GROVE_ERROR_ARGUMENT, &e);
+	}
 	t.cache_dir = cache = target_cache_dir(options->cache_dir);
 	p.vector_tops = target_vector_tops(t.triple, t.cpu);
 
@@ -396,6 +415,7 @@ GroveStatus pipeline_compile(const char *model_path, const HForest *forest, cons
 		status = GROVE_ERROR_IO;
 	compiled_free(&c);
 	free(cache);
+	free(sizes);
 	return status == GROVE_OK ? GROVE_OK : report(err, status, &e);
 }
 

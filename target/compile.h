@@ -50,6 +50,7 @@ typedef struct PipelineOptions {
 	const char *sizes[HIR_MAX_SIZE_NAMES]; /* "NAME=VALUE" (-D): sizes the schedule's arguments may name, besides N_t,
 	                               N_f (the features) and N_c (the outputs) */
 	uint32_t num_sizes;
+	const char *sizes_from;     /* what messages call them: "-D" where NULL, or the API's "sizes" */
 	const char *dump_after;     /* "PASS,PASS": print the IR after these passes on standard error (or "all") */
 	bool scheduled;             /* the forest has its schedule already: pipeline_lower keeps it */
 	bool learned;               /* grove's own schedule improved by the cost model where it predicts a gain (--learned),

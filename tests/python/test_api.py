@@ -121,6 +121,22 @@ def test_options_reach_the_compiler(higgs, tmp_path):
         grove.compile(path, format="lightgbm")  # a JSON model read as LightGBM text
 
 
+def test_sizes_name_a_schedules_arguments(higgs):
+    """The sizes a schedule names, as grove compile -D gives them: a dict or "NAME=N,..." text."""
+    path, rows, want = higgs
+    schedule = "tile(batch, b0, b1, ROWS); tile(tree, t0, t1, N_t/PARTS); reorder(b0, t0, b1, t1); parallel(b0)"
+    for sizes in ({"ROWS": 64, "PARTS": 4}, "ROWS=32,PARTS=2"):
+        assert_close(grove.compile(path, schedule=schedule, sizes=sizes).predict(rows), want, True)
+    with pytest.raises(grove.GroveArgumentError, match="'N_t/PARTS' is not a number, nor a size the schedule knows"):
+        grove.compile(path, schedule=schedule, sizes={"ROWS": 64})
+    with pytest.raises(grove.GroveArgumentError, match="'N_t/PARTS' divides by zero"):
+        grove.compile(path, schedule=schedule, sizes="ROWS=64,PARTS=0")
+    with pytest.raises(grove.GroveArgumentError, match="sizes ROWS: expected NAME=NUMBER"):
+        grove.compile(path, schedule=schedule, sizes="ROWS")
+    with pytest.raises(grove.GroveArgumentError, match="expected a name and a whole number"):
+        grove.compile(path, schedule=schedule, sizes={"ROWS": 6.5})
+
+
 def test_save_load_pickle(higgs, higgs_model, tmp_path):
     _, rows, _ = higgs
     reference = higgs_model.predict(rows)

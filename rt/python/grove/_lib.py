@@ -41,6 +41,7 @@ class CompileOptions(ctypes.Structure):
         ("tile_trees", ctypes.c_uint),
         ("limits", ctypes.c_char_p),
         ("cache_dir", ctypes.c_char_p),
+        ("sizes", ctypes.c_char_p),
     ]
 
 

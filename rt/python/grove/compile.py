@@ -11,7 +11,7 @@ from .errors import argument, check
 from .model import Model
 
 # compile()'s keyword options: GroveCompileOptions fields and what each takes
-_TEXT_OPTIONS = ("format", "representation", "target", "limits", "cache_dir")
+_TEXT_OPTIONS = ("format", "representation", "target", "limits", "cache_dir", "sizes")
 _NUMBER_OPTIONS = ("opt_level", "interleave", "interleave_trees", "tile_trees")
 
 
@@ -168,6 +168,12 @@ def _options(schedule, cpu, options):
         text("schedule", schedule)
     if cpu is not None:
         text("cpu", cpu)
+    sizes = options.get("sizes")
+    if isinstance(sizes, dict):  # {"ROWS_PER_TB": 32} as grove compile's -D ROWS_PER_TB=32
+        for name, value in sizes.items():
+            if not isinstance(name, str) or "," in name or "=" in name or isinstance(value, bool) or not isinstance(value, int):
+                raise argument(f"sizes: {name!r}: {value!r}: expected a name and a whole number")
+        options = dict(options, sizes=",".join(f"{name}={value}" for name, value in sizes.items()))
     for field in _TEXT_OPTIONS:
         if options.get(field) is not None:
             text(field, options[field])
@@ -204,7 +210,9 @@ def compile(model, schedule=None, cpu="native", **options):
     ("features=N,trees=N,...": the sizes of model accepted), target (a triple; the
     Model loads only this host's architecture: cross-compile with `grove compile
     --target`), cache_dir (the code cache, where models of one shape share their
-    optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none). Errors
+    optimised code; default $GROVE_CACHE_DIR, else ~/.cache/grove; "" for none), sizes (the sizes a
+    schedule's arguments may name besides N_t, N_f and N_c: {"ROWS_PER_TB": 32} or
+    "ROWS_PER_TB=32,TREES_PER_TB=4", as `grove compile -D`). Errors
     raise grove.GroveError subclasses with grove's message."""
     with tempfile.TemporaryDirectory(prefix="grove-compile-") as directory:
         if isinstance(schedule, os.PathLike):
