@@ -30,6 +30,7 @@ MModule *mir_module_new(const HForest *f)
 	for (uint32_t v = 0; v < s->num_vars; v++) {
 		if (s->vars[v].has_loop)
 			hir_schedule_range(s, (int32_t)v, &m->loops[v].range);
+		m->loops[v].rows = m->loops[v].range.step; /* (lower_hir_to_mir corrects a reordered tile's) */
 		hir_schedule_tree_span(s, (int32_t)v, &m->loops[v].first_tree, &m->loops[v].end_tree);
 	}
 	return m;

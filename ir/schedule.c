@@ -334,14 +334,16 @@ static Bounds bounds(const HSchedule *s, int32_t context, int32_t v, HRange *r)
 	case HVAR_TILE_OUTER:
 		out.step = p.step * x->size;
 		out.trips = p.trips < 0 ? -1 : (p.trips + x->size - 1) / x->size;
+		if (carried(s, context, x->partner)) /* reordered inside its inner loop: var = outer + inner < end */
+			out.end = binary(r, HEXPR_SUB, p.end, value_of(s, r, context, x->partner));
 		break;
-	case HVAR_TILE_INNER: {
-		uint8_t outer = value_of(s, r, context, x->partner);
+	case HVAR_TILE_INNER:
+		/* Offsets within a step of the outer loop (var = outer + inner); where reordered outside it, of any step. */
 		out.begin = konst(r, 0);
-		out.end = binary(r, HEXPR_MIN, konst(r, (int64_t)x->size * p.step), binary(r, HEXPR_SUB, p.end, outer));
+		out.end = binary(r, HEXPR_MIN, konst(r, (int64_t)x->size * p.step),
+		                 binary(r, HEXPR_SUB, p.end, carried(s, context, x->partner) ? value_of(s, r, context, x->partner) : p.begin));
 		out.trips = p.trips < 0 || p.trips > x->size ? x->size : p.trips;
 		break;
-	}
 	case HVAR_SPLIT_FIRST:
 	case HVAR_SPLIT_SECOND:
 		if (x->by_size) { /* all iterations to one half: fewer than size of them (a span of at most (size - 1) steps) to the first */
@@ -696,13 +698,6 @@ static bool apply_reorder(HSchedule *s, const HDirective *d, Error *e)
 		adopt(s, chain[i], chain[i + 1]);
 	}
 	adopt(s, chain[length - 1], children);
-	/* A tile's inner loop runs within one step of its outer loop: it must stay inside it. */
-	for (uint32_t i = 0; i < length; i++) {
-		const HIndexVar *x = &s->vars[chain[i]];
-		if (x->kind == HVAR_TILE_INNER && !encloses(s, x->partner, chain[i]))
-			return error_set(e, "'%s' would run outside '%s': the inner loop of a tile must stay inside its outer loop",
-			                 x->name, s->vars[x->partner].name);
-	}
 	return true;
 }
 

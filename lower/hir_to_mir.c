@@ -57,6 +57,16 @@ static int64_t offsets_below(const HSchedule *s, int32_t first, int32_t end)
 	return most;
 }
 
+/* Whether the variables of index derive one from var (var among their lineage). */
+static bool index_derives(const HSchedule *s, const MIndex *index, int32_t var)
+{
+	for (uint32_t k = 0; k < index->num_terms; k++)
+		for (int32_t v = index->terms[k]; v != HIR_NONE; v = s->vars[v].parent)
+			if (v == var)
+				return true;
+	return false;
+}
+
 /* What fills the body of a loop, given the loops inside it and what is bound there. */
 typedef void NestFn(Walker *w, MList *l, int32_t first, int32_t end, Bound b);
 
@@ -74,6 +84,13 @@ static void add_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b, 
 		w->m->insts[loop].loop = (uint8_t)((x->over_trees ? MLOOP_TREES : 0) | (x->flags & HVAR_CACHE ? MLOOP_CACHE : 0) |
 		                                   (x->flags & HVAR_SPECIALIZE ? MLOOP_SPECIALIZE : 0) |
 		                                   (x->by_size && x->kind == HVAR_SPLIT_FIRST ? MLOOP_FEW_ROWS : 0));
+		if (!x->over_trees && x->kind == HVAR_TILE_OUTER && index_derives(w->s, &b.rows, x->partner)) {
+			/* inside its tile's inner loop, an iteration covers the rows of the batch loops inside it */
+			int64_t offsets = offsets_below(w->s, x->first_child, HIR_NONE);
+			w->m->loops[v].rows = offsets < 0 ? MIR_ROWS_ALL : offsets + 1;
+		} else if (!x->over_trees && x->kind == HVAR_TILE_INNER && !index_derives(w->s, &b.rows, x->partner)) {
+			w->m->loops[v].rows = MIR_ROWS_ALL; /* outside its tile's outer loop: rows a step apart, to the end */
+		}
 		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
 		fill(w, &body, x->first_child, HIR_NONE, inner);
 		w->m->insts[loop].body = body.first;

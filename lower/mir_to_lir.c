@@ -470,6 +470,13 @@ void lower_for(Lowering *l, const MInst *inst)
 		int64_t span = inst->interleave * r.step;
 		uint32_t lowest = 0, past = 0, first, masked, tree, branch;
 		mir_loop_trees(l->m, inst->var, &lowest, &past);
+		if (r.step > 1) { /* an outer tile loop reordered inside its inner one: the lanes end where a step past its last value is */
+			uint32_t trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+			trips = emit2(l, LOP_ADD, LTYPE_I64, trips, const_i64(l, r.step - 1));
+			trips = emit2(l, LOP_SDIV, LTYPE_I64, trips, step);
+			trips = emit2(l, LOP_MUL, LTYPE_I64, trips, step);
+			end = emit2(l, LOP_ADD, LTYPE_I64, begin, trips);
+		}
 		/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 		first = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, span));
 		masked = emit2(l, LOP_SUB, LTYPE_I64, end, begin);

@@ -41,10 +41,8 @@ static void version_list(MModule *m, uint32_t owner, MIndex rows, int64_t span)
 		uint32_t last = id, after, v;
 		if (finer_batch_loop(m, id) && mir_walks(m, id) && rows.num_terms < MIR_MAX_TERMS) {
 			MIndex inner = rows;
-			HRange r;
-			mir_loop_range(m, m->insts[id].var, &r);
 			inner.terms[inner.num_terms++] = (int8_t)m->insts[id].var;
-			version_list(m, id, inner, r.step);
+			version_list(m, id, inner, m->loops[m->insts[id].var].rows);
 		}
 		if (!wrapped(m, id) || finer_batch_loop(m, id)) {
 			prev = id;
