@@ -183,6 +183,8 @@ static bool verify_list(Verifier *v, uint32_t first)
 			if (!(inst->loop & MLOOP_TREES) != !s->vars[inst->var].over_trees)
 				return error_set(v->e, "mir: %%%u: loop over %s marked as over %s", id, s->vars[inst->var].name,
 				                 inst->loop & MLOOP_TREES ? "trees" : "rows");
+			if ((inst->loop & MLOOP_PREFETCH) && !(inst->loop & MLOOP_CACHE))
+				return error_set(v->e, "mir: %%%u: loop prefetched but not cached", id);
 			v->in_scope[inst->var] = true;
 			ok = verify_list(v, inst->body);
 			v->in_scope[inst->var] = false;
@@ -352,7 +354,7 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			if (inst->gpu_dim)
 				fprintf(out, " on %s", hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
 			if (inst->loop & MLOOP_CACHE)
-				fputs(" cache", out);
+				fputs(inst->loop & MLOOP_PREFETCH ? " cache prefetch" : " cache", out);
 			if (inst->loop & MLOOP_SPECIALIZE)
 				fputs(" specialized", out);
 			if (inst->loop & MLOOP_FEW_ROWS)

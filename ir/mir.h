@@ -102,6 +102,7 @@ typedef enum MLoopFlags {
 	MLOOP_CACHE = 1 << 1,      /* cache(v): the rows or trees of an iteration copied (GPU) or prefetched (host) */
 	MLOOP_SPECIALIZE = 1 << 2, /* specialize(v): each iteration lowered apart, its value known */
 	MLOOP_FEW_ROWS = 1 << 3,   /* splitSize's half for few rows (the host compiles its walks apart) */
+	MLOOP_PREFETCH = 1 << 4,   /* cache(v, prefetch): prefetched, not copied (host) */
 } MLoopFlags;
 
 typedef struct MInst {

@@ -725,7 +725,11 @@ static bool apply_mark(HSchedule *s, const HDirective *d, Error *e)
 		return error_set(e, "'%s' already has %s, which is the same", x->name, x->flags & HVAR_UNROLL ? "unroll" : "specialize");
 	switch ((HDirectiveKind)d->kind) {
 	case HDIR_PARALLEL: x->flags |= HVAR_PARALLEL; break;
-	case HDIR_CACHE: x->flags |= HVAR_CACHE; break;
+	case HDIR_CACHE:
+		if (d->num_names == 2 && strcmp(d->names[1], "prefetch"))
+			return error_set(e, "'%s': expected prefetch (cache(%s) alone copies rows)", d->names[1], x->name);
+		x->flags |= HVAR_CACHE | (d->num_names == 2 ? HVAR_PREFETCH : 0);
+		break;
 	case HDIR_INTERLEAVE: x->flags |= HVAR_INTERLEAVE; break;
 	case HDIR_SPECIALIZE:
 	case HDIR_UNROLL:
@@ -786,7 +790,7 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 		return error_set(e, "unknown directive %u", d->kind);
 	if (d->num_names > HIR_MAX_ARGS)
 		return error_set(e, "at most %d variables, got %u", HIR_MAX_ARGS, d->num_names);
-	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names)
+	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names && !(d->kind == HDIR_CACHE && d->num_names == 2))
 		return error_set(e, "expected %d variable names, got %u", directives[d->kind].names, d->num_names);
 	switch ((HDirectiveKind)d->kind) {
 	case HDIR_REPRESENTATION: /* of the whole forest, not of a loop: the lowering knows the names */

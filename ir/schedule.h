@@ -20,7 +20,9 @@
  *                                (a schedule for small batches beside one for large)
  *   reorder(b0, tree, b1)        permute perfectly nested loops, outermost first
  *   parallel(b0)                 iterations may run concurrently
- *   cache(b1)                    prefetch the working set of one iteration (rows or trees)
+ *   cache(b1)                    the working set of one iteration at hand: on a CPU, rows copied, trees
+ *                                prefetched; on a GPU, both copied to shared memory
+ *   cache(b1, prefetch)          CPU: prefetched (the papers' CPU meaning), rows too
  *   interleave(t1)               the walks of all iterations of a loop with a constant trip count run side
  *                                by side: an innermost loop, or a batch loop holding only tree loops
  *   unrollWalk(t1, 8)            walks take 8 steps without leaf tests (trees padded so no leaf is shallower)
@@ -153,6 +155,7 @@ enum {
 	HVAR_INTERLEAVE = 1 << 2, /* interleave(v) */
 	HVAR_SPECIALIZE = 1 << 3, /* specialize(v), or unroll(v) */
 	HVAR_UNROLL = 1 << 4,     /* written as unroll(v) (HVAR_SPECIALIZE set too) */
+	HVAR_PREFETCH = 1 << 5,   /* cache(v, prefetch) (HVAR_CACHE set too) */
 };
 
 typedef struct HIndexVar {

@@ -117,6 +117,8 @@ static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 		snprintf(buf, size, "an order (depth)");
 	else if (k == HDIR_TILE_TREES)
 		snprintf(buf, size, "a tiling (uniform or probability) and a tile size");
+	else if (k == HDIR_CACHE)
+		snprintf(buf, size, "a variable, and prefetch or nothing");
 	else if (names < 0)
 		snprintf(buf, size, "one to %d variables", HIR_MAX_ARGS);
 	else
@@ -303,6 +305,8 @@ static bool parse_directive(Parser *P, HSchedule *s)
 	/* The number of arguments, then each one. */
 	hir_directive_arity((HDirectiveKind)k, &names, &ints);
 	describe_arity(k, arity, sizeof arity);
+	if (k == HDIR_CACHE && num_args == 2)
+		names = 2; /* cache(v, prefetch) */
 	if (names < 0 ? num_args < 1 || num_args > HIR_MAX_ARGS : num_args != (size_t)(names + ints)) {
 		size_t want = names < 0 ? HIR_MAX_ARGS : (size_t)(names + ints);
 		/* "parallel(batch, )": the empty argument, not the count, is the mistake to show. */

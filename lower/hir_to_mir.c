@@ -82,7 +82,7 @@ static void add_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b, 
 		w->m->insts[loop].gpu_dim = x->gpu_dim;
 		w->m->insts[loop].parallel = (x->flags & HVAR_PARALLEL) || x->gpu_dim;
 		w->m->insts[loop].loop = (uint8_t)((x->over_trees ? MLOOP_TREES : 0) | (x->flags & HVAR_CACHE ? MLOOP_CACHE : 0) |
-		                                   (x->flags & HVAR_SPECIALIZE ? MLOOP_SPECIALIZE : 0) |
+		                                   (x->flags & HVAR_SPECIALIZE ? MLOOP_SPECIALIZE : 0) | (x->flags & HVAR_PREFETCH ? MLOOP_PREFETCH : 0) |
 		                                   (x->by_size && x->kind == HVAR_SPLIT_FIRST ? MLOOP_FEW_ROWS : 0));
 		if (!x->over_trees && x->kind == HVAR_TILE_OUTER && index_derives(w->s, &b.rows, x->partner)) {
 			/* inside its tile's inner loop, an iteration covers the rows of the batch loops inside it */

@@ -111,6 +111,28 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	l->row_cache_rows = l->layout.lanes ? rows : 0;
 }
 
+/*
+ * cache(v, prefetch) of a batch loop on the host (the papers' CPU cache): each iteration
+ * prefetches the lines of the `count` rows it covers, in order, before its walks, which
+ * read the rows where they are. The lines come at once rather than each at a walk's
+ * first read of it, and nothing is copied.
+ */
+void lower_prefetch_rows(Lowering *l, int64_t count)
+{
+	int64_t per_line = 64 / (int64_t)lir_type_size(l->row_type);
+	uint32_t first, end, last, past, at;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	end = lower_cached_elements(l, count, &first);
+	first = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
+	end = emit2(l, LOP_ADD, LTYPE_I64, first, end);
+	last = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, 1));
+	past = emit2(l, LOP_ADD, LTYPE_I64, end, const_i64(l, per_line - 1)); /* a line less than past: the last one's too */
+	at = lir_begin(&l->b, LOP_FOR, first, past, const_i64(l, per_line));
+	at = emit2(l, LOP_MIN, LTYPE_I64, at, last);
+	lir_emit(&l->b, LOP_PREFETCH, l->row_type, l->rows, at, LIR_NONE);
+	lir_end(&l->b);
+}
+
 /* Whether the list first writes only buffers on the stack (whose rows reach past every lane: hir_to_mir). */
 static bool writes_only_stack(const MModule *m, uint32_t first)
 {

@@ -198,6 +198,8 @@ uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
 void lower_category_keys(Lowering *l, uint32_t first, uint32_t end);
 /* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count);
+/* cache(v, prefetch) of a batch loop: prefetch the lines of the `count` rows of an iteration. */
+void lower_prefetch_rows(Lowering *l, int64_t count);
 /*
  * Whether loop, interleaved over rows, may run all its lanes where fewer rows are left:
  * its walks read a copy column by column, zeros past the batch's rows, and it writes

@@ -221,6 +221,10 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	uint32_t first, size, copy, j, x;
 
 	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
+	if (inst->loop & MLOOP_PREFETCH) {
+		lower_fail(l, "%s: prefetch is for CPUs; on a GPU, cache copies the iteration's rows or trees into shared memory", where);
+		return;
+	}
 	if (inst->loop & MLOOP_TREES) {
 		gpu_cache_trees(l, inst, count, where);
 		return;

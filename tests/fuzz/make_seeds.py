@@ -102,7 +102,7 @@ def main():
     schedules = model_files("tests/schedules/*.sched", "tests/schedules/bad/*.sched")
     counts["schedule"] = write_corpus("schedule", [read(f) for f in schedules])
     write_dict("schedule", table_names("ir/schedule.h", "HIR_DIRECTIVES") + table_names("ir/schedule.h", "HIR_GPU_DIMS")
-               + representation_names() + ["depth", "uniform", "probability", "batch", "tree", "(", ")", ",", ";", "#",
+               + representation_names() + ["depth", "uniform", "probability", "prefetch", "N_t", "N_f", "N_c", "batch", "tree", "(", ")", ",", ";", "#",
                                            "\n", "0", "1", "16", "4294967296"])
 
     csvs = [b"1,2,3\n4,5,6\n", b"a,b\n1,\n,2\n", b"nan,NaN,inf,-inf\r\n0x1p-149,-0,1e-45,3.4e38\n",
