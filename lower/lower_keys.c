@@ -195,6 +195,12 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 	lir_end(&l->b);
 }
 
+bool lower_caches_trees(const MModule *m, const MInst *inst)
+{
+	(void)m;
+	return inst->op == MOP_FOR && (inst->loop & MLOOP_TREES) && (inst->loop & MLOOP_CACHE);
+}
+
 /*
  * ifComplete: scan the rows it names for a missing value (NaN, and values within
  * HIR_ZERO_THRESHOLD of zero where some split counts them missing), then lower its body
@@ -204,6 +210,9 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
  * lowered once, after a scan that only makes keys.
  * Where NaN reads as 0 (RepLayout.nan_reads_zero) the body is lowered once too, after a
  * scan that makes keys (NaN's is 0's) and, where it finds a NaN, a copy of the rows.
+ * So is a GPU thread's row where the block's threads take a row each together
+ * (GpuScope.alike) around a cached tree loop: the block meets inside, which a branch on
+ * the row would split.
  */
 void lower_if_complete(Lowering *l, const MInst *inst)
 {
@@ -229,7 +238,8 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		key = fits ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
 	/* The walks are the same either way; or a lone row's on the host, as fast with the missing-value tests as without. */
-	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu.on);
+	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu.on) ||
+	            (l->gpu.alike && lower_some_inst(l->m, inst->body, lower_caches_trees));
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	uint32_t first_row = first, tiles = LIR_NONE;

@@ -81,6 +81,8 @@ typedef struct GpuScope {
 	bool varying;               /* inside a loop whose trip count differs between the threads of a block */
 	uint32_t block_threads;     /* threads per block of the kernel being built */
 	bool trees_cached;          /* inside a tree loop whose trees the representation copied to shared memory */
+	bool alike;                 /* in a loop over rows whose rounds the block's threads take together, one row each
+	                               (gpu_lockstep with no dimension left, for a cached tree loop inside) */
 } GpuScope;
 
 struct Lowering {
@@ -196,6 +198,8 @@ uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
  * l->block.key_rows, each category feature's key becomes its category (rep_emit_category_key).
  */
 void lower_category_keys(Lowering *l, uint32_t first, uint32_t end);
+/* A tree loop that caches its trees (for lower_some_inst). */
+bool lower_caches_trees(const MModule *m, const MInst *inst);
 /* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count);
 /* cache(v, prefetch) of a batch loop: prefetch the lines of the `count` rows of an iteration. */

@@ -180,13 +180,20 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 	const LRepresentation *rep = l->rep;
 	RepSpread spread = {gpu_spread_copy, l};
 	uint64_t bytes, used = lir_block_memory(l->b.fn, NULL), left = used < GPU_MAX_SHARED ? GPU_MAX_SHARED - used : 0;
+	/*
+	 * Inside a loop over rows whose rounds the block's threads take together, one row each
+	 * (GpuScope.alike: Tahoe's shared forest, cache(t0) inside the thread's loop of rows),
+	 * the threads share the copy and its meetings.
+	 */
+	bool lockstep = l->gpu.alike && !l->gpu.varying && !(l->gpu.mask & GPU_BLOCK_BITS);
+	unsigned mask = l->gpu.mask;
 
 	if (count > l->f->num_trees) /* a group is never larger than the forest */
 		count = l->f->num_trees;
 	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
 	if (!rep->cache_begin)
 		lower_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
-	else if (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS))
+	else if (!lockstep && (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS)))
 		lower_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
 		         where);
 	else if (bytes > left) /* the buffers around it take their part first */
@@ -198,7 +205,10 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 		lower_list(l, inst->body);
 		return;
 	}
+	if (lockstep) /* every thread of the block copies its share */
+		l->gpu.mask = l->gpu.bound & GPU_BLOCK_BITS;
 	rep->cache_begin(&l->layout, &l->b, lower_index(l, &l->scope.trees, 0), (uint32_t)count, LSPACE_BLOCK, &spread);
+	l->gpu.mask = mask;
 	gpu_meet(l, inst, true);
 	l->gpu.trees_cached = true;
 	lower_list(l, inst->body);
@@ -257,6 +267,48 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	l->row_cache = LIR_NONE;
 }
 
+/* Mark the buffers the list first.. (and the lists inside) declares. */
+static void mark_declared(const MModule *m, uint32_t first, bool *declared)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		if (m->insts[id].op == MOP_BUFFER)
+			declared[m->insts[id].buf] = true;
+		if (m->insts[id].op == MOP_FOR || m->insts[id].op == MOP_IF_COMPLETE)
+			mark_declared(m, m->insts[id].body, declared);
+	}
+}
+
+/* Whether the list first.. writes only buffers it declares (and the predictions): a thread may run an iteration twice. */
+static bool writes_own(const MModule *m, uint32_t first, const bool *declared)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		if ((inst->op == MOP_INIT || inst->op == MOP_REDUCE || inst->op == MOP_REDUCE_DIM) && !declared[inst->buf])
+			return false;
+		if ((inst->op == MOP_FOR || inst->op == MOP_IF_COMPLETE) && !writes_own(m, inst->body, declared))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether loop inst, spread over the block dimensions left, is to run as a lockstep loop
+ * whose threads each take a row (GpuScope.alike): a tree loop inside caches trees, which
+ * the block's threads copy and meet around together, and no lockstep loop is around. An
+ * idle thread then runs the last row again: everything its body writes must be its own.
+ */
+static bool gpu_takes_alike(const Lowering *l, const MInst *inst)
+{
+	bool *declared, own;
+	if (l->gpu.active != LIR_NONE || !lower_some_inst(l->m, inst->body, lower_caches_trees))
+		return false;
+	declared = xcalloc(l->m->num_buffers ? l->m->num_buffers : 1, sizeof *declared);
+	mark_declared(l->m, inst->body, declared);
+	own = writes_own(l->m, inst->body, declared);
+	free(declared);
+	return own;
+}
+
 /*
  * A loop spread over block dimensions whose body other threads of the block share in
  * phases (mask has dimensions left): every thread runs the same number of rounds, one
@@ -266,6 +318,7 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, int64_t step, unsigned spread)
 {
 	unsigned mask = l->gpu.mask;
+	bool alike = !(mask & ~spread), outer_alike = l->gpu.alike;
 	uint32_t outer = l->gpu.active, index, extent, by = const_i64(l, step), trips, rounds, round, i, active, value, zero, one;
 	gpu_flat(l, spread, &index, &extent);
 	trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
@@ -284,13 +337,22 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 		active = emit2(l, LOP_AND, LTYPE_I1, active, outer);
 	value = emit2(l, LOP_MUL, LTYPE_I64, i, by);
 	value = emit2(l, LOP_ADD, LTYPE_I64, begin, value);
-	l->gpu.active = active;
+	if (alike) { /* an idle thread takes the last iteration again, writing what its owner writes (gpu_takes_alike) */
+		uint32_t last = emit2(l, LOP_SUB, LTYPE_I64, trips, one);
+		last = emit2(l, LOP_MUL, LTYPE_I64, last, by);
+		last = emit2(l, LOP_ADD, LTYPE_I64, begin, last);
+		value = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, active, value, last);
+		l->gpu.alike = true;
+	} else {
+		l->gpu.active = active;
+	}
 	l->gpu.mask = mask & ~spread;
 	l->gpu.bound |= spread;
 	lower_body(l, inst, value, step, 0, LIR_NONE);
 	l->gpu.mask = mask;
 	l->gpu.bound &= ~spread;
 	l->gpu.active = outer;
+	l->gpu.alike = outer_alike;
 	lir_end(&l->b);
 }
 
@@ -330,7 +392,7 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	if (!spread) {
 		/* Run alike by the threads, its body in phases. */
 		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
-	} else if ((spread & GPU_BLOCK_BITS) && (mask & ~spread) && !varying) {
+	} else if ((spread & GPU_BLOCK_BITS) && ((mask & ~spread) || gpu_takes_alike(l, inst)) && !varying) {
 		gpu_lockstep(l, inst, begin, end, r.step, spread);
 	} else {
 		loop = gpu_begin_spread(l, begin, end, r.step, spread);
@@ -583,7 +645,7 @@ static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
 		         (long long)launch->block[0].count, (long long)launch->block[1].count, (long long)launch->block[2].count,
 		         (long long)threads, GPU_MAX_BLOCK_THREADS);
 	l->gpu.block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
-	l->gpu.varying = false;
+	l->gpu.varying = l->gpu.alike = false;
 	l->gpu.bound = 0;
 	l->gpu.active = LIR_NONE;
 	l->gpu.launch = launch;
