@@ -82,7 +82,8 @@ typedef struct GpuScope {
 	uint32_t block_threads;     /* threads per block of the kernel being built */
 	bool trees_cached;          /* inside a tree loop whose trees the representation copied to shared memory */
 	bool alike;                 /* in a loop over rows whose rounds the block's threads take together, one row each
-	                               (gpu_lockstep with no dimension left, for a cached tree loop inside) */
+	                               (gpu_lockstep with no dimension left, for a cached tree loop inside): an idle
+	                               thread (active false) copies and meets with the others but writes nothing */
 } GpuScope;
 
 struct Lowering {

@@ -183,10 +183,11 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 	/*
 	 * Inside a loop over rows whose rounds the block's threads take together, one row each
 	 * (GpuScope.alike: Tahoe's shared forest, cache(t0) inside the thread's loop of rows),
-	 * the threads share the copy and its meetings.
+	 * the threads share the copy and its meetings; only those with a row walk.
 	 */
 	bool lockstep = l->gpu.alike && !l->gpu.varying && !(l->gpu.mask & GPU_BLOCK_BITS);
 	unsigned mask = l->gpu.mask;
+	uint32_t active = l->gpu.active;
 
 	if (count > l->f->num_trees) /* a group is never larger than the forest */
 		count = l->f->num_trees;
@@ -205,13 +206,22 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 		lower_list(l, inst->body);
 		return;
 	}
-	if (lockstep) /* every thread of the block copies its share */
+	if (lockstep) { /* every thread of the block copies its share, then only those with a row walk */
 		l->gpu.mask = l->gpu.bound & GPU_BLOCK_BITS;
+		l->gpu.active = LIR_NONE;
+	}
 	rep->cache_begin(&l->layout, &l->b, lower_index(l, &l->scope.trees, 0), (uint32_t)count, LSPACE_BLOCK, &spread);
 	l->gpu.mask = mask;
+	l->gpu.active = active;
 	gpu_meet(l, inst, true);
 	l->gpu.trees_cached = true;
+	l->gpu.alike = false;
+	if (lockstep)
+		lir_begin(&l->b, LOP_IF, active, LIR_NONE, LIR_NONE);
 	lower_list(l, inst->body);
+	if (lockstep)
+		lir_end(&l->b);
+	l->gpu.alike = lockstep;
 	gpu_meet(l, inst, true);
 	l->gpu.trees_cached = false;
 	rep->cache_end(&l->layout);
@@ -267,46 +277,14 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	l->row_cache = LIR_NONE;
 }
 
-/* Mark the buffers the list first.. (and the lists inside) declares. */
-static void mark_declared(const MModule *m, uint32_t first, bool *declared)
-{
-	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
-		if (m->insts[id].op == MOP_BUFFER)
-			declared[m->insts[id].buf] = true;
-		if (m->insts[id].op == MOP_FOR || m->insts[id].op == MOP_IF_COMPLETE)
-			mark_declared(m, m->insts[id].body, declared);
-	}
-}
-
-/* Whether the list first.. writes only buffers it declares (and the predictions): a thread may run an iteration twice. */
-static bool writes_own(const MModule *m, uint32_t first, const bool *declared)
-{
-	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
-		const MInst *inst = &m->insts[id];
-		if ((inst->op == MOP_INIT || inst->op == MOP_REDUCE || inst->op == MOP_REDUCE_DIM) && !declared[inst->buf])
-			return false;
-		if ((inst->op == MOP_FOR || inst->op == MOP_IF_COMPLETE) && !writes_own(m, inst->body, declared))
-			return false;
-	}
-	return true;
-}
-
 /*
  * Whether loop inst, spread over the block dimensions left, is to run as a lockstep loop
  * whose threads each take a row (GpuScope.alike): a tree loop inside caches trees, which
- * the block's threads copy and meet around together, and no lockstep loop is around. An
- * idle thread then runs the last row again: everything its body writes must be its own.
+ * the block's threads copy and meet around together, and no lockstep loop is around.
  */
 static bool gpu_takes_alike(const Lowering *l, const MInst *inst)
 {
-	bool *declared, own;
-	if (l->gpu.active != LIR_NONE || !lower_some_inst(l->m, inst->body, lower_caches_trees))
-		return false;
-	declared = xcalloc(l->m->num_buffers ? l->m->num_buffers : 1, sizeof *declared);
-	mark_declared(l->m, inst->body, declared);
-	own = writes_own(l->m, inst->body, declared);
-	free(declared);
-	return own;
+	return l->gpu.active == LIR_NONE && lower_some_inst(l->m, inst->body, lower_caches_trees);
 }
 
 /*
@@ -337,15 +315,14 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 		active = emit2(l, LOP_AND, LTYPE_I1, active, outer);
 	value = emit2(l, LOP_MUL, LTYPE_I64, i, by);
 	value = emit2(l, LOP_ADD, LTYPE_I64, begin, value);
-	if (alike) { /* an idle thread takes the last iteration again, writing what its owner writes (gpu_takes_alike) */
+	if (alike) { /* an idle thread reads the last iteration's rows and writes nothing (gpu_lower_list) */
 		uint32_t last = emit2(l, LOP_SUB, LTYPE_I64, trips, one);
 		last = emit2(l, LOP_MUL, LTYPE_I64, last, by);
 		last = emit2(l, LOP_ADD, LTYPE_I64, begin, last);
 		value = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, active, value, last);
 		l->gpu.alike = true;
-	} else {
-		l->gpu.active = active;
 	}
+	l->gpu.active = active;
 	l->gpu.mask = mask & ~spread;
 	l->gpu.bound |= spread;
 	lower_body(l, inst, value, step, 0, LIR_NONE);
@@ -692,11 +669,30 @@ static void gpu_entry(Lowering *l, const char *name, LType row_type)
 }
 
 /* A list that threads run alike (GpuScope.mask): in phases; one thread's lowers as on the host. */
+/* Whether inst caches trees or holds a loop that does. */
+static bool holds_cached_trees(const MModule *m, const MInst *inst)
+{
+	return lower_caches_trees(m, inst) || lower_some_inst(m, inst->body, lower_caches_trees);
+}
+
 static bool gpu_lower_list(Lowering *l, uint32_t first)
 {
-	if (!l->gpu.mask)
+	if (l->gpu.mask) {
+		gpu_list(l, first, MIR_NONE, true);
+		return true;
+	}
+	if (!l->gpu.alike)
 		return false;
-	gpu_list(l, first, MIR_NONE, true);
+	/* A thread's row among the block's taken together (GpuScope.alike): an idle thread writes nothing, but meets. */
+	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next) {
+		const MInst *inst = &l->m->insts[id];
+		bool guard = inst->op != MOP_BUFFER && !holds_cached_trees(l->m, inst);
+		if (guard)
+			lir_begin(&l->b, LOP_IF, l->gpu.active, LIR_NONE, LIR_NONE);
+		lower_inst(l, id);
+		if (guard)
+			lir_end(&l->b);
+	}
 	return true;
 }
 

@@ -168,11 +168,45 @@ static void note_padded(Compiled *c)
 	}
 }
 
+/* Whether d is a grid dimension. */
+static bool grid_dim(uint8_t d) { return d >= HGPU_GRID_X && d <= HGPU_GRID_Z; }
+
+/*
+ * On a GPU the nesting of loops mapped to grid dimensions is immaterial (each pair of
+ * their iterations is a block of its own). A tree loop so mapped, alone inside a batch
+ * loop so mapped (Tahoe's shared partial forest as the seed writes it), would have the
+ * rows' margins declared inside the batch loop and summed across blocks, which no kernel
+ * can: it moves outside the batch loop, where the margins of all rows live in global
+ * memory and each tree block's sums are folded by a kernel of their own. A note says so.
+ */
+static bool hoist_grid_trees(Compiled *c, Error *e)
+{
+	HSchedule *s = &c->hir->schedule;
+	for (uint32_t v = 0; v < s->num_vars; v++) {
+		const HIndexVar *x = &s->vars[v];
+		int32_t p = x->loop_parent;
+		char where[700];
+		size_t n = strlen(c->notes);
+		if (!x->has_loop || !x->over_trees || !grid_dim(x->gpu_dim) || p == HIR_NONE || s->vars[p].over_trees ||
+		    !grid_dim(s->vars[p].gpu_dim) || s->vars[p].first_child != (int32_t)v || x->next_sibling != HIR_NONE)
+			continue;
+		snprintf(c->notes + n, sizeof c->notes - n,
+		         "%s: '%s' runs outside '%s' (loops over grid dimensions nest in any order), its rows' sums in global memory, folded by a kernel of their own\n",
+		         hir_schedule_where(s, (int32_t)v, HDIR_GPU_DIMENSION, where, sizeof where), x->name, s->vars[p].name);
+		if (!hir_schedule_reorder(s, (const char *const[]){x->name, s->vars[p].name}, 2, e))
+			return false;
+		v = 0; /* (the loops moved) */
+	}
+	return true;
+}
+
 /* The pipeline from a scheduled c->hir on. */
 static bool lower_scheduled(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
 	if (c->hir->schedule.tree_order == HORDER_DEPTH)
 		hir_sort_trees(c->hir);
+	if (o->gpu && !hoist_grid_trees(c, e))
+		return false;
 	dump_after(o, PASS_SCHEDULE, c);
 	if (stop == LEVEL_HIR)
 		return true;

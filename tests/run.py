@@ -688,6 +688,20 @@ def cli_tests(s):
               and f"grove: note: --schedule-text:1:1: {said}" in loud.stderr and f"# note: --schedule-text:1:1: {said}"
               in dump.stderr and "note" not in plain.stderr)
         s.record("cli", name, ok, f"{quiet.stderr}|{loud.stderr}|{dump.stderr}|{plain.stderr}")
+    name = "notes_grid_loops_reordered"
+    if s.wanted("cli", name):
+        # on a GPU, a tree loop over grid.y alone inside a batch loop over grid.x runs outside it, and -v says so;
+        # the schedule printed is the one compiled
+        binary, out = os.path.join(ROOT, "tests", "golden", "binary.json"), s.path("cli-grid.so")
+        text = "tile(batch, b0, b1, 32); tile(tree, t0, t1, 1); reorder(b0, t0, b1, t1); gpuDimension(b0, grid.x); " \
+               "gpuDimension(t0, grid.y); gpuDimension(b1, block.x)"
+        said = "gpuDimension(t0, grid.y): 't0' runs outside 'b0' (loops over grid dimensions nest in any order)"
+        loud = s.run("compile", binary, "--target", "gpusim", "--schedule-text", text, "-o", out, "-v")
+        dump = s.run("dump", "--level", "hir", binary, "--target", "gpusim", "--schedule-text", text)
+        host = s.run("dump", "--level", "hir", binary, "--schedule-text", text.split("; gpu")[0])
+        ok = (loud.returncode == dump.returncode == host.returncode == 0 and said in loud.stderr and said in dump.stderr
+              and "reorder(t0, b0)" in dump.stdout and "note" not in host.stderr)
+        s.record("cli", name, ok, f"{loud.stderr}|{dump.stderr}|{dump.stdout[:400]}")
     name = "schedule_sizes_named"
     if s.wanted("cli", name):
         # a size argument names the model's numbers and -D's: ROWS*2 with -D ROWS=16, N_t/2 of binary.json's 2 trees
