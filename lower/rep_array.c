@@ -92,8 +92,6 @@ typedef struct ArrayState {
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves are doubles read apart from the float records */
 	bool gpu;                /* laid out for a GPU's kernels */
-	bool pairs;              /* GPU, records of 2 elements, every tree's on 8 bytes: a split's record is one 8-byte
-	                            load (one memory request of a warp's lanes, where its word and value took two) */
 	bool packed;             /* RepLayout.packed_leaves: records for splits alone, the leaves' values after them */
 	uint64_t leaf_slots;     /* the slots before their region; 0: each in its own slot */
 	uint32_t block_buffer;   /* the key copy in blocks (add_blocks), LIR_NONE: none */
@@ -374,9 +372,6 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	s->record = record;
 	s->own_leaves = own_leaves;
 	s->gpu = m->gpu;
-	s->pairs = m->gpu && record == 2;
-	for (uint32_t t = 0; t <= f->num_trees && s->pairs; t++)
-		s->pairs = offsets[t] % 2 == 0;
 	s->packed = packed;
 	s->leaf_slots = in_slots ? 0 : total;
 	s->stride = f->num_trees && offsets[0] == 0 ? offsets[1] : 0; /* tree t at t x stride */
@@ -504,7 +499,8 @@ static uint32_t array_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool s
 	 * loads' displacements instead of holding a root per tree in a register. Not for a
 	 * tree that rows walk side by side, whose one root costs one register either way
 	 * (computed there too, batches ran slower; measured: docs/performance-notes.md, Trees'
-	 * offsets computed). On a GPU always: the load is one more dependent memory request.
+	 * offsets computed). On a GPU always: the load is one more dependent memory request
+	 * (measured: docs/performance-notes.md, GPU nodes and roots).
 	 */
 	if (s->stride && ((side_by_side && s->copy == LIR_NONE) || s->gpu))
 		offset = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, s->stride), LIR_NONE);
@@ -557,13 +553,6 @@ static RepNode array_load_node(RepLayout *layout, LBuilder *b, uint32_t tree, ui
 	RepNode n;
 	if (layout->walk_keys)
 		return rep_load_record(layout, b, tree, node);
-	if (s->pairs) { /* the word in the low half, the value's bits in the high (little-endian) */
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, tree, node, LIR_NONE), high;
-		high = lir_emit(b, LOP_ASHR, LTYPE_I64, both, lir_const_int(b, LTYPE_I64, 32), LIR_NONE);
-		rep_decode_word(layout, b, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), &n);
-		n.threshold = lir_cast(b, LCAST_BITCAST, LTYPE_F32, lir_cast(b, LCAST_TRUNC, LTYPE_I32, high));
-		return n;
-	}
 	rep_decode_word(layout, b, lir_emit(b, LOP_LOAD, LTYPE_I32, tree, record_element(b, node, s->record, 0), LIR_NONE), &n);
 	n.threshold = lir_emit(b, LOP_LOAD, layout->threshold_type, tree, record_element(b, node, 2, 1), LIR_NONE);
 	return n;
@@ -659,8 +648,8 @@ static void array_cache_begin(RepLayout *layout, LBuilder *b, uint32_t first, ui
 	ArrayState *s = layout->state;
 	uint64_t elements = array_cache_bytes(layout, count) / sizeof(int32_t);
 	uint32_t last = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, count), LIR_NONE), end, k, word;
-	/* f64 values, and records read whole (ArrayState.pairs), are read in place: a copy of 8-byte elements keeps them aligned. */
-	s->copy = s->record == 4 || s->pairs ? lir_local_array(b, LTYPE_I64, (int64_t)(elements + 1) / 2, space)
+	/* f64 values are read in place: a copy of 8-byte elements keeps them aligned. */
+	s->copy = s->record == 4 ? lir_local_array(b, LTYPE_I64, (int64_t)(elements + 1) / 2, space)
 	                         : lir_local_array(b, LTYPE_I32, (int64_t)elements, space);
 	last = lir_emit(b, LOP_MIN, LTYPE_I64, last, lir_const_int(b, LTYPE_I64, s->num_trees), LIR_NONE);
 	s->copy_start = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->offsets, first, LIR_NONE));
