@@ -124,53 +124,90 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 	return n;
 }
 
-bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
+/* The loops a point of the space is written on: `batch` and `tree` (or a split's halves of them), the tiles' names after prefix. */
+typedef struct KnobLoops {
+	const char *batch, *tree, *prefix;
+} KnobLoops;
+
+/* Write knobs k on the loops of at (hir_apply_gpu_knobs's form), without the final check. */
+static bool apply_knobs(HForest *f, const HGpuKnobs *k, KnobLoops at, Error *e)
 {
 	HSchedule *s = &f->schedule;
-	const char *order[6] = {"b0", "t0"}, *rows = "b1", *walk = "t1";
+	char b0[16], b1[16], b2[16], b3[16], t0[16], t1[16], t2[16], t3[16];
+	const char *order[6] = {b0, t0}, *rows = b1, *walk = t1;
 	uint32_t n = 2, shallowest, depth;
 	bool ok;
-	hir_schedule_init(s, f->num_trees);
-	ok = hir_schedule_tile(s, "batch", "b0", "b1", k->rows_per_block, e) &&
-	     hir_schedule_tile(s, "tree", "t0", "t1", trees_per_thread(f->num_trees, k->tree_threads), e);
+	snprintf(b0, sizeof b0, "%sb0", at.prefix), snprintf(b1, sizeof b1, "%sb1", at.prefix);
+	snprintf(b2, sizeof b2, "%sb2", at.prefix), snprintf(b3, sizeof b3, "%sb3", at.prefix);
+	snprintf(t0, sizeof t0, "%st0", at.prefix), snprintf(t1, sizeof t1, "%st1", at.prefix);
+	snprintf(t2, sizeof t2, "%st2", at.prefix), snprintf(t3, sizeof t3, "%st3", at.prefix);
+	ok = hir_schedule_tile(s, at.batch, b0, b1, k->rows_per_block, e) &&
+	     hir_schedule_tile(s, at.tree, t0, t1, trees_per_thread(f->num_trees, k->tree_threads), e);
 	if (k->rows_per_thread > 1)
-		ok = ok && hir_schedule_tile(s, "b1", rows = "b2", "b3", k->rows_per_thread, e);
+		ok = ok && hir_schedule_tile(s, b1, rows = b2, b3, k->rows_per_thread, e);
 	order[n++] = rows;
 	if (k->rows_per_thread > 1)
-		order[n++] = "b3";
+		order[n++] = b3;
 	if (k->interleave > 1) {
-		ok = ok && hir_schedule_tile(s, "t1", "t2", walk = "t3", k->interleave, e);
-		order[n++] = "t2";
+		ok = ok && hir_schedule_tile(s, t1, t2, walk = t3, k->interleave, e);
+		order[n++] = t2;
 	}
 	order[n++] = walk;
-	ok = ok && hir_schedule_reorder(s, order, n, e) && hir_schedule_gpu_dimension(s, "b0", "grid.x", e) &&
-	     hir_schedule_gpu_dimension(s, "t0", "block.y", e) && hir_schedule_gpu_dimension(s, rows, "block.x", e);
+	ok = ok && hir_schedule_reorder(s, order, n, e) && hir_schedule_gpu_dimension(s, b0, "grid.x", e) &&
+	     hir_schedule_gpu_dimension(s, t0, "block.y", e) && hir_schedule_gpu_dimension(s, rows, "block.x", e);
 	if (k->cache_rows)
-		ok = ok && hir_schedule_mark(s, HDIR_CACHE, "b0", 0, e);
+		ok = ok && hir_schedule_mark(s, HDIR_CACHE, b0, 0, e);
 	if (k->cache_trees)
-		ok = ok && hir_schedule_mark(s, HDIR_CACHE, "t0", 0, e);
+		ok = ok && hir_schedule_mark(s, HDIR_CACHE, t0, 0, e);
 	if (k->interleave > 1)
 		ok = ok && hir_schedule_mark(s, HDIR_INTERLEAVE, walk, 0, e);
 	hir_leaf_depth_range(f, &shallowest, &depth);
 	if (k->unroll && depth > 0)
 		ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, walk, depth, e);
 	if (k->shared_reduce)
-		ok = ok && hir_schedule_mark(s, HDIR_SHARED_REDUCE, "t0", 0, e);
-	return ok && hir_schedule_check(s, e);
+		ok = ok && hir_schedule_mark(s, HDIR_SHARED_REDUCE, t0, 0, e);
+	return ok;
+}
+
+bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
+{
+	hir_schedule_init(&f->schedule, f->num_trees);
+	return apply_knobs(f, k, (KnobLoops){"batch", "tree", ""}, e) && hir_schedule_check(&f->schedule, e);
 }
 
 /* Where no template schedule fits (rows of too many margins for shared memory): blocks of this many rows, a thread per row. */
 #define GPU_ROWS_PER_BLOCK 128
+/*
+ * Batches of fewer rows than this take their own kernels (splitSize), whose blocks spread
+ * a row's trees over GPU_FEW_TREE_THREADS threads: a block of a few rows' threads each
+ * walking half the trees leaves most of a large GPU idle below tens of thousands of rows
+ * (measured: docs/performance-notes.md, GPU schedules for small batches).
+ */
+#define GPU_FEW_ROWS 32768
+#define GPU_FEW_TREE_THREADS 20
+
 void hir_choose_gpu_schedule(HForest *f)
 {
 	HSchedule *s = &f->schedule;
 	HGpuShape shape;
-	HGpuKnobs k;
+	HGpuKnobs k, few;
 	Error e;
 	hir_gpu_shape(f, HIR_GPU_DEFAULT_BATCH, &shape);
 	if (hir_gpu_candidates(&shape, &k, 1)) {
-		if (!hir_apply_gpu_knobs(f, &k, &e))
+		few = k;
+		few.tree_threads = busy_tree_threads(f->num_trees, GPU_FEW_TREE_THREADS);
+		few.interleave = 1;
+		few.unroll = 0;
+		few.cache_rows = gpu_shared_bytes(&shape, &few) <= GPU_MAX_SHARED; /* (more sums: the rows may no longer fit) */
+		if (few.tree_threads > k.tree_threads && hir_gpu_knobs_check(&shape, &few, NULL)) {
+			hir_schedule_init(s, f->num_trees);
+			if (!hir_schedule_split_size(s, "batch", "few", "many", GPU_FEW_ROWS, &e) ||
+			    !apply_knobs(f, &few, (KnobLoops){"few", "few.tree", "f"}, &e) ||
+			    !apply_knobs(f, &k, (KnobLoops){"many", "many.tree", ""}, &e) || !hir_schedule_check(s, &e))
+				die("default GPU schedule: %s", e.message);
+		} else if (!hir_apply_gpu_knobs(f, &k, &e)) {
 			die("default GPU schedule: %s", e.message);
+		}
 		return;
 	}
 	hir_schedule_init(s, f->num_trees);

@@ -270,7 +270,8 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max);
 bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e);
 /*
  * HIR: give f the GPU's default schedule: the heuristic's first candidate at
- * HIR_GPU_DEFAULT_BATCH rows, or, where none fits, a thread per row in blocks of rows.
+ * HIR_GPU_DEFAULT_BATCH rows (below a batch size, with a row's trees over more threads:
+ * splitSize), or, where none fits, a thread per row in blocks of rows.
  */
 void hir_choose_gpu_schedule(HForest *f);
 /* "rows/block 32 rows/thread 1 tree threads 10 ..." into buf, as snprintf. */

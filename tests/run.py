@@ -1551,6 +1551,8 @@ def gpu_tests(s, pool):
     for sched in sorted(f[:-6] for f in os.listdir(bad) if f.endswith(".sched")):
         if s.wanted("gpu", f"bad/{sched}"):
             jobs.append(pool.submit(gpu_bad_schedule, s, os.path.join(bad, sched)))
+    if s.wanted("gpu", "default_halves"):
+        jobs.append(pool.submit(gpu_default_halves, s))
     for target in ("cuda", "rocm"):
         if s.wanted("gpu", f"unavailable/{target}"):
             jobs.append(pool.submit(gpu_unavailable, s, target))
@@ -1642,6 +1644,28 @@ def gpu_unavailable(s, target):
     library = "libcuda.so.1" if target == "cuda" else "libhsa-runtime64.so.1"
     s.record("gpu", f"unavailable/{target}", q.returncode != 0 and library in q.stderr,
              f"expected an error naming {library}, got exit {q.returncode}: {q.stderr.strip()}")
+
+
+def gpu_default_halves(s):
+    """The default GPU schedule of a forest of more trees than its large batches' tree threads splits by batch size
+    (splitSize: small batches spread a row's trees over more threads); both halves predict as the CPU does on the
+    simulator: 100 rows take the small batches' kernel, 40,000 the large ones'."""
+    model = os.path.join(ROOT, "tests", "models", "deep.x3.json")
+    dump = s.run("dump", "--level", "hir", model, "--target", "gpusim")
+    artifact = s.path("gpu-halves.so")
+    p = s.run("compile", model, "--target", "gpusim", "-o", artifact)
+    problems = [] if "splitSize(batch, few, many, 32768)" in dump.stdout else [f"no split by batch size: {dump.stdout[:300]}"]
+    if p.returncode != 0:
+        problems.append(f"compile failed: {p.stderr.strip()}")
+    for n in (100, 40000) if not problems else ():
+        rows = s.path(f"gpu-halves-{n}.csv")
+        rng = random.Random(n)
+        write_table(rows, [[rng.uniform(-3, 3) for _ in range(4)] for _ in range(n)])
+        want, got = s.run("predict", model, "--input", rows), s.run("predict", artifact, "--input", rows)
+        a, b = [[float(x) for x in line.split(",")] for line in want.stdout.split()], [[float(x) for x in line.split(",")] for line in got.stdout.split()]
+        if got.returncode != 0 or len(a) != n or len(b) != n or any(abs(x - y) > 1e-5 * max(1.0, abs(x)) for r, q in zip(a, b) for x, y in zip(r, q)):
+            problems.append(f"{n} rows differ from the CPU's: {got.stderr.strip()[:300]}")
+    s.record("gpu", "default_halves", not problems, "; ".join(problems))
 
 
 def scale_tests(s, pool):
