@@ -185,7 +185,7 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 	 * (GpuScope.alike: Tahoe's shared forest, cache(t0) inside the thread's loop of rows),
 	 * the threads share the copy and its meetings; only those with a row walk.
 	 */
-	bool lockstep = l->gpu.alike && !l->gpu.varying && !(l->gpu.mask & GPU_BLOCK_BITS);
+	bool lockstep = l->gpu.alike && !l->gpu.varying && !(l->gpu.mask & GPU_BLOCK_BITS), alike = l->gpu.alike;
 	unsigned mask = l->gpu.mask;
 	uint32_t active = l->gpu.active;
 
@@ -221,7 +221,7 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 	lower_list(l, inst->body);
 	if (lockstep)
 		lir_end(&l->b);
-	l->gpu.alike = lockstep;
+	l->gpu.alike = alike;
 	gpu_meet(l, inst, true);
 	l->gpu.trees_cached = false;
 	rep->cache_end(&l->layout);
@@ -668,13 +668,13 @@ static void gpu_entry(Lowering *l, const char *name, LType row_type)
 	free(decls);
 }
 
-/* A list that threads run alike (GpuScope.mask): in phases; one thread's lowers as on the host. */
 /* Whether inst caches trees or holds a loop that does. */
 static bool holds_cached_trees(const MModule *m, const MInst *inst)
 {
 	return lower_caches_trees(m, inst) || lower_some_inst(m, inst->body, lower_caches_trees);
 }
 
+/* A list that threads run alike (GpuScope.mask): in phases; one thread's lowers as on the host. */
 static bool gpu_lower_list(Lowering *l, uint32_t first)
 {
 	if (l->gpu.mask) {
