@@ -184,7 +184,7 @@ bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
  * (measured: docs/performance-notes.md, GPU schedules for small batches).
  */
 #define GPU_FEW_ROWS 32768
-#define GPU_FEW_TREE_THREADS 20
+#define GPU_FEW_TREE_THREADS 25
 
 void hir_choose_gpu_schedule(HForest *f)
 {
