@@ -11,9 +11,9 @@ enum { NONE = -1 };
 
 static const struct {
 	const char *name;
-	int names, ints;
+	int names, ints, optional;
 } directives[] = {
-#define X(name, text, names, ints) {text, names, ints},
+#define X(name, text, names, ints, optional) {text, names, ints, optional},
 	HIR_DIRECTIVES(X)
 #undef X
 };
@@ -25,9 +25,10 @@ static const char *const gpu_dim_names[] = {
 };
 
 const char *hir_directive_name(HDirectiveKind k) { return k < HDIR_COUNT ? directives[k].name : "?"; }
-void hir_directive_arity(HDirectiveKind k, int *names, int *ints)
+void hir_directive_arity(HDirectiveKind k, int *names, int *optional, int *ints)
 {
 	*names = k < HDIR_COUNT ? directives[k].names : 0;
+	*optional = k < HDIR_COUNT ? directives[k].optional : 0;
 	*ints = k < HDIR_COUNT ? directives[k].ints : 0;
 }
 
@@ -790,7 +791,7 @@ static bool apply_directive(HSchedule *s, const HDirective *d, Error *e)
 		return error_set(e, "unknown directive %u", d->kind);
 	if (d->num_names > HIR_MAX_ARGS)
 		return error_set(e, "at most %d variables, got %u", HIR_MAX_ARGS, d->num_names);
-	if (directives[d->kind].names >= 0 && d->num_names != directives[d->kind].names && !(d->kind == HDIR_CACHE && d->num_names == 2))
+	if (directives[d->kind].names >= 0 && (d->num_names > directives[d->kind].names || d->num_names < directives[d->kind].names - directives[d->kind].optional))
 		return error_set(e, "expected %d variable names, got %u", directives[d->kind].names, d->num_names);
 	switch ((HDirectiveKind)d->kind) {
 	case HDIR_REPRESENTATION: /* of the whole forest, not of a loop: the lowering knows the names */

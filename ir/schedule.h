@@ -68,29 +68,32 @@
 /* Deepest unrollWalk and peelWalk: trees are padded to this depth, 2^depth leaves each. */
 #define HIR_MAX_WALK_STEPS 24
 
-/* Columns: name, text, number of variable-name arguments (-1: one or more), number of integer arguments. */
-#define HIR_DIRECTIVES(X)                          \
-	X(TILE, "tile", 3, 1)                       \
-	X(SPLIT, "split", 3, 1)                     \
-	X(SPLIT_SIZE, "splitSize", 3, 1)            \
-	X(REORDER, "reorder", -1, 0)                \
-	X(PARALLEL, "parallel", 1, 0)               \
-	X(CACHE, "cache", 1, 0)                     \
-	X(INTERLEAVE, "interleave", 1, 0)           \
-	X(UNROLL_WALK, "unrollWalk", 1, 1)          \
-	X(PEEL_WALK, "peelWalk", 1, 1)              \
-	X(SPECIALIZE, "specialize", 1, 0)           \
-	X(UNROLL, "unroll", 1, 0)                   \
-	X(ATOMIC_REDUCE, "atomicReduce", 1, 0)      \
-	X(VECTOR_REDUCE, "vectorReduce", 1, 1)      \
-	X(SHARED_REDUCE, "sharedReduce", 1, 0)      \
-	X(GPU_DIMENSION, "gpuDimension", 2, 0)      \
-	X(REPRESENTATION, "representation", 1, 0)   \
-	X(SORT_TREES, "sortTrees", 1, 0)            \
-	X(TILE_TREES, "tileTrees", 1, 1)
+/*
+ * Columns: name, text, number of variable-name arguments (-1: one or more), number of
+ * integer arguments, how many of the names may be left out at the end (cache's mode).
+ */
+#define HIR_DIRECTIVES(X)                             \
+	X(TILE, "tile", 3, 1, 0)                      \
+	X(SPLIT, "split", 3, 1, 0)                    \
+	X(SPLIT_SIZE, "splitSize", 3, 1, 0)           \
+	X(REORDER, "reorder", -1, 0, 0)               \
+	X(PARALLEL, "parallel", 1, 0, 0)              \
+	X(CACHE, "cache", 2, 0, 1)                    \
+	X(INTERLEAVE, "interleave", 1, 0, 0)          \
+	X(UNROLL_WALK, "unrollWalk", 1, 1, 0)         \
+	X(PEEL_WALK, "peelWalk", 1, 1, 0)             \
+	X(SPECIALIZE, "specialize", 1, 0, 0)          \
+	X(UNROLL, "unroll", 1, 0, 0)                  \
+	X(ATOMIC_REDUCE, "atomicReduce", 1, 0, 0)     \
+	X(VECTOR_REDUCE, "vectorReduce", 1, 1, 0)     \
+	X(SHARED_REDUCE, "sharedReduce", 1, 0, 0)     \
+	X(GPU_DIMENSION, "gpuDimension", 2, 0, 0)     \
+	X(REPRESENTATION, "representation", 1, 0, 0)  \
+	X(SORT_TREES, "sortTrees", 1, 0, 0)           \
+	X(TILE_TREES, "tileTrees", 1, 1, 0)
 
 typedef enum HDirectiveKind {
-#define X(name, text, names, ints) HDIR_##name,
+#define X(name, text, names, ints, optional) HDIR_##name,
 	HIR_DIRECTIVES(X)
 #undef X
 	HDIR_COUNT
@@ -299,8 +302,8 @@ bool hir_schedule_sort_trees(HSchedule *s, const char *order, Error *e);
 bool hir_schedule_tile_trees(HSchedule *s, const char *tiling, uint32_t size, Error *e);
 
 const char *hir_directive_name(HDirectiveKind k);
-/* What directive k takes: *names variable names (-1: one or more) and *ints integers. */
-void hir_directive_arity(HDirectiveKind k, int *names, int *ints);
+/* What directive k takes: *names variable names (-1: one or more), the last *optional of which may be left out, and *ints integers. */
+void hir_directive_arity(HDirectiveKind k, int *names, int *optional, int *ints);
 const char *hir_gpu_dim_name(HGpuDim d);
 
 #endif

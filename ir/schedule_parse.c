@@ -107,8 +107,8 @@ static const char *describe(const char *p, char *buf, size_t size)
 /* "3 variables and 1 number": what directive k takes. */
 static void describe_arity(HDirectiveKind k, char *buf, size_t size)
 {
-	int names, ints;
-	hir_directive_arity((HDirectiveKind)k, &names, &ints);
+	int names, optional, ints;
+	hir_directive_arity((HDirectiveKind)k, &names, &optional, &ints);
 	if (k == HDIR_GPU_DIMENSION)
 		snprintf(buf, size, "a variable and a GPU dimension");
 	else if (k == HDIR_REPRESENTATION)
@@ -245,7 +245,7 @@ static bool parse_directive(Parser *P, HSchedule *s)
 	size_t len = 0, num_args = 0;
 	char buf[200], got[200], arity[80];
 	HDirective d;
-	int names, ints;
+	int names, optional, ints;
 
 	if (!is_letter(*name) && *name != '_')
 		return fail(P, column, "expected a directive name, got %s", describe(name, buf, sizeof buf));
@@ -303,10 +303,10 @@ static bool parse_directive(Parser *P, HSchedule *s)
 		            describe(P->p, buf, sizeof buf), hir_directive_name((HDirectiveKind)k));
 
 	/* The number of arguments, then each one. */
-	hir_directive_arity((HDirectiveKind)k, &names, &ints);
+	hir_directive_arity((HDirectiveKind)k, &names, &optional, &ints);
 	describe_arity(k, arity, sizeof arity);
-	if (k == HDIR_CACHE && num_args == 2)
-		names = 2; /* cache(v, prefetch) */
+	if (names >= 0 && num_args >= (size_t)(names - optional + ints) && num_args < (size_t)(names + ints))
+		names = (int)num_args - ints; /* names left out at the end: cache(v) */
 	if (names < 0 ? num_args < 1 || num_args > HIR_MAX_ARGS : num_args != (size_t)(names + ints)) {
 		size_t want = names < 0 ? HIR_MAX_ARGS : (size_t)(names + ints);
 		/* "parallel(batch, )": the empty argument, not the count, is the mistake to show. */
