@@ -182,20 +182,22 @@ static bool grid_dim(uint8_t d) { return d >= HGPU_GRID_X && d <= HGPU_GRID_Z; }
 static bool hoist_grid_trees(Compiled *c, Error *e)
 {
 	HSchedule *s = &c->hir->schedule;
-	for (uint32_t v = 0; v < s->num_vars; v++) {
+	for (uint32_t v = 0; v < s->num_vars;) {
 		const HIndexVar *x = &s->vars[v];
 		int32_t p = x->loop_parent;
 		char where[700];
 		size_t n = strlen(c->notes);
 		if (!x->has_loop || !x->over_trees || !grid_dim(x->gpu_dim) || p == HIR_NONE || s->vars[p].over_trees ||
-		    !grid_dim(s->vars[p].gpu_dim) || s->vars[p].first_child != (int32_t)v || x->next_sibling != HIR_NONE)
+		    !grid_dim(s->vars[p].gpu_dim) || s->vars[p].first_child != (int32_t)v || x->next_sibling != HIR_NONE) {
+			v++;
 			continue;
+		}
 		snprintf(c->notes + n, sizeof c->notes - n,
 		         "%s: '%s' runs outside '%s' (loops over grid dimensions nest in any order), its rows' sums in global memory, folded by a kernel of their own\n",
 		         hir_schedule_where(s, (int32_t)v, HDIR_GPU_DIMENSION, where, sizeof where), x->name, s->vars[p].name);
 		if (!hir_schedule_reorder(s, (const char *const[]){x->name, s->vars[p].name}, 2, e))
 			return false;
-		v = 0; /* (the loops moved) */
+		v = 0; /* the loops moved: from the first again (the tree loop may now sit alone in another grid loop) */
 	}
 	return true;
 }
