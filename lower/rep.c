@@ -262,7 +262,8 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
 	uint32_t feature_mask = layout->walk_keys && layout->tile_words ? REP_WORD_FEATURE_MASK : layout->feature_mask;
 	bool stays = layout->walk_keys && layout->leaves_stay; /* a leaf's record steps to itself: no test */
 	uint32_t zero = stays ? LIR_NONE : lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)feature_mask);
-	bool bare = layout->walk_keys && bare_key_words(layout); /* a word of the key copy (rep_key_word) */
+	/* a word of the key copy (rep_key_word) that holds nothing but the feature */
+	bool bare = layout->walk_keys && bare_key_words(layout) && !layout->child_shift;
 	n->is_leaf = stays ? LIR_NONE : lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, bare ? word : lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;

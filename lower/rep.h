@@ -125,6 +125,13 @@ typedef struct RepLayout {
 	 * where rep_keys_stay allows it (the sparse layout).
 	 */
 	bool leaves_stay;
+	/*
+	 * With keys, the key copy's split words hold the split's left child as an offset from
+	 * the split's own slot, from this bit (the feature's width) up to REP_WORD_COMPARE_SHIFT:
+	 * a step of keys then adds the offset from the record it has loaded, with no load of a
+	 * child. Set by the sparse layout where every offset fits; 0: none.
+	 */
+	uint8_t child_shift;
 	bool blocks;           /* lone rows walk keys (one_row): the layout may copy them in an order of its own for those walks
 	                          (asked for by the lowering, cleared by lay_out where it makes no such copy) */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */

@@ -19,7 +19,11 @@
  * load of the record, an integer compare with the row's key and the child's load, in
  * place of the word's, the threshold's and a float compare with its missing-value test:
  * the walks of deep trees (LightGBM's leaf-wise ones, forests grown to purity), which
- * the array layout would store complete, take the key path the array layout has.
+ * the array layout would store complete, take the key path the array layout has. Where
+ * every split's left child lies few enough slots after it (RepLayout.child_shift), the
+ * record's word holds that offset above the feature, and a step adds it to its slot in
+ * place of loading the child: two loads a step, not three (measured:
+ * docs/performance-notes.md, Children in the records).
  *
  * With keys in tiles (RepLayout.leaf_masks), TOP_LANES rows side by side walk each tree
  * of at most 32 leaves by leaf masks (lower/rep_masks.c) instead, every split compared
@@ -33,6 +37,7 @@
 typedef struct SparseState {
 	uint32_t word_buffer, value_buffer, child_buffer, root_buffer, key_buffer, leaf_buffer; /* (the last two LIR_NONE: none) */
 	uint32_t words, values, children, roots, keys, leaves; /* their addresses in the function being built */
+	bool offsets_masked; /* with child_shift, some key word has bits set above the offsets (a flip, a rule) */
 	RepMasks masks;
 } SparseState;
 
@@ -87,8 +92,25 @@ static bool flips_fit(const RepLayout *layout)
 	       !(layout->compares & 1u << HCMP_IN) && layout->compares && rep_key_form(layout, &t_below);
 }
 
-/* The key copy's records (rep_key_records), with RepLayout.nan_flips's flips where it is set. */
-static int32_t *key_records(const RepLayout *layout, const int32_t *words, const float *values, uint64_t n)
+/*
+ * The bit from which the key copy's split words can hold the offsets from each split to
+ * its left child (RepLayout.child_shift): the feature's width, where every offset fits
+ * below REP_WORD_COMPARE_SHIFT; else 0.
+ */
+static uint8_t child_shift(const RepLayout *layout, const int32_t *words, const int32_t *children, uint64_t n)
+{
+	uint8_t shift = (uint8_t)__builtin_popcount(layout->feature_mask);
+	if (shift >= REP_WORD_COMPARE_SHIFT)
+		return 0;
+	for (uint64_t i = 0; i < n; i++) /* (a left child lies after its split) */
+		if (words[i] != -1 && ((uint64_t)children[i] - i) >> (REP_WORD_COMPARE_SHIFT - shift))
+			return 0;
+	return shift;
+}
+
+/* The key copy's records (rep_key_records), with RepLayout.nan_flips's flips and child_shift's offsets where they are set. */
+static int32_t *key_records(const RepLayout *layout, const int32_t *words, const float *values, const int32_t *children,
+                            uint64_t n)
 {
 	int32_t *records = rep_key_records(layout, words, values, n);
 	uint32_t missing = REP_WORD_MISSING_MASK << REP_WORD_MISSING_SHIFT;
@@ -102,6 +124,9 @@ static int32_t *key_records(const RepLayout *layout, const int32_t *words, const
 		records[2 * i] = (int32_t)(((uint32_t)records[2 * i] & ~missing) | (uint32_t)flip << REP_WORD_MISSING_SHIFT);
 		records[2 * i + 1] = (int32_t)((uint32_t)records[2 * i + 1] - flip); /* keys are unsigned */
 	}
+	for (uint64_t i = 0; layout->child_shift && i < n; i++)
+		if (words[i] != -1)
+			records[2 * i] = (int32_t)((uint32_t)records[2 * i] | (uint32_t)(children[i] - (int64_t)i) << layout->child_shift);
 	return records;
 }
 
@@ -154,8 +179,13 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 
 	s = xcalloc(1, sizeof *s);
 	s->key_buffer = s->leaf_buffer = LIR_NONE;
-	if (layout->keys)
-		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, key_records(layout, words, values, total));
+	layout->child_shift = layout->keys ? child_shift(layout, words, children, total) : 0;
+	if (layout->keys) {
+		int32_t *records = key_records(layout, words, values, children, total);
+		for (uint64_t i = 0; layout->child_shift && i < total; i++)
+			s->offsets_masked |= (uint32_t)records[2 * i] >> REP_WORD_COMPARE_SHIFT != 0;
+		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, records);
+	}
 	if (leaves)
 		s->leaf_buffer = lir_buffer_add(m, "sparse.leaves", LTYPE_F64, total, leaves);
 	s->word_buffer = lir_buffer_add(m, "sparse.words", LTYPE_I32, total, words);
@@ -214,10 +244,20 @@ static uint32_t sparse_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint3
                             const RepRow *row, bool leaf_stays)
 {
 	SparseState *s = layout->state;
-	uint32_t right = rep_goes_right(layout, b, fields, row, leaf_stays);
-	uint32_t left = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->children, node, LIR_NONE));
-	uint32_t child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
+	uint32_t right, left, child;
 	(void)tree;
+	if (layout->walk_keys && layout->child_shift) { /* the offset above the record's feature */
+		uint32_t offset = lir_emit(b, LOP_ASHR, LTYPE_I32, fields->word, lir_const_int(b, LTYPE_I32, layout->child_shift), LIR_NONE);
+		if (s->offsets_masked) {
+			uint32_t mask = lir_const_int(b, LTYPE_I32, (1 << (REP_WORD_COMPARE_SHIFT - layout->child_shift)) - 1);
+			offset = lir_emit(b, LOP_AND, LTYPE_I32, offset, mask, LIR_NONE);
+		}
+		offset = lir_cast(b, LCAST_ZEXT, LTYPE_I64, offset);
+		return rep_step_result(b, fields, node, rep_step_sum(layout, b, node, offset, fields, row, leaf_stays), leaf_stays);
+	}
+	right = rep_goes_right(layout, b, fields, row, leaf_stays);
+	left = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->children, node, LIR_NONE));
+	child = lir_emit(b, LOP_ADD, LTYPE_I64, left, lir_cast(b, LCAST_ZEXT, LTYPE_I64, right), LIR_NONE);
 	return rep_step_result(b, fields, node, child, leaf_stays);
 }
 
@@ -226,8 +266,8 @@ static void sparse_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	SparseState *s = layout->state;
 	uint32_t buffers[] = {s->words, s->values, s->children}, keyed[] = {s->keys, s->children};
 	LType types[] = {LTYPE_I32, layout->threshold_type, LTYPE_I32}, keyed_types[] = {LTYPE_I64, LTYPE_I32};
-	if (layout->walk_keys)
-		rep_prefetch_slots(b, s->roots, tree, keyed, keyed_types, COUNT_OF(keyed), whole);
+	if (layout->walk_keys) /* (the children too, where the records do not hold them) */
+		rep_prefetch_slots(b, s->roots, tree, keyed, keyed_types, layout->child_shift ? 1 : COUNT_OF(keyed), whole);
 	else
 		rep_prefetch_slots(b, s->roots, tree, buffers, types, COUNT_OF(buffers), whole);
 }
