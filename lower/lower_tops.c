@@ -86,7 +86,7 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 	         top, tile, tag, last;
 	if (l->block.top_nodes == LIR_NONE || !lanes_take_tile(l, walk) || !rep_keys_decide(&l->layout, row))
 		return 0;
-	for (uint32_t r = 0; r < lanes; r++)
+	for (uint32_t r = 0; r < lanes && !l->layout.leaves_stay; r++) /* (where leaves stay, a top takes their copies) */
 		levels = safe[r] < levels ? safe[r] : levels;
 	if (levels < 2)
 		return 0;

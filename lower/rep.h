@@ -447,6 +447,26 @@ uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree);
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
                         uint32_t tile, uint32_t nan_tile);
 
+/*
+ * Tops from a buffer (lower/rep_tops.c), for representations' top_nodes: per tree, the
+ * 2^RepLayout.top_levels - 1 splits of its top in level order from slot 1 (slot s's
+ * children at 2s and 2s + 1), each as its feature's element in the rows' tile of keys
+ * (RepLayout.key_lanes times the feature) and its key (i32 each).
+ */
+#define REP_TOP_LEVELS 4 /* at most: four are as fast as three, five slower (docs/performance-notes.md, Levels of the tops) */
+typedef struct RepTops {
+	uint32_t top_buffer, mask_buffer; /* mask_buffer: RepLayout.vector_tops MTOPS_WIDE's masks, else LIR_NONE */
+	uint32_t tops, masks;             /* their addresses in the function being built */
+	uint32_t per;                     /* splits per tree */
+} RepTops;
+/* Add the buffers PREFIX.tops (of `tops`, which it takes) and PREFIX.top_masks to m, for layout->top_levels levels. */
+void rep_tops_lay_out(LModule *m, const RepLayout *layout, RepTops *t, const char *prefix, uint32_t num_trees, int32_t *tops);
+/* The buffers' addresses (begin_function). */
+void rep_tops_begin(RepTops *t, LBuilder *b);
+/* top_nodes's work: a vector of `lanes` i32, each row's slot after `levels` levels, 2^levels + j, numbered as above. */
+uint32_t rep_tops_take(const RepTops *t, RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
+                       uint32_t tile);
+
 /* The array representation: each tree a complete binary tree in level order from slot 1, children at 2i, 2i+1. */
 extern const LRepresentation rep_array;
 /* The sparse representation: nodes stored once each, a split holding the index of its left child. */

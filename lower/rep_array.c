@@ -75,19 +75,10 @@
  */
 #define ARRAY_MAX_BLOCKS (2u << 20)
 
-/*
- * Levels of every tree's top kept in the tops buffer (RepLayout.top_levels) for
- * top_nodes: 15 splits, 16 candidates. Four levels are at least as fast as three, and
- * five are slower (31 compares for 16 rows outweigh a step; measured:
- * docs/performance-notes.md, Levels of the tops).
- */
-#define ARRAY_TOP_LEVELS 4
-
 typedef struct ArrayState {
 	uint32_t node_buffer, offset_buffer, key_buffer; /* key_buffer: LIR_NONE without keys */
-	uint32_t top_buffer;     /* per tree, its top splits in level order from slot 1: feature and key (i32 each); LIR_NONE: none */
-	uint32_t mask_buffer;    /* RepLayout.vector_tops MTOPS_WIDE: top_mask(levels, slot) at levels << ARRAY_TOP_LEVELS | slot; else LIR_NONE */
-	uint32_t nodes, offsets, keys, tops, masks; /* their addresses in the function being built */
+	RepTops tops;            /* with RepLayout.top_levels: every tree's top splits, its slots 1 to 2^levels - 1 */
+	uint32_t nodes, offsets, keys; /* their addresses in the function being built */
 	uint32_t record;         /* i32 elements per record: 2 (f32 values) or 4 (f64) */
 	int64_t stride;          /* i32 elements per tree where all trees take the same (a padded forest), else 0 */
 	bool own_leaves;         /* leaves are doubles read apart from the float records */
@@ -175,19 +166,8 @@ static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record, boo
 }
 
 /*
- * The candidates a row keeps where it goes right at slot `slot` of a top of `levels`
- * levels (top_nodes): all but those below the slot's left child.
- */
-static int32_t top_mask(uint32_t levels, uint32_t slot)
-{
-	uint32_t depth = 31 - (uint32_t)__builtin_clz(slot), width = 1u << (levels - depth);
-	uint32_t left = (slot - (1u << depth)) * width, half = width / 2;
-	return (int32_t)~(((1u << half) - 1) << left);
-}
-
-/*
  * The tops buffer of a key copy (keys, as laid out at s->tree_offsets): the top levels
- * that are splits in every tree, up to ARRAY_TOP_LEVELS, each split's feature's element
+ * that are splits in every tree, up to REP_TOP_LEVELS (rep_tops_lay_out), each split's feature's element
  * in the rows' tile of keys (RepLayout.key_lanes times the feature) and its key. The
  * element stored saves a top its 15 multiplies (measured: docs/performance-notes.md,
  * Elements in the tops).
@@ -199,10 +179,10 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 	if (!layout->top_levels)
 		return;
 	hir_leaf_depth_range(f, &shallowest, &deepest);
-	layout->top_levels = (uint8_t)(shallowest < ARRAY_TOP_LEVELS ? shallowest : ARRAY_TOP_LEVELS);
-	if ((uint64_t)f->num_features * layout->key_lanes > REP_WORD_FEATURE_MASK)
+	layout->top_levels = (uint8_t)(shallowest < REP_TOP_LEVELS ? shallowest : REP_TOP_LEVELS);
+	if ((uint64_t)f->num_features * layout->key_lanes > REP_WORD_FEATURE_MASK || !f->num_trees)
 		layout->top_levels = 0;
-	if (!layout->top_levels || !f->num_trees)
+	if (!layout->top_levels)
 		return;
 	per = (1u << layout->top_levels) - 1;
 	tops = xmalloc((size_t)f->num_trees * per * 2 * sizeof *tops);
@@ -212,15 +192,7 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 			tops[((size_t)t * per + slot - 1) * 2] = (int32_t)(((uint32_t)record[0] & REP_WORD_FEATURE_MASK) * layout->key_lanes);
 			tops[((size_t)t * per + slot - 1) * 2 + 1] = record[1];
 		}
-	s->top_buffer = lir_buffer_add(m, "array.tops", LTYPE_I32, (uint64_t)f->num_trees * per * 2, tops);
-	if (layout->vector_tops == MTOPS_WIDE) {
-		uint32_t count = (ARRAY_TOP_LEVELS + 1) << ARRAY_TOP_LEVELS;
-		int32_t *masks = xcalloc(count, sizeof *masks);
-		for (uint32_t levels = 2; levels <= layout->top_levels; levels++)
-			for (uint32_t slot = 1; slot < 1u << levels; slot++)
-				masks[levels << ARRAY_TOP_LEVELS | slot] = top_mask(levels, slot);
-		s->mask_buffer = lir_buffer_add(m, "array.top_masks", LTYPE_I32, count, masks);
-	}
+	rep_tops_lay_out(m, layout, &s->tops, "array", f->num_trees, tops);
 }
 
 /*
@@ -378,7 +350,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	for (uint32_t t = 1; t < f->num_trees; t++)
 		if (offsets[t + 1] - offsets[t] != s->stride)
 			s->stride = 0;
-	s->key_buffer = s->top_buffer = s->mask_buffer = s->block_buffer = LIR_NONE;
+	s->key_buffer = s->block_buffer = LIR_NONE;
 	if (layout->keys) { /* the whole buffer again, each split's threshold as its key (records of f32 values) */
 		int32_t *keys = xmalloc(elements * sizeof *keys);
 		memcpy(keys, records, elements * sizeof *keys);
@@ -428,54 +400,16 @@ static void array_begin_function(RepLayout *layout, LBuilder *b)
 	s->nodes = rep_buffer_address(b, s->node_buffer);
 	s->offsets = rep_buffer_address(b, s->offset_buffer);
 	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
-	s->tops = s->top_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->top_buffer);
-	s->masks = s->mask_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->mask_buffer);
+	if (layout->top_levels)
+		rep_tops_begin(&s->tops, b);
 	s->blocks = s->block_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->block_buffer);
 	s->copy = LIR_NONE;
-}
-
-/* top_mask(levels, slot) in `lanes` lanes, from the masks buffer (RepLayout.vector_tops MTOPS_WIDE). */
-static uint32_t top_mask_loaded(LBuilder *b, const ArrayState *s, uint32_t levels, uint32_t slot, uint32_t lanes)
-{
-	uint32_t at = lir_const_int(b, LTYPE_I64, levels << ARRAY_TOP_LEVELS | slot);
-	uint32_t mask = lir_emit(b, LOP_LOAD, LTYPE_I32, s->masks, at, LIR_NONE);
-	return lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, mask, LIR_NONE, LIR_NONE);
 }
 
 static uint32_t array_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
                                 uint32_t tile)
 {
-	ArrayState *s = layout->state;
-	uint32_t per = (1u << layout->top_levels) - 1;
-	uint32_t first = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, per), LIR_NONE);
-	uint32_t candidates = rep_vector_const(b, lanes, -1), lowest, exponent; /* bit j: the row may leave at slot 2^levels + j */
-	for (uint32_t slot = 1; slot < 1u << levels; slot++) {
-		/*
-		 * The split's element and key read at once (an i64, the element in its low half) and
-		 * split by a shift: loads are what the walks of 16 rows side by side are shortest of
-		 * (measured: docs/performance-notes.md, Elements in the tops).
-		 */
-		uint32_t at_slot = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, slot - 1), LIR_NONE);
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at_slot, LIR_NONE);
-		uint32_t element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, lir_cast(b, LCAST_TRUNC, LTYPE_I32, both));
-		uint32_t key = rep_high_key(b, both);
-		uint32_t x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
-		uint32_t right = rep_keys_go_right(layout, b, x, lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE));
-		uint32_t mask = s->masks == LIR_NONE ? rep_vector_const(b, lanes, top_mask(levels, slot)) : top_mask_loaded(b, s, levels, slot, lanes);
-		uint32_t keep = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, mask, LIR_NONE);
-		candidates = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, keep, candidates);
-	}
-	/*
-	 * The lowest candidate j (at most 2^levels - 1) by the exponent of the float of its bit
-	 * alone (exact): 127 + j. Five operations, where a vector count of trailing zeros is a
-	 * dozen on CPUs without one; it pays with AVX2 and AVX-512 alike (measured:
-	 * docs/performance-notes.md, The lowest candidate).
-	 */
-	lowest = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, rep_vector_const(b, lanes, 0), candidates, LIR_NONE);
-	lowest = lir_emit_vector(b, LOP_AND, LTYPE_I32, (uint8_t)lanes, candidates, lowest, LIR_NONE);
-	exponent = lir_cast(b, LCAST_BITCAST, LTYPE_I32, lir_cast(b, LCAST_SITOFP, LTYPE_F32, lowest));
-	exponent = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, (uint8_t)lanes, exponent, rep_vector_const(b, lanes, 23), LIR_NONE);
-	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, exponent, rep_vector_const(b, lanes, (1 << levels) - 127), LIR_NONE);
+	return rep_tops_take(&((ArrayState *)layout->state)->tops, layout, b, tree, levels, lanes, tile);
 }
 
 /* Whether the walks being lowered read the key copy in blocks: a lone row's walks of keys, where there is one. */

@@ -39,40 +39,65 @@ typedef struct SparseState {
 	uint32_t words, values, children, roots, keys, leaves; /* their addresses in the function being built */
 	bool offsets_masked; /* with child_shift, some key word has bits set above the offsets (a flip, a rule) */
 	RepMasks masks;
+	RepTops tops;        /* with RepLayout.top_levels */
 } SparseState;
+
+/* Node n's record at slot `at`, a split's left child at slot `child` (leaves' values into leaves where not NULL). */
+static void store_node(const HForest *f, const RepLayout *layout, const HNode *n, uint64_t at, uint64_t child, int32_t *words,
+                       void *values, double *leaves, int32_t *children)
+{
+	if (n->feature == HIR_LEAF && leaves)
+		leaves[at] = rep_slot_value(layout, f, n);
+	else
+		rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
+	words[at] = n->feature == HIR_LEAF ? -1 : (int32_t)rep_split_word(n);
+	/* where leaves stay, a leaf is its own left child */
+	children[at] = n->feature != HIR_LEAF ? (int32_t)child : layout->leaves_stay ? (int32_t)at : 0;
+}
 
 /*
  * Store tree t from slot first (leaves' values into leaves where not NULL); returns the
- * slot after its last node. A split's children take the next two free slots when it is
- * reached, depth first, the child more rows reach (cover) first: the path most rows
- * take lies in consecutive slots, four levels of records a cache line (a walk of a deep
- * tree stored breadth first would touch a line a level). `order` is scratch of the
- * tree's size: the stack of nodes to reach.
+ * slot after its last node. Its top of `levels` levels (RepLayout.top_levels; 0: none)
+ * comes first, complete in level order: slot i's children at 2i + 1 and 2i + 2, a leaf
+ * above the top's last level copied into every slot below it (its walks stay on it).
+ * Below the top, a split's children take the next two free slots when it is reached,
+ * depth first, the child more rows reach (cover) first: the path most rows take lies in
+ * consecutive slots, four levels of records a cache line (a walk of a deep tree stored
+ * breadth first would touch a line a level). `order` is scratch of the tree's size: the
+ * stack of nodes to reach.
  */
 static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t, int32_t *words, void *values,
-                           double *leaves, int32_t *children, uint64_t first, uint32_t *order, uint32_t *slots)
+                           double *leaves, int32_t *children, uint64_t first, uint32_t levels, uint32_t *order, uint32_t *slots)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
-	uint64_t next = first + 1;
-	uint32_t top = 0;
-	slots[0] = 0;
-	order[top++] = 0;
+	uint32_t heap[2u << REP_TOP_LEVELS], span = (2u << levels) - 1, top = 0; /* the top's nodes, its slots */
+	bool copy[2u << REP_TOP_LEVELS];
+	uint64_t next = first + span;
+	heap[0] = 0;
+	copy[0] = false;
+	for (uint32_t h = 0; h < span; h++) {
+		const HNode *n = &nodes[heap[h]];
+		bool leaf = n->feature == HIR_LEAF, inner = 2 * h + 1 < span;
+		if (inner) {
+			heap[2 * h + 1] = leaf ? heap[h] : n->left;
+			heap[2 * h + 2] = leaf ? heap[h] : n->right;
+			copy[2 * h + 1] = copy[2 * h + 2] = leaf;
+		}
+		if (inner || copy[h]) /* (a split of the top's last level, or a leaf there, is reached below) */
+			store_node(f, layout, n, first + h, first + 2 * h + 1, words, values, leaves, children);
+		else
+			slots[heap[h]] = h;
+	}
+	for (uint32_t h = span; h-- > span / 2;) /* the last level's, the first on top */
+		if (!copy[h])
+			order[top++] = heap[h];
 	while (top) {
 		uint32_t id = order[--top];
 		const HNode *n = &nodes[id];
-		uint64_t at = first + slots[id];
 		bool left_hot;
-		if (n->feature == HIR_LEAF && leaves)
-			leaves[at] = rep_slot_value(layout, f, n);
-		else
-			rep_store_value(values, layout->threshold_type, at, rep_slot_value(layout, f, n));
-		if (n->feature == HIR_LEAF) {
-			words[at] = -1;
-			children[at] = layout->leaves_stay ? (int32_t)at : 0; /* where leaves stay, a leaf its own left child */
+		store_node(f, layout, n, first + slots[id], next, words, values, leaves, children);
+		if (n->feature == HIR_LEAF)
 			continue;
-		}
-		words[at] = rep_split_word(n);
-		children[at] = (int32_t)next;
 		slots[n->left] = (uint32_t)(next - first);
 		slots[n->right] = (uint32_t)(next - first + 1);
 		next += 2;
@@ -130,6 +155,24 @@ static int32_t *key_records(const RepLayout *layout, const int32_t *words, const
 	return records;
 }
 
+/* The tops (RepLayout.top_levels) of the key copy's records: each tree's first slots, the top's splits and copied leaves. */
+static void add_tops(const HForest *f, LModule *m, const RepLayout *layout, SparseState *s, const int32_t *roots,
+                     const int32_t *records)
+{
+	uint32_t per = (1u << layout->top_levels) - 1;
+	int32_t *tops;
+	if (!layout->top_levels)
+		return;
+	tops = xmalloc((size_t)f->num_trees * per * 2 * sizeof *tops);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (uint32_t slot = 0; slot < per; slot++) {
+			const int32_t *record = records + 2 * ((int64_t)roots[t] + slot);
+			tops[((size_t)t * per + slot) * 2] = (int32_t)(((uint32_t)record[0] & layout->feature_mask) * layout->key_lanes);
+			tops[((size_t)t * per + slot) * 2 + 1] = record[1];
+		}
+	rep_tops_lay_out(m, layout, &s->tops, "sparse", f->num_trees, tops);
+}
+
 static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	LType type;
@@ -140,6 +183,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	double *leaves;
 	SparseState *s;
 	bool own_leaves;
+	uint32_t shallowest, deepest, span;
 
 	if (!rep_lay_out_forest(f, m, "sparse", layout, e))
 		return false;
@@ -148,14 +192,25 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	if (own_leaves)
 		layout->threshold_type = LTYPE_F32;
 	type = layout->threshold_type;
-	/* No tops, blocks or split words for tiles: those read the array layout's complete trees. Tiles of keys for leaf masks. */
-	layout->top_levels = 0;
+	/* No blocks or split words for tiles: those read the array layout's complete trees. Tiles of keys for tops and leaf masks. */
 	layout->blocks = layout->tile_words = false;
 	layout->keys = layout->keys && rep_keys_fit(layout);
 	layout->nan_flips = layout->keys && flips_fit(layout);
 	layout->leaves_stay = layout->keys && rep_keys_stay(layout); /* (store_tree) */
+	/*
+	 * Tops where leaves stay (a top's level below a leaf reaches its copies) and keys decide
+	 * NaN as the tiles hold it (no flips): complete levels in every tree's first slots.
+	 */
+	hir_leaf_depth_range(f, &shallowest, &deepest);
+	if (!layout->leaves_stay || layout->nan_flips || (uint64_t)f->num_features * layout->key_lanes > REP_WORD_FEATURE_MASK)
+		layout->top_levels = 0;
+	else if (layout->top_levels)
+		layout->top_levels = (uint8_t)(deepest < REP_TOP_LEVELS ? deepest : REP_TOP_LEVELS);
+	if (layout->top_levels < 2 || !f->num_trees)
+		layout->top_levels = 0;
+	span = layout->top_levels ? (2u << layout->top_levels) - 1 : 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
-		total += f->trees[t].num_nodes; /* an upper bound: unreachable nodes are dropped */
+		total += f->trees[t].num_nodes + span; /* an upper bound: unreachable nodes are dropped, a top's leaves copied */
 		if (f->trees[t].num_nodes > max_nodes)
 			max_nodes = f->trees[t].num_nodes;
 	}
@@ -171,7 +226,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	total = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		roots[t] = (int32_t)total;
-		total = store_tree(f, layout, t, words, values, leaves, children, total, order, slots);
+		total = store_tree(f, layout, t, words, values, leaves, children, total, layout->top_levels, order, slots);
 	}
 	free(order);
 	free(slots);
@@ -184,6 +239,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 		int32_t *records = key_records(layout, words, values, children, total);
 		for (uint64_t i = 0; layout->child_shift && i < total; i++)
 			s->offsets_masked |= (uint32_t)records[2 * i] >> REP_WORD_COMPARE_SHIFT != 0;
+		add_tops(f, m, layout, s, roots, records);
 		s->key_buffer = lir_buffer_add(m, "sparse.keys", LTYPE_I32, 2 * total, records);
 	}
 	if (leaves)
@@ -193,7 +249,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	s->child_buffer = lir_buffer_add(m, "sparse.children", LTYPE_I32, total, children);
 	s->root_buffer = lir_buffer_add(m, "sparse.roots", LTYPE_I32, f->num_trees + 1, roots);
 	rep_masks_lay_out(f, m, layout, &s->masks);
-	if (!layout->leaf_masks)
+	if (!layout->leaf_masks && !layout->top_levels)
 		layout->key_lanes = 0;
 	layout->state = s;
 	return true;
@@ -210,6 +266,8 @@ static void sparse_begin_function(RepLayout *layout, LBuilder *b)
 	s->keys = s->key_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->key_buffer);
 	s->leaves = s->leaf_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->leaf_buffer);
 	rep_masks_begin(&s->masks, b);
+	if (layout->top_levels)
+		rep_tops_begin(&s->tops, b);
 }
 
 /* A tree's handle is its root slot; nodes are absolute slots. */
@@ -281,6 +339,17 @@ static uint32_t sparse_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree,
 	return rep_load_leaf(layout, b, s->values, node);
 }
 
+/* The top's slots numbered from 1 (rep_tops_take) are the tree's from its root: slot root + i - 1. */
+static uint32_t sparse_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t tile)
+{
+	SparseState *s = layout->state;
+	uint32_t slots = rep_tops_take(&s->tops, layout, b, tree, levels, lanes, tile);
+	uint32_t root = lir_emit(b, LOP_LOAD, LTYPE_I32, s->roots, tree, LIR_NONE);
+	root = lir_emit(b, LOP_SUB, LTYPE_I32, root, lir_const_int(b, LTYPE_I32, 1), LIR_NONE);
+	root = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, root, LIR_NONE, LIR_NONE);
+	return lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, slots, root, LIR_NONE);
+}
+
 static uint32_t sparse_tile_apply(RepLayout *layout, LBuilder *b, uint32_t tree)
 {
 	return layout->leaf_masks ? rep_masks_apply(&((SparseState *)layout->state)->masks, b, tree) : LIR_NONE;
@@ -305,5 +374,6 @@ const LRepresentation rep_sparse = {
 	.leaf_value = sparse_leaf_value,
 	.tile_apply = sparse_tile_apply,
 	.walk_tile = sparse_walk_tile,
+	.top_nodes = sparse_top_nodes,
 	.keys = true,
 };

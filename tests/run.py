@@ -904,10 +904,32 @@ def cli_tests(s):
                 s.record("cli", f"nan_flips_{batch}", False, q.stderr.strip())
             else:
                 judge(s, "cli", f"nan_flips_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
+    flags = open("/proc/cpuinfo").read()
+    # The sparse layout's tops: every tree's first four levels complete in its first slots (a leaf above the fourth,
+    # as this model has at depth 2, copied below it), taken for 16 rows at once where leaves stay; the rows past the
+    # last tile of 16 walk from the root. Against LightGBM's margins, all rows in one call and 100 a call.
+    leafwise_plain = os.path.join(MODELS, "lightgbm", "leafwise")
+    for cpu, feature in (("x86-64-v4", "avx512f"), ("x86-64-v3", "avx2")):
+        name = f"sparse_tops_{cpu}"
+        if not any(s.wanted("cli", f"{name}_{batch}") for batch in ("0", "100")):
+            continue
+        if feature not in flags:
+            s.record("cli", name, True, f"skipped: this CPU has no {feature}")
+            continue
+        so = s.path(f"cli-{name}.so")
+        lir = s.run("dump", "--level", "lir", leafwise_plain + ".txt", "--representation", "sparse", "--cpu", cpu)
+        p = s.run("compile", leafwise_plain + ".txt", "--representation", "sparse", "--cpu", cpu, "-o", so)
+        for batch in ("0", "100"):
+            out = s.path(f"cli-{name}-{batch}.csv")
+            q = s.run("predict", so, "--input", leafwise_plain + ".rows.csv", "--output", out, "--margin",
+                      *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
+            if q.returncode != 0 or "sparse.tops" not in lir.stdout:
+                s.record("cli", f"{name}_{batch}", False, q.stderr.strip() or "no sparse.tops buffer in the LIR")
+            else:
+                judge(s, "cli", f"{name}_{batch}", read_table(out), read_table(leafwise_plain + ".margin.csv"), False)
     # And they predict as the walks step by step do, with AVX-512 and with AVX2 (its tops in pairs of 256-bit
     # vectors), where this CPU has them: higgs' 2000 rows against XGBoost, in one call (blocks of 256 rows, tiles of
     # 8 trees) and 100 rows a call (a last group of 4).
-    flags = open("/proc/cpuinfo").read()
     for cpu, feature in (("x86-64-v4", "avx512f"), ("x86-64-v3", "avx2")):
         name = "walk_tops_predict" if cpu == "x86-64-v4" else f"walk_tops_predict_{cpu}"
         if not s.wanted("cli", name):
