@@ -155,7 +155,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, next, most = walk->peel;
+	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, next, leaf, most = walk->peel;
 	uint32_t peel[MIR_MAX_INTERLEAVE], safe[MIR_MAX_INTERLEAVE];
 	bool exact[MIR_MAX_INTERLEAVE], stays;
 	RepRow row[MIR_MAX_INTERLEAVE];
@@ -199,11 +199,13 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
 		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
 		fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
-		stays = fields.is_leaf == LIR_NONE; /* a leaf steps to itself: the walk ends where it stays */
-		if (!stays)
-			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, fields.is_leaf, LIR_NONE, LIR_NONE);
+		/* A leaf steps to itself where leaves stay: the walk ends on its word's test where it has one, else where it stays. */
+		stays = fields.is_leaf == LIR_NONE;
+		leaf = stays ? rep_stays_leaf(&l->layout, &l->b, &fields) : fields.is_leaf;
+		if (leaf != LIR_NONE)
+			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, leaf, LIR_NONE, LIR_NONE);
 		next = lower_step(l, tree[r], node[r], &row[r], &fields, stays);
-		if (stays)
+		if (leaf == LIR_NONE)
 			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, next, node[r]), LIR_NONE, LIR_NONE);
 		emit2(l, LOP_SET, LTYPE_VOID, cell, next);
 		lir_end(&l->b);

@@ -730,6 +730,11 @@ uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HFores
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, lir_const_int(b, LTYPE_I1, nan_right), right);
 }
 
+uint32_t rep_stays_leaf(const RepLayout *layout, LBuilder *b, const RepNode *n)
+{
+	return layout->child_shift ? lir_cmp(b, LOP_ICMP, LCMP_EQ, n->word, lir_const_int(b, LTYPE_I32, 0)) : LIR_NONE;
+}
+
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays)
 {
 	return leaf_stays && n->is_leaf != LIR_NONE ? lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, node, child) : child;
