@@ -80,10 +80,11 @@ static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t le
  * a block, or a loop whose next tree is another) takes its own. Taken ahead, the top's
  * compares lie beside the walks' chains of loads, not on them.
  */
-uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node)
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node, uint32_t *nodes)
 {
 	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
 	         top, tile, tag, last;
+	*nodes = LIR_NONE;
 	if (l->block.top_nodes == LIR_NONE || !lanes_take_tile(l, walk) || !rep_keys_decide(&l->layout, row))
 		return 0;
 	for (uint32_t r = 0; r < lanes && !l->layout.leaves_stay; r++) /* (where leaves stay, a top takes their copies) */
@@ -114,9 +115,25 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 		uint32_t slot = emit2(l, LOP_LOAD, LTYPE_I32, top, const_i64(l, r));
 		node[r] = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, slot);
 	}
+	*nodes = top;
 	return levels;
 }
 
+uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t nodes, uint32_t *values)
+{
+	/* Each lane's value through memory (LLVM makes the loads extracts of the vector). */
+	uint32_t lanes = l->scope.lanes, spill, v;
+	LType type = l->layout.leaf_type;
+	if (!l->rep->leaf_values || nodes == LIR_NONE ||
+	    (v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, nodes)) == LIR_NONE)
+		return LIR_NONE;
+	spill = lir_local_array(&l->b, type, lanes, LSPACE_PRIVATE);
+	l->b.fn->insts[spill].lanes = (uint8_t)lanes;
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, spill, const_i64(l, 0), v);
+	for (uint32_t r = 0; r < lanes; r++)
+		values[r] = emit2(l, LOP_LOAD, type, spill, const_i64(l, r));
+	return v;
+}
 
 uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles)
 {

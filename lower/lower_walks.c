@@ -155,7 +155,8 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, next, leaf, most = walk->peel;
+	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, next, leaf, most = walk->peel, topped, nodes;
+	bool whole = true; /* every lane's walk is its peeled steps (MInst.exact) */
 	uint32_t peel[MIR_MAX_INTERLEAVE], safe[MIR_MAX_INTERLEAVE];
 	bool exact[MIR_MAX_INTERLEAVE], stays;
 	RepRow row[MIR_MAX_INTERLEAVE];
@@ -174,11 +175,19 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		exact[r] = walk->exact;
 		specialize_walk(l, l->tree_index[lane_slot(walk->a, r)], &peel[r], &safe[r], &exact[r]);
 		most = peel[r] > most ? peel[r] : most;
+		whole = whole && exact[r];
 	}
 	if (l->block.next != LIR_NONE && l->scope.lanes == TOP_LANES && !l->scope.lanes_are_trees && l->scope.lane_step == 1)
 		prefetch_next_rows(l, walk);
-	/* Peeled steps: no test. The first `safe` start on splits; later ones may start on a leaf and stay there. */
-	for (uint32_t i = lower_tops(l, walk, row, safe, node); i < most; i++) {
+	/* A top that takes every step may take the leaves too; else peeled steps: no test. The first `safe` start on splits;
+	 * later ones may start on a leaf and stay there. */
+	topped = lower_tops(l, walk, row, safe, node, &nodes);
+	if (whole && topped >= most &&
+	    (l->lanes_value[id] = lower_top_leaves(l, tree[0], topped, nodes, &l->value[lane_slot(id, 0)])) != LIR_NONE) {
+		l->layout.walk_keys = false;
+		return;
+	}
+	for (uint32_t i = topped; i < most; i++) {
 		for (uint32_t r = 0; r < l->scope.lanes; r++) {
 			if (i >= peel[r])
 				continue;

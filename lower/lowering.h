@@ -161,9 +161,17 @@ bool lower_lanes_share_tile(const Lowering *l, const MInst *walk);
 /*
  * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
  * representation (top_nodes), where it can: yields how many (0: none), node[r] each
- * row's node after them. row: lane 0's; safe: the steps each lane may take untested.
+ * row's node after them, *nodes (ptr; LIR_NONE: none) where those are, i32 by lane.
+ * row: lane 0's; safe: the steps each lane may take untested.
  */
-uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node);
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node, uint32_t *nodes);
+/*
+ * Where a top of `levels` levels took every step of the walks of tree `tree` (its handle;
+ * every leaf at that depth): the lanes' leaves' values at once (the representation's
+ * leaf_values), each lane's into values[r] and all as one vector (yielded); LIR_NONE
+ * where the representation cannot. nodes: lower_tops's.
+ */
+uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t nodes, uint32_t *values);
 /*
  * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
  * the representation's tile_apply i1 for its tree, tiles[0] the rows' tile of keys and

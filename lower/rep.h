@@ -404,6 +404,14 @@ typedef struct LRepresentation {
 	 * rows. NULL where the layout has no such top.
 	 */
 	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t tile);
+	/*
+	 * Where a top of `levels` levels took every step of the walks of tree `tree` (its
+	 * handle) for `lanes` rows: their leaves' values as one vector, from the top's nodes
+	 * (2^levels + j, i32 by lane at `nodes`, a ptr), by permutes (rep_table_gather);
+	 * LIR_NONE, having emitted nothing, where the CPU has none. NULL where the layout has
+	 * no such leaves.
+	 */
+	uint32_t (*leaf_values)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t nodes);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */
@@ -532,6 +540,17 @@ uint32_t rep_table_words(const RepLayout *layout);
  * rep_table_words, else loaded lane by lane.
  */
 uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span);
+/*
+ * `lanes` elements of `type` at offset (i64) + index (i32 lanes, each below span) of
+ * `buffer` (ptr), from at most `most` tables of a GATHER the CPU permutes lanes from
+ * (layout->vector_tops: 32 or 64 bytes), picked by the index's high bits; LIR_NONE where
+ * the CPU has none or span takes more. Tables read whole: the buffer must hold a table
+ * past offset + span.
+ */
+uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
+                          uint32_t index, uint32_t span, uint32_t most);
+/* The tables rep_table_gather reads for span elements of type (0: the CPU has none). */
+uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span);
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */
 uint32_t rep_category_of(const RepLayout *layout, LBuilder *b, uint32_t x, double end, uint32_t zero, uint32_t *c);
 /* i1: where x is missing, whether the row goes right at n. */

@@ -30,6 +30,10 @@
 
 /* The most levels a top takes (lower/lower_tops.c tags a top by its levels, fewer than 8). */
 #define OBLIVIOUS_TOP_LEVELS 7
+/* Leaves of a tree in at most this many tables (oblivious_leaf_values): 64 floats with AVX-512. */
+#define OBLIVIOUS_LEAF_TABLES 4
+/* Elements past the last tree's leaves, so that a table read whole from its first leaf stays in the buffer. */
+#define OBLIVIOUS_LEAF_PAD 16
 
 typedef struct ObliviousState {
 	uint32_t word_buffer, value_buffer, key_buffer, top_buffer, leaf_buffer, level_buffer, base_buffer; /* (LIR_NONE: none) */
@@ -73,7 +77,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	}
 	words = xmalloc((levels ? levels : 1) * sizeof *words);
 	values = xcalloc(levels ? levels : 1, lir_type_size(layout->threshold_type));
-	leaf_values = xcalloc(leaves ? leaves : 1, lir_type_size(layout->leaf_type));
+	leaf_values = xcalloc(leaves + OBLIVIOUS_LEAF_PAD, lir_type_size(layout->leaf_type));
 	starts = xmalloc(((size_t)f->num_trees + 1) * sizeof *starts);
 	bases = xmalloc(((size_t)f->num_trees + 1) * sizeof *bases);
 	levels = leaves = 0;
@@ -126,7 +130,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	}
 	s->word_buffer = lir_buffer_add(m, "oblivious.words", LTYPE_I32, levels, words);
 	s->value_buffer = lir_buffer_add(m, "oblivious.values", layout->threshold_type, levels, values);
-	s->leaf_buffer = lir_buffer_add(m, "oblivious.leaves", layout->leaf_type, leaves, leaf_values);
+	s->leaf_buffer = lir_buffer_add(m, "oblivious.leaves", layout->leaf_type, leaves + OBLIVIOUS_LEAF_PAD, leaf_values);
 	s->level_buffer = lir_buffer_add(m, "oblivious.levels", LTYPE_I32, f->num_trees + 1, starts);
 	s->base_buffer = lir_buffer_add(m, "oblivious.leaf_bases", LTYPE_I32, f->num_trees + 1, bases);
 	layout->state = s;
@@ -217,6 +221,27 @@ static uint32_t oblivious_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tr
 	return lir_emit(b, LOP_LOAD, layout->leaf_type, lir_index(b, s->leaves, base, layout->leaf_type), node, LIR_NONE);
 }
 
+/*
+ * The leaves of `lanes` rows after a top of every level: one load of the tree's 2^levels
+ * leaves in tables and permutes, where a walk node by node loads a leaf a row.
+ */
+static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
+                                      uint32_t nodes)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	ObliviousState *s = layout->state;
+	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels), first, index;
+	if (!tables || tables > OBLIVIOUS_LEAF_TABLES)
+		return LIR_NONE;
+	first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
+	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
+	first = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 1ll << levels), LIR_NONE);
+	index = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, nodes, lir_const_int(b, LTYPE_I64, 0), LIR_NONE);
+	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, index, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
+	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, s->leaves, first, index, 1u << levels,
+	                        OBLIVIOUS_LEAF_TABLES);
+}
+
 static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	ObliviousState *s = layout->state;
@@ -242,6 +267,7 @@ const LRepresentation rep_oblivious = {
 	.prefetch_tree = oblivious_prefetch_tree,
 	.leaf_value = oblivious_leaf_value,
 	.top_nodes = oblivious_top_nodes,
+	.leaf_values = oblivious_leaf_values,
 	.keys = true,
 	.levels = true,
 };

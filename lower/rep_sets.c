@@ -43,29 +43,46 @@ void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t 
 	layout->set_buffer = lir_buffer_add(m, "category_sets", LTYPE_I32, total, words);
 }
 
-/* The words a GATHER's table holds (ir/lir.h), which the CPU permutes i32 lanes from: AVX2's 8, AVX-512's 16; 0: none. */
-static uint32_t table_words(const RepLayout *layout)
+/* The bytes of a GATHER's table (ir/lir.h), which the CPU permutes lanes from: AVX2's 32, AVX-512's 64; 0: none. */
+static uint32_t table_bytes(const RepLayout *layout)
 {
-	return layout->vector_tops == MTOPS_WIDE ? 16 : layout->vector_tops == MTOPS_PAIRS ? 8 : 0;
+	return layout->vector_tops == MTOPS_WIDE ? 64 : layout->vector_tops == MTOPS_PAIRS ? 32 : 0;
 }
 
-uint32_t rep_table_words(const RepLayout *layout) { return 2 * table_words(layout); }
+uint32_t rep_table_words(const RepLayout *layout) { return 2 * table_bytes(layout) / 4; }
+
+uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span)
+{
+	uint32_t per = table_bytes(layout) / lir_type_size(type);
+	return per ? (span + per - 1) / per : 0;
+}
+
+uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
+                          uint32_t index, uint32_t span, uint32_t most)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span), low, at, from, high;
+	uint32_t picked = LIR_NONE;
+	if (!span || !tables || tables > most)
+		return LIR_NONE;
+	low = tables > 1 ? lir_emit_vector(b, LOP_AND, LTYPE_I32, lanes, index, rep_vector_const(b, lanes, (int32_t)per - 1), LIR_NONE)
+	                 : index;
+	for (uint32_t k = 0; k < tables; k++) {
+		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, (int64_t)k * per), LIR_NONE) : offset;
+		from = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, low);
+		b->fn->insts[from].imm = per;
+		if (!k) {
+			picked = from;
+			continue;
+		}
+		high = lir_cmp(b, LOP_ICMP, LCMP_SGE, index, rep_vector_const(b, lanes, (int32_t)(k * per)));
+		picked = lir_emit_vector(b, LOP_SELECT, type, lanes, high, from, picked);
+	}
+	return picked;
+}
 
 uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span)
 {
-	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	uint32_t table = table_words(layout), low, high, second, words[2];
-	if (!span || span > 2 * table)
-		return lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, offset, index);
-	low = span > table ? lir_emit_vector(b, LOP_AND, LTYPE_I32, lanes, index, rep_vector_const(b, lanes, (int32_t)table - 1), LIR_NONE)
-	                   : index;
-	words[0] = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, offset, low);
-	b->fn->insts[words[0]].imm = table;
-	if (span <= table)
-		return words[0];
-	second = lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, table), LIR_NONE);
-	words[1] = lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, second, low);
-	b->fn->insts[words[1]].imm = table;
-	high = lir_cmp(b, LOP_ICMP, LCMP_SGE, index, rep_vector_const(b, lanes, (int32_t)table));
-	return lir_emit_vector(b, LOP_SELECT, LTYPE_I32, lanes, high, words[1], words[0]);
+	uint32_t words = rep_table_gather(layout, b, LTYPE_I32, lanes, layout->sets, offset, index, span, 2);
+	return words != LIR_NONE ? words : lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, offset, index);
 }

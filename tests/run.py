@@ -745,6 +745,35 @@ def cli_tests(s):
                max(abs(a - b) for a, b in zip(v, want[k[0]])) > 1e-5}
         s.record("cli", name, "representation(oblivious)" in dump.stdout and not bad,
                  f"{dump.stdout[:200]} {str(bad)[:400]}")
+    # Where the tops take every level, 16 rows' leaves come from their tree's leaves by permutes (LIR gathers from
+    # tables): 64 floats in 4 tables of 16 with AVX-512, 32 in 4 of 8 with AVX2; 64 with AVX2 would take 8, and the
+    # rows load their leaves one by one. Each against the margins walked here, rows with and without missing values.
+    flags = open("/proc/cpuinfo").read()
+    for depth, cpu, feature, tables in ((6, "x86-64-v4", "avx512f", 4), (5, "x86-64-v3", "avx2", 4),
+                                        (6, "x86-64-v3", "avx2", 0)):
+        name = f"symmetric_leaf_tables_{depth}_{cpu}"
+        if not s.wanted("cli", name):
+            continue
+        trees, features = symmetric_trees(40, depth, 9, depth), 9
+        model, so, rows = s.path(f"cli-{name}.json"), s.path(f"cli-{name}.so"), s.path(f"cli-{name}.csv")
+        write_symmetric(model, trees, features)
+        rng = random.Random(depth)
+        table = [[None if rng.random() < 0.02 else round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)]
+                 for _ in range(200)]
+        write_table(rows, [[math.nan if x is None else x for x in row] for row in table])
+        lir = s.run("dump", "--level", "lir", model, "--cpu", cpu)
+        gathers = re.findall(r"gather <16 x f32> .* table (\d+)", lir.stdout)
+        shape = lir.returncode == 0 and len(gathers) == tables and set(gathers) <= {"16" if cpu == "x86-64-v4" else "8"}
+        if feature not in flags:
+            s.record("cli", name, shape, f"predictions skipped: this CPU has no {feature}; tables {gathers}")
+            continue
+        p = s.run("compile", model, "--cpu", cpu, "-o", so)
+        q = s.run("predict", so, "--input", rows) if p.returncode == 0 else p
+        got = [float(v) for v in q.stdout.split()] if q.returncode == 0 else []
+        want = [symmetric_margin(trees, row) for row in table]
+        ok = shape and len(got) == len(want) and max(abs(a - b) for a, b in zip(got, want)) <= 1e-5
+        s.record("cli", name, ok, q.stderr.strip() or f"tables {gathers}, largest difference "
+                                                     f"{max((abs(a - b) for a, b in zip(got, want)), default=None)}")
     name = "many_classes_base_score_list"
     if s.wanted("cli", name):
         # XGBoost 3.x writes one base score per class in one string (8000 classes: 100 KB of it)
