@@ -678,25 +678,6 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	return l->module->num_funcs - 1;
 }
 
-/* Directives the host lowering does not take (the GPU ones): an error naming the first one. */
-static bool check_host(const HSchedule *s, Error *e)
-{
-	char where[700];
-	for (uint32_t i = 0; i < s->num_vars; i++) {
-		const HIndexVar *v = &s->vars[i];
-		int32_t var = (int32_t)i;
-		if (!v->has_loop)
-			continue;
-		if (v->gpu_dim)
-			return error_set(e, "%s: the host target has no GPU grid or blocks (gpuDimension needs a GPU target)",
-			                 hir_schedule_where(s, var, HDIR_GPU_DIMENSION, where, sizeof where));
-		if (v->reduce == HREDUCE_SHARED)
-			return error_set(e, "%s: the host target has no shared memory (sharedReduce needs a GPU target)",
-			                 hir_schedule_where(s, var, HDIR_SHARED_REDUCE, where, sizeof where));
-	}
-	return true;
-}
-
 LModule *lower_module_with(const MModule *m, const char *representation, const LowerHooks *hooks, Error *e)
 {
 	bool gpu = hooks != NULL;
@@ -706,8 +687,6 @@ LModule *lower_module_with(const MModule *m, const char *representation, const L
 	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
 	bool widen;        /* predict widens its rows and calls predict_f64 (lower/convert_rows.c) */
 
-	if (!gpu && !check_host(&f->schedule, e))
-		return NULL;
 	if (!(l.rep = rep_for(f, representation, e)))
 		return NULL;
 	if (l.rep->levels && lower_some_inst(m, m->body, walks_unevenly))

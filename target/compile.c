@@ -202,6 +202,25 @@ static bool hoist_grid_trees(Compiled *c, Error *e)
 	return true;
 }
 
+/* Directives a host target does not take (the GPU ones): an error naming the first one. */
+static bool check_host(const HSchedule *s, Error *e)
+{
+	char where[700];
+	for (uint32_t i = 0; i < s->num_vars; i++) {
+		const HIndexVar *v = &s->vars[i];
+		int32_t var = (int32_t)i;
+		if (!v->has_loop)
+			continue;
+		if (v->gpu_dim)
+			return error_set(e, "%s: the host target has no GPU grid or blocks (gpuDimension needs a GPU target)",
+			                 hir_schedule_where(s, var, HDIR_GPU_DIMENSION, where, sizeof where));
+		if (v->reduce == HREDUCE_SHARED)
+			return error_set(e, "%s: the host target has no shared memory (sharedReduce needs a GPU target)",
+			                 hir_schedule_where(s, var, HDIR_SHARED_REDUCE, where, sizeof where));
+	}
+	return true;
+}
+
 /* The pipeline from a scheduled c->hir on. */
 static bool lower_scheduled(const char *path, Level stop, const PipelineOptions *o, Compiled *c, Error *e)
 {
@@ -261,6 +280,8 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	phase_end(o->timer, "lower-mir");
 	if (stop == LEVEL_MIR)
 		return true;
+	if (!o->gpu && !check_host(&c->hir->schedule, e))
+		goto failed;
 	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, o->representation, e) : lower_mir_to_lir(c->mir, o->representation, e)))
 		goto failed;
 	dump_after(o, PASS_LOWER_LIR, c);
