@@ -17,6 +17,7 @@ bool error_set(Error *e, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(e->message, sizeof e->message, fmt, ap);
 		va_end(ap);
+		e->place = 0;
 	}
 	return false;
 }

@@ -15,9 +15,17 @@
  */
 typedef struct Error {
 	char message[1024];
+	/*
+	 * The schedule's place a lowering's message is about, which the caller that holds the
+	 * schedule puts before it (target/compile.c, place_error): 1 + the index variable
+	 * (0: none) and the kind of its directive (HDirectiveKind; -1: the variable's loop).
+	 * error_set clears it.
+	 */
+	uint32_t place;
+	int32_t place_directive;
 } Error;
 
-/* Format a message into e (if e is not NULL); always returns false so callers can `return error_set(...)`. */
+/* Format a message into e (if e is not NULL), its place cleared; always returns false so callers can `return error_set(...)`. */
 bool error_set(Error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prefix e's message with "prefix: ". */
 void error_prefix(Error *e, const char *prefix);

@@ -329,7 +329,11 @@ unsigned lower_representation_traits(uint32_t i);
 /* The same of the representation named name (0 for an unknown name or NULL). */
 unsigned lower_representation_named_traits(const char *name);
 
-/* Lower MIR to LIR laying the model out with the named representation (NULL = default). */
+/*
+ * Lower MIR to LIR laying the model out with the named representation (NULL = default).
+ * The lowering reads no schedule: an error about a loop or its directive says which in
+ * Error.place, for the caller to name where the schedule has it (as lower_mir_to_gpu).
+ */
 LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);
 /*
  * Lower MIR to a GPU module (LModule.gpu): kernels whose threads share out the loops

@@ -16,15 +16,13 @@ static bool code_fits(Lowering *l, uint32_t tree)
 	uint64_t splits;
 	if (l->b.fn->insts[tree].op != LOP_CONST) {
 		/* The first tree loop around that is not specialized names the fix. */
-		const char *loop = "tree";
-		for (uint32_t i = 0; i < l->scope.trees.num_terms; i++)
-			if (!l->is_const[l->scope.trees.terms[i]]) {
-				loop = l->f->schedule.vars[l->scope.trees.terms[i]].name;
-				break;
-			}
-		lower_fail(l, "representation %s: the walks inside loop %s take a tree chosen at run time, and this "
-		              "representation compiles each tree into code of its own: specialize(%s) and every tree loop "
-		              "around it", l->rep->name, loop, loop);
+		int32_t loop = HIR_NONE;
+		for (uint32_t i = 0; i < l->scope.trees.num_terms && loop == HIR_NONE; i++)
+			if (!l->is_const[l->scope.trees.terms[i]])
+				loop = l->scope.trees.terms[i];
+		lower_fail_at(l, loop, -1, "representation %s: the walks inside it take a tree chosen at run time, and this "
+		                           "representation compiles each tree into code of its own: specialize it and every tree "
+		                           "loop around it", l->rep->name);
 		return false;
 	}
 	splits = hir_tree_splits(l->f, (uint32_t)l->b.fn->insts[tree].imm);

@@ -74,13 +74,11 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
 	int64_t rows = l->layout.lanes ? count + LIR_MAX_LANES - 1 : count;
 	uint32_t width = const_i64(l, l->f->num_features), first, from, copy, elems, zero, one, at, x;
-	char where[700];
-	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (bytes > LOWER_ROW_CACHE_BYTES)
-		lower_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u a copy on a thread's stack may take; cache fewer rows",
-		           where, (long long)count, l->f->num_features, (long long)bytes, LOWER_ROW_CACHE_BYTES);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "%lld rows of %u features take %lld bytes, more than the %u a copy on a thread's stack may take; cache fewer rows",
+		           (long long)count, l->f->num_features, (long long)bytes, LOWER_ROW_CACHE_BYTES);
 	else if (l->row_cache != LIR_NONE)
-		lower_fail(l, "%s: a loop around it caches its rows already", where);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "a loop around it caches its rows already");
 	if (l->failed)
 		return;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */

@@ -223,6 +223,8 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
 /* mir_to_lir.c */
 /* Record an error of the lowering (the first one counts; the module is dropped at the end). */
 void lower_fail(Lowering *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same about index variable var's directive of kind `directive` (-1: its loop), which the caller places (Error.place). */
+void lower_fail_at(Lowering *l, int32_t var, int32_t directive, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 double aggregate_identity(const HForest *f);
 /* lower/convert_rows.c */

@@ -90,17 +90,13 @@ static bool contains_gpu(const MModule *m, uint32_t first)
 	return false;
 }
 
-/* What inst is, for messages: "gpuDimension(b1, block.x)" (with its place), "loop t0", "init of m1". */
-static const char *loop_where(const Lowering *l, const MInst *inst, char *buf, size_t size)
+/* An error about inst, placed at its gpuDimension, its loop or (else) its buffer ("init of buffer m1"). */
+static void fail_inst(Lowering *l, const MInst *inst, const char *what)
 {
-	const HSchedule *s = &l->f->schedule;
-	if (inst->op == MOP_FOR && inst->gpu_dim)
-		return hir_schedule_where(s, inst->var, HDIR_GPU_DIMENSION, buf, size);
 	if (inst->op == MOP_FOR)
-		snprintf(buf, size, "schedule: loop %s", s->vars[inst->var].name);
+		lower_fail_at(l, inst->var, inst->gpu_dim ? HDIR_GPU_DIMENSION : -1, "%s", what);
 	else
-		snprintf(buf, size, "schedule: %s of buffer m%u", mir_op_name((MOp)inst->op), inst->buf);
-	return buf;
+		lower_fail(l, "schedule: %s of buffer m%u: %s", mir_op_name((MOp)inst->op), inst->buf, what);
 }
 
 /*
@@ -110,13 +106,10 @@ static const char *loop_where(const Lowering *l, const MInst *inst, char *buf, s
  */
 static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
 {
-	char where[700];
 	if ((l->gpu.mask & GPU_GRID_BITS) && !block_only)
-		lower_fail(l, "%s: what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them",
-		         loop_where(l, before, where, sizeof where));
+		fail_inst(l, before, "what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them");
 	else if (l->gpu.varying)
-		lower_fail(l, "%s: the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them",
-		         loop_where(l, before, where, sizeof where));
+		fail_inst(l, before, "the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them");
 	else if (l->gpu.block_threads > 1)
 		lir_emit(&l->b, LOP_BARRIER, LTYPE_VOID, LIR_NONE, LIR_NONE, LIR_NONE);
 }
@@ -175,7 +168,7 @@ static uint32_t gpu_spread_copy(void *ctx, uint32_t n)
  * tree hook yields handles into it), and meet again before the next iteration
  * overwrites it.
  */
-static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const char *where)
+static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count)
 {
 	const LRepresentation *rep = l->rep;
 	RepSpread spread = {gpu_spread_copy, l};
@@ -193,15 +186,14 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
 		count = l->f->num_trees;
 	bytes = rep->cache_bytes ? rep->cache_bytes(&l->layout, (uint32_t)count) : 0;
 	if (!rep->cache_begin)
-		lower_fail(l, "%s: the %s representation cannot copy trees into shared memory; use --representation array or reorg", where, rep->name);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "the %s representation cannot copy trees into shared memory; use --representation array or reorg", rep->name);
 	else if (!lockstep && (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS)))
-		lower_fail(l, "%s: on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory",
-		         where);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "on a GPU, cache a tree loop whose iterations the threads of a block share (such as a tile of trees around a loop over rows spread over block.x): the trees of an iteration are copied into their shared memory");
 	else if (bytes > left) /* the buffers around it take their part first */
-		lower_fail(l, "%s: %lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
-		         where, (long long)count, (unsigned long long)bytes, rep->name, (unsigned long long)left, GPU_MAX_SHARED);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "%lld trees take %llu bytes in the %s representation, more than the %llu left to them of a block's %u bytes of shared memory; cache fewer trees",
+		         (long long)count, (unsigned long long)bytes, rep->name, (unsigned long long)left, GPU_MAX_SHARED);
 	else if (l->gpu.trees_cached)
-		lower_fail(l, "%s: a loop around it caches its trees already", where);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "a loop around it caches its trees already");
 	if (l->failed) {
 		lower_list(l, inst->body);
 		return;
@@ -236,27 +228,24 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count, const
  */
 static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 {
-	char where[700];
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
 	uint32_t first, size, copy, j, x;
 
-	hir_schedule_where(&l->f->schedule, inst->var, HDIR_CACHE, where, sizeof where);
 	if (inst->loop & MLOOP_PREFETCH) {
-		lower_fail(l, "%s: prefetch is for CPUs; on a GPU, cache copies the iteration's rows or trees into shared memory", where);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "prefetch is for CPUs; on a GPU, cache copies the iteration's rows or trees into shared memory");
 		return;
 	}
 	if (inst->loop & MLOOP_TREES) {
-		gpu_cache_trees(l, inst, count, where);
+		gpu_cache_trees(l, inst, count);
 		return;
 	}
 	if (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS))
-		lower_fail(l, "%s: on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory",
-		         where);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory");
 	else if (bytes > GPU_MAX_SHARED)
-		lower_fail(l, "%s: %lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
-		         where, (long long)count, l->f->num_features, (long long)bytes, GPU_MAX_SHARED);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "%lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
+		         (long long)count, l->f->num_features, (long long)bytes, GPU_MAX_SHARED);
 	else if (l->row_cache != LIR_NONE)
-		lower_fail(l, "%s: a loop around it caches its rows already", where);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "a loop around it caches its rows already");
 	if (l->failed) {
 		lower_list(l, inst->body);
 		return;
@@ -342,16 +331,14 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 {
 	unsigned mask = l->gpu.mask, spread = 0;
 	bool varying = l->gpu.varying;
-	char where[700];
 	HRange r;
 	uint32_t begin, end, loop;
 
 	if (inst->parallel && !inst->gpu_dim)
-		lower_fail(l, "%s: parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension",
-		         hir_schedule_where(&l->f->schedule, inst->var, HDIR_PARALLEL, where, sizeof where));
+		lower_fail_at(l, inst->var, HDIR_PARALLEL, "parallel is for CPUs; on a GPU, map the loop to a grid or block dimension with gpuDimension");
 	if (inst->gpu_dim && (l->gpu.bound & dim_bit(inst->gpu_dim)))
-		lower_fail(l, "%s: a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
-		         loop_where(l, inst, where, sizeof where), hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
+		lower_fail_at(l, inst->var, HDIR_GPU_DIMENSION, "a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
+		              hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
 	if (!mask && !inst->gpu_dim)
 		return false;
 	if (inst->gpu_dim)
@@ -359,8 +346,8 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	else if (!(inst->loop & MLOOP_TREES) && !contains_gpu(l->m, inst->body))
 		spread = mask;
 	if (inst->interleave > 1 || (spread && inst->loop & MLOOP_SPECIALIZE))
-		lower_fail(l, "%s: a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
-		         loop_where(l, inst, where, sizeof where), inst->interleave > 1 ? "interleaved" : "specialized");
+		lower_fail_at(l, inst->var, inst->gpu_dim ? HDIR_GPU_DIMENSION : -1, "a loop that GPU threads spread or run alike cannot be %s; put the directive on a loop that one thread runs",
+		              inst->interleave > 1 ? "interleaved" : "specialized");
 	if (inst->loop & MLOOP_SPECIALIZE)
 		return false; /* its copies run alike, their bodies in phases */
 	mir_loop_range(l->m, inst->var, &r);

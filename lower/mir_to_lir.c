@@ -45,6 +45,21 @@ void lower_fail(Lowering *l, const char *fmt, ...)
 	l->failed = true;
 }
 
+void lower_fail_at(Lowering *l, int32_t var, int32_t directive, const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+	if (l->failed)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	error_set(l->e, "%s", what);
+	l->e->place = var < 0 ? 0 : (uint32_t)var + 1;
+	l->e->place_directive = directive;
+	l->failed = true;
+}
+
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
 double aggregate_identity(const HForest *f)
 {

@@ -202,6 +202,20 @@ static bool hoist_grid_trees(Compiled *c, Error *e)
 	return true;
 }
 
+/* A lowering's error about a place in the schedule (Error.place): the place before its message. */
+static void place_error(const HSchedule *s, Error *e)
+{
+	char where[700];
+	int32_t var = (int32_t)e->place - 1;
+	if (!e->place || e->place > s->num_vars)
+		return;
+	if (e->place_directive >= 0)
+		hir_schedule_where(s, var, (HDirectiveKind)e->place_directive, where, sizeof where);
+	else
+		snprintf(where, sizeof where, "schedule: loop %s", s->vars[var].name);
+	error_prefix(e, where);
+}
+
 /* Directives a host target does not take (the GPU ones): an error naming the first one. */
 static bool check_host(const HSchedule *s, Error *e)
 {
@@ -282,8 +296,10 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 		return true;
 	if (!o->gpu && !check_host(&c->hir->schedule, e))
 		goto failed;
-	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, o->representation, e) : lower_mir_to_lir(c->mir, o->representation, e)))
+	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, o->representation, e) : lower_mir_to_lir(c->mir, o->representation, e))) {
+		place_error(&c->hir->schedule, e);
 		goto failed;
+	}
 	dump_after(o, PASS_LOWER_LIR, c);
 	/* The LIR holds all that emission needs: free the forest and the loops before LLVM copies the buffers. */
 	mir_module_free(c->mir);
@@ -316,7 +332,7 @@ bool pipeline_lower(const char *path, Level stop, const PipelineOptions *o, Comp
 		hir_forest_free(c->hir);
 		*c = (Compiled){.hir = plain};
 		plain = NULL;
-		*e = (Error){{0}};
+		*e = (Error){.message = {0}};
 		ok = schedule_model(&heuristic, c, &learned, e) && lower_scheduled(path, stop, &heuristic, c, e);
 	}
 	hir_forest_free(plain);

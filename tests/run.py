@@ -650,8 +650,8 @@ def cli_tests(s):
         # the code representation compiles each tree into code: only trees known when compiling, and not too many
         ("code_tree_at_run_time", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
                                    "tile(tree, t0, t1, 10); specialize(t1)"], 1,
-         "the walks inside loop t0 take a tree chosen at run time, and this representation compiles each tree into "
-         "code of its own: specialize(t0) and every tree loop around it"),
+         "schedule: loop t0: representation code: the walks inside it take a tree chosen at run time, and this "
+         "representation compiles each tree into code of its own: specialize it and every tree loop around it"),
         ("code_too_large", ["compile", higgs, "-o", s.path("x.so"), "--representation", "code", "--schedule-text",
                             "tile(tree, t0, t1, 50); specialize(t0); specialize(t1)"], 1,
          "the walks the schedule puts in one function come to more than 2048 splits of code"),

@@ -131,7 +131,7 @@ static bool outputs_right(const float *got, size_t n)
 /* Compile m (freed) into path as emit says. */
 static bool build(LModule *m, TargetEmit emit, int level, const char *cpu, const char *path)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	TargetOptions o = {.emit = emit, .opt_level = level, .cpu = cpu, .prefix = "aot_model"};
 	bool ok = lir_verify(m, &e) && target_emit(m, &o, path, &e);
 	if (!ok)

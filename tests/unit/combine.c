@@ -179,7 +179,7 @@ static void check_forest(const HForest *f, const char *dir, const char *what)
 	for (size_t s = 0; s < COUNT_OF(schedules); s++)
 		for (size_t r = 0; r < COUNT_OF(reps); r++) {
 			char path[128];
-			Error e = {{0}};
+			Error e = {.message = {0}};
 			GroveModel *model;
 			float out[ROWS * OUTPUTS];
 			int bad = 0;
@@ -232,7 +232,7 @@ static void test_combinations(const char *dir)
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		HForest *f = random_forest(cases[i].aggregate, cases[i].transform, cases[i].wide);
 		char what[96];
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		snprintf(what, sizeof what, "%s %s%s", hir_aggregate_name(cases[i].aggregate), hir_transform_name(cases[i].transform),
 		         cases[i].wide ? " wide" : "");
 		CHECK(hir_verify(f, &e));
@@ -256,7 +256,7 @@ static void test_binary(const char *dir)
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		HForest *f = hir_forest_new("binary", FEATURES, 1);
 		char path[128];
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		GroveModel *model;
 		float out[2 * ROWS], margins[ROWS];
 		int bad = 0;
@@ -297,7 +297,7 @@ static void test_binary(const char *dir)
 	}
 	{ /* two predictions of one margin need a transform of each margin alone */
 		HForest *f = hir_forest_new("binary", FEATURES, 1);
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		f->binary = HBINARY_COMPLEMENT;
 		f->transform = HTRANSFORM_SOFTMAX;
 		CHECK(!hir_verify(f, &e) && strstr(e.message, "binary expansion"));
@@ -309,7 +309,7 @@ static void test_binary(const char *dir)
 static void test_verify(void)
 {
 	HForest *f = random_forest(HAGGREGATE_SUM, HTRANSFORM_IDENTITY, true);
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	CHECK(hir_verify(f, &e));
 	f->leaf_values[0] = INFINITY;
 	CHECK(!hir_verify(f, &e) && strstr(e.message, "is +inf"));

@@ -79,7 +79,7 @@ int main(void)
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 2};
 	GroveModel *model = NULL;
 	GroveError err;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	double worst32 = 0, worst64 = 0;
 
 	add_entry(m, "predict", LTYPE_F32, 8); /* as a vector (a softmax's), */

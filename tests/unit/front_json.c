@@ -24,7 +24,7 @@ static void expect_message(const char *message, const char *text, int line)
 static void expect_json_error(const char *json, const char *text, int line)
 {
 	Document doc;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	bool ok = json_parse(&doc, "t.json", json, strlen(json), false, &e);
 	if (ok) {
 		fprintf(stderr, "%s:%d: '%s' parsed, expected an error\n", __FILE__, line, json);
@@ -195,7 +195,7 @@ static void test_reader_small(void)
 		"\"split_indices\":[0],\"split_conditions\":[1.1E-1],\"default_left\":[0]}]}},"
 		"\"learner_model_param\":{\"base_score\":\"[2.3E-1,1.1E-1,5E-1]\",\"num_class\":\"3\",\"num_feature\":\"2\",\"num_target\":\"1\"},"
 		"\"objective\":{\"name\":\"multi:softprob\"}},\"version\":[3,1,0]}";
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f = read_model_text(multiclass, &e);
 	CHECK(f);
 	if (f) {
@@ -254,7 +254,7 @@ static void test_reader_mapped(void)
 	FILE *out = fd >= 0 ? fdopen(fd, "w+b") : NULL;
 	char *text;
 	long size;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *mapped, *copied;
 
 	CHECK(out);

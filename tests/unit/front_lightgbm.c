@@ -37,7 +37,7 @@ static const char three_splits[] =
 
 static void test_splits(void)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f = read("objective=regression", "", three_splits, &e);
 	const HNode *n;
 	CHECK(f);
@@ -66,7 +66,7 @@ static void test_splits(void)
 static void read_split(const char *threshold, int decision_type, HNode *out)
 {
 	char tree[512];
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f;
 	snprintf(tree, sizeof tree, "Tree=0\nnum_leaves=2\nnum_cat=0\nsplit_feature=1\nthreshold=%s\ndecision_type=%d\n"
 	         "left_child=-1\nright_child=-2\nleaf_value=1 2\nshrinkage=1\n\n", threshold, decision_type);
@@ -113,7 +113,7 @@ static void test_missing_and_zero(void)
 /* The transform and sigmoid scale of an objective line. */
 static void check_objective(const char *objective, HTransform transform, double alpha)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f = read(objective, "", "", &e);
 	if (!f) {
 		fprintf(stderr, "%s: %s\n", objective, e.message);
@@ -147,7 +147,7 @@ static void test_forest(void)
 {
 	static const char leaves[] = "Tree=0\nnum_leaves=1\nnum_cat=0\nleaf_value=0.5\nshrinkage=1\n\n\n"
 	                             "Tree=1\nnum_leaves=1\nnum_cat=0\nsplit_feature=\nthreshold=\nleaf_value=-2\nis_linear=0\n\n";
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f = read("objective=multiclass num_class:2", "average_output", leaves, &e);
 	CHECK(f);
 	if (f) {

@@ -29,7 +29,7 @@ static void expect_message(const char *message, const char *text, int line)
 static void expect_ubjson_error(const char *bytes, size_t n, const char *text, int line)
 {
 	Document doc;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	if (ubjson_parse(&doc, "t.ubj", bytes, n, false, &e)) {
 		fprintf(stderr, "%s:%d: parsed, expected an error '%s'\n", __FILE__, line, text);
 		failures++;
@@ -124,7 +124,7 @@ static void write_file(const char *name, const char *bytes, size_t n)
 /* Reading file `name` holding bytes[0..n) (with format, or recognised) must fail with `text`. */
 static void expect_read_error(const char *name, const char *bytes, size_t n, const char *format, const char *text, int line)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f;
 	write_file(name, bytes, n);
 	f = front_read_model(name, format, NULL, &e);

@@ -109,7 +109,7 @@ static void test_check(void)
 {
 	HGpuShape s = shape(4096, 28);
 	HGpuKnobs k = {.rows_per_block = 64, .rows_per_thread = 1, .tree_threads = 20, .interleave = 1};
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "1280 threads per block, more than 1024"));
 	k.rows_per_thread = 2;
 	CHECK(hir_gpu_knobs_check(&s, &k, &e));
@@ -126,7 +126,7 @@ static void test_directives(const char *here)
 	FrontLimits limits = front_default_limits();
 	HGpuKnobs k = {.rows_per_block = 32, .rows_per_thread = 2, .tree_threads = 10, .interleave = 2, .cache_rows = 1,
 	               .unroll = 1, .shared_reduce = 1};
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	char path[4096], *text = NULL;
 	HForest *f;
 	size_t len = 0;

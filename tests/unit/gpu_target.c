@@ -353,7 +353,7 @@ int main(void)
 {
 	char dir[] = "/tmp/grove-gpu-target-XXXXXX", command[600];
 	LModule *m = gpu_module();
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	int status;
 	if (!lir_verify(m, &e)) {
 		fprintf(stderr, "the test's LIR does not verify: %s\n", e.message);

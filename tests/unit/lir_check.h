@@ -12,7 +12,7 @@
 /* lir_verify must reject m with a message containing text. */
 static inline void expect_invalid(const LModule *m, const char *text, const char *file, int line)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	bool ok = lir_verify(m, &e);
 	if (ok || !strstr(e.message, text)) {
 		fprintf(stderr, "%s:%d: expected an error containing '%s', got %s'%s'\n", file, line, text,
@@ -25,7 +25,7 @@ static inline void expect_invalid(const LModule *m, const char *text, const char
 /* lir_verify must accept m. */
 static inline void expect_valid(const LModule *m, const char *file, int line)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	if (!lir_verify(m, &e)) {
 		fprintf(stderr, "%s:%d: expected a valid module, got '%s'\n", file, line, e.message);
 		failures++;

@@ -28,7 +28,7 @@ static HForest *small_forest(uint32_t num_trees, uint32_t num_outputs)
 /* hir_verify must reject f with a message containing text. */
 static void expect_invalid(HForest *f, const char *text)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	bool ok = hir_verify(f, &e);
 	CHECK(!ok);
 	if (!ok && !strstr(e.message, text)) {
@@ -249,7 +249,7 @@ static MModule *legalized(HForest *f, const char *text, Error *e)
 
 static void test_legalize(void)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	char text[128];
 	HForest *f = small_forest(4, 1);
 	MModule *m;
@@ -596,7 +596,7 @@ static void test_float_forest(void)
 		CHECK(hir_choose_schedule(g, 0, 8, 8, "array", MTOPS_NONE, NULL));
 		for (size_t r = 0; lower_representation_name(r); r++) {
 			const char *rep = lower_representation_name(r);
-			Error e = {{0}};
+			Error e = {.message = {0}};
 			MModule *m = lower_hir_to_mir(g, &e);
 			LModule *lir = m ? lower_mir_to_lir(m, rep, &e) : NULL;
 			/* (but code, whose tree loops this schedule does not specialize, and oblivious, whose walks it does not unroll) */
@@ -612,7 +612,7 @@ static void test_float_forest(void)
 	/* A forest of no features and no trees (a fuzz find, refused by the readers since): its rows' copies have an element. */
 	{
 		HForest *g = hir_forest_new("unit", 0, 1);
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		MModule *m;
 		LModule *lir = NULL;
 		CHECK(hir_choose_schedule(g, 0, 16, 8, "array", MTOPS_NONE, NULL));
@@ -687,7 +687,7 @@ static uint32_t prefetches(const LModule *l)
 /* f's MIR after the passes a compile runs, its CPU's tops `tops` (NULL where lowering failed, a failed check). */
 static MModule *mir_after_passes(const HForest *f, MTops tops)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	MModule *m = lower_hir_to_mir(f, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
 	if (!m)
@@ -709,7 +709,7 @@ static MModule *complete_forest_mir(uint32_t num_trees, uint32_t features, uint3
                                     HForest **f)
 {
 	enum { NODES = (2 << COMPLETE_DEPTH) - 1 };
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	*f = hir_forest_new("complete", features, 1);
 	(*f)->leaf_type = leaf_type;
 	for (uint32_t t = 0; t < num_trees; t++) {
@@ -754,7 +754,7 @@ static void test_prefetch_below(void)
 	HForest *f, *g, *h;
 	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *n = complete_trees_mir(16, HTYPE_F64, false, &g);
 	MModule *u = complete_trees_mir(16, HTYPE_F64, true, &h);
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	LModule *l;
 	uint32_t records = 0;
 	uint64_t elements = 0;
@@ -837,7 +837,7 @@ static void test_oblivious(void)
 	hir_choose_knobs(g, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 	CHECK(!k.representation || !(lower_representation_traits(k.representation - 1u) & LREP_LEVELS));
 	{
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		LModule *l = m ? lower_mir_to_lir(m, "oblivious", &e) : NULL;
 		CHECK(!l && strstr(e.message, "tree 0 is not symmetric"));
 	}
@@ -873,7 +873,7 @@ static HForest *mirrored_forest(uint32_t num_trees, double a, double b, double c
  */
 static void test_mirrored_margins(void)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	HForest *f = mirrored_forest(3, 0.25, -1.5, 0.125), *g = mirrored_forest(3, 0.25, -1.5, 0.125);
 	HForest *h = mirrored_forest(3, 0.25, -1.5, 0.125), *k = mirrored_forest(3, 0.25, -1.5, 0.125);
 	CHECK(hir_fold_mirrored_margins(f) && f->num_outputs == 1 && f->binary == HBINARY_MIRROR && !f->num_leaf_values);
@@ -962,7 +962,7 @@ static void test_sparse_keys(void)
 	HForest *f, *g, *h, *k;
 	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *n = complete_trees_mir(16, HTYPE_F64, false, &g);
 	MModule *wide = complete_forest_mir(16, 40000, 16, HTYPE_F32, false, &h), *left = complete_trees_mir(16, HTYPE_F32, true, &k);
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	LModule *l;
 	if (m) {
 		l = lower_mir_to_lir(m, "sparse", &e);
@@ -1038,7 +1038,7 @@ static void test_prefetch_next_rows(void)
 	for (size_t i = 0; i < COUNT_OF(trees); i++) {
 		HForest *f;
 		MModule *m = complete_forest_mir(trees[i], features[i], 16, HTYPE_F32, false, &f);
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
 		uint32_t count = 0;
 		CHECK(l && row_prefetches(l, &count));
@@ -1072,7 +1072,7 @@ static void test_transposed_tiles(void)
 	for (size_t i = 0; i < COUNT_OF(features); i++) {
 		HForest *f;
 		MModule *m = complete_forest_mir(100, features[i], 16, HTYPE_F32, false, &f);
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		LModule *l;
 		if (m)
 			m->vector_tops = tops[i];
@@ -1094,7 +1094,7 @@ static void test_packed_leaves(void)
 {
 	HForest *f, *g;
 	MModule *m = complete_trees_mir(16, HTYPE_F32, false, &f), *u = complete_trees_mir(16, HTYPE_F32, true, &g);
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	LModule *l;
 	if (m) {
 		l = lower_mir_to_lir(m, "array", &e);
@@ -1142,7 +1142,7 @@ static bool keeps_keys(uint32_t num_trees, HType leaf_type)
 {
 	HForest *f;
 	MModule *m = complete_trees_mir(num_trees, leaf_type, false, &f);
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
 	bool keys = false;
 	CHECK(l != NULL);
@@ -1352,7 +1352,7 @@ static void test_few_groups(void)
 /* f lowered to LIR under its schedule: the regions that compile as functions of their own (-1 where it fails). */
 static int apart_regions(const HForest *f)
 {
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	MModule *m = lower_hir_to_mir(f, &e);
 	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_mir_to_lir(m, NULL, &e) : NULL;
 	int n = l ? 0 : -1;

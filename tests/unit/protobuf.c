@@ -20,7 +20,7 @@ static void expect_bad_at(PbBytes bytes, const char *text, int line)
 {
 	PbCursor c = pb_cursor(bytes.data, bytes);
 	PbField f;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	int got;
 	while ((got = pb_next(&c, &f, &e)) > 0)
 		;
@@ -104,7 +104,7 @@ static void test_graph_bound(void)
 {
 	size_t n = 20000, len = 6 + 2 * n;
 	uint8_t *bytes = malloc(len);
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	size_t k = 0;
 	bytes[k++] = 0x3a; /* ModelProto.graph, length 2n */
 	bytes[k++] = (uint8_t)(0x80 | ((2 * n) & 0x7f));

@@ -33,7 +33,7 @@ static HSchedule *fresh(void)
 static HSchedule *parse_ok(const char *text, int line)
 {
 	HSchedule *s = fresh();
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	if (!hir_schedule_parse(s, text, "good.sched", &e)) {
 		fprintf(stderr, "%s:%d: '%s' failed: %s\n", __FILE__, line, text, e.message);
 		failures++;
@@ -66,7 +66,7 @@ static void check_round_trip(const HSchedule *s, int line)
 {
 	static char first[8192], second[8192];
 	HSchedule *t = fresh();
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	printed(s, false, first, sizeof first);
 	if (!hir_schedule_parse(t, first, "printed", &e)) {
 		fprintf(stderr, "%s:%d: the printed schedule does not parse: %s\n%s", __FILE__, line, e.message, first);
@@ -104,7 +104,7 @@ static void expect_loops(const char *text, const char *loops, int line)
 static void expect_error(const char *text, const char *want, int line)
 {
 	HSchedule *s = fresh();
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	bool ok = hir_schedule_parse(s, text, "t", &e);
 	if (ok || !strstr(e.message, want)) {
 		fprintf(stderr, "%s:%d: '%s': expected an error containing '%s', got %s'%s'\n", __FILE__, line, text, want,
@@ -434,7 +434,7 @@ static void test_api(void)
 	static const char *const order[] = {"b0", "tree", "b1"};
 	static const char *const turn[] = {"tree", "batch"};
 	HSchedule *s = fresh(), *t = fresh();
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	char where[300];
 
 	CHECK(hir_schedule_tile(s, "batch", "b0", "b1", 8, &e));
@@ -527,7 +527,7 @@ static void test_api(void)
 static void test_errors(void)
 {
 	HSchedule *s = fresh(), *t;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	char text[2048];
 
 	/* The schedule is left as it was before the failing directive. */
@@ -673,7 +673,7 @@ static void test_bad_files(void)
 		size_t len = strlen(names[i]);
 		char *text, *want;
 		HSchedule *s = fresh();
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		bool ok;
 		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
 		text = read_text(path);
@@ -714,7 +714,7 @@ static void parse_exact(const char *text, size_t len)
 {
 	char *copy = malloc(len + 1);
 	HSchedule *s = fresh();
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	if (!copy)
 		abort();
 	memcpy(copy, text, len);
@@ -793,7 +793,7 @@ static void test_sizes(void)
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		HSchedule *s = fresh();
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		bool ok = hir_schedule_name_size(s, "ROWS_PER_TB", 32, &e) && hir_schedule_name_size(s, "N_f", 28, &e) &&
 		          hir_schedule_parse(s, cases[i].text, "t", &e);
 		if (cases[i].tile > 0) {
@@ -806,7 +806,7 @@ static void test_sizes(void)
 	}
 	{
 		HSchedule *s = fresh();
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		CHECK(!hir_schedule_name_size(s, "N_t", 4, &e) && strstr(e.message, "N_t is the number of trees"));
 		CHECK(!hir_schedule_name_size(s, "2x", 4, &e) && strstr(e.message, "'2x' is not a size's name"));
 		CHECK(hir_schedule_name_size(s, "X", 4, &e) && !hir_schedule_name_size(s, "X", 5, &e) && strstr(e.message, "named twice"));

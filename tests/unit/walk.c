@@ -188,7 +188,7 @@ static void check_module(const HForest *reference, MModule *m, const char *rep, 
 	char file[128];
 	GroveModel *model = NULL;
 	GroveError err;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	LModule *lir;
 	float out[ROWS];
 	int bad = 0;
@@ -227,7 +227,7 @@ static void check_schedule_with(const HForest *f, const char *schedule, const ch
 {
 	for (size_t r = 0; r < n; r++) {
 		HForest *c = hir_forest_copy(f);
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		MModule *m;
 		hir_schedule_init(&c->schedule, c->num_trees);
 		CHECK(hir_schedule_parse(&c->schedule, schedule, "test", &e));
@@ -281,7 +281,7 @@ static void test_schedules(const char *dir)
 	};
 	for (size_t k = 0; k < COUNT_OF(kinds); k++) {
 		HForest *f = random_forest(10, kinds[k]);
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		CHECK(hir_verify(f, &e));
 		for (size_t s = 0; s < COUNT_OF(schedules); s++)
 			check_schedule(f, schedules[s], dir);
@@ -361,7 +361,7 @@ static void test_pad_range(void)
 {
 	HForest *f = random_forest(8, (Kinds){ALL_KINDS, true, HCATEGORY_TRUNCATE, 0}), *padded = hir_forest_copy(f);
 	uint32_t min, max, min_after, max_after;
-	Error e = {{0}};
+	Error e = {.message = {0}};
 	int bad = 0;
 	hir_trees_leaf_depth_range(f, 2, 5, &min, &max);
 	CHECK(min < 4);
@@ -405,7 +405,7 @@ static void test_split_halves(const char *dir)
 		MModule *m;
 		uint32_t min0, max0, min1, max1;
 		MInst *w0, *w1;
-		Error e = {{0}};
+		Error e = {.message = {0}};
 		c = hir_forest_copy(f);
 		hir_schedule_init(&c->schedule, c->num_trees);
 		CHECK(hir_schedule_parse(&c->schedule, texts[i], "test", &e));
