@@ -129,6 +129,53 @@ static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool 
 }
 
 /*
+ * The rest of the walks of one row's trees side by side (lanes that are trees), after
+ * their peeled steps: one loop steps every lane until all are on their leaves, a lane on
+ * its leaf staying there, so that the lanes' chains of loads overlap where a loop a lane
+ * runs them one after another. It ends on the lanes' leaf tests where they have them,
+ * else when no lane moved.
+ */
+static void finish_together(Lowering *l, const uint32_t *tree, uint32_t *node, const RepRow *row, const bool *exact)
+{
+	uint32_t cells[MIR_MAX_INTERLEAVE], cur[MIR_MAX_INTERLEAVE], done = LIR_NONE, leaf, next, same;
+	RepNode fields[MIR_MAX_INTERLEAVE];
+	bool tested = true;
+	for (uint32_t r = 0; r < l->scope.lanes; r++)
+		if (!exact[r])
+			cells[r] = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
+	lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		if (exact[r])
+			continue;
+		cur[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cells[r], LIR_NONE, LIR_NONE);
+		fields[r] = l->rep->load_node(&l->layout, &l->b, tree[r], cur[r]);
+		leaf = fields[r].is_leaf != LIR_NONE ? fields[r].is_leaf : rep_stays_leaf(&l->layout, &l->b, &fields[r]);
+		tested = tested && leaf != LIR_NONE;
+		if (tested)
+			done = done == LIR_NONE ? leaf : emit2(l, LOP_AND, LTYPE_I1, done, leaf);
+	}
+	if (tested)
+		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
+	done = LIR_NONE;
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		if (exact[r])
+			continue;
+		next = lower_step(l, tree[r], cur[r], &row[r], &fields[r], true);
+		emit2(l, LOP_SET, LTYPE_VOID, cells[r], next);
+		if (tested)
+			continue;
+		same = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, next, cur[r]);
+		done = done == LIR_NONE ? same : emit2(l, LOP_AND, LTYPE_I1, done, same);
+	}
+	if (!tested)
+		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
+	lir_end(&l->b);
+	for (uint32_t r = 0; r < l->scope.lanes; r++)
+		if (!exact[r])
+			node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cells[r], LIR_NONE, LIR_NONE);
+}
+
+/*
  * walk, node by node: follow the tree from its root to a leaf for the row of every lane;
  * sets the walk's value per lane to the leaf's value. The lanes' steps are emitted side
  * by side so that their loads overlap.
@@ -156,7 +203,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
 	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, next, leaf, most = walk->peel, topped, nodes;
-	bool whole = true; /* every lane's walk is its peeled steps (MInst.exact) */
+	bool whole = true, together; /* every lane's walk is its peeled steps (MInst.exact); lanes' loops run together */
 	uint32_t peel[MIR_MAX_INTERLEAVE], safe[MIR_MAX_INTERLEAVE];
 	bool exact[MIR_MAX_INTERLEAVE], stays;
 	RepRow row[MIR_MAX_INTERLEAVE];
@@ -200,8 +247,19 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 			node[r] = lower_step(l, tree[r], node[r], &row[r], &fields, i >= safe[r]);
 		}
 	}
+	/*
+	 * Where no lane peels past its first possible leaf, the loops carry the rest of every
+	 * walk: a row's trees run them together. Where lanes peel past their leaves (which
+	 * stay), most walks end peeled, and a loop a lane costs them one test (measured:
+	 * docs/performance-notes.md, A row's trees finished together).
+	 */
+	together = l->scope.lanes_are_trees && l->scope.lanes > 1 && !whole;
+	for (uint32_t r = 0; r < l->scope.lanes; r++)
+		together = together && peel[r] <= safe[r];
 	l->layout.step_level = -1;
-	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+	if (together)
+		finish_together(l, tree, node, row, exact);
+	for (uint32_t r = 0; r < l->scope.lanes && !together; r++) {
 		if (exact[r])
 			continue;
 		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);

@@ -934,6 +934,21 @@ def cli_tests(s):
             else:
                 judge(s, "cli", f"nan_flips_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
     flags = open("/proc/cpuinfo").read()
+    # A lone row walks its trees side by side, and where their leaves cannot stay (category splits) one loop steps
+    # them all to their leaves (finish_together): one row a call and 7, against LightGBM's margins.
+    if any(s.wanted("cli", f"category_lone_rows_{batch}") for batch in ("1", "7")):
+        so = s.path("cli-category-lone-rows.so")
+        p = s.run("compile", leafwise_cat, "-o", so)
+        for batch in ("1", "7"):
+            out = s.path(f"cli-category-lone-rows-{batch}.csv")
+            rows = leafwise_cat.replace(".txt", ".rows.csv")
+            q = s.run("predict", so, "--input", rows, "--output", out, "--margin", "--batch", batch) \
+                if p.returncode == 0 else p
+            if q.returncode != 0:
+                s.record("cli", f"category_lone_rows_{batch}", False, q.stderr.strip())
+            else:
+                judge(s, "cli", f"category_lone_rows_{batch}", read_table(out),
+                      read_table(leafwise_cat.replace(".txt", ".margin.csv")), False)
     # The sparse layout's tops: every tree's first four levels complete in its first slots (a leaf above the fourth,
     # as this model has at depth 2, copied below it), taken for 16 rows at once where leaves stay; the rows past the
     # last tile of 16 walk from the root. Against LightGBM's margins, all rows in one call and 100 a call.
