@@ -32,32 +32,33 @@
 #define BATCH_GRAIN 64
 
 
-void lower_fail(Lowering *l, const char *fmt, ...)
+/* The first error of the lowering, about var's directive (-1: its loop; var -1: no place). */
+__attribute__((format(printf, 4, 0))) static void fail_v(Lowering *l, int32_t var, int32_t directive, const char *fmt, va_list ap)
 {
 	char what[1024];
-	va_list ap;
 	if (l->failed)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	error_set(l->e, "%s", what);
-	l->failed = true;
-}
-
-void lower_fail_at(Lowering *l, int32_t var, int32_t directive, const char *fmt, ...)
-{
-	char what[1024];
-	va_list ap;
-	if (l->failed)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
 	error_set(l->e, "%s", what);
 	l->e->place = var < 0 ? 0 : (uint32_t)var + 1;
 	l->e->place_directive = directive;
 	l->failed = true;
+}
+
+void lower_fail(Lowering *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fail_v(l, -1, -1, fmt, ap);
+	va_end(ap);
+}
+
+void lower_fail_at(Lowering *l, int32_t var, int32_t directive, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fail_v(l, var, directive, fmt, ap);
+	va_end(ap);
 }
 
 /* What combines with a margin to leave it as it is: +inf for min, -inf for max, else 0. */
