@@ -88,9 +88,14 @@
  * tile ahead (cache_trees: cache(t0); lower/mir_to_lir.c: prefetch_next_trees): a
  * tile's rows reach nearly every line of its trees, whose first walks would otherwise
  * wait on L3 a line at a time; the gain is largest when another tenant loads memory.
- * Forests that fit L2 lose by it, and so do tiles of few rows, which reach part of each
- * tree (measured: docs/performance-notes.md, Prefetching the next tile of trees).
+ * Forests that fit L2 lose by it, and so do tiles of too few rows for their trees, which
+ * reach a part of each: a tile prefetches only where it has CACHE_ROWS_A_LINE rows or
+ * more for each line of a tree's nodes (NODE_BYTES each), which deep trees (XGBoost's
+ * depth 12, forests grown to purity) have not (measured: docs/performance-notes.md,
+ * Prefetching the next tile of trees).
  */
+#define CACHE_ROWS_A_LINE 4
+#define NODE_BYTES 8
 #define ROW_TILE_BYTES (192u << 10)
 /*
  * Margins per row beyond which the row tile's buffer would crowd the stack: 256 rows of
@@ -399,7 +404,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	if (!k->representation && !k->depth_groups && f->num_trees && !cost_walks_even(f))
 		k->peel = walk_peel(f);
 	k->cache_rows = k->cache_rows || (copied && hir_rows_cache_fits(f, k));
-	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k);
+	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k) &&
+	                 (uint64_t)k->row_tile * REP_CACHE_LINE >= CACHE_ROWS_A_LINE * NODE_BYTES * (f->num_nodes / f->num_trees);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick && k->tree_tile && !k->representation && rows > 1) {
 		k->few_trees = few_trees(f);
