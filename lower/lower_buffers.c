@@ -190,20 +190,57 @@ static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t 
  * consecutive elements (the lanes' rows one after another, one output a row or the
  * buffer output by output): one vector load, add and store, each lane's sum as its own.
  */
-static bool reduce_vector(Lowering *l, const MInst *inst)
+static bool lanes_reduce_whole(const Lowering *l, const MInst *inst)
 {
 	const Storage *st = &l->storage[inst->buf];
 	const MBuffer *buf = &l->m->buffers[inst->buf];
-	uint32_t lanes = l->scope.lanes, v = l->lanes_value[inst->b], at, old;
-	if (v == LIR_NONE || l->tree_widths != LIR_NONE || l->scope.masked != LIR_NONE || l->scope.lanes_are_trees ||
-	    inst->strategy == MSTRATEGY_ATOMIC || inst->reduce_op != MREDUCE_SUM || st->per_lane || buf->copy_var != HIR_NONE ||
-	    l->scope.lane_step != 1 || !mir_index_has(&inst->row, l->scope.lane_var) || (!st->by_output && buf->outputs != 1))
+	return l->scope.masked == LIR_NONE && !l->scope.lanes_are_trees && inst->strategy != MSTRATEGY_ATOMIC &&
+	       inst->reduce_op == MREDUCE_SUM && !st->per_lane && buf->copy_var == HIR_NONE && l->scope.lane_step == 1 &&
+	       mir_index_has(&inst->row, l->scope.lane_var) && (st->by_output || buf->outputs == 1);
+}
+
+/* Margins [c, c + lanes) of storage st (lane 0's row at slot `at`) += v, a vector. */
+static void add_lanes(Lowering *l, const Storage *st, uint32_t at, uint32_t v)
+{
+	uint8_t lanes = (uint8_t)l->scope.lanes;
+	uint32_t old = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, st->base[0], at, LIR_NONE);
+	v = lir_emit_vector(&l->b, LOP_FADD, l->acc_type, lanes, old, v, LIR_NONE);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, st->base[0], at, v);
+}
+
+static bool reduce_vector(Lowering *l, const MInst *inst)
+{
+	uint32_t v = l->lanes_value[inst->b];
+	if (v == LIR_NONE || l->tree_widths != LIR_NONE || !lanes_reduce_whole(l, inst))
 		return false;
-	at = buffer_slot(l, inst->buf, 0, &inst->row, tree_output(l, l->tree_index[lane_slot(inst->a, 0)]));
-	old = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, (uint8_t)lanes, st->base[0], at, LIR_NONE);
-	v = lir_emit_vector(&l->b, LOP_FADD, l->acc_type, (uint8_t)lanes, old, v, LIR_NONE);
-	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, st->base[0], at, v);
+	add_lanes(l, &l->storage[inst->buf], buffer_slot(l, inst->buf, 0, &inst->row, tree_output(l, l->tree_index[lane_slot(inst->a, 0)])), v);
 	return true;
+}
+
+bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels)
+{
+	const MInst *inst = NULL;
+	for (uint32_t id = l->m->insts[walk].next; id != MIR_NONE && !inst; id = l->m->insts[id].next)
+		if (l->m->insts[id].op == MOP_REDUCE && l->m->insts[id].b == walk)
+			inst = &l->m->insts[id];
+	return inst && l->tree_widths != LIR_NONE && l->rep->leaf_outputs && l->rep->leaf_outputs(&l->layout, levels) &&
+	       l->acc_type == l->layout.leaf_type && lanes_reduce_whole(l, inst);
+}
+
+/*
+ * A reduce of a walk whose reduce takes its leaves output by output (TopLeaves): for each
+ * element k of the tree's vectors, the lanes' k-th elements as one vector (leaf_values)
+ * into output c + k of their rows.
+ */
+static void reduce_outputs(Lowering *l, const MInst *inst)
+{
+	const TopLeaves *t = &l->top_leaves[inst->b];
+	uint32_t tree = l->tree_index[lane_slot(inst->a, 0)], c = tree_output(l, tree), width, k, v;
+	width = lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_widths, tree));
+	k = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), width, const_i64(l, 1));
+	v = l->rep->leaf_values(&l->layout, &l->b, t->tree, t->levels, l->scope.lanes, t->nodes, k);
+	add_lanes(l, &l->storage[inst->buf], buffer_slot(l, inst->buf, 0, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), v);
+	lir_end(&l->b);
 }
 
 /*
@@ -214,6 +251,10 @@ static bool reduce_vector(Lowering *l, const MInst *inst)
  */
 void lower_reduce(Lowering *l, const MInst *inst)
 {
+	if (l->top_leaves[inst->b].nodes != LIR_NONE) {
+		reduce_outputs(l, inst);
+		return;
+	}
 	if (reduce_vector(l, inst))
 		return;
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {

@@ -125,7 +125,7 @@ uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t 
 	uint32_t lanes = l->scope.lanes, spill, v;
 	LType type = l->layout.leaf_type;
 	if (!l->rep->leaf_values || nodes == LIR_NONE ||
-	    (v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, nodes)) == LIR_NONE)
+	    (v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, nodes, LIR_NONE)) == LIR_NONE)
 		return LIR_NONE;
 	spill = lir_local_array(&l->b, type, lanes, LSPACE_PRIVATE);
 	l->b.fn->insts[spill].lanes = (uint8_t)lanes;

@@ -229,6 +229,11 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	/* A top that takes every step may take the leaves too; else peeled steps: no test. The first `safe` start on splits;
 	 * later ones may start on a leaf and stay there. */
 	topped = lower_tops(l, walk, row, safe, node, &nodes);
+	if (whole && topped >= most && nodes != LIR_NONE && lower_reduce_outputs(l, id, topped)) {
+		l->top_leaves[id] = (TopLeaves){.tree = tree[0], .nodes = nodes, .levels = topped};
+		l->layout.walk_keys = false;
+		return;
+	}
 	if (whole && topped >= most &&
 	    (l->lanes_value[id] = lower_top_leaves(l, tree[0], topped, nodes, &l->value[lane_slot(id, 0)])) != LIR_NONE) {
 		l->layout.walk_keys = false;
@@ -299,6 +304,7 @@ void lower_walk(Lowering *l, uint32_t id)
 	         values[MIR_MAX_INTERLEAVE], branch;
 	RepRow row;
 
+	l->top_leaves[id].nodes = LIR_NONE; /* (the walk may be lowered again, in another version of its loop) */
 	if (rep->walk) {
 		lower_code_walk(l, id);
 		return;

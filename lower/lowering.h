@@ -86,6 +86,15 @@ typedef struct GpuScope {
 	                               thread (active false) copies and meets with the others but writes nothing */
 } GpuScope;
 
+/*
+ * A walk whose top took every level of its tree (handle `tree`) for the rows of its lanes,
+ * and whose reduce takes their leaves' vectors output by output (lower_reduce_outputs):
+ * the top's nodes (lower_tops) and levels.
+ */
+typedef struct TopLeaves {
+	uint32_t tree, nodes, levels;
+} TopLeaves;
+
 struct Lowering {
 	const MModule *m;
 	const HForest *f;
@@ -135,6 +144,8 @@ struct Lowering {
 	uint32_t *tree_index;       /* per GET_TREE and lane: the tree number (i64), indexed as value */
 	uint32_t *lanes_value;      /* per MIR instruction, its lanes' values as one vector where its walk made them so
 	                               (lower_code.c), else LIR_NONE */
+	TopLeaves *top_leaves;      /* per MIR instruction: a walk whose leaves its reduce takes output by output (nodes
+	                               LIR_NONE: none) */
 	Error *e;
 };
 
@@ -172,6 +183,12 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
  * where the representation cannot. nodes: lower_tops's.
  */
 uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t nodes, uint32_t *values);
+/*
+ * Whether the reduce of walk `walk` (the next reduce of its value in its list) adds
+ * the leaf vectors of a top of `levels` levels output by output, each output's lanes as
+ * one vector (the representation's leaf_outputs, margins output by output).
+ */
+bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels);
 /*
  * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
  * the representation's tile_apply i1 for its tree, tiles[0] the rows' tile of keys and

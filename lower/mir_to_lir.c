@@ -679,8 +679,11 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	l->value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->value);
 	l->tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->tree_index);
 	l->lanes_value = xmalloc(((size_t)m->num_insts + 1) * sizeof *l->lanes_value);
-	for (uint32_t i = 0; i <= m->num_insts; i++)
+	l->top_leaves = xmalloc(((size_t)m->num_insts + 1) * sizeof *l->top_leaves);
+	for (uint32_t i = 0; i <= m->num_insts; i++) {
 		l->lanes_value[i] = LIR_NONE;
+		l->top_leaves[i].nodes = LIR_NONE;
+	}
 	if (l->gpu.on) {
 		l->gpu.hooks->entry(l, name, row_type);
 	} else {
@@ -689,6 +692,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	}
 	free(l->value);
 	free(l->lanes_value);
+	free(l->top_leaves);
 	free(l->tree_index);
 	free(l->storage);
 	return l->module->num_funcs - 1;

@@ -37,8 +37,55 @@
 
 typedef struct ObliviousState {
 	uint32_t word_buffer, value_buffer, key_buffer, top_buffer, leaf_buffer, level_buffer, base_buffer; /* (LIR_NONE: none) */
-	uint32_t words, values, keys, tops, leaves, levels, bases; /* their addresses in the function being built */
+	uint32_t table_buffer, table_base_buffer; /* trees with leaf vectors: output by output (LIR_NONE: none) */
+	uint32_t words, values, keys, tops, leaves, levels, bases, tables, table_bases; /* their addresses in the function being built */
 } ObliviousState;
+
+/*
+ * Where trees have leaf vectors (RepLayout.vector_buffer), their elements again, tree by
+ * tree and output by output: output k of the tree's leaf j at tables[table_bases[t] +
+ * k x 2^D + j], so that a top's leaves take each output as one table (leaf_values).
+ */
+static void lay_out_tables(const HForest *f, LModule *m, RepLayout *layout, ObliviousState *s)
+{
+	uint64_t total = 0, at = 0, most = 1;
+	int32_t *bases = xmalloc(((size_t)f->num_trees + 1) * sizeof *bases);
+	uint32_t *queue;
+	void *tables;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		total += (uint64_t)f->trees[t].width << hir_tree_depth(f, t);
+		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
+	}
+	if (total > INT32_MAX) { /* (the layout's own leaves fit: the tables are left out) */
+		free(bases);
+		return;
+	}
+	tables = xcalloc(total + OBLIVIOUS_LEAF_PAD, lir_type_size(layout->leaf_type));
+	queue = xmalloc(most * sizeof *queue);
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		const HNode *nodes = hir_tree_nodes(f, t);
+		uint32_t depth = hir_tree_depth(f, t), head = 0, tail = 0, leaf = 0;
+		bases[t] = (int32_t)at;
+		queue[tail++] = 0; /* the leaves, left to right, as oblivious_lay_out orders them */
+		while (head < tail) {
+			const HNode *n = &nodes[queue[head++]];
+			if (n->feature != HIR_LEAF) {
+				queue[tail++] = n->left;
+				queue[tail++] = n->right;
+				continue;
+			}
+			for (uint32_t k = 0; k < f->trees[t].width; k++)
+				rep_store_value(tables, layout->leaf_type, at + ((uint64_t)k << depth) + leaf,
+				                f->trees[t].width > 1 ? f->leaf_values[n->vector + k] : n->value);
+			leaf++;
+		}
+		at += (uint64_t)f->trees[t].width << depth;
+	}
+	bases[f->num_trees] = (int32_t)at;
+	free(queue);
+	s->table_buffer = lir_buffer_add(m, "oblivious.leaf_tables", layout->leaf_type, total + OBLIVIOUS_LEAF_PAD, tables);
+	s->table_base_buffer = lir_buffer_add(m, "oblivious.table_bases", LTYPE_I32, f->num_trees + 1, bases);
+}
 
 static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
@@ -108,7 +155,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	free(depths);
 
 	s = xcalloc(1, sizeof *s);
-	s->key_buffer = s->top_buffer = LIR_NONE;
+	s->key_buffer = s->top_buffer = s->table_buffer = s->table_base_buffer = LIR_NONE;
 	/* Steps read levels, not nodes: no blocks or tiles of words (those read the array layout's nodes). */
 	layout->blocks = layout->tile_words = layout->packed_leaves = false;
 	layout->keys = layout->keys && rep_keys_fit(layout);
@@ -133,6 +180,8 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	s->leaf_buffer = lir_buffer_add(m, "oblivious.leaves", layout->leaf_type, leaves + OBLIVIOUS_LEAF_PAD, leaf_values);
 	s->level_buffer = lir_buffer_add(m, "oblivious.levels", LTYPE_I32, f->num_trees + 1, starts);
 	s->base_buffer = lir_buffer_add(m, "oblivious.leaf_bases", LTYPE_I32, f->num_trees + 1, bases);
+	if (layout->vector_buffer != LIR_NONE && layout->top_levels)
+		lay_out_tables(f, m, layout, s);
 	layout->state = s;
 	return true;
 }
@@ -148,6 +197,8 @@ static void oblivious_begin_function(RepLayout *layout, LBuilder *b)
 	s->leaves = rep_buffer_address(b, s->leaf_buffer);
 	s->levels = rep_buffer_address(b, s->level_buffer);
 	s->bases = rep_buffer_address(b, s->base_buffer);
+	s->tables = s->table_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->table_buffer);
+	s->table_bases = s->table_base_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->table_base_buffer);
 }
 
 /* A tree's handle is its number: its levels and its leaves are found from it. */
@@ -226,20 +277,34 @@ static uint32_t oblivious_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tr
  * leaves in tables and permutes, where a walk node by node loads a leaf a row.
  */
 static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
-                                      uint32_t nodes)
+                                      uint32_t nodes, uint32_t output)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
-	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels), first, index;
-	if (!tables || tables > OBLIVIOUS_LEAF_TABLES)
+	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels), first, index, shift;
+	if (!tables || tables > OBLIVIOUS_LEAF_TABLES || (output != LIR_NONE && s->tables == LIR_NONE))
 		return LIR_NONE;
-	first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
-	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
-	first = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 1ll << levels), LIR_NONE);
+	if (output == LIR_NONE) { /* leaf node 2^levels + j at bases[tree] + 2^levels + j */
+		first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
+		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
+		first = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 1ll << levels), LIR_NONE);
+	} else { /* leaf j's element `output` at table_bases[tree] + output x 2^levels + j */
+		first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->table_bases, tree, LIR_NONE);
+		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
+		shift = lir_emit(b, LOP_SHL, LTYPE_I64, output, lir_const_int(b, LTYPE_I64, levels), LIR_NONE);
+		first = lir_emit(b, LOP_ADD, LTYPE_I64, first, shift, LIR_NONE);
+	}
 	index = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, nodes, lir_const_int(b, LTYPE_I64, 0), LIR_NONE);
 	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, index, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
-	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, s->leaves, first, index, 1u << levels,
-	                        OBLIVIOUS_LEAF_TABLES);
+	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, output == LIR_NONE ? s->leaves : s->tables, first,
+	                        index, 1u << levels, OBLIVIOUS_LEAF_TABLES);
+}
+
+static bool oblivious_leaf_outputs(const RepLayout *layout, uint32_t levels)
+{
+	const ObliviousState *s = layout->state;
+	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels);
+	return s->table_buffer != LIR_NONE && tables && tables <= OBLIVIOUS_LEAF_TABLES;
 }
 
 static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
@@ -268,6 +333,7 @@ const LRepresentation rep_oblivious = {
 	.leaf_value = oblivious_leaf_value,
 	.top_nodes = oblivious_top_nodes,
 	.leaf_values = oblivious_leaf_values,
+	.leaf_outputs = oblivious_leaf_outputs,
 	.keys = true,
 	.levels = true,
 };

@@ -470,55 +470,61 @@ def write_complete_tree(path, depth):
         json.dump(model, f)
 
 
-def symmetric_trees(num_trees, depth, features, seed):
+def symmetric_trees(num_trees, depth, features, seed, width=1):
     """Symmetric (oblivious) trees as CatBoost grows them: per tree and level one split (feature, threshold, default
-    direction), the same at every node of the level; 2^depth leaves. Trees as (levels, leaves), for write_symmetric."""
+    direction), the same at every node of the level; 2^depth leaves, each a value (or a list of `width` values: a
+    vector leaf). Trees as (levels, leaves), for write_symmetric."""
     rng = random.Random(seed)
     trees = []
     for t in range(num_trees):
         d = depth if t % 3 else max(1, depth - 2)  # some shallower trees: the walks pad them, level by level
         levels = [(rng.randrange(features), round(rng.uniform(-1, 1), 3), rng.randrange(2)) for _ in range(d)]
-        trees.append((levels, [round(rng.uniform(-1, 1), 4) for _ in range(2 ** d)]))
+        leaves = [[round(rng.uniform(-1, 1), 4) for _ in range(width)] for _ in range(2 ** d)]
+        trees.append((levels, [leaf[0] for leaf in leaves] if width == 1 else leaves))
     return trees
 
 
-def symmetric_margin(trees, row, base=0.5):
-    """XGBoost's margin of row (None: missing) for symmetric_trees: x < threshold goes left, a missing value its default."""
-    margin = base
+def symmetric_margin(trees, row, base=0.5, width=1):
+    """XGBoost's margin of row (None: missing) for symmetric_trees: x < threshold goes left, a missing value its default;
+    a list of `width` margins for vector leaves."""
+    margin = [base] * width
     for levels, leaves in trees:
         index = 0
         for feature, threshold, default_left in levels:
             x = row[feature]
             left = bool(default_left) if x is None else x < threshold
             index = 2 * index + (0 if left else 1)
-        margin += leaves[index]
-    return margin
+        margin = [m + v for m, v in zip(margin, leaves[index] if width > 1 else [leaves[index]])]
+    return margin if width > 1 else margin[0]
 
 
-def write_symmetric(path, trees, features):
-    """An XGBoost model (JSON, reg:squarederror, base_score 0.5) of symmetric_trees."""
+def write_symmetric(path, trees, features, width=1):
+    """An XGBoost model (JSON, reg:squarederror, base_score 0.5) of symmetric_trees; of `width` targets with vector
+    leaves (multi_strategy="multi_output_tree") where width > 1."""
     out = []
     for t, (levels, leaves) in enumerate(trees):
         n = 2 ** (len(levels) + 1) - 1
         split = [i < n // 2 for i in range(n)]
         level = [(i + 1).bit_length() - 1 for i in range(n)]
-        out.append({"base_weights": [0] * n, "categories": [], "categories_nodes": [], "categories_segments": [],
+        weights = [0] * n if width == 1 else [v for i in range(n) for v in (leaves[i - n // 2] if not split[i] else [0] * width)]
+        out.append({"base_weights": weights, "categories": [], "categories_nodes": [], "categories_segments": [],
                     "categories_sizes": [], "id": t, "loss_changes": [0] * n,
                     "default_left": [levels[level[i]][2] if split[i] else 0 for i in range(n)],
                     "left_children": [2 * i + 1 if split[i] else -1 for i in range(n)],
                     "right_children": [2 * i + 2 if split[i] else -1 for i in range(n)],
                     "parents": [2147483647] + [(i - 1) // 2 for i in range(1, n)],
-                    "split_conditions": [levels[level[i]][1] if split[i] else leaves[i - n // 2] for i in range(n)],
+                    "split_conditions": [levels[level[i]][1] if split[i] else leaves[i - n // 2] if width == 1 else 0
+                                         for i in range(n)],
                     "split_indices": [levels[level[i]][0] if split[i] else 0 for i in range(n)],
                     "split_type": [0] * n, "sum_hessian": [1] * n,
                     "tree_param": {"num_deleted": "0", "num_feature": str(features), "num_nodes": str(n),
-                                   "size_leaf_vector": "1"}})
+                                   "size_leaf_vector": str(width)}})
     model = {"learner": {"attributes": {}, "feature_names": [], "feature_types": [], "gradient_booster": {
         "model": {"gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(out))},
                   "iteration_indptr": list(range(len(out) + 1)), "tree_info": [0] * len(out), "trees": out},
         "name": "gbtree"},
         "learner_model_param": {"base_score": "5E-1", "boost_from_average": "1", "num_class": "0",
-                                "num_feature": str(features), "num_target": "1"},
+                                "num_feature": str(features), "num_target": str(width)},
         "objective": {"name": "reg:squarederror", "reg_loss_param": {"scale_pos_weight": "1"}}}, "version": [2, 1, 0]}
     with open(path, "w") as f:
         json.dump(model, f)
@@ -747,30 +753,39 @@ def cli_tests(s):
                  f"{dump.stdout[:200]} {str(bad)[:400]}")
     # Where the tops take every level, 16 rows' leaves come from their tree's leaves by permutes (LIR gathers from
     # tables): 64 floats in 4 tables of 16 with AVX-512, 32 in 4 of 8 with AVX2; 64 with AVX2 would take 8, and the
-    # rows load their leaves one by one. Each against the margins walked here, rows with and without missing values.
+    # rows load their leaves one by one. Vector leaves (3 targets), where the reduce adds 16 rows' margins at once (a
+    # tile of rows, margins output by output), take one table gather an output, in a loop over the outputs, from
+    # tables laid out output by output. Each against the margins walked here, rows with and without missing values.
     flags = open("/proc/cpuinfo").read()
-    for depth, cpu, feature, tables in ((6, "x86-64-v4", "avx512f", 4), (5, "x86-64-v3", "avx2", 4),
-                                        (6, "x86-64-v3", "avx2", 0)):
-        name = f"symmetric_leaf_tables_{depth}_{cpu}"
+    for depth, cpu, feature, tables, width in ((6, "x86-64-v4", "avx512f", 4, 1), (5, "x86-64-v3", "avx2", 4, 1),
+                                               (6, "x86-64-v3", "avx2", 0, 1), (6, "x86-64-v4", "avx512f", 4, 3)):
+        name = f"symmetric_leaf_tables_{depth}_{cpu}" + (f"_{width}_outputs" if width > 1 else "")
         if not s.wanted("cli", name):
             continue
-        trees, features = symmetric_trees(40, depth, 9, depth), 9
+        trees, features = symmetric_trees(40, depth, 9, depth, width), 9
         model, so, rows = s.path(f"cli-{name}.json"), s.path(f"cli-{name}.so"), s.path(f"cli-{name}.csv")
-        write_symmetric(model, trees, features)
-        rng = random.Random(depth)
-        table = [[None if rng.random() < 0.02 else round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)]
-                 for _ in range(200)]
+        write_symmetric(model, trees, features, width)
+        rng = random.Random(depth)  # missing values in the last rows only: the first blocks of 16 take the tops
+        table = [[None if i >= 160 and rng.random() < 0.05 else round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)]
+                 for i in range(200)]
         write_table(rows, [[math.nan if x is None else x for x in row] for row in table])
-        lir = s.run("dump", "--level", "lir", model, "--cpu", cpu)
-        gathers = re.findall(r"gather <16 x f32> .* table (\d+)", lir.stdout)
-        shape = lir.returncode == 0 and len(gathers) == tables and set(gathers) <= {"16" if cpu == "x86-64-v4" else "8"}
+        schedule = [] if width == 1 else [
+            "--schedule-text", "representation(oblivious); tile(batch, b0, b1, 64); tile(tree, t0, t1, 8); "
+            "tile(b1, b2, b3, 16); interleave(b3); reorder(b0, t0, b2, b3, t1); parallel(b0); unrollWalk(t1, 6)"]
+        lir = s.run("dump", "--level", "lir", model, "--cpu", cpu, *schedule)
+        gathers = re.findall(r"gather <16 x f32> (%\d+)\[.* table (\d+)", lir.stdout)
+        tables_at = re.findall(r"(%\d+) = buffer \d+ \(oblivious.leaf_tables\)", lir.stdout)
+        shape = lir.returncode == 0 and len(gathers) == tables and \
+            {g[1] for g in gathers} <= {"16" if cpu == "x86-64-v4" else "8"} and \
+            all((g[0] in tables_at) == (width > 1) for g in gathers)
         if feature not in flags:
             s.record("cli", name, shape, f"predictions skipped: this CPU has no {feature}; tables {gathers}")
             continue
-        p = s.run("compile", model, "--cpu", cpu, "-o", so)
+        p = s.run("compile", model, "--cpu", cpu, *schedule, "-o", so)
         q = s.run("predict", so, "--input", rows) if p.returncode == 0 else p
-        got = [float(v) for v in q.stdout.split()] if q.returncode == 0 else []
-        want = [symmetric_margin(trees, row) for row in table]
+        got = [float(v) for v in q.stdout.replace(",", " ").split()] if q.returncode == 0 else []
+        want = [m for row in table for m in (symmetric_margin(trees, row, width=width) if width > 1 else
+                                             [symmetric_margin(trees, row)])]
         ok = shape and len(got) == len(want) and max(abs(a - b) for a, b in zip(got, want)) <= 1e-5
         s.record("cli", name, ok, q.stderr.strip() or f"tables {gathers}, largest difference "
                                                      f"{max((abs(a - b) for a, b in zip(got, want)), default=None)}")
