@@ -185,11 +185,7 @@ static void reduce_into(Lowering *l, const MInst *inst, uint32_t base, uint32_t 
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, base, at, value);
 }
 
-/*
- * A reduce whose lanes' values are one vector (a code walk of rows side by side) into
- * consecutive elements (the lanes' rows one after another, one output a row or the
- * buffer output by output): one vector load, add and store, each lane's sum as its own.
- */
+/* Whether reduce inst may add its lanes' values as one vector into consecutive elements (reduce_vector, reduce_outputs). */
 static bool lanes_reduce_whole(const Lowering *l, const MInst *inst)
 {
 	const Storage *st = &l->storage[inst->buf];
@@ -208,6 +204,11 @@ static void add_lanes(Lowering *l, const Storage *st, uint32_t at, uint32_t v)
 	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, st->base[0], at, v);
 }
 
+/*
+ * A reduce whose lanes' values are one vector (a code walk of rows side by side) into
+ * consecutive elements (the lanes' rows one after another, one output a row or the
+ * buffer output by output): one vector load, add and store, each lane's sum as its own.
+ */
 static bool reduce_vector(Lowering *l, const MInst *inst)
 {
 	uint32_t v = l->lanes_value[inst->b];
@@ -217,30 +218,51 @@ static bool reduce_vector(Lowering *l, const MInst *inst)
 	return true;
 }
 
+/* The width of every tree of f where they have one, else 0. */
+static uint32_t forest_width(const HForest *f)
+{
+	for (uint32_t t = 1; t < f->num_trees; t++)
+		if (f->trees[t].width != f->trees[0].width)
+			return 0;
+	return f->num_trees ? f->trees[0].width : 0;
+}
+
+/*
+ * The reduce takes a walk's leaves output by output (reduce_outputs) where every tree has
+ * the same width, of at most UNROLLED_OUTPUTS: the outputs one after another, from the
+ * lanes' nodes loaded once. LLVM makes a table's picks permutes only where they and the
+ * nodes lie in one block (in a loop over the outputs, the nodes hoisted out of it, it
+ * took each lane apart).
+ */
+#define UNROLLED_OUTPUTS 256
+
 bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels)
 {
 	const MInst *inst = NULL;
+	uint32_t width = forest_width(l->f);
 	for (uint32_t id = l->m->insts[walk].next; id != MIR_NONE && !inst; id = l->m->insts[id].next)
 		if (l->m->insts[id].op == MOP_REDUCE && l->m->insts[id].b == walk)
 			inst = &l->m->insts[id];
-	return inst && l->tree_widths != LIR_NONE && l->rep->leaf_outputs && l->rep->leaf_outputs(&l->layout, levels) &&
+	return inst && l->tree_widths != LIR_NONE && width <= UNROLLED_OUTPUTS && width > 1 && l->rep->leaf_tables &&
+	       l->rep->leaf_tables(&l->layout, levels, true) &&
 	       l->acc_type == l->layout.leaf_type && lanes_reduce_whole(l, inst);
 }
 
 /*
  * A reduce of a walk whose reduce takes its leaves output by output (TopLeaves): for each
- * element k of the tree's vectors, the lanes' k-th elements as one vector (leaf_values)
+ * element k of the trees' vectors, the lanes' k-th elements as one vector (leaf_values)
  * into output c + k of their rows.
  */
 static void reduce_outputs(Lowering *l, const MInst *inst)
 {
 	const TopLeaves *t = &l->top_leaves[inst->b];
-	uint32_t tree = l->tree_index[lane_slot(inst->a, 0)], c = tree_output(l, tree), width, k, v;
-	width = lir_cast(&l->b, LCAST_SEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, l->tree_widths, tree));
-	k = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), width, const_i64(l, 1));
-	v = l->rep->leaf_values(&l->layout, &l->b, t->tree, t->levels, l->scope.lanes, t->nodes, k);
-	add_lanes(l, &l->storage[inst->buf], buffer_slot(l, inst->buf, 0, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), v);
-	lir_end(&l->b);
+	uint32_t tree = l->tree_index[lane_slot(inst->a, 0)], c = tree_output(l, tree), width = forest_width(l->f), at, v, nodes;
+	nodes = lir_emit_vector(&l->b, LOP_LOAD, LTYPE_I32, (uint8_t)l->scope.lanes, t->nodes, const_i64(l, 0), LIR_NONE);
+	for (uint32_t k = 0; k < width; k++) {
+		v = l->rep->leaf_values(&l->layout, &l->b, t->tree, t->levels, l->scope.lanes, nodes, const_i64(l, k));
+		at = k ? emit2(l, LOP_ADD, LTYPE_I64, c, const_i64(l, k)) : c;
+		add_lanes(l, &l->storage[inst->buf], buffer_slot(l, inst->buf, 0, &inst->row, at), v);
+	}
 }
 
 /*

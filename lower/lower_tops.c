@@ -124,9 +124,10 @@ uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t 
 	/* Each lane's value through memory (LLVM makes the loads extracts of the vector). */
 	uint32_t lanes = l->scope.lanes, spill, v;
 	LType type = l->layout.leaf_type;
-	if (!l->rep->leaf_values || nodes == LIR_NONE ||
-	    (v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, nodes, LIR_NONE)) == LIR_NONE)
+	if (!l->rep->leaf_values || nodes == LIR_NONE || !l->rep->leaf_tables(&l->layout, levels, false))
 		return LIR_NONE;
+	v = lir_emit_vector(&l->b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, nodes, const_i64(l, 0), LIR_NONE);
+	v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, v, LIR_NONE);
 	spill = lir_local_array(&l->b, type, lanes, LSPACE_PRIVATE);
 	l->b.fn->insts[spill].lanes = (uint8_t)lanes;
 	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, spill, const_i64(l, 0), v);

@@ -186,7 +186,7 @@ uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t 
 /*
  * Whether the reduce of walk `walk` (the next reduce of its value in its list) adds
  * the leaf vectors of a top of `levels` levels output by output, each output's lanes as
- * one vector (the representation's leaf_outputs, margins output by output).
+ * one vector (the representation's leaf_tables, margins output by output).
  */
 bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels);
 /*

@@ -406,17 +406,16 @@ typedef struct LRepresentation {
 	uint32_t (*top_nodes)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t tile);
 	/*
 	 * Where a top of `levels` levels took every step of the walks of tree `tree` (its
-	 * handle) for `lanes` rows: their leaves' values as one vector, from the top's nodes
-	 * (2^levels + j, i32 by lane at `nodes`, a ptr), by permutes (rep_table_gather);
-	 * LIR_NONE, having emitted nothing, where the CPU has none. `output` LIR_NONE: the
-	 * leaves' own values (of trees with leaf vectors, their vectors' indices); else (i64)
-	 * element `output` of their vectors, where leaf_outputs. NULL where the layout has no
-	 * such leaves.
+	 * handle) for `lanes` rows, and leaf_tables allows: their leaves' values as one
+	 * vector, from the top's nodes (2^levels + j, a vector of `lanes` i32), by permutes
+	 * (rep_table_gather). `output` LIR_NONE: the leaves' own values (of trees with leaf
+	 * vectors, their vectors' indices); else (i64) element `output` of their vectors.
+	 * NULL where the layout has no such leaves.
 	 */
 	uint32_t (*leaf_values)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes, uint32_t nodes,
 	                        uint32_t output);
-	/* Whether leaf_values gives the elements of leaf vectors (RepLayout.vector_buffer) after a top of `levels` levels. NULL: never. */
-	bool (*leaf_outputs)(const RepLayout *layout, uint32_t levels);
+	/* Whether the CPU's tables take the leaves of a top of `levels` levels (leaf_values): their own values, or (outputs) the elements of leaf vectors (RepLayout.vector_buffer). */
+	bool (*leaf_tables)(const RepLayout *layout, uint32_t levels, bool outputs);
 	/* Walks of rows without missing values are no cheaper: ifComplete lowers its body once, as written. */
 	bool one_version;
 	/* A step walks a tile of a tiled forest (HForest.tile_size); the others refuse tiled forests. */

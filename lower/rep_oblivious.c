@@ -281,9 +281,7 @@ static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t t
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
-	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels), first, index, shift;
-	if (!tables || tables > OBLIVIOUS_LEAF_TABLES || (output != LIR_NONE && s->tables == LIR_NONE))
-		return LIR_NONE;
+	uint32_t first, index, shift;
 	if (output == LIR_NONE) { /* leaf node 2^levels + j at bases[tree] + 2^levels + j */
 		first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
 		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
@@ -294,17 +292,16 @@ static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t t
 		shift = lir_emit(b, LOP_SHL, LTYPE_I64, output, lir_const_int(b, LTYPE_I64, levels), LIR_NONE);
 		first = lir_emit(b, LOP_ADD, LTYPE_I64, first, shift, LIR_NONE);
 	}
-	index = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, nodes, lir_const_int(b, LTYPE_I64, 0), LIR_NONE);
-	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, index, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
+	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, nodes, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
 	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, output == LIR_NONE ? s->leaves : s->tables, first,
 	                        index, 1u << levels, OBLIVIOUS_LEAF_TABLES);
 }
 
-static bool oblivious_leaf_outputs(const RepLayout *layout, uint32_t levels)
+static bool oblivious_leaf_tables(const RepLayout *layout, uint32_t levels, bool outputs)
 {
 	const ObliviousState *s = layout->state;
 	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels);
-	return s->table_buffer != LIR_NONE && tables && tables <= OBLIVIOUS_LEAF_TABLES;
+	return (!outputs || s->table_buffer != LIR_NONE) && tables && tables <= OBLIVIOUS_LEAF_TABLES;
 }
 
 static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
@@ -333,7 +330,7 @@ const LRepresentation rep_oblivious = {
 	.leaf_value = oblivious_leaf_value,
 	.top_nodes = oblivious_top_nodes,
 	.leaf_values = oblivious_leaf_values,
-	.leaf_outputs = oblivious_leaf_outputs,
+	.leaf_tables = oblivious_leaf_tables,
 	.keys = true,
 	.levels = true,
 };

@@ -98,6 +98,8 @@ CORPUS = {
                    "scikit-learn's gradient boosting defaults (100 depth-3 trees) through skl2onnx"),
     "cat-default": ("catboost.CatBoostClassifier", {}, "higgs", 20000, "binary", 2,
                     "CatBoost defaults, 1000 symmetric (oblivious) depth-6 trees, through CatBoost's ONNX export"),
+    "cat-10class": ("catboost.CatBoostClassifier", {}, "letters", 30000, "multiclass", 10,
+                    "CatBoost defaults on 10 classes: 1000 symmetric trees, each leaf a vector of 10 (MultiClass)"),
     "skl-10k-targets": ("sklearn.ensemble.RandomForestRegressor", {"n_estimators": 10, "max_depth": 3},
                         "abalone", 2000, "multitarget", 10000,
                         "10,000 regression targets (an ONNX TreeEnsembleRegressor, n_targets=10000): a leaf is a wide vector"),
