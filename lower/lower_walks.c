@@ -149,7 +149,7 @@ static void finish_together(Lowering *l, const uint32_t *tree, uint32_t *node, c
 			continue;
 		cur[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cells[r], LIR_NONE, LIR_NONE);
 		fields[r] = l->rep->load_node(&l->layout, &l->b, tree[r], cur[r]);
-		leaf = fields[r].is_leaf != LIR_NONE ? fields[r].is_leaf : rep_stays_leaf(&l->layout, &l->b, &fields[r]);
+		leaf = rep_leaf_test(&l->layout, &l->b, &fields[r]);
 		tested = tested && leaf != LIR_NONE;
 		if (tested)
 			done = done == LIR_NONE ? leaf : emit2(l, LOP_AND, LTYPE_I1, done, leaf);
@@ -173,6 +173,36 @@ static void finish_together(Lowering *l, const uint32_t *tree, uint32_t *node, c
 	for (uint32_t r = 0; r < l->scope.lanes; r++)
 		if (!exact[r])
 			node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cells[r], LIR_NONE, LIR_NONE);
+}
+
+/*
+ * The rest of each lane's walk after its peeled steps, a loop a lane: it ends on the
+ * leaf's test where the node tells, else on a step that stays (a leaf steps to itself
+ * where leaves stay).
+ */
+static void finish_by_lanes(Lowering *l, const uint32_t *tree, uint32_t *node, const RepRow *row, const bool *exact)
+{
+	uint32_t cell, leaf, next;
+	RepNode fields;
+	bool stays;
+	for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		if (exact[r])
+			continue;
+		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
+		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
+		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
+		fields = l->rep->load_node(&l->layout, &l->b, tree[r], node[r]);
+		stays = fields.is_leaf == LIR_NONE;
+		leaf = rep_leaf_test(&l->layout, &l->b, &fields);
+		if (leaf != LIR_NONE)
+			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, leaf, LIR_NONE, LIR_NONE);
+		next = lower_step(l, tree[r], node[r], &row[r], &fields, stays);
+		if (leaf == LIR_NONE)
+			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, next, node[r]), LIR_NONE, LIR_NONE);
+		emit2(l, LOP_SET, LTYPE_VOID, cell, next);
+		lir_end(&l->b);
+		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
+	}
 }
 
 /*
@@ -202,10 +232,10 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], cell, next, leaf, most = walk->peel, topped, nodes;
+	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], most = walk->peel, topped, nodes;
 	bool whole = true, together; /* every lane's walk is its peeled steps (MInst.exact); lanes' loops run together */
 	uint32_t peel[MIR_MAX_INTERLEAVE], safe[MIR_MAX_INTERLEAVE];
-	bool exact[MIR_MAX_INTERLEAVE], stays;
+	bool exact[MIR_MAX_INTERLEAVE];
 	RepRow row[MIR_MAX_INTERLEAVE];
 	RepNode fields;
 	bool ahead = rep->prefetch_below && !l->gpu.on && lower_walks_lone_row(l);
@@ -264,25 +294,8 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	l->layout.step_level = -1;
 	if (together)
 		finish_together(l, tree, node, row, exact);
-	for (uint32_t r = 0; r < l->scope.lanes && !together; r++) {
-		if (exact[r])
-			continue;
-		cell = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
-		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
-		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
-		fields = rep->load_node(&l->layout, &l->b, tree[r], node[r]);
-		/* A leaf steps to itself where leaves stay: the walk ends on its word's test where it has one, else where it stays. */
-		stays = fields.is_leaf == LIR_NONE;
-		leaf = stays ? rep_stays_leaf(&l->layout, &l->b, &fields) : fields.is_leaf;
-		if (leaf != LIR_NONE)
-			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, leaf, LIR_NONE, LIR_NONE);
-		next = lower_step(l, tree[r], node[r], &row[r], &fields, stays);
-		if (leaf == LIR_NONE)
-			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, next, node[r]), LIR_NONE, LIR_NONE);
-		emit2(l, LOP_SET, LTYPE_VOID, cell, next);
-		lir_end(&l->b);
-		node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cell, LIR_NONE, LIR_NONE);
-	}
+	else
+		finish_by_lanes(l, tree, node, row, exact);
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		l->layout.leaf_level = leaf_level(l, peel[r], safe[r], exact[r]);
 		l->value[lane_slot(id, r)] = rep->leaf_value(&l->layout, &l->b, tree[r], node[r]);

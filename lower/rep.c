@@ -730,8 +730,10 @@ uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HFores
 	return lir_emit(b, LOP_SELECT, LTYPE_I1, missing, lir_const_int(b, LTYPE_I1, nan_right), right);
 }
 
-uint32_t rep_stays_leaf(const RepLayout *layout, LBuilder *b, const RepNode *n)
+uint32_t rep_leaf_test(const RepLayout *layout, LBuilder *b, const RepNode *n)
 {
+	if (n->is_leaf != LIR_NONE)
+		return n->is_leaf;
 	return layout->child_shift ? lir_cmp(b, LOP_ICMP, LCMP_EQ, n->word, lir_const_int(b, LTYPE_I32, 0)) : LIR_NONE;
 }
 

@@ -613,11 +613,12 @@ uint32_t rep_row_at(LBuilder *b, const RepRow *row, uint32_t feature, bool known
 /* The float compare that holds where x goes right at a split of that comparison (x not NaN, or NaN going right where nan_right); LCMP_COUNT: none decides NaN. */
 LCmp rep_right_compare(HCompare compare, bool nan_right);
 /*
- * i1: whether n, read from a key copy whose leaves stay (RepNode.is_leaf LIR_NONE), is a
- * leaf, where its word tells (RepLayout.child_shift: a split's word holds an offset of at
- * least 1, a leaf's is 0); else LIR_NONE, and only a step that stays tells.
+ * i1: whether n is a leaf: RepNode.is_leaf, or, read from a key copy whose leaves stay
+ * (is_leaf LIR_NONE), its word's test where it tells (RepLayout.child_shift: a split's
+ * word holds an offset of at least 1, a leaf's is 0); else LIR_NONE, and only a step that
+ * stays tells.
  */
-uint32_t rep_stays_leaf(const RepLayout *layout, LBuilder *b, const RepNode *n);
+uint32_t rep_leaf_test(const RepLayout *layout, LBuilder *b, const RepNode *n);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
 /*
