@@ -238,7 +238,10 @@ static RepNode oblivious_load_node(RepLayout *layout, LBuilder *b, uint32_t tree
 /*
  * The first `levels` steps of `lanes` rows at once: per level, one vector compare of the
  * rows' keys in the tile, and the rows' nodes doubled less the compare's mask (-1 where
- * the row goes right). The level's element and key load at once, split by a shift.
+ * the row goes right). The level's element and key load apart: the key's splat is then a
+ * broadcast from memory, a load, where a splat of a register takes the shuffle port the
+ * compares and the leaves' permutes wait on (measured: docs/performance-notes.md,
+ * Symmetric trees: keys broadcast from memory).
  */
 static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
                                     uint32_t tile)
@@ -250,9 +253,11 @@ static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tre
 	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
 	for (uint32_t level = 0; level < levels; level++) {
 		uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
-		uint32_t both = lir_emit(b, LOP_LOAD, LTYPE_I64, s->tops, at, LIR_NONE); /* the element and the key */
-		uint32_t element = lir_cast(b, LCAST_TRUNC, LTYPE_I32, both), key = rep_high_key(b, both), x, right;
+		uint32_t pair = lir_emit(b, LOP_ADD, LTYPE_I64, at, at, LIR_NONE), element, key, x, right;
+		element = lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops, pair, LIR_NONE);
 		element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, element);
+		pair = lir_emit(b, LOP_ADD, LTYPE_I64, pair, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
+		key = lir_emit(b, LOP_LOAD, LTYPE_I32, s->tops, pair, LIR_NONE);
 		key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE);
 		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
 		right = rep_keys_go_right(layout, b, x, key);
