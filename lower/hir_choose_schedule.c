@@ -98,12 +98,22 @@
 #define NODE_BYTES 8
 #define ROW_TILE_BYTES (192u << 10)
 /*
- * Margins per row beyond which the row tile's buffer would crowd the stack: 256 rows of
- * 64 double margins take 128 KiB. (At 16, syn-letters' 26 classes walked all 2600
- * trees row by row, out of cache, far slower than in tiles of trees: measured:
- * docs/performance-notes.md, Margins a row tile holds.)
+ * Bytes of margins a row tile's buffer may take on a thread's stack: 256 rows of 64 double
+ * margins, or of 128 float ones. Forests of more margins walk tiles of trees in row tiles
+ * of fewer rows, down to MIN_ROW_TILE; beyond, every tree a row at a time. (Walking all
+ * their trees for each block of rows reads them from L3 a block at a time: at 16 margins a
+ * row, syn-letters' 26 classes walked all 2600 trees row by row, far slower than in tiles
+ * of trees; xgb-100class's 10,000 trees, 100 classes, in blocks of 16 rows, slower than
+ * tiles of 256 rows: measured: docs/performance-notes.md, Margins a row tile holds.)
  */
-#define MAX_TILED_OUTPUTS 64
+#define TILE_MARGIN_BYTES (128u << 10)
+/*
+ * A row tile keeps its margins output by output, and the transform of more than this
+ * many a row runs a row at a time, strided (softmax: its exponentials one by one): the
+ * heuristic tiles such forests only where their trees outgrow L2 (xgb-1000class, 1000
+ * small trees: 4.1 µs a row walked 16 rows at a time, 13.5 in tiles of 32 rows).
+ */
+#define WIDE_MARGINS 64
 
 const char *const hir_parallel_names[] = {"rows", "trees", "none"};
 
@@ -179,9 +189,16 @@ static uint8_t knob_named(const char *name)
 }
 
 /* Whether k's schedule tiles the trees (else rows walk every tree). */
+/* Bytes of one row's margins. */
+static uint64_t row_margin_bytes(const HForest *f)
+{
+	return (uint64_t)hir_num_margins(f) * (f->leaf_type == HTYPE_F64 ? sizeof(double) : sizeof(float));
+}
+
 static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
 {
-	return k->tree_tile != 0 && k->tree_tile < f->num_trees && f->num_outputs <= MAX_TILED_OUTPUTS;
+	uint64_t rows = k->row_tile > MIN_ROW_TILE ? k->row_tile : MIN_ROW_TILE;
+	return k->tree_tile != 0 && k->tree_tile < f->num_trees && rows * row_margin_bytes(f) <= TILE_MARGIN_BYTES;
 }
 
 /* Whether the heuristic compiles f into code: small forests, and forests with category sets up to a bound (lower.h). */
@@ -362,6 +379,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		row_tile = BIG_ROW_TILE;
 	else if (!copied && total > L2_BYTES && cost_tiled_keys_fit(f, BIG_ROW_TILE / 2))
 		row_tile = BIG_ROW_TILE / 2;
+	while (row_tile > MIN_ROW_TILE && row_tile * row_margin_bytes(f) > TILE_MARGIN_BYTES)
+		row_tile /= 2;
 	if (tree_tile == HIR_TILE_AUTO) {
 		uint64_t rows_bytes = (uint64_t)row_tile * float_row_bytes;
 		uint64_t bytes = rows_bytes / 2 > TILE_BYTES ? rows_bytes / 2 : TILE_BYTES;
@@ -371,7 +390,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		if (per_tile < trees)
 			per_tile = trees;
 		tree_tile = per_tile < 1 ? 1 : per_tile > MIR_MAX_INTERLEAVE ? MIR_MAX_INTERLEAVE : (uint32_t)per_tile;
-		if (f->num_trees < 2 || tree_tile >= f->num_trees)
+		if (f->num_trees < 2 || tree_tile >= f->num_trees || (hir_num_margins(f) > WIDE_MARGINS && total <= L2_BYTES))
 			tree_tile = 0;
 	}
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = row_tile,
