@@ -195,7 +195,7 @@ static bool lanes_reduce_whole(const Lowering *l, const MInst *inst)
 	       mir_index_has(&inst->row, l->scope.lane_var) && (st->by_output || buf->outputs == 1);
 }
 
-/* Margins [c, c + lanes) of storage st (lane 0's row at slot `at`) += v, a vector. */
+/* The lanes' margins, consecutive from slot `at` of storage st (lane 0's), += v, a vector. */
 static void add_lanes(Lowering *l, const Storage *st, uint32_t at, uint32_t v)
 {
 	uint8_t lanes = (uint8_t)l->scope.lanes;

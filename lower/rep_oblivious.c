@@ -56,7 +56,7 @@ static void lay_out_tables(const HForest *f, LModule *m, RepLayout *layout, Obli
 		total += (uint64_t)f->trees[t].width << hir_tree_depth(f, t);
 		most = f->trees[t].num_nodes > most ? f->trees[t].num_nodes : most;
 	}
-	if (total > INT32_MAX) { /* (the layout's own leaves fit: the tables are left out) */
+	if (total > INT32_MAX) { /* beyond an i32 offset: no tables, and the reduce adds the vectors element by element */
 		free(bases);
 		return;
 	}
