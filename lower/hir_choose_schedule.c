@@ -188,13 +188,13 @@ static uint8_t knob_named(const char *name)
 	return (uint8_t)(r + 1);
 }
 
-/* Whether k's schedule tiles the trees (else rows walk every tree). */
 /* Bytes of one row's margins. */
 static uint64_t row_margin_bytes(const HForest *f)
 {
 	return (uint64_t)hir_num_margins(f) * (f->leaf_type == HTYPE_F64 ? sizeof(double) : sizeof(float));
 }
 
+/* Whether k's schedule tiles the trees (else rows walk every tree). */
 static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
 {
 	uint64_t rows = k->row_tile > MIN_ROW_TILE ? k->row_tile : MIN_ROW_TILE;

@@ -239,13 +239,14 @@ static uint32_t forest_width(const HForest *f)
 bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels)
 {
 	const MInst *inst = NULL;
-	uint32_t width = forest_width(l->f);
+	uint32_t width;
+	if (l->tree_widths == LIR_NONE || !l->rep->leaf_tables || !l->rep->leaf_tables(&l->layout, levels, true) ||
+	    l->acc_type != l->layout.leaf_type || (width = forest_width(l->f)) < 2 || width > UNROLLED_OUTPUTS)
+		return false;
 	for (uint32_t id = l->m->insts[walk].next; id != MIR_NONE && !inst; id = l->m->insts[id].next)
 		if (l->m->insts[id].op == MOP_REDUCE && l->m->insts[id].b == walk)
 			inst = &l->m->insts[id];
-	return inst && l->tree_widths != LIR_NONE && width <= UNROLLED_OUTPUTS && width > 1 && l->rep->leaf_tables &&
-	       l->rep->leaf_tables(&l->layout, levels, true) &&
-	       l->acc_type == l->layout.leaf_type && lanes_reduce_whole(l, inst);
+	return inst && lanes_reduce_whole(l, inst);
 }
 
 /*

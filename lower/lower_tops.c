@@ -73,17 +73,17 @@ static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t le
 
 /*
  * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
- * representation (top_nodes), where it can: yields how many (0: none), node[r] each
- * row's node after them. The walks of tree t take tree t + 1's top too, for the next
+ * representation (top_nodes), where it can: yields how many (0: none), and *nodes where
+ * the rows' nodes after them lie. The walks of tree t take tree t + 1's top too, for the next
  * iteration, kept in l->block.top_nodes for their rows (a pair per TOP_LANES rows of the
  * block, by the tree's parity); a walk whose top was not taken ahead (the first tree of
  * a block, or a loop whose next tree is another) takes its own. Taken ahead, the top's
  * compares lie beside the walks' chains of loads, not on them.
  */
-uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node, uint32_t *nodes)
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *nodes)
 {
 	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
-	         top, tile, tag, last;
+	         tile, tag, last;
 	*nodes = LIR_NONE;
 	if (l->block.top_nodes == LIR_NONE || !lanes_take_tile(l, walk) || !rep_keys_decide(&l->layout, row))
 		return 0;
@@ -110,12 +110,7 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, tile, at_next);
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.top_tags, at_next, top_tag(l, offset, next, levels));
 	at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
-	top = lir_index(&l->b, l->block.top_nodes, at, LTYPE_I32);
-	for (uint32_t r = 0; r < lanes; r++) {
-		uint32_t slot = emit2(l, LOP_LOAD, LTYPE_I32, top, const_i64(l, r));
-		node[r] = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, slot);
-	}
-	*nodes = top;
+	*nodes = lir_index(&l->b, l->block.top_nodes, at, LTYPE_I32);
 	return levels;
 }
 

@@ -206,6 +206,21 @@ static void finish_by_lanes(Lowering *l, const uint32_t *tree, uint32_t *node, c
 }
 
 /*
+ * Where a top of `levels` levels took every step of walk id's tree: its leaves, left to
+ * its reduce output by output (TopLeaves) where that takes them, else as the lanes'
+ * values at once (lower_top_leaves); false where neither can.
+ */
+static bool take_top_leaves(Lowering *l, uint32_t id, uint32_t tree, uint32_t levels, uint32_t nodes)
+{
+	if (lower_reduce_outputs(l, id, levels)) {
+		l->top_leaves[id] = (TopLeaves){.tree = tree, .nodes = nodes, .levels = levels};
+		return true;
+	}
+	l->lanes_value[id] = lower_top_leaves(l, tree, levels, nodes, &l->value[lane_slot(id, 0)]);
+	return l->lanes_value[id] != LIR_NONE;
+}
+
+/*
  * walk, node by node: follow the tree from its root to a leaf for the row of every lane;
  * sets the walk's value per lane to the leaf's value. The lanes' steps are emitted side
  * by side so that their loads overlap.
@@ -258,17 +273,13 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		prefetch_next_rows(l, walk);
 	/* A top that takes every step may take the leaves too; else peeled steps: no test. The first `safe` start on splits;
 	 * later ones may start on a leaf and stay there. */
-	topped = lower_tops(l, walk, row, safe, node, &nodes);
-	if (whole && topped >= most && nodes != LIR_NONE && lower_reduce_outputs(l, id, topped)) {
-		l->top_leaves[id] = (TopLeaves){.tree = tree[0], .nodes = nodes, .levels = topped};
+	topped = lower_tops(l, walk, row, safe, &nodes);
+	if (whole && topped >= most && take_top_leaves(l, id, tree[0], topped, nodes)) {
 		l->layout.walk_keys = false;
 		return;
 	}
-	if (whole && topped >= most &&
-	    (l->lanes_value[id] = lower_top_leaves(l, tree[0], topped, nodes, &l->value[lane_slot(id, 0)])) != LIR_NONE) {
-		l->layout.walk_keys = false;
-		return;
-	}
+	for (uint32_t r = 0; r < l->scope.lanes && topped; r++)
+		node[r] = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, emit2(l, LOP_LOAD, LTYPE_I32, nodes, const_i64(l, r)));
 	for (uint32_t i = topped; i < most; i++) {
 		for (uint32_t r = 0; r < l->scope.lanes; r++) {
 			if (i >= peel[r])

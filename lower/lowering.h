@@ -171,11 +171,11 @@ static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32
 bool lower_lanes_share_tile(const Lowering *l, const MInst *walk);
 /*
  * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
- * representation (top_nodes), where it can: yields how many (0: none), node[r] each
- * row's node after them, *nodes (ptr; LIR_NONE: none) where those are, i32 by lane.
- * row: lane 0's; safe: the steps each lane may take untested.
+ * representation (top_nodes), where it can: yields how many (0: none), and *nodes (ptr;
+ * LIR_NONE: none) where each row's node after them lies, i32 by lane. row: lane 0's;
+ * safe: the steps each lane may take untested.
  */
-uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *node, uint32_t *nodes);
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *nodes);
 /*
  * Where a top of `levels` levels took every step of the walks of tree `tree` (its handle;
  * every leaf at that depth): the lanes' leaves' values at once (the representation's
