@@ -430,8 +430,8 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 void mir_print(FILE *out, const MModule *m)
 {
 	const HForest *f = m->forest;
-	fprintf(out, "func predict(rows: N x %u, out: N x %u) trees=%u outputs=%u {\n", f->num_features, f->num_outputs,
-	        f->num_trees, f->num_outputs);
+	fprintf(out, "func predict(rows: N x %u, out: N x %u) trees=%u outputs=%u representation=%s {\n", f->num_features,
+	        f->num_outputs, f->num_trees, f->num_outputs, m->representation ? m->representation : "none");
 	print_list(out, m, m->body, 2);
 	fputs("}\n", out);
 }

@@ -158,6 +158,7 @@ typedef struct MModule {
 	size_t buffers_cap;
 	uint32_t body;       /* first instruction */
 	MTops vector_tops;   /* how the code's CPU takes 16 rows' tops at once (x86: AVX-512, AVX2), if it does */
+	const char *representation; /* how the nodes are laid out and walked (a name in lower/rep.c's table, static) */
 	MLoop *loops;        /* per index variable of the forest's schedule, its loop's (zero for a variable without one) */
 } MModule;
 

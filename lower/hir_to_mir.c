@@ -17,6 +17,7 @@
  * safe.
  */
 #include "lower/lower.h"
+#include "lower/rep.h"
 
 typedef struct Walker {
 	MModule *m;
@@ -182,19 +183,21 @@ static void lower_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b
 	add_loops(w, l, first, end, b, lower_loops);
 }
 
-MModule *lower_hir_to_mir(const HForest *f, Error *e)
+MModule *lower_hir_to_mir(const HForest *f, const char *representation, Error *e)
 {
 	Walker w = {.s = &f->schedule};
 	MList top = {MIR_NONE, MIR_NONE};
 	Bound none = {.buf = MIR_NONE};
+	const LRepresentation *rep;
 
 	if (!hir_verify(f, e))
 		return NULL;
 	if (f->schedule.num_trees != f->num_trees)
 		return error_set(e, "schedule: made for %u trees, the forest has %u", f->schedule.num_trees, f->num_trees), NULL;
-	if (!hir_schedule_check(&f->schedule, e))
+	if (!hir_schedule_check(&f->schedule, e) || !(rep = rep_for(f, representation, e)))
 		return NULL;
 	w.m = mir_module_new(f);
+	w.m->representation = rep->name;
 	lower_loops(&w, &top, f->schedule.first_loop, HIR_NONE, none);
 	w.m->body = top.first;
 	if (!mir_verify(w.m, e)) {

@@ -1,7 +1,7 @@
 /*
  * Passes and lowerings. The pipeline (tools/grove.c) is:
  *
- *   model file --front--> HIR --lower_hir_to_mir--> MIR --lower_mir_to_lir(rep)--> LIR --target--> artifact
+ *   model file --front--> HIR --lower_hir_to_mir(rep)--> MIR --lower_mir_to_lir--> LIR --target--> artifact
  *
  * Representations decide how the forest is laid out in memory; the MIR -> LIR
  * lowering reaches the layout only through the LRepresentation interface (rep.h).
@@ -312,10 +312,16 @@ void mir_interleave(MModule *m);
  */
 void mir_version_complete(MModule *m);
 
-/* Lower a verified forest to MIR under its schedule. Returns NULL and fills e if the schedule cannot be lowered. */
-MModule *lower_hir_to_mir(const HForest *f, Error *e);
+/*
+ * Lower a verified forest to MIR under its schedule, with the representation the
+ * schedule names (representation(r)), which must agree with representation where that
+ * is not NULL; else representation; else tiled where the schedule tiles trees; else
+ * the one the forest's shape asks for (MModule.representation). Returns NULL and fills
+ * e if the schedule cannot be lowered.
+ */
+MModule *lower_hir_to_mir(const HForest *f, const char *representation, Error *e);
 
-/* The name of the i-th representation lower_mir_to_lir accepts ("array", ...; lower/rep.c's table), NULL past the last. */
+/* The name of the i-th representation lower_hir_to_mir accepts ("array", ...; lower/rep.c's table), NULL past the last. */
 const char *lower_representation_name(size_t i);
 /*
  * What the schedules grove writes need to know of representation
@@ -330,16 +336,16 @@ unsigned lower_representation_traits(uint32_t i);
 unsigned lower_representation_named_traits(const char *name);
 
 /*
- * Lower MIR to LIR laying the model out with the named representation (NULL = default).
- * The lowering reads no schedule: an error about a loop or its directive says which in
- * Error.place, for the caller to name where the schedule has it (as lower_mir_to_gpu).
+ * Lower MIR to LIR laying the model out with the module's representation. The lowering
+ * reads no schedule: an error about a loop or its directive says which in Error.place,
+ * for the caller to name where the schedule has it (as lower_mir_to_gpu).
  */
-LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e);
+LModule *lower_mir_to_lir(const MModule *m, Error *e);
 /*
  * Lower MIR to a GPU module (LModule.gpu): kernels whose threads share out the loops
  * mapped with gpuDimension (see lower/mir_to_gpu.c). Fails, with a message
  * naming the directive, for schedules a GPU cannot run as written.
  */
-LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e);
+LModule *lower_mir_to_gpu(const MModule *m, Error *e);
 
 #endif

@@ -328,7 +328,7 @@ bool lower_takes_tops(const MModule *m, const MInst *inst);
 bool lower_keys_block(const MModule *m, const MInst *inst);
 
 /* The host's and GPUs' lowering: the core above, with a GPU's hooks (mir_to_gpu.c) or none (the host). */
-LModule *lower_module_with(const MModule *m, const char *representation, const LowerHooks *hooks, Error *e);
+LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e);
 
 /* lower/stack.c: buffers on the stack fit there (each at most 1 MiB), and so do each host function's arrays together. */
 bool lower_check_buffers(const MModule *m, Error *e);

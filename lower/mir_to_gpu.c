@@ -692,4 +692,4 @@ static const LowerHooks gpu_hooks = {
 	.block_copy = gpu_block_copy,
 };
 
-LModule *lower_mir_to_gpu(const MModule *m, const char *representation, Error *e) { return lower_module_with(m, representation, &gpu_hooks, e); }
+LModule *lower_mir_to_gpu(const MModule *m, Error *e) { return lower_module_with(m, &gpu_hooks, e); }

@@ -698,7 +698,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 	return l->module->num_funcs - 1;
 }
 
-LModule *lower_module_with(const MModule *m, const char *representation, const LowerHooks *hooks, Error *e)
+LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 {
 	bool gpu = hooks != NULL;
 	const HForest *f = m->forest;
@@ -707,8 +707,8 @@ LModule *lower_module_with(const MModule *m, const char *representation, const L
 	bool ok, packable; /* every walk ends on its leaves untested (RepLayout.packed_leaves) */
 	bool widen;        /* predict widens its rows and calls predict_f64 (lower/convert_rows.c) */
 
-	if (!(l.rep = rep_for(f, representation, e)))
-		return NULL;
+	if (!m->representation || !(l.rep = rep_find(m->representation)))
+		return error_set(e, "MIR: the module names no known representation (%s)", m->representation ? m->representation : "none"), NULL;
 	if (l.rep->levels && lower_some_inst(m, m->body, walks_unevenly))
 		return error_set(e, "the %s representation reads a split per level: its walks must be unrolled to the trees' "
 		                    "depth (unrollWalk)", l.rep->name), NULL;
@@ -794,4 +794,4 @@ LModule *lower_module_with(const MModule *m, const char *representation, const L
 	return l.module;
 }
 
-LModule *lower_mir_to_lir(const MModule *m, const char *representation, Error *e) { return lower_module_with(m, representation, NULL, e); }
+LModule *lower_mir_to_lir(const MModule *m, Error *e) { return lower_module_with(m, NULL, e); }

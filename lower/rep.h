@@ -504,11 +504,7 @@ extern const LRepresentation rep_code;
 const LRepresentation *rep_find(const char *name);
 /* The representation to use for f when none is asked for. */
 const LRepresentation *rep_choose(const HForest *f);
-/*
- * The representation f is lowered with: the one its schedule names (representation(r)),
- * which must agree with representation where that is not NULL; else representation;
- * else tiled where the schedule tiles trees; else rep_choose's. An error says why not.
- */
+/* The representation f is lowered with (lower_hir_to_mir says which); an error says why none. */
 const LRepresentation *rep_for(const HForest *f, const char *representation, Error *e);
 
 /* Helpers shared by representations. */

@@ -271,7 +271,7 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	if (!o->gpu)
 		hir_float_forms(c->hir);
 	phase_end(o->timer, "schedule");
-	if (!(c->mir = lower_hir_to_mir(c->hir, e)))
+	if (!(c->mir = lower_hir_to_mir(c->hir, o->representation, e)))
 		goto failed;
 	c->mir->vector_tops = o->gpu ? MTOPS_NONE : o->vector_tops;
 	dump_after(o, PASS_LOWER_MIR, c);
@@ -296,7 +296,7 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 		return true;
 	if (!o->gpu && !check_host(&c->hir->schedule, e))
 		goto failed;
-	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, o->representation, e) : lower_mir_to_lir(c->mir, o->representation, e))) {
+	if (!(c->lir = o->gpu ? lower_mir_to_gpu(c->mir, e) : lower_mir_to_lir(c->mir, e))) {
 		place_error(&c->hir->schedule, e);
 		goto failed;
 	}

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+#include "tests/unit/lower_check.h"
 
 #define FEATURES 3
 #define OUTPUTS 4
@@ -146,12 +147,12 @@ static GroveModel *build(const HForest *f, const char *schedule, const char *rep
 	GroveError err;
 	MModule *m = NULL;
 	LModule *lir = NULL;
-	bool ok = hir_schedule_parse(&c->schedule, schedule, "test", e) && (m = lower_hir_to_mir(c, e)) &&
+	bool ok = hir_schedule_parse(&c->schedule, schedule, "test", e) && (m = lower_hir_to_mir(c, NULL, e)) &&
 	          mir_legalize_reductions(m, e);
 	if (ok) {
 		mir_unroll_walks(m);
 		mir_interleave(m);
-		ok = (lir = lower_mir_to_lir(m, rep, e)) && target_emit(lir, &o, path, e);
+		ok = (lir = lower_as(m, rep, e)) && target_emit(lir, &o, path, e);
 	}
 	if (ok && grove_load(path, &model, &err) != GROVE_OK)
 		error_set(e, "%s", err.message);

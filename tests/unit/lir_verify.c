@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/check.h"
+#include "tests/unit/lower_check.h"
 #include "tests/unit/lir_check.h"
 
 /* A forest of num_trees trees that each split on feature 0 then 1 (depth 2, 7 nodes). */
@@ -40,8 +41,8 @@ static void test_lowered(void)
 	Error e;
 	for (size_t r = 0; r < COUNT_OF(reps); r++) {
 		HForest *f = small_forest(4, 3, HTRANSFORM_SOFTMAX);
-		MModule *mir = lower_hir_to_mir(f, &e);
-		LModule *m = mir ? lower_mir_to_lir(mir, reps[r], &e) : NULL;
+		MModule *mir = lower_hir_to_mir(f, NULL, &e);
+		LModule *m = mir ? lower_as(mir, reps[r], &e) : NULL;
 		CHECK(m != NULL);
 		if (m) {
 			LFunc *fn = m->funcs[m->predict];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tests/unit/check.h"
+#include "tests/unit/lower_check.h"
 
 
 /* A forest of num_trees trees that each split on feature 0 then 1 (depth 2, 7 nodes). */
@@ -85,7 +86,7 @@ static void test_hir_to_mir(void)
 	Error e;
 	char text[128];
 	HForest *f = small_forest(4, 2);
-	MModule *m = lower_hir_to_mir(f, &e);
+	MModule *m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
 	/* the default: for b0 { for b1 { buffer; init; for t0 { for t1 { getTree; walk; reduce } }; transform } } */
@@ -97,13 +98,13 @@ static void test_hir_to_mir(void)
 	HSchedule *s = &f->schedule;
 	hir_schedule_init(s, f->num_trees);
 	CHECK(hir_schedule_parse(s, "tile(batch, b0, b1, 8); reorder(b0, tree, b1)", "unit", &e));
-	m = lower_hir_to_mir(f, &e);
+	m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
 	/* a tile of rows lives in one b0 iteration: its buffer is declared there, the transform gets a b1 loop */
 	CHECK(strcmp(text, "f(bif(f(gwr))f(t))") == 0);
 	{
-		LModule *tiled = lower_mir_to_lir(m, NULL, &e);
+		LModule *tiled = lower_mir_to_lir(m, &e);
 		CHECK(tiled != NULL);
 		lir_module_free(tiled);
 	}
@@ -111,13 +112,13 @@ static void test_hir_to_mir(void)
 
 	/* reorder(tree, b0, b1): the tree loop outside every batch loop; the margins of all rows live in the workspace */
 	CHECK(hir_schedule_parse(s, "reorder(tree, b0, b1)", "unit", &e));
-	m = lower_hir_to_mir(f, &e);
+	m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
 	CHECK(strcmp(text, "bif(f(f(gwr)))f(f(t))") == 0);
 	CHECK(m->num_buffers == 1 && m->buffers[0].rows == MIR_ROWS_ALL && m->buffers[0].space == MSPACE_WORKSPACE);
 	{
-		LModule *outer = lower_mir_to_lir(m, NULL, &e);
+		LModule *outer = lower_mir_to_lir(m, &e);
 		CHECK(outer != NULL && outer->workspace_per_row == f->num_outputs * sizeof(float) && outer->workspace_fixed == 0);
 		lir_module_free(outer);
 	}
@@ -125,11 +126,11 @@ static void test_hir_to_mir(void)
 
 	/* b0, b1, tree: both batch loops enclose the tree loop, the row lives in one body */
 	CHECK(hir_schedule_parse(s, "reorder(b0, b1, tree)", "unit", &e));
-	m = lower_hir_to_mir(f, &e);
+	m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
 	CHECK(strcmp(text, "f(f(bif(gwr)t))") == 0);
-	LModule *l = lower_mir_to_lir(m, "sparse", &e);
+	LModule *l = lower_as(m, "sparse", &e);
 	CHECK(l != NULL);
 	lir_module_free(l);
 	mir_module_free(m);
@@ -142,7 +143,7 @@ static void test_hir_to_mir(void)
 	hir_schedule_init(s, f->num_trees);
 	CHECK(hir_schedule_parse(s, "splitSize(batch, few, many, 4); reorder(few.tree, few); tile(many, b0, b1, 8); "
 	                            "reorder(b0, many.tree, b1)", "unit", &e));
-	m = lower_hir_to_mir(f, &e);
+	m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m != NULL);
 	shape(m, m->body, text);
 	CHECK(strcmp(text, "bif(f(gwr))f(t)f(bif(f(gwr))f(t))") == 0);
@@ -152,7 +153,7 @@ static void test_hir_to_mir(void)
 
 	/* a schedule made for another forest is rejected */
 	s->num_trees++;
-	CHECK(lower_hir_to_mir(f, &e) == NULL && strstr(e.message, "made for 5 trees, the forest has 4"));
+	CHECK(lower_hir_to_mir(f, NULL, &e) == NULL && strstr(e.message, "made for 5 trees, the forest has 4"));
 	hir_forest_free(f);
 }
 
@@ -173,14 +174,14 @@ static void test_representations(void)
 	CHECK(hir_verify(deep, &e));
 	CHECK(hir_tree_depth(deep, 0) == 30);
 	CHECK(rep_choose(deep) == &rep_sparse);
-	MModule *m = lower_hir_to_mir(deep, &e);
-	CHECK(m && lower_mir_to_lir(m, "array", &e) == NULL && strstr(e.message, "depth 30"));
-	LModule *l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
+	MModule *m = lower_hir_to_mir(deep, NULL, &e);
+	CHECK(m && lower_as(m, "array", &e) == NULL && strstr(e.message, "depth 30"));
+	LModule *l = m ? lower_mir_to_lir(m, &e) : NULL;
 	CHECK(l != NULL && l->buffers[0].count == 61);
 	lir_module_free(l);
 	/* tiles of one split: the array flavour would need 2^31 slots, the child table one record per node */
-	CHECK(m && lower_mir_to_lir(m, "tiled_array", &e) == NULL && strstr(e.message, "tree 0 is too deep in tiles"));
-	l = m ? lower_mir_to_lir(m, "tiled", &e) : NULL;
+	CHECK(m && lower_as(m, "tiled_array", &e) == NULL && strstr(e.message, "tree 0 is too deep in tiles"));
+	l = m ? lower_as(m, "tiled", &e) : NULL;
 	CHECK(l != NULL);
 	lir_module_free(l);
 	mir_module_free(m);
@@ -210,7 +211,7 @@ static void test_pad_and_unroll(void)
 	n = hir_tree_nodes(f, 1);
 	CHECK(n[2].feature == 0 && n[n[2].left].value == 42 && n[n[2].right].value == 42);
 
-	MModule *m = lower_hir_to_mir(f, &e);
+	MModule *m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m != NULL);
 	mir_unroll_walks(m);
 	for (uint32_t id = 0; m && id < m->num_insts; id++)
@@ -238,7 +239,7 @@ static MModule *legalized(HForest *f, const char *text, Error *e)
 {
 	MModule *m;
 	hir_schedule_init(&f->schedule, f->num_trees);
-	if (!hir_schedule_parse(&f->schedule, text, "unit", e) || !(m = lower_hir_to_mir(f, e)))
+	if (!hir_schedule_parse(&f->schedule, text, "unit", e) || !(m = lower_hir_to_mir(f, NULL, e)))
 		return NULL;
 	if (!mir_legalize_reductions(m, e)) {
 		mir_module_free(m);
@@ -597,8 +598,8 @@ static void test_float_forest(void)
 		for (size_t r = 0; lower_representation_name(r); r++) {
 			const char *rep = lower_representation_name(r);
 			Error e = {.message = {0}};
-			MModule *m = lower_hir_to_mir(g, &e);
-			LModule *lir = m ? lower_mir_to_lir(m, rep, &e) : NULL;
+			MModule *m = lower_hir_to_mir(g, NULL, &e);
+			LModule *lir = m ? lower_as(m, rep, &e) : NULL;
 			/* (but code, whose tree loops this schedule does not specialize, and oblivious, whose walks it does not unroll) */
 			if (!lir && !strstr(e.message, "specialize") && !strstr(e.message, "must be unrolled")) {
 				fprintf(stderr, "%u trees, %s: %s\n", trees, rep, e.message);
@@ -616,11 +617,11 @@ static void test_float_forest(void)
 		MModule *m;
 		LModule *lir = NULL;
 		CHECK(hir_choose_schedule(g, 0, 16, 8, "array", MTOPS_NONE, NULL));
-		if ((m = lower_hir_to_mir(g, &e)) && mir_legalize_reductions(m, &e)) {
+		if ((m = lower_hir_to_mir(g, NULL, &e)) && mir_legalize_reductions(m, &e)) {
 			mir_unroll_walks(m);
 			mir_interleave(m);
 			mir_version_complete(m);
-			lir = lower_mir_to_lir(m, "array", &e);
+			lir = lower_as(m, "array", &e);
 		}
 		if (!lir)
 			fprintf(stderr, "no features: %s\n", e.message);
@@ -688,7 +689,7 @@ static uint32_t prefetches(const LModule *l)
 static MModule *mir_after_passes(const HForest *f, MTops tops)
 {
 	Error e = {.message = {0}};
-	MModule *m = lower_hir_to_mir(f, &e);
+	MModule *m = lower_hir_to_mir(f, NULL, &e);
 	CHECK(m && mir_legalize_reductions(m, &e));
 	if (!m)
 		return NULL;
@@ -759,23 +760,23 @@ static void test_prefetch_below(void)
 	uint32_t records = 0;
 	uint64_t elements = 0;
 	if (m) {
-		l = lower_mir_to_lir(m, "array", &e);
+		l = lower_as(m, "array", &e);
 		records = prefetches(l);
 		elements = buffer_elements(l, "array.nodes");
 		CHECK(l && records > 0 && records % (COMPLETE_DEPTH - 2) == 0 && elements > 0);
 		lir_module_free(l);
-		l = lower_mir_to_lir(m, "sparse", &e);
+		l = lower_as(m, "sparse", &e);
 		CHECK(l && prefetches(l) == 0);
 		lir_module_free(l);
 	}
 	if (n) {
-		l = lower_mir_to_lir(n, "array", &e);
+		l = lower_as(n, "array", &e);
 		CHECK(l && prefetches(l) == records && buffer_elements(l, "array.nodes") > elements);
 		elements = l ? buffer_elements(l, "array.nodes") : 0;
 		lir_module_free(l);
 	}
 	if (u) {
-		l = lower_mir_to_lir(u, "array", &e);
+		l = lower_as(u, "array", &e);
 		CHECK(l && buffer_elements(l, "array.nodes") == 2 * elements);
 		lir_module_free(l);
 	}
@@ -838,7 +839,7 @@ static void test_oblivious(void)
 	CHECK(!k.representation || !(lower_representation_traits(k.representation - 1u) & LREP_LEVELS));
 	{
 		Error e = {.message = {0}};
-		LModule *l = m ? lower_mir_to_lir(m, "oblivious", &e) : NULL;
+		LModule *l = m ? lower_as(m, "oblivious", &e) : NULL;
 		CHECK(!l && strstr(e.message, "tree 0 is not symmetric"));
 	}
 	mir_module_free(m);
@@ -965,7 +966,7 @@ static void test_sparse_keys(void)
 	Error e = {.message = {0}};
 	LModule *l;
 	if (m) {
-		l = lower_mir_to_lir(m, "sparse", &e);
+		l = lower_as(m, "sparse", &e);
 		CHECK(l && buffer_elements(l, "sparse.keys") == 2 * buffer_elements(l, "sparse.words"));
 		CHECK(l && buffer_elements(l, "sparse.leaves") == 0 && buffer_type(l, "sparse.values") == LTYPE_F32);
 		CHECK(sparse_leaf_records(l, true) == 16u << COMPLETE_DEPTH);
@@ -974,25 +975,25 @@ static void test_sparse_keys(void)
 	if (left) { /* NaN going left; tree 0's left child a leaf, its subtree's 16 leaves dropped */
 		for (uint32_t i = 0; i < k->num_nodes; i++)
 			k->nodes[i].default_left = true;
-		l = lower_mir_to_lir(left, "sparse", &e);
+		l = lower_as(left, "sparse", &e);
 		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
 		lir_module_free(l);
 		for (uint32_t i = 0; i < k->num_nodes; i += 2) /* NaN going either way: flips in the key words decide it */
 			k->nodes[i].default_left = false;
-		l = lower_mir_to_lir(left, "sparse", &e);
+		l = lower_as(left, "sparse", &e);
 		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
 		CHECK(sparse_flips(l) > 0);
 		lir_module_free(l);
 	}
 	if (n) {
-		l = lower_mir_to_lir(n, "sparse", &e);
+		l = lower_as(n, "sparse", &e);
 		CHECK(l && buffer_elements(l, "sparse.keys") == 2 * buffer_elements(l, "sparse.words"));
 		CHECK(l && buffer_elements(l, "sparse.leaves") == buffer_elements(l, "sparse.words"));
 		CHECK(l && buffer_type(l, "sparse.values") == LTYPE_F32 && buffer_type(l, "sparse.leaves") == LTYPE_F64);
 		lir_module_free(l);
 	}
 	if (wide) {
-		l = lower_mir_to_lir(wide, "sparse", &e);
+		l = lower_as(wide, "sparse", &e);
 		CHECK(l && buffer_elements(l, "sparse.keys") == 0 && buffer_elements(l, "sparse.words") > 0);
 		lir_module_free(l);
 	}
@@ -1039,7 +1040,7 @@ static void test_prefetch_next_rows(void)
 		HForest *f;
 		MModule *m = complete_forest_mir(trees[i], features[i], 16, HTYPE_F32, false, &f);
 		Error e = {.message = {0}};
-		LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
+		LModule *l = m ? lower_as(m, "array", &e) : NULL;
 		uint32_t count = 0;
 		CHECK(l && row_prefetches(l, &count));
 		CHECK(count == lines[i]); /* (the compares decide missing values: one version of the walks) */
@@ -1076,7 +1077,7 @@ static void test_transposed_tiles(void)
 		LModule *l;
 		if (m)
 			m->vector_tops = tops[i];
-		l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
+		l = m ? lower_as(m, "array", &e) : NULL;
 		CHECK(l && count_op(l, LOP_ZIP) == zips[i]);
 		lir_module_free(l);
 		mir_module_free(m);
@@ -1097,12 +1098,12 @@ static void test_packed_leaves(void)
 	Error e = {.message = {0}};
 	LModule *l;
 	if (m) {
-		l = lower_mir_to_lir(m, "array", &e);
+		l = lower_as(m, "array", &e);
 		CHECK(l && buffer_elements(l, "array.nodes") == 16 * (32 + 16 + 8) * 2);
 		lir_module_free(l);
 	}
 	if (u) {
-		l = lower_mir_to_lir(u, "array", &e);
+		l = lower_as(u, "array", &e);
 		CHECK(l && buffer_elements(l, "array.nodes") == 16 * (64 + 8) * 2);
 		lir_module_free(l);
 	}
@@ -1117,8 +1118,8 @@ static uint32_t predict_insts(uint32_t trees, uint32_t outputs)
 {
 	HForest *f = small_forest(trees, outputs);
 	Error e;
-	MModule *m = lower_hir_to_mir(f, &e);
-	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_mir_to_lir(m, "array", &e) : NULL;
+	MModule *m = lower_hir_to_mir(f, NULL, &e);
+	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_as(m, "array", &e) : NULL;
 	uint32_t n = l ? l->funcs[l->predict]->num_insts : 0;
 	lir_module_free(l);
 	mir_module_free(m);
@@ -1143,7 +1144,7 @@ static bool keeps_keys(uint32_t num_trees, HType leaf_type)
 	HForest *f;
 	MModule *m = complete_trees_mir(num_trees, leaf_type, false, &f);
 	Error e = {.message = {0}};
-	LModule *l = m ? lower_mir_to_lir(m, "array", &e) : NULL;
+	LModule *l = m ? lower_as(m, "array", &e) : NULL;
 	bool keys = false;
 	CHECK(l != NULL);
 	for (uint32_t i = 0; l && i < l->num_buffers; i++)
@@ -1353,8 +1354,8 @@ static void test_few_groups(void)
 static int apart_regions(const HForest *f)
 {
 	Error e = {.message = {0}};
-	MModule *m = lower_hir_to_mir(f, &e);
-	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_mir_to_lir(m, NULL, &e) : NULL;
+	MModule *m = lower_hir_to_mir(f, NULL, &e);
+	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_mir_to_lir(m, &e) : NULL;
 	int n = l ? 0 : -1;
 	for (uint32_t i = 0; l && i < l->funcs[l->predict]->num_insts; i++) {
 		const LInst *inst = &l->funcs[l->predict]->insts[i];
@@ -1411,8 +1412,8 @@ static void test_converting_entries(void)
 			if (close) /* the root's threshold and the double after it, on feature 0 */
 				hir_tree_nodes(f, 1)[8].value = nextafter(hir_tree_nodes(f, 0)[0].value, INFINITY);
 			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, reps[r], MTOPS_NONE, NULL));
-			m = lower_hir_to_mir(f, &e);
-			l = m ? lower_mir_to_lir(m, reps[r], &e) : NULL;
+			m = lower_hir_to_mir(f, NULL, &e);
+			l = m ? lower_as(m, reps[r], &e) : NULL;
 			CHECK(l && l->predict_f64 != LIR_NONE);
 			if (l) {
 				bool widens = r == 0, narrows = !close && r == 1;
@@ -1644,8 +1645,8 @@ static void test_code_lanes(void)
 				LModule *l;
 				k.few_trees = without ? 0 : k.few_trees;
 				CHECK(hir_apply_knobs(f, &k, &e));
-				m = lower_hir_to_mir(f, &e);
-				l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
+				m = lower_hir_to_mir(f, NULL, &e);
+				l = m ? lower_mir_to_lir(m, &e) : NULL;
 				CHECK(l != NULL);
 				regions[without] = l ? regions_apart(l) : 0;
 				lir_module_free(l);
@@ -1669,7 +1670,7 @@ static void test_code_lanes(void)
 			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_PAIRS, &e));
 			hir_float_forms(f); /* (the compare forms x86 takes, as compiles do) */
 			m = mir_after_passes(f, MTOPS_PAIRS);
-			l = m ? lower_mir_to_lir(m, NULL, &e) : NULL;
+			l = m ? lower_mir_to_lir(m, &e) : NULL;
 			CHECK(buffer_elements(l, "masks.splits") > 0);
 			lir_module_free(l);
 			mir_module_free(m);

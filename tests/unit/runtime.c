@@ -66,14 +66,14 @@ static bool build_forest(HForest *f, const char *path, int opt_level, uint32_t i
 	Error e = {0};
 	MModule *mir;
 	CHECK(hir_choose_schedule(f, tree_tile, interleave, interleave, "array", MTOPS_NONE, NULL));
-	mir = lower_hir_to_mir(f, &e);
+	mir = lower_hir_to_mir(f, NULL, &e);
 	LModule *lir;
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = opt_level, .cpu = cpu};
 	bool ok = false;
 	if (mir && mir_legalize_reductions(mir, &e)) {
 		mir_unroll_walks(mir);
 		mir_interleave(mir);
-		lir = lower_mir_to_lir(mir, NULL, &e);
+		lir = lower_mir_to_lir(mir, &e);
 		ok = lir && target_emit(lir, &o, path, &e);
 		lir_module_free(lir);
 	}

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+#include "tests/unit/lower_check.h"
 
 #define FEATURES 5
 #define ROWS 257
@@ -197,7 +198,7 @@ static void check_module(const HForest *reference, MModule *m, const char *rep, 
 	snprintf(file, sizeof file, "%s/model%u.so", dir, built++);
 	mir_interleave(m);
 	mir_version_complete(m); /* as the driver does: walks of complete rows, and lone rows' walks of keys */
-	lir = lower_mir_to_lir(m, rep, &e);
+	lir = lower_as(m, rep, &e);
 	if (!lir || !target_emit(lir, &o, file, &e) || grove_load(file, &model, &err) != GROVE_OK) {
 		fprintf(stderr, "%s (%s): %s\n", what, rep, e.message[0] ? e.message : err.message);
 		failures++;
@@ -234,7 +235,7 @@ static void check_schedule_with(const HForest *f, const char *schedule, const ch
 		CHECK(hir_pad_unrolled_walks(c, &e));
 		if (c->schedule.tile_size)
 			hir_tile_trees(c, c->schedule.tile_size, (HTiling)c->schedule.tiling);
-		m = lower_hir_to_mir(c, &e);
+		m = lower_hir_to_mir(c, NULL, &e);
 		if (!m || !mir_legalize_reductions(m, &e)) {
 			fprintf(stderr, "%s: %s\n", schedule, e.message);
 			failures++;
@@ -413,7 +414,7 @@ static void test_split_halves(const char *dir)
 		hir_trees_leaf_depth_range(c, 0, 4, &min0, &max0);
 		hir_trees_leaf_depth_range(c, 4, 9, &min1, &max1);
 		/* for batch { buffer; init; for t0 {...}; for t1 {...}; transform } */
-		m = lower_hir_to_mir(c, &e);
+		m = lower_hir_to_mir(c, NULL, &e);
 		CHECK(m && mir_legalize_reductions(m, &e));
 		if (!m) {
 			hir_forest_free(c);
