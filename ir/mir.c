@@ -99,6 +99,14 @@ bool mir_walks(const MModule *m, uint32_t id)
 	return false;
 }
 
+bool mir_some(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *))
+{
+	for (; id != MIR_NONE; id = m->insts[id].next)
+		if (holds(m, &m->insts[id]) || mir_some(m, m->insts[id].body, holds))
+			return true;
+	return false;
+}
+
 uint32_t mir_append(MModule *m, MList *l, MOp op)
 {
 	uint32_t id = mir_new(m, op);
@@ -409,9 +417,13 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			else
 				fputc('0', out);
 			if (inst->span == MIR_ROWS_ALL)
-				fputs(", N) {\n", out);
+				fputs(", N)", out);
 			else
-				fprintf(out, ", +%lld) {\n", (long long)inst->span);
+				fprintf(out, ", +%lld)", (long long)inst->span);
+			if (inst->block & MBLOCK_KEYS)
+				fprintf(out, " keys=%s", inst->block & MBLOCK_WHOLE ? "i64" : "i32");
+			fprintf(out, "%s%s%s {\n", inst->block & MBLOCK_TILES ? " tiles" : "", inst->block & MBLOCK_TOPS ? " tops" : "",
+			        inst->block & MBLOCK_NEXT ? " next" : "");
 			print_list(out, m, inst->body, indent + 2);
 			fprintf(out, "%*s}\n", indent, "");
 			continue;
@@ -430,8 +442,12 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 void mir_print(FILE *out, const MModule *m)
 {
 	const HForest *f = m->forest;
-	fprintf(out, "func predict(rows: N x %u, out: N x %u) trees=%u outputs=%u representation=%s {\n", f->num_features,
+	fprintf(out, "func predict(rows: N x %u, out: N x %u) trees=%u outputs=%u representation=%s", f->num_features,
 	        f->num_outputs, f->num_trees, f->num_outputs, m->representation ? m->representation : "none");
+	if (m->nan_as_zero)
+		fprintf(out, " nanAsZero=%s%s%s", m->nan_as_zero & MZERO_FLOATS ? "f32" : "",
+		        m->nan_as_zero == (MZERO_FLOATS | MZERO_DOUBLES) ? "," : "", m->nan_as_zero & MZERO_DOUBLES ? "f64" : "");
+	fputs(" {\n", out);
 	print_list(out, m, m->body, 2);
 	fputs("}\n", out);
 }

@@ -105,6 +105,24 @@ typedef enum MLoopFlags {
 	MLOOP_PREFETCH = 1 << 4,   /* cache(v, prefetch): prefetched, not copied (host) */
 } MLoopFlags;
 
+/*
+ * What an ifComplete's block makes of its rows before its walks (MInst.block), as
+ * mir_plan_blocks plans it; the lowering makes it where the layout can take it.
+ */
+typedef enum MBlockFlags {
+	MBLOCK_KEYS = 1 << 0,  /* keys of its float rows for the walks (the key copy's compares), on the stack */
+	MBLOCK_WHOLE = 1 << 1, /* the keys are i64, a threshold's key and its rank (else i32) */
+	MBLOCK_TILES = 1 << 2, /* its keys fit the stack in tiles of TOP_LANES rows (lower_tops, leaf masks, tile words) */
+	MBLOCK_TOPS = 1 << 3,  /* its walks of TOP_LANES rows or more take their tops, or leaf masks, from those tiles */
+	MBLOCK_NEXT = 1 << 4,  /* its walks of TOP_LANES rows side by side prefetch the rows of its next block */
+} MBlockFlags;
+
+/* Rows whose NaN the walks may read as 0, a copy of the block's rows made where one holds NaN (MModule.nan_as_zero). */
+typedef enum MZeroRows {
+	MZERO_FLOATS = 1 << 0,  /* float rows (predict) */
+	MZERO_DOUBLES = 1 << 1, /* double rows (predict_f64) */
+} MZeroRows;
+
 typedef struct MInst {
 	uint8_t op;          /* MOp */
 	uint8_t loop;        /* FOR: MLoopFlags */
@@ -112,6 +130,7 @@ typedef struct MInst {
 	uint8_t gpu_dim;     /* FOR: the GPU grid or block dimension its iterations are spread over (HGpuDim; 0: none) */
 	uint8_t exact;       /* WALK: the peeled steps always end on a leaf, no loop follows them */
 	uint8_t interleave;  /* FOR: this many consecutive rows (or trees) run together, their walks interleaved (0, 1 = off) */
+	uint8_t block;       /* IF_COMPLETE: MBlockFlags */
 	uint16_t peel;       /* WALK: steps taken in straight-line code before the first leaf test */
 	uint16_t peel_safe;  /* WALK: how many of them no leaf can end; a later peeled step from a leaf stays on it */
 	uint8_t reduce_op;   /* REDUCE, REDUCE_DIM: MReduceOp */
@@ -159,6 +178,7 @@ typedef struct MModule {
 	uint32_t body;       /* first instruction */
 	MTops vector_tops;   /* how the code's CPU takes 16 rows' tops at once (x86: AVX-512, AVX2), if it does */
 	const char *representation; /* how the nodes are laid out and walked (a name in lower/rep.c's table, static) */
+	uint8_t nan_as_zero; /* MZeroRows: every ifComplete's rows may be copied with NaN read as 0 (mir_plan_blocks) */
 	MLoop *loops;        /* per index variable of the forest's schedule, its loop's (zero for a variable without one) */
 } MModule;
 
@@ -190,6 +210,8 @@ uint32_t mir_buffer_add(MModule *m, const MBuffer *buffer);
 bool mir_index_has(const MIndex *index, int32_t var);
 /* Whether instruction id walks: a walk, or a loop (or ifComplete) holding one. */
 bool mir_walks(const MModule *m, uint32_t id);
+/* Whether some instruction in the list from id (and the lists inside) is one that `holds`. */
+bool mir_some(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *));
 
 /* Check the module: variables in scope, operands defined before use, buffers declared where they are used. */
 bool mir_verify(const MModule *m, Error *e);

@@ -311,6 +311,12 @@ void mir_interleave(MModule *m);
  * missing value take walks without missing-value tests.
  */
 void mir_version_complete(MModule *m);
+/*
+ * What each ifComplete's block makes of its rows before its walks, and whether NaN may
+ * read as 0 (MInst.block, MModule.nan_as_zero; lower/mir_plan_blocks.c), for the host or
+ * a GPU; after mir_version_complete, with MModule.vector_tops set.
+ */
+void mir_plan_blocks(MModule *m, bool gpu);
 
 /*
  * Lower a verified forest to MIR under its schedule, with the representation the

@@ -9,76 +9,32 @@
 
 #include <string.h>
 
-/*
- * The type of the keys ifComplete inst converts its rows to (rep_emit_row_key), LTYPE_VOID
- * where it makes none: i64 where they fit (cost_whole_keys_fit), else i32 where those do.
- */
-static LType key_type(const MModule *m, const MInst *inst)
+/* The type of the keys ifComplete inst makes of its float rows (mir_plan_blocks), LTYPE_VOID where it makes none. */
+static LType key_type(const MInst *inst)
 {
-	if (inst->op != MOP_IF_COMPLETE || inst->span == MIR_ROWS_ALL)
-		return LTYPE_VOID;
-	if (cost_whole_keys_fit(m->forest, inst->span))
-		return LTYPE_I64;
-	return cost_keys_fit(m->forest, inst->span) ? LTYPE_I32 : LTYPE_VOID;
+	return !(inst->block & MBLOCK_KEYS) ? LTYPE_VOID : inst->block & MBLOCK_WHOLE ? LTYPE_I64 : LTYPE_I32;
 }
-
-/* Whether every ifComplete in the list from id (and the lists inside) names a bounded block whose copy fits on the stack (rows of row_size bytes a value). */
-static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
-{
-	for (; id != MIR_NONE; id = m->insts[id].next) {
-		const MInst *inst = &m->insts[id];
-		if (inst->op == MOP_IF_COMPLETE && (inst->span == MIR_ROWS_ALL || !cost_zero_rows_fit(m->forest, inst->span, row_size)))
-			return false;
-		if (!all_copy_rows(m, inst->body, row_size))
-			return false;
-	}
-	return true;
-}
-
-/* Whether an entry whose rows have row_size bytes a value may read their NaN as 0 (RepLayout.nan_reads_zero, which lay_out keeps where the splits allow). */
-bool lower_may_zero_rows(const Lowering *l, size_t row_size)
-{
-	return !l->gpu.on && !l->rep->one_version && all_copy_rows(l->m, l->m->body, row_size);
-}
-
-
-/* An ifComplete that makes keys for TOP_LANES rows or more. */
-static bool keys_for_lanes(const MModule *m, const MInst *inst)
-{
-	return key_type(m, inst) != LTYPE_VOID && inst->span >= TOP_LANES;
-}
-
-/*
- * An ifComplete whose walks may take their tops at once (lower_tops), as far as its
- * block decides: it makes keys for TOP_LANES rows or more, and their tiles fit the stack.
- */
-bool lower_takes_tops(const MModule *m, const MInst *inst)
-{
-	bool fits;
-	cost_tiled_rows(m->forest, inst->span, &fits);
-	return keys_for_lanes(m, inst) && fits;
-}
-
 
 /* An ifComplete that makes keys; one that makes them for one row. */
-bool lower_makes_keys(const MModule *m, const MInst *inst) { return key_type(m, inst) != LTYPE_VOID; }
-bool lower_makes_lone_keys(const MModule *m, const MInst *inst) { return lower_makes_keys(m, inst) && inst->span == 1; }
-
-/* A loop over rows that walks TOP_LANES of them side by side. */
-static bool row_lanes(const MModule *m, const MInst *inst)
+bool lower_makes_keys(const MModule *m, const MInst *inst)
 {
 	(void)m;
-	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !(inst->loop & MLOOP_TREES);
+	return inst->op == MOP_IF_COMPLETE && (inst->block & MBLOCK_KEYS);
+}
+bool lower_makes_lone_keys(const MModule *m, const MInst *inst) { return lower_makes_keys(m, inst) && inst->span == 1; }
+
+/* An ifComplete whose walks may take their tops at once (lower_tops), as far as its block decides. */
+bool lower_takes_tops(const MModule *m, const MInst *inst)
+{
+	(void)m;
+	return inst->op == MOP_IF_COMPLETE && (inst->block & MBLOCK_TOPS);
 }
 
-
-/*
- * An ifComplete that makes keys for TOP_LANES rows or more and walks TOP_LANES of them
- * side by side: the walks that prefetch the rows of the next block (prefetch_next_rows).
- */
+/* An ifComplete whose walks prefetch the rows of the next block (prefetch_next_rows). */
 bool lower_keys_block(const MModule *m, const MInst *inst)
 {
-	return keys_for_lanes(m, inst) && lower_some_inst(m, inst->body, row_lanes);
+	(void)m;
+	return inst->op == MOP_IF_COMPLETE && (inst->block & MBLOCK_NEXT);
 }
 
 /*
@@ -221,7 +177,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->rows_end, width,
 	         any = LIR_NONE, at, x, missing, branch, end_row;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
-	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(l->m, inst) : LTYPE_VOID;
+	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(inst) : LTYPE_VOID;
 	/*
 	 * Keys in tiles (RepLayout.key_lanes) for the tops of walks of TOP_LANES rows, and for
 	 * the walks themselves where the key copy's words are for tiles (tile_words), but for
@@ -229,17 +185,16 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	 * tiles them. Where the tiles would not fit the stack, the walks take no tops, and
 	 * those that read tiles read the rows instead.
 	 */
-	bool fits;
-	int64_t tile_rows = cost_tiled_rows(l->f, inst->span, &fits);
+	int64_t tile_rows = cost_tiled_rows(l->f, inst->span, &(bool){false}); /* (whether they fit: MBLOCK_TILES) */
 	bool tiled = key != LTYPE_VOID && l->layout.tile_words && !(inst->span == 1 && l->layout.blocks);
-	bool tops = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.top_levels >= 2;
-	bool masks = key != LTYPE_VOID && fits && inst->span >= TOP_LANES && l->layout.leaf_masks; /* (lower_tile_walk) */
+	bool tops = key != LTYPE_VOID && (inst->block & MBLOCK_TOPS) && l->layout.top_levels >= 2;
+	bool masks = key != LTYPE_VOID && (inst->block & MBLOCK_TOPS) && l->layout.leaf_masks; /* (lower_tile_walk) */
 	if (tiled)
-		key = fits ? LTYPE_I32 : LTYPE_VOID;
+		key = inst->block & MBLOCK_TILES ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
 	/* The walks are the same either way; or a lone row's on the host, as fast with the missing-value tests as without. */
 	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu.on) ||
-	            (l->gpu.alike && lower_some_inst(l->m, inst->body, lower_caches_trees));
+	            (l->gpu.alike && mir_some(l->m, inst->body, lower_caches_trees));
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	uint32_t first_row = first, tiles = LIR_NONE;
@@ -250,7 +205,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		l->block.span = inst->span;
 		l->block.next = LIR_NONE;
 	}
-	if (key != LTYPE_VOID && !l->gpu.on && !l->rep->walk && lower_keys_block(l->m, inst)) {
+	if (key != LTYPE_VOID && (inst->block & MBLOCK_NEXT)) {
 		/* the block of the thread's next iteration of the loop over blocks, or the one after this */
 		bool loop = l->loop_stride != LIR_NONE && l->loop_rows == inst->span;
 		l->block.next = emit2(l, LOP_ADD, LTYPE_I64, first, loop ? l->loop_stride : const_i64(l, inst->span));

@@ -224,7 +224,7 @@ uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
  * l->block.key_rows, each category feature's key becomes its category (rep_emit_category_key).
  */
 void lower_category_keys(Lowering *l, uint32_t first, uint32_t end);
-/* A tree loop that caches its trees (for lower_some_inst). */
+/* A tree loop that caches its trees (for mir_some). */
 bool lower_caches_trees(const MModule *m, const MInst *inst);
 /* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count);
@@ -288,8 +288,6 @@ double margin_start(const HForest *f, uint32_t c);
 void lower_transform(Lowering *l, uint32_t row);
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 LOp reduce_lop(uint8_t op);
-/* Whether some instruction in the list from id (and the lists inside) is one that `holds`. */
-bool lower_some_inst(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *));
 /* The value of var in lane `lane`: the interleaved variable's lanes step from its value. */
 uint32_t lower_var_value(Lowering *l, int32_t var, uint32_t lane);
 /* lower_index's, leaving out the variables of skip (NULL: none). */
@@ -317,14 +315,12 @@ void lower_reduce_dim(Lowering *l, const MInst *inst);
 /* lower_keys.c */
 /* ifComplete: the scan of its rows, their keys and tiles, and its body (twice where the walks differ). */
 void lower_if_complete(Lowering *l, const MInst *inst);
-/* Whether an entry whose rows have row_size bytes a value may read their NaN as 0 (RepLayout.nan_reads_zero). */
-bool lower_may_zero_rows(const Lowering *l, size_t row_size);
-/* An ifComplete that makes keys; one that makes them for one row (for lower_some_inst). */
+/* The ifCompletes whose block mir_plan_blocks planned (for mir_some): keys; keys for one row. */
 bool lower_makes_keys(const MModule *m, const MInst *inst);
 bool lower_makes_lone_keys(const MModule *m, const MInst *inst);
 /* An ifComplete whose walks may take their tops at once (lower_tops), as far as its block decides. */
 bool lower_takes_tops(const MModule *m, const MInst *inst);
-/* An ifComplete whose walks prefetch the rows of the next block (keys for TOP_LANES rows walked side by side). */
+/* An ifComplete whose walks prefetch the rows of the next block (TOP_LANES rows walked side by side). */
 bool lower_keys_block(const MModule *m, const MInst *inst);
 
 /* The host's and GPUs' lowering: the core above, with a GPU's hooks (mir_to_gpu.c) or none (the host). */

@@ -273,7 +273,7 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
  */
 static bool gpu_takes_alike(const Lowering *l, const MInst *inst)
 {
-	return l->gpu.active == LIR_NONE && lower_some_inst(l->m, inst->body, lower_caches_trees);
+	return l->gpu.active == LIR_NONE && mir_some(l->m, inst->body, lower_caches_trees);
 }
 
 /*
@@ -658,7 +658,7 @@ static void gpu_entry(Lowering *l, const char *name, LType row_type)
 /* Whether inst caches trees or holds a loop that does. */
 static bool holds_cached_trees(const MModule *m, const MInst *inst)
 {
-	return lower_caches_trees(m, inst) || lower_some_inst(m, inst->body, lower_caches_trees);
+	return lower_caches_trees(m, inst) || mir_some(m, inst->body, lower_caches_trees);
 }
 
 /* A list that threads run alike (GpuScope.mask): in phases; one thread's lowers as on the host. */

@@ -283,15 +283,6 @@ static uint32_t block_rows(Lowering *l, uint32_t begin, uint32_t end, int64_t ti
 	return emit2(l, LOP_MIN, LTYPE_I64, rows, const_i64(l, tile));
 }
 
-/* Whether some instruction in the list from id (and the lists inside) is one that `holds`. */
-bool lower_some_inst(const MModule *m, uint32_t id, bool (*holds)(const MModule *, const MInst *))
-{
-	for (; id != MIR_NONE; id = m->insts[id].next)
-		if (holds(m, &m->insts[id]) || lower_some_inst(m, m->insts[id].body, holds))
-			return true;
-	return false;
-}
-
 /*
  * Whether every walk in the list from id (and the lists inside) ends on a leaf without
  * testing for one: exact, every step safe (RepLayout.packed_leaves).
@@ -329,7 +320,7 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	 * likely takes (prefetch_next_rows): threads that take one iteration at a time take
 	 * them in turn; taking several, the next is mostly the one after.
 	 */
-	bool ahead = over_rows && !l->gpu.on && !l->rep->walk && lower_some_inst(l->m, inst->body, lower_keys_block), turns = parallel && grain == 1;
+	bool ahead = over_rows && mir_some(l->m, inst->body, lower_keys_block), turns = parallel && grain == 1;
 	uint32_t outer_end = l->rows_end, loop, outer_tops, outer_stride = l->loop_stride, threads = LIR_NONE;
 	int64_t outer_rows = l->loop_rows;
 	if (parallel && (shrinks || (ahead && turns)))
@@ -544,7 +535,7 @@ void lower_for(Lowering *l, const MInst *inst)
 			lower_loop(l, inst, begin, end, step, 1, false);
 		}
 		lir_end(&l->b);
-	} else if ((inst->loop & MLOOP_FEW_ROWS) && !inst->parallel && !l->gpu.on && !l->code_apart && lower_some_inst(l->m, inst->body, walks)) {
+	} else if ((inst->loop & MLOOP_FEW_ROWS) && !inst->parallel && !l->gpu.on && !l->code_apart && mir_some(l->m, inst->body, walks)) {
 		/* splitSize's half for few rows: a function of its own, compiled beside the rest (its walks are another copy) */
 		uint32_t branch = lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, begin, end), LIR_NONE, LIR_NONE);
 		l->b.fn->insts[branch].imm = LIR_IF_APART_BODY;
@@ -709,7 +700,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 
 	if (!m->representation || !(l.rep = rep_find(m->representation)))
 		return error_set(e, "MIR: the module names no known representation (%s)", m->representation ? m->representation : "none"), NULL;
-	if (l.rep->levels && lower_some_inst(m, m->body, walks_unevenly))
+	if (l.rep->levels && mir_some(m, m->body, walks_unevenly))
 		return error_set(e, "the %s representation reads a split per level: its walks must be unrolled to the trees' "
 		                    "depth (unrollWalk)", l.rep->name), NULL;
 	if (!lower_check_buffers(m, e))
@@ -723,22 +714,22 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 	 * can (convert_rows.c): code a row at a time for double rows, float rows widened; others
 	 * for float rows (in vectors, twice the lanes), double rows narrowed.
 	 */
-	l.layout.lanes = !gpu && l.rep->walk_lanes && lower_some_inst(m, m->body, interleaves_rows);
+	l.layout.lanes = !gpu && l.rep->walk_lanes && mir_some(m, m->body, interleaves_rows);
 	widen = !gpu && l.module->code && f->threshold_type == HTYPE_F64 && !l.layout.lanes && !f->rows_float;
 	/* predict's rows are floats: it walks the forest's float twin, if it has one (and has a body of its own). */
 	walked = gpu || widen ? NULL : hir_float_forest(f);
 	/* A key copy of the nodes where some walks may read keys; lay_out keeps it where the splits can compare them. */
-	l.layout.keys = !gpu && l.rep->keys && lower_some_inst(m, m->body, lower_makes_keys);
-	l.layout.blocks = l.layout.keys && lower_some_inst(m, m->body, lower_makes_lone_keys);
+	l.layout.keys = !gpu && l.rep->keys && mir_some(m, m->body, lower_makes_keys);
+	l.layout.blocks = l.layout.keys && mir_some(m, m->body, lower_makes_lone_keys);
 	l.layout.step_level = l.layout.leaf_level = -1;
 	l.layout.packed_leaves = packable = !gpu && walks_end_on_leaves(m, m->body);
-	l.layout.top_levels = l.layout.keys && m->vector_tops && l.rep->top_nodes && lower_some_inst(m, m->body, lower_takes_tops); /* (lower_tops) */
-	l.layout.leaf_masks = l.layout.keys && m->vector_tops && l.rep->walk_tile && lower_some_inst(m, m->body, lower_takes_tops);
+	l.layout.top_levels = l.layout.keys && l.rep->top_nodes && mir_some(m, m->body, lower_takes_tops); /* (lower_tops) */
+	l.layout.leaf_masks = l.layout.keys && l.rep->walk_tile && mir_some(m, m->body, lower_takes_tops);
 	l.layout.key_lanes = l.layout.top_levels || l.layout.leaf_masks ? TOP_LANES : 0;
 	l.layout.tile_words = cost_keys_in_tiles(f);
 	l.layout.vector_tops = m->vector_tops;
 	/* The first layout serves the double entry too where there is no float twin. */
-	l.layout.nan_reads_zero = lower_may_zero_rows(&l, walked || f->threshold_type == HTYPE_F32 ? sizeof(float) : sizeof(double));
+	l.layout.nan_reads_zero = m->nan_as_zero & (walked || f->threshold_type == HTYPE_F32 ? MZERO_FLOATS : MZERO_DOUBLES);
 	if (!l.rep->lay_out(walked ? walked : f, l.module, &l.layout, e)) {
 		hir_forest_free(walked);
 		lir_module_free(l.module);
@@ -767,7 +758,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 				l.layout.top_levels = l.layout.key_lanes = 0;
 				l.layout.tile_words = l.layout.leaf_masks = false;
 				l.layout.packed_leaves = packable; /* lay_out cleared it where the float twin did not pack */
-				l.layout.nan_reads_zero = lower_may_zero_rows(&l, sizeof(double));
+				l.layout.nan_reads_zero = m->nan_as_zero & MZERO_DOUBLES;
 				if (!l.rep->lay_out(f, l.module, &l.layout, e)) {
 					lir_module_free(l.module);
 					return NULL;

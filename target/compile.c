@@ -14,7 +14,7 @@
 #define PIPELINE_PASSES(X)                                                                                    \
 	X(READ, "read") X(MIRROR, "mirror") X(SCHEDULE, "schedule") X(PAD, "pad") X(TILE, "tile")               \
 	X(LOWER_MIR, "lower-mir") X(LEGALIZE, "legalize") X(UNROLL, "unroll") X(INTERLEAVE, "interleave")       \
-	X(VERSION, "version") X(LOWER_LIR, "lower-lir")
+	X(VERSION, "version") X(BLOCKS, "blocks") X(LOWER_LIR, "lower-lir")
 
 typedef enum Pass {
 #define X(name, text) PASS_##name,
@@ -289,6 +289,10 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 		goto failed;
 	mir_version_complete(c->mir);
 	dump_after(o, PASS_VERSION, c);
+	if (!mir_verify(c->mir, e))
+		goto failed;
+	mir_plan_blocks(c->mir, o->gpu);
+	dump_after(o, PASS_BLOCKS, c);
 	if (!mir_verify(c->mir, e))
 		goto failed;
 	phase_end(o->timer, "lower-mir");

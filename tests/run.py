@@ -274,13 +274,16 @@ def golden_compare(s, group, name, expected_path, text):
 # Real models whose LIR is a golden for a CPU with AVX-512 and one with AVX2 (tests/golden/cpus/MODEL.CPU.lir): the
 # walks' tops and keys as those vectors take them. CI's clang build compares its LIR with these, made by gcc's.
 CPU_GOLDENS = [("airline.json", "znver4"), ("airline.json", "znver3")]
+# Real models whose MIR is a golden for a CPU (tests/golden/cpus/MODEL.CPU.mir): what mir_plan_blocks plans of each
+# block's rows (keys, tiles, tops, the next block's prefetch), with tops (AVX-512) and without (baseline x86-64).
+MIR_CPU_GOLDENS = [("airline.json", "znver4"), ("airline.json", "x86-64")]
 
 
 def golden_tests(s):
     """Each model's HIR, MIR and LIR under grove's own schedule with the array layout (these small models would
     otherwise be compiled into code; tests/golden/schedules/code_row_tiles.* has that lowering); and CPU_GOLDENS.
     A model's LIR is a targeted check (MODEL.lir.check) but binary.lir's, which stays a whole dump as a smoke test,
-    as do CPU_GOLDENS."""
+    as do CPU_GOLDENS; and MIR_CPU_GOLDENS."""
     directory = os.path.join(ROOT, "tests", "golden")
     levels = (".hir", ".mir", ".lir")
     cases = [(f"{os.path.splitext(model)[0]}.{level}", os.path.join(directory, f"{os.path.splitext(model)[0]}.{level}"),
@@ -290,6 +293,8 @@ def golden_tests(s):
              for level in ("hir", "mir", "lir")]
     cases += [(f"cpus/{model[:-5]}.{cpu}.lir", os.path.join(directory, "cpus", f"{model[:-5]}.{cpu}.lir"),
                ["--level", "lir", os.path.join(REAL, model), "--cpu", cpu]) for model, cpu in CPU_GOLDENS]
+    cases += [(f"cpus/{model[:-5]}.{cpu}.mir", os.path.join(directory, "cpus", f"{model[:-5]}.{cpu}.mir"),
+               ["--level", "mir", os.path.join(REAL, model), "--cpu", cpu]) for model, cpu in MIR_CPU_GOLDENS]
     if s.wanted("golden", "check_lines"):  # the matcher itself: each kind of check fails where it should
         text = "a\nb %3 = x\nc\nd"
         holds = ["CHECK: a\nCHECK-NEXT: b %_ = x", "CHECK: a\nCHECK-NOT: y\nCHECK: d", "CHECK: {{^c$}}"]

@@ -104,7 +104,7 @@ static void test_hir_to_mir(void)
 	/* a tile of rows lives in one b0 iteration: its buffer is declared there, the transform gets a b1 loop */
 	CHECK(strcmp(text, "f(bif(f(gwr))f(t))") == 0);
 	{
-		LModule *tiled = lower_mir_to_lir(m, &e);
+		LModule *tiled = lower_as(m, NULL, &e);
 		CHECK(tiled != NULL);
 		lir_module_free(tiled);
 	}
@@ -118,7 +118,7 @@ static void test_hir_to_mir(void)
 	CHECK(strcmp(text, "bif(f(f(gwr)))f(f(t))") == 0);
 	CHECK(m->num_buffers == 1 && m->buffers[0].rows == MIR_ROWS_ALL && m->buffers[0].space == MSPACE_WORKSPACE);
 	{
-		LModule *outer = lower_mir_to_lir(m, &e);
+		LModule *outer = lower_as(m, NULL, &e);
 		CHECK(outer != NULL && outer->workspace_per_row == f->num_outputs * sizeof(float) && outer->workspace_fixed == 0);
 		lir_module_free(outer);
 	}
@@ -176,7 +176,7 @@ static void test_representations(void)
 	CHECK(rep_choose(deep) == &rep_sparse);
 	MModule *m = lower_hir_to_mir(deep, NULL, &e);
 	CHECK(m && lower_as(m, "array", &e) == NULL && strstr(e.message, "depth 30"));
-	LModule *l = m ? lower_mir_to_lir(m, &e) : NULL;
+	LModule *l = m ? lower_as(m, NULL, &e) : NULL;
 	CHECK(l != NULL && l->buffers[0].count == 61);
 	lir_module_free(l);
 	/* tiles of one split: the array flavour would need 2^31 slots, the child table one record per node */
@@ -1355,7 +1355,7 @@ static int apart_regions(const HForest *f)
 {
 	Error e = {.message = {0}};
 	MModule *m = lower_hir_to_mir(f, NULL, &e);
-	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_mir_to_lir(m, &e) : NULL;
+	LModule *l = m && mir_legalize_reductions(m, &e) ? lower_as(m, NULL, &e) : NULL;
 	int n = l ? 0 : -1;
 	for (uint32_t i = 0; l && i < l->funcs[l->predict]->num_insts; i++) {
 		const LInst *inst = &l->funcs[l->predict]->insts[i];
@@ -1646,7 +1646,7 @@ static void test_code_lanes(void)
 				k.few_trees = without ? 0 : k.few_trees;
 				CHECK(hir_apply_knobs(f, &k, &e));
 				m = lower_hir_to_mir(f, NULL, &e);
-				l = m ? lower_mir_to_lir(m, &e) : NULL;
+				l = m ? lower_as(m, NULL, &e) : NULL;
 				CHECK(l != NULL);
 				regions[without] = l ? regions_apart(l) : 0;
 				lir_module_free(l);
@@ -1670,7 +1670,7 @@ static void test_code_lanes(void)
 			CHECK(hir_choose_schedule(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_PAIRS, &e));
 			hir_float_forms(f); /* (the compare forms x86 takes, as compiles do) */
 			m = mir_after_passes(f, MTOPS_PAIRS);
-			l = m ? lower_mir_to_lir(m, &e) : NULL;
+			l = m ? lower_as(m, NULL, &e) : NULL;
 			CHECK(buffer_elements(l, "masks.splits") > 0);
 			lir_module_free(l);
 			mir_module_free(m);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tests/unit/check.h"
+#include "tests/unit/lower_check.h"
 
 #ifndef GROVE_ASAN /* AddressSanitizer has its own malloc */
 /* Allocations counted while `counting` is set: glibc's allocator, interposed by this program. */
@@ -73,7 +74,7 @@ static bool build_forest(HForest *f, const char *path, int opt_level, uint32_t i
 	if (mir && mir_legalize_reductions(mir, &e)) {
 		mir_unroll_walks(mir);
 		mir_interleave(mir);
-		lir = lower_mir_to_lir(mir, &e);
+		lir = lower_as(mir, NULL, &e);
 		ok = lir && target_emit(lir, &o, path, &e);
 		lir_module_free(lir);
 	}
