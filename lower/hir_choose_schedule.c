@@ -110,8 +110,9 @@
 /*
  * A row tile keeps its margins output by output, and the transform of more than this
  * many a row runs a row at a time, strided (softmax: its exponentials one by one): the
- * heuristic tiles such forests only where their trees outgrow L2 (xgb-1000class, 1000
- * small trees: 4.1 µs a row walked 16 rows at a time, 13.5 in tiles of 32 rows).
+ * heuristic tiles such forests only where their trees outgrow L2 (xgb-1000class's 1000
+ * small trees ran 3× slower in tiles of 32 rows than 16 rows at a time: measured:
+ * docs/performance-notes.md, Margins a row tile holds).
  */
 #define WIDE_MARGINS 64
 

@@ -158,10 +158,22 @@ static void lower_max(Lowering *l, uint32_t *max_cell, uint32_t *index_cell)
 
 /*
  * Lanes of the host's softmax: its margins go a vector at a time (the last few one at a
- * time), the target's exp in arithmetic widening with them (llvm_exp). A 1000-class
- * model's softmax took two thirds of its prediction as scalar calls of libm's expf.
+ * time), the target's exp in arithmetic widening with them (llvm_exp), 16 where the CPU
+ * has 512-bit vectors (MTOPS_WIDE), else 8 (measured: docs/performance-notes.md, A row's
+ * softmax). A 1000-class model's softmax took two thirds of its prediction as scalar
+ * calls of libm's expf.
  */
 #define SOFTMAX_LANES 8
+#define SOFTMAX_WIDE_LANES 16
+
+/* The softmax's lanes for `outputs` margins a row: a vector's where at least two vectors' worth, else 1 (one at a time). */
+static unsigned softmax_lanes(const Lowering *l, int64_t outputs)
+{
+	unsigned lanes = l->m->vector_tops == MTOPS_WIDE ? SOFTMAX_WIDE_LANES : SOFTMAX_LANES;
+	if (outputs < 2 * (int64_t)lanes)
+		lanes = SOFTMAX_LANES;
+	return l->gpu.on || outputs < 2 * SOFTMAX_LANES ? 1 : lanes;
+}
 
 /* for c in [from, to) step step: body. Returns the loop value; caller ends it. */
 static uint32_t begin_range(Lowering *l, int64_t from, int64_t to, int64_t step)
@@ -216,8 +228,9 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	int64_t outputs = l->f->num_outputs;
 	const LInst *stride = l->acc_stride != LIR_NONE ? &l->b.fn->insts[l->acc_stride] : NULL; /* consecutive margins: */
 	bool consecutive = !stride || (stride->op == LOP_CONST && stride->imm == 1);             /* of a row-major buffer, */
-	unsigned lanes = !l->gpu.on && consecutive && outputs >= 2 * SOFTMAX_LANES ? SOFTMAX_LANES : 1; /* or of a row's */
+	unsigned lanes = consecutive ? softmax_lanes(l, outputs) : 1; /* or of a row's */
 	int64_t whole = lanes > 1 ? outputs / lanes * lanes : 0; /* [0, whole) a vector at a time, the rest one at a time */
+	bool kept = lanes > 1 && t == LTYPE_F32; /* the vectors' exponentials kept in the predictions' place, not computed twice */
 	uint32_t max, sum, c, e, total, index, folded = LIR_NONE;
 
 	if (lanes > 1) { /* the largest margin: lane by lane, then the lanes, then the rest */
@@ -244,6 +257,8 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, sums, zero, lanes_const(l, LTYPE_F64, lanes, 0.0));
 		c = begin_range(l, 0, whole, lanes);
 		e = exp_less_max(l, c, lanes, max);
+		if (kept) /* (the predictions' place holds them until the sum divides them) */
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->out, emit2(l, LOP_ADD, LTYPE_I64, out_start, c), e);
 		if (t != LTYPE_F64)
 			e = lanes_cast(l, LCAST_FPEXT, LTYPE_F64, lanes, e);
 		e = lanes_op(l, LOP_FADD, LTYPE_F64, lanes, lanes_op(l, LOP_LOAD, LTYPE_F64, lanes, sums, zero), e);
@@ -261,18 +276,19 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 	if (t != LTYPE_F64)
 		total = lir_cast(&l->b, LCAST_FPTRUNC, t, total);
 	/*
-	 * The exponentials are computed again rather than stored back into the margins:
-	 * storing and reloading them through a 64-row tile's scratch array came out wrong
-	 * after LLVM 16's loop vectorizer (column 0 kept its margin; found by
-	 * tests/schedules/xgboost.sched on multi_softprob3, bisected to LoopVectorizePass;
-	 * whether our IR or LLVM is at fault is not settled).
+	 * The vectors' exponentials wait in the predictions' place (kept); the rest's are
+	 * computed again rather than stored back into the margins: storing and reloading
+	 * them through a 64-row tile's scratch array came out wrong after LLVM 16's loop
+	 * vectorizer (column 0 kept its margin; found by tests/schedules/xgboost.sched on
+	 * multi_softprob3, bisected to LoopVectorizePass; whether our IR or LLVM is at fault
+	 * is not settled). tests/unit/combine.c checks both under tiles of 64 rows.
 	 */
 	for (int part = lanes > 1 ? 0 : 1; part < 2; part++) { /* vectors, then the rest */
 		unsigned n = part ? 1 : lanes;
 		uint32_t by;
 		c = part ? begin_range(l, whole, outputs, 1) : begin_range(l, 0, whole, lanes);
 		index = emit2(l, LOP_ADD, LTYPE_I64, out_start, c);
-		e = exp_less_max(l, c, n, max);
+		e = kept && !part ? lanes_op(l, LOP_LOAD, t, n, l->out, index) : exp_less_max(l, c, n, max);
 		by = n > 1 ? lanes_op(l, LOP_SPLAT, t, n, total, LIR_NONE) : total;
 		e = lanes_op(l, LOP_FDIV, t, n, e, by);
 		if (t != LTYPE_F32)

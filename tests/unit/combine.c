@@ -19,7 +19,7 @@
 #include "tests/unit/lower_check.h"
 
 #define FEATURES 3
-#define OUTPUTS 4
+#define MAX_OUTPUTS 40 /* the most margins a case has */
 #define ROWS 97
 #define TREES 12
 
@@ -38,19 +38,19 @@ static float rows[ROWS * FEATURES];
  * the others to one output (or, with wide, to a range of two). Vector entries for an
  * output a leaf leaves alone hold the aggregate's identity.
  */
-static HForest *random_forest(HAggregate aggregate, HTransform transform, bool wide)
+static HForest *random_forest(HAggregate aggregate, HTransform transform, bool wide, uint32_t outputs)
 {
-	HForest *f = hir_forest_new("combine", FEATURES, OUTPUTS);
+	HForest *f = hir_forest_new("combine", FEATURES, outputs);
 	double identity = aggregate == HAGGREGATE_MIN ? INFINITY : aggregate == HAGGREGATE_MAX ? -INFINITY : 0.0;
 	f->aggregate = aggregate;
 	f->average_count = 5;
 	f->transform = transform;
 	f->sigmoid_alpha = 0.75;
-	for (uint32_t o = 0; o < OUTPUTS; o++)
+	for (uint32_t o = 0; o < outputs; o++)
 		f->base_score[o] = (double)o / 8.0 - 0.25;
 	for (uint32_t t = 0; t < TREES; t++) {
-		uint32_t width = !wide ? 1 : t % 3 == 0 ? OUTPUTS : t % 3 == 1 ? 2 : 1;
-		uint32_t output = width == OUTPUTS ? 0 : random_below(OUTPUTS - width + 1);
+		uint32_t width = !wide ? 1 : t % 3 == 0 ? outputs : t % 3 == 1 ? 2 : 1;
+		uint32_t output = width == outputs ? 0 : random_below(outputs - width + 1);
 		HNode *n = hir_tree_add(f, 7, output);
 		f->trees[f->num_trees - 1].width = width;
 		n[0] = (HNode){.value = 0.5, .left = 1, .right = 2, .feature = (int32_t)random_below(FEATURES), .default_left = 1};
@@ -74,8 +74,8 @@ static HForest *random_forest(HAggregate aggregate, HTransform transform, bool w
 /* The margins of row x by the definition in hir.h, in double. */
 static void reference_margins(const HForest *f, const float *x, double *margins)
 {
-	double acc[OUTPUTS];
-	bool reached[OUTPUTS] = {false};
+	double acc[MAX_OUTPUTS];
+	bool reached[MAX_OUTPUTS] = {false};
 	for (uint32_t o = 0; o < f->num_outputs; o++)
 		acc[o] = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
@@ -115,14 +115,14 @@ static double probit(double margin)
 /* The predictions of row x. */
 static void reference_predictions(const HForest *f, const float *x, double *out)
 {
-	double m[OUTPUTS], max = -INFINITY, sum = 0;
+	double m[MAX_OUTPUTS], max = -INFINITY, sum = 0;
 	reference_margins(f, x, m);
-	for (uint32_t o = 0; o < OUTPUTS; o++)
+	for (uint32_t o = 0; o < f->num_outputs; o++)
 		max = m[o] > max ? m[o] : max;
-	for (uint32_t o = 0; o < OUTPUTS; o++)
+	for (uint32_t o = 0; o < f->num_outputs; o++)
 		if (f->transform == HTRANSFORM_SOFTMAX || fabs(m[o]) > 1e-7)
 			sum += exp(m[o] - max);
-	for (uint32_t o = 0; o < OUTPUTS; o++) {
+	for (uint32_t o = 0; o < f->num_outputs; o++) {
 		switch (f->transform) {
 		case HTRANSFORM_SIGMOID: out[o] = 1 / (1 + exp(-f->sigmoid_alpha * m[o])); break;
 		case HTRANSFORM_SOFTMAX: out[o] = exp(m[o] - max) / sum; break;
@@ -150,6 +150,7 @@ static GroveModel *build(const HForest *f, const char *schedule, const char *rep
 	bool ok = hir_schedule_parse(&c->schedule, schedule, "test", e) && (m = lower_hir_to_mir(c, NULL, e)) &&
 	          mir_legalize_reductions(m, e);
 	if (ok) {
+		m->vector_tops = MTOPS_WIDE; /* (softmaxes 16 margins at a time: the lowering's vectors, split for x86-64 by LLVM) */
 		mir_unroll_walks(m);
 		mir_interleave(m);
 		ok = (lir = lower_as(m, rep, e)) && target_emit(lir, &o, path, e);
@@ -170,6 +171,7 @@ static const char *const schedules[] = {
 	"reorder(tree, batch); parallel(tree); atomicReduce(tree)",
 	"reorder(tree, batch); parallel(tree); vectorReduce(tree, 4)",
 	"tile(batch, b0, b1, 8); tile(tree, t0, t1, 3); reorder(b0, t0, b1, t1); parallel(t0)",
+	"tile(batch, b0, b1, 64); parallel(b0); tile(b1, b2, b3, 16); interleave(b3)", /* tiles of 64 rows, 16 side by side */
 };
 
 /* f predicts (and gives margins) as its definition says, under every schedule, with both representations. */
@@ -182,7 +184,7 @@ static void check_forest(const HForest *f, const char *dir, const char *what)
 			char path[128];
 			Error e = {.message = {0}};
 			GroveModel *model;
-			float out[ROWS * OUTPUTS];
+			float out[ROWS * MAX_OUTPUTS];
 			int bad = 0;
 			snprintf(path, sizeof path, "%s/m%u.so", dir, built++);
 			if (!(model = build(f, schedules[s], reps[r], path, &e))) {
@@ -191,16 +193,16 @@ static void check_forest(const HForest *f, const char *dir, const char *what)
 				continue;
 			}
 			for (int margin = 0; margin < 2; margin++) {
-				CHECK(grove_predict(model, rows, ROWS, FEATURES, out, ROWS * OUTPUTS, margin ? GROVE_PREDICT_MARGIN : 0,
+				CHECK(grove_predict(model, rows, ROWS, FEATURES, out, ROWS * f->num_outputs, margin ? GROVE_PREDICT_MARGIN : 0,
 				                    NULL) == GROVE_OK);
 				for (uint32_t i = 0; i < ROWS; i++) {
-					double want[OUTPUTS];
+					double want[MAX_OUTPUTS];
 					if (margin)
 						reference_margins(f, rows + i * FEATURES, want);
 					else
 						reference_predictions(f, rows + i * FEATURES, want);
-					for (uint32_t o = 0; o < OUTPUTS; o++) { /* probit: NaN outside [0, 1] and -inf at 0, on both sides */
-						double got = out[i * OUTPUTS + o];
+					for (uint32_t o = 0; o < f->num_outputs; o++) { /* probit: NaN outside [0, 1] and -inf at 0, on both sides */
+						double got = out[i * f->num_outputs + o];
 						bad += !(got == want[o] || fabs(got - want[o]) <= 1e-5 * fmax(1.0, fabs(want[o])) ||
 						         (isnan(got) && isnan(want[o])));
 					}
@@ -219,23 +221,28 @@ static void test_combinations(const char *dir)
 		HAggregate aggregate;
 		HTransform transform;
 		bool wide;
+		uint32_t outputs;
 	} cases[] = {
-		{HAGGREGATE_SUM, HTRANSFORM_IDENTITY, false},
-		{HAGGREGATE_SUM, HTRANSFORM_SOFTMAX, true},
-		{HAGGREGATE_SUM, HTRANSFORM_SOFTMAX_ZERO, true},
-		{HAGGREGATE_AVERAGE, HTRANSFORM_SIGMOID, true},
-		{HAGGREGATE_AVERAGE, HTRANSFORM_PROBIT, false},
-		{HAGGREGATE_MIN, HTRANSFORM_IDENTITY, true},
-		{HAGGREGATE_MAX, HTRANSFORM_SIGNED_SQUARE, true},
-		{HAGGREGATE_MAX, HTRANSFORM_EXP, false},
-		{HAGGREGATE_AVERAGE, HTRANSFORM_ISOLATION, true},
+		{HAGGREGATE_SUM, HTRANSFORM_IDENTITY, false, 4},
+		{HAGGREGATE_SUM, HTRANSFORM_SOFTMAX, true, 4},
+		/* softmaxes a vector at a time, with the rest one at a time (lower/mir_transform.c, softmax_lanes) */
+		{HAGGREGATE_SUM, HTRANSFORM_SOFTMAX, true, 20},
+		{HAGGREGATE_SUM, HTRANSFORM_SOFTMAX, false, MAX_OUTPUTS},
+		{HAGGREGATE_SUM, HTRANSFORM_SOFTMAX_ZERO, true, 4},
+		{HAGGREGATE_AVERAGE, HTRANSFORM_SIGMOID, true, 4},
+		{HAGGREGATE_AVERAGE, HTRANSFORM_PROBIT, false, 4},
+		{HAGGREGATE_MIN, HTRANSFORM_IDENTITY, true, 4},
+		{HAGGREGATE_MAX, HTRANSFORM_SIGNED_SQUARE, true, 4},
+		{HAGGREGATE_MAX, HTRANSFORM_EXP, false, 4},
+		{HAGGREGATE_AVERAGE, HTRANSFORM_ISOLATION, true, 4},
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
-		HForest *f = random_forest(cases[i].aggregate, cases[i].transform, cases[i].wide);
+		HForest *f;
 		char what[96];
 		Error e = {.message = {0}};
-		snprintf(what, sizeof what, "%s %s%s", hir_aggregate_name(cases[i].aggregate), hir_transform_name(cases[i].transform),
-		         cases[i].wide ? " wide" : "");
+		f = random_forest(cases[i].aggregate, cases[i].transform, cases[i].wide, cases[i].outputs);
+		snprintf(what, sizeof what, "%s %s%s, %u outputs", hir_aggregate_name(cases[i].aggregate),
+		         hir_transform_name(cases[i].transform), cases[i].wide ? " wide" : "", cases[i].outputs);
 		CHECK(hir_verify(f, &e));
 		check_forest(f, dir, what);
 		hir_forest_free(f);
@@ -309,7 +316,7 @@ static void test_binary(const char *dir)
 /* A leaf vector past the forest's values, and an infinite entry that is not the identity, are refused. */
 static void test_verify(void)
 {
-	HForest *f = random_forest(HAGGREGATE_SUM, HTRANSFORM_IDENTITY, true);
+	HForest *f = random_forest(HAGGREGATE_SUM, HTRANSFORM_IDENTITY, true, 4);
 	Error e = {.message = {0}};
 	CHECK(hir_verify(f, &e));
 	f->leaf_values[0] = INFINITY;
