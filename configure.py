@@ -156,9 +156,16 @@ def aarch64_runtime(w, cross_cc, cflags):
     return [*library, "$builddir/aarch64/predict"]
 
 
+def model_formats():
+    """The formats' names, in the order of the readers' table (front/front.c, formats[])."""
+    with open(os.path.join(ROOT, "front", "front.c")) as f:
+        table = re.search(r"static const Format formats\[\] = \{(.*?)\n\};", f.read(), re.S)
+    return re.findall(r'^\s*\{"([a-z0-9-]+)",', table.group(1), re.M)
+
+
 # The libFuzzer harnesses: name, source, extra compiler flags. The model harness is built once per format.
 FUZZ_HARNESSES = [(f"model-{name}", "tests/fuzz/model.c", f'-DFUZZ_FORMAT=\\"{name}\\"')
-                  for name in ("xgboost", "xgboost-ubj", "lightgbm", "onnx", "catboost")] + [
+                  for name in model_formats()] + [
     ("schedule", "tests/fuzz/schedule.c", ""), ("csv", "tests/fuzz/csv.c", ""), ("csv-header", "tests/fuzz/csv_header.c", ""),
     ("artifact", "tests/fuzz/artifact.c", "")]
 

@@ -5,8 +5,8 @@
 #
 # -t: seconds per harness (default 60); -j: harnesses at once (default: the CPU count);
 # -b: the fuzz build (default build-fuzz; configured and built here when missing:
-# clang-16, ASan + UBSan, libFuzzer). HARNESS: model-xgboost, model-xgboost-ubj,
-# model-lightgbm, model-onnx, model-catboost, schedule, csv, csv-header, artifact (default: all). Each starts from
+# clang-16, ASan + UBSan, libFuzzer). HARNESS: model-FORMAT for each format of the readers'
+# table (front/front.c), schedule, csv, csv-header, artifact (default: every one the build has). Each starts from
 # its committed seeds (tests/fuzz/corpus/HARNESS, with tests/fuzz/HARNESS.dict) and the
 # corpus of earlier runs (BUILDDIR/corpus/HARNESS), which it grows. A finding (crash,
 # leak, sanitizer report, timeout, memory past 2 GB) is saved under BUILDDIR/findings/
@@ -25,12 +25,12 @@ while getopts "t:j:b:" opt; do
 done
 shift $((OPTIND - 1))
 harnesses=("$@")
-((${#harnesses[@]})) || harnesses=(model-xgboost model-xgboost-ubj model-lightgbm model-onnx model-catboost schedule csv csv-header artifact)
 
 if [ ! -f "$build.ninja" ]; then
 	./configure.py --cc clang-16 --asan --fuzz --builddir "$build" --output "$build.ninja" >/dev/null
 fi
 ninja -f "$build.ninja" >/dev/null
+((${#harnesses[@]})) || mapfile -t harnesses < <(ls "$build/fuzz") # (configure.py's FUZZ_HARNESSES)
 mkdir -p "$build/findings" "$build/logs"
 for h in "${harnesses[@]}"; do
 	[ -x "$build/fuzz/$h" ] || { echo "fuzz.sh: no harness '$h' (see tools/fuzz.sh -h)" >&2; exit 2; }
