@@ -267,6 +267,32 @@ static void reduce_outputs(Lowering *l, const MInst *inst)
 }
 
 /*
+ * Elements a leaf vector adds at a time to its row's margins (lower_reduce): a scalar add
+ * an element took a 10,000-target forest's whole time (measured: docs/performance-notes.md,
+ * Leaf vectors a span at a time).
+ */
+#define SPAN_LANES 16
+
+/* dst[dst_at + j] op= src[src_at + j] for j in [begin, end), `lanes` elements at a time. */
+static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin,
+                     uint32_t end, uint8_t lanes)
+{
+	uint32_t j = lir_begin(&l->b, LOP_FOR, begin, end, const_i64(l, lanes));
+	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j), s = emit2(l, LOP_ADD, LTYPE_I64, src_at, j);
+	uint32_t x = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, dst, d, LIR_NONE);
+	uint32_t y = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, src, s, LIR_NONE);
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, lir_emit_vector(&l->b, reduce_lop(op), l->acc_type, lanes, x, y, LIR_NONE));
+	lir_end(&l->b);
+}
+
+/* Whether a row's margins lie one after another in st: row by row, or output by output with one row. */
+static bool outputs_consecutive(const Lowering *l, const Storage *st)
+{
+	const LInst *rows = &l->b.fn->insts[st->rows];
+	return !st->by_output || (rows->op == LOP_CONST && rows->imm == 1);
+}
+
+/*
  * reduce: combine each lane's leaf into its row's margins for the tree's outputs, in
  * lane order (tree order when the lanes are trees: sums round as XGBoost's); a masked
  * lane adds nothing. Where trees have leaf vectors, a leaf's value is the index of its
@@ -291,24 +317,19 @@ void lower_reduce(Lowering *l, const MInst *inst)
 		if (live != LIR_NONE) /* a masked lane's vector is empty */
 			width = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, live, width, const_i64(l, 0));
 		first = lir_cast(&l->b, LCAST_FPTOSI, LTYPE_I64, value);
+		if (outputs_consecutive(l, &l->storage[inst->buf]) && inst->strategy != MSTRATEGY_ATOMIC && !l->gpu.on) {
+			/* the vector into the row's consecutive margins, SPAN_LANES elements at a time, then the rest */
+			uint32_t at = buffer_slot(l, inst->buf, r, &inst->row, c), whole = emit2(l, LOP_AND, LTYPE_I64, width, const_i64(l, -SPAN_LANES));
+			add_span(l, inst->reduce_op, base, at, l->layout.vectors, first, const_i64(l, 0), whole, SPAN_LANES);
+			add_span(l, inst->reduce_op, base, at, l->layout.vectors, first, whole, width, 1);
+			continue;
+		}
 		k = const_i64(l, 0);
 		k = lir_begin(&l->b, LOP_FOR, k, width, const_i64(l, 1));
 		value = emit2(l, LOP_LOAD, l->acc_type, l->layout.vectors, emit2(l, LOP_ADD, LTYPE_I64, first, k));
 		reduce_into(l, inst, base, buffer_slot(l, inst->buf, r, &inst->row, emit2(l, LOP_ADD, LTYPE_I64, c, k)), value, LIR_NONE);
 		lir_end(&l->b);
 	}
-}
-
-/* dst[dst_at + j] op= src[src_at + j] for j in [begin, end), `lanes` elements at a time. */
-static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uint32_t src, uint32_t src_at, uint32_t begin,
-                     uint32_t end, uint8_t lanes)
-{
-	uint32_t j = lir_begin(&l->b, LOP_FOR, begin, end, const_i64(l, lanes));
-	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j), s = emit2(l, LOP_ADD, LTYPE_I64, src_at, j);
-	uint32_t x = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, dst, d, LIR_NONE);
-	uint32_t y = lir_emit_vector(&l->b, LOP_LOAD, l->acc_type, lanes, src, s, LIR_NONE);
-	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, lanes, dst, d, lir_emit_vector(&l->b, reduce_lop(op), l->acc_type, lanes, x, y, LIR_NONE));
-	lir_end(&l->b);
 }
 
 /* reduceDimension: fold the copies of the privatised buffer into its target, copy by copy (a fixed order: the same sums every run); per lane where the buffers are. */
