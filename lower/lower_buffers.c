@@ -285,11 +285,9 @@ static void add_span(Lowering *l, uint8_t op, uint32_t dst, uint32_t dst_at, uin
 	lir_end(&l->b);
 }
 
-/* Whether a row's margins lie one after another in st: row by row, or output by output with one row. */
-static bool outputs_consecutive(const Lowering *l, const Storage *st)
+bool lower_stride_one(const Lowering *l, uint32_t stride)
 {
-	const LInst *rows = &l->b.fn->insts[st->rows];
-	return !st->by_output || (rows->op == LOP_CONST && rows->imm == 1);
+	return stride == LIR_NONE || (l->b.fn->insts[stride].op == LOP_CONST && l->b.fn->insts[stride].imm == 1);
 }
 
 /*
@@ -317,7 +315,8 @@ void lower_reduce(Lowering *l, const MInst *inst)
 		if (live != LIR_NONE) /* a masked lane's vector is empty */
 			width = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, live, width, const_i64(l, 0));
 		first = lir_cast(&l->b, LCAST_FPTOSI, LTYPE_I64, value);
-		if (outputs_consecutive(l, &l->storage[inst->buf]) && inst->strategy != MSTRATEGY_ATOMIC && !l->gpu.on) {
+		const Storage *st = &l->storage[inst->buf];
+		if (lower_stride_one(l, st->by_output ? st->rows : LIR_NONE) && inst->strategy != MSTRATEGY_ATOMIC && !l->gpu.on) {
 			/* the vector into the row's consecutive margins, SPAN_LANES elements at a time, then the rest */
 			uint32_t at = buffer_slot(l, inst->buf, r, &inst->row, c), whole = emit2(l, LOP_AND, LTYPE_I64, width, const_i64(l, -SPAN_LANES));
 			add_span(l, inst->reduce_op, base, at, l->layout.vectors, first, const_i64(l, 0), whole, SPAN_LANES);

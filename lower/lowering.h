@@ -286,6 +286,8 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 double margin_start(const HForest *f, uint32_t c);
 /* Emit the transform of row (i64) of the margins at l->acc into l->out (lower/mir_transform.c). */
 void lower_transform(Lowering *l, uint32_t row);
+/* Whether stride (i64; LIR_NONE for 1) is 1: a row's margins one after another (row by row, or one row's output by output). */
+bool lower_stride_one(const Lowering *l, uint32_t stride);
 /* The LIR operation of reduction operator op: fadd, fmin or fmax. */
 LOp reduce_lop(uint8_t op);
 /* The value of var in lane `lane`: the interleaved variable's lanes step from its value. */

@@ -169,10 +169,9 @@ static void lower_max(Lowering *l, uint32_t *max_cell, uint32_t *index_cell)
 /* The softmax's lanes for `outputs` margins a row: a vector's where at least two vectors' worth, else 1 (one at a time). */
 static unsigned softmax_lanes(const Lowering *l, int64_t outputs)
 {
-	unsigned lanes = l->m->vector_tops == MTOPS_WIDE ? SOFTMAX_WIDE_LANES : SOFTMAX_LANES;
-	if (outputs < 2 * (int64_t)lanes)
-		lanes = SOFTMAX_LANES;
-	return l->gpu.on || outputs < 2 * SOFTMAX_LANES ? 1 : lanes;
+	if (l->gpu.on || outputs < 2 * SOFTMAX_LANES)
+		return 1;
+	return l->m->vector_tops == MTOPS_WIDE && outputs >= 2 * SOFTMAX_WIDE_LANES ? SOFTMAX_WIDE_LANES : SOFTMAX_LANES;
 }
 
 /* for c in [from, to) step step: body. Returns the loop value; caller ends it. */
@@ -226,9 +225,7 @@ static void lower_softmax(Lowering *l, uint32_t out_start)
 {
 	LType t = l->acc_type;
 	int64_t outputs = l->f->num_outputs;
-	const LInst *stride = l->acc_stride != LIR_NONE ? &l->b.fn->insts[l->acc_stride] : NULL; /* consecutive margins: */
-	bool consecutive = !stride || (stride->op == LOP_CONST && stride->imm == 1);             /* of a row-major buffer, */
-	unsigned lanes = consecutive ? softmax_lanes(l, outputs) : 1; /* or of a row's */
+	unsigned lanes = lower_stride_one(l, l->acc_stride) ? softmax_lanes(l, outputs) : 1; /* consecutive margins */
 	int64_t whole = lanes > 1 ? outputs / lanes * lanes : 0; /* [0, whole) a vector at a time, the rest one at a time */
 	bool kept = lanes > 1 && t == LTYPE_F32; /* the vectors' exponentials kept in the predictions' place, not computed twice */
 	uint32_t max, sum, c, e, total, index, folded = LIR_NONE;
