@@ -42,6 +42,26 @@ typedef struct ObliviousState {
 } ObliviousState;
 
 /*
+ * The leaves of symmetric tree t of depth `depth`, left to right (breadth first, left
+ * before right: every leaf at that depth, they are the last 2^depth nodes queued): a
+ * pointer into queue (of room for the tree's nodes).
+ */
+static const uint32_t *leaves_left_to_right(const HForest *f, uint32_t t, uint32_t depth, uint32_t *queue)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t head = 0, tail = 0;
+	queue[tail++] = 0;
+	while (head < tail) {
+		const HNode *n = &nodes[queue[head++]];
+		if (n->feature != HIR_LEAF) {
+			queue[tail++] = n->left;
+			queue[tail++] = n->right;
+		}
+	}
+	return queue + tail - (1u << depth);
+}
+
+/*
  * Where trees have leaf vectors (RepLayout.vector_buffer), their elements again, tree by
  * tree and output by output: output k of the tree's leaf j at tables[table_bases[t] +
  * k x 2^D + j], so that a top's leaves take each output as one table (leaf_values).
@@ -64,20 +84,14 @@ static void lay_out_tables(const HForest *f, LModule *m, RepLayout *layout, Obli
 	queue = xmalloc(most * sizeof *queue);
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		const HNode *nodes = hir_tree_nodes(f, t);
-		uint32_t depth = hir_tree_depth(f, t), head = 0, tail = 0, leaf = 0;
+		uint32_t depth = hir_tree_depth(f, t);
+		const uint32_t *leaf = leaves_left_to_right(f, t, depth, queue); /* (as oblivious_lay_out orders them) */
 		bases[t] = (int32_t)at;
-		queue[tail++] = 0; /* the leaves, left to right, as oblivious_lay_out orders them */
-		while (head < tail) {
-			const HNode *n = &nodes[queue[head++]];
-			if (n->feature != HIR_LEAF) {
-				queue[tail++] = n->left;
-				queue[tail++] = n->right;
-				continue;
-			}
+		for (uint32_t j = 0; j < 1u << depth; j++) {
+			const HNode *n = &nodes[leaf[j]];
 			for (uint32_t k = 0; k < f->trees[t].width; k++)
-				rep_store_value(tables, layout->leaf_type, at + ((uint64_t)k << depth) + leaf,
+				rep_store_value(tables, layout->leaf_type, at + ((uint64_t)k << depth) + j,
 				                f->trees[t].width > 1 ? f->leaf_values[n->vector + k] : n->value);
-			leaf++;
 		}
 		at += (uint64_t)f->trees[t].width << depth;
 	}
@@ -130,7 +144,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	levels = leaves = 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		const HNode *nodes = hir_tree_nodes(f, t);
-		uint32_t head = 0, tail = 0;
+		const uint32_t *leaf;
 		hir_tree_symmetric(f, t, level, queue);
 		starts[t] = (int32_t)levels;
 		bases[t] = (int32_t)(leaves - (1ull << depths[t])); /* leaf node i (from 2^D) at bases[t] + i */
@@ -138,16 +152,9 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 			words[levels] = rep_split_word(&nodes[level[d]]);
 			rep_store_value(values, layout->threshold_type, levels, rep_slot_value(layout, f, &nodes[level[d]]));
 		}
-		queue[tail++] = 0; /* the leaves, left to right: breadth first, left before right */
-		while (head < tail) {
-			const HNode *n = &nodes[queue[head++]];
-			if (n->feature == HIR_LEAF) {
-				rep_store_value(leaf_values, layout->leaf_type, leaves++, rep_slot_value(layout, f, n));
-				continue;
-			}
-			queue[tail++] = n->left;
-			queue[tail++] = n->right;
-		}
+		leaf = leaves_left_to_right(f, t, depths[t], queue);
+		for (uint32_t j = 0; j < 1u << depths[t]; j++)
+			rep_store_value(leaf_values, layout->leaf_type, leaves++, rep_slot_value(layout, f, &nodes[leaf[j]]));
 	}
 	starts[f->num_trees] = (int32_t)levels;
 	bases[f->num_trees] = (int32_t)leaves;
