@@ -216,7 +216,7 @@ static bool verify_list(Verifier *v, uint32_t first)
 			     verify_operand(v, id, inst->b, MOP_WALK) && verify_buffer(v, id, inst->buf, true, &inst->row);
 			break;
 		case MOP_REDUCE_DIM:
-			ok = verify_buffer(v, id, inst->buf, true, NULL) && verify_buffer(v, id, inst->src, false, NULL);
+			ok = verify_buffer(v, id, inst->buf, true, &m->buffers[inst->src].base) && verify_buffer(v, id, inst->src, false, NULL);
 			if (ok && m->buffers[inst->src].of != inst->buf)
 				return error_set(v->e, "mir: %%%u: m%u is not a privatised copy of m%u", id, inst->src, inst->buf);
 			break;

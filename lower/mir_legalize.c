@@ -7,14 +7,17 @@
  * the outermost such loop of some reduction and, unless the loop asks for atomics,
  * privatises the buffer along it:
  *
- *   buffer m1: <copies> copies along P x (m0's shape)     declared before P
+ *   buffer m1: <copies> copies along P x (m0's rows)      declared before P
  *   init m1 = 0
  *   parallel for P { ... reduce m1[copy(P), ...] ... }     every write to m0 in P retargeted
  *   reduceDimension m0 += m1 over P                         after P
  *
- * reduceDimension is itself a reduction into m0 and is checked like any other, so
- * nested parallel loops (trees inside trees, or a tile of rows around parallel trees)
- * are legalized by repeating until nothing conflicts. Last, buffers on the stack that
+ * m0's rows, or where batch loops lie between m0's declaration and P, the rows of one
+ * iteration of the innermost of them (a reduction's rows in the copy: its rows of m0).
+ * reduceDimension is itself a reduction into m0, writing the copy's rows, and is checked
+ * like any other, so nested parallel loops (trees inside trees, a tile of rows around
+ * parallel trees, trees over a GPU block's threads inside trees over the grid: the
+ * paper's hierarchical reduction) are legalized by repeating until nothing conflicts. Last, buffers on the stack that
  * parallel loops write become SHARED.
  */
 #include "lower/lower.h"
@@ -44,7 +47,8 @@ typedef struct Legalizer {
 /* Whether the element reduction x writes depends on var. */
 static bool writes_along(const MModule *m, const MInst *x, int32_t var)
 {
-	return m->buffers[x->buf].copy_var == var || (x->op == MOP_REDUCE && mir_index_has(&x->row, var));
+	return m->buffers[x->buf].copy_var == var || (x->op == MOP_REDUCE && mir_index_has(&x->row, var)) ||
+	       (x->op == MOP_REDUCE_DIM && mir_index_has(&m->buffers[x->src].base, var));
 }
 
 static bool is_reduction(const MInst *x) { return x->op == MOP_REDUCE || x->op == MOP_REDUCE_DIM; }
@@ -127,6 +131,33 @@ static void retarget(MModule *m, uint32_t first, uint32_t from, uint32_t to)
 	}
 }
 
+/*
+ * Narrow copy (of g->buf) to the rows one iteration of the loop at g->at writes: those
+ * of the innermost batch loop between the buffer's declaration and it, from the batch
+ * variables bound there. A buffer of all N rows privatised along a loop inside a tile
+ * of rows (trees over a block's threads inside trees over the grid) then takes that
+ * tile's rows alone, where the threads of a block share it.
+ */
+static void narrow_rows(Legalizer *g, MBuffer *copy)
+{
+	const MModule *m = g->m;
+	MIndex base = copy->base;
+	int64_t rows = 0;
+	for (uint32_t d = g->decl_depth[g->buf]; d < g->at; d++) {
+		const MInst *loop = &m->insts[g->stack[d].loop];
+		if (loop->loop & MLOOP_TREES)
+			continue;
+		if (base.num_terms == MIR_MAX_TERMS)
+			return;
+		base.terms[base.num_terms++] = (int8_t)loop->var;
+		rows = m->loops[loop->var].rows;
+	}
+	if (rows && rows != MIR_ROWS_ALL && (copy->rows == MIR_ROWS_ALL || rows < copy->rows)) {
+		copy->base = base;
+		copy->rows = rows;
+	}
+}
+
 /* Privatise buffer g->buf along the loop at g->stack[g->at]. */
 static bool privatise(Legalizer *g)
 {
@@ -147,6 +178,7 @@ static bool privatise(Legalizer *g)
 	copy.copies = (uint32_t)r.max_trips;
 	copy.zero = 1;
 	copy.of = g->buf;
+	narrow_rows(g, &copy);
 	copy.space = copy.rows == MIR_ROWS_ALL ? MSPACE_WORKSPACE : MSPACE_SHARED;
 	b = mir_buffer_add(m, &copy);
 

@@ -402,8 +402,9 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	const MBuffer *src = &l->m->buffers[inst->src];
 	const Storage *from = &l->storage[inst->src];
 	LOp op = reduce_lop(inst->reduce_op);
-	uint32_t dst = l->storage[inst->buf].base[0], dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
+	uint32_t dst = l->storage[inst->buf].base[0], dst_at = fold_slot(l, inst, 0);
 	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
+	uint32_t count = fold_elements(l, inst, 0, n);
 	uint32_t tid, threads, lane, warp, warps, zero = const_i64(l, 0), one = const_i64(l, 1), j, acc, c, at, v, first;
 	uint32_t partial = lir_local_array(&l->b, l->acc_type, (GPU_MAX_BLOCK_THREADS + GROVE_WARP_LANES - 1) / GROVE_WARP_LANES, LSPACE_BLOCK);
 	gpu_flat(l, l->gpu.mask, &tid, &threads);
@@ -411,7 +412,7 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	warp = emit2(l, LOP_SDIV, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES));
 	warps = emit2(l, LOP_ADD, LTYPE_I64, threads, const_i64(l, GROVE_WARP_LANES - 1));
 	warps = emit2(l, LOP_SDIV, LTYPE_I64, warps, const_i64(l, GROVE_WARP_LANES));
-	j = lir_begin(&l->b, LOP_FOR, zero, n, one);
+	j = lir_begin(&l->b, LOP_FOR, zero, count, one);
 	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f)), LIR_NONE, LIR_NONE);
 	c = lir_begin(&l->b, LOP_FOR, tid, const_i64(l, src->copies), threads);
 	at = emit2(l, LOP_MUL, LTYPE_I64, c, n);
@@ -460,9 +461,9 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 
 	const MBuffer *src = &l->m->buffers[inst->src];
 	const Storage *from = &l->storage[inst->src];
-	uint32_t dst_at = buffer_slot(l, inst->buf, 0, NULL, const_i64(l, 0));
+	uint32_t dst_at = fold_slot(l, inst, 0);
 	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), n, 1, l->gpu.mask);
+	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), fold_elements(l, inst, 0, n), 1, l->gpu.mask);
 	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
 	uint32_t acc = lir_emit(&l->b, LOP_VAR, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, l->storage[inst->buf].base[0], d), LIR_NONE, LIR_NONE);
 	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);

@@ -297,8 +297,27 @@ static void test_legalize(void)
 	CHECK(strstr(e.message, "vectorReduce(t1, 4): the reductions inside go to their margins with atomics already") &&
 	      strstr(e.message, "atomicReduce(t0), around it"));
 
+	/*
+	 * Trees in parallel outside the rows and again inside each row (the paper's hierarchical reduction): the copies
+	 * along t0 hold all N rows; t1's copies of them hold the row's margins alone, folded into its row of t0's copy.
+	 */
+	m = legalized(f, "tile(tree, t0, t1, 2); reorder(t0, batch, t1); parallel(t0); parallel(t1)", &e);
+	CHECK(m && m->num_buffers == 3);
+	if (m) {
+		const MBuffer *outer = &m->buffers[1], *inner = &m->buffers[2];
+		const MInst *fold = find_op(m, m->body, MOP_REDUCE_DIM);
+		int32_t batch = hir_schedule_find(&f->schedule, "batch");
+		shape(m, m->body, text);
+		CHECK(strcmp(text, "bibif(f(bif(gwr)r))rf(t)") == 0);
+		CHECK(outer->rows == MIR_ROWS_ALL && outer->space == MSPACE_WORKSPACE && outer->of == 0);
+		CHECK(inner->of == 1 && inner->rows == 1 && inner->space == MSPACE_SHARED && inner->base.num_terms == 1 &&
+		      inner->base.terms[0] == batch);
+		CHECK(fold && fold->buf == 1 && fold->src == 2);
+	}
+	mir_module_free(m);
+
 	/* A parallel loop whose every iteration would need copies of all N rows is refused, naming it. */
-	CHECK(!legalized(f, "tile(tree, t0, t1, 2); reorder(t0, batch, t1); parallel(t0); parallel(t1)", &e));
+	CHECK(!legalized(f, "tile(tree, t0, t1, 2); reorder(t0, t1, batch); parallel(t0); parallel(t1)", &e));
 	CHECK(strstr(e.message, "unit:1:48: parallel(t0): each iteration would need its own buffer of all N rows") != NULL);
 	hir_forest_free(f);
 }
