@@ -153,6 +153,15 @@ static bool verify_operand(Verifier *v, uint32_t id, uint32_t operand, MOp expec
 	return true;
 }
 
+/* Whether every variable of part is one of whole's. */
+static bool index_includes(const MIndex *whole, const MIndex *part)
+{
+	for (uint32_t i = 0; i < part->num_terms; i++)
+		if (!mir_index_has(whole, part->terms[i]))
+			return false;
+	return true;
+}
+
 /*
  * Buffer b is declared around instruction id; one_copy: the operation touches the copy
  * of the current iteration, so the loop the buffer is privatised along encloses it;
@@ -167,9 +176,8 @@ static bool verify_buffer(Verifier *v, uint32_t id, uint32_t b, bool one_copy, c
 	if (one_copy && buf->copy_var != HIR_NONE && !v->in_scope[buf->copy_var])
 		return error_set(v->e, "mir: %%%u (%s): buffer m%u is privatised along '%s', whose loop does not enclose it", id,
 		                 op_of(v, id), b, v->m->forest->schedule.vars[buf->copy_var].name);
-	for (uint32_t i = 0; row && i < buf->base.num_terms; i++)
-		if (!mir_index_has(row, buf->base.terms[i]))
-			return error_set(v->e, "mir: %%%u (%s): its row does not include the row base of buffer m%u", id, op_of(v, id), b);
+	if (row && !index_includes(row, &buf->base))
+		return error_set(v->e, "mir: %%%u (%s): its row does not include the row base of buffer m%u", id, op_of(v, id), b);
 	return true;
 }
 
@@ -216,9 +224,12 @@ static bool verify_list(Verifier *v, uint32_t first)
 			     verify_operand(v, id, inst->b, MOP_WALK) && verify_buffer(v, id, inst->buf, true, &inst->row);
 			break;
 		case MOP_REDUCE_DIM:
-			ok = verify_buffer(v, id, inst->buf, true, &m->buffers[inst->src].base) && verify_buffer(v, id, inst->src, false, NULL);
+			ok = verify_buffer(v, id, inst->buf, true, NULL) && verify_buffer(v, id, inst->src, false, NULL);
 			if (ok && m->buffers[inst->src].of != inst->buf)
 				return error_set(v->e, "mir: %%%u: m%u is not a privatised copy of m%u", id, inst->src, inst->buf);
+			if (ok && !index_includes(&m->buffers[inst->src].base, &m->buffers[inst->buf].base) &&
+			    !index_includes(&m->buffers[inst->buf].base, &m->buffers[inst->src].base))
+				return error_set(v->e, "mir: %%%u: the rows of m%u and of its copy m%u do not nest", id, inst->buf, inst->src);
 			break;
 		case MOP_TRANSFORM:
 			ok = verify_index(v, id, &inst->row, false) && verify_buffer(v, id, inst->buf, true, &inst->row);
@@ -407,8 +418,8 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			fprintf(out, " %s m%u over %s", reduce_op_text(inst->reduce_op), inst->src, f->schedule.vars[m->buffers[inst->src].copy_var].name);
 			if (inst->strategy == MSTRATEGY_VECTOR)
 				fprintf(out, " vector %u", inst->vector);
-			else if (inst->strategy == MSTRATEGY_SHARED)
-				fputs(" shared", out);
+			else if (inst->strategy == MSTRATEGY_SHUFFLE)
+				fputs(" shuffles", out);
 			break;
 		case MOP_IF_COMPLETE:
 			fputs("ifComplete rows[", out);

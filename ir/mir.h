@@ -64,7 +64,8 @@ typedef enum MStrategy {
 	MSTRATEGY_PLAIN,  /* load, combine, store: no other iteration touches the element meanwhile */
 	MSTRATEGY_ATOMIC, /* an atomic read-modify-write: parallel iterations share the element */
 	MSTRATEGY_VECTOR, /* reduceDimension: `vector` elements at a time */
-	MSTRATEGY_SHARED, /* reduceDimension (sharedReduce): a GPU block's threads fold the copies by shuffles where they can */
+	MSTRATEGY_SHUFFLE, /* reduceDimension on a GPU block: more copies than elements, each element's copies folded by a
+	                      tree of warp shuffles where the block's threads can meet (else as PLAIN) */
 } MStrategy;
 
 /* Where a buffer lives. */

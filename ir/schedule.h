@@ -31,7 +31,7 @@
  *   unroll(t0)                   the papers' name for the same: the loop unrolled completely
  *   atomicReduce(tree)           parallel iterations of `tree` add into one target with atomics
  *   vectorReduce(tree, 8)        the privatised copies of `tree` are folded with 8-wide vector adds
- *   sharedReduce(tree)           GPU: keep the privatised copies in shared memory
+ *   sharedReduce(tree)           GPU: keep the privatised copies in shared memory (else in global memory)
  *   gpuDimension(b0, grid.x)     GPU: map a loop to a grid or block dimension
  *   representation(code)         how the trees are laid out (lower/rep.h names them; the lowering checks
  *                                the name): a schedule written for one layout carries it

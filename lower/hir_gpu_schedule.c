@@ -55,10 +55,11 @@ static uint32_t busy_tree_threads(uint32_t trees, uint32_t tree_threads)
 	return ((trees ? trees : 1) + per - 1) / per;
 }
 
-/* Bytes of shared memory k's block takes: the tree threads' sums of its rows, and its rows where cached. */
+/* Bytes of shared memory k's block takes: the tree threads' sums of its rows where kept there, and its rows where cached. */
 static uint64_t gpu_shared_bytes(const HGpuShape *s, const HGpuKnobs *k)
 {
-	uint64_t sums = (uint64_t)k->rows_per_block * busy_tree_threads(s->trees, k->tree_threads) * s->outputs * s->margin_bytes;
+	uint64_t sums = k->shared_reduce ? (uint64_t)k->rows_per_block * busy_tree_threads(s->trees, k->tree_threads) *
+	                                       s->outputs * s->margin_bytes : 0;
 	return sums + (k->cache_rows ? (uint64_t)k->rows_per_block * s->features * s->row_bytes : 0);
 }
 
@@ -84,9 +85,10 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 		                 (unsigned long long)threads, GPU_MAX_BLOCK_THREADS);
 	shared = gpu_shared_bytes(s, k);
 	if (shared > GPU_MAX_SHARED)
-		return error_set(e, "%u rows per block%s with %u tree threads' sums of %u margins: %llu bytes of shared "
+		return error_set(e, "%u rows per block%s with %u tree threads' sums of %u margins%s: %llu bytes of shared "
 		                    "memory, more than %u", k->rows_per_block, k->cache_rows ? " cached" : "",
-		                 k->tree_threads, s->outputs, (unsigned long long)shared, GPU_MAX_SHARED);
+		                 k->tree_threads, s->outputs, k->shared_reduce ? " there" : " in global memory",
+		                 (unsigned long long)shared, GPU_MAX_SHARED);
 	return true;
 }
 
@@ -104,10 +106,13 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 					/* Not searched: tiles (reached by tiling), blocks of trees (many interleaved trees), levels (CPU walks). */
 					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS | LREP_LEVELS))
 						continue;
-					/* Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved. */
+					/*
+					 * Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved;
+					 * the tree threads' sums in shared memory (tune tries the best few with them in global memory).
+					 */
 					HGpuKnobs k = {.rows_per_block = rows[i], .rows_per_thread = 1,
 					               .tree_threads = busy_tree_threads(s->trees, threads[j]),
-					               .interleave = *interleave, .cache_rows = 1,
+					               .interleave = *interleave, .cache_rows = 1, .shared_reduce = 1,
 					               .unroll = *interleave > 1 && s->unroll_pays && s->depth > 0, .representation = rep};
 					/* Tree threads beyond the trees, or more trees interleaved than a thread walks: the same as fewer. */
 					if ((j && k.tree_threads == busy_tree_threads(s->trees, threads[0])) ||

@@ -237,7 +237,7 @@ typedef struct HGpuKnobs {
 	uint8_t cache_rows;       /* the block's rows copied into shared memory (cache) */
 	uint8_t cache_trees;      /* each tree thread's trees copied into shared memory (cache) */
 	uint8_t unroll;           /* walks unrolled to the forest's depth (unrollWalk) */
-	uint8_t shared_reduce;    /* the tree threads' sums folded in shared memory (sharedReduce) */
+	uint8_t shared_reduce;    /* the tree threads' sums in shared memory (sharedReduce), else in global memory */
 	uint8_t representation;   /* lower_representation_name(representation) */
 } HGpuKnobs;
 

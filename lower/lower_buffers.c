@@ -48,25 +48,39 @@ uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, 
 	return emit2(l, LOP_ADD, LTYPE_I64, st->offset, buffer_element(l, b, at, c));
 }
 
-/* reduceDimension inst: where its copy's first element (row 0, output 0) lies in the target (the copy may hold fewer rows). */
-uint32_t fold_slot(Lowering *l, const MInst *inst, uint32_t lane)
+/*
+ * reduceDimension inst: the rows its fold adds, those of the narrower of the copy and its
+ * target (a copy of a tile's rows into a buffer of all N rows, or a copy of all N rows in
+ * global memory into a tile's buffer); where the wider holds all N rows and the narrower
+ * a tile's, up to the batch's end.
+ */
+FoldSpan fold_span(Lowering *l, const MInst *inst, uint32_t lane)
 {
-	return buffer_slot(l, inst->buf, lane, &l->m->buffers[inst->src].base, const_i64(l, 0));
+	const MBuffer *src = &l->m->buffers[inst->src], *dst = &l->m->buffers[inst->buf];
+	bool copy_narrower = src->rows != MIR_ROWS_ALL || dst->rows == MIR_ROWS_ALL;
+	const MBuffer *narrow = copy_narrower ? src : dst, *wide = copy_narrower ? dst : src;
+	uint32_t outputs = const_i64(l, src->outputs);
+	FoldSpan f = {.src_at = LIR_NONE};
+	f.dst_at = buffer_slot(l, inst->buf, lane, copy_narrower ? &src->base : NULL, const_i64(l, 0));
+	f.n = emit2(l, LOP_MUL, LTYPE_I64, l->storage[inst->src].rows, outputs);
+	f.count = copy_narrower ? f.n : emit2(l, LOP_MUL, LTYPE_I64, l->storage[inst->buf].rows, outputs);
+	if (!copy_narrower)
+		f.src_at = emit2(l, LOP_MUL, LTYPE_I64, lower_index_except(l, &dst->base, &src->base, lane), outputs);
+	if (wide->rows == MIR_ROWS_ALL && narrow->rows != MIR_ROWS_ALL) {
+		uint32_t left = emit2(l, LOP_SUB, LTYPE_I64, l->num_rows, lower_index(l, &narrow->base, lane));
+		left = emit2(l, LOP_MIN, LTYPE_I64, l->storage[copy_narrower ? inst->src : inst->buf].rows, left);
+		f.count = emit2(l, LOP_MUL, LTYPE_I64, left, outputs);
+	}
+	return f;
 }
 
-/*
- * reduceDimension inst: of the n elements of each copy (rows x outputs), those to fold.
- * A copy of a tile's rows folded into a buffer of all N rows stops at the batch's end.
- */
-uint32_t fold_elements(Lowering *l, const MInst *inst, uint32_t lane, uint32_t n)
+/* Element j of copy `copy` (i64s) of the fold f, in the copies' storage from offset. */
+uint32_t fold_element(Lowering *l, const FoldSpan *f, uint32_t offset, uint32_t copy, uint32_t j)
 {
-	const MBuffer *src = &l->m->buffers[inst->src];
-	uint32_t left;
-	if (l->m->buffers[inst->buf].rows != MIR_ROWS_ALL || src->rows == MIR_ROWS_ALL)
-		return n;
-	left = emit2(l, LOP_SUB, LTYPE_I64, l->num_rows, lower_index(l, &src->base, lane));
-	left = emit2(l, LOP_MIN, LTYPE_I64, l->storage[inst->src].rows, left);
-	return emit2(l, LOP_MUL, LTYPE_I64, left, const_i64(l, src->outputs));
+	uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, copy, f->n), j);
+	if (f->src_at != LIR_NONE)
+		at = emit2(l, LOP_ADD, LTYPE_I64, at, f->src_at);
+	return emit2(l, LOP_ADD, LTYPE_I64, offset, at);
 }
 
 uint32_t buffer_element(Lowering *l, uint32_t b, uint32_t row, uint32_t c)
@@ -359,19 +373,20 @@ void lower_reduce_dim(Lowering *l, const MInst *inst)
 	const Storage *from = &l->storage[inst->src];
 	for (uint32_t r = 0; r < (from->per_lane ? l->scope.lanes : 1); r++) {
 		uint32_t dst_base = lower_storage_base(l, inst->buf, r), src_base = lower_storage_base(l, inst->src, r);
-		uint32_t dst_at = fold_slot(l, inst, r);
-		uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-		uint32_t count = fold_elements(l, inst, r, n);
+		FoldSpan f = fold_span(l, inst, r);
 		uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
 		uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
-		uint32_t src_at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, emit2(l, LOP_MUL, LTYPE_I64, copy, n));
+		uint32_t src_at = emit2(l, LOP_MUL, LTYPE_I64, copy, f.n);
+		if (f.src_at != LIR_NONE)
+			src_at = emit2(l, LOP_ADD, LTYPE_I64, src_at, f.src_at);
+		src_at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, src_at);
 		if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
 			uint32_t width = const_i64(l, inst->vector);
-			uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, count, width), width);
-			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
-			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, whole, count, 1);
+			uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, f.count, width), width);
+			add_span(l, inst->reduce_op, dst_base, f.dst_at, src_base, src_at, zero, whole, (uint8_t)inst->vector);
+			add_span(l, inst->reduce_op, dst_base, f.dst_at, src_base, src_at, whole, f.count, 1);
 		} else {
-			add_span(l, inst->reduce_op, dst_base, dst_at, src_base, src_at, zero, count, 1);
+			add_span(l, inst->reduce_op, dst_base, f.dst_at, src_base, src_at, zero, f.count, 1);
 		}
 		lir_end(&l->b);
 	}

@@ -254,8 +254,13 @@ void lower_narrowing_entry(LModule *module, const NarrowCuts *t, uint64_t callee
 LFunc *begin_function(Lowering *l, const char *name, LType row_type, bool kernel);
 /* The element of buffer b for row (a full row index; NULL for the buffer's row 0) and output c (i64), in lane `lane`. */
 uint32_t buffer_slot(Lowering *l, uint32_t b, uint32_t lane, const MIndex *row, uint32_t c);
-uint32_t fold_slot(Lowering *l, const MInst *inst, uint32_t lane);
-uint32_t fold_elements(Lowering *l, const MInst *inst, uint32_t lane, uint32_t n);
+/* A reduceDimension's rows (fold_span): the target's element where they begin, a copy's elements (n), the elements
+ * before them in each copy (src_at; LIR_NONE: none), and their elements (count). */
+typedef struct FoldSpan {
+	uint32_t dst_at, n, src_at, count;
+} FoldSpan;
+FoldSpan fold_span(Lowering *l, const MInst *inst, uint32_t lane);
+uint32_t fold_element(Lowering *l, const FoldSpan *f, uint32_t offset, uint32_t copy, uint32_t j);
 /* Where margin c (i64) of row `row` (i64, within its copy) lies in a copy of buffer b, from the copy's first element. */
 uint32_t buffer_element(Lowering *l, uint32_t b, uint32_t row, uint32_t c);
 /*

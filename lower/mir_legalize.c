@@ -158,6 +158,46 @@ static void narrow_rows(Legalizer *g, MBuffer *copy)
 	}
 }
 
+/*
+ * A GPU block's copies without sharedReduce live in global memory (SilvanForge's
+ * meaning): a copy of all N rows, declared before everything, each block writing its
+ * rows. That holds only where the loops around hold no tree loop, whose iterations would
+ * share the copy (and add into it again); false (g->e says so) there.
+ */
+static bool make_global(Legalizer *g, MBuffer *copy)
+{
+	const MModule *m = g->m;
+	const HSchedule *s = &m->forest->schedule;
+	int32_t var = m->insts[g->stack[g->at].loop].var;
+	for (uint32_t d = 0; d < g->at; d++) {
+		const MInst *loop = &m->insts[g->stack[d].loop];
+		char where[700];
+		if (loop->loop & MLOOP_TREES)
+			return error_set(g->e, "%s: the copies of the margins along '%s' would live in global memory (no sharedReduce(%s)), shared by the iterations of tree loop '%s' around it; keep them in shared memory with sharedReduce(%s)",
+			                 hir_schedule_where(s, var, HDIR_GPU_DIMENSION, where, sizeof where), s->vars[var].name,
+			                 s->vars[var].name, s->vars[loop->var].name, s->vars[var].name);
+	}
+	copy->base = (MIndex){0};
+	copy->rows = MIR_ROWS_ALL;
+	return true;
+}
+
+/* The elements of one copy a fold of copy into target adds: the narrower's rows x outputs (0: not known before it runs). */
+static int64_t fold_size(const MBuffer *copy, const MBuffer *target)
+{
+	int64_t rows = copy->rows == MIR_ROWS_ALL ? target->rows : copy->rows;
+	return rows == MIR_ROWS_ALL ? 0 : rows * copy->outputs;
+}
+
+/* Whether a loop around the one at g->at runs over a GPU block's threads (which then cannot all meet to fold). */
+static bool inside_block(const Legalizer *g)
+{
+	for (uint32_t d = 0; d < g->at; d++)
+		if (g->m->insts[g->stack[d].loop].gpu_dim >= HGPU_BLOCK_X)
+			return true;
+	return false;
+}
+
 /* Privatise buffer g->buf along the loop at g->stack[g->at]. */
 static bool privatise(Legalizer *g)
 {
@@ -165,8 +205,10 @@ static bool privatise(Legalizer *g)
 	Frame f = g->stack[g->at];
 	int32_t var = m->insts[f.loop].var;
 	const HIndexVar *v = &m->forest->schedule.vars[var];
+	bool block = m->insts[f.loop].gpu_dim >= HGPU_BLOCK_X, global = block && v->reduce != HREDUCE_SHARED;
 	MBuffer copy = m->buffers[g->buf];
 	uint32_t decl, init, fold, b;
+	int64_t elements;
 	HRange r;
 	char where[700];
 
@@ -178,7 +220,10 @@ static bool privatise(Legalizer *g)
 	copy.copies = (uint32_t)r.max_trips;
 	copy.zero = 1;
 	copy.of = g->buf;
-	narrow_rows(g, &copy);
+	if (!global)
+		narrow_rows(g, &copy);
+	else if (!make_global(g, &copy))
+		return false;
 	copy.space = copy.rows == MIR_ROWS_ALL ? MSPACE_WORKSPACE : MSPACE_SHARED;
 	b = mir_buffer_add(m, &copy);
 
@@ -186,17 +231,19 @@ static bool privatise(Legalizer *g)
 	m->insts[decl].buf = b;
 	init = mir_new(m, MOP_INIT);
 	m->insts[init].buf = b;
-	mir_link_after(m, f.owner, f.prev, decl);
-	mir_link_after(m, f.owner, decl, init);
+	mir_link_after(m, global ? MIR_NONE : f.owner, global ? MIR_NONE : f.prev, decl);
+	mir_link_after(m, global ? MIR_NONE : f.owner, decl, init);
 	fold = mir_new(m, MOP_REDUCE_DIM);
 	m->insts[fold].buf = g->buf;
 	m->insts[fold].src = b;
 	m->insts[fold].reduce_op = mir_reduce_op(m->forest);
+	elements = fold_size(&copy, &m->buffers[g->buf]);
 	if (v->reduce == HREDUCE_VECTOR) {
 		m->insts[fold].strategy = MSTRATEGY_VECTOR;
 		m->insts[fold].vector = v->vector_width;
-	} else if (v->reduce == HREDUCE_SHARED) {
-		m->insts[fold].strategy = MSTRATEGY_SHARED;
+	} else if (block && elements && elements < copy.copies && !inside_block(g)) {
+		/* too few sums for the block's threads to take one each: the paper's divide and conquer */
+		m->insts[fold].strategy = MSTRATEGY_SHUFFLE;
 	}
 	mir_link_after(m, f.owner, f.loop, fold);
 	retarget(m, m->insts[f.loop].body, g->buf, b);

@@ -391,7 +391,7 @@ static void gpu_init(Lowering *l, uint32_t b)
 static uint32_t gpu_get(Lowering *l, uint32_t cell) { return lir_emit(&l->b, LOP_GET, l->acc_type, cell, LIR_NONE, LIR_NONE); }
 
 /*
- * sharedReduce: reduceDimension by a tree of warp shuffles. For each element in turn,
+ * MSTRATEGY_SHUFFLE: reduceDimension by a tree of warp shuffles. For each element in turn,
  * the block's threads fold the copies in strides of the block's size, each warp folds
  * its lanes' values with shuffles (16, 8, 4, 2, 1 lanes down; a lane whose partner is
  * past the block keeps its value), the first lane of each warp leaves the warp's value
@@ -402,9 +402,8 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	const MBuffer *src = &l->m->buffers[inst->src];
 	const Storage *from = &l->storage[inst->src];
 	LOp op = reduce_lop(inst->reduce_op);
-	uint32_t dst = l->storage[inst->buf].base[0], dst_at = fold_slot(l, inst, 0);
-	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t count = fold_elements(l, inst, 0, n);
+	uint32_t dst = l->storage[inst->buf].base[0];
+	FoldSpan f = fold_span(l, inst, 0);
 	uint32_t tid, threads, lane, warp, warps, zero = const_i64(l, 0), one = const_i64(l, 1), j, acc, c, at, v, first;
 	uint32_t partial = lir_local_array(&l->b, l->acc_type, (GPU_MAX_BLOCK_THREADS + GROVE_WARP_LANES - 1) / GROVE_WARP_LANES, LSPACE_BLOCK);
 	gpu_flat(l, l->gpu.mask, &tid, &threads);
@@ -412,13 +411,10 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	warp = emit2(l, LOP_SDIV, LTYPE_I64, tid, const_i64(l, GROVE_WARP_LANES));
 	warps = emit2(l, LOP_ADD, LTYPE_I64, threads, const_i64(l, GROVE_WARP_LANES - 1));
 	warps = emit2(l, LOP_SDIV, LTYPE_I64, warps, const_i64(l, GROVE_WARP_LANES));
-	j = lir_begin(&l->b, LOP_FOR, zero, count, one);
+	j = lir_begin(&l->b, LOP_FOR, zero, f.count, one);
 	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f)), LIR_NONE, LIR_NONE);
 	c = lir_begin(&l->b, LOP_FOR, tid, const_i64(l, src->copies), threads);
-	at = emit2(l, LOP_MUL, LTYPE_I64, c, n);
-	at = emit2(l, LOP_ADD, LTYPE_I64, at, j);
-	at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, at);
-	v = emit2(l, LOP_LOAD, l->acc_type, from->base[0], at);
+	v = emit2(l, LOP_LOAD, l->acc_type, from->base[0], fold_element(l, &f, from->offset, c, j));
 	emit2(l, LOP_SET, LTYPE_VOID, acc, emit2(l, op, l->acc_type, gpu_get(l, acc), v));
 	lir_end(&l->b);
 	v = gpu_get(l, acc);
@@ -437,7 +433,7 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	lir_end(&l->b);
 	gpu_barrier(l, inst);
 	lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, tid, zero), LIR_NONE, LIR_NONE);
-	at = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
+	at = emit2(l, LOP_ADD, LTYPE_I64, f.dst_at, j);
 	first = emit2(l, LOP_LOAD, l->acc_type, dst, at);
 	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, first, LIR_NONE, LIR_NONE);
 	c = lir_begin(&l->b, LOP_FOR, zero, warps, one);
@@ -453,7 +449,7 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 /* reduceDimension shared out: each thread folds every copy of its elements, copy by copy (the sums of the host's order). */
 static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 {
-	if (inst->strategy == MSTRATEGY_SHARED && l->gpu.block_threads > 1 &&
+	if (inst->strategy == MSTRATEGY_SHUFFLE && l->gpu.block_threads > 1 &&
 	    !(l->gpu.mask & GPU_GRID_BITS) && !(l->gpu.bound & GPU_BLOCK_BITS) && !l->gpu.varying) {
 		gpu_shuffle_fold(l, inst);
 		return;
@@ -461,16 +457,13 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 
 	const MBuffer *src = &l->m->buffers[inst->src];
 	const Storage *from = &l->storage[inst->src];
-	uint32_t dst_at = fold_slot(l, inst, 0);
-	uint32_t n = emit2(l, LOP_MUL, LTYPE_I64, from->rows, const_i64(l, src->outputs)); /* elements per copy */
-	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), fold_elements(l, inst, 0, n), 1, l->gpu.mask);
-	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, dst_at, j);
+	FoldSpan f = fold_span(l, inst, 0);
+	uint32_t j = gpu_begin_spread(l, const_i64(l, 0), f.count, 1, l->gpu.mask);
+	uint32_t d = emit2(l, LOP_ADD, LTYPE_I64, f.dst_at, j);
 	uint32_t acc = lir_emit(&l->b, LOP_VAR, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, l->storage[inst->buf].base[0], d), LIR_NONE, LIR_NONE);
 	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
 	uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
-	uint32_t s = emit2(l, LOP_MUL, LTYPE_I64, copy, n), x, sum;
-	s = emit2(l, LOP_ADD, LTYPE_I64, from->offset, emit2(l, LOP_ADD, LTYPE_I64, s, j));
-	x = emit2(l, LOP_LOAD, l->acc_type, from->base[0], s);
+	uint32_t x = emit2(l, LOP_LOAD, l->acc_type, from->base[0], fold_element(l, &f, from->offset, copy, j)), sum;
 	sum = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, lir_emit(&l->b, LOP_GET, l->acc_type, acc, LIR_NONE, LIR_NONE), x);
 	emit2(l, LOP_SET, LTYPE_VOID, acc, sum);
 	lir_end(&l->b);

@@ -1,8 +1,8 @@
 /*
  * grove tune --target gpusim|cuda|rocm: SilvanForge's template schedules (HGpuKnobs),
  * the candidates its pruning heuristic keeps (hir_gpu_candidates) evaluated in the
- * heuristic's two phases: every candidate without shared reduction, then the best
- * three with it.
+ * heuristic's two phases: every candidate with its tree threads' sums in shared memory
+ * (sharedReduce), then the best three with them in global memory.
  *
  * A candidate is timed on the device where there is one: libgrove loads the artifact
  * through the CUDA Driver API or the HSA runtime, and the CPU search's timing loop
@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Candidates tried again with shared reduction (Algorithm 1, line 25). */
+/* Candidates tried again with their tree threads' sums in the other memory (Algorithm 1's reduction phase, line 25). */
 #define SHARED_REDUCE_TOP 3
 /* Rows each candidate predicts on the simulator to be checked against the first. */
 #define CHECK_ROWS 256
@@ -548,12 +548,12 @@ void tune_gpu(Tuner *t)
 	for (uint32_t i = 0; i < g.num && (i == 0 || now() - t->start < t->budget); i++)
 		evaluate(&g, &g.c[i]);
 	rank(&g);
-	/* Phase 2: the best few again with shared reduction. */
+	/* Phase 2: the best few again with the tree threads' sums in global memory (shared, where they were there). */
 	phase1 = g.num;
 	for (uint32_t i = 0; i < phase1 && i < SHARED_REDUCE_TOP && g.c[i].done && !g.c[i].failed; i++) {
 		GpuCandidate *c = &g.c[g.num];
 		*c = (GpuCandidate){.knobs = g.c[i].knobs, .order = g.num};
-		c->knobs.shared_reduce = 1;
+		c->knobs.shared_reduce = !c->knobs.shared_reduce;
 		g.num++;
 		if (now() - t->start < t->budget)
 			evaluate(&g, c);

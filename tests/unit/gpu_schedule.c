@@ -25,7 +25,7 @@ static HGpuShape shape(size_t batch, uint32_t features)
 /*
  * The candidates of the first representation, as "R/T/I" words (rows per block, tree
  * threads, interleave) followed by u (unrolled) and c (rows cached); checks that rows
- * per thread is 1, trees are never cached, and every schedule comes once per representation that
+ * per thread is 1, trees are never cached, the tree threads' sums are in shared memory, and every schedule comes once per representation that
  * keeps trees in memory (the template does not specialize tree loops, as code needs).
  */
 static const char *listed(const HGpuShape *s, char *buf, size_t size)
@@ -38,7 +38,7 @@ static const char *listed(const HGpuShape *s, char *buf, size_t size)
 	for (uint32_t i = 0; lower_representation_name(i); i++)
 		reps += !(lower_representation_traits(i) & (LREP_CODE | LREP_TILES | LREP_BLOCKS | LREP_LEVELS));
 	for (uint32_t i = 0; i < n && i < MAX; i++) {
-		CHECK(k[i].rows_per_thread == 1 && !k[i].cache_trees && !k[i].shared_reduce);
+		CHECK(k[i].rows_per_thread == 1 && !k[i].cache_trees && k[i].shared_reduce);
 		if (k[i].representation)
 			continue;
 		per_rep++;
@@ -108,7 +108,7 @@ static void test_forest_shape(void)
 static void test_check(void)
 {
 	HGpuShape s = shape(4096, 28);
-	HGpuKnobs k = {.rows_per_block = 64, .rows_per_thread = 1, .tree_threads = 20, .interleave = 1};
+	HGpuKnobs k = {.rows_per_block = 64, .rows_per_thread = 1, .tree_threads = 20, .interleave = 1, .shared_reduce = 1};
 	Error e = {.message = {0}};
 	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "1280 threads per block, more than 1024"));
 	k.rows_per_thread = 2;
@@ -116,6 +116,9 @@ static void test_check(void)
 	s.features = 200;
 	k.cache_rows = 1;
 	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "56320 bytes of shared memory, more than 49152"));
+	k.shared_reduce = 0; /* the sums in global memory: the rows alone */
+	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "margins in global memory: 51200 bytes of shared memory"));
+	k.shared_reduce = 1;
 	k.rows_per_thread = 3;
 	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "rows per thread dividing rows per block"));
 }
