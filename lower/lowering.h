@@ -133,6 +133,8 @@ struct Lowering {
 	uint32_t row_cache_first;   /* i64 */
 	int64_t row_cache_rows;     /* 0: the host's copy is row by row; else column by column, feature f of row o at f x this + o,
 	                               where rows walk side by side in vectors (RepLayout.lanes), each feature of theirs one load */
+	int64_t row_cache_pad;      /* elements after each row of a GPU block's copy: 1 where the features are even, so that the
+	                               rows' stride is odd and a warp reading one feature of 32 rows meets 32 banks (0: none) */
 	uint32_t loop_stride;       /* i64: inside a loop over rows whose blocks make keys, the rows from an iteration's first
 	                               row to the first of the next one its thread takes (LIR_NONE: none) */
 	int64_t loop_rows;          /*   and its iterations' rows at most */

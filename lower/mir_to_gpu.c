@@ -224,12 +224,15 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count)
  * together (a block, or part of one) copy the rows the iteration covers into shared
  * memory (coalesced: consecutive threads, consecutive values) and meet; the walks in
  * the body read the copy; the threads meet again before the next iteration overwrites
- * it. count: the rows one iteration covers.
+ * it. count: the rows one iteration covers. Rows of an even number of features lie one
+ * element apart more in the copy (Lowering.row_cache_pad): threads of a warp walking
+ * consecutive rows then read one feature from 32 banks, not from 32 / gcd(features, 32).
  */
 static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 {
-	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	uint32_t first, size, copy, j, x;
+	int64_t features = l->f->num_features, pad = features % 2 == 0 ? 1 : 0;
+	int64_t bytes = count * (features + pad) * (int64_t)lir_type_size(l->row_type);
+	uint32_t first, size, copy, j, x, at;
 
 	if (inst->loop & MLOOP_PREFETCH) {
 		lower_fail_at(l, inst->var, HDIR_CACHE, "prefetch is for CPUs; on a GPU, cache copies the iteration's rows or trees into shared memory");
@@ -242,8 +245,8 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 	if (!(l->gpu.mask & GPU_BLOCK_BITS) || l->gpu.varying || (l->gpu.bound & GPU_BLOCK_BITS))
 		lower_fail_at(l, inst->var, HDIR_CACHE, "on a GPU, cache a loop whose iterations the threads of a block share (such as a tile of rows spread over a grid dimension): the rows of an iteration are copied into their shared memory");
 	else if (bytes > GPU_MAX_SHARED)
-		lower_fail_at(l, inst->var, HDIR_CACHE, "%lld rows of %u features take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
-		         (long long)count, l->f->num_features, (long long)bytes, GPU_MAX_SHARED);
+		lower_fail_at(l, inst->var, HDIR_CACHE, "%lld rows of %u features (%lld elements apart) take %lld bytes, more than the %u of a block's shared memory; cache fewer rows",
+		         (long long)count, l->f->num_features, (long long)(features + pad), (long long)bytes, GPU_MAX_SHARED);
 	else if (l->row_cache != LIR_NONE)
 		lower_fail_at(l, inst->var, HDIR_CACHE, "a loop around it caches its rows already");
 	if (l->failed) {
@@ -251,19 +254,22 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 		return;
 	}
 	size = lower_cached_elements(l, count, &first);
-	copy = lower_rows_array(l, l->row_type, count, LSPACE_BLOCK);
+	copy = lir_local_array(&l->b, l->row_type, count * (features + pad) > 0 ? count * (features + pad) : 1, LSPACE_BLOCK);
 	/* Each block fills its own copy: the copy is spread over the block's threads only. */
 	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu.mask & GPU_BLOCK_BITS);
-	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
+	x = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, features));
 	x = emit2(l, LOP_LOAD, l->row_type, l->rows, emit2(l, LOP_ADD, LTYPE_I64, x, j));
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, j, x);
+	at = pad ? emit2(l, LOP_ADD, LTYPE_I64, j, emit2(l, LOP_SDIV, LTYPE_I64, j, const_i64(l, features))) : j;
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, at, x);
 	lir_end(&l->b);
 	gpu_meet(l, inst, true);
 	l->row_cache = copy;
 	l->row_cache_first = first;
+	l->row_cache_pad = pad;
 	lower_list(l, inst->body);
 	gpu_meet(l, inst, true);
 	l->row_cache = LIR_NONE;
+	l->row_cache_pad = 0;
 }
 
 /*

@@ -6,8 +6,8 @@
         (its features are the x_ columns)
     tools/cost_train.py evaluate [--batch N ...] [--quick S] [--long S] MODEL ...
         on each model (hold it out of training): a --quick second tune ranked by the cost model against a --long
-        second tune that times every candidate of its descent, and the default schedule (the cost model's) and the
-        heuristic's against the best either found
+        second tune that times every candidate of its descent, and the learned schedule (compile --learned's) and
+        the heuristic's against the best either found
     tools/cost_train.py train [--log LOG ...] [--out lower/cost_model.json] [--hold-out NAME ...]
         trains XGBoost on the logs' features to predict log2 of each candidate's us/row over its (model, batch)'s
         median, writes the model (the build compiles it
@@ -34,14 +34,33 @@ PARAMS = {"n_estimators": 300, "max_depth": 6, "learning_rate": 0.08, "subsample
           "min_child_weight": 2, "random_state": 0, "n_jobs": 2}
 
 
+def model_rows(model, scratch):
+    """`--input` rows for a model: its own (the corpus's NAME.rows.csv; a real model's NAME.test.csv or
+    NAME.random.csv, or MODEL.csv, less their last column, the library's prediction), else none (grove tune then
+    draws rows from the thresholds, on which deep forests walk paths real rows do not: docs/schedules.md, The
+    cost model)."""
+    stem = os.path.splitext(model)[0]
+    if os.path.exists(stem + ".rows.csv"):
+        return ["--input", stem + ".rows.csv"]
+    for path in (stem + ".test.csv", stem + ".random.csv", model + ".csv"):
+        if os.path.exists(path):
+            out = os.path.join(scratch, os.path.basename(path))
+            with open(path) as src, open(out, "w") as dst:
+                for line in src:
+                    dst.write(line.rstrip("\n").rsplit(",", 1)[0] + "\n")
+            return ["--input", out]
+    return []
+
+
 def collect(args):
     grove = args.grove or os.path.join(ROOT, "build", "grove")
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     with tempfile.TemporaryDirectory() as scratch:
         for model in args.models:
+            rows = model_rows(model, scratch)
             for batch in args.batch:
                 argv = [grove, "tune", model, "--explore", "--batch", str(batch), "--budget", str(args.budget),
-                        "--log", args.log, "-o", os.path.join(scratch, "best.sched")]
+                        "--log", args.log, "-o", os.path.join(scratch, "best.sched"), *rows]
                 p = subprocess.run(argv, capture_output=True, text=True, env=env)
                 last = (p.stdout.strip().splitlines() or [""])[0]
                 print(f"{os.path.basename(model)} batch {batch}: " +
@@ -49,7 +68,8 @@ def collect(args):
 
 
 def tune_table(p):
-    """{'best', 'default', 'heuristic'}: us/row from grove tune's ranking (the default is the heuristic where unmarked)."""
+    """{'best', 'heuristic', 'learned'}: us/row from grove tune's ranking (compile --learned's schedule is marked
+    learned; where the model keeps the heuristic's, that one is)."""
     out = {}
     for line in p.stdout.splitlines():
         fields = line.split()
@@ -58,9 +78,9 @@ def tune_table(p):
             out.setdefault("best", us)
             if "(heuristic)" in line:
                 out["heuristic"] = us
-            if "(default)" in line:
-                out["default"] = us
-    out.setdefault("default", out.get("heuristic"))
+            if "(learned)" in line:
+                out["learned"] = us
+    out.setdefault("learned", out.get("heuristic"))
     return out
 
 
@@ -70,24 +90,25 @@ def evaluate_tuning(args):
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for model in args.models:
+            rows = model_rows(model, scratch)
             for batch in args.batch:
                 got = {}
                 for name, extra in (("quick", ["--budget", str(args.quick)]),
                                     ("long", ["--explore", "--budget", str(args.long)])):
                     argv = [grove, "tune", model, "--batch", str(batch), "--log", "", "-o",
-                            os.path.join(scratch, "best.sched"), *extra]
+                            os.path.join(scratch, "best.sched"), *rows, *extra]
                     p = subprocess.run(argv, capture_output=True, text=True, env=env)
                     if p.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: {p.stderr.strip()}")
                     got[name] = tune_table(p)
                 best = min(got["quick"]["best"], got["long"]["best"])
-                default = min(got[n]["default"] for n in got)  # each run times it; its best time
+                learned = min(got[n]["learned"] for n in got)  # each run times it; its best time
                 heuristic = min(got[n]["heuristic"] for n in got)
                 rows.append((os.path.basename(model), batch, got["quick"]["best"] / got["long"]["best"],
-                             default / best, heuristic / best))
-                print(f"{rows[-1][0]:28} {batch:6}  quick/long {rows[-1][2]:5.2f}  default/best {rows[-1][3]:5.2f}  "
+                             learned / best, heuristic / best))
+                print(f"{rows[-1][0]:28} {batch:6}  quick/long {rows[-1][2]:5.2f}  learned/best {rows[-1][3]:5.2f}  "
                       f"heuristic/best {rows[-1][4]:5.2f}", flush=True)
-    for i, what in ((2, "quick tune / long tune"), (3, "default / best"), (4, "heuristic / best")):
+    for i, what in ((2, "quick tune / long tune"), (3, "learned (compile --learned) / best"), (4, "heuristic / best")):
         v = sorted(r[i] for r in rows)
         print(f"{what}: median {v[len(v) // 2]:.2f}, worst {v[-1]:.2f}")
 

@@ -115,9 +115,9 @@ static void test_check(void)
 	CHECK(hir_gpu_knobs_check(&s, &k, &e));
 	s.features = 200;
 	k.cache_rows = 1;
-	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "56320 bytes of shared memory, more than 49152"));
-	k.shared_reduce = 0; /* the sums in global memory: the rows alone */
-	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "margins in global memory: 51200 bytes of shared memory"));
+	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "56576 bytes of shared memory, more than 49152"));
+	k.shared_reduce = 0; /* the sums in global memory: the rows alone, 201 floats apart */
+	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "margins in global memory: 51456 bytes of shared memory"));
 	k.shared_reduce = 1;
 	k.rows_per_thread = 3;
 	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "rows per thread dividing rows per block"));
