@@ -415,7 +415,9 @@ static void print_list(FILE *out, const MModule *m, uint32_t first, int indent)
 			fprintf(out, "reduceDimension m%u", inst->buf);
 			if (m->buffers[inst->buf].copy_var != HIR_NONE)
 				fprintf(out, "[copy(%s)]", f->schedule.vars[m->buffers[inst->buf].copy_var].name);
-			fprintf(out, " %s m%u over %s", reduce_op_text(inst->reduce_op), inst->src, f->schedule.vars[m->buffers[inst->src].copy_var].name);
+			fprintf(out, " %s m%u", reduce_op_text(inst->reduce_op), inst->src);
+			if (m->buffers[inst->src].copy_var != HIR_NONE)
+				fprintf(out, " over %s", f->schedule.vars[m->buffers[inst->src].copy_var].name);
 			if (inst->strategy == MSTRATEGY_VECTOR)
 				fprintf(out, " vector %u", inst->vector);
 			else if (inst->strategy == MSTRATEGY_SHUFFLE)

@@ -23,6 +23,7 @@
 #include "lower/lower.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Privatisations one module may need at most (each adds a buffer). */
 #define MAX_ROUNDS 64
@@ -250,6 +251,99 @@ static bool privatise(Legalizer *g)
 	return true;
 }
 
+/* Most margins a row's partial sums in registers hold (more would live in a thread's local memory). */
+#define ACCUMULATE_OUTPUTS 8
+
+/*
+ * Whether the list first holds only sequential tree loops, ifCompletes, tree reads and
+ * walks, and reductions into global memory (a buffer of all N rows of few margins), all
+ * at one row: *buf and *row take the first reduction's.
+ */
+static bool sums_one_row(const MModule *m, uint32_t first, uint32_t *buf, const MIndex **row)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *x = &m->insts[id];
+		switch ((MOp)x->op) {
+		case MOP_FOR:
+			if (!(x->loop & MLOOP_TREES) || x->parallel || !sums_one_row(m, x->body, buf, row))
+				return false;
+			break;
+		case MOP_IF_COMPLETE:
+			if (!sums_one_row(m, x->body, buf, row))
+				return false;
+			break;
+		case MOP_GET_TREE:
+		case MOP_WALK:
+			break;
+		case MOP_REDUCE:
+			if (x->strategy != MSTRATEGY_PLAIN || m->buffers[x->buf].space != MSPACE_WORKSPACE ||
+			    m->buffers[x->buf].outputs > ACCUMULATE_OUTPUTS || (*buf != MIR_NONE && *buf != x->buf))
+				return false;
+			if (*row && ((*row)->num_terms != x->row.num_terms ||
+			             memcmp((*row)->terms, x->row.terms, x->row.num_terms * sizeof *x->row.terms)))
+				return false;
+			*buf = x->buf;
+			*row = &x->row;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * GPU kernels: partial sums in registers, as Tahoe's threads keep them. The outermost
+ * loops over trees that a thread runs one after another, inside the loops that fix the
+ * row, whose reductions all add into global memory at that row, add into a buffer of
+ * the row's margins of the thread's own instead (declared before the loop, folded into
+ * the global one after it): one read and write of global memory per row and loop, not
+ * one per tree.
+ */
+static void accumulate(MModule *m, uint32_t owner, uint32_t first)
+{
+	for (uint32_t prev = MIR_NONE, id = first; id != MIR_NONE; prev = id, id = m->insts[id].next) {
+		MInst *x = &m->insts[id];
+		uint32_t buf = MIR_NONE, b, decl, init, fold;
+		const MIndex *row = NULL;
+		MBuffer sums;
+		if (x->op == MOP_IF_COMPLETE || (x->op == MOP_FOR && !((x->loop & MLOOP_TREES) && !x->parallel))) {
+			accumulate(m, id, x->body);
+			continue;
+		}
+		if (x->op != MOP_FOR || !sums_one_row(m, x->body, &buf, &row) || buf == MIR_NONE)
+			continue;
+		sums = (MBuffer){.type = m->buffers[buf].type, .space = MSPACE_LOCAL, .zero = 1, .base = *row, .rows = 1,
+		                 .copy_var = HIR_NONE, .copies = 1, .outputs = m->buffers[buf].outputs, .of = buf};
+		b = mir_buffer_add(m, &sums);
+		decl = mir_new(m, MOP_BUFFER);
+		m->insts[decl].buf = b;
+		init = mir_new(m, MOP_INIT);
+		m->insts[init].buf = b;
+		mir_link_after(m, owner, prev, decl);
+		mir_link_after(m, owner, decl, init);
+		fold = mir_new(m, MOP_REDUCE_DIM);
+		m->insts[fold].buf = buf;
+		m->insts[fold].src = b;
+		m->insts[fold].reduce_op = mir_reduce_op(m->forest);
+		mir_link_after(m, owner, id, fold);
+		retarget(m, m->insts[id].body, buf, b);
+		prev = id;
+		id = fold;
+	}
+}
+
+/* Whether some loop of the list first (or inside it) is mapped to a GPU dimension. */
+static bool on_gpu(const MModule *m, uint32_t first)
+{
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *x = &m->insts[id];
+		if ((x->op == MOP_FOR && (x->gpu_dim || on_gpu(m, x->body))) || (x->op == MOP_IF_COMPLETE && on_gpu(m, x->body)))
+			return true;
+	}
+	return false;
+}
+
 /* Make stack buffers that parallel loops write SHARED; reject workspace buffers inside parallel loops. */
 static bool assign_spaces(Legalizer *g, uint32_t first)
 {
@@ -302,6 +396,8 @@ bool mir_legalize_reductions(MModule *m, Error *e)
 		}
 		ok = privatise(&g);
 	}
+	if (ok && on_gpu(m, m->body))
+		accumulate(m, MIR_NONE, m->body);
 	if (ok) {
 		g.depth = 0;
 		ok = assign_spaces(&g, m->body);
