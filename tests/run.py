@@ -629,7 +629,7 @@ def cli_tests(s):
         # schedules the language accepts but the host lowering cannot give what they ask for
         ("schedule_workspace_per_iteration",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text",
-          "tile(tree, t0, t1, 4); reorder(t0, batch, t1); parallel(t0); parallel(t1)"], 1,
+          "tile(tree, t0, t1, 4); reorder(t0, t1, batch); parallel(t0); parallel(t1)"], 1,
          "--schedule-text:1:48: parallel(t0): each iteration would need its own buffer of all N rows"),
         ("schedule_stack_buffer_too_large",
          ["compile", higgs, "-o", s.path("x.so"), "--schedule-text", "tile(batch, b0, b1, 4096); reorder(b0, tree, b1); parallel(tree)"],
