@@ -331,11 +331,13 @@ static uint8_t few_trees(const HForest *f)
  * LightGBM's num_leaves=255 and XGBoost's lossguide: 11 and 15 were slower, batches of
  * 64 and 2000 rows alike), lone rows at most 11 (13 was slower for them), and the
  * deepest (forests grown to purity, whose trees are far larger than the caches) the
- * mean and 1. Forests with category sets take no straight steps: each pays a category
+ * mean and 3 (the mean and 1 was slower on scikit-learn's three forests of the corpus,
+ * and 5 on its classifier: docs/performance-notes.md, Straight steps of forests grown to
+ * purity). Forests with category sets take no straight steps: each pays a category
  * test beside its compare, and a leaf's too, where loops stop at leaves.
  */
 #define PEEL_PAST_SHALLOW 5
-#define PEEL_PAST_DEEP 1
+#define PEEL_PAST_DEEP 3
 #define PEEL_DEEP 13
 #define PEEL_LONE 11
 
