@@ -57,10 +57,10 @@ def collect(args):
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads)}
     with tempfile.TemporaryDirectory() as scratch:
         for model in args.models:
-            rows = model_rows(model, scratch)
+            inputs = model_rows(model, scratch)
             for batch in args.batch:
                 argv = [grove, "tune", model, "--explore", "--batch", str(batch), "--budget", str(args.budget),
-                        "--log", args.log, "-o", os.path.join(scratch, "best.sched"), *rows]
+                        "--log", args.log, "-o", os.path.join(scratch, "best.sched"), *inputs]
                 p = subprocess.run(argv, capture_output=True, text=True, env=env)
                 last = (p.stdout.strip().splitlines() or [""])[0]
                 print(f"{os.path.basename(model)} batch {batch}: " +
@@ -90,13 +90,13 @@ def evaluate_tuning(args):
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for model in args.models:
-            rows = model_rows(model, scratch)
+            inputs = model_rows(model, scratch)
             for batch in args.batch:
                 got = {}
                 for name, extra in (("quick", ["--budget", str(args.quick)]),
                                     ("long", ["--explore", "--budget", str(args.long)])):
                     argv = [grove, "tune", model, "--batch", str(batch), "--log", "", "-o",
-                            os.path.join(scratch, "best.sched"), *rows, *extra]
+                            os.path.join(scratch, "best.sched"), *inputs, *extra]
                     p = subprocess.run(argv, capture_output=True, text=True, env=env)
                     if p.returncode != 0:
                         sys.exit(f"{' '.join(argv)}: {p.stderr.strip()}")
