@@ -13,12 +13,14 @@
  *   reduceDimension m0 += m1 over P                         after P
  *
  * m0's rows, or where batch loops lie between m0's declaration and P, the rows of one
- * iteration of the innermost of them (a reduction's rows in the copy: its rows of m0).
- * reduceDimension is itself a reduction into m0, writing the copy's rows, and is checked
- * like any other, so nested parallel loops (trees inside trees, a tile of rows around
- * parallel trees, trees over a GPU block's threads inside trees over the grid: the
- * paper's hierarchical reduction) are legalized by repeating until nothing conflicts. Last, buffers on the stack that
- * parallel loops write become SHARED.
+ * iteration of the innermost of them (a reduction's rows in the copy: its rows of m0);
+ * on a GPU, the copies along a loop over a block's threads without sharedReduce are of
+ * all N rows, in global memory. reduceDimension is itself a reduction into m0, writing
+ * the copy's rows, and is checked like any other, so nested parallel loops (trees inside
+ * trees, a tile of rows around parallel trees, trees over a GPU block's threads inside
+ * trees over the grid: the paper's hierarchical reduction) are legalized by repeating
+ * until nothing conflicts. Then GPU kernels keep partial sums in registers (accumulate),
+ * and buffers on the stack that parallel loops write become SHARED.
  */
 #include "lower/lower.h"
 
@@ -328,8 +330,7 @@ static void accumulate(MModule *m, uint32_t owner, uint32_t first)
 		m->insts[fold].reduce_op = mir_reduce_op(m->forest);
 		mir_link_after(m, owner, id, fold);
 		retarget(m, m->insts[id].body, buf, b);
-		prev = id;
-		id = fold;
+		id = fold; /* (the loop goes on after the fold) */
 	}
 }
 

@@ -225,7 +225,7 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count)
  * memory (coalesced: consecutive threads, consecutive values) and meet; the walks in
  * the body read the copy; the threads meet again before the next iteration overwrites
  * it. count: the rows one iteration covers. Rows of an even number of features lie one
- * element apart more in the copy (Lowering.row_cache_pad): threads of a warp walking
+ * element further apart in the copy (Lowering.row_cache_pad): threads of a warp walking
  * consecutive rows then read one feature from 32 banks, not from 32 / gcd(features, 32).
  */
 static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
