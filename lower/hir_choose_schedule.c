@@ -139,6 +139,21 @@ static uint64_t tree_bytes(const HForest *f, uint32_t t)
 }
 
 /*
+ * Bytes of the leaf vectors of f's trees of several outputs (CatBoost's and scikit-learn's
+ * classifiers), which lie apart from the nodes and which a tile of trees reads as well: a
+ * tile counts them beside its nodes (measured: docs/performance-notes.md, Tiles of trees
+ * with leaf vectors).
+ */
+static uint64_t leaf_vector_bytes(const HForest *f)
+{
+	uint64_t bytes = 0;
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		if (f->trees[t].width > 1)
+			bytes += (uint64_t)(f->trees[t].num_nodes + 1) / 2 * f->trees[t].width * (f->leaf_type == HTYPE_F64 ? 8 : 4);
+	return bytes;
+}
+
+/*
  * Tiles of the code schedule the heuristic writes: each tree's code runs over a tile of
  * rows while it is in the instruction cache, and each tile of trees is a function of its
  * own (lower_specialized) of at most CODE_TILE_SPLITS splits, CODE_TREE_TILE trees.
@@ -387,7 +402,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	if (tree_tile == HIR_TILE_AUTO) {
 		uint64_t rows_bytes = (uint64_t)row_tile * float_row_bytes;
 		uint64_t bytes = rows_bytes / 2 > TILE_BYTES ? rows_bytes / 2 : TILE_BYTES;
-		uint64_t per_tile = f->num_trees ? bytes / (total / f->num_trees + 1) : 0;
+		uint64_t per_tile = f->num_trees ? bytes / ((total + leaf_vector_bytes(f)) / f->num_trees + 1) : 0;
 		if (trees > 1) /* a row going alone walks `trees` trees of its tile side by side: whole groups of them */
 			per_tile = (per_tile + trees / 2) / trees * trees;
 		if (per_tile < trees)
