@@ -60,8 +60,7 @@ static uint64_t gpu_shared_bytes(const HGpuShape *s, const HGpuKnobs *k)
 {
 	uint64_t sums = k->shared_reduce ? (uint64_t)k->rows_per_block * busy_tree_threads(s->trees, k->tree_threads) *
 	                                       s->outputs * s->margin_bytes : 0;
-	uint64_t stride = s->features + (s->features % 2 == 0); /* the lowering's odd stride (mir_to_gpu.c, gpu_cache) */
-	return sums + (k->cache_rows ? (uint64_t)k->rows_per_block * stride * s->row_bytes : 0);
+	return sums + (k->cache_rows ? (uint64_t)k->rows_per_block * gpu_row_stride(s->features) * s->row_bytes : 0);
 }
 
 bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)

@@ -256,6 +256,9 @@ typedef struct HGpuShape {
 #define HIR_GPU_DEFAULT_BATCH 4096
 
 /* The shape of predicting batch rows at a time with forest f. */
+/* Elements from one row to the next in a GPU block's copy of its rows (cache): odd, so a warp reading one feature of
+ * consecutive rows meets no bank twice (lower/mir_to_gpu.c, gpu_cache). */
+uint32_t gpu_row_stride(uint32_t features);
 void hir_gpu_shape(const HForest *f, size_t batch, HGpuShape *s);
 /* Whether k's schedule can run on a GPU for shape s (threads per block, shared memory); e says why not. */
 bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e);

@@ -74,10 +74,10 @@ FoldSpan fold_span(Lowering *l, const MInst *inst, uint32_t lane)
 	return f;
 }
 
-/* Element j of copy `copy` (i64s) of the fold f, in the copies' storage from offset. */
-uint32_t fold_element(Lowering *l, const FoldSpan *f, uint32_t offset, uint32_t copy, uint32_t j)
+/* Where the fold f's rows begin in copy `copy` (i64), in the copies' storage from offset. */
+uint32_t fold_copy(Lowering *l, const FoldSpan *f, uint32_t offset, uint32_t copy)
 {
-	uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, emit2(l, LOP_MUL, LTYPE_I64, copy, f->n), j);
+	uint32_t at = emit2(l, LOP_MUL, LTYPE_I64, copy, f->n);
 	if (f->src_at != LIR_NONE)
 		at = emit2(l, LOP_ADD, LTYPE_I64, at, f->src_at);
 	return emit2(l, LOP_ADD, LTYPE_I64, offset, at);
@@ -376,10 +376,7 @@ void lower_reduce_dim(Lowering *l, const MInst *inst)
 		FoldSpan f = fold_span(l, inst, r);
 		uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
 		uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
-		uint32_t src_at = emit2(l, LOP_MUL, LTYPE_I64, copy, f.n);
-		if (f.src_at != LIR_NONE)
-			src_at = emit2(l, LOP_ADD, LTYPE_I64, src_at, f.src_at);
-		src_at = emit2(l, LOP_ADD, LTYPE_I64, from->offset, src_at);
+		uint32_t src_at = fold_copy(l, &f, from->offset, copy);
 		if (inst->strategy == MSTRATEGY_VECTOR && inst->vector > 1) {
 			uint32_t width = const_i64(l, inst->vector);
 			uint32_t whole = emit2(l, LOP_MUL, LTYPE_I64, emit2(l, LOP_SDIV, LTYPE_I64, f.count, width), width);

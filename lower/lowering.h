@@ -262,7 +262,7 @@ typedef struct FoldSpan {
 	uint32_t dst_at, n, src_at, count;
 } FoldSpan;
 FoldSpan fold_span(Lowering *l, const MInst *inst, uint32_t lane);
-uint32_t fold_element(Lowering *l, const FoldSpan *f, uint32_t offset, uint32_t copy, uint32_t j);
+uint32_t fold_copy(Lowering *l, const FoldSpan *f, uint32_t offset, uint32_t copy);
 /* Where margin c (i64) of row `row` (i64, within its copy) lies in a copy of buffer b, from the copy's first element. */
 uint32_t buffer_element(Lowering *l, uint32_t b, uint32_t row, uint32_t c);
 /*

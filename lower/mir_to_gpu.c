@@ -219,6 +219,8 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count)
 	rep->cache_end(&l->layout);
 }
 
+uint32_t gpu_row_stride(uint32_t features) { return features % 2 == 0 ? features + 1 : features; }
+
 /*
  * cache(v) on a GPU: at the start of each iteration of v, the threads that run its body
  * together (a block, or part of one) copy the rows the iteration covers into shared
@@ -230,7 +232,7 @@ static void gpu_cache_trees(Lowering *l, const MInst *inst, int64_t count)
  */
 static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 {
-	int64_t features = l->f->num_features, pad = features % 2 == 0 ? 1 : 0;
+	int64_t features = l->f->num_features, pad = gpu_row_stride(l->f->num_features) - features;
 	int64_t bytes = count * (features + pad) * (int64_t)lir_type_size(l->row_type);
 	uint32_t first, size, copy, j, x, at;
 
@@ -420,7 +422,7 @@ static void gpu_shuffle_fold(Lowering *l, const MInst *inst)
 	j = lir_begin(&l->b, LOP_FOR, zero, f.count, one);
 	acc = lir_emit(&l->b, LOP_VAR, l->acc_type, lir_const_float(&l->b, l->acc_type, aggregate_identity(l->f)), LIR_NONE, LIR_NONE);
 	c = lir_begin(&l->b, LOP_FOR, tid, const_i64(l, src->copies), threads);
-	v = emit2(l, LOP_LOAD, l->acc_type, from->base[0], fold_element(l, &f, from->offset, c, j));
+	v = emit2(l, LOP_LOAD, l->acc_type, from->base[0], emit2(l, LOP_ADD, LTYPE_I64, fold_copy(l, &f, from->offset, c), j));
 	emit2(l, LOP_SET, LTYPE_VOID, acc, emit2(l, op, l->acc_type, gpu_get(l, acc), v));
 	lir_end(&l->b);
 	v = gpu_get(l, acc);
@@ -469,7 +471,7 @@ static void gpu_reduce_dim(Lowering *l, const MInst *inst)
 	uint32_t acc = lir_emit(&l->b, LOP_VAR, l->acc_type, emit2(l, LOP_LOAD, l->acc_type, l->storage[inst->buf].base[0], d), LIR_NONE, LIR_NONE);
 	uint32_t zero = const_i64(l, 0), copies = const_i64(l, src->copies), one = const_i64(l, 1);
 	uint32_t copy = lir_begin(&l->b, LOP_FOR, zero, copies, one);
-	uint32_t x = emit2(l, LOP_LOAD, l->acc_type, from->base[0], fold_element(l, &f, from->offset, copy, j)), sum;
+	uint32_t x = emit2(l, LOP_LOAD, l->acc_type, from->base[0], emit2(l, LOP_ADD, LTYPE_I64, fold_copy(l, &f, from->offset, copy), j)), sum;
 	sum = emit2(l, reduce_lop(inst->reduce_op), l->acc_type, lir_emit(&l->b, LOP_GET, l->acc_type, acc, LIR_NONE, LIR_NONE), x);
 	emit2(l, LOP_SET, LTYPE_VOID, acc, sum);
 	lir_end(&l->b);
