@@ -57,6 +57,12 @@ static bool ends_token(char c)
 	return !c || c == '\n' || is_space(c) || c == ',' || c == '(' || c == ')' || c == ';' || c == '#';
 }
 
+/* Whether c is an operator of a size's expression (parse_number). */
+static bool is_operator(char c)
+{
+	return c == '*' || c == '/' || c == '+' || c == '-';
+}
+
 /* Move P past spaces and tabs (never past the end of the line). */
 static void skip_spaces(Parser *P)
 {
@@ -196,8 +202,11 @@ static bool parse_number(const Parser *P, const HSchedule *s, const Arg *a, int6
 	if (a->start[0] == '-' && a->len > 1 && is_digit(a->start[1]))
 		return fail(P, a->column, "%s is negative (expected a number from 0 to %d)", quote(a->start, a->len, buf, sizeof buf), INT32_MAX);
 	for (;;) {
-		const char *factor = p;
+		const char *factor;
 		int64_t x = 0;
+		while (p < end && is_space(*p))
+			p++;
+		factor = p;
 		if (p < end && is_digit(*p)) {
 			for (; p < end && is_digit(*p); p++)
 				x = x <= INT32_MAX ? x * 10 + (*p - '0') : x;
@@ -210,7 +219,9 @@ static bool parse_number(const Parser *P, const HSchedule *s, const Arg *a, int6
 				return fail(P, a->column, "%s is not a number, nor a size the schedule knows (%s, or a parameter given with -D)",
 				            quote(a->start, a->len, buf, sizeof buf), size_names(s, names, sizeof names));
 		}
-		if (p == factor || (p < end && !strchr("*/+-", *p)))
+		while (p > factor && p < end && is_space(*p))
+			p++;
+		if (p == factor || (p < end && !is_operator(*p)))
 			return fail(P, a->column, "%s is not a number", quote(a->start, a->len, buf, sizeof buf));
 		if (mul == '/' && !x)
 			return fail(P, a->column, "%s divides by zero", quote(a->start, a->len, buf, sizeof buf));
@@ -271,8 +282,16 @@ static bool parse_directive(Parser *P, HSchedule *s)
 		skip_spaces(P);
 		a.start = P->p;
 		a.column = column_of(P, P->p);
-		while (!ends_token(*P->p))
-			P->p++;
+		for (;;) { /* a size's expression may space its operators (N_t / 2): one argument */
+			const char *q;
+			while (!ends_token(*P->p))
+				P->p++;
+			for (q = P->p; is_space(*q); q++)
+				;
+			if (P->p == a.start || q == P->p || !(is_operator(*q) || is_operator(P->p[-1])))
+				break;
+			P->p = q;
+		}
 		a.len = (size_t)(P->p - a.start);
 		if (num_args < MAX_ARGS)
 			args[num_args] = a;

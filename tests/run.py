@@ -721,7 +721,12 @@ def cli_tests(s):
         joined = s.run("dump", "--level", "hir", binary, "--schedule-text", text, "-DROWS=16")
         unnamed = s.run("dump", "--level", "hir", binary, "--schedule-text", text)
         bad = s.run("dump", "--level", "hir", binary, "--schedule-text", text, "-D", "ROWS")
-        ok = (named.returncode == 0 and "tile(batch, b0, b1, 32)" in named.stdout and "tile(tree, t0, t1, 1)" in named.stdout
+        # spaces around the operators, as papers write them: the same sizes; an operator with nothing after it refused
+        spaced = s.run("dump", "--level", "hir", binary, "--schedule-text", text.replace("*", " * ").replace("/", " / "),
+                       "-D", "ROWS=16")
+        dangling = s.run("dump", "--level", "hir", binary, "--schedule-text", "tile(tree, t0, t1, N_t / )")
+        ok = (spaced.stdout == named.stdout and dangling.returncode == 1 and "'N_t / ' is not a number" in dangling.stderr
+              and named.returncode == 0 and "tile(batch, b0, b1, 32)" in named.stdout and "tile(tree, t0, t1, 1)" in named.stdout
               and joined.stdout == named.stdout and unnamed.returncode == 1 and "'ROWS*2' is not a number, nor a size the "
               "schedule knows (N_t, N_f, N_c, or a parameter given with -D)" in unnamed.stderr and bad.returncode == 1
               and "-D ROWS: expected NAME=NUMBER" in bad.stderr)
