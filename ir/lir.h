@@ -114,7 +114,7 @@ typedef enum LType {
 	X(EXP, "exp", 1)              /* e^a (llvm.exp) */                                           \
 	X(LOG, "log", 1)              /* natural logarithm (llvm.log) */                             \
 	X(SQRT, "sqrt", 1)            /* square root (llvm.sqrt) */                                  \
-	X(CTZ, "ctz", 1)              /* trailing zero bits of a (i32 or i64): its width where a is 0 */ \
+	X(CTZ, "ctz", 1)              /* trailing zero bits of a (i32 or i64): its width where a is 0; imm 1: a is never 0 */ \
 	X(ICMP, "icmp", 2)            /* i1 result; predicate in sub (LCmp) */                       \
 	X(FCMP, "fcmp", 2)            /* i1 result; predicate in sub (LCmp) */                       \
 	X(SELECT, "select", 3)        /* a (i1) ? b : c */                                           \

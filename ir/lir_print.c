@@ -283,9 +283,12 @@ static void print_inst(Printer *p, uint32_t id, int depth)
 		fprintf(out, " %s ", value_type_name(operand_buf, p, in->a));
 		print_value(p, in->a);
 		break;
+	case LOP_CTZ:
+		fprintf(out, "%s %s", in->imm ? " nonzero" : "", type);
+		print_operands(p, in, 1);
+		break;
 	case LOP_FNEG:
 	case LOP_SPLAT:
-	case LOP_CTZ:
 	case LOP_EXP:
 	case LOP_VAR:
 	case LOP_GET:

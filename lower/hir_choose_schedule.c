@@ -414,7 +414,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	*k = (HScheduleKnobs){.rows = rows, .trees = trees, .tree_tile = tree_tile, .row_tile = row_tile,
 	                      .parallel = HPARALLEL_ROWS};
 	HScheduleKnobs as_code = {.rows = 1, .trees = 1, .tree_tile = code_tree_tile(f), .row_tile = CODE_ROW_TILE,
-	                          .parallel = HPARALLEL_ROWS, .representation = knob_of(LREP_CODE)};
+	                          .parallel = HPARALLEL_ROWS, .representation = code ? knob_named(named) : knob_of(LREP_CODE)};
 	bool lanes = pick && rows > 1 && !masks && lanes_pay(f);
 	if (f->num_trees && (code || (pick && !masks && (code_pays(f) || lanes) && code_fits(f, &as_code)))) {
 		*k = as_code;

@@ -17,6 +17,7 @@ static const LRepresentation *const representations[] = {
 	&rep_tiled_array,
 	&rep_bitvector,
 	&rep_oblivious,
+	&rep_branchfree,
 };
 
 const char *lower_representation_name(size_t i) { return i < COUNT_OF(representations) ? representations[i]->name : NULL; }

@@ -499,6 +499,8 @@ extern const LRepresentation rep_oblivious;
 
 /* The code representation: each tree a nest of ifs with its thresholds in the instructions (trees known at compile time). */
 extern const LRepresentation rep_code;
+/* The branch-free form: every split of a tree of at most 64 leaves tested, its leaf found by a mask (lower/rep_code.c). */
+extern const LRepresentation rep_branchfree;
 
 /* The representation named name, or NULL. */
 const LRepresentation *rep_find(const char *name);

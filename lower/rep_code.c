@@ -52,9 +52,9 @@ typedef struct CodeState {
 	 * Per feature, its vector for the lanes' rows (LIR_NONE: not yet), kept from walk to
 	 * walk of the same rows while they are emitted one after the other in one region (the
 	 * trees of a tile, specialized): the features in `met`, the last walk's leaf values
-	 * at `mark` of function `fn`, its lane 0's row `row` and the lanes' stride.
+	 * at `mark` of function `fn`, its lane 0's row `row`, the lanes' stride and their count.
 	 */
-	uint32_t *feature_x, *met, num_met, mark, stride;
+	uint32_t *feature_x, *met, num_met, mark, stride, lanes;
 	/*
 	 * Per category feature, kept as feature_x is (ok LIR_NONE: not yet): whether the lanes'
 	 * values are categories below `categories` (i1), the categories (i32, 0 where not),
@@ -126,7 +126,8 @@ static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeS
 		s->categories = 32 * f->sets[i].num_words > s->categories ? 32 * f->sets[i].num_words : s->categories;
 }
 
-static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+/* The code representation's state; its trees' leaves laid out for masks where `masks` (every walk branch-free, or lanes). */
+static bool lay_out(const HForest *f, LModule *m, RepLayout *layout, bool masks, Error *e)
 {
 	uint32_t most = 1;
 	CodeState *s;
@@ -147,9 +148,14 @@ static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error 
 	s->stack = xmalloc(3 * (size_t)most * sizeof *s->stack);
 	layout->state = s;
 	s->leaf_buffer = LIR_NONE;
-	if (layout->lanes)
+	if (masks)
 		lay_out_lanes(f, m, layout, s);
 	return true;
+}
+
+static bool code_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out(f, m, layout, layout->lanes, e);
 }
 
 static void code_free(RepLayout *layout)
@@ -395,10 +401,10 @@ static bool same_value(const LBuilder *b, uint32_t x, uint32_t y, int depth)
  * same, and the builder emits into the region of that walk, after it (its instructions
  * then precede every use here).
  */
-static bool features_kept(const LBuilder *b, const CodeState *s, const RepRow *row, uint32_t stride)
+static bool features_kept(const LBuilder *b, const CodeState *s, const RepRow *row, uint32_t lanes, uint32_t stride)
 {
 	if (s->fn != b->fn || !same_value(b, row->base, s->row.base, 4) || !same_value(b, row->start, s->row.start, 1) ||
-	    row->type != s->row.type || row->complete != s->row.complete || stride != s->stride)
+	    row->type != s->row.type || row->complete != s->row.complete || stride != s->stride || lanes != s->lanes)
 		return false;
 	for (uint32_t at = s->mark; at != LIR_NONE; at = b->fn->insts[at].next)
 		if (&b->fn->insts[at].next == b->tail[b->depth])
@@ -406,8 +412,12 @@ static bool features_kept(const LBuilder *b, const CodeState *s, const RepRow *r
 	return false;
 }
 
-static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, uint32_t lanes,
-                                uint32_t stride)
+/*
+ * The walk of `lanes` rows (one or more) of a tree of at most CODE_LANES_MAX_LEAVES leaves
+ * by masks, with no branch; LIR_NONE where the tree or the rows do not allow it.
+ */
+static uint32_t mask_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, uint32_t lanes,
+                          uint32_t stride)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	CodeState *s = layout->state;
@@ -419,10 +429,10 @@ static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, c
 	if (handle.op != LOP_CONST || handle.imm < 0 || (uint64_t)handle.imm >= f->num_trees)
 		die("code representation: a walk of a tree not known at compile time");
 	t = (uint32_t)handle.imm;
-	if (!s->first_leaf || s->first_leaf[t] < 0 || lanes < 2 || lanes > LIR_MAX_LANES ||
+	if (!s->first_leaf || s->first_leaf[t] < 0 || lanes > LIR_MAX_LANES ||
 	    (row->type != LTYPE_F32 && row->type != LTYPE_F64))
 		return LIR_NONE;
-	if (!features_kept(b, s, row, stride))
+	if (!features_kept(b, s, row, lanes, stride))
 		forget_features(s);
 	nodes = hir_tree_nodes(f, t);
 	size = f->trees[t].num_nodes;
@@ -450,6 +460,7 @@ static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, c
 		mask = lanes_select(b, mask_type, right, cleared, mask);
 	}
 	leaf = lir_emit_vector(b, LOP_CTZ, mask_type, (uint8_t)lanes, mask, LIR_NONE, LIR_NONE);
+	b->fn->insts[leaf].imm = 1; /* the lane's leaf is always left */
 	if (mask_type != LTYPE_I32)
 		leaf = lir_cast(b, LCAST_TRUNC, LTYPE_I32, leaf);
 	s->mark = lir_emit_vector(b, LOP_GATHER, layout->leaf_type, (uint8_t)lanes, s->leaves,
@@ -457,7 +468,14 @@ static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, c
 	s->fn = b->fn;
 	s->row = *row;
 	s->stride = stride;
+	s->lanes = lanes;
 	return s->mark;
+}
+
+static uint32_t code_walk_lanes(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, uint32_t lanes,
+                                uint32_t stride)
+{
+	return lanes < 2 ? LIR_NONE : mask_walk(layout, b, tree, row, lanes, stride);
 }
 
 const LRepresentation rep_code = {
@@ -467,6 +485,37 @@ const LRepresentation rep_code = {
 	.begin_function = code_begin_function,
 	.tree = code_tree,
 	.walk = code_walk,
+	.walk_lanes = code_walk_lanes,
+	.one_version = true,
+};
+
+/*
+ * The branch-free form of seed 003 (its "sem if"): each tree of at most
+ * CODE_LANES_MAX_LEAVES leaves evaluates every split, a row at a time as well as rows
+ * side by side, and finds its leaf by the mask of candidates (mask_walk), its
+ * thresholds and masks immediates in the code; no branch and no node in memory, only
+ * the leaf's value. A tree pays all its splits rather than one path, which pays for
+ * shallow trees whose branches would mispredict (or diverge, on a GPU); wider trees,
+ * and trees of several outputs, walk as code does.
+ */
+static bool branchfree_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out(f, m, layout, true, e);
+}
+
+static uint32_t branchfree_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row)
+{
+	uint32_t leaf = mask_walk(layout, b, tree, row, 1, 1);
+	return leaf != LIR_NONE ? leaf : code_walk(layout, b, tree, row);
+}
+
+const LRepresentation rep_branchfree = {
+	.name = "branchfree",
+	.lay_out = branchfree_lay_out,
+	.free = code_free,
+	.begin_function = code_begin_function,
+	.tree = code_tree,
+	.walk = branchfree_walk,
 	.walk_lanes = code_walk_lanes,
 	.one_version = true,
 };

@@ -352,7 +352,8 @@ static void emit_inst(Emitter *em, uint32_t id)
 		break;
 	}
 	case LOP_CTZ: {
-		LLVMValueRef args[2] = {llvm_value(em, inst->a), LLVMConstInt(em->types[LTYPE_I1], 0, 0)}; /* defined at 0 */
+		/* defined at 0 unless the LIR says a never is (then no test for 0: a branch on GPUs) */
+		LLVMValueRef args[2] = {llvm_value(em, inst->a), LLVMConstInt(em->types[LTYPE_I1], inst->imm != 0, 0)};
 		*out = llvm_call_intrinsic(em, "llvm.cttz", lanes_type(em, (LType)inst->type, inst->lanes), args, 2);
 		break;
 	}
