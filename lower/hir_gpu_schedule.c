@@ -13,11 +13,28 @@
  * block's threads meet to fold the tree threads' sums after t0, and threads can meet
  * only outside a loop that runs a different number of times on each of them, as the
  * rows of a block do where the batch ends inside it (the lowering refuses t0 inside b2).
+ *
+ * Trees compiled into code (`code`'s ifs, `branchfree`'s masks: seed 003) need their
+ * tree loop specialized, which a loop that threads spread cannot be: a thread per row
+ * walks every tree, one kernel holding the forest's code,
+ *
+ *   tile(batch, b0, b1, R); gpuDimension(b0, grid.x); gpuDimension(b1, block.x)
+ *   cache(b0); specialize(tree); representation(code | branchfree)
+ *
+ * for forests of at most LOWER_CODE_FUNCTION_SPLITS splits. Seed 003 measured the
+ * branch-free form fastest up to depth 6 and ifs from depth 7 (their divergence costs
+ * less than every split of a deeper tree), both faster than trees in memory, which pay
+ * a load's latency at each level, up to depth 7, where ifs and a table in constant
+ * memory met. The heuristic follows it: forests of at most GPU_CODE_DEPTH levels take
+ * code first (branch-free to GPU_BRANCHFREE_DEPTH, ifs past it), deeper ones tables
+ * first, code after them for the tuner. (Not yet timed by grove on a GPU.)
  */
 #include "lower/cost.h"
 #include "lower/lower.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 const uint32_t hir_gpu_rows_per_block[] = {8, 32, 64, 0};
 const uint32_t hir_gpu_rows_per_thread[] = {1, 2, 4, 0};
@@ -34,9 +51,12 @@ const uint32_t hir_gpu_interleave[] = {1, 2, 4, 0};
 void hir_gpu_shape(const HForest *f, size_t batch, HGpuShape *s)
 {
 	uint32_t min, max;
+	uint64_t splits = 0;
 	hir_leaf_depth_range(f, &min, &max);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		splits += hir_tree_splits(f, t);
 	*s = (HGpuShape){.batch = batch, .features = f->num_features, .trees = f->num_trees, .outputs = f->num_outputs,
-	                 .depth = max, .row_bytes = f->threshold_type == HTYPE_F64 ? 8 : 4,
+	                 .depth = max, .splits = splits, .row_bytes = f->threshold_type == HTYPE_F64 ? 8 : 4,
 	                 .margin_bytes = f->leaf_type == HTYPE_F64 ? 8 : 4,
 	                 .unroll_pays = cost_walks_even(f)};
 }
@@ -75,9 +95,15 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 		                 k->tree_threads, k->interleave);
 	if (k->representation >= reps)
 		return error_set(e, "representation %u: there are %u", k->representation, reps);
-	if (lower_representation_traits(k->representation) & LREP_CODE)
-		return error_set(e, "representation %s: the template's tree loops are not specialized, as its walks need",
-		                 lower_representation_name(k->representation));
+	if (lower_representation_traits(k->representation) & LREP_CODE &&
+	    (k->rows_per_thread > 1 || k->tree_threads > 1 || k->interleave > 1 || k->cache_trees || k->unroll || k->shared_reduce))
+		return error_set(e, "representation %s: its trees are code, which a thread per row walks whole (a tree loop "
+		                    "that threads spread cannot be specialized): 1 row per thread, 1 tree thread, interleave 1, "
+		                    "no cached trees, no unrolling, no shared reduction", lower_representation_name(k->representation));
+	if (lower_representation_traits(k->representation) & LREP_CODE && s->splits > LOWER_CODE_FUNCTION_SPLITS)
+		return error_set(e, "representation %s: the forest's %llu splits are more code than one kernel holds (%d)",
+		                 lower_representation_name(k->representation), (unsigned long long)s->splits,
+		                 LOWER_CODE_FUNCTION_SPLITS);
 	threads = (uint64_t)(k->rows_per_block / k->rows_per_thread) * busy_tree_threads(s->trees, k->tree_threads);
 	if (threads > GPU_MAX_BLOCK_THREADS)
 		return error_set(e, "%u rows per block at %u per thread times %u tree threads: %llu threads per block, more "
@@ -92,13 +118,48 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 	return true;
 }
 
+/* The deepest trees seed 003 found fastest branch-free, and as code (ifs) rather than tables. */
+#define GPU_BRANCHFREE_DEPTH 6
+#define GPU_CODE_DEPTH 7
+/* Rows per block of a thread per row walking every tree as code: few blocks of one warp would leave an SM half idle. */
+static const uint32_t code_rows[] = {128, 64};
+
+/* The knob value of representation `name`. */
+static uint8_t representation_named(const char *name)
+{
+	uint8_t r = 0;
+	while (lower_representation_name(r) && strcmp(lower_representation_name(r), name))
+		r++;
+	return r;
+}
+
+/* Trees as code (the header's schedule), where the forest's splits fit a kernel: in seed 003's order by depth. */
+static uint32_t code_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max, uint32_t n)
+{
+	bool shallow = s->depth <= GPU_BRANCHFREE_DEPTH;
+	const char *order[] = {shallow ? "branchfree" : "code", shallow ? "code" : "branchfree"};
+	for (uint32_t r = 0; r < 2 && s->splits; r++)
+		for (uint32_t i = 0; i < COUNT_OF(code_rows); i++) {
+			HGpuKnobs k = {.rows_per_block = code_rows[i], .rows_per_thread = 1, .tree_threads = 1, .interleave = 1,
+			               .cache_rows = 1, .representation = representation_named(order[r])};
+			if (gpu_shared_bytes(s, &k) > GPU_MAX_SHARED)
+				k.cache_rows = 0;
+			if (!hir_gpu_knobs_check(s, &k, NULL))
+				continue;
+			if (n < max)
+				out[n] = k;
+			n++;
+		}
+	return n;
+}
+
 uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 {
 	/* Algorithm 1 lines 3-8: small batches and wide rows take few rows per block and many tree threads. */
 	static const uint32_t few_rows[] = {8, 32}, many_threads[] = {20, 50}, many_rows[] = {32, 64}, few_threads[] = {2, 10};
 	bool small = s->batch <= GPU_BATCH_THRESHOLD || s->features > GPU_FEATURE_THRESHOLD;
 	const uint32_t *rows = small ? few_rows : many_rows, *threads = small ? many_threads : few_threads;
-	uint32_t n = 0;
+	uint32_t n = s->depth <= GPU_CODE_DEPTH ? code_candidates(s, out, max, 0) : 0;
 	for (uint32_t i = 0; i < 2; i++)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
@@ -126,7 +187,7 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 						out[n] = k;
 					n++;
 				}
-	return n;
+	return s->depth <= GPU_CODE_DEPTH ? n : code_candidates(s, out, max, n);
 }
 
 /* The loops a point of the space is written on: `batch` and `tree` (or a split's halves of them), the tiles' names after prefix. */
@@ -146,6 +207,12 @@ static bool apply_knobs(HForest *f, const HGpuKnobs *k, KnobLoops at, Error *e)
 	snprintf(b2, sizeof b2, "%sb2", at.prefix), snprintf(b3, sizeof b3, "%sb3", at.prefix);
 	snprintf(t0, sizeof t0, "%st0", at.prefix), snprintf(t1, sizeof t1, "%st1", at.prefix);
 	snprintf(t2, sizeof t2, "%st2", at.prefix), snprintf(t3, sizeof t3, "%st3", at.prefix);
+	if (lower_representation_traits(k->representation) & LREP_CODE) /* a thread per row, the trees as code */
+		return hir_schedule_tile(s, at.batch, b0, b1, k->rows_per_block, e) &&
+		       hir_schedule_gpu_dimension(s, b0, "grid.x", e) && hir_schedule_gpu_dimension(s, b1, "block.x", e) &&
+		       (!k->cache_rows || hir_schedule_mark(s, HDIR_CACHE, b0, 0, e)) &&
+		       hir_schedule_mark(s, HDIR_SPECIALIZE, at.tree, 0, e) &&
+		       hir_schedule_representation(s, lower_representation_name(k->representation), e);
 	ok = hir_schedule_tile(s, at.batch, b0, b1, k->rows_per_block, e) &&
 	     hir_schedule_tile(s, at.tree, t0, t1, trees_per_thread(f->num_trees, k->tree_threads), e);
 	if (k->rows_per_thread > 1)
@@ -191,14 +258,35 @@ bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e)
 #define GPU_FEW_ROWS 32768
 #define GPU_FEW_TREE_THREADS 25
 
-void hir_choose_gpu_schedule(HForest *f)
+/*
+ * The heuristic's first candidate for representation `named` (NULL: any): the first of
+ * that representation where its trees are code, else the first whose trees are in
+ * memory, which the named representation then lays out. False where there is none.
+ */
+static bool first_candidate(const HGpuShape *shape, const char *named, HGpuKnobs *k)
+{
+	uint32_t n = hir_gpu_candidates(shape, NULL, 0), i = 0;
+	HGpuKnobs *all = xcalloc(n + 1, sizeof *all);
+	bool code = lower_representation_named_traits(named) & LREP_CODE;
+	hir_gpu_candidates(shape, all, n);
+	while (named && i < n &&
+	       (code ? strcmp(lower_representation_name(all[i].representation), named) != 0
+	             : (lower_representation_traits(all[i].representation) & LREP_CODE) != 0))
+		i++;
+	if (i < n)
+		*k = all[i];
+	free(all);
+	return i < n;
+}
+
+void hir_choose_gpu_schedule(HForest *f, const char *named)
 {
 	HSchedule *s = &f->schedule;
 	HGpuShape shape;
 	HGpuKnobs k, few;
 	Error e;
 	hir_gpu_shape(f, HIR_GPU_DEFAULT_BATCH, &shape);
-	if (hir_gpu_candidates(&shape, &k, 1)) {
+	if (first_candidate(&shape, named, &k)) {
 		few = k;
 		few.tree_threads = busy_tree_threads(f->num_trees, GPU_FEW_TREE_THREADS);
 		few.interleave = 1;

@@ -248,6 +248,7 @@ extern const uint32_t hir_gpu_rows_per_block[], hir_gpu_rows_per_thread[], hir_g
 typedef struct HGpuShape {
 	size_t batch;
 	uint32_t features, trees, outputs, depth;
+	uint64_t splits;                  /* the forest's, which code holds in one kernel up to LOWER_CODE_FUNCTION_SPLITS */
 	uint32_t row_bytes, margin_bytes; /* 4 or 8: a feature's and a margin's size in shared memory */
 	bool unroll_pays;                 /* padding the trees to their depth for unrolled walks costs little memory */
 } HGpuShape;
@@ -273,10 +274,11 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max);
 bool hir_apply_gpu_knobs(HForest *f, const HGpuKnobs *k, Error *e);
 /*
  * HIR: give f the GPU's default schedule: the heuristic's first candidate at
- * HIR_GPU_DEFAULT_BATCH rows (below a batch size, with a row's trees over more threads:
- * splitSize), or, where none fits, a thread per row in blocks of rows.
+ * HIR_GPU_DEFAULT_BATCH rows for representation `named` (NULL: any; a small shallow
+ * forest's trees as code, else trees in memory, below a batch size with a row's trees
+ * over more threads: splitSize), or, where none fits, a thread per row in blocks of rows.
  */
-void hir_choose_gpu_schedule(HForest *f);
+void hir_choose_gpu_schedule(HForest *f, const char *named);
 /* "rows/block 32 rows/thread 1 tree threads 10 ..." into buf, as snprintf. */
 int hir_gpu_knobs_describe(const HGpuKnobs *k, char *buf, size_t size);
 /* "rows 8 trees 8 tree_tile 0 ..." (every knob in normal form) into buf, as snprintf. */

@@ -106,7 +106,7 @@ static bool schedule_model(const PipelineOptions *o, Compiled *c, bool *learned,
 		return true;
 	if (!o->schedule_file && !o->schedule_text) {
 		if (o->gpu)
-			hir_choose_gpu_schedule(c->hir);
+			hir_choose_gpu_schedule(c->hir, o->representation);
 		else if (!o->learned)
 			return hir_choose_schedule(c->hir, o->tree_tile, o->interleave, o->interleave_trees, o->representation,
 			                           o->vector_tops, e);

@@ -523,7 +523,9 @@ static void write_best(const GpuSearch *g)
 	char comment[600], what[200];
 	Error e = {0};
 	/* The knobs' schedule leaves the representation to the compile; the file names the one tuned. */
-	if (!hir_apply_gpu_knobs(f, &best->knobs, &e) || !hir_schedule_representation(&f->schedule, representation, &e))
+	if (!hir_apply_gpu_knobs(f, &best->knobs, &e) ||
+	    (!(lower_representation_traits(best->knobs.representation) & LREP_CODE) && /* (code's names itself) */
+	     !hir_schedule_representation(&f->schedule, representation, &e)))
 		fail("tune: %s", e.message);
 	hir_gpu_knobs_describe(&best->knobs, what, sizeof what);
 	snprintf(comment, sizeof comment, "grove tune %s --target %s --batch %zu (ranked by %s): %s", t->model,

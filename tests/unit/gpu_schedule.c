@@ -123,6 +123,50 @@ static void test_check(void)
 	CHECK(!hir_gpu_knobs_check(&s, &k, &e) && strstr(e.message, "rows per thread dividing rows per block"));
 }
 
+/*
+ * The candidates whose trees are code, as "NAME/R" words (rows per block) in order, c
+ * where the rows are cached, and the place of the first (-1: none); each a thread per row.
+ */
+static int code_listed(const HGpuShape *s, char *buf, size_t size)
+{
+	HGpuKnobs k[MAX];
+	uint32_t n = hir_gpu_candidates(s, k, MAX);
+	size_t at = 0;
+	int first = -1;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < n && i < MAX; i++) {
+		if (!(lower_representation_traits(k[i].representation) & LREP_CODE))
+			continue;
+		CHECK(k[i].tree_threads == 1 && k[i].interleave == 1 && k[i].rows_per_thread == 1 && !k[i].shared_reduce &&
+		      !k[i].unroll);
+		first = first < 0 ? (int)i : first;
+		at += (size_t)snprintf(buf + at, size - at, "%s%s/%u%s", at ? " " : "",
+		                       lower_representation_name(k[i].representation), k[i].rows_per_block,
+		                       k[i].cache_rows ? "c" : "");
+	}
+	return first;
+}
+
+/* Trees as code (seed 003): first up to depth 7, branch-free first up to 6, after the tables deeper; none past the code's size. */
+static void test_code(void)
+{
+	HGpuShape s = shape(4096, 28);
+	char got[512];
+	s.splits = 600;
+	s.depth = 6;
+	CHECK(code_listed(&s, got, sizeof got) == 0 && !strcmp(got, "branchfree/128c branchfree/64c code/128c code/64c"));
+	s.depth = 7;
+	CHECK(code_listed(&s, got, sizeof got) == 0 && !strcmp(got, "code/128c code/64c branchfree/128c branchfree/64c"));
+	s.depth = 8;
+	CHECK(code_listed(&s, got, sizeof got) > 0 && !strcmp(got, "code/128c code/64c branchfree/128c branchfree/64c"));
+	s.depth = 3;
+	s.splits = 2049;
+	CHECK(code_listed(&s, got, sizeof got) < 0);
+	s.splits = 2048;
+	s.features = 2000; /* rows of 2000 floats: 64 or 128 of them exceed a block's shared memory */
+	CHECK(code_listed(&s, got, sizeof got) == 0 && !strcmp(got, "branchfree/128 branchfree/64 code/128 code/64"));
+}
+
 /* One point of the template, written as directives: a multiclass fixture of 28 trees, depth 3. */
 static void test_directives(const char *here)
 {
@@ -160,6 +204,7 @@ int main(int argc, char **argv)
 	test_batch_and_features();
 	test_forest_shape();
 	test_check();
+	test_code();
 	test_directives(dirname(argv[0]));
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
