@@ -456,8 +456,13 @@ static uint32_t mask_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 		left = (to >= 64 ? ~0ull : (1ull << to) - 1) & ~((1ull << from) - 1); /* the left subtree's leaves */
 		x = lanes_feature(layout, b, row, lanes, stride, (uint32_t)n->feature);
 		right = lanes_go_right(layout, b, f, n, x, row->complete);
-		cleared = lanes_op(b, LOP_AND, mask_type, mask, rep_splat(b, mask_type, lanes, (int64_t)~left, 0.0));
-		mask = lanes_select(b, mask_type, right, cleared, mask);
+		/*
+		 * The split's own mask selected, ANDed into the lane's: the selects wait on no other
+		 * split, only the ANDs chain (docs/performance-notes.md, Branch-free masks ANDed).
+		 */
+		cleared = lanes_select(b, mask_type, right, rep_splat(b, mask_type, lanes, (int64_t)~left, 0.0),
+		                       rep_splat(b, mask_type, lanes, -1, 0.0));
+		mask = lanes_op(b, LOP_AND, mask_type, mask, cleared);
 	}
 	leaf = lir_emit_vector(b, LOP_CTZ, mask_type, (uint8_t)lanes, mask, LIR_NONE, LIR_NONE);
 	b->fn->insts[leaf].imm = 1; /* the lane's leaf is always left */

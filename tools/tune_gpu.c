@@ -550,10 +550,15 @@ void tune_gpu(Tuner *t)
 	for (uint32_t i = 0; i < g.num && (i == 0 || now() - t->start < t->budget); i++)
 		evaluate(&g, &g.c[i]);
 	rank(&g);
-	/* Phase 2: the best few again with the tree threads' sums in global memory (shared, where they were there). */
+	/*
+	 * Phase 2: the best few again with the tree threads' sums in global memory (shared, where they were there);
+	 * trees as code have no tree threads to fold.
+	 */
 	phase1 = g.num;
 	for (uint32_t i = 0; i < phase1 && i < SHARED_REDUCE_TOP && g.c[i].done && !g.c[i].failed; i++) {
 		GpuCandidate *c = &g.c[g.num];
+		if (lower_representation_traits(g.c[i].knobs.representation) & LREP_CODE)
+			continue;
 		*c = (GpuCandidate){.knobs = g.c[i].knobs, .order = g.num};
 		c->knobs.shared_reduce = !c->knobs.shared_reduce;
 		g.num++;
