@@ -8,7 +8,8 @@
  * Each call runs on the device's primary context, pushed on the calling thread for the
  * call, and on the legacy default stream, whose launches run one after the other: so
  * the kernels of a sequence see each other's writes, and calls from several threads
- * are safe (they serialise on the device).
+ * are safe (they serialise on the device). Calls in chunks run on streams of their own,
+ * blocking ones (work on the legacy default stream waits for them and they for it).
  *
  * A call's device buffers (rows, predictions, workspace) stay allocated after it, each
  * as large as the largest call's so far, for the next call to reuse, so that a call no
@@ -17,6 +18,12 @@
  * time (measured: docs/performance-notes.md, Device buffers kept). One call at a time
  * holds them; a call made while another thread's holds them allocates its own and frees
  * them after. grove_free frees them.
+ *
+ * Host rows of a call of at least two chunks (run_in_chunks) go to the device a chunk
+ * at a time through page-locked (pinned) host memory, on two streams of the call's
+ * buffers, so that a chunk's copy in and the last chunk's copy out run while the other
+ * chunk's kernels do: copies from pageable memory are staged by the driver and run
+ * alone. A chunk's kernels wait for the last chunk's (they share the workspace).
  */
 #include "rt/device.h"
 
@@ -34,6 +41,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_OUT_OF_MEMORY 2
@@ -41,12 +49,31 @@ typedef struct CUstream_st *CUstream;
 #define CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X 5  /* then Y, Z */
 #define CU_JIT_ERROR_LOG_BUFFER 5
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
+#define CU_EVENT_DISABLE_TIMING 2
 
-/* A call's device buffers for rows, predictions and workspace, and their sizes (0: none allocated). */
+/*
+ * Host rows of calls of at least two chunks go in chunks (run_in_chunks) of
+ * CHUNK_BYTES of rows, and at least CHUNK_MIN_ROWS rows: the default GPU schedule's
+ * large batches' kernel (lower/hir_gpu_schedule.c, GPU_FEW_ROWS).
+ */
+#define CHUNK_BYTES ((size_t)4 << 20)
+#define CHUNK_MIN_ROWS 32768
+
+/* The streams, events and pinned host memory of calls in chunks: two of each, a chunk's slot its number's parity. */
+typedef struct Chunks {
+	CUstream stream[2];
+	CUevent ran[2];  /* a slot's kernels have run */
+	CUevent done[2]; /* a slot's predictions are in its pinned memory */
+	void *pinned;    /* per slot, a chunk's rows and then its predictions */
+	size_t pinned_bytes;
+} Chunks;
+
+/* A call's device buffers for rows, predictions and workspace, and their sizes (0: none allocated); its chunks'. */
 enum { ROWS, PREDICTIONS, WORKSPACE, BUFFERS };
 typedef struct Buffers {
 	CUdeviceptr at[BUFFERS];
 	size_t bytes[BUFFERS];
+	Chunks chunks;
 } Buffers;
 
 /* The driver's entry points this back-end calls, and the state of one loaded artifact. */
@@ -70,6 +97,17 @@ typedef struct Cuda {
 	                           unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream,
 	                           void **parameters, void **extra);
 	CUresult (*cuCtxSynchronize)(void);
+	CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
+	CUresult (*cuStreamDestroy)(CUstream stream);
+	CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned flags);
+	CUresult (*cuEventCreate)(CUevent *event, unsigned flags);
+	CUresult (*cuEventDestroy)(CUevent event);
+	CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+	CUresult (*cuEventSynchronize)(CUevent event);
+	CUresult (*cuMemAllocHost)(void **pointer, size_t bytes);
+	CUresult (*cuMemFreeHost)(void *pointer);
+	CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr to, const void *from, size_t bytes, CUstream stream);
+	CUresult (*cuMemcpyDtoHAsync)(void *to, CUdeviceptr from, size_t bytes, CUstream stream);
 	CUresult (*cuGetErrorName)(CUresult error, const char **name);
 	CUresult (*cuGetErrorString)(CUresult error, const char **text);
 
@@ -105,6 +143,17 @@ static const struct {
 	ENTRY(cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
 	ENTRY(cuLaunchKernel, "cuLaunchKernel"),
 	ENTRY(cuCtxSynchronize, "cuCtxSynchronize"),
+	ENTRY(cuStreamCreate, "cuStreamCreate"),
+	ENTRY(cuStreamDestroy, "cuStreamDestroy_v2"),
+	ENTRY(cuStreamWaitEvent, "cuStreamWaitEvent"),
+	ENTRY(cuEventCreate, "cuEventCreate"),
+	ENTRY(cuEventDestroy, "cuEventDestroy_v2"),
+	ENTRY(cuEventRecord, "cuEventRecord"),
+	ENTRY(cuEventSynchronize, "cuEventSynchronize"),
+	ENTRY(cuMemAllocHost, "cuMemAllocHost_v2"),
+	ENTRY(cuMemFreeHost, "cuMemFreeHost"),
+	ENTRY(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+	ENTRY(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
 	ENTRY(cuGetErrorName, "cuGetErrorName"),
 	ENTRY(cuGetErrorString, "cuGetErrorString"),
 #undef ENTRY
@@ -199,12 +248,25 @@ static GroveStatus load_module(Cuda *c, const GroveDevice *d, GroveError *err)
 	return GROVE_OK;
 }
 
-/* Free b's buffers. In the context. */
+/* Free b's buffers, streams, events and pinned memory, once the device has done with them. In the context. */
 static void release(const Cuda *c, Buffers *b)
 {
+	Chunks *k = &b->chunks;
+	if (k->stream[0])
+		c->cuCtxSynchronize();
 	for (int i = 0; i < BUFFERS; i++)
 		if (b->at[i])
 			c->cuMemFree(b->at[i]);
+	for (int s = 0; s < 2; s++) {
+		if (k->stream[s])
+			c->cuStreamDestroy(k->stream[s]);
+		if (k->ran[s])
+			c->cuEventDestroy(k->ran[s]);
+		if (k->done[s])
+			c->cuEventDestroy(k->done[s]);
+	}
+	if (k->pinned)
+		c->cuMemFreeHost(k->pinned);
 	*b = (Buffers){0};
 }
 
@@ -275,11 +337,14 @@ static GroveStatus reserve(const Cuda *c, Buffers *b, int i, size_t bytes, Grove
 	return GROVE_OK;
 }
 
-/* Launch the kernels of the call's entry in order, grids clamped to the device's limits. */
-static GroveStatus launch_all(const Cuda *c, const GroveDevice *d, const DeviceCall *call, CUdeviceptr rows,
-                              CUdeviceptr out, CUdeviceptr workspace, GroveError *err)
+/*
+ * Launch the kernels of the call's entry in order for nrows rows, on stream (NULL: the
+ * legacy default), grids clamped to the device's limits.
+ */
+static GroveStatus launch_all(const Cuda *c, const GroveDevice *d, const DeviceCall *call, int64_t nrows,
+                              CUdeviceptr rows, CUdeviceptr out, CUdeviceptr workspace, CUstream stream,
+                              GroveError *err)
 {
-	int64_t nrows = call->nrows;
 	int32_t flags = call->flags;
 	CUdeviceptr model = c->model;
 	void *parameters[] = {&rows, &nrows, &out, &flags, &workspace, &model};
@@ -294,7 +359,7 @@ static GroveStatus launch_all(const Cuda *c, const GroveDevice *d, const DeviceC
 			grid[a] = (unsigned)(n < c->max_grid[a] ? n : c->max_grid[a]);
 		}
 		r = c->cuLaunchKernel(c->functions[i], grid[0], grid[1], grid[2], (unsigned)k->block[0].count,
-		                      (unsigned)k->block[1].count, (unsigned)k->block[2].count, 0, NULL, parameters, NULL);
+		                      (unsigned)k->block[1].count, (unsigned)k->block[2].count, 0, stream, parameters, NULL);
 		if (r != CUDA_SUCCESS) {
 			char what[160];
 			snprintf(what, sizeof what, "cuLaunchKernel (%s)", k->name);
@@ -304,13 +369,109 @@ static GroveStatus launch_all(const Cuda *c, const GroveDevice *d, const DeviceC
 	return GROVE_OK;
 }
 
+/* b's streams, events and pinned memory for chunks of `bytes` a slot, made on first use. In the context. */
+static GroveStatus chunks_ready(const Cuda *c, Chunks *k, size_t bytes, GroveError *err)
+{
+	CUresult r = CUDA_SUCCESS;
+	for (int s = 0; s < 2 && r == CUDA_SUCCESS; s++) {
+		if (!k->stream[s] && (r = c->cuStreamCreate(&k->stream[s], 0)) != CUDA_SUCCESS)
+			k->stream[s] = NULL;
+		if (r == CUDA_SUCCESS && !k->ran[s] && (r = c->cuEventCreate(&k->ran[s], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+			k->ran[s] = NULL;
+		if (r == CUDA_SUCCESS && !k->done[s] && (r = c->cuEventCreate(&k->done[s], CU_EVENT_DISABLE_TIMING)) != CUDA_SUCCESS)
+			k->done[s] = NULL;
+	}
+	if (r != CUDA_SUCCESS)
+		return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuStreamCreate or cuEventCreate (chunks of host rows)", err);
+	if (k->pinned_bytes >= 2 * bytes)
+		return GROVE_OK;
+	if (k->pinned)
+		c->cuMemFreeHost(k->pinned);
+	k->pinned_bytes = 0;
+	if ((r = c->cuMemAllocHost(&k->pinned, 2 * bytes)) != CUDA_SUCCESS) {
+		k->pinned = NULL;
+		return cuda_error(c, r == CUDA_ERROR_OUT_OF_MEMORY ? GROVE_ERROR_MEMORY : GROVE_ERROR_DEVICE, r,
+		                  "cuMemAllocHost (pinned memory for chunks of host rows)", err);
+	}
+	k->pinned_bytes = 2 * bytes;
+	return GROVE_OK;
+}
+
+/* Chunk i's predictions, in its slot's pinned memory once its copy is done, into the caller's. */
+static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, Chunks *k, int64_t i, int64_t chunk,
+                             size_t slot_bytes, GroveError *err)
+{
+	size_t row_out = call->out_bytes / (size_t)call->nrows;
+	size_t rows_at = (size_t)chunk * (call->rows_bytes / (size_t)call->nrows);
+	int64_t n = call->nrows - i * chunk < chunk ? call->nrows - i * chunk : chunk;
+	CUresult r = c->cuEventSynchronize(k->done[i & 1]);
+	if (r != CUDA_SUCCESS) /* (the kernels' errors surface here) */
+		return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventSynchronize (a chunk's kernels and copies)", err);
+	memcpy((char *)call->out + (size_t)(i * chunk) * row_out, (char *)k->pinned + (size_t)(i & 1) * slot_bytes + rows_at,
+	       (size_t)n * row_out);
+	return GROVE_OK;
+}
+
+/*
+ * The call's host rows a chunk of `chunk` rows at a time (the header's pipeline), into
+ * b's device buffers for the whole call. Chunk i, in slot s = i mod 2: its rows copied
+ * into the slot's pinned memory once chunk i - 2's predictions have left it, copied to
+ * the device on the slot's stream, its kernels launched there once chunk i - 1's have
+ * run, its predictions copied back into the slot.
+ */
+static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const DeviceCall *call, Buffers *b, int64_t chunk,
+                                 GroveError *err)
+{
+	size_t row_in = call->rows_bytes / (size_t)call->nrows, row_out = call->out_bytes / (size_t)call->nrows;
+	size_t rows_at = (size_t)chunk * row_in, slot_bytes = rows_at + (size_t)chunk * row_out;
+	int64_t chunks = (call->nrows + chunk - 1) / chunk;
+	Chunks *k = &b->chunks;
+	GroveStatus status = chunks_ready(c, k, slot_bytes, err);
+	for (int64_t i = 0; i < chunks && status == GROVE_OK; i++) {
+		int s = (int)(i & 1);
+		int64_t n = call->nrows - i * chunk < chunk ? call->nrows - i * chunk : chunk;
+		char *slot = (char *)k->pinned + (size_t)s * slot_bytes;
+		CUdeviceptr rows = b->at[ROWS] + (CUdeviceptr)i * rows_at;
+		CUdeviceptr out = b->at[PREDICTIONS] + (CUdeviceptr)(i * chunk) * row_out;
+		CUresult r;
+		if (i >= 2 && (status = chunk_out(c, call, k, i - 2, chunk, slot_bytes, err)) != GROVE_OK)
+			break;
+		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * row_in);
+		if ((r = c->cuMemcpyHtoDAsync(rows, slot, (size_t)n * row_in, k->stream[s])) != CUDA_SUCCESS)
+			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuMemcpyHtoDAsync (a chunk of rows)", err);
+		else if (i >= 1 && (r = c->cuStreamWaitEvent(k->stream[s], k->ran[!s], 0)) != CUDA_SUCCESS)
+			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuStreamWaitEvent", err);
+		else if ((status = launch_all(c, d, call, n, rows, out, b->at[WORKSPACE], k->stream[s], err)) != GROVE_OK)
+			break;
+		else if ((r = c->cuEventRecord(k->ran[s], k->stream[s])) != CUDA_SUCCESS ||
+		         (r = c->cuMemcpyDtoHAsync(slot + rows_at, out, (size_t)n * row_out, k->stream[s])) != CUDA_SUCCESS ||
+		         (r = c->cuEventRecord(k->done[s], k->stream[s])) != CUDA_SUCCESS)
+			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventRecord or cuMemcpyDtoHAsync (a chunk)", err);
+	}
+	for (int64_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == GROVE_OK; i++)
+		status = chunk_out(c, call, k, i, chunk, slot_bytes, err);
+	if (status != GROVE_OK)
+		c->cuCtxSynchronize(); /* nothing in flight when the call returns */
+	return status;
+}
+
 /* Run the call in the context with b's buffers (grown as it needs): rows in, launches, predictions out. */
 static GroveStatus run_in_context(const Cuda *c, const GroveDevice *d, const DeviceCall *call, Buffers *b,
                                   GroveError *err)
 {
 	CUdeviceptr rows = (CUdeviceptr)(uintptr_t)call->rows, out = (CUdeviceptr)(uintptr_t)call->out;
+	size_t row_in = call->nrows ? call->rows_bytes / (size_t)call->nrows : 0;
+	int64_t chunk = row_in && CHUNK_BYTES / row_in > CHUNK_MIN_ROWS ? (int64_t)(CHUNK_BYTES / row_in) : CHUNK_MIN_ROWS;
+	bool chunked = !call->resident && call->nrows >= 2 * chunk;
 	GroveStatus status;
 	CUresult r;
+	if (chunked) {
+		if ((status = reserve(c, b, ROWS, call->rows_bytes, err)) != GROVE_OK ||
+		    (status = reserve(c, b, PREDICTIONS, call->out_bytes, err)) != GROVE_OK ||
+		    (status = reserve(c, b, WORKSPACE, call->workspace_bytes, err)) != GROVE_OK)
+			return status;
+		return run_in_chunks(c, d, call, b, chunk, err);
+	}
 	if (!call->resident) {
 		if ((status = reserve(c, b, ROWS, call->rows_bytes, err)) != GROVE_OK ||
 		    (status = reserve(c, b, PREDICTIONS, call->out_bytes, err)) != GROVE_OK)
@@ -321,7 +482,7 @@ static GroveStatus run_in_context(const Cuda *c, const GroveDevice *d, const Dev
 			return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuMemcpyHtoD (rows)", err);
 	}
 	if ((status = reserve(c, b, WORKSPACE, call->workspace_bytes, err)) != GROVE_OK ||
-	    (status = launch_all(c, d, call, rows, out, b->at[WORKSPACE], err)) != GROVE_OK)
+	    (status = launch_all(c, d, call, call->nrows, rows, out, b->at[WORKSPACE], NULL, err)) != GROVE_OK)
 		return status;
 	/* Errors of the kernels themselves surface here. */
 	if ((r = c->cuCtxSynchronize()) != CUDA_SUCCESS)

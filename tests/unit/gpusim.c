@@ -28,9 +28,12 @@
 #define FEATURES 4
 #define BIAS 0.5f
 
-/* The fake driver's state, which the test reads and sets: allocations made and live, the next to fail, a launch's delay, buffers two launches shared. */
+/*
+ * The fake driver's state, which the test reads and sets: allocations made and live (streams and events live too),
+ * the next to fail, a launch's delay, buffers two launches shared, asynchronous copies made.
+ */
 typedef struct FakeDriver {
-	int allocations, live, fail_next, delay_us, shared;
+	int allocations, live, fail_next, delay_us, shared, async;
 } FakeDriver;
 
 #if defined(GPUSIM_ARTIFACT) || defined(FAKE_CUDA_DRIVER) || defined(FAKE_HSA_RUNTIME)
@@ -103,6 +106,51 @@ int cuMemFree_v2(Pointer p)
 int cuMemcpyHtoD_v2(Pointer to, const void *from, size_t bytes) { memcpy((void *)(uintptr_t)to, from, bytes); return 0; }
 int cuMemcpyDtoH_v2(void *to, Pointer from, size_t bytes) { memcpy(to, (const void *)(uintptr_t)from, bytes); return 0; }
 
+/* Pinned host memory: host memory, counted as device memory is. */
+int cuMemAllocHost_v2(void **p, size_t bytes)
+{
+	Pointer q;
+	int r = cuMemAlloc_v2(&q, bytes);
+	*p = (void *)(uintptr_t)q;
+	return r;
+}
+int cuMemFreeHost(void *p) { return cuMemFree_v2((Pointer)(uintptr_t)p); }
+
+/* Streams and events: live objects, everything done at once (the copies at their call, launches at theirs). */
+static int live_object(void **p)
+{
+	pthread_mutex_lock(&lock);
+	fake_cuda.live++;
+	pthread_mutex_unlock(&lock);
+	*p = malloc(1);
+	return *p == NULL;
+}
+static int dead_object(void *p)
+{
+	pthread_mutex_lock(&lock);
+	fake_cuda.live--;
+	pthread_mutex_unlock(&lock);
+	free(p);
+	return p == NULL;
+}
+int cuStreamCreate(void **stream, unsigned flags) { return live_object(stream) || flags; }
+int cuStreamDestroy_v2(void *stream) { return dead_object(stream); }
+int cuEventCreate(void **event, unsigned flags) { return live_object(event) || flags != 2; }
+int cuEventDestroy_v2(void *event) { return dead_object(event); }
+int cuEventRecord(void *event, void *stream) { return !event || !stream; }
+int cuEventSynchronize(void *event) { return !event; }
+int cuStreamWaitEvent(void *stream, void *event, unsigned flags) { return !stream || !event || flags; }
+int cuMemcpyHtoDAsync_v2(Pointer to, const void *from, size_t bytes, void *stream)
+{
+	__atomic_add_fetch(&fake_cuda.async, 1, __ATOMIC_RELAXED);
+	return cuMemcpyHtoD_v2(to, from, bytes) || !stream;
+}
+int cuMemcpyDtoHAsync_v2(void *to, Pointer from, size_t bytes, void *stream)
+{
+	__atomic_add_fetch(&fake_cuda.async, 1, __ATOMIC_RELAXED);
+	return cuMemcpyDtoH_v2(to, from, bytes) || !stream;
+}
+
 /* The dot kernel over the launch's threads, its predictions buffer marked as in use for delay_us first. */
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared, void *stream, void **parameters, void **extra)
@@ -112,8 +160,9 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 	float *out = *(float **)parameters[2];
 	int32_t flags = *(const int32_t *)parameters[3];
 	int slot = -1;
-	if (f != &function || shared || stream || extra)
+	if (f != &function || shared || extra)
 		return 1;
+	(void)stream; /* the default one, or a call's in chunks: run at once either way */
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < 64; i++) {
 		fake_cuda.shared += running[i] == out;
@@ -916,6 +965,47 @@ static void test_windows(GroveModel *m, FakeDriver *fake)
 }
 
 /*
+ * A call of host rows large enough to go in chunks (rt/cuda.c, run_in_chunks) on the fake
+ * CUDA driver: its predictions, made by asynchronous copies (two a chunk), its pinned
+ * memory, streams and events kept for the next such call, all freed by grove_free.
+ */
+static void test_chunks(const char *path, const GroveDevice *d, FakeDriver *fake)
+{
+	enum { N = 600000 }; /* two chunks of 262144 rows of 4 floats (4 MiB), and a part */
+	float *many = malloc((size_t)N * FEATURES * sizeof *many), *got = malloc(N * sizeof *got);
+	GroveModel *m;
+	GroveError err;
+	int made, async;
+	bool right = true;
+	*device = *d;
+	if (!fake || !many || !got || !(m = load(path, &err))) {
+		free(many), free(got);
+		return;
+	}
+	for (size_t i = 0; i < (size_t)N * FEATURES; i++)
+		many[i] = (float)(i % 13) / 4 - 1;
+	for (int call = 0; call < 2; call++) {
+		async = fake->async;
+		made = fake->allocations;
+		memset(got, 0, N * sizeof *got);
+		CHECK(grove_predict(m, many, N, FEATURES, got, N, 0, &err) == GROVE_OK);
+		for (size_t r = 0; r < N && right; r++) {
+			float s = BIAS;
+			for (int k = 0; k < FEATURES; k++)
+				s += many[r * FEATURES + k] * weights[k];
+			right = fabsf(got[r] - s) <= 1e-4f * fmaxf(1, fabsf(s));
+		}
+		CHECK(right);
+		CHECK(fake->async == async + 2 * 3);
+		CHECK(call == 0 || fake->allocations == made); /* the second call allocates nothing */
+	}
+	grove_free(m);
+	CHECK(fake->live == 0);
+	free(many);
+	free(got);
+}
+
+/*
  * The back-end `name` on a fake of its driver (FAKE_CUDA_DRIVER, FAKE_HSA_RUNTIME above):
  * a call allocates only where its memory outgrows the kept memory (`grows` allocations
  * where rows and predictions do), rows already on the device
@@ -967,6 +1057,7 @@ static void test_kept_buffers(const char *path, const GroveDevice *d, const char
 int main(void)
 {
 	char dir[] = "/tmp/grove-gpusim-XXXXXX", path[PATH_MAX], command[PATH_MAX + 16];
+	FakeDriver *cuda;
 	void *handle;
 	for (size_t i = 0; i < ROWS * FEATURES; i++) {
 		rows[i] = (float)((i * 7 + i / 11) % 10) / 4 - 1;
@@ -1005,9 +1096,10 @@ int main(void)
 #ifndef GROVE_ASAN
 	test_allocation_failures(path, artifact_device(handle, "dev_reduce"));
 #endif
-	test_kept_buffers(path, artifact_device(handle, "dev_cuda"), "cuda",
-	                  open_fake(dir, "FAKE_CUDA_DRIVER", "libcuda.so.1", "fake_cuda"), 2,
+	cuda = open_fake(dir, "FAKE_CUDA_DRIVER", "libcuda.so.1", "fake_cuda");
+	test_kept_buffers(path, artifact_device(handle, "dev_cuda"), "cuda", cuda, 2,
 	                  "cuMemAlloc (rows, 160 bytes): CUDA_ERROR_OUT_OF_MEMORY");
+	test_chunks(path, artifact_device(handle, "dev_cuda"), cuda);
 	test_kept_buffers(path, artifact_device(handle, "dev_rocm"), "rocm",
 	                  open_fake(dir, "FAKE_HSA_RUNTIME", "libhsa-runtime64.so.1", "fake_hsa"), 3,
 	                  "hsa_amd_memory_pool_allocate (rows, 160 bytes): out of resources");
