@@ -168,6 +168,27 @@ static void note_padded(Compiled *c)
 	}
 }
 
+/*
+ * A note where the branch-free representation walks some trees as ifs: trees of more
+ * than 64 leaves, or every tree where some leaves are vectors (lower/rep_code.c).
+ */
+static void note_branchfree(Compiled *c, const char *representation)
+{
+	const HForest *f = c->hir;
+	uint32_t wide = 0, vectors = 0;
+	size_t n = strlen(c->notes);
+	if (!representation || strcmp(representation, "branchfree"))
+		return;
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		wide += (f->trees[t].num_nodes + 1) / 2 > 64;
+		vectors += f->trees[t].width > 1;
+	}
+	if (vectors || wide)
+		snprintf(c->notes + n, sizeof c->notes - n,
+		         "representation branchfree: %u of %u trees walk as ifs (code's), %s\n", vectors ? f->num_trees : wide,
+		         f->num_trees, vectors ? "the forest's leaves being vectors" : "having more than 64 leaves");
+}
+
 /* Whether d is a grid dimension. */
 static bool grid_dim(uint8_t d) { return d >= HGPU_GRID_X && d <= HGPU_GRID_Z; }
 
@@ -258,6 +279,7 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	}
 	if (!hir_pad_unrolled_walks(c->hir, e))
 		return false;
+	note_branchfree(c, c->hir->schedule.representation[0] ? c->hir->schedule.representation : o->representation);
 	dump_after(o, PASS_PAD, c);
 	if (c->hir->schedule.tile_size) { /* last: a pass that rebuilt trees would drop the tiles */
 		hir_tile_trees(c->hir, c->hir->schedule.tile_size, (HTiling)c->hir->schedule.tiling);

@@ -699,6 +699,17 @@ def cli_tests(s):
               and f"grove: note: --schedule-text:1:1: {said}" in loud.stderr and f"# note: --schedule-text:1:1: {said}"
               in dump.stderr and "note" not in plain.stderr)
         s.record("cli", name, ok, f"{quiet.stderr}|{loud.stderr}|{dump.stderr}|{plain.stderr}")
+    name = "notes_branchfree_trees_as_ifs"
+    if s.wanted("cli", name):
+        # branchfree tests every split only of trees of at most 64 leaves: deep.x3's five trees of 68 to 128 leaves walk
+        # as ifs, and -v says so; binary_logistic.x3's twenty trees of at most 8 leaves all walk branch-free
+        out = s.path("cli-branchfree.so")
+        deep, small = (os.path.join(ROOT, "tests", "models", f"{m}.json") for m in ("deep.x3", "binary_logistic.x3"))
+        wide = s.run("compile", deep, "--representation", "branchfree", "-v", "-o", out)
+        narrow = s.run("compile", small, "--representation", "branchfree", "-v", "-o", out)
+        ok = (wide.returncode == narrow.returncode == 0 and "grove: note: representation branchfree: 5 of 5 trees walk "
+              "as ifs (code's), having more than 64 leaves" in wide.stderr and "note" not in narrow.stderr)
+        s.record("cli", name, ok, f"{wide.stderr}|{narrow.stderr}")
     name = "notes_grid_loops_reordered"
     if s.wanted("cli", name):
         # on a GPU, a tree loop over grid.y alone inside a batch loop over grid.x runs outside it, and -v says so;
