@@ -317,15 +317,20 @@ static uint64_t widest_row_bytes(const HForest *f)
  * grove's tiles, for one row. Each row walks all the trees: forests larger than L2 come
  * from L3 again for each row, where tiles of rows walking tiles of trees take them once,
  * so only single rows go apart: already batches of 3 rows lose by it (measured:
- * docs/performance-notes.md, Lone rows).
+ * docs/performance-notes.md, Lone rows). Forests grown to purity, whose steps wait on
+ * L2 and L3 (`deep`: walk_peel's deepest), walk FEW_DEEP_MIN to FEW_DEEP_MAX trees side
+ * by side instead: more misses in flight outweigh the spills (docs/performance-notes.md,
+ * Lone rows of forests grown to purity).
  */
 #define FEW_TREES_MIN 8
 #define FEW_TREES_MAX 10
+#define FEW_DEEP_MIN 14
+#define FEW_DEEP_MAX 16
 
-static uint8_t few_trees(const HForest *f)
+static uint8_t few_trees(const HForest *f, bool deep)
 {
-	uint32_t best = FEW_TREES_MIN;
-	for (uint32_t n = FEW_TREES_MIN + 1; n <= FEW_TREES_MAX; n++)
+	uint32_t least = deep ? FEW_DEEP_MIN : FEW_TREES_MIN, most = deep ? FEW_DEEP_MAX : FEW_TREES_MAX, best = least;
+	for (uint32_t n = least + 1; n <= most; n++)
 		if ((f->num_trees + n - 1) / n < (f->num_trees + best - 1) / best)
 			best = n;
 	return (uint8_t)best;
@@ -348,7 +353,7 @@ static uint8_t few_trees(const HForest *f)
  * deepest (forests grown to purity, whose trees are far larger than the caches) the
  * mean and 3 (the mean and 1 was slower on scikit-learn's three forests of the corpus,
  * and 5 on its classifier: docs/performance-notes.md, Straight steps of forests grown to
- * purity). Forests with category sets take no straight steps: each pays a category
+ * purity), lone rows too (a step's miss costs more than the loop's exit). Forests with category sets take no straight steps: each pays a category
  * test beside its compare, and a leaf's too, where loops stop at leaves.
  */
 #define PEEL_PAST_SHALLOW 5
@@ -445,7 +450,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	                 (uint64_t)k->row_tile * REP_CACHE_LINE >= CACHE_ROWS_A_LINE * NODE_BYTES * (f->num_nodes / f->num_trees);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick && k->tree_tile && !k->representation && rows > 1) {
-		k->few_trees = few_trees(f);
+		k->few_trees = few_trees(f, k->peel > PEEL_DEEP);
 		k->few_rows = total > L2_BYTES ? 2 : rows;
 	}
 	if (masks)
@@ -648,8 +653,9 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 			} else if (!few_groups(f, k, &ends, &ok, e)) {
 				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
 				ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
-				if (k->peel) /* (lone rows walk fewer walks at once: at most PEEL_LONE straight steps) */
-					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1", k->peel < PEEL_LONE ? k->peel : PEEL_LONE, e);
+				if (k->peel) /* (lone rows walk fewer walks at once: at most PEEL_LONE straight steps, but the deepest's) */
+					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1",
+					                             k->peel > PEEL_DEEP || k->peel < PEEL_LONE ? k->peel : PEEL_LONE, e);
 				if (k->unroll)
 					ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, "f1", depth, e);
 			}
