@@ -353,8 +353,10 @@ static uint8_t few_trees(const HForest *f, bool deep)
  * deepest (forests grown to purity, whose trees are far larger than the caches) the
  * mean and 3 (the mean and 1 was slower on scikit-learn's three forests of the corpus,
  * and 5 on its classifier: docs/performance-notes.md, Straight steps of forests grown to
- * purity), lone rows too (a step's miss costs more than the loop's exit). Forests with category sets take no straight steps: each pays a category
- * test beside its compare, and a leaf's too, where loops stop at leaves.
+ * purity), lone rows too (a step's miss costs more than the loop's exit: a peel past
+ * PEEL_DEEP is this rule's, uncapped for lone rows). Forests with category sets take no
+ * straight steps: each pays a category test beside its compare, and a leaf's too, where
+ * loops stop at leaves.
  */
 #define PEEL_PAST_SHALLOW 5
 #define PEEL_PAST_DEEP 3

@@ -214,6 +214,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
  * keep under it.
  */
 #define LOWER_CODE_FUNCTION_SPLITS 2048
+/* The most leaves of a tree that code walks by masks (rows side by side, or branchfree's walks): a bit each in an i64. */
+#define LOWER_CODE_MASK_LEAVES 64
 /* Write k's schedule into f->schedule as directives; fails (e says why) where they do not apply to f. */
 bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e);
 /*

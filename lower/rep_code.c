@@ -31,6 +31,7 @@
  * own; trees nest at most CODE_MAX_DEPTH ifs deep, past which the representation refuses
  * the model.
  */
+#include "lower/lower.h"
 #include "lower/rep.h"
 
 #include <stdlib.h>
@@ -38,8 +39,6 @@
 #define CODE_MAX_DEPTH 64
 /* Category sets of at most this many words that are not 0 are immediates in lanes' tests; wider ones are gathered. */
 #define CODE_LANES_SET_WORDS 8
-/* The most leaves of a tree whose lanes walk in vectors: one bit each in a lane's mask. */
-#define CODE_LANES_MAX_LEAVES 64
 
 typedef struct CodeState {
 	const HForest *forest;
@@ -90,7 +89,7 @@ uint32_t rep_depth_first(const HForest *f, uint32_t t, uint32_t *order, uint32_t
 	return leaves;
 }
 
-/* The leaves of the trees whose lanes walk in vectors (at most CODE_LANES_MAX_LEAVES, one output), left to right. */
+/* The leaves of the trees whose lanes walk in vectors (at most LOWER_CODE_MASK_LEAVES, one output), left to right. */
 static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeState *s)
 {
 	uint32_t *order = s->stack, *first;
@@ -99,7 +98,7 @@ static void lay_out_lanes(const HForest *f, LModule *m, RepLayout *layout, CodeS
 	s->first_leaf = xmalloc(((size_t)f->num_trees + 1) * sizeof *s->first_leaf);
 	for (uint32_t t = 0; t < f->num_trees; t++) {
 		uint64_t leaves = (f->trees[t].num_nodes + 1) / 2;
-		s->first_leaf[t] = !layout->leaf_vectors && leaves <= CODE_LANES_MAX_LEAVES ? (int64_t)count : -1; /* (one output) */
+		s->first_leaf[t] = !layout->leaf_vectors && leaves <= LOWER_CODE_MASK_LEAVES ? (int64_t)count : -1; /* (one output) */
 		count += s->first_leaf[t] < 0 ? 0 : leaves;
 	}
 	values = xcalloc(count ? count : 1, lir_type_size(layout->leaf_type));
@@ -413,7 +412,7 @@ static bool features_kept(const LBuilder *b, const CodeState *s, const RepRow *r
 }
 
 /*
- * The walk of `lanes` rows (one or more) of a tree of at most CODE_LANES_MAX_LEAVES leaves
+ * The walk of `lanes` rows (one or more) of a tree of at most LOWER_CODE_MASK_LEAVES leaves
  * by masks, with no branch; LIR_NONE where the tree or the rows do not allow it.
  */
 static uint32_t mask_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const RepRow *row, uint32_t lanes,
@@ -496,7 +495,7 @@ const LRepresentation rep_code = {
 
 /*
  * The branch-free form of seed 003 (its "sem if"): each tree of at most
- * CODE_LANES_MAX_LEAVES leaves evaluates every split, a row at a time as well as rows
+ * LOWER_CODE_MASK_LEAVES leaves evaluates every split, a row at a time as well as rows
  * side by side, and finds its leaf by the mask of candidates (mask_walk), its
  * thresholds and masks immediates in the code; no branch and no node in memory, only
  * the leaf's value. A tree pays all its splits rather than one path, which pays for

@@ -180,13 +180,15 @@ static void note_branchfree(Compiled *c, const char *representation)
 	if (!representation || strcmp(representation, "branchfree"))
 		return;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
-		wide += (f->trees[t].num_nodes + 1) / 2 > 64;
+		wide += (f->trees[t].num_nodes + 1) / 2 > LOWER_CODE_MASK_LEAVES;
 		vectors += f->trees[t].width > 1;
 	}
 	if (vectors || wide)
 		snprintf(c->notes + n, sizeof c->notes - n,
-		         "representation branchfree: %u of %u trees walk as ifs (code's), %s\n", vectors ? f->num_trees : wide,
-		         f->num_trees, vectors ? "the forest's leaves being vectors" : "having more than 64 leaves");
+		         "representation branchfree: %u of %u trees walk as ifs (code's), %s %d leaves\n",
+		         vectors ? f->num_trees : wide, f->num_trees,
+		         vectors ? "the forest's leaves being vectors, not one value of at most" : "having more than",
+		         LOWER_CODE_MASK_LEAVES);
 }
 
 /* Whether d is a grid dimension. */
