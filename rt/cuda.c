@@ -397,59 +397,68 @@ static GroveStatus chunks_ready(const Cuda *c, Chunks *k, size_t bytes, GroveErr
 	return GROVE_OK;
 }
 
-/* Chunk i's predictions, in its slot's pinned memory once its copy is done, into the caller's. */
-static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, Chunks *k, int64_t i, int64_t chunk,
-                             size_t slot_bytes, GroveError *err)
+/* How a call's host rows go in chunks (run_in_chunks): `rows` rows a chunk, each row's bytes in and out, a slot's bytes. */
+typedef struct ChunkPlan {
+	int64_t rows;
+	size_t row_in, row_out, slot_bytes;
+} ChunkPlan;
+
+/* The rows of chunk i (the last may be short). */
+static int64_t chunk_rows(const DeviceCall *call, const ChunkPlan *p, int64_t i)
 {
-	size_t row_out = call->out_bytes / (size_t)call->nrows;
-	size_t rows_at = (size_t)chunk * (call->rows_bytes / (size_t)call->nrows);
-	int64_t n = call->nrows - i * chunk < chunk ? call->nrows - i * chunk : chunk;
+	return call->nrows - i * p->rows < p->rows ? call->nrows - i * p->rows : p->rows;
+}
+
+/* Chunk i's predictions, in its slot's pinned memory (after its rows) once its copy is done, into the caller's. */
+static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, const ChunkPlan *p, Chunks *k, int64_t i,
+                             GroveError *err)
+{
 	CUresult r = c->cuEventSynchronize(k->done[i & 1]);
 	if (r != CUDA_SUCCESS) /* (the kernels' errors surface here) */
 		return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventSynchronize (a chunk's kernels and copies)", err);
-	memcpy((char *)call->out + (size_t)(i * chunk) * row_out, (char *)k->pinned + (size_t)(i & 1) * slot_bytes + rows_at,
-	       (size_t)n * row_out);
+	memcpy((char *)call->out + (size_t)(i * p->rows) * p->row_out,
+	       (char *)k->pinned + (size_t)(i & 1) * p->slot_bytes + (size_t)p->rows * p->row_in,
+	       (size_t)chunk_rows(call, p, i) * p->row_out);
 	return GROVE_OK;
 }
 
 /*
- * The call's host rows a chunk of `chunk` rows at a time (the header's pipeline), into
- * b's device buffers for the whole call. Chunk i, in slot s = i mod 2: its rows copied
- * into the slot's pinned memory once chunk i - 2's predictions have left it, copied to
- * the device on the slot's stream, its kernels launched there once chunk i - 1's have
- * run, its predictions copied back into the slot.
+ * The call's host rows a chunk at a time (the header's pipeline), into b's device
+ * buffers for the whole call. Chunk i, in slot s = i mod 2: its rows copied into the
+ * slot's pinned memory once chunk i - 2's predictions have left it, copied to the device
+ * on the slot's stream, its kernels launched there once chunk i - 1's have run, its
+ * predictions copied back into the slot, after its rows.
  */
-static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const DeviceCall *call, Buffers *b, int64_t chunk,
-                                 GroveError *err)
+static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const DeviceCall *call, const ChunkPlan *p,
+                                 Buffers *b, GroveError *err)
 {
-	size_t row_in = call->rows_bytes / (size_t)call->nrows, row_out = call->out_bytes / (size_t)call->nrows;
-	size_t rows_at = (size_t)chunk * row_in, slot_bytes = rows_at + (size_t)chunk * row_out;
-	int64_t chunks = (call->nrows + chunk - 1) / chunk;
+	size_t rows_at = (size_t)p->rows * p->row_in;
+	int64_t chunks = (call->nrows + p->rows - 1) / p->rows;
 	Chunks *k = &b->chunks;
-	GroveStatus status = chunks_ready(c, k, slot_bytes, err);
+	GroveStatus status = chunks_ready(c, k, p->slot_bytes, err);
 	for (int64_t i = 0; i < chunks && status == GROVE_OK; i++) {
 		int s = (int)(i & 1);
-		int64_t n = call->nrows - i * chunk < chunk ? call->nrows - i * chunk : chunk;
-		char *slot = (char *)k->pinned + (size_t)s * slot_bytes;
+		int64_t n = chunk_rows(call, p, i);
+		char *slot = (char *)k->pinned + (size_t)s * p->slot_bytes;
 		CUdeviceptr rows = b->at[ROWS] + (CUdeviceptr)i * rows_at;
-		CUdeviceptr out = b->at[PREDICTIONS] + (CUdeviceptr)(i * chunk) * row_out;
+		CUdeviceptr out = b->at[PREDICTIONS] + (CUdeviceptr)(i * p->rows) * p->row_out;
 		CUresult r;
-		if (i >= 2 && (status = chunk_out(c, call, k, i - 2, chunk, slot_bytes, err)) != GROVE_OK)
+		if (i >= 2 && (status = chunk_out(c, call, p, k, i - 2, err)) != GROVE_OK)
 			break;
-		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * row_in);
-		if ((r = c->cuMemcpyHtoDAsync(rows, slot, (size_t)n * row_in, k->stream[s])) != CUDA_SUCCESS)
+		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * p->row_in);
+		if ((r = c->cuMemcpyHtoDAsync(rows, slot, (size_t)n * p->row_in, k->stream[s])) != CUDA_SUCCESS)
 			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuMemcpyHtoDAsync (a chunk of rows)", err);
 		else if (i >= 1 && (r = c->cuStreamWaitEvent(k->stream[s], k->ran[!s], 0)) != CUDA_SUCCESS)
 			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuStreamWaitEvent", err);
 		else if ((status = launch_all(c, d, call, n, rows, out, b->at[WORKSPACE], k->stream[s], err)) != GROVE_OK)
 			break;
 		else if ((r = c->cuEventRecord(k->ran[s], k->stream[s])) != CUDA_SUCCESS ||
-		         (r = c->cuMemcpyDtoHAsync(slot + rows_at, out, (size_t)n * row_out, k->stream[s])) != CUDA_SUCCESS ||
+		         (r = c->cuMemcpyDtoHAsync(slot + rows_at, out, (size_t)n * p->row_out, k->stream[s])) != CUDA_SUCCESS ||
 		         (r = c->cuEventRecord(k->done[s], k->stream[s])) != CUDA_SUCCESS)
 			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventRecord or cuMemcpyDtoHAsync (a chunk)", err);
 	}
 	for (int64_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == GROVE_OK; i++)
-		status = chunk_out(c, call, k, i, chunk, slot_bytes, err);
+		status = chunk_out(c, call, p, k, i, err);
 	if (status != GROVE_OK)
 		c->cuCtxSynchronize(); /* nothing in flight when the call returns */
 	return status;
@@ -460,29 +469,30 @@ static GroveStatus run_in_context(const Cuda *c, const GroveDevice *d, const Dev
                                   GroveError *err)
 {
 	CUdeviceptr rows = (CUdeviceptr)(uintptr_t)call->rows, out = (CUdeviceptr)(uintptr_t)call->out;
-	size_t row_in = call->nrows ? call->rows_bytes / (size_t)call->nrows : 0;
-	int64_t chunk = row_in && CHUNK_BYTES / row_in > CHUNK_MIN_ROWS ? (int64_t)(CHUNK_BYTES / row_in) : CHUNK_MIN_ROWS;
-	bool chunked = !call->resident && call->nrows >= 2 * chunk;
+	ChunkPlan plan = {.rows = CHUNK_MIN_ROWS};
 	GroveStatus status;
 	CUresult r;
-	if (chunked) {
-		if ((status = reserve(c, b, ROWS, call->rows_bytes, err)) != GROVE_OK ||
-		    (status = reserve(c, b, PREDICTIONS, call->out_bytes, err)) != GROVE_OK ||
-		    (status = reserve(c, b, WORKSPACE, call->workspace_bytes, err)) != GROVE_OK)
-			return status;
-		return run_in_chunks(c, d, call, b, chunk, err);
+	if (call->nrows) {
+		plan.row_in = call->rows_bytes / (size_t)call->nrows;
+		plan.row_out = call->out_bytes / (size_t)call->nrows;
 	}
+	if (plan.row_in && CHUNK_BYTES / plan.row_in > CHUNK_MIN_ROWS)
+		plan.rows = (int64_t)(CHUNK_BYTES / plan.row_in);
+	plan.slot_bytes = (size_t)plan.rows * (plan.row_in + plan.row_out);
+	if (!call->resident && ((status = reserve(c, b, ROWS, call->rows_bytes, err)) != GROVE_OK ||
+	                        (status = reserve(c, b, PREDICTIONS, call->out_bytes, err)) != GROVE_OK))
+		return status;
+	if ((status = reserve(c, b, WORKSPACE, call->workspace_bytes, err)) != GROVE_OK)
+		return status;
+	if (!call->resident && call->nrows >= 2 * plan.rows)
+		return run_in_chunks(c, d, call, &plan, b, err);
 	if (!call->resident) {
-		if ((status = reserve(c, b, ROWS, call->rows_bytes, err)) != GROVE_OK ||
-		    (status = reserve(c, b, PREDICTIONS, call->out_bytes, err)) != GROVE_OK)
-			return status;
 		rows = b->at[ROWS];
 		out = b->at[PREDICTIONS];
 		if ((r = c->cuMemcpyHtoD(rows, call->rows, call->rows_bytes)) != CUDA_SUCCESS)
 			return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuMemcpyHtoD (rows)", err);
 	}
-	if ((status = reserve(c, b, WORKSPACE, call->workspace_bytes, err)) != GROVE_OK ||
-	    (status = launch_all(c, d, call, call->nrows, rows, out, b->at[WORKSPACE], NULL, err)) != GROVE_OK)
+	if ((status = launch_all(c, d, call, call->nrows, rows, out, b->at[WORKSPACE], NULL, err)) != GROVE_OK)
 		return status;
 	/* Errors of the kernels themselves surface here. */
 	if ((r = c->cuCtxSynchronize()) != CUDA_SUCCESS)
