@@ -198,10 +198,7 @@ static uint8_t knob_of(unsigned trait)
 /* The knob value naming representation `name`. */
 static uint8_t knob_named(const char *name)
 {
-	uint8_t r = 0;
-	while (lower_representation_name(r) && strcmp(lower_representation_name(r), name))
-		r++;
-	return (uint8_t)(r + 1);
+	return (uint8_t)(lower_representation_index(name) + 1);
 }
 
 /* Bytes of one row's margins. */

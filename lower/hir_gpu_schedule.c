@@ -34,7 +34,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 const uint32_t hir_gpu_rows_per_block[] = {8, 32, 64, 0};
 const uint32_t hir_gpu_rows_per_thread[] = {1, 2, 4, 0};
@@ -124,15 +123,6 @@ bool hir_gpu_knobs_check(const HGpuShape *s, const HGpuKnobs *k, Error *e)
 /* Rows per block of a thread per row walking every tree as code: few blocks of one warp would leave an SM half idle. */
 static const uint32_t code_rows[] = {128, 64};
 
-/* The knob value of representation `name`. */
-static uint8_t representation_named(const char *name)
-{
-	uint8_t r = 0;
-	while (lower_representation_name(r) && strcmp(lower_representation_name(r), name))
-		r++;
-	return r;
-}
-
 /* Trees as code (the header's schedule), where the forest's splits fit a kernel: in seed 003's order by depth. */
 static uint32_t code_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max, uint32_t n)
 {
@@ -141,7 +131,7 @@ static uint32_t code_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max
 	for (uint32_t r = 0; r < 2 && s->splits; r++)
 		for (uint32_t i = 0; i < COUNT_OF(code_rows); i++) {
 			HGpuKnobs k = {.rows_per_block = code_rows[i], .rows_per_thread = 1, .tree_threads = 1, .interleave = 1,
-			               .cache_rows = 1, .representation = representation_named(order[r])};
+			               .cache_rows = 1, .representation = (uint8_t)lower_representation_index(order[r])};
 			if (gpu_shared_bytes(s, &k) > GPU_MAX_SHARED)
 				k.cache_rows = 0;
 			if (!hir_gpu_knobs_check(s, &k, NULL))
@@ -270,7 +260,7 @@ static bool first_candidate(const HGpuShape *shape, const char *named, HGpuKnobs
 	bool code = lower_representation_named_traits(named) & LREP_CODE;
 	hir_gpu_candidates(shape, all, n);
 	while (named && i < n &&
-	       (code ? strcmp(lower_representation_name(all[i].representation), named) != 0
+	       (code ? all[i].representation != lower_representation_index(named)
 	             : (lower_representation_traits(all[i].representation) & LREP_CODE) != 0))
 		i++;
 	if (i < n)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #define KNOB(field, kind) {#field, offsetof(HScheduleKnobs, field), sizeof(((HScheduleKnobs *)0)->field), kind}
 
@@ -92,4 +93,12 @@ int hir_knobs_describe(const HScheduleKnobs *k, char *buf, size_t size)
 		at += w > 0 ? (size_t)w : 0;
 	}
 	return (int)at;
+}
+
+size_t lower_representation_index(const char *name)
+{
+	size_t i = 0;
+	while (lower_representation_name(i) && strcmp(lower_representation_name(i), name))
+		i++;
+	return i;
 }

@@ -336,6 +336,8 @@ MModule *lower_hir_to_mir(const HForest *f, const char *representation, Error *e
 
 /* The name of the i-th representation lower_hir_to_mir accepts ("array", ...; lower/rep.c's table), NULL past the last. */
 const char *lower_representation_name(size_t i);
+/* The i whose lower_representation_name is name; the table's length (a NULL name) where none is. (lower/hir_knobs.c) */
+size_t lower_representation_index(const char *name);
 /*
  * What the schedules grove writes need to know of representation
  * lower_representation_name(i) (0 past the last): LREP_CODE, its trees are code (the

@@ -41,10 +41,8 @@ unsigned lower_representation_named_traits(const char *name) { return traits_of(
 
 const LRepresentation *rep_find(const char *name)
 {
-	for (size_t i = 0; i < COUNT_OF(representations); i++)
-		if (strcmp(representations[i]->name, name) == 0)
-			return representations[i];
-	return NULL;
+	size_t i = lower_representation_index(name);
+	return i < COUNT_OF(representations) ? representations[i] : NULL;
 }
 
 const LRepresentation *rep_choose(const HForest *f)

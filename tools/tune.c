@@ -690,11 +690,8 @@ int cmd_tune(int argc, char **argv)
 	if (!(t->forest = front_read_model(t->model, t->options.format, &limits, &e)))
 		fail("%s", e.message);
 	if (t->options.representation) {
-		size_t r = 0;
 		char names[200];
-		while (lower_representation_name(r) && strcmp(lower_representation_name(r), t->options.representation))
-			r++;
-		if (!lower_representation_name(r))
+		if (!lower_representation_name(lower_representation_index(t->options.representation)))
 			fail("--representation %s: unknown representation (expected one of %s)", t->options.representation,
 			     names_join(names, sizeof names, lower_representation_name, ", ", NULL));
 	}
