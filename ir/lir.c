@@ -92,6 +92,16 @@ int64_t lir_dim_value(const LDim *d, int64_t nrows)
 	return n > 0 ? n : 1;
 }
 
+unsigned lir_op_operands(LOp op)
+{
+	static const uint8_t operands[] = {
+#define X(name, text, count) count,
+		LIR_OPS(X)
+#undef X
+	};
+	return op < COUNT_OF(operands) ? operands[op] : 0;
+}
+
 bool lir_op_nests(LOp op) { return op == LOP_FOR || op == LOP_PARALLEL_FOR || op == LOP_LOOP || op == LOP_IF; }
 
 bool lir_op_has_result(LOp op)

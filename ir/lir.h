@@ -14,6 +14,9 @@
  * lir_print numbers the values in the order it prints them and prints a constant as its
  * value where it is used, so the text does not depend on the order instructions were made in.
  *
+ * The index b of a LOAD, INDEX, STORE, ATOMIC or PREFETCH, written i64 below, may be an
+ * i32, sign-extended (a GPU kernel's indices in 32 bits, lower/gpu_ints.c).
+ *
  * Operands a, b, c are value indices (LIR_NONE when unused). Integer immediates live
  * in `imm`, float immediates in `fimm`, comparison predicates, cast kinds and memory
  * spaces in `sub`.
@@ -93,7 +96,8 @@ typedef enum LType {
 	                                 f32 or f64; no result */                                     \
 	X(PREFETCH, "prefetch", 2)    /* hint: the element of `type` at a + b * sizeof(type) will be \
 	                                 read soon; a ptr, b i64; no result (type is the element's) */ \
-	X(ADD, "add", 2)              /* integer arithmetic, wrapping */                             \
+	X(ADD, "add", 2)              /* integer arithmetic, wrapping; ADD, SUB, MUL and SHL with imm \
+	                                 LIR_NSW never wrap as signed integers of their type (nsw) */ \
 	X(ADDC, "addc", 3)            /* a + b + zext(c), c i1: an add with carry in (x86: one adc, \
 	                                 which reads c off the flags of the compare that made it) */ \
 	X(SUB, "sub", 2)                                                                              \
@@ -125,8 +129,9 @@ typedef enum LType {
 	X(LOCAL_ARRAY, "local_array", 0) /* ptr to imm elements of `type` in memory space sub      \
 	                                    (LSpace): see LIR_SPACES; with lanes n (a power of two), \
 	                                    its start aligned for vectors of n elements */           \
-	X(FOR, "for", 3)              /* for (v = a; v < b; v += c) body; a, b, c i64; the FOR's     \
-	                                 own value is v (i64), usable inside body */                  \
+	X(FOR, "for", 3)              /* for (v = a; v < b; v += c) body; a, b, c i64 (or all i32, \
+	                                 where v + c cannot pass i32's range); the FOR's own value is \
+	                                 v (of their type), usable inside body */                     \
 	X(PARALLEL_FOR, "parallel_for", 3) /* as FOR, but iterations may run concurrently on       \
 	                                 several threads. imm = grain: iterations handed out at once; \
 	                                 ranges of fewer than 2 * grain run on the calling thread     \
@@ -149,7 +154,8 @@ typedef enum LType {
 	                                 workspace c (ptr), and this function's out and flags; no  \
 	                                 result; at the top of a host function's body */           \
 	X(GPU_INDEX, "gpu_index", 0)  /* i64: the thread's place in the grid, sub (LGpuIndex) says  \
-	                                 which coordinate or extent; kernels only */                  \
+	                                 which coordinate or extent; kernels only; at most 1024     \
+	                                 threads a block, fewer than 2^32 blocks (runtimes clamp) */ \
 	X(BARRIER, "barrier", 0)      /* wait until every thread of the block is here, and see what \
 	                                 they wrote before it; kernels only, block-uniform control */ \
 	X(SHUFFLE, "shuffle", 2)      /* the value of a (i32, i64, f32, f64) in the thread b (i32,  \
@@ -240,6 +246,8 @@ typedef enum LGpuIndex {
 /* Lanes of the widest vector value. */
 #define LIR_MAX_LANES 16
 
+/* The imm of an ADD, SUB, MUL or SHL that never wraps as signed integers (LLVM's nsw; lower/gpu_ints.c proves it). */
+#define LIR_NSW 1
 /* CONST's sub for a vector of integers whose lane i holds imm x i. */
 #define LIR_CONST_STEPS 1
 
@@ -445,6 +453,8 @@ const char *lir_space_name(LSpace s);
 const char *lir_gpu_index_name(LGpuIndex g);
 /* Whether instructions of kind op have a result (STORE, ATOMIC, PREFETCH, SET, BREAK_IF, LOOP, IF, CALL, BARRIER do not). */
 bool lir_op_has_result(LOp op);
+/* Number of value operands of instructions of kind op (LIR_OPS' third column). */
+unsigned lir_op_operands(LOp op);
 /* Whether instructions of kind op own nested regions (FOR, PARALLEL_FOR, LOOP and IF: body; IF also alt). */
 bool lir_op_nests(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */

@@ -287,6 +287,13 @@ static void print_inst(Printer *p, uint32_t id, int depth)
 		fprintf(out, "%s %s", in->imm ? " nonzero" : "", type);
 		print_operands(p, in, 1);
 		break;
+	case LOP_ADD:
+	case LOP_SUB:
+	case LOP_MUL:
+	case LOP_SHL:
+		fprintf(out, "%s %s", in->imm == LIR_NSW ? " nsw" : "", type);
+		print_operands(p, in, 2);
+		break;
 	case LOP_FNEG:
 	case LOP_SPLAT:
 	case LOP_EXP:

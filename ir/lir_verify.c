@@ -5,13 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Number of value operands of each opcode (third column of LIR_OPS). */
-static const uint8_t op_operands[] = {
-#define X(name, text, operands) operands,
-	LIR_OPS(X)
-#undef X
-};
-
 /* Per-instruction marks. */
 enum {
 	SEEN = 1,    /* reached by a region walk (a second visit means a cycle or a shared region) */
@@ -93,6 +86,12 @@ static bool expect(Verifier *v, uint32_t id, uint32_t x, LType want)
 	return true;
 }
 
+/* Operand x of id is an address's index: i64, or i32 (sign-extended). */
+static bool expect_index(Verifier *v, uint32_t id, uint32_t x)
+{
+	return value_type(v->fn, x) == LTYPE_I32 || expect(v, id, x, LTYPE_I64);
+}
+
 /* Operand x of id must have an integer type (want_float false) or a float type (true). */
 static bool expect_class(Verifier *v, uint32_t id, uint32_t x, bool want_float)
 {
@@ -167,7 +166,7 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 		return fail(v, id, "a %s of %u lanes, expected 2 to %d", lir_op_name((LOp)in->op), lanes, LIR_MAX_LANES);
 	if (lanes > 1 && in->op != LOP_STORE && !is_vector_element((LType)in->type) && !compare)
 		return fail(v, id, "a vector of %s (vectors hold i8, i32, i64, f32 or f64)", lir_type_name((LType)in->type));
-	for (uint32_t k = 0; k < op_operands[in->op]; k++) {
+	for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++) {
 		unsigned have = lir_lanes(v->fn, ops[k]), want = 1;
 		if (elementwise || (in->op == LOP_GATHER && k == 2))
 			want = lanes;
@@ -231,7 +230,7 @@ static bool is_varying(const Verifier *v, uint32_t id)
 	case LOP_GET:
 	case LOP_SHUFFLE: return true;
 	default:
-		for (uint32_t k = 0; k < op_operands[in->op]; k++)
+		for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++)
 			if (v->varying[ops[k]])
 				return true;
 		return false;
@@ -279,7 +278,7 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 			return fail(v, id, "buffer %lld out of range (%u buffers)", (long long)in->imm, v->m->num_buffers);
 		return expect_result(v, id, LTYPE_PTR);
 	case LOP_LOAD:
-		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+		return expect(v, id, in->a, LTYPE_PTR) && expect_index(v, id, in->b);
 	case LOP_GATHER:
 		if (!is_value_type(t) || t == LTYPE_I1 || t == LTYPE_PTR)
 			return fail(v, id, "gathers %s, expected i8, i32, i64, f32 or f64", lir_type_name(t));
@@ -298,21 +297,21 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_INDEX:
 		if (in->imm < 1 || in->imm > 64)
 			return fail(v, id, "element of %lld bytes", (long long)in->imm);
-		return expect_result(v, id, LTYPE_PTR) && expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+		return expect_result(v, id, LTYPE_PTR) && expect(v, id, in->a, LTYPE_PTR) && expect_index(v, id, in->b);
 	case LOP_STORE:
-		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
+		return expect(v, id, in->a, LTYPE_PTR) && expect_index(v, id, in->b) && verify_write(v, id, ctx);
 	case LOP_ATOMIC: {
 		LType c = value_type(fn, in->c);
 		if (in->sub >= LATOMIC_COUNT)
 			return fail(v, id, "unknown atomic operation %u", in->sub);
 		if (c == LTYPE_I1 || c == LTYPE_PTR)
 			return fail(v, id, "operand %s is %s, expected i8, i32, i64, f32 or f64", NAME(v, in->c), lir_type_name(c));
-		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && verify_write(v, id, ctx);
+		return expect(v, id, in->a, LTYPE_PTR) && expect_index(v, id, in->b) && verify_write(v, id, ctx);
 	}
 	case LOP_PREFETCH:
 		if (!is_value_type(t))
 			return fail(v, id, "element type %s, expected a value type", lir_type_name(t));
-		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64);
+		return expect(v, id, in->a, LTYPE_PTR) && expect_index(v, id, in->b);
 	case LOP_CTZ:
 		if (t != LTYPE_I32 && t != LTYPE_I64)
 			return fail(v, id, "result is %s, expected i32 or i64", lir_type_name(t));
@@ -329,7 +328,7 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_FNEG: case LOP_EXP: case LOP_LOG: case LOP_SQRT:
 		if (!is_float(t))
 			return fail(v, id, "result is %s, expected a float type", lir_type_name(t));
-		return expect(v, id, in->a, t) && (op_operands[in->op] < 2 || expect(v, id, in->b, t));
+		return expect(v, id, in->a, t) && (lir_op_operands((LOp)in->op) < 2 || expect(v, id, in->b, t));
 	case LOP_ICMP:
 	case LOP_FCMP: {
 		bool fl = in->op == LOP_FCMP;
@@ -362,9 +361,10 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (in->imm < 1)
 			return fail(v, id, "grain %lld, expected at least 1", (long long)in->imm);
 		/* fall through */
-	case LOP_FOR:
-		return expect_result(v, id, LTYPE_I64) && expect(v, id, in->a, LTYPE_I64) && expect(v, id, in->b, LTYPE_I64) &&
-		       expect(v, id, in->c, LTYPE_I64);
+	case LOP_FOR: /* a FOR may count in i32 (lower/gpu_ints.c) */
+		if (in->op == LOP_PARALLEL_FOR || t != LTYPE_I32)
+			t = LTYPE_I64;
+		return expect_result(v, id, t) && expect(v, id, in->a, t) && expect(v, id, in->b, t) && expect(v, id, in->c, t);
 	case LOP_BREAK_IF:
 		if (!ctx.in_loop)
 			return fail(v, id, "not inside a loop (or a for/parallel_for lies between it and the loop)");
@@ -412,11 +412,11 @@ static bool verify_inst(Verifier *v, uint32_t id, Context ctx)
 	if (!lir_op_has_result((LOp)in->op) && in->op != LOP_STORE && in->op != LOP_PREFETCH && in->type != LTYPE_VOID)
 		return fail(v, id, "has no result but type %s", lir_type_name((LType)in->type));
 	for (uint32_t k = 0; k < 3; k++) {
-		if (k >= op_operands[in->op] && ops[k] != LIR_NONE)
+		if (k >= lir_op_operands((LOp)in->op) && ops[k] != LIR_NONE)
 			return fail(v, id, "unused operand %c is %s, expected none", 'a' + k, NAME(v, ops[k]));
-		if (k < op_operands[in->op] && ops[k] == LIR_NONE)
+		if (k < lir_op_operands((LOp)in->op) && ops[k] == LIR_NONE)
 			return fail(v, id, "operand %c is missing", 'a' + k);
-		if (k < op_operands[in->op] && !check_operand(v, id, ops[k]))
+		if (k < lir_op_operands((LOp)in->op) && !check_operand(v, id, ops[k]))
 			return false;
 	}
 	if ((!structured && in->body != LIR_NONE) || (in->op != LOP_IF && in->alt != LIR_NONE))

@@ -336,6 +336,8 @@ bool lower_keys_block(const MModule *m, const MInst *inst);
 
 /* The host's and GPUs' lowering: the core above, with a GPU's hooks (mir_to_gpu.c) or none (the host). */
 LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e);
+/* A GPU kernel's i64 values that provably fit in 32 bits computed as i32 (lower/gpu_ints.c). */
+void lower_gpu_ints(const LModule *m, LFunc *fn);
 
 /* lower/stack.c: buffers on the stack fit there (each at most 1 MiB), and so do each host function's arrays together. */
 bool lower_check_buffers(const MModule *m, Error *e);

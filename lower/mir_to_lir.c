@@ -775,6 +775,8 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 	if (gpu) {
 		l.module->predict = LIR_NONE;
 		l.module->predict_f64 = LIR_NONE;
+		for (uint32_t k = 0; k < l.module->num_funcs && !l.failed; k++)
+			lower_gpu_ints(l.module, l.module->funcs[k]);
 	}
 
 	ok = !l.failed && (gpu || lower_check_stack(l.module, e)) && lir_verify(l.module, e);

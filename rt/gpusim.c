@@ -288,6 +288,7 @@ static GroveStatus launch(Sim *s, const GroveKernel *k)
 	s->threads = 1;
 	for (int d = 0; d < 3; d++) {
 		s->grid[d] = grove_extent(&k->grid[d], s->nrows);
+		s->grid[d] = s->grid[d] < INT32_MAX ? s->grid[d] : INT32_MAX; /* as CUDA's x: kernels stride over any grid */
 		s->block[d] = k->block[d].count;
 		s->threads *= (size_t)s->block[d];
 		blocks *= s->grid[d];

@@ -64,10 +64,17 @@ static const LLVMOpcode cast_opcodes[] = {
 	[LCAST_FPTRUNC] = LLVMFPTrunc, [LCAST_SITOFP] = LLVMSIToFP, [LCAST_FPTOSI] = LLVMFPToSI, [LCAST_BITCAST] = LLVMBitCast,
 };
 
+/* An address's index: i64, or an i32 sign-extended (lower/gpu_ints.c). */
+static LLVMValueRef index_value(Emitter *em, uint32_t index)
+{
+	LLVMValueRef i = llvm_value(em, index);
+	return lir_type(em->fn, index) == LTYPE_I32 ? LLVMBuildSExt(em->b, i, em->types[LTYPE_I64], "") : i;
+}
+
 /* The address of element index of ptr, elements being of type. */
 static LLVMValueRef element(Emitter *em, LLVMTypeRef type, uint32_t ptr, uint32_t index)
 {
-	LLVMValueRef i = llvm_value(em, index);
+	LLVMValueRef i = index_value(em, index);
 	return LLVMBuildGEP2(em->b, type, llvm_value(em, ptr), &i, 1, "");
 }
 
@@ -187,7 +194,7 @@ void llvm_emit_for(Emitter *em, uint32_t id, LLVMValueRef begin, LLVMValueRef en
 
 	LLVMBuildBr(em->b, head);
 	LLVMPositionBuilderAtEnd(em->b, head);
-	iv = LLVMBuildPhi(em->b, em->types[LTYPE_I64], "");
+	iv = LLVMBuildPhi(em->b, em->types[inst->type], ""); /* i64, or i32 (lower/gpu_ints.c) */
 	LLVMBuildCondBr(em->b, LLVMBuildICmp(em->b, LLVMIntSLT, iv, end, ""), body, exit);
 	LLVMPositionBuilderAtEnd(em->b, body);
 	em->values[id] = iv;
@@ -273,6 +280,26 @@ static LLVMValueRef emit_binary(Emitter *em, LOp op, LLVMValueRef x, LLVMValueRe
 }
 
 /*
+ * An ADD, SUB, MUL or SHL that never wraps (LIR_NSW): LLVM's nsw, which lets a sign
+ * extension of a sum be the sum of the extensions (an address's constant offset). A shift
+ * by a constant as the multiplication LLVM makes an nsw shift of; by a variable, plain.
+ */
+static LLVMValueRef emit_nsw(Emitter *em, const LInst *inst)
+{
+	LLVMValueRef x = llvm_value(em, inst->a), y = llvm_value(em, inst->b);
+	const LInst *by = &em->fn->insts[inst->b];
+	switch ((LOp)inst->op) {
+	case LOP_ADD: return LLVMBuildNSWAdd(em->b, x, y, "");
+	case LOP_SUB: return LLVMBuildNSWSub(em->b, x, y, "");
+	case LOP_MUL: return LLVMBuildNSWMul(em->b, x, y, "");
+	default:
+		if (by->op != LOP_CONST || by->imm < 0 || by->imm >= (int64_t)lir_type_size((LType)inst->type) * 8 - 1)
+			return emit_binary(em, LOP_SHL, x, y);
+		return LLVMBuildNSWMul(em->b, x, LLVMConstInt(LLVMTypeOf(x), 1ull << by->imm, 0), "");
+	}
+}
+
+/*
  * ADDC: a + b + zext(c). On x86 through llvm.x86.addcarry, which the code generator
  * makes one adc reading c off its compare's flags: as a plain add of a doubled value
  * (a walk's 2i + c), LLVM's passes make it a shift and the code generator a setb, a
@@ -321,7 +348,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_BUFFER: *out = hook(em->hooks->buffer, inst)(em, (uint32_t)inst->imm); break;
 	case LOP_LOAD: *out = emit_load(em, inst); break;
 	case LOP_INDEX: {
-		LLVMValueRef bytes = LLVMBuildMul(em->b, llvm_value(em, inst->b), LLVMConstInt(em->types[LTYPE_I64], (unsigned long long)inst->imm, 0), "");
+		LLVMValueRef bytes = LLVMBuildMul(em->b, index_value(em, inst->b), LLVMConstInt(em->types[LTYPE_I64], (unsigned long long)inst->imm, 0), "");
 		*out = LLVMBuildGEP2(em->b, em->types[LTYPE_I8], llvm_value(em, inst->a), &bytes, 1, "");
 		break;
 	}
@@ -332,7 +359,7 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_PREFETCH: emit_prefetch(em, inst); break;
 	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_SHL: case LOP_ASHR:
 	case LOP_MIN: case LOP_SDIV: case LOP_FADD: case LOP_FSUB: case LOP_FMUL: case LOP_FDIV: case LOP_FMIN: case LOP_FMAX:
-		*out = emit_binary(em, (LOp)inst->op, llvm_value(em, inst->a), llvm_value(em, inst->b));
+		*out = inst->imm == LIR_NSW ? emit_nsw(em, inst) : emit_binary(em, (LOp)inst->op, llvm_value(em, inst->a), llvm_value(em, inst->b));
 		break;
 	case LOP_ADDC: *out = emit_addc(em, inst); break;
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, llvm_value(em, inst->a), ""); break;
