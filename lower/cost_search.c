@@ -63,7 +63,7 @@ uint32_t cost_values(const CostSpace *t, const HScheduleKnobs *heuristic, int i,
 		return n;
 	case 7: /* representation: each one named (not searched where --representation names one); tiles by knob 9 */
 		for (uint32_t r = 0; lower_representation_name(r) && !t->representation && n < 8; r++)
-			if (!(lower_representation_traits(r) & LREP_TILES) &&
+			if (!(lower_representation_traits(r) & (LREP_TILES | LREP_NAMED)) &&
 			    !(lower_representation_traits(r) & LREP_CODE && t->splits > COST_CODE_SPLITS) &&
 			    !(lower_representation_traits(r) & LREP_LEVELS && !t->oblivious))
 				v[n++] = r + 1;

@@ -154,8 +154,11 @@ uint32_t hir_gpu_candidates(const HGpuShape *s, HGpuKnobs *out, uint32_t max)
 		for (uint32_t j = 0; j < 2; j++)
 			for (const uint32_t *interleave = hir_gpu_interleave; *interleave; interleave++)
 				for (uint8_t rep = 0; lower_representation_name(rep); rep++) {
-					/* Not searched: tiles (reached by tiling), blocks of trees (many interleaved trees), levels (CPU walks). */
-					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS | LREP_LEVELS))
+					/*
+					 * Not searched: tiles (reached by tiling), blocks of trees (many interleaved trees), levels (CPU
+					 * walks), the representations taken only where named.
+					 */
+					if (lower_representation_traits(rep) & (LREP_TILES | LREP_BLOCKS | LREP_LEVELS | LREP_NAMED))
 						continue;
 					/*
 					 * Lines 15-17: rows cached (where they fit), trees not, walks unrolled where interleaved;

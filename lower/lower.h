@@ -343,9 +343,10 @@ size_t lower_representation_index(const char *name);
  * lower_representation_name(i) (0 past the last): LREP_CODE, its trees are code (the
  * tree loops specialized); LREP_TILES, it walks tileTrees' tiles (the tile knob reaches
  * it); LREP_BLOCKS, it walks blocks of trees interleaved for one row (walk_trees);
- * LREP_LEVELS, a step reads its level's split, so walks are unrolled to the depth (levels).
+ * LREP_LEVELS, a step reads its level's split, so walks are unrolled to the depth (levels);
+ * LREP_NAMED, taken only where named, never searched (named_only).
  */
-enum { LREP_CODE = 1, LREP_TILES = 2, LREP_BLOCKS = 4, LREP_LEVELS = 8 };
+enum { LREP_CODE = 1, LREP_TILES = 2, LREP_BLOCKS = 4, LREP_LEVELS = 8, LREP_NAMED = 16 };
 unsigned lower_representation_traits(uint32_t i);
 /* The same of the representation named name (0 for an unknown name or NULL). */
 unsigned lower_representation_named_traits(const char *name);

@@ -18,6 +18,8 @@ static const LRepresentation *const representations[] = {
 	&rep_bitvector,
 	&rep_oblivious,
 	&rep_branchfree,
+	&rep_breadth_first,
+	&rep_layered,
 };
 
 const char *lower_representation_name(size_t i) { return i < COUNT_OF(representations) ? representations[i]->name : NULL; }
@@ -32,7 +34,7 @@ static const char *representation_names(char *buf, size_t n)
 static unsigned traits_of(const LRepresentation *r)
 {
 	return !r ? 0 : (r->walk ? LREP_CODE : 0) | (r->tiles ? LREP_TILES : 0) | (r->walk_trees ? LREP_BLOCKS : 0) |
-	                (r->levels ? LREP_LEVELS : 0);
+	                (r->levels ? LREP_LEVELS : 0) | (r->named_only ? LREP_NAMED : 0);
 }
 
 unsigned lower_representation_traits(uint32_t i) { return traits_of(i < COUNT_OF(representations) ? representations[i] : NULL); }

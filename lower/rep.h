@@ -424,6 +424,8 @@ typedef struct LRepresentation {
 	bool keys;
 	/* A step reads the split of its level (RepLayout.step_level): every walk must be unrolled to its trees' depth. */
 	bool levels;
+	/* Taken where a schedule or --representation names it, never by a search (grove tune's, the GPU candidates'). */
+	bool named_only;
 } LRepresentation;
 
 /*
@@ -483,6 +485,9 @@ uint32_t rep_tops_take(const RepTops *t, RepLayout *layout, LBuilder *b, uint32_
 extern const LRepresentation rep_array;
 /* The sparse representation: nodes stored once each, a split holding the index of its left child. */
 extern const LRepresentation rep_sparse;
+/* sparse's records breadth first tree by tree, or layered (FIL's orders: every root, then every second level, ...). */
+extern const LRepresentation rep_breadth_first;
+extern const LRepresentation rep_layered;
 /* The reorg representation: complete trees interleaved node-major, slot i of tree t at i * num_trees + t. */
 extern const LRepresentation rep_reorg;
 

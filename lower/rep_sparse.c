@@ -8,7 +8,8 @@
  *                leaf's own slot where a leaf's key record stays (RepLayout.leaves_stay)
  *
  * and each tree's root slot (and, last, the end of the last tree). Memory is linear in the node count whatever the depth,
- * at the price of one more load per step than the array representation.
+ * at the price of one more load per step than the array representation. The same records
+ * in FIL's other orders are the breadth_first and layered representations (SparseOrder).
  *
  * Float thresholds with double leaves (LightGBM's, and any forest's float twin for
  * float rows: lower/hir_narrow.c) keep values of floats, the leaves' doubles in a
@@ -109,6 +110,41 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 	return next;
 }
 
+/*
+ * FIL's orders of a forest's records (its tree_layout), all with a split's children in
+ * adjacent slots: depth first along the hot path (store_tree, the sparse representation),
+ * breadth first tree by tree, or layered (FIL's layered_children_together: every tree's
+ * root, then each tree's second level, and so on), where the threads walking consecutive
+ * trees read nearby slots at each level.
+ */
+typedef enum SparseOrder { ORDER_DEPTH_FIRST, ORDER_BREADTH_FIRST, ORDER_LAYERED } SparseOrder;
+
+/*
+ * Store trees [t0, t1) from slot first breadth first, their levels interleaved: a
+ * node's slot is its place in the queue of nodes to reach, which starts with the roots.
+ * queue: scratch of the trees' node count ((tree << 32) | node). Returns the slot after the last.
+ */
+static uint64_t store_breadth_first(const HForest *f, const RepLayout *layout, uint32_t t0, uint32_t t1, int32_t *words,
+                                    void *values, double *leaves, int32_t *children, int32_t *roots, uint64_t first,
+                                    uint64_t *queue)
+{
+	uint64_t end = 0;
+	for (uint32_t t = t0; t < t1; t++) {
+		roots[t] = (int32_t)(first + end);
+		queue[end++] = (uint64_t)t << 32;
+	}
+	for (uint64_t i = 0; i < end; i++) {
+		uint32_t t = (uint32_t)(queue[i] >> 32);
+		const HNode *nodes = hir_tree_nodes(f, t), *n = &nodes[(uint32_t)queue[i]];
+		store_node(f, layout, n, first + i, first + end, words, values, leaves, children);
+		if (n->feature != HIR_LEAF) {
+			queue[end++] = (uint64_t)t << 32 | n->left;
+			queue[end++] = (uint64_t)t << 32 | n->right;
+		}
+	}
+	return first + end;
+}
+
 /* Whether the splits send NaN either way, none reading it as 0, with one comparison but IN (RepLayout.nan_flips). */
 static bool flips_fit(const RepLayout *layout)
 {
@@ -173,10 +209,10 @@ static void add_tops(const HForest *f, LModule *m, const RepLayout *layout, Spar
 	rep_tops_lay_out(m, layout, &s->tops, "sparse", f->num_trees, tops);
 }
 
-static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+static bool lay_out_in_order(const HForest *f, LModule *m, RepLayout *layout, SparseOrder in, const char *name, Error *e)
 {
 	LType type;
-	uint64_t total = 0, max_nodes = 1;
+	uint64_t total = 0, max_nodes = 1, *queue;
 	int32_t *roots, *words, *children;
 	uint32_t *order, *slots;
 	void *values;
@@ -185,7 +221,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	bool own_leaves;
 	uint32_t shallowest, deepest, span;
 
-	if (!rep_lay_out_forest(f, m, "sparse", layout, e))
+	if (!rep_lay_out_forest(f, m, name, layout, e))
 		return false;
 	/* Float thresholds, double leaves: values of floats, the leaves apart. */
 	own_leaves = f->leaf_type == HTYPE_F64 && !m->gpu && rep_float_thresholds(f, layout);
@@ -206,7 +242,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 		layout->top_levels = 0;
 	else if (layout->top_levels)
 		layout->top_levels = (uint8_t)(deepest < REP_TOP_LEVELS ? deepest : REP_TOP_LEVELS);
-	if (layout->top_levels < 2 || !f->num_trees)
+	if (layout->top_levels < 2 || !f->num_trees || in != ORDER_DEPTH_FIRST) /* (tops: a tree's first slots) */
 		layout->top_levels = 0;
 	span = layout->top_levels ? (2u << layout->top_levels) - 1 : 0;
 	for (uint32_t t = 0; t < f->num_trees; t++) {
@@ -215,7 +251,7 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 			max_nodes = f->trees[t].num_nodes;
 	}
 	if (total > INT32_MAX)
-		return error_set(e, "sparse representation: the forest has more than 2^31 nodes");
+		return error_set(e, "%s representation: the forest has more than 2^31 nodes", name);
 	roots = xmalloc(((size_t)f->num_trees + 1) * sizeof *roots);
 	words = xmalloc((total ? total : 1) * sizeof *words);
 	children = xmalloc((total ? total : 1) * sizeof *children);
@@ -223,14 +259,22 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 	leaves = own_leaves ? xcalloc(total ? total : 1, sizeof *leaves) : NULL;
 	order = xmalloc(max_nodes * sizeof *order);
 	slots = xmalloc(max_nodes * sizeof *slots);
-	total = 0;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
+	queue = xmalloc((in == ORDER_LAYERED ? total + 1 : max_nodes) * sizeof *queue);
+	total = in == ORDER_LAYERED ? store_breadth_first(f, layout, 0, f->num_trees, words, values, leaves, children, roots, 0, queue) : 0;
+	for (uint32_t t = 0; t < f->num_trees && in != ORDER_LAYERED; t++) {
 		roots[t] = (int32_t)total;
-		total = store_tree(f, layout, t, words, values, leaves, children, total, layout->top_levels, order, slots);
+		total = in == ORDER_DEPTH_FIRST
+		            ? store_tree(f, layout, t, words, values, leaves, children, total, layout->top_levels, order, slots)
+		            : store_breadth_first(f, layout, t, t + 1, words, values, leaves, children, roots, total, queue);
 	}
 	free(order);
 	free(slots);
-	roots[f->num_trees] = (int32_t)total; /* where the last tree ends */
+	free(queue);
+	/*
+	 * Where the last tree ends (a tree's slots run from its root to the next one's, which
+	 * prefetches of whole trees read); layered trees are not contiguous: their roots alone.
+	 */
+	roots[f->num_trees] = in == ORDER_LAYERED ? (int32_t)f->num_trees : (int32_t)total;
 
 	s = xcalloc(1, sizeof *s);
 	s->key_buffer = s->leaf_buffer = LIR_NONE;
@@ -253,6 +297,21 @@ static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Erro
 		layout->key_lanes = 0;
 	layout->state = s;
 	return true;
+}
+
+static bool sparse_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out_in_order(f, m, layout, ORDER_DEPTH_FIRST, "sparse", e);
+}
+
+static bool breadth_first_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out_in_order(f, m, layout, ORDER_BREADTH_FIRST, "breadth_first", e);
+}
+
+static bool layered_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
+{
+	return lay_out_in_order(f, m, layout, ORDER_LAYERED, "layered", e);
 }
 
 static void sparse_begin_function(RepLayout *layout, LBuilder *b)
@@ -361,19 +420,22 @@ static uint32_t sparse_walk_tile(RepLayout *layout, LBuilder *b, uint32_t tree, 
 	return rep_masks_walk(&((SparseState *)layout->state)->masks, layout, b, tree, lanes, tile, nan_tile);
 }
 
-const LRepresentation rep_sparse = {
-	.name = "sparse",
-	.lay_out = sparse_lay_out,
-	.free = rep_free_state,
-	.begin_function = sparse_begin_function,
-	.tree = sparse_tree,
-	.root = sparse_root,
-	.load_node = sparse_load_node,
-	.step = sparse_step,
-	.prefetch_tree = sparse_prefetch_tree,
-	.leaf_value = sparse_leaf_value,
-	.tile_apply = sparse_tile_apply,
-	.walk_tile = sparse_walk_tile,
-	.top_nodes = sparse_top_nodes,
-	.keys = true,
-};
+/* Every order's records are walked alike. */
+#define SPARSE_HOOKS \
+	.free = rep_free_state, \
+	.begin_function = sparse_begin_function, \
+	.tree = sparse_tree, \
+	.root = sparse_root, \
+	.load_node = sparse_load_node, \
+	.step = sparse_step, \
+	.prefetch_tree = sparse_prefetch_tree, \
+	.leaf_value = sparse_leaf_value, \
+	.tile_apply = sparse_tile_apply, \
+	.walk_tile = sparse_walk_tile, \
+	.top_nodes = sparse_top_nodes, \
+	.keys = true
+
+const LRepresentation rep_sparse = {.name = "sparse", .lay_out = sparse_lay_out, SPARSE_HOOKS};
+/* FIL's other orders, named only (the searches take sparse's: on a CPU the hot path's lines serve a walk best). */
+const LRepresentation rep_breadth_first = {.name = "breadth_first", .lay_out = breadth_first_lay_out, SPARSE_HOOKS, .named_only = true};
+const LRepresentation rep_layered = {.name = "layered", .lay_out = layered_lay_out, SPARSE_HOOKS, .named_only = true};

@@ -710,6 +710,19 @@ def cli_tests(s):
         ok = (wide.returncode == narrow.returncode == 0 and "grove: note: representation branchfree: 5 of 5 trees walk "
               "as ifs (code's), having more than 64 leaves" in wide.stderr and "note" not in narrow.stderr)
         s.record("cli", name, ok, f"{wide.stderr}|{narrow.stderr}")
+    name = "fil_orders"
+    if s.wanted("cli", name):
+        # FIL's orders of sparse's records: breadth first, a split's children 2i + 1 and 2i + 2 in higgs' complete
+        # trees (depth first along the hot path: 1, 3, 257); layered, every root first, then their children in pairs
+        higgs = os.path.join(REAL, "higgs.json")
+        dumps = {rep: s.run("dump", "--level", "lir", "--representation", rep, higgs).stdout
+                 for rep in ("sparse", "breadth_first", "layered")}
+        ok = ("sparse.children i32 x 51100 [1, 3, 257, 131, ...]" in dumps["sparse"] and
+              "sparse.children i32 x 51100 [1, 3, 5, 7, ...]" in dumps["breadth_first"] and
+              "sparse.roots i32 x 101 [0, 511, 1022, 1533, ...]" in dumps["breadth_first"] and
+              "sparse.children i32 x 51100 [100, 102, 104, 106, ...]" in dumps["layered"] and
+              "sparse.roots i32 x 101 [0, 1, 2, 3, ...]" in dumps["layered"])
+        s.record("cli", name, ok, "".join(re.findall(r"^buffer.*$\n", "\n".join(dumps.values()), re.M)))
     name = "notes_grid_loops_reordered"
     if s.wanted("cli", name):
         # on a GPU, a tree loop over grid.y alone inside a batch loop over grid.x runs outside it, and -v says so;
@@ -1598,7 +1611,7 @@ PTXAS = "/usr/local/cuda/bin/ptxas"
 # ptxas of CUDA 13 assembles sm_75 and later: sm_70's PTX is checked as sm_75 code.
 PTX_ARCHS = [("sm_70", "sm_75"), ("sm_80", "sm_80"), ("sm_90", "sm_90")]
 HSACO_ARCHS = ["gfx90a", "gfx1100"]
-GPU_REPRESENTATIONS = ["array", "sparse", "reorg"]
+GPU_REPRESENTATIONS = ["array", "sparse", "reorg", "breadth_first", "layered"]
 # GPU schedules every end-to-end model runs under (the others: the schedule matrix's models): the default, threads
 # over trees with a shuffle reduction, and rows x trees blocks in lockstep
 GPU_EVERY_MODEL = ["default", "shared_data", "rows_and_trees_2d"]

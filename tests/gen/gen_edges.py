@@ -195,7 +195,7 @@ def save(name, model, X, pred, margin, probability, f64, num_trees, library, not
     if margin is not None:
         write_matrix(base + ".margin.csv", margin)
     entry = {"name": name, "model": model, "probability": probability, "num_trees": num_trees,
-             "schedules": name in SCHEDULES, "representations": ["array", "sparse", "reorg", "code"], "library": library,
+             "schedules": name in SCHEDULES, "representations": ["array", "sparse", "reorg", "code", "breadth_first", "layered"], "library": library,
              "rows": len(X), "notes": notes}
     if f64:
         entry["f64_rows"] = True

@@ -26,7 +26,7 @@ static HGpuShape shape(size_t batch, uint32_t features)
  * The candidates of the first representation, as "R/T/I" words (rows per block, tree
  * threads, interleave) followed by u (unrolled) and c (rows cached); checks that rows
  * per thread is 1, trees are never cached, the tree threads' sums are in shared memory, and every schedule comes once per representation that
- * keeps trees in memory (the template does not specialize tree loops, as code needs).
+ * keeps trees in memory (the template does not specialize tree loops, as code needs) and is searched (not named_only).
  */
 static const char *listed(const HGpuShape *s, char *buf, size_t size)
 {
@@ -36,7 +36,7 @@ static const char *listed(const HGpuShape *s, char *buf, size_t size)
 	buf[0] = 0;
 	CHECK(n <= MAX);
 	for (uint32_t i = 0; lower_representation_name(i); i++)
-		reps += !(lower_representation_traits(i) & (LREP_CODE | LREP_TILES | LREP_BLOCKS | LREP_LEVELS));
+		reps += !(lower_representation_traits(i) & (LREP_CODE | LREP_TILES | LREP_BLOCKS | LREP_LEVELS | LREP_NAMED));
 	for (uint32_t i = 0; i < n && i < MAX; i++) {
 		CHECK(k[i].rows_per_thread == 1 && !k[i].cache_trees && k[i].shared_reduce);
 		if (k[i].representation)
