@@ -135,6 +135,11 @@ static bool known_cpu(const TargetArch *arch, const char *name)
  * reduction). LLVM's options are the process's: a program that loads libgrovec and uses
  * the same libLLVM for its own code gets this too.
  *
+ * NVPTX's shared, constant and local pointers in 32 bits (-nvptx-short-ptr), as nvcc
+ * has them: a walk's read of its cached row's feature then adds in 32 bits, not 64 (two
+ * instructions on a GPU), and higgs' default kernels take 129 64-bit integer instructions
+ * rather than 169 (ptxas; docs/gpu.md).
+ *
  * A schedule budget for the SLP vectoriser (-slp-schedule-budget, default 100000
  * instructions scanned per block): the interleaved walks are long blocks of straight
  * code with nothing for it to bundle but the reductions, which it still finds inside
@@ -142,8 +147,8 @@ static bool known_cpu(const TargetArch *arch, const char *name)
  */
 static void set_llvm_options(void)
 {
-	const char *const argv[] = {"grove", "-disable-lsr", "-slp-schedule-budget=1000"};
-	LLVMParseCommandLineOptions(3, argv, NULL);
+	const char *const argv[] = {"grove", "-disable-lsr", "-slp-schedule-budget=1000", "-nvptx-short-ptr"};
+	LLVMParseCommandLineOptions(4, argv, NULL);
 }
 
 void target_llvm_options(void)

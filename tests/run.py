@@ -1694,18 +1694,20 @@ def gpu_ptxas(s, model, arch, assemble_as, sched=None):
     if model == "higgs.json" and not sched:
         # a float model's kernels take no double arithmetic (its sigmoid in float), a padded tree's root is computed
         # (t x stride), not loaded from the offsets (a 4-byte load scaled to an address), the block's cached rows
-        # of 28 features lie 29 floats apart (an odd stride: a warp's loads of one feature meet no bank twice), and a
-        # step's child (2n + right, an or) is computed in 32 bits (lower/gpu_ints.c)
+        # of 28 features lie 29 floats apart (an odd stride: a warp's loads of one feature meet no bank twice), a
+        # step's child (2n + right, an or) is computed in 32 bits (lower/gpu_ints.c), and shared memory is read through
+        # 32-bit addresses (-nvptx-short-ptr)
         with open(ptx) as f:
             text = f.read()
         doubles = re.findall(r"^\s*\S+\.f64\b.*$", text, re.M)
         wide = re.findall(r"^\s*or\.b64\b.*$", text, re.M) + ([] if re.search(r"^\s*or\.b32\b", text, re.M) else ["no or.b32"])
+        wide += re.findall(r"^\s*ld\.shared\.\w+\s+%\w+, \[%rd.*$", text, re.M)
         roots = re.findall(r"ld\.global\.nc\.u32\s+(%r\d+),.*\n\s*mul\.wide\.s32\s+%rd\d+, \1, 4;", text)
         shared = [int(n) for n in re.findall(r"\.shared \.align \d+ \.b8 \S+\[(\d+)\];", text)]
         rows = {k * 29 * 4 for k in (8, 16, 32, 64, 128)}
         ok = ok and not doubles and not roots and any(n in rows for n in shared) and not wide
         report += "".join(f"\ndouble arithmetic: {d.strip()}" for d in doubles[:3])
-        report += "".join(f"\na step's child in 64 bits: {w.strip()}" for w in wide[:3])
+        report += "".join(f"\n64 bits where 32 do: {w.strip()}" for w in wide[:3])
         report += "".join(f"\na root's offset loaded into {r}" for r in roots[:3])
         report += "" if any(n in rows for n in shared) else f"\nno shared copy of rows 29 floats apart: {shared}"
     used = "; ".join(re.findall(r"Used \d+ registers[^\n]*", report))
