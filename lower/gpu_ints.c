@@ -279,8 +279,7 @@ static void collect(Ints *s, uint32_t first)
  */
 static bool had_in_32(const Ints *s, uint32_t x)
 {
-	LOp op = (LOp)s->fn->insts[x].op;
-	return x == LIR_NONE || s->how[x] != KEEP || op == LOP_CONST || op == LOP_GPU_INDEX;
+	return s->how[x] != KEEP || s->fn->insts[x].op == LOP_CONST || s->fn->insts[x].op == LOP_GPU_INDEX;
 }
 
 /* Whether i64 instruction id is computed in i32 (how: IN_PLACE or ALIAS), else KEEP. */
@@ -291,7 +290,7 @@ static uint8_t decide(const Ints *s, uint32_t id)
 	if (in->type != LTYPE_I64 || in->lanes > 1 || !fits32(s->r[id]))
 		return KEEP;
 	switch ((LOp)in->op) {
-	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_ADDC:
+	case LOP_ADD: case LOP_SUB: case LOP_MUL: case LOP_AND: case LOP_OR: case LOP_ADDC: /* (ADDC's c: an i1) */
 		return had_in_32(s, in->a) && had_in_32(s, in->b) ? IN_PLACE : KEEP;
 	case LOP_SELECT: return had_in_32(s, in->b) && had_in_32(s, in->c) ? IN_PLACE : KEEP;
 	case LOP_VAR: return IN_PLACE;

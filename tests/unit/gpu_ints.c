@@ -75,10 +75,39 @@ static void test_vars(void)
 	lir_module_free(m);
 }
 
+/*
+ * A loop over 8 trees whose counter indexes a load counts in i32, the product with it
+ * nsw; one up to the row count (a parameter, unbounded) counts in i64, and so does a
+ * loop whose counter only a 64-bit value reads.
+ */
+static void test_loops(void)
+{
+	LBuilder b;
+	LModule *m = tiny(&b);
+	LFunc *fn = b.fn;
+	uint32_t trees = lir_begin(&b, LOP_FOR, k64(&b, 0), k64(&b, 8), k64(&b, 1)), slot, rows, count, wide;
+	slot = op(&b, LOP_MUL, trees, k64(&b, 3));
+	lir_emit(&b, LOP_LOAD, LTYPE_F32, 0, slot, LIR_NONE);
+	lir_end(&b);
+	rows = lir_begin(&b, LOP_FOR, k64(&b, 0), 1, k64(&b, 1));
+	lir_emit(&b, LOP_LOAD, LTYPE_F32, 0, rows, LIR_NONE);
+	lir_end(&b);
+	count = lir_begin(&b, LOP_FOR, k64(&b, 0), k64(&b, 4), k64(&b, 1));
+	wide = op(&b, LOP_MUL, count, 1); /* the counter times the row count */
+	lir_emit(&b, LOP_LOAD, LTYPE_F32, 0, wide, LIR_NONE);
+	lir_end(&b);
+	lower_gpu_ints(m, fn);
+	EXPECT_VALID(m);
+	CHECK(lir_type(fn, trees) == LTYPE_I32 && lir_type(fn, slot) == LTYPE_I32 && fn->insts[slot].imm == LIR_NSW);
+	CHECK(lir_type(fn, rows) == LTYPE_I64 && lir_type(fn, count) == LTYPE_I64 && fn->insts[wide].a == count);
+	lir_module_free(m);
+}
+
 int main(void)
 {
 	test_steps();
 	test_vars();
+	test_loops();
 	if (failures)
 		fprintf(stderr, "gpu_ints: %d checks failed\n", failures);
 	return failures != 0;
