@@ -257,9 +257,10 @@ static bool lay_out_in_order(const HForest *f, LModule *m, RepLayout *layout, Sp
 	children = xmalloc((total ? total : 1) * sizeof *children);
 	values = xcalloc(total ? total : 1, lir_type_size(type));
 	leaves = own_leaves ? xcalloc(total ? total : 1, sizeof *leaves) : NULL;
-	order = xmalloc(max_nodes * sizeof *order);
-	slots = xmalloc(max_nodes * sizeof *slots);
-	queue = xmalloc((in == ORDER_LAYERED ? total + 1 : max_nodes) * sizeof *queue);
+	/* scratch: depth first a tree's stack and slots, breadth first the queue of a tree's nodes (layered: all trees') */
+	order = in == ORDER_DEPTH_FIRST ? xmalloc(max_nodes * sizeof *order) : NULL;
+	slots = in == ORDER_DEPTH_FIRST ? xmalloc(max_nodes * sizeof *slots) : NULL;
+	queue = in != ORDER_DEPTH_FIRST ? xmalloc((in == ORDER_LAYERED ? total + 1 : max_nodes) * sizeof *queue) : NULL;
 	total = in == ORDER_LAYERED ? store_breadth_first(f, layout, 0, f->num_trees, words, values, leaves, children, roots, 0, queue) : 0;
 	for (uint32_t t = 0; t < f->num_trees && in != ORDER_LAYERED; t++) {
 		roots[t] = (int32_t)total;
