@@ -85,7 +85,7 @@ def sources(*dirs):
 
 # The runtime (with its GPU back-ends) and the driver of tests/aarch64, cross-compiled for AArch64 (the driver reads
 # rows with tools/csv.c and csv_header.c, which need ir/common.c).
-AARCH64_RUNTIME = ["rt/runtime.c", "rt/cpu.c", "rt/fork.c", "rt/gpusim.c", "rt/cuda.c", "rt/hsa.c"]
+AARCH64_RUNTIME = ["rt/runtime.c", "rt/cpu.c", "rt/fork.c", "rt/gpusim.c", "rt/chunks.c", "rt/cuda.c", "rt/hsa.c"]
 AARCH64_DRIVER = ["tests/aarch64/predict.c", "tools/csv.c", "tools/csv_header.c", "tools/csv_categories.c", "ir/common.c"]
 
 

@@ -51,14 +51,6 @@ typedef struct CUevent_st *CUevent;
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CU_EVENT_DISABLE_TIMING 2
 
-/*
- * Host rows of calls of at least two chunks go in chunks (run_in_chunks) of
- * CHUNK_BYTES of rows, and at least CHUNK_MIN_ROWS rows: the default GPU schedule's
- * large batches' kernel (lower/hir_gpu_schedule.c, GPU_FEW_ROWS).
- */
-#define CHUNK_BYTES ((size_t)4 << 20)
-#define CHUNK_MIN_ROWS 32768
-
 /* The streams, events and pinned host memory of calls in chunks: two of each, a chunk's slot its number's parity. */
 typedef struct Chunks {
 	CUstream stream[2];
@@ -397,18 +389,6 @@ static GroveStatus chunks_ready(const Cuda *c, Chunks *k, size_t bytes, GroveErr
 	return GROVE_OK;
 }
 
-/* How a call's host rows go in chunks (run_in_chunks): `rows` rows a chunk, each row's bytes in and out, a slot's bytes. */
-typedef struct ChunkPlan {
-	int64_t rows;
-	size_t row_in, row_out, slot_bytes;
-} ChunkPlan;
-
-/* The rows of chunk i (the last may be short). */
-static int64_t chunk_rows(const DeviceCall *call, const ChunkPlan *p, int64_t i)
-{
-	return call->nrows - i * p->rows < p->rows ? call->nrows - i * p->rows : p->rows;
-}
-
 /* Chunk i's predictions, in its slot's pinned memory (after its rows) once its copy is done, into the caller's. */
 static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, const ChunkPlan *p, Chunks *k, int64_t i,
                              GroveError *err)
@@ -418,7 +398,7 @@ static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, const ChunkP
 		return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventSynchronize (a chunk's kernels and copies)", err);
 	memcpy((char *)call->out + (size_t)(i * p->rows) * p->row_out,
 	       (char *)k->pinned + (size_t)(i & 1) * p->slot_bytes + (size_t)p->rows * p->row_in,
-	       (size_t)chunk_rows(call, p, i) * p->row_out);
+	       (size_t)grove_chunk_rows(call, p, i) * p->row_out);
 	return GROVE_OK;
 }
 
@@ -433,12 +413,11 @@ static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const Devi
                                  Buffers *b, GroveError *err)
 {
 	size_t rows_at = (size_t)p->rows * p->row_in;
-	int64_t chunks = (call->nrows + p->rows - 1) / p->rows;
 	Chunks *k = &b->chunks;
 	GroveStatus status = chunks_ready(c, k, p->slot_bytes, err);
-	for (int64_t i = 0; i < chunks && status == GROVE_OK; i++) {
+	for (int64_t i = 0; i < p->chunks && status == GROVE_OK; i++) {
 		int s = (int)(i & 1);
-		int64_t n = chunk_rows(call, p, i);
+		int64_t n = grove_chunk_rows(call, p, i);
 		char *slot = (char *)k->pinned + (size_t)s * p->slot_bytes;
 		CUdeviceptr rows = b->at[ROWS] + (CUdeviceptr)i * rows_at;
 		CUdeviceptr out = b->at[PREDICTIONS] + (CUdeviceptr)(i * p->rows) * p->row_out;
@@ -457,7 +436,7 @@ static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const Devi
 		         (r = c->cuEventRecord(k->done[s], k->stream[s])) != CUDA_SUCCESS)
 			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventRecord or cuMemcpyDtoHAsync (a chunk)", err);
 	}
-	for (int64_t i = chunks >= 2 ? chunks - 2 : 0; i < chunks && status == GROVE_OK; i++)
+	for (int64_t i = p->chunks >= 2 ? p->chunks - 2 : 0; i < p->chunks && status == GROVE_OK; i++)
 		status = chunk_out(c, call, p, k, i, err);
 	if (status != GROVE_OK)
 		c->cuCtxSynchronize(); /* nothing in flight when the call returns */
@@ -469,22 +448,16 @@ static GroveStatus run_in_context(const Cuda *c, const GroveDevice *d, const Dev
                                   GroveError *err)
 {
 	CUdeviceptr rows = (CUdeviceptr)(uintptr_t)call->rows, out = (CUdeviceptr)(uintptr_t)call->out;
-	ChunkPlan plan = {.rows = CHUNK_MIN_ROWS};
+	ChunkPlan plan;
 	GroveStatus status;
 	CUresult r;
-	if (call->nrows) {
-		plan.row_in = call->rows_bytes / (size_t)call->nrows;
-		plan.row_out = call->out_bytes / (size_t)call->nrows;
-	}
-	if (plan.row_in && CHUNK_BYTES / plan.row_in > CHUNK_MIN_ROWS)
-		plan.rows = (int64_t)(CHUNK_BYTES / plan.row_in);
-	plan.slot_bytes = (size_t)plan.rows * (plan.row_in + plan.row_out);
+	grove_chunk_plan(call, &plan);
 	if (!call->resident && ((status = reserve(c, b, ROWS, call->rows_bytes, err)) != GROVE_OK ||
 	                        (status = reserve(c, b, PREDICTIONS, call->out_bytes, err)) != GROVE_OK))
 		return status;
 	if ((status = reserve(c, b, WORKSPACE, call->workspace_bytes, err)) != GROVE_OK)
 		return status;
-	if (!call->resident && call->nrows >= 2 * plan.rows)
+	if (plan.chunks > 1)
 		return run_in_chunks(c, d, call, &plan, b, err);
 	if (!call->resident) {
 		rows = b->at[ROWS];

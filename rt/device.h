@@ -39,6 +39,22 @@ typedef struct DeviceCall {
 	bool resident;
 } DeviceCall;
 
+/*
+ * How a call's rows go to the device (rt/chunks.c): `chunks` chunks of `rows` rows (the
+ * last may be short), each row's bytes in and out, and a slot's bytes of pinned host
+ * memory, a chunk's rows and then its predictions. One chunk of every row where the rows
+ * are on the device already or too few for two chunks; the back-ends keep two chunks in
+ * flight, chunk i in slot i mod 2.
+ */
+typedef struct ChunkPlan {
+	int64_t rows, chunks;
+	size_t row_in, row_out, slot_bytes;
+} ChunkPlan;
+
+void grove_chunk_plan(const DeviceCall *call, ChunkPlan *p) GROVE_HIDDEN;
+/* The rows of chunk i. */
+int64_t grove_chunk_rows(const DeviceCall *call, const ChunkPlan *p, int64_t i) GROVE_HIDDEN;
+
 /* A back-end: state made at load (the module and the model on the device), then any number of calls, thread-safe. */
 typedef struct DeviceBackend {
 	const char *name;  /* grove_device's answer */

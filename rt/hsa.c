@@ -6,10 +6,13 @@
  * building against ROCm's headers.
  *
  * Memory: device buffers come from the GPU's coarse-grained global pool; the host side
- * of copies, and kernel arguments, from the CPU's fine-grained kernarg pool, which the
- * GPU may read. Each kernel is one AQL dispatch packet on a queue shared by the model's
- * callers (a multi-producer queue), and the call waits for its completion signal before
- * the next one, so kernels see each other's writes.
+ * of copies (pinned), and kernel arguments, from the CPU's fine-grained kernarg pool,
+ * which the GPU may read. Copies are asynchronous (hsa_amd_memory_async_copy), each
+ * with a signal. Each kernel is one AQL dispatch packet on a queue shared by the
+ * model's callers (a multi-producer queue), its barrier bit set, so that it starts once
+ * the packets before it have finished and sees their writes; the call waits for its
+ * last kernel's completion signal. Host rows go a chunk at a time (run_kernels), so
+ * that a chunk's copies run while the other chunk's kernels do.
  *
  * Kernel arguments: the six parameters at offsets 0, 8, 16, 24, 32 and 40, the rest of
  * the kernel's argument segment (the hidden arguments of code objects v4) zeroed.
@@ -103,14 +106,19 @@ _Static_assert(sizeof(hsa_kernel_dispatch_packet_t) == 64, "an AQL packet is 64 
 /* How long one wait for a kernel lasts (a hint, in the runtime's timestamp units) before the queue's health is checked again. */
 #define WAIT_HINT UINT64_C(1000000)
 
-/* A call's memory: device buffers for rows, predictions and workspace; in the host pool the staging of copies and the
- * kernel arguments; their sizes (0: none allocated); and the completion signal. */
+/*
+ * A call's memory: device buffers for rows, predictions and workspace; in the host pool
+ * two slots of pinned memory (staging: a chunk's rows, then its predictions; and its
+ * kernels' arguments); their sizes (0: none allocated); and per slot the signals of its
+ * chunk's copy in, kernels and copy out, each 0 when done.
+ */
 enum { ROWS, PREDICTIONS, WORKSPACE, STAGING, KERNARG, BUFFERS };
+enum { COPIED, RAN, DONE, SIGNALS };
 typedef struct Buffers {
 	void *at[BUFFERS];
 	size_t bytes[BUFFERS];
-	hsa_signal_t signal;
-	bool have_signal;
+	hsa_signal_t signal[2][SIGNALS];
+	bool have_signals;
 } Buffers;
 
 /* A kernel of the executable. */
@@ -148,7 +156,9 @@ typedef struct Hsa {
 	hsa_status_t (*hsa_amd_memory_pool_free)(void *p);
 	hsa_status_t (*hsa_amd_agents_allow_access)(uint32_t count, const hsa_agent_t *agents, const uint32_t *flags,
 	                                            const void *p);
-	hsa_status_t (*hsa_memory_copy)(void *to, const void *from, size_t size);
+	hsa_status_t (*hsa_amd_memory_async_copy)(void *to, hsa_agent_t to_agent, const void *from, hsa_agent_t from_agent,
+	                                          size_t size, uint32_t num_dep_signals, const hsa_signal_t *dep_signals,
+	                                          hsa_signal_t completion_signal);
 	hsa_status_t (*hsa_queue_create)(hsa_agent_t agent, uint32_t size, uint32_t type,
 	                                 void (*callback)(hsa_status_t status, hsa_queue_t *queue, void *data), void *data,
 	                                 uint32_t private_size, uint32_t group_size, hsa_queue_t **queue);
@@ -203,7 +213,7 @@ static const struct {
 	ENTRY(hsa_amd_memory_pool_allocate),
 	ENTRY(hsa_amd_memory_pool_free),
 	ENTRY(hsa_amd_agents_allow_access),
-	ENTRY(hsa_memory_copy),
+	ENTRY(hsa_amd_memory_async_copy),
 	ENTRY(hsa_queue_create),
 	ENTRY(hsa_queue_destroy),
 	ENTRY(hsa_queue_add_write_index_screlease),
@@ -401,28 +411,54 @@ static void release(const Hsa *h, Buffers *b)
 	for (int i = 0; i < BUFFERS; i++)
 		if (b->at[i])
 			h->hsa_amd_memory_pool_free(b->at[i]);
-	if (b->have_signal)
-		h->hsa_signal_destroy(b->signal);
+	for (int i = 0; i < 2 * SIGNALS && b->have_signals; i++)
+		h->hsa_signal_destroy(b->signal[i / SIGNALS][i % SIGNALS]);
 	*b = (Buffers){0};
 }
 
-/* Copy bytes between host memory and the device through b's staging buffer in the host pool (to_device or back). */
-static GroveStatus copy(const Hsa *h, Buffers *b, void *to, const void *from, size_t bytes, bool to_device,
-                        GroveError *err)
+/* b's signals, made on first use (at 0: nothing in flight). */
+static GroveStatus signals_ready(const Hsa *h, Buffers *b, GroveError *err)
+{
+	hsa_status_t s = HSA_STATUS_SUCCESS;
+	int made = 0;
+	if (b->have_signals)
+		return GROVE_OK;
+	while (made < 2 * SIGNALS &&
+	       (s = h->hsa_signal_create(0, 0, NULL, &b->signal[made / SIGNALS][made % SIGNALS])) == HSA_STATUS_SUCCESS)
+		made++;
+	if (s == HSA_STATUS_SUCCESS)
+		return b->have_signals = true, GROVE_OK;
+	while (made-- > 0)
+		h->hsa_signal_destroy(b->signal[made / SIGNALS][made % SIGNALS]);
+	return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_signal_create", err);
+}
+
+/* Wait until signal drops below 1; where the queue fails meanwhile, its error, said of `what`. */
+static GroveStatus wait_for(Hsa *h, hsa_signal_t signal, const char *what, GroveError *err)
+{
+	hsa_status_t failed;
+	while (h->hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1, WAIT_HINT, HSA_WAIT_STATE_BLOCKED) != 0)
+		if ((failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE)) != HSA_STATUS_SUCCESS)
+			return hsa_error(h, GROVE_ERROR_DEVICE, failed, what, err);
+	return GROVE_OK;
+}
+
+/*
+ * Copy bytes from pinned host memory to the GPU's (to_gpu) or back, once `after` (if any)
+ * drops to 0, without waiting for it: signal drops to 0 when it is done.
+ */
+static GroveStatus copy_async(const Hsa *h, void *to, const void *from, size_t bytes, bool to_gpu,
+                              const hsa_signal_t *after, hsa_signal_t signal, GroveError *err)
 {
 	hsa_status_t s;
-	GroveStatus status;
-	if (!bytes)
-		return GROVE_OK;
-	if ((status = reserve(h, b, STAGING, bytes, "staging", err)) != GROVE_OK)
-		return status;
-	if (to_device)
-		memcpy(b->at[STAGING], from, bytes);
-	if ((s = h->hsa_memory_copy(to_device ? to : b->at[STAGING], to_device ? b->at[STAGING] : from, bytes)) !=
-	    HSA_STATUS_SUCCESS)
-		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_memory_copy", err);
-	if (!to_device)
-		memcpy(to, b->at[STAGING], bytes);
+	h->hsa_signal_store_relaxed(signal, bytes ? 1 : 0);
+	if (bytes && (s = h->hsa_amd_memory_async_copy(to, to_gpu ? h->gpu : h->cpu, from, to_gpu ? h->cpu : h->gpu, bytes,
+	                                               after ? 1 : 0, after, signal)) != HSA_STATUS_SUCCESS) {
+		h->hsa_signal_store_relaxed(signal, 0);
+		return hsa_error(h, GROVE_ERROR_DEVICE, s,
+		                 to_gpu ? "hsa_amd_memory_async_copy (rows to the GPU)" :
+		                          "hsa_amd_memory_async_copy (predictions from the GPU)", err);
+	}
 	return GROVE_OK;
 }
 
@@ -463,8 +499,14 @@ static GroveStatus open_queue(Hsa *h, const GroveDevice *d, GroveError *err)
 		return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_queue_create", err);
 	}
 	/* The model goes up as a call's rows do, and keeps the buffer. */
-	if ((status = reserve(h, &upload, ROWS, d->model_size, "the model", err)) == GROVE_OK)
-		status = copy(h, &upload, upload.at[ROWS], d->model, d->model_size, true, err);
+	if ((status = reserve(h, &upload, ROWS, d->model_size, "the model", err)) == GROVE_OK &&
+	    (status = reserve(h, &upload, STAGING, d->model_size, "staging", err)) == GROVE_OK &&
+	    (status = signals_ready(h, &upload, err)) == GROVE_OK) {
+		memcpy(upload.at[STAGING], d->model, d->model_size);
+		if ((status = copy_async(h, upload.at[ROWS], upload.at[STAGING], d->model_size, true, NULL,
+		                         upload.signal[0][COPIED], err)) == GROVE_OK)
+			status = wait_for(h, upload.signal[0][COPIED], "the copy of the model", err);
+	}
 	h->model = upload.at[ROWS];
 	upload.at[ROWS] = NULL;
 	release(h, &upload);
@@ -488,9 +530,9 @@ static GroveStatus hsa_open(const GroveDevice *d, void **state, GroveError *err)
 	return status;
 }
 
-/* Dispatch kernel i with its arguments at kernarg and wait until it finished (signal goes from 1 to 0). */
-static GroveStatus dispatch(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nrows, void *kernarg, hsa_signal_t signal,
-                            GroveError *err)
+/* Queue kernel i for nrows rows with its arguments at kernarg, to run once the packets before it have; it drops signal (handle 0: none) to 0. */
+static GroveStatus submit(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nrows, void *kernarg, hsa_signal_t signal,
+                          GroveError *err)
 {
 	const GroveKernel *k = &d->kernels[i];
 	const uint32_t max[3] = {h->max_grid.x, h->max_grid.y, h->max_grid.z};
@@ -505,7 +547,6 @@ static GroveStatus dispatch(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nr
 		int64_t blocks = grove_extent(&k->grid[a], nrows), most = max[a] / k->block[a].count;
 		grid[a] = (uint32_t)((blocks < most ? blocks : most > 0 ? most : 1) * k->block[a].count);
 	}
-	h->hsa_signal_store_relaxed(signal, 1);
 	index = h->hsa_queue_add_write_index_screlease(q, 1);
 	while (index - h->hsa_queue_load_read_index_scacquire(q) >= q->size)
 		if ((failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE)) != HSA_STATUS_SUCCESS)
@@ -523,6 +564,7 @@ static GroveStatus dispatch(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nr
 	p->kernel_object = h->kernels[i].object;
 	p->kernarg_address = kernarg;
 	p->completion_signal = signal;
+	/* The barrier bit: it starts once the packets before it (the last kernel, another call's) are done. */
 	header = HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE | 1 << HSA_PACKET_HEADER_BARRIER |
 	         HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE |
 	         HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE;
@@ -530,55 +572,107 @@ static GroveStatus dispatch(Hsa *h, const GroveDevice *d, uint32_t i, int64_t nr
 	__atomic_store_n((uint32_t *)p, header | (uint32_t)3 << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS << 16,
 	                 __ATOMIC_RELEASE);
 	h->hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
-	while (h->hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1, WAIT_HINT, HSA_WAIT_STATE_BLOCKED) != 0)
-		if ((failed = __atomic_load_n(&h->queue_status, __ATOMIC_ACQUIRE)) != HSA_STATUS_SUCCESS) {
-			char call[160];
-			snprintf(call, sizeof call, "kernel %s", k->name);
-			return hsa_error(h, GROVE_ERROR_DEVICE, failed, call, err);
-		}
 	return GROVE_OK;
 }
 
-/* Run the call with b's memory (grown as it needs): rows in, one dispatch per kernel of the entry, predictions out. */
+/*
+ * Queue the kernels of the call's entry for nrows rows (rows and out on the GPU), their
+ * arguments written at kernarg (the same for every kernel: the segment stays until the
+ * last has run), without waiting: the last drops ran to 0.
+ */
+static GroveStatus submit_all(Hsa *h, const GroveDevice *d, const DeviceCall *call, const Buffers *b, int64_t nrows,
+                              void *rows, void *out, char *kernarg, hsa_signal_t ran, GroveError *err)
+{
+	uint32_t last = d->num_kernels;
+	GroveStatus status = GROVE_OK;
+	memcpy(kernarg + 0, &rows, 8);
+	memcpy(kernarg + 8, &nrows, 8);
+	memcpy(kernarg + 16, &out, 8);
+	memcpy(kernarg + 24, &call->flags, 4);
+	memcpy(kernarg + 32, &b->at[WORKSPACE], 8);
+	memcpy(kernarg + 40, &h->model, 8);
+	for (uint32_t i = 0; i < d->num_kernels; i++)
+		if (d->kernels[i].entry == call->entry)
+			last = i;
+	h->hsa_signal_store_relaxed(ran, last < d->num_kernels);
+	for (uint32_t i = 0; i <= last && i < d->num_kernels && status == GROVE_OK; i++)
+		if (d->kernels[i].entry == call->entry)
+			status = submit(h, d, i, nrows, kernarg, i == last ? ran : (hsa_signal_t){0}, err);
+	return status;
+}
+
+/* Chunk i's predictions, in its slot's staging after its rows once its copy out is done, into the caller's. */
+static GroveStatus chunk_out(Hsa *h, const DeviceCall *call, const ChunkPlan *p, const Buffers *b, int64_t i,
+                             GroveError *err)
+{
+	GroveStatus status = wait_for(h, b->signal[i & 1][DONE], "the kernels or copies of a chunk", err);
+	if (status == GROVE_OK)
+		memcpy((char *)call->out + (size_t)(i * p->rows) * p->row_out,
+		       (char *)b->at[STAGING] + (size_t)(i & 1) * p->slot_bytes + (size_t)p->rows * p->row_in,
+		       (size_t)grove_chunk_rows(call, p, i) * p->row_out);
+	return status;
+}
+
+/*
+ * Run the call with b's memory (grown as it needs). Rows already on the GPU: the kernels.
+ * Host rows go a chunk at a time (ChunkPlan; one chunk where they are few), into b's
+ * device buffers for the whole call. Chunk i, in slot s = i mod 2: its rows copied into
+ * the slot's staging once chunk i - 2's predictions have left it, then to the GPU; once
+ * there, its kernels queued behind chunk i - 1's (they share the workspace), and the
+ * copy of its predictions back into the slot queued behind them. So a chunk's copy in
+ * and the last chunk's copy out run while the other chunk's kernels do.
+ */
 static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *call, Buffers *b, GroveError *err)
 {
-	uint32_t kernarg_bytes = KERNARG_BYTES;
-	void *rows = (void *)call->rows, *out = call->out, *kernarg;
-	hsa_status_t s;
+	size_t args = KERNARG_BYTES, rows_at;
+	ChunkPlan p;
 	GroveStatus status;
-	if (!call->resident) {
-		if ((status = reserve(h, b, ROWS, call->rows_bytes, "rows", err)) != GROVE_OK ||
-		    (status = reserve(h, b, PREDICTIONS, call->out_bytes, "predictions", err)) != GROVE_OK ||
-		    (status = copy(h, b, b->at[ROWS], call->rows, call->rows_bytes, true, err)) != GROVE_OK)
-			return status;
-		rows = b->at[ROWS];
-		out = b->at[PREDICTIONS];
-	}
+	grove_chunk_plan(call, &p);
+	rows_at = (size_t)p.rows * p.row_in;
 	for (uint32_t i = 0; i < d->num_kernels; i++)
-		if (d->kernels[i].entry == call->entry && h->kernels[i].kernarg_bytes > kernarg_bytes)
-			kernarg_bytes = h->kernels[i].kernarg_bytes;
-	if ((status = reserve(h, b, WORKSPACE, call->workspace_bytes, "workspace", err)) != GROVE_OK ||
-	    (status = reserve(h, b, KERNARG, kernarg_bytes, "kernel arguments", err)) != GROVE_OK)
+		if (d->kernels[i].entry == call->entry && h->kernels[i].kernarg_bytes > args)
+			args = h->kernels[i].kernarg_bytes;
+	args = (args + 63) & ~(size_t)63;
+	if ((!call->resident && ((status = reserve(h, b, ROWS, call->rows_bytes, "rows", err)) != GROVE_OK ||
+	                         (status = reserve(h, b, PREDICTIONS, call->out_bytes, "predictions", err)) != GROVE_OK ||
+	                         (status = reserve(h, b, STAGING, (p.chunks > 1 ? 2 : 1) * p.slot_bytes, "staging",
+	                                           err)) != GROVE_OK)) ||
+	    (status = reserve(h, b, WORKSPACE, call->workspace_bytes, "workspace", err)) != GROVE_OK ||
+	    (status = reserve(h, b, KERNARG, 2 * args, "kernel arguments", err)) != GROVE_OK ||
+	    (status = signals_ready(h, b, err)) != GROVE_OK)
 		return status;
-	if (!b->have_signal) {
-		if ((s = h->hsa_signal_create(1, 0, NULL, &b->signal)) != HSA_STATUS_SUCCESS)
-			return hsa_error(h, GROVE_ERROR_DEVICE, s, "hsa_signal_create", err);
-		b->have_signal = true;
-	}
-	/* The arguments are the same for every kernel; the packets run one at a time, so one segment serves them all. */
-	kernarg = b->at[KERNARG];
-	memset(kernarg, 0, kernarg_bytes);
-	memcpy((char *)kernarg + 0, &rows, 8);
-	memcpy((char *)kernarg + 8, &call->nrows, 8);
-	memcpy((char *)kernarg + 16, &out, 8);
-	memcpy((char *)kernarg + 24, &call->flags, 4);
-	memcpy((char *)kernarg + 32, &b->at[WORKSPACE], 8);
-	memcpy((char *)kernarg + 40, &h->model, 8);
-	for (uint32_t i = 0; i < d->num_kernels; i++)
-		if (d->kernels[i].entry == call->entry &&
-		    (status = dispatch(h, d, i, call->nrows, kernarg, b->signal, err)) != GROVE_OK)
+	/* The hidden arguments of code objects v4 stay zeroed. */
+	memset(b->at[KERNARG], 0, 2 * args);
+	if (call->resident) {
+		if ((status = submit_all(h, d, call, b, call->nrows, (void *)call->rows, call->out, b->at[KERNARG],
+		                         b->signal[0][RAN], err)) != GROVE_OK)
 			return status;
-	return call->resident ? GROVE_OK : copy(h, b, call->out, out, call->out_bytes, false, err);
+		return wait_for(h, b->signal[0][RAN], "the kernels", err);
+	}
+	status = GROVE_OK;
+	for (int64_t i = 0; i < p.chunks && status == GROVE_OK; i++) {
+		int s = (int)(i & 1);
+		int64_t n = grove_chunk_rows(call, &p, i);
+		char *slot = (char *)b->at[STAGING] + (size_t)s * p.slot_bytes;
+		char *rows = (char *)b->at[ROWS] + (size_t)i * rows_at;
+		char *out = (char *)b->at[PREDICTIONS] + (size_t)(i * p.rows) * p.row_out;
+		if (i >= 2 && (status = chunk_out(h, call, &p, b, i - 2, err)) != GROVE_OK)
+			break;
+		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * p.row_in);
+		if ((status = copy_async(h, rows, slot, (size_t)n * p.row_in, true, NULL, b->signal[s][COPIED], err)) ==
+		            GROVE_OK &&
+		    (status = wait_for(h, b->signal[s][COPIED], "the copy of a chunk's rows", err)) == GROVE_OK &&
+		    (status = submit_all(h, d, call, b, n, rows, out, (char *)b->at[KERNARG] + (size_t)s * args,
+		                         b->signal[s][RAN], err)) == GROVE_OK)
+			status = copy_async(h, slot + rows_at, out, (size_t)n * p.row_out, false, &b->signal[s][RAN],
+			                    b->signal[s][DONE], err);
+	}
+	for (int64_t i = p.chunks >= 2 ? p.chunks - 2 : 0; i < p.chunks && status == GROVE_OK; i++)
+		status = chunk_out(h, call, &p, b, i, err);
+	if (status != GROVE_OK) /* nothing of the call's in flight when it returns (a failed queue ends every wait) */
+		for (int i = 0; i < 2 * SIGNALS; i++)
+			wait_for(h, b->signal[i / SIGNALS][i % SIGNALS], "", &(GroveError){0});
+	return status;
 }
 
 /* The call on the kept memory where no other call holds it, else on memory of its own. A failed call frees what it used. */

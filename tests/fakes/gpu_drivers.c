@@ -2,8 +2,9 @@
  * Fakes of the GPU drivers libgrove opens, built by tests/unit/gpusim.c at test time:
  * with -DFAKE_CUDA_DRIVER a stand-in for libcuda.so.1, with -DFAKE_HSA_RUNTIME one for
  * libhsa-runtime64.so.1. Host memory is device memory, and the dot kernel runs on the
- * host at launch (for HSA, each AQL packet in the queue when the doorbell rings); the
- * fake's state (FakeDriver) counts what the back-end allocated and did, for the test.
+ * host: CUDA's at launch, HSA's AQL packets when someone waits for a signal (or an
+ * asynchronous copy for one not yet 0); the fake's state (FakeDriver) counts what the
+ * back-end allocated and did, for the test.
  */
 #include "tests/unit/gpusim.h"
 
@@ -152,7 +153,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
 FakeDriver fake_hsa; /* delay_us holds up every copy; shared stays 0 */
 
 typedef struct { uint64_t handle; } Handle;
-typedef struct { int64_t value; struct Queue *doorbell_of; } Signal;
+typedef struct { int64_t value; } Signal;
 typedef struct Queue {
 	uint32_t type, features;
 	void *base_address;
@@ -173,6 +174,8 @@ typedef struct {
 
 enum { GPU = 1, CPU = 2, DEVICE_POOL = 10, HOST_POOL = 20, KERNEL = 0xd07, KERNARG = 56, OUT_OF_RESOURCES = 0x1008 };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static Queue *queues[16]; /* the live queues, whose packets run when someone waits */
+static void run_queues(void);
 
 int hsa_init(void) { return 0; }
 int hsa_shut_down(void) { return 0; }
@@ -250,11 +253,26 @@ int hsa_amd_agents_allow_access(uint32_t count, const Handle *agents, const uint
 {
 	return count != 1 || agents[0].handle != GPU || flags || !p;
 }
-int hsa_memory_copy(void *to, const void *from, size_t size)
+/*
+ * Done at once, after delay_us, and after the queues' packets where a signal it waits for
+ * is not yet 0 (they run only then, or when someone waits: a copy that should have waited
+ * for kernels and did not copies what they have not written yet).
+ */
+int hsa_amd_memory_async_copy(void *to, Handle to_agent, const void *from, Handle from_agent, size_t size,
+                              uint32_t deps, const Handle *dep, Handle completion)
 {
 	usleep((useconds_t)fake_hsa.delay_us);
+	pthread_mutex_lock(&lock);
+	fake_hsa.async++;
+	for (uint32_t i = 0; i < deps; i++)
+		if (((Signal *)(uintptr_t)dep[i].handle)->value > 0)
+			run_queues();
+	for (uint32_t i = 0; i < deps; i++)
+		fake_hsa.early += ((Signal *)(uintptr_t)dep[i].handle)->value > 0;
 	memcpy(to, from, size);
-	return 0;
+	((Signal *)(uintptr_t)completion.handle)->value--;
+	pthread_mutex_unlock(&lock);
+	return to_agent.handle == from_agent.handle || (to_agent.handle != GPU && from_agent.handle != GPU) || !size;
 }
 
 /* The queue's packets from the read index on, while their headers say kernel dispatch: the dot kernel. Locked. */
@@ -279,10 +297,19 @@ static void run_packets(Queue *q)
 		for (int i = 48; i < KERNARG; i++)
 			if (args[i])
 				out[0] = -1e30f; /* hidden arguments not zeroed */
-		((Signal *)(uintptr_t)p->completion.handle)->value--;
+		if (p->completion.handle)
+			((Signal *)(uintptr_t)p->completion.handle)->value--;
 		p->header = 1; /* invalid, until written again */
 		__atomic_store_n(&q->read_index, q->read_index + 1, __ATOMIC_RELEASE);
 	}
+}
+
+/* Every live queue's packets. Locked. */
+static void run_queues(void)
+{
+	for (int i = 0; i < 16; i++)
+		if (queues[i])
+			run_packets(queues[i]);
 }
 
 int hsa_queue_create(Handle agent, uint32_t size, uint32_t type, void (*callback)(int, Queue *, void *), void *data,
@@ -295,13 +322,24 @@ int hsa_queue_create(Handle agent, uint32_t size, uint32_t type, void (*callback
 	for (uint32_t i = 0; i < size; i++)
 		((Packet *)q->base_address)[i].header = 1;
 	q->size = size;
-	q->doorbell.doorbell_of = q;
 	q->doorbell_signal.handle = (uintptr_t)&q->doorbell;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < 16; i++)
+		if (!queues[i]) {
+			queues[i] = q;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
 	*queue = q;
 	return 0;
 }
 int hsa_queue_destroy(Queue *q)
 {
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < 16; i++)
+		if (queues[i] == q)
+			queues[i] = NULL;
+	pthread_mutex_unlock(&lock);
 	free(q->base_address);
 	free(q);
 	return 0;
@@ -320,14 +358,11 @@ int hsa_signal_create(int64_t initial, uint32_t consumers, const Handle *agents,
 }
 int hsa_signal_destroy(Handle signal) { free((void *)(uintptr_t)signal.handle); return 0; }
 void hsa_signal_store_relaxed(Handle signal, int64_t value) { ((Signal *)(uintptr_t)signal.handle)->value = value; }
-/* A doorbell runs the packets written so far. */
+/* A doorbell only stores: the packets run when someone waits. */
 void hsa_signal_store_screlease(Handle signal, int64_t value)
 {
-	Signal *s = (Signal *)(uintptr_t)signal.handle;
 	pthread_mutex_lock(&lock);
-	s->value = value;
-	if (s->doorbell_of)
-		run_packets(s->doorbell_of);
+	((Signal *)(uintptr_t)signal.handle)->value = value;
 	pthread_mutex_unlock(&lock);
 }
 int64_t hsa_signal_wait_scacquire(Handle signal, int condition, int64_t compare, uint64_t hint, int state)
@@ -335,8 +370,9 @@ int64_t hsa_signal_wait_scacquire(Handle signal, int condition, int64_t compare,
 	Signal *s = (Signal *)(uintptr_t)signal.handle;
 	int64_t v;
 	(void)hint;
-	for (;;) { /* another caller's doorbell may run this caller's packet */
+	for (;;) { /* another caller's packets may come before this caller's, still being written */
 		pthread_mutex_lock(&lock);
+		run_queues();
 		v = s->value;
 		pthread_mutex_unlock(&lock);
 		if (condition != 2 || compare != 1 || state != 0 || v < compare)

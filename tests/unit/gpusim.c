@@ -17,7 +17,7 @@
  * at test time as libcuda.so.1 and libhsa-runtime64.so.1) the test runs the CUDA and
  * ROCm back-ends: predictions through both entry points, and their memory (kept between
  * calls, grown, never shared by two calls at once, freed after a failed allocation and
- * at grove_free), and CUDA's calls of host rows in chunks.
+ * at grove_free), and both back-ends' calls of host rows in chunks.
  */
 #include "tests/unit/gpusim.h"
 
@@ -601,9 +601,10 @@ static void test_windows(GroveModel *m, FakeDriver *fake)
 }
 
 /*
- * A call of host rows large enough to go in chunks (rt/cuda.c, run_in_chunks) on the fake
- * CUDA driver: its predictions, made by asynchronous copies (two a chunk), its pinned
- * memory, streams and events kept for the next such call, all freed by grove_free.
+ * A call of host rows large enough to go in chunks (rt/chunks.c) on a fake driver (CUDA's,
+ * HSA's): its predictions, made by asynchronous copies (two a chunk), none before what it
+ * waits for, its pinned memory, streams, events and signals kept for the next such call,
+ * all freed by grove_free.
  */
 static void test_chunks(const char *path, const GroveDevice *d, FakeDriver *fake)
 {
@@ -632,7 +633,7 @@ static void test_chunks(const char *path, const GroveDevice *d, FakeDriver *fake
 			right = fabsf(got[r] - s) <= 1e-4f * fmaxf(1, fabsf(s));
 		}
 		CHECK(right);
-		CHECK(fake->async == async + 2 * 3);
+		CHECK(fake->async == async + 2 * 3 && fake->early == 0);
 		CHECK(call == 0 || fake->allocations == made); /* the second call allocates nothing */
 	}
 	grove_free(m);
@@ -693,7 +694,7 @@ static void test_kept_buffers(const char *path, const GroveDevice *d, const char
 int main(void)
 {
 	char dir[] = "/tmp/grove-gpusim-XXXXXX", path[PATH_MAX], command[PATH_MAX + 16];
-	FakeDriver *cuda;
+	FakeDriver *cuda, *hsa;
 	void *handle;
 	for (size_t i = 0; i < ROWS * FEATURES; i++) {
 		rows[i] = (float)((i * 7 + i / 11) % 10) / 4 - 1;
@@ -736,9 +737,10 @@ int main(void)
 	test_kept_buffers(path, artifact_device(handle, "dev_cuda"), "cuda", cuda, 2,
 	                  "cuMemAlloc (rows, 160 bytes): CUDA_ERROR_OUT_OF_MEMORY");
 	test_chunks(path, artifact_device(handle, "dev_cuda"), cuda);
-	test_kept_buffers(path, artifact_device(handle, "dev_rocm"), "rocm",
-	                  open_fake(dir, "FAKE_HSA_RUNTIME", "libhsa-runtime64.so.1", "fake_hsa"), 3,
+	hsa = open_fake(dir, "FAKE_HSA_RUNTIME", "libhsa-runtime64.so.1", "fake_hsa");
+	test_kept_buffers(path, artifact_device(handle, "dev_rocm"), "rocm", hsa, 3,
 	                  "hsa_amd_memory_pool_allocate (rows, 160 bytes): out of resources");
+	test_chunks(path, artifact_device(handle, "dev_rocm"), hsa);
 	dlclose(handle);
 	snprintf(command, sizeof command, "rm -rf %s", dir);
 	shell(command);

@@ -16,10 +16,11 @@
 
 /*
  * The fake driver's state, which the test reads and sets: allocations made and live (streams and events live too),
- * the next to fail, a launch's delay, buffers two launches shared, asynchronous copies made.
+ * the next to fail, a launch's delay, buffers two launches shared, asynchronous copies made, and those made before
+ * what they were to wait for had finished.
  */
 typedef struct FakeDriver {
-	int allocations, live, fail_next, delay_us, shared, async;
+	int allocations, live, fail_next, delay_us, shared, async, early;
 } FakeDriver;
 
 #if defined(GPUSIM_ARTIFACT) || defined(FAKE_CUDA_DRIVER) || defined(FAKE_HSA_RUNTIME)
