@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The learned cost model's data and training (lower/cost.h; ../shared/seeds/002).
 
-    tools/cost_train.py collect [--log LOG] [--budget S] [--batch N ...] [--threads T] MODEL ...
+    tools/cost_train.py collect [--log LOG] [--budget S] [--batch N ...] [--threads T] [--ranked] MODEL ...
         runs `grove tune --explore` on each model at each batch size, every timed candidate appended to LOG
-        (its features are the x_ columns)
+        (its features are the x_ columns); with --ranked, `grove tune` as a user runs it: the candidates the
+        current model ranks best and the learned schedule timed, so that where it is wrong, its own picks teach it
     tools/cost_train.py evaluate [--batch N ...] [--quick S] [--long S] MODEL ...
         on each model (hold it out of training): a --quick second tune ranked by the cost model against a --long
         second tune that times every candidate of its descent, and the learned schedule (compile --learned's) and
@@ -59,7 +60,8 @@ def collect(args):
         for model in args.models:
             inputs = model_rows(model, scratch)
             for batch in args.batch:
-                argv = [grove, "tune", model, "--explore", "--batch", str(batch), "--budget", str(args.budget),
+                argv = [grove, "tune", model, *([] if args.ranked else ["--explore"]), "--batch", str(batch),
+                        "--budget", str(args.budget),
                         "--log", args.log, "-o", os.path.join(scratch, "best.sched"), *inputs]
                 p = subprocess.run(argv, capture_output=True, text=True, env=env)
                 last = (p.stdout.strip().splitlines() or [""])[0]
@@ -228,6 +230,7 @@ def main():
     c.add_argument("--budget", type=int, default=30)
     c.add_argument("--batch", type=int, nargs="+", default=[1, 64, 512, 4096])
     c.add_argument("--threads", type=int, default=1)
+    c.add_argument("--ranked", action="store_true", help="time the model's own picks, not the whole descent")
     c.add_argument("--grove", help="the grove that tunes (default build/grove; a copy keeps rebuilding apart)")
     e = sub.add_parser("evaluate")
     e.add_argument("models", nargs="+")
