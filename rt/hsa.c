@@ -603,9 +603,9 @@ static GroveStatus submit_all(Hsa *h, const GroveDevice *d, const DeviceCall *ca
 
 /* Chunk i's predictions, in its slot's staging after its rows once its copy out is done, into the caller's. */
 static GroveStatus chunk_out(Hsa *h, const DeviceCall *call, const ChunkPlan *p, const Buffers *b, int64_t i,
-                             GroveError *err)
+                             const char *what, GroveError *err)
 {
-	GroveStatus status = wait_for(h, b->signal[i & 1][DONE], "the kernels or copies of a chunk", err);
+	GroveStatus status = wait_for(h, b->signal[i & 1][DONE], what, err);
 	if (status == GROVE_OK)
 		memcpy((char *)call->out + (size_t)(i * p->rows) * p->row_out,
 		       (char *)b->at[STAGING] + (size_t)(i & 1) * p->slot_bytes + (size_t)p->rows * p->row_in,
@@ -627,11 +627,14 @@ static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *c
 	size_t args = KERNARG_BYTES, rows_at;
 	ChunkPlan p;
 	GroveStatus status;
+	char what[160] = "the kernels"; /* what a failed queue is said of: the entry's kernels, named by its last */
 	grove_chunk_plan(call, &p);
 	rows_at = (size_t)p.rows * p.row_in;
 	for (uint32_t i = 0; i < d->num_kernels; i++)
-		if (d->kernels[i].entry == call->entry && h->kernels[i].kernarg_bytes > args)
-			args = h->kernels[i].kernarg_bytes;
+		if (d->kernels[i].entry == call->entry) {
+			snprintf(what, sizeof what, "kernel %s or a kernel before it", d->kernels[i].name);
+			args = h->kernels[i].kernarg_bytes > args ? h->kernels[i].kernarg_bytes : args;
+		}
 	args = (args + 63) & ~(size_t)63;
 	if ((!call->resident && ((status = reserve(h, b, ROWS, call->rows_bytes, "rows", err)) != GROVE_OK ||
 	                         (status = reserve(h, b, PREDICTIONS, call->out_bytes, "predictions", err)) != GROVE_OK ||
@@ -647,7 +650,7 @@ static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *c
 		if ((status = submit_all(h, d, call, b, call->nrows, (void *)call->rows, call->out, b->at[KERNARG],
 		                         b->signal[0][RAN], err)) != GROVE_OK)
 			return status;
-		return wait_for(h, b->signal[0][RAN], "the kernels", err);
+		return wait_for(h, b->signal[0][RAN], what, err);
 	}
 	status = GROVE_OK;
 	for (int64_t i = 0; i < p.chunks && status == GROVE_OK; i++) {
@@ -656,7 +659,7 @@ static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *c
 		char *slot = (char *)b->at[STAGING] + (size_t)s * p.slot_bytes;
 		char *rows = (char *)b->at[ROWS] + (size_t)i * rows_at;
 		char *out = (char *)b->at[PREDICTIONS] + (size_t)(i * p.rows) * p.row_out;
-		if (i >= 2 && (status = chunk_out(h, call, &p, b, i - 2, err)) != GROVE_OK)
+		if (i >= 2 && (status = chunk_out(h, call, &p, b, i - 2, what, err)) != GROVE_OK)
 			break;
 		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * p.row_in);
 		if ((status = copy_async(h, rows, slot, (size_t)n * p.row_in, true, NULL, b->signal[s][COPIED], err)) ==
@@ -668,7 +671,7 @@ static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *c
 			                    b->signal[s][DONE], err);
 	}
 	for (int64_t i = p.chunks >= 2 ? p.chunks - 2 : 0; i < p.chunks && status == GROVE_OK; i++)
-		status = chunk_out(h, call, &p, b, i, err);
+		status = chunk_out(h, call, &p, b, i, what, err);
 	if (status != GROVE_OK) /* nothing of the call's in flight when it returns (a failed queue ends every wait) */
 		for (int i = 0; i < 2 * SIGNALS; i++)
 			wait_for(h, b->signal[i / SIGNALS][i % SIGNALS], "", &(GroveError){0});
