@@ -58,6 +58,12 @@ typedef struct GroveSimThread {
 	/* a's bits (zero-extended to 64) as held by the thread delta lanes down the warp, or the caller's own */
 	uint64_t (*shuffle)(struct GroveSimThread *thread, uint64_t bits, int32_t delta, uint32_t site);
 	void *sim; /* the simulator's */
+	/*
+	 * Told of each load and store (its address and bytes) before it is made, by kernels
+	 * built to profile their memory requests (grove tune's, TargetOptions.profile);
+	 * artifacts never call it, so it is not part of their ABI.
+	 */
+	void (*access)(struct GroveSimThread *thread, const void *address, uint32_t bytes, uint32_t site);
 } GroveSimThread;
 
 /* A kernel compiled for the host (GROVE_DEVICE_GPUSIM): lir_kernel_params, then the thread. */

@@ -65,6 +65,24 @@ typedef struct DeviceBackend {
 } DeviceBackend;
 
 extern const DeviceBackend grove_gpusim_backend GROVE_HIDDEN;
+
+/*
+ * The memory requests of kernels built to profile (TargetOptions.profile) as the
+ * simulator runs them, per kernel of the device's table (the first GROVE_SIM_KERNELS):
+ * a warp's request is one load or store site executed by its threads for the same time,
+ * its global sectors the distinct 32-byte sectors they touch, its shared wavefronts the
+ * most distinct 4-byte words they touch in one of the 32 banks. `warps`: of the blocks run.
+ */
+#define GROVE_SIM_KERNELS 16
+typedef struct GroveSimCounts {
+	uint64_t warps, global_requests, global_sectors, shared_requests, shared_wavefronts;
+} GroveSimCounts;
+typedef struct GroveSimProfile {
+	GroveSimCounts kernels[GROVE_SIM_KERNELS];
+	bool incomplete; /* memory ran out: some requests were not counted */
+} GroveSimProfile;
+/* Where not NULL, simulated calls add their first run's requests here: grove tune's, one call at a time. */
+extern GroveSimProfile *grove_gpusim_profile GROVE_HIDDEN;
 extern const DeviceBackend grove_cuda_backend GROVE_HIDDEN;
 extern const DeviceBackend grove_hsa_backend GROVE_HIDDEN;
 

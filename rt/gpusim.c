@@ -14,6 +14,12 @@
  * nothing: one OS thread runs all the fibers. All state is the call's, so several
  * threads may predict at once.
  *
+ * Kernels built to profile (TargetOptions.profile) tell the simulator of each load and
+ * store; where grove_gpusim_profile is set, the first run records them, and at the end of
+ * each block groups them into the warps' requests (fold): a request is a site executed
+ * by a warp's threads for the k-th time each, as a GPU issues it once for the warp where
+ * they run in step.
+ *
  * AddressSanitizer is told of each stack switch. ThreadSanitizer builds of libgrove do
  * not include the simulator (runtime.c), so the fibers carry no TSan annotations.
  */
@@ -71,6 +77,15 @@ enum { RUNNING, AT_BARRIER, AT_SHUFFLE, RETURNED };
 
 typedef struct Sim Sim;
 
+GroveSimProfile *grove_gpusim_profile;
+
+/* A profiled load or store: the thread's warp, the site and how many times the thread was there before. */
+typedef struct Access {
+	uint32_t warp, site, time, bytes;
+	uintptr_t address;
+	bool shared;
+} Access;
+
 /* A simulated thread. */
 typedef struct Fiber {
 	GroveSimThread thread; /* first: the kernel's callbacks get it back */
@@ -83,6 +98,8 @@ typedef struct Fiber {
 	int32_t delta;   /* SHUFFLE: the lane it reads, relative to its own */
 	uint64_t bits;   /* SHUFFLE: what it offers */
 	uint64_t got;    /* and what it receives */
+	uint32_t *times; /* profiling: per site, the times the thread was there */
+	uint32_t num_times;
 } Fiber;
 
 /* One call's simulator: the threads of a block, reused for every block of every launch. */
@@ -107,6 +124,11 @@ struct Sim {
 	bool descending;
 	int pattern; /* 0 or 1: garbage[pattern] */
 	GroveError *err;
+	/* profiling: the running kernel's counts (NULL: none), and the block's accesses */
+	GroveSimCounts *counts;
+	Access *accesses;
+	size_t num_accesses, accesses_cap;
+	bool lost; /* an allocation failed: accesses went uncounted */
 };
 
 /* Switch from the scheduler to fiber f until it waits or returns. */
@@ -155,6 +177,84 @@ static uint64_t sim_shuffle(GroveSimThread *thread, uint64_t bits, int32_t delta
 	f->delta = delta;
 	leave(f, false);
 	return f->got;
+}
+
+/* A profiled kernel's load or store: recorded where the call profiles (Sim.counts). */
+static void sim_access(GroveSimThread *thread, const void *address, uint32_t bytes, uint32_t site)
+{
+	Fiber *f = (Fiber *)thread;
+	Sim *s = f->sim;
+	uintptr_t at = (uintptr_t)address;
+	if (!s->counts || s->lost)
+		return;
+	if (site >= f->num_times) {
+		uint32_t n = site + 64;
+		uint32_t *times = realloc(f->times, n * sizeof *times);
+		if (!times) {
+			s->lost = true;
+			return;
+		}
+		memset(times + f->num_times, 0, (n - f->num_times) * sizeof *times);
+		f->times = times;
+		f->num_times = n;
+	}
+	if (s->num_accesses == s->accesses_cap) {
+		size_t n = s->accesses_cap ? 2 * s->accesses_cap : 4096;
+		Access *more = realloc(s->accesses, n * sizeof *more);
+		if (!more) {
+			s->lost = true;
+			return;
+		}
+		s->accesses = more;
+		s->accesses_cap = n;
+	}
+	s->accesses[s->num_accesses++] = (Access){
+		.warp = (uint32_t)((size_t)(f - s->fibers) / GROVE_WARP), .site = site, .time = f->times[site]++,
+		.bytes = bytes, .address = at,
+		.shared = at >= (uintptr_t)s->shared && at < (uintptr_t)s->shared + s->kernel->shared_bytes};
+}
+
+static int access_order(const void *x, const void *y)
+{
+	const Access *a = x, *b = y;
+	if (a->warp != b->warp)
+		return a->warp < b->warp ? -1 : 1;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->address < b->address ? -1 : a->address > b->address;
+}
+
+/* The block's accesses as its warps' requests, into s->counts; then none. */
+static void fold(Sim *s)
+{
+	GroveSimCounts *c = s->counts;
+	Access *a = s->accesses;
+	size_t n = s->num_accesses;
+	c->warps += (s->threads + GROVE_WARP - 1) / GROVE_WARP;
+	qsort(a, n, sizeof *a, access_order);
+	for (size_t i = 0, end; i < n; i = end) {
+		uint32_t banks[GROVE_WARP] = {0}, most = 0;
+		uintptr_t last = UINTPTR_MAX;
+		for (end = i; end < n && a[end].warp == a[i].warp && a[end].site == a[i].site && a[end].time == a[i].time; end++)
+			;
+		/* shared memory: distinct 4-byte words, by bank; global: distinct 32-byte sectors (the accesses ascend) */
+		for (size_t k = i; k < end; k++) {
+			uintptr_t unit = a[i].shared ? 4 : 32;
+			for (uintptr_t u = a[k].address / unit; u <= (a[k].address + (a[k].bytes ? a[k].bytes : 1) - 1) / unit; u++)
+				if (last == UINTPTR_MAX || u > last) {
+					last = u;
+					if (a[i].shared && ++banks[u % GROVE_WARP] > most)
+						most = banks[u % GROVE_WARP];
+					c->global_sectors += !a[i].shared;
+				}
+		}
+		c->shared_requests += a[i].shared;
+		c->shared_wavefronts += most;
+		c->global_requests += !a[i].shared;
+	}
+	s->num_accesses = 0;
 }
 
 /* GROVE_ERROR_DEVICE: the threads of the running block cannot meet; the message names the kernel, the block and why. */
@@ -249,7 +349,10 @@ static void start_fiber(Sim *s, size_t i)
 	f->thread.shared = s->shared;
 	f->thread.barrier = sim_barrier;
 	f->thread.shuffle = sim_shuffle;
+	f->thread.access = sim_access;
 	f->thread.sim = s;
+	if (f->times)
+		memset(f->times, 0, f->num_times * sizeof *f->times);
 	f->sim = s;
 	f->state = RUNNING;
 	getcontext(&f->context);
@@ -276,15 +379,18 @@ static GroveStatus run_block(Sim *s)
 		}
 		status = meet(s, &finished);
 	}
+	if (s->counts && status == GROVE_OK)
+		fold(s);
 	return status;
 }
 
-/* Launch kernel k: every block of its grid, in s's order. */
-static GroveStatus launch(Sim *s, const GroveKernel *k)
+/* Launch kernel k, counted in counts where profiling (else NULL): every block of its grid, in s's order. */
+static GroveStatus launch(Sim *s, const GroveKernel *k, GroveSimCounts *counts)
 {
 	int64_t blocks = 1;
 	GroveStatus status = GROVE_OK;
 	s->kernel = k;
+	s->counts = counts;
 	s->threads = 1;
 	for (int d = 0; d < 3; d++) {
 		s->grid[d] = grove_extent(&k->grid[d], s->nrows);
@@ -304,8 +410,12 @@ static GroveStatus launch(Sim *s, const GroveKernel *k)
 	return status;
 }
 
-/* Run the kernels of the call's entry in order, threads in ascending or descending order, into out and workspace. */
-static GroveStatus run_entry(Sim *s, const GroveDevice *d, const DeviceCall *c, float *out, void *workspace)
+/*
+ * Run the kernels of the call's entry in order, threads in ascending or descending order,
+ * into out and workspace; their requests counted into profile where it is not NULL.
+ */
+static GroveStatus run_entry(Sim *s, const GroveDevice *d, const DeviceCall *c, float *out, void *workspace,
+                             GroveSimProfile *profile)
 {
 	GroveStatus status = GROVE_OK;
 	s->rows = c->rows;
@@ -319,7 +429,7 @@ static GroveStatus run_entry(Sim *s, const GroveDevice *d, const DeviceCall *c, 
 		memset(workspace, garbage[s->pattern], c->workspace_bytes);
 	for (uint32_t i = 0; i < d->num_kernels && status == GROVE_OK; i++)
 		if (d->kernels[i].entry == c->entry)
-			status = launch(s, &d->kernels[i]);
+			status = launch(s, &d->kernels[i], profile && i < GROVE_SIM_KERNELS ? &profile->kernels[i] : NULL);
 	return status;
 }
 
@@ -357,6 +467,9 @@ static void sim_free(Sim *s)
 {
 	if (s->stacks)
 		munmap(s->stacks, s->stacks_bytes);
+	for (size_t i = 0; s->fibers && i < s->capacity; i++)
+		free(s->fibers[i].times);
+	free(s->accesses);
 	free(s->fibers);
 	free(s->shared);
 }
@@ -393,11 +506,13 @@ static GroveStatus gpusim_run(void *state, const GroveDevice *d, const DeviceCal
 		                    "(%zu and %zu bytes)", c->out_bytes, c->workspace_bytes);
 		goto done;
 	}
-	if ((status = run_entry(&s, d, c, c->out, c->workspace)) != GROVE_OK)
+	if ((status = run_entry(&s, d, c, c->out, c->workspace, grove_gpusim_profile)) != GROVE_OK)
 		goto done;
+	if (grove_gpusim_profile)
+		grove_gpusim_profile->incomplete |= s.lost;
 	s.descending = true;
 	s.pattern = 1;
-	if ((status = run_entry(&s, d, c, out, workspace)) != GROVE_OK)
+	if ((status = run_entry(&s, d, c, out, workspace, NULL)) != GROVE_OK)
 		goto done;
 	status = compare(c->out, out, c->out_bytes / sizeof(float), err);
 done:

@@ -266,6 +266,7 @@ static bool build_device(const LModule *m, const GpuTarget *t, const TargetOptio
 		*device = host;
 	}
 	llvm_emitter_init(&em, ctx, *device, m, t->hooks, prefix);
+	em.profile = o->profile;
 	for (uint32_t i = 0; i < m->num_funcs; i++)
 		kernels[i] = llvm_emit_kernel(&em, m->funcs[i]);
 	llvm_emitter_dispose(&em);

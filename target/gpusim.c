@@ -9,18 +9,19 @@
 #include <stddef.h>
 
 /* GroveSimThread's fields, in order. */
-enum { THREAD_INDEX, THREAD_SHARED, THREAD_BARRIER, THREAD_SHUFFLE, THREAD_SIM, THREAD_FIELDS };
+enum { THREAD_INDEX, THREAD_SHARED, THREAD_BARRIER, THREAD_SHUFFLE, THREAD_SIM, THREAD_ACCESS, THREAD_FIELDS };
 
 _Static_assert(offsetof(GroveSimThread, shared) == 12 * sizeof(int64_t) && offsetof(GroveSimThread, barrier) ==
                offsetof(GroveSimThread, shared) + sizeof(void *) && offsetof(GroveSimThread, shuffle) ==
                offsetof(GroveSimThread, barrier) + sizeof(void *) && offsetof(GroveSimThread, sim) ==
-               offsetof(GroveSimThread, shuffle) + sizeof(void *), "GroveSimThread is the struct thread_type builds");
+               offsetof(GroveSimThread, shuffle) + sizeof(void *) && offsetof(GroveSimThread, access) ==
+               offsetof(GroveSimThread, sim) + sizeof(void *), "GroveSimThread is the struct thread_type builds");
 
-/* GroveSimThread as an LLVM struct: {[12 x i64], ptr, ptr, ptr, ptr}. */
+/* GroveSimThread as an LLVM struct: {[12 x i64], ptr, ptr, ptr, ptr, ptr}. */
 static LLVMTypeRef thread_type(Emitter *em)
 {
 	LLVMTypeRef ptr = em->types[LTYPE_PTR];
-	LLVMTypeRef fields[THREAD_FIELDS] = {LLVMArrayType(em->types[LTYPE_I64], 12), ptr, ptr, ptr, ptr};
+	LLVMTypeRef fields[THREAD_FIELDS] = {LLVMArrayType(em->types[LTYPE_I64], 12), ptr, ptr, ptr, ptr, ptr};
 	return LLVMStructTypeInContext(em->ctx, fields, THREAD_FIELDS, 0);
 }
 
@@ -82,6 +83,16 @@ static LLVMValueRef sim_shuffle(Emitter *em, LLVMValueRef v, LLVMValueRef delta,
 	return LLVMBuildBitCast(em->b, LLVMBuildTrunc(em->b, got, int_type, ""), type, "");
 }
 
+/* A profiled access: thread->access(thread, address, bytes, site). */
+static void sim_access(Emitter *em, LLVMValueRef address, unsigned bytes, uint32_t site)
+{
+	LLVMTypeRef i32 = em->types[LTYPE_I32], ptr = em->types[LTYPE_PTR];
+	LLVMTypeRef params[4] = {ptr, ptr, i32, i32};
+	LLVMValueRef args[4] = {thread(em), address, llvm_const_i32(em, bytes), llvm_const_i32(em, site)};
+	LLVMBuildCall2(em->b, LLVMFunctionType(LLVMVoidTypeInContext(em->ctx), params, 4, 0),
+	               thread_field(em, THREAD_ACCESS, ptr), args, 4, "");
+}
+
 static const TargetHooks sim_hooks = {
 	.kernel = sim_kernel,
 	.buffer = gpu_buffer,
@@ -89,6 +100,7 @@ static const TargetHooks sim_hooks = {
 	.gpu_index = sim_gpu_index,
 	.barrier = sim_barrier,
 	.shuffle = sim_shuffle,
+	.access = sim_access,
 };
 
 const GpuTarget gpu_sim = {

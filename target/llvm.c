@@ -100,12 +100,21 @@ static LLVMValueRef emit_const(Emitter *em, const LInst *inst)
 	return LLVMConstVector(lanes, inst->lanes);
 }
 
+/* Where em profiles, tell the target of the access at address by inst, of its type and lanes. */
+static void profile_access(Emitter *em, const LInst *inst, LType type, unsigned lanes, LLVMValueRef address)
+{
+	if (em->profile && em->hooks->access)
+		em->hooks->access(em, address, (unsigned)lir_type_size(type) * (lanes > 1 ? lanes : 1),
+		                  (uint32_t)(inst - em->fn->insts));
+}
+
 /* LOAD: one element, or a vector of consecutive elements aligned as one element. */
 static LLVMValueRef emit_load(Emitter *em, const LInst *inst)
 {
 	LLVMTypeRef type = type_of(em, (LType)inst->type);
-	LLVMValueRef load = LLVMBuildLoad2(em->b, lanes_type(em, (LType)inst->type, inst->lanes),
-	                                   element(em, type, inst->a, inst->b), "");
+	LLVMValueRef address = element(em, type, inst->a, inst->b), load;
+	profile_access(em, inst, (LType)inst->type, inst->lanes, address);
+	load = LLVMBuildLoad2(em->b, lanes_type(em, (LType)inst->type, inst->lanes), address, "");
 	if (inst->lanes > 1)
 		LLVMSetAlignment(load, (unsigned)lir_type_size((LType)inst->type));
 	return load;
@@ -152,12 +161,15 @@ static LLVMValueRef emit_bits(Emitter *em, const LInst *inst)
 /* STORE of c, a scalar or a vector (whose elements are the ones indexed, aligned as one element). */
 static void emit_store(Emitter *em, const LInst *inst)
 {
-	LLVMValueRef c = llvm_value(em, inst->c), store;
+	LLVMValueRef c = llvm_value(em, inst->c), store, address;
 	LLVMTypeRef type = LLVMTypeOf(c);
+	const LInst *value = &em->fn->insts[inst->c];
 	bool vector = LLVMGetTypeKind(type) == LLVMVectorTypeKind;
 	if (vector)
 		type = LLVMGetElementType(type);
-	store = LLVMBuildStore(em->b, c, element(em, type, inst->a, inst->b));
+	address = element(em, type, inst->a, inst->b);
+	profile_access(em, inst, (LType)value->type, vector ? LLVMGetVectorSize(LLVMTypeOf(c)) : 1, address);
+	store = LLVMBuildStore(em->b, c, address);
 	if (vector)
 		LLVMSetAlignment(store, (unsigned)lir_type_size((LType)em->fn->insts[inst->c].type));
 }

@@ -48,6 +48,7 @@ typedef struct Emitter {
 	uint32_t outlined;          /* outlined functions so far, for names */
 	bool aarch64;               /* host: the code is for AArch64 */
 	bool x86;                   /* host: the code is for x86-64 */
+	bool profile;               /* a kernel tells the target's access hook of its loads and stores */
 	char prefix[64];
 } Emitter;
 
@@ -79,6 +80,8 @@ struct TargetHooks {
 	void (*barrier)(Emitter *em, uint32_t site);
 	/* SHUFFLE of v (i32, i64, f32, f64) from delta (i32) lanes down the warp; site is the LIR instruction. */
 	LLVMValueRef (*shuffle)(Emitter *em, LLVMValueRef v, LLVMValueRef delta, uint32_t site);
+	/* Where the emitter profiles (Emitter.profile): before a LOAD or STORE site of bytes at address. */
+	void (*access)(Emitter *em, LLVMValueRef address, unsigned bytes, uint32_t site);
 	/* EXP or LOG of x (EXP's may be a vector); NULL: llvm.exp and llvm.log. */
 	LLVMValueRef (*math)(Emitter *em, LOp op, LLVMValueRef x);
 	/* On the way into a function's body, and (given what enter returned) out of it: the host's FP mode; NULL: nothing. */

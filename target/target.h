@@ -36,6 +36,7 @@ typedef struct TargetOptions {
 	TargetDevice device; /* GPU artifacts are shared libraries for the host (triple) holding the device code */
 	const char *gpu_arch; /* one of target_gpu_arch_name(device, i); NULL = the device's default, sm_80 / gfx90a */
 	const char *cache_dir; /* host shared libraries: the code cache's directory (target/cache.c); NULL = no cache */
+	bool profile;        /* gpusim: kernels tell the simulator of every load and store (grove tune, rt/gpusim.c) */
 } TargetOptions;
 
 /* The name of the i-th GPU architecture grove compiles device's code for (sm_80, gfx90a, ...), NULL past the last. */

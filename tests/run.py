@@ -1179,7 +1179,8 @@ def tune_tests(s):
 def tune_gpu_tests(s):
     """grove tune --target: on gpusim a multiclass fixture's best template schedule (ranked by ptxas, every candidate
     checked on the simulator) compiles for gpusim and predicts as the library does, and the log names the target; for
-    cuda, with no GPU here, higgs is ranked statically from ptxas' report after a message saying there is no device."""
+    cuda, with no GPU here, higgs is ranked by the estimate (ptxas' spills, then a time from its resources and the
+    simulator's memory requests: the ranking ascends) after a message saying there is no device."""
     base = os.path.join(MODELS, "multi_softprob7.x1")
     if s.wanted("cli", "tune_gpusim"):
         sched, log = s.path("tune-gpusim.sched"), s.path("tune-gpusim.csv")
@@ -1209,9 +1210,12 @@ def tune_gpu_tests(s):
         sched = s.path("tune-cuda.sched")
         p = s.run("tune", os.path.join(REAL, "higgs.json"), "--target", "cuda:sm_80", "--budget", "120", "-o", sched,
                   "--log", "")
-        ranked = re.findall(r"^\s+1\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)%", p.stdout, re.M)
+        # rank, registers, shared bytes, spilled bytes, occupancy, memory requests a row, estimated ns a row
+        ranked = re.findall(r"^\s+(\d+)\s+\d+\s+\d+\s+(\d+)\s+\d+%\s+([\d.]+)\s+([\d.]+)\s", p.stdout, re.M)
+        ordered = all((int(a[1]), float(a[3])) <= (int(b[1]), float(b[3])) for a, b in zip(ranked, ranked[1:]))
         ok = (p.returncode == 0 and "no CUDA device here" in p.stderr and "libcuda.so.1" in p.stderr and
-              "ranked by ptxas' resources" in p.stdout and ranked and os.path.exists(sched))
+              "ranked by an estimate from ptxas and the simulator" in p.stdout and len(ranked) >= 2 and
+              all(float(r[2]) > 0 and float(r[3]) > 0 for r in ranked) and ordered and os.path.exists(sched))
         s.record("cli", "tune_cuda_static", ok, f"exit {p.returncode}: {p.stdout[-1500:]}{p.stderr.strip()}")
 
 

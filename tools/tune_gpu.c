@@ -7,16 +7,19 @@
  * A candidate is timed on the device where there is one: libgrove loads the artifact
  * through the CUDA Driver API or the HSA runtime, and the CPU search's timing loop
  * runs it. Where there is none, grove says so and ranks by an estimate instead:
- *   - cuda (and gpusim, as sm_80): ptxas -v's report for the arch, each kernel's
- *     registers and shared memory turned into an occupancy estimate (occupancy()
- *     below); fewer spilled bytes first, then higher occupancy, then the heuristic's
- *     order. It says how well the SM could hide latency, not how fast the kernel runs.
+ *   - cuda (and gpusim, as sm_80): ptxas -v's report for the arch (each kernel's
+ *     registers, shared memory and spills, so the blocks an SM holds), and the memory
+ *     requests the candidate's warps make on the simulator over the batch's first rows
+ *     (its kernels built to profile them), made into a time by a model of the SM's
+ *     memory pipe and latency (estimate(), at PROFILE_ROWS below); fewer spilled bytes
+ *     first, then the estimated time, then the heuristic's order.
  *   - rocm: the heuristic's order, keeping the candidates whose HSACO links.
- * On gpusim every candidate also runs on the simulator and must predict what the
- * first did: a correctness check (the simulator's speed says nothing of a GPU's).
+ * On gpusim every candidate's profiled run must also predict what the first did: a
+ * correctness check (the simulator's speed says nothing of a GPU's; its requests do).
  */
 #include "tools/tune.h"
 #include "tools/cli.h"
+#include "rt/device.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,6 +52,9 @@ typedef struct GpuCandidate {
 	uint64_t shared;     /* ptxas: the most shared memory any kernel's block takes */
 	uint64_t spills;     /* ptxas: bytes of spill stores and loads over the kernels */
 	double occupancy;    /* ptxas: the lowest estimate over the kernels, 0-1 */
+	uint32_t resident[GROVE_SIM_KERNELS]; /* ptxas: per kernel of the LIR, its blocks an SM holds at once */
+	double requests;     /* the simulator: memory requests of a warp per row (global and shared) */
+	double estimate;     /* ns a row at the batch, from the requests (estimate()); 0: none */
 	double compile;      /* seconds to compile */
 	double key[3];       /* what the ranking sorts by, smallest first (rank()) */
 } GpuCandidate;
@@ -56,18 +62,43 @@ typedef struct GpuCandidate {
 /*
  * What an SM of an NVIDIA architecture holds (the CUDA occupancy calculator's
  * figures): resident threads and blocks, 32-bit registers, shared memory for blocks,
- * and the shared memory the driver keeps per block.
+ * and the shared memory the driver keeps per block; and, for the estimate, the SMs and
+ * boost clock (GHz) of a data-centre GPU of it: V100, T4, A100, A10, L4, H100 SXM.
  */
 typedef struct CudaArch {
 	const char *name;
-	uint32_t threads, blocks, registers, shared, reserved;
+	uint32_t threads, blocks, registers, shared, reserved, sms;
+	double clock;
 } CudaArch;
 
 static const CudaArch cuda_arches[] = {
-	{"sm_70", 2048, 32, 65536, 98304, 0},     {"sm_75", 1024, 16, 65536, 65536, 0},
-	{"sm_80", 2048, 32, 65536, 167936, 1024}, {"sm_86", 1536, 16, 65536, 102400, 1024},
-	{"sm_89", 1536, 24, 65536, 102400, 1024}, {"sm_90", 2048, 32, 65536, 233472, 1024},
+	{"sm_70", 2048, 32, 65536, 98304, 0, 80, 1.53},     {"sm_75", 1024, 16, 65536, 65536, 0, 40, 1.59},
+	{"sm_80", 2048, 32, 65536, 167936, 1024, 108, 1.41}, {"sm_86", 1536, 16, 65536, 102400, 1024, 72, 1.70},
+	{"sm_89", 1536, 24, 65536, 102400, 1024, 58, 2.04}, {"sm_90", 2048, 32, 65536, 233472, 1024, 132, 1.98},
 };
+
+/*
+ * The estimate of a candidate's time where no device times it (estimate()), from the
+ * memory requests its warps make on the simulator (rt/gpusim.c, profiled kernels) over
+ * PROFILE_ROWS rows at most: a tree walk's kernels are bound by the L1 and shared-memory
+ * pipe of each SM (issue 54: a request count predicted the H100's time of higgs within
+ * 7%). Per kernel, at the batch's B rows, with G global sectors, S shared wavefronts and
+ * Q requests a row, blocks of W warps, R blocks resident on each of the arch's SMs:
+ *   throughput = B * (G / SECTORS_PER_CYCLE + S) / min(SMs, blocks)   cycles
+ *   latency    = ceil(blocks / (SMs * R)) * (B * Q / (blocks * W)) * REQUEST_CYCLES
+ *                (each wave of resident blocks; a warp's requests one after the other)
+ *   time       = max(throughput, latency) / clock + LAUNCH_NS
+ * and the candidate's is the sum over its kernels, per row. A shared-memory wavefront
+ * takes the pipe a cycle; a launch about 3 us. SECTORS_PER_CYCLE and REQUEST_CYCLES were
+ * fitted to an H200's times of higgs under 32 rows x 2 tree threads a block, at 2^20 and
+ * 4096 rows (the pipe below the L1's four sectors a cycle, as nodes come from L2; a
+ * dependent request as an L2 hit and a shared read take): docs/gpu.md, grove tune
+ * without a device, has the points it predicts and how well.
+ */
+#define PROFILE_ROWS 2048
+#define SECTORS_PER_CYCLE 1.5
+#define REQUEST_CYCLES 128.0
+#define LAUNCH_NS 3000.0
 
 typedef struct GpuSearch {
 	Tuner *t;
@@ -95,15 +126,19 @@ typedef struct GpuSearch {
  *                                   SM shared memory / (ceil(shared / 128) * 128 + reserve))
  *   occupancy                 = blocks per SM * 32W / resident threads
  */
-static double occupancy(const CudaArch *a, uint64_t threads, uint32_t registers, uint64_t shared)
+static uint64_t resident_blocks(const CudaArch *a, uint64_t threads, uint32_t registers, uint64_t shared)
 {
 	uint64_t warps = (threads + 31) / 32, per_warp = (registers * 32 + 255) / 256 * 256, blocks = a->blocks;
 	uint64_t by_threads = a->threads / (32 * warps), by_registers = per_warp ? a->registers / (warps * per_warp) : blocks;
 	uint64_t by_shared = shared ? a->shared / ((shared + 127) / 128 * 128 + a->reserved) : blocks;
 	blocks = by_threads < blocks ? by_threads : blocks;
 	blocks = by_registers < blocks ? by_registers : blocks;
-	blocks = by_shared < blocks ? by_shared : blocks;
-	return (double)(blocks * 32 * warps) / a->threads;
+	return by_shared < blocks ? by_shared : blocks;
+}
+
+static double occupancy(const CudaArch *a, uint64_t threads, uint32_t registers, uint64_t shared)
+{
+	return (double)(resident_blocks(a, threads, registers, shared) * 32 * ((threads + 31) / 32)) / a->threads;
 }
 
 /* Run argv (argv[0] a path) with its standard output and error going to path; its exit status, or -1 if it did not run. */
@@ -143,19 +178,24 @@ static char *read_text(const char *path)
 	return text;
 }
 
-/* Threads per block of the kernel of m that PTX names `name` (grove_model_NAME), or 0 if none is. */
-static uint64_t kernel_threads(const LModule *m, const char *name)
+/* Threads per block of kernel i of m. */
+static uint64_t kernel_threads(const LModule *m, uint32_t i)
+{
+	const LLaunch *l = &m->funcs[i]->launch;
+	return (uint64_t)(l->block[0].count ? l->block[0].count : 1) * (l->block[1].count ? l->block[1].count : 1) *
+	       (l->block[2].count ? l->block[2].count : 1);
+}
+
+/* The kernel of m that PTX names `name` (grove_model_NAME), or m->num_funcs if none is. */
+static uint32_t kernel_named(const LModule *m, const char *name)
 {
 	static const char prefix[] = "grove_model_";
+	uint32_t i = 0;
 	if (strncmp(name, prefix, sizeof prefix - 1))
-		return 0;
-	for (uint32_t i = 0; i < m->num_funcs; i++) {
-		const LLaunch *l = &m->funcs[i]->launch;
-		if (!strcmp(m->funcs[i]->name, name + sizeof prefix - 1))
-			return (uint64_t)(l->block[0].count ? l->block[0].count : 1) * (l->block[1].count ? l->block[1].count : 1) *
-			       (l->block[2].count ? l->block[2].count : 1);
-	}
-	return 0;
+		return m->num_funcs;
+	while (i < m->num_funcs && strcmp(m->funcs[i]->name, name + sizeof prefix - 1))
+		i++;
+	return i;
 }
 
 /* Read ptxas -v's report into c: per kernel its spills, registers and shared memory, then its occupancy with m's block size. */
@@ -164,9 +204,11 @@ static void read_ptxas_report(const GpuSearch *g, const LModule *m, const char *
 	char name[128] = "";
 	unsigned long long stores = 0, loads = 0;
 	c->occupancy = 1;
-	for (const char *line = report; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+	for (const char *next = report; *next; next += strcspn(next, "\n"), next += *next == '\n') {
+		char line[512]; /* (searched line by line: a search of the rest would find the next kernel's lines) */
 		const char *at;
 		unsigned registers;
+		snprintf(line, sizeof line, "%.*s", (int)strcspn(next, "\n"), next);
 		if ((at = strstr(line, "entry function '")))
 			sscanf(at + 16, "%127[^']", name);
 		else if ((at = strstr(line, "bytes spill stores")) && sscanf(line, "%*u bytes stack frame, %llu bytes spill stores, %llu bytes spill loads", &stores, &loads) == 2)
@@ -174,7 +216,8 @@ static void read_ptxas_report(const GpuSearch *g, const LModule *m, const char *
 		else if ((at = strstr(line, "Used ")) && sscanf(at, "Used %u registers", &registers) == 1) {
 			unsigned long long shared = 0;
 			const char *smem = strstr(line, " bytes smem");
-			uint64_t threads = kernel_threads(m, name);
+			uint32_t kernel = kernel_named(m, name);
+			uint64_t threads = kernel < m->num_funcs ? kernel_threads(m, kernel) : 0;
 			while (smem && smem > line && smem[-1] >= '0' && smem[-1] <= '9')
 				smem--;
 			if (smem)
@@ -184,6 +227,8 @@ static void read_ptxas_report(const GpuSearch *g, const LModule *m, const char *
 			if (threads) {
 				double o = occupancy(g->arch, threads, registers, shared);
 				c->occupancy = o < c->occupancy ? o : c->occupancy;
+				if (kernel < GROVE_SIM_KERNELS)
+					c->resident[kernel] = (uint32_t)resident_blocks(g->arch, threads, registers, shared);
 			}
 		}
 	}
@@ -251,26 +296,115 @@ static bool load_artifact(GpuSearch *g, const LModule *m, GroveModel **model, Gr
 	return true;
 }
 
-/* Run c's artifact (model) on the simulator and check it predicts what the first candidate did (which it becomes if first). */
+/*
+ * Check that c's predictions on the simulator of the pool's first check_rows rows (out,
+ * malloc'ed, taken) are what the first candidate's were (which they become if first).
+ */
+static bool check_predictions(GpuSearch *g, float *out, size_t per_row, GpuCandidate *c)
+{
+	bool ok;
+	if (!g->reference) {
+		g->reference = out;
+		return true;
+	}
+	ok = same_predictions(out, g->reference, g->check_rows * per_row, per_row, c->why, sizeof c->why);
+	free(out);
+	return ok;
+}
+
+/* Run c's artifact (model) on the simulator and check its predictions (check_predictions). */
 static bool check_on_simulator(GpuSearch *g, GroveModel *model, GpuCandidate *c)
 {
 	Tuner *t = g->t;
 	size_t per_row = grove_num_outputs(model, 0), n = g->check_rows * per_row;
 	float *out = xmalloc(n * sizeof *out);
 	GroveError err;
-	bool ok;
 	if (grove_predict(model, t->pool, g->check_rows, t->features, out, n, 0, &err) != GROVE_OK) {
 		snprintf(c->why, sizeof c->why, "on the simulator: %s", err.message);
 		free(out);
 		return false;
 	}
-	if (!g->reference) {
-		g->reference = out;
+	return check_predictions(g, out, per_row, c);
+}
+
+/* The blocks of kernel i of m's launch for nrows rows. */
+static int64_t kernel_blocks(const LModule *m, uint32_t i, int64_t nrows)
+{
+	int64_t blocks = 1;
+	for (int d = 0; d < 3; d++) {
+		const LDim *x = &m->funcs[i]->launch.grid[d];
+		int64_t n = x->rows_per ? (nrows + x->rows_per - 1) / x->rows_per : x->count;
+		blocks *= n > 0 ? n : 1;
+	}
+	return blocks;
+}
+
+/* c's estimate (above PROFILE_ROWS) from p, its kernels' requests over n rows. */
+static void estimate(const GpuSearch *g, const LModule *m, const GroveSimProfile *p, double n, GpuCandidate *c)
+{
+	const CudaArch *a = g->arch;
+	double rows = (double)g->t->batch, ns = 0;
+	c->requests = 0;
+	for (uint32_t i = 0; i < m->num_funcs && i < GROVE_SIM_KERNELS; i++) {
+		const GroveSimCounts *k = &p->kernels[i];
+		double blocks = (double)kernel_blocks(m, i, (int64_t)rows), warps = (double)((kernel_threads(m, i) + 31) / 32);
+		double q = (double)(k->global_requests + k->shared_requests) / n, sms = blocks < a->sms ? blocks : a->sms;
+		double waves = ceil(blocks / (a->sms * (c->resident[i] ? c->resident[i] : 1)));
+		double throughput = rows * ((double)k->global_sectors / SECTORS_PER_CYCLE + (double)k->shared_wavefronts) / n / sms;
+		double latency = waves * rows * q / (blocks * warps) * REQUEST_CYCLES;
+		if (m->funcs[i]->entry != 0)
+			continue;
+		ns += (throughput > latency ? throughput : latency) / a->clock + LAUNCH_NS;
+		c->requests += q;
+	}
+	c->estimate = ns / rows;
+}
+
+/*
+ * Run m, compiled for the simulator to profile its memory requests, on the batch's
+ * first rows (PROFILE_ROWS at most), and make c's estimate of them; on gpusim, check its
+ * predictions too. False (c->why) where it fails.
+ */
+static bool profile_on_simulator(GpuSearch *g, const LModule *m, GpuCandidate *c)
+{
+	Tuner *t = g->t;
+	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3, .device = TARGET_DEVICE_GPUSIM, .profile = true};
+	GroveSimProfile profile = {0};
+	size_t n = t->batch < PROFILE_ROWS ? t->batch : PROFILE_ROWS, per_row;
+	char path[PATH_MAX];
+	GroveModel *model;
+	GroveError err;
+	Error e = {0};
+	float *out;
+	bool ok;
+	snprintf(path, sizeof path, "%s/profiled.so", t->dir);
+	if (!target_emit(m, &o, path, &e)) {
+		snprintf(c->why, sizeof c->why, "%s", e.message);
+		return false;
+	}
+	ok = grove_load(path, &model, &err) == GROVE_OK;
+	unlink(path);
+	if (!ok) {
+		snprintf(c->why, sizeof c->why, "%s", err.message);
+		return false;
+	}
+	per_row = grove_num_outputs(model, 0);
+	out = xmalloc(n * per_row * sizeof *out);
+	grove_gpusim_profile = &profile;
+	ok = grove_predict(model, t->pool, n, t->features, out, n * per_row, 0, &err) == GROVE_OK;
+	grove_gpusim_profile = NULL;
+	grove_free(model);
+	if (!ok || profile.incomplete) {
+		snprintf(c->why, sizeof c->why, "profiling on the simulator: %s", ok ? "out of memory" : err.message);
+		free(out);
+		return false;
+	}
+	estimate(g, m, &profile, (double)n, c);
+	if (t->target.device != TARGET_DEVICE_GPUSIM) {
+		free(out);
 		return true;
 	}
-	ok = same_predictions(out, g->reference, n, per_row, c->why, sizeof c->why);
-	free(out);
-	return ok;
+	return check_predictions(g, out, per_row, c);
 }
 
 /* Whether m's HSACO for t's arch links (BASIS_ORDER keeps only candidates that do); false (c->why) where not. */
@@ -296,8 +430,8 @@ static bool judge(GpuSearch *g, const LModule *m, GpuCandidate *c)
 	GroveModel *model = NULL;
 	GroveError err;
 	bool ok = true;
-	if (g->basis == BASIS_PTXAS && !rank_by_ptxas(g, m, c))
-		return false;
+	if (g->basis == BASIS_PTXAS) /* (and on gpusim the profiled run is the check) */
+		return rank_by_ptxas(g, m, c) && profile_on_simulator(g, m, c);
 	if (g->basis == BASIS_ORDER && t->target.device == TARGET_DEVICE_ROCM)
 		return hsaco_links(g, m, c);
 	if (g->basis != BASIS_TIMED && t->target.device != TARGET_DEVICE_GPUSIM)
@@ -366,8 +500,9 @@ static void evaluate(GpuSearch *g, GpuCandidate *c)
 		else if (g->basis == BASIS_TIMED)
 			fprintf(stderr, "%9.4f us/row  %s\n", c->seconds * 1e6, what);
 		else
-			fprintf(stderr, "%3u regs %6llu B smem %4llu B spilled %3.0f%%  %s\n", c->registers,
-			        (unsigned long long)c->shared, (unsigned long long)c->spills, c->occupancy * 100, what);
+			fprintf(stderr, "%3u regs %6llu B smem %4llu B spilled %3.0f%% %7.2f requests/row %8.3f ns/row  %s\n",
+			        c->registers, (unsigned long long)c->shared, (unsigned long long)c->spills, c->occupancy * 100,
+			        c->requests, c->estimate, what);
 	}
 }
 
@@ -387,7 +522,7 @@ static void rank(GpuSearch *g)
 		GpuCandidate *c = &g->c[i];
 		c->key[0] = c->done && !c->failed ? 0 : 1;
 		c->key[1] = g->basis == BASIS_TIMED ? c->seconds : g->basis == BASIS_PTXAS ? (double)c->spills : 0;
-		c->key[2] = g->basis == BASIS_PTXAS ? -c->occupancy : 0;
+		c->key[2] = g->basis == BASIS_PTXAS ? c->estimate : 0;
 		if (c->key[0])
 			c->key[1] = c->key[2] = 0;
 	}
@@ -460,8 +595,8 @@ static void choose_basis(GpuSearch *g)
 	else
 		fprintf(stderr, "tune: no %s device here (%s): ", t->target.device == TARGET_DEVICE_CUDA ? "CUDA" : "ROCm", why);
 	if (g->basis == BASIS_PTXAS)
-		fprintf(stderr, "ranking statically by ptxas' report for %s%s (registers, shared memory and spills as an "
-		                "occupancy estimate, not a measurement)%s\n", g->arch->name,
+		fprintf(stderr, "ranking by an estimate for %s%s: ptxas' registers, shared memory and spills, and the memory "
+		                "requests of each candidate's warps on the simulator (not a measurement)%s\n", g->arch->name,
 		        g->assemble_as != g->arch->name ? ", assembled as sm_75 (CUDA 13's ptxas has no sm_70)" : "",
 		        t->target.device == TARGET_DEVICE_GPUSIM ? "; every candidate is checked on the simulator" : "");
 	else if (t->target.device == TARGET_DEVICE_ROCM)
@@ -496,9 +631,10 @@ static void print_ranking(const GpuSearch *g, uint32_t failed)
 		judged += g->c[i].done;
 	printf("grove tune %s --target %s: batch %zu, %u candidates judged (%u failed) in %.0f s, ranked by %s\n", t->model,
 	       t->target_name, t->batch, judged, failed, now() - t->start,
-	       g->basis == BASIS_TIMED ? "time on the device" : g->basis == BASIS_PTXAS ? "ptxas' resources (an estimate)" : "the heuristic's order");
+	       g->basis == BASIS_TIMED ? "time on the device" : g->basis == BASIS_PTXAS ? "an estimate from ptxas and the simulator" : "the heuristic's order");
 	printf(g->basis == BASIS_TIMED ? "rank    us/row  schedule\n"
-	       : g->basis == BASIS_PTXAS ? "rank  regs  smem B  spill B  occupancy  schedule\n" : "rank  schedule\n");
+	       : g->basis == BASIS_PTXAS ? "rank  regs  smem B  spill B  occupancy  requests/row  ns/row (estimate)  schedule\n"
+	                                 : "rank  schedule\n");
 	for (uint32_t i = 0; i < g->num && g->c[i].done && !g->c[i].failed && i < 12; i++) {
 		const GpuCandidate *c = &g->c[i];
 		char what[200];
@@ -506,8 +642,8 @@ static void print_ranking(const GpuSearch *g, uint32_t failed)
 		if (g->basis == BASIS_TIMED)
 			printf("%4u %9.4f  %s\n", i + 1, c->seconds * 1e6, what);
 		else if (g->basis == BASIS_PTXAS)
-			printf("%4u %5u %7llu %8llu %9.0f%%  %s\n", i + 1, c->registers, (unsigned long long)c->shared,
-			       (unsigned long long)c->spills, c->occupancy * 100, what);
+			printf("%4u %5u %7llu %8llu %9.0f%% %13.2f %18.3f  %s\n", i + 1, c->registers, (unsigned long long)c->shared,
+			       (unsigned long long)c->spills, c->occupancy * 100, c->requests, c->estimate, what);
 		else
 			printf("%4u  %s\n", i + 1, what);
 	}

@@ -179,6 +179,27 @@ static void k_shuffle_returned(const void *rows, int64_t nrows, float *out, int3
 	t->shuffle(t, 1, 1, 7);
 }
 
+/*
+ * A profiled kernel's accesses of known shape (as kernels built to profile report them),
+ * each warp's lanes at: 128 consecutive bytes (4 sectors); 32 bytes apart (32 sectors);
+ * 32 banks of shared memory (one wavefront); one bank (32 wavefronts); one float, twice,
+ * lane 0 a third time (3 requests of a sector). Then the dot products.
+ */
+static void k_profile(const void *rows, int64_t nrows, float *out, int32_t flags, void *workspace, const void *model,
+                      GroveSimThread *t)
+{
+	const float *w = model;
+	const float *cell = (const float *)t->shared;
+	int64_t lane = thread_in_block(t) % GROVE_WARP;
+	t->access(t, w + lane, 4, 1);
+	t->access(t, w + lane * 8, 4, 2);
+	t->access(t, cell + lane, 4, 3);
+	t->access(t, cell + lane * GROVE_WARP, 4, 4);
+	for (int i = 0; i < 2 + (lane == 0); i++)
+		t->access(t, w, 4, 5);
+	k_dot(rows, nrows, out, flags, workspace, model, t);
+}
+
 #define D1(n) {{n, 0}, {1, 0}, {1, 0}}
 #define PER(rows) {{0, rows}, {1, 0}, {1, 0}}
 
@@ -194,6 +215,7 @@ static const GroveKernel race_kernels[] = {{"race", 0, 64 * 4, D1(4), D1(64), k_
 static const GroveKernel diverge_kernels[] = {{"diverge", 0, 0, D1(2), D1(40), k_diverge}};
 static const GroveKernel sites_kernels[] = {{"sites", 0, 0, D1(2), D1(40), k_sites}};
 static const GroveKernel shuffle_kernels[] = {{"shuffle_returned", 0, 0, D1(1), D1(64), k_shuffle_returned}};
+static const GroveKernel profile_kernels[] = {{"profile", 0, GROVE_WARP * GROVE_WARP * 4, PER(64), D1(64), k_profile}};
 static const GroveKernel device_kernels[] = {{"dot", 0, 0, PER(64), D1(64), NULL}};
 static const unsigned char fake_code[] = "// not PTX, not an HSACO";
 
@@ -203,7 +225,7 @@ static const unsigned char fake_code[] = "// not PTX, not an HSACO";
 /* The test copies one of these into `device` and loads the library. */
 const GroveDevice dev_dot = SIM(dot_kernels), dev_shared = SIM(shared_kernels), dev_reduce = SIM(reduce_kernels),
 		  dev_race = SIM(race_kernels), dev_diverge = SIM(diverge_kernels), dev_sites = SIM(sites_kernels),
-		  dev_shuffle = SIM(shuffle_kernels);
+		  dev_shuffle = SIM(shuffle_kernels), dev_profile = SIM(profile_kernels);
 const GroveDevice dev_cuda = {GROVE_DEVICE_CUDA, "sm_80", fake_code, sizeof fake_code - 1,
                               (const unsigned char *)model_blob, sizeof model_blob, 1, device_kernels};
 const GroveDevice dev_rocm = {GROVE_DEVICE_ROCM, "gfx90a", fake_code, sizeof fake_code - 1,
@@ -216,6 +238,7 @@ GroveArtifact grove_artifact = {GROVE_ARTIFACT_MAGIC, GROVE_ARTIFACT_VERSION, FE
 
 #else /* the test */
 
+#include "rt/device.h"
 #include "rt/grove.h"
 #include "target/target.h"
 
@@ -601,6 +624,34 @@ static void test_windows(GroveModel *m, FakeDriver *fake)
 }
 
 /*
+ * The simulator's count of a profiled kernel's requests (rt/gpusim.c, fold), over two
+ * blocks of two warps (k_profile's accesses), its first run's only; none where no one asks.
+ */
+static void test_profile(const char *path, const GroveDevice *d)
+{
+	GroveSimProfile profile = {0};
+	const GroveSimCounts *k = &profile.kernels[0];
+	GroveModel *m;
+	GroveError err;
+	*device = *d;
+	if (!(m = load(path, &err)))
+		return;
+	for (size_t r = 0; r < 128; r++)
+		want[r] = expected(r, 0);
+	CHECK(grove_predict(m, rows, 128, FEATURES, out, 128, 0, &err) == GROVE_OK && near(out, want, 128));
+	grove_gpusim_profile = &profile;
+	CHECK(grove_predict(m, rows, 128, FEATURES, out, 128, 0, &err) == GROVE_OK && near(out, want, 128));
+	grove_gpusim_profile = NULL;
+	CHECK(k->warps == 4 && k->global_requests == 4 * (1 + 1 + 3) && k->global_sectors == 4 * (4 + 32 + 3));
+	CHECK(k->shared_requests == 4 * 2 && k->shared_wavefronts == 4 * (1 + 32) && !profile.incomplete);
+	if (k->global_sectors != 4 * (4 + 32 + 3) || k->shared_wavefronts != 4 * 33)
+		fprintf(stderr, "profile: %llu warps, %llu / %llu global, %llu / %llu shared\n", (unsigned long long)k->warps,
+		        (unsigned long long)k->global_requests, (unsigned long long)k->global_sectors,
+		        (unsigned long long)k->shared_requests, (unsigned long long)k->shared_wavefronts);
+	grove_free(m);
+}
+
+/*
  * A call of host rows large enough to go in chunks (rt/chunks.c) on a fake driver (CUDA's,
  * HSA's): its predictions, made by asynchronous copies (two a chunk), none before what it
  * waits for, its pinned memory, streams, events and signals kept for the next such call,
@@ -725,6 +776,7 @@ int main(void)
 	test_kernel_error(path, artifact_device(handle, "dev_shuffle"), "kernel shuffle_returned, block (0, 0, 0): a "
 	                  "shuffle at site 7 after thread 16 of the warp returned");
 	test_descriptors(path, artifact_device(handle, "dev_dot"));
+	test_profile(path, artifact_device(handle, "dev_profile"));
 	test_unavailable(path, artifact_device(handle, "dev_cuda"), "libcuda.so.1",
 	                 "cuda: libcuda.so.1 not found: the NVIDIA driver is not installed");
 	test_unavailable(path, artifact_device(handle, "dev_rocm"), "libhsa-runtime64.so.1",
