@@ -1169,7 +1169,8 @@ def tune_tests(s):
             ("tune_no_rows", ["--batch", "0"], "--batch 0: at least one row"),
             ("tune_narrow_rows", ["--input", narrow], "tune-narrow.csv: rows of 3 values, the model takes"),
             ("tune_bad_representation", ["--representation", "tiled9"], "--representation tiled9: unknown representation"),
-            ("tune_bad_log", ["--log", s.path("no/such/dir/log.csv")], "no/such/dir/log.csv: No such file or directory")]:
+            ("tune_bad_log", ["--log", s.path("no/such/dir/log.csv")], "no/such/dir/log.csv: No such file or directory"),
+            ("tune_estimate_on_host", ["--estimate"], "--estimate is for --target cuda")]:
         if s.wanted("cli", name):
             p = s.run("tune", base + ".json", "--budget", "1", "-o", s.path("never.sched"), *argv)
             s.record("cli", name, p.returncode == 1 and message in p.stderr and not os.path.exists(s.path("never.sched")),

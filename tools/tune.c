@@ -66,6 +66,9 @@ static const char tune_usage[] =
 	"  --explore          time every candidate the search reaches (a coordinate descent from the\n"
 	"                     heuristic's schedule), not only those the cost model ranks best: the\n"
 	"                     logs tools/cost_train.py learns from\n"
+	"  --estimate         with a GPU to time on (cuda), also make each candidate's estimate of\n"
+	"                     the device-less ranking and print it beside its time (about a second a\n"
+	"                     candidate more): the data that estimate is checked on\n"
 	"  -v                 print every candidate as it is timed\n"
 	"Also takes compile's --format, --limit and --representation (which fixes the representation;\n"
 	"without it the search tries each). Candidates use all cores as\n"
@@ -674,6 +677,8 @@ int cmd_tune(int argc, char **argv)
 			t->verbose = true;
 		} else if (!strcmp(a, "--explore")) {
 			t->explore = true;
+		} else if (!strcmp(a, "--estimate")) {
+			t->estimate = true;
 		} else if (a[0] == '-' && a[1]) {
 			fail("tune: unknown option %s (see grove tune --help)", a);
 		} else if (t->model) {
@@ -686,6 +691,8 @@ int cmd_tune(int argc, char **argv)
 		fail("tune: no model (see grove tune --help)");
 	if (!target_check(&t->target, &e))
 		fail("%s", e.message);
+	if (t->estimate && t->target.device != TARGET_DEVICE_CUDA)
+		fail("tune: --estimate is for --target cuda, timed on its GPU (without one, the estimate is the ranking)");
 	if (t->options.limits && !front_limits_parse(&limits, t->options.limits, &e))
 		fail("%s", e.message);
 	if (!(t->forest = front_read_model(t->model, t->options.format, &limits, &e)))

@@ -27,6 +27,7 @@ typedef struct Tuner {
 	uint32_t num;
 	double start, budget;
 	bool verbose, progress, explore;
+	bool estimate;             /* --estimate: a GPU timed on also has each candidate estimated (tune_gpu.c) */
 	FILE *log;
 } Tuner;
 

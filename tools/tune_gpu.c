@@ -432,6 +432,9 @@ static bool judge(GpuSearch *g, const LModule *m, GpuCandidate *c)
 	bool ok = true;
 	if (g->basis == BASIS_PTXAS) /* (and on gpusim the profiled run is the check) */
 		return rank_by_ptxas(g, m, c) && profile_on_simulator(g, m, c);
+	/* Timed, with --estimate and ptxas at hand: the estimate too, printed beside the time (its data to check it on). */
+	if (g->basis == BASIS_TIMED && g->ptxas && !(rank_by_ptxas(g, m, c) && profile_on_simulator(g, m, c)))
+		c->estimate = 0;
 	if (g->basis == BASIS_ORDER && t->target.device == TARGET_DEVICE_ROCM)
 		return hsaco_links(g, m, c);
 	if (g->basis != BASIS_TIMED && t->target.device != TARGET_DEVICE_GPUSIM)
@@ -579,6 +582,8 @@ static void choose_basis(GpuSearch *g)
 				snprintf(g->device, sizeof g->device, "%s", grove_device(model));
 				grove_free(model);
 				g->basis = BASIS_TIMED;
+				choose_arch(g);
+				g->ptxas = t->estimate && t->target.device == TARGET_DEVICE_CUDA ? find_ptxas(g->ptxas_path) : NULL;
 				return;
 			}
 			if (err.status != GROVE_ERROR_UNAVAILABLE)
@@ -632,14 +637,16 @@ static void print_ranking(const GpuSearch *g, uint32_t failed)
 	printf("grove tune %s --target %s: batch %zu, %u candidates judged (%u failed) in %.0f s, ranked by %s\n", t->model,
 	       t->target_name, t->batch, judged, failed, now() - t->start,
 	       g->basis == BASIS_TIMED ? "time on the device" : g->basis == BASIS_PTXAS ? "an estimate from ptxas and the simulator" : "the heuristic's order");
-	printf(g->basis == BASIS_TIMED ? "rank    us/row  schedule\n"
+	printf(g->basis == BASIS_TIMED ? (g->ptxas ? "rank    us/row  estimate  schedule\n" : "rank    us/row  schedule\n")
 	       : g->basis == BASIS_PTXAS ? "rank  regs  smem B  spill B  occupancy  requests/row  ns/row (estimate)  schedule\n"
 	                                 : "rank  schedule\n");
 	for (uint32_t i = 0; i < g->num && g->c[i].done && !g->c[i].failed && i < 12; i++) {
 		const GpuCandidate *c = &g->c[i];
 		char what[200];
 		hir_gpu_knobs_describe(&c->knobs, what, sizeof what);
-		if (g->basis == BASIS_TIMED)
+		if (g->basis == BASIS_TIMED && g->ptxas)
+			printf("%4u %9.4f %9.4f  %s\n", i + 1, c->seconds * 1e6, c->estimate / 1e3, what);
+		else if (g->basis == BASIS_TIMED)
 			printf("%4u %9.4f  %s\n", i + 1, c->seconds * 1e6, what);
 		else if (g->basis == BASIS_PTXAS)
 			printf("%4u %5u %7llu %8llu %9.0f%% %13.2f %18.3f  %s\n", i + 1, c->registers, (unsigned long long)c->shared,

@@ -17,8 +17,10 @@
 #      and out and the call's device allocations included) and grove_predict_device with
 #      rows already on the GPU, over batches up to about a million rows; the CPU
 #      artifact on all of this machine's cores beside them, up to 65536 rows;
-#   5. with --tune S (default 20; 0 skips it): `grove tune --target cuda` for the largest
-#      batch, timing its candidates on the GPU, and the best schedule timed as in 4;
+#   5. with --tune S (default 30; 0 skips it): `grove tune --target cuda --estimate` for the
+#      largest batch, timing its candidates on the GPU, each beside the device-less
+#      estimate (its ranking in the log: the data to check the estimate on), and the best
+#      schedule timed as in 4;
 #   6. with --schedules DIR (tests/schedules/gpu, say): each DIR/*.sched (its "# options:"
 #      line read as compile options), and the default schedule in each representation,
 #      compiled for the GPU and checked as in 3 (a compile refused for the model is
@@ -34,7 +36,7 @@ TIMER=${TIMER:-$ROOT/build/bench/timer}
 PYTHON=${PYTHON:-python3}
 ARCH=sm_90
 TARGET=
-TUNE=20
+TUNE=30
 OUT=gpu-out
 MAX_ROWS=$((1 << 20))
 SCHEDULES=
@@ -182,7 +184,7 @@ for spec in "${MODELS[@]}"; do
 	schedules=("heuristic:$cuda")
 	if [ "$TUNE" != 0 ] && [ -f "$cuda" ]; then
 		big=$((pool < 65536 ? pool : 65536))
-		tt=$(timed "$GROVE" tune "$model" --target "$TARGET" --batch "$big" --budget "$TUNE" --input "$W/$name.csv" \
+		tt=$(timed "$GROVE" tune "$model" --target "$TARGET" --estimate --batch "$big" --budget "$TUNE" --input "$W/$name.csv" \
 			-o "$W/$name.sched" --log "$OUT/tune.csv")
 		say "$name: grove tune --target $TARGET --batch $big: ${tt}s; best: $(tr '\n' ' ' <"$W/$name.sched" 2>/dev/null)"
 		if [ -f "$W/$name.sched" ] &&
