@@ -88,17 +88,18 @@ static const CudaArch cuda_arches[] = {
  *   latency    = ceil(blocks / (SMs * R)) * (B * Q / (blocks * W)) * REQUEST_CYCLES
  *                (each wave of resident blocks; a warp's requests one after the other)
  *   time       = max(throughput, latency) / clock + LAUNCH_NS
- * and the candidate's is the sum over its kernels, per row. A shared-memory wavefront
- * takes the pipe a cycle; a launch about 3 us. SECTORS_PER_CYCLE and REQUEST_CYCLES were
- * fitted to an H200's times of higgs under 32 rows x 2 tree threads a block, at 2^20 and
- * 4096 rows (the pipe below the L1's four sectors a cycle, as nodes come from L2; a
- * dependent request as an L2 hit and a shared read take): docs/gpu.md, grove tune
- * without a device, has the points it predicts and how well.
+ * and the candidate's is CALL_NS and the sum over its kernels, per row. A shared-memory
+ * wavefront takes the pipe a cycle; a launch about 3 us, a call's synchronisation about
+ * 7. SECTORS_PER_CYCLE and REQUEST_CYCLES were fitted to an H200's times of higgs under
+ * 32 rows x 2 tree threads a block, at 2^20 and 4096 rows (the pipe below the L1's four
+ * sectors a cycle, as nodes come from L2; a dependent request as an L2 hit and a shared
+ * read take): docs/gpu.md, grove tune without a device, has the points it predicts.
  */
 #define PROFILE_ROWS 2048
 #define SECTORS_PER_CYCLE 1.5
-#define REQUEST_CYCLES 128.0
+#define REQUEST_CYCLES 120.0
 #define LAUNCH_NS 3000.0
+#define CALL_NS 7000.0
 
 typedef struct GpuSearch {
 	Tuner *t;
@@ -343,7 +344,7 @@ static int64_t kernel_blocks(const LModule *m, uint32_t i, int64_t nrows)
 static void estimate(const GpuSearch *g, const LModule *m, const GroveSimProfile *p, double n, GpuCandidate *c)
 {
 	const CudaArch *a = g->arch;
-	double rows = (double)g->t->batch, ns = 0;
+	double rows = (double)g->t->batch, ns = CALL_NS;
 	c->requests = 0;
 	for (uint32_t i = 0; i < m->num_funcs && i < GROVE_SIM_KERNELS; i++) {
 		const GroveSimCounts *k = &p->kernels[i];
