@@ -187,6 +187,10 @@ static void sim_access(GroveSimThread *thread, const void *address, uint32_t byt
 	uintptr_t at = (uintptr_t)address;
 	if (!s->counts || s->lost)
 		return;
+	if (site > UINT32_MAX - 64) { /* (no LIR function has so many instructions) */
+		s->lost = true;
+		return;
+	}
 	if (site >= f->num_times) {
 		uint32_t n = site + 64;
 		uint32_t *times = realloc(f->times, n * sizeof *times);
