@@ -5,6 +5,8 @@
  */
 #include "rt/device.h"
 
+#include <string.h>
+
 /*
  * Host rows of calls of at least two chunks go in chunks of CHUNK_BYTES of rows, and at
  * least CHUNK_MIN_ROWS rows: the default GPU schedule's large batches' kernel
@@ -34,4 +36,18 @@ void grove_chunk_plan(const DeviceCall *call, ChunkPlan *p)
 int64_t grove_chunk_rows(const DeviceCall *call, const ChunkPlan *p, int64_t i)
 {
 	return call->nrows - i * p->rows < p->rows ? call->nrows - i * p->rows : p->rows;
+}
+
+char *grove_chunk_in(const DeviceCall *call, const ChunkPlan *p, int64_t i, void *pinned)
+{
+	char *slot = (char *)pinned + (size_t)(i & 1) * p->slot_bytes;
+	memcpy(slot, (const char *)call->rows + grove_chunk_rows_at(p, i), (size_t)grove_chunk_rows(call, p, i) * p->row_in);
+	return slot;
+}
+
+void grove_chunk_out(const DeviceCall *call, const ChunkPlan *p, int64_t i, const void *pinned)
+{
+	memcpy((char *)call->out + grove_chunk_out_at(p, i),
+	       (const char *)pinned + (size_t)(i & 1) * p->slot_bytes + grove_chunk_rows_at(p, 1),
+	       (size_t)grove_chunk_rows(call, p, i) * p->row_out);
 }

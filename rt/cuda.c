@@ -396,9 +396,7 @@ static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, const ChunkP
 	CUresult r = c->cuEventSynchronize(k->done[i & 1]);
 	if (r != CUDA_SUCCESS) /* (the kernels' errors surface here) */
 		return cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventSynchronize (a chunk's kernels and copies)", err);
-	memcpy((char *)call->out + (size_t)(i * p->rows) * p->row_out,
-	       (char *)k->pinned + (size_t)(i & 1) * p->slot_bytes + (size_t)p->rows * p->row_in,
-	       (size_t)grove_chunk_rows(call, p, i) * p->row_out);
+	grove_chunk_out(call, p, i, k->pinned);
 	return GROVE_OK;
 }
 
@@ -412,19 +410,17 @@ static GroveStatus chunk_out(const Cuda *c, const DeviceCall *call, const ChunkP
 static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const DeviceCall *call, const ChunkPlan *p,
                                  Buffers *b, GroveError *err)
 {
-	size_t rows_at = (size_t)p->rows * p->row_in;
 	Chunks *k = &b->chunks;
 	GroveStatus status = chunks_ready(c, k, p->slot_bytes, err);
 	for (int64_t i = 0; i < p->chunks && status == GROVE_OK; i++) {
 		int s = (int)(i & 1);
 		int64_t n = grove_chunk_rows(call, p, i);
-		char *slot = (char *)k->pinned + (size_t)s * p->slot_bytes;
-		CUdeviceptr rows = b->at[ROWS] + (CUdeviceptr)i * rows_at;
-		CUdeviceptr out = b->at[PREDICTIONS] + (CUdeviceptr)(i * p->rows) * p->row_out;
+		CUdeviceptr rows = b->at[ROWS] + grove_chunk_rows_at(p, i), out = b->at[PREDICTIONS] + grove_chunk_out_at(p, i);
+		char *slot;
 		CUresult r;
 		if (i >= 2 && (status = chunk_out(c, call, p, k, i - 2, err)) != GROVE_OK)
 			break;
-		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * p->row_in);
+		slot = grove_chunk_in(call, p, i, k->pinned);
 		if ((r = c->cuMemcpyHtoDAsync(rows, slot, (size_t)n * p->row_in, k->stream[s])) != CUDA_SUCCESS)
 			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuMemcpyHtoDAsync (a chunk of rows)", err);
 		else if (i >= 1 && (r = c->cuStreamWaitEvent(k->stream[s], k->ran[!s], 0)) != CUDA_SUCCESS)
@@ -432,7 +428,8 @@ static GroveStatus run_in_chunks(const Cuda *c, const GroveDevice *d, const Devi
 		else if ((status = launch_all(c, d, call, n, rows, out, b->at[WORKSPACE], k->stream[s], err)) != GROVE_OK)
 			break;
 		else if ((r = c->cuEventRecord(k->ran[s], k->stream[s])) != CUDA_SUCCESS ||
-		         (r = c->cuMemcpyDtoHAsync(slot + rows_at, out, (size_t)n * p->row_out, k->stream[s])) != CUDA_SUCCESS ||
+		         (r = c->cuMemcpyDtoHAsync(slot + grove_chunk_rows_at(p, 1), out, (size_t)n * p->row_out,
+		                                   k->stream[s])) != CUDA_SUCCESS ||
 		         (r = c->cuEventRecord(k->done[s], k->stream[s])) != CUDA_SUCCESS)
 			status = cuda_error(c, GROVE_ERROR_DEVICE, r, "cuEventRecord or cuMemcpyDtoHAsync (a chunk)", err);
 	}

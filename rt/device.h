@@ -54,6 +54,13 @@ typedef struct ChunkPlan {
 void grove_chunk_plan(const DeviceCall *call, ChunkPlan *p) GROVE_HIDDEN;
 /* The rows of chunk i. */
 int64_t grove_chunk_rows(const DeviceCall *call, const ChunkPlan *p, int64_t i) GROVE_HIDDEN;
+/* Where chunk i's rows and its predictions start, in bytes from the call's first (in the caller's or the device's). */
+static inline size_t grove_chunk_rows_at(const ChunkPlan *p, int64_t i) { return (size_t)(i * p->rows) * p->row_in; }
+static inline size_t grove_chunk_out_at(const ChunkPlan *p, int64_t i) { return (size_t)(i * p->rows) * p->row_out; }
+/* Chunk i's slot of pinned (two slots of p->slot_bytes), its rows copied into it from the caller's. */
+char *grove_chunk_in(const DeviceCall *call, const ChunkPlan *p, int64_t i, void *pinned) GROVE_HIDDEN;
+/* Chunk i's predictions, after its rows in its slot of pinned (grove_chunk_rows_at(p, 1) bytes in), into the caller's. */
+void grove_chunk_out(const DeviceCall *call, const ChunkPlan *p, int64_t i, const void *pinned) GROVE_HIDDEN;
 
 /* A back-end: state made at load (the module and the model on the device), then any number of calls, thread-safe. */
 typedef struct DeviceBackend {

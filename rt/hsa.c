@@ -607,9 +607,7 @@ static GroveStatus chunk_out(Hsa *h, const DeviceCall *call, const ChunkPlan *p,
 {
 	GroveStatus status = wait_for(h, b->signal[i & 1][DONE], what, err);
 	if (status == GROVE_OK)
-		memcpy((char *)call->out + (size_t)(i * p->rows) * p->row_out,
-		       (char *)b->at[STAGING] + (size_t)(i & 1) * p->slot_bytes + (size_t)p->rows * p->row_in,
-		       (size_t)grove_chunk_rows(call, p, i) * p->row_out);
+		grove_chunk_out(call, p, i, b->at[STAGING]);
 	return status;
 }
 
@@ -624,12 +622,11 @@ static GroveStatus chunk_out(Hsa *h, const DeviceCall *call, const ChunkPlan *p,
  */
 static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *call, Buffers *b, GroveError *err)
 {
-	size_t args = KERNARG_BYTES, rows_at;
+	size_t args = KERNARG_BYTES;
 	ChunkPlan p;
 	GroveStatus status;
 	char what[160] = "the kernels"; /* what a failed queue is said of: the entry's kernels, named by its last */
 	grove_chunk_plan(call, &p);
-	rows_at = (size_t)p.rows * p.row_in;
 	for (uint32_t i = 0; i < d->num_kernels; i++)
 		if (d->kernels[i].entry == call->entry) {
 			snprintf(what, sizeof what, "kernel %s or a kernel before it", d->kernels[i].name);
@@ -656,18 +653,17 @@ static GroveStatus run_kernels(Hsa *h, const GroveDevice *d, const DeviceCall *c
 	for (int64_t i = 0; i < p.chunks && status == GROVE_OK; i++) {
 		int s = (int)(i & 1);
 		int64_t n = grove_chunk_rows(call, &p, i);
-		char *slot = (char *)b->at[STAGING] + (size_t)s * p.slot_bytes;
-		char *rows = (char *)b->at[ROWS] + (size_t)i * rows_at;
-		char *out = (char *)b->at[PREDICTIONS] + (size_t)(i * p.rows) * p.row_out;
+		char *rows = (char *)b->at[ROWS] + grove_chunk_rows_at(&p, i), *slot;
+		char *out = (char *)b->at[PREDICTIONS] + grove_chunk_out_at(&p, i);
 		if (i >= 2 && (status = chunk_out(h, call, &p, b, i - 2, what, err)) != GROVE_OK)
 			break;
-		memcpy(slot, (const char *)call->rows + (size_t)i * rows_at, (size_t)n * p.row_in);
+		slot = grove_chunk_in(call, &p, i, b->at[STAGING]);
 		if ((status = copy_async(h, rows, slot, (size_t)n * p.row_in, true, NULL, b->signal[s][COPIED], err)) ==
 		            GROVE_OK &&
 		    (status = wait_for(h, b->signal[s][COPIED], "the copy of a chunk's rows", err)) == GROVE_OK &&
 		    (status = submit_all(h, d, call, b, n, rows, out, (char *)b->at[KERNARG] + (size_t)s * args,
 		                         b->signal[s][RAN], err)) == GROVE_OK)
-			status = copy_async(h, slot + rows_at, out, (size_t)n * p.row_out, false, &b->signal[s][RAN],
+			status = copy_async(h, slot + grove_chunk_rows_at(&p, 1), out, (size_t)n * p.row_out, false, &b->signal[s][RAN],
 			                    b->signal[s][DONE], err);
 	}
 	for (int64_t i = p.chunks >= 2 ? p.chunks - 2 : 0; i < p.chunks && status == GROVE_OK; i++)

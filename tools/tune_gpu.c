@@ -278,15 +278,19 @@ static bool same_predictions(const float *a, const float *b, size_t n, size_t pe
 	return true;
 }
 
-/* Compile m for t's target into an artifact and load it; *model is NULL (err says why) where libgrove cannot load it. */
-static bool load_artifact(GpuSearch *g, const LModule *m, GroveModel **model, GroveError *err, GpuCandidate *c)
+/*
+ * Compile m for target o (NULL: t's) into an artifact and load it; false (c->why) where
+ * it does not compile, *model NULL (err says why) where libgrove cannot load it.
+ */
+static bool load_artifact(GpuSearch *g, const LModule *m, const TargetOptions *o, GroveModel **model, GroveError *err,
+                          GpuCandidate *c)
 {
 	Tuner *t = g->t;
 	char path[PATH_MAX];
 	Error e = {0};
 	bool ok;
 	snprintf(path, sizeof path, "%s/candidate.so", t->dir);
-	if (!target_emit(m, &t->target, path, &e)) {
+	if (!target_emit(m, o ? o : &t->target, path, &e)) {
 		snprintf(c->why, sizeof c->why, "%s", e.message);
 		return false;
 	}
@@ -332,11 +336,8 @@ static bool check_on_simulator(GpuSearch *g, GroveModel *model, GpuCandidate *c)
 static int64_t kernel_blocks(const LModule *m, uint32_t i, int64_t nrows)
 {
 	int64_t blocks = 1;
-	for (int d = 0; d < 3; d++) {
-		const LDim *x = &m->funcs[i]->launch.grid[d];
-		int64_t n = x->rows_per ? (nrows + x->rows_per - 1) / x->rows_per : x->count;
-		blocks *= n > 0 ? n : 1;
-	}
+	for (int d = 0; d < 3; d++)
+		blocks *= lir_dim_value(&m->funcs[i]->launch.grid[d], nrows);
 	return blocks;
 }
 
@@ -348,13 +349,16 @@ static void estimate(const GpuSearch *g, const LModule *m, const GroveSimProfile
 	c->requests = 0;
 	for (uint32_t i = 0; i < m->num_funcs && i < GROVE_SIM_KERNELS; i++) {
 		const GroveSimCounts *k = &p->kernels[i];
-		double blocks = (double)kernel_blocks(m, i, (int64_t)rows), warps = (double)((kernel_threads(m, i) + 31) / 32);
-		double q = (double)(k->global_requests + k->shared_requests) / n, sms = blocks < a->sms ? blocks : a->sms;
-		double waves = ceil(blocks / (a->sms * (c->resident[i] ? c->resident[i] : 1)));
-		double throughput = rows * ((double)k->global_sectors / SECTORS_PER_CYCLE + (double)k->shared_wavefronts) / n / sms;
-		double latency = waves * rows * q / (blocks * warps) * REQUEST_CYCLES;
-		if (m->funcs[i]->entry != 0)
+		double blocks, warps, q, sms, waves, throughput, latency;
+		if (m->funcs[i]->entry != 0) /* (predict's kernels: predict_f64's are its twins) */
 			continue;
+		blocks = (double)kernel_blocks(m, i, (int64_t)rows);
+		warps = (double)((kernel_threads(m, i) + 31) / 32);
+		q = (double)(k->global_requests + k->shared_requests) / n;
+		sms = blocks < a->sms ? blocks : a->sms;
+		waves = ceil(blocks / (a->sms * (c->resident[i] ? c->resident[i] : 1)));
+		throughput = rows * ((double)k->global_sectors / SECTORS_PER_CYCLE + (double)k->shared_wavefronts) / n / sms;
+		latency = waves * rows * q / (blocks * warps) * REQUEST_CYCLES;
 		ns += (throughput > latency ? throughput : latency) / a->clock + LAUNCH_NS;
 		c->requests += q;
 	}
@@ -372,20 +376,13 @@ static bool profile_on_simulator(GpuSearch *g, const LModule *m, GpuCandidate *c
 	TargetOptions o = {.emit = TARGET_EMIT_SHARED, .opt_level = 3, .device = TARGET_DEVICE_GPUSIM, .profile = true};
 	GroveSimProfile profile = {0};
 	size_t n = t->batch < PROFILE_ROWS ? t->batch : PROFILE_ROWS, per_row;
-	char path[PATH_MAX];
 	GroveModel *model;
 	GroveError err;
-	Error e = {0};
 	float *out;
 	bool ok;
-	snprintf(path, sizeof path, "%s/profiled.so", t->dir);
-	if (!target_emit(m, &o, path, &e)) {
-		snprintf(c->why, sizeof c->why, "%s", e.message);
+	if (!load_artifact(g, m, &o, &model, &err, c))
 		return false;
-	}
-	ok = grove_load(path, &model, &err) == GROVE_OK;
-	unlink(path);
-	if (!ok) {
+	if (!model) {
 		snprintf(c->why, sizeof c->why, "%s", err.message);
 		return false;
 	}
@@ -440,7 +437,7 @@ static bool judge(GpuSearch *g, const LModule *m, GpuCandidate *c)
 		return hsaco_links(g, m, c);
 	if (g->basis != BASIS_TIMED && t->target.device != TARGET_DEVICE_GPUSIM)
 		return true;
-	if (!load_artifact(g, m, &model, &err, c))
+	if (!load_artifact(g, m, NULL, &model, &err, c))
 		return false;
 	if (!model) {
 		snprintf(c->why, sizeof c->why, "%s", err.message);
@@ -575,7 +572,7 @@ static void choose_basis(GpuSearch *g)
 			Compiled compiled;
 			GroveModel *model = NULL;
 			Error e = {0};
-			bool lowered = lower_knobs(t, &g->c[i].knobs, &compiled, &e) && load_artifact(g, compiled.lir, &model, &err, &g->c[i]);
+			bool lowered = lower_knobs(t, &g->c[i].knobs, &compiled, &e) && load_artifact(g, compiled.lir, NULL, &model, &err, &g->c[i]);
 			compiled_free(&compiled);
 			if (!lowered)
 				continue;
