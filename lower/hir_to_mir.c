@@ -91,6 +91,8 @@ static void add_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b, 
 			w->m->loops[v].rows = offsets < 0 ? MIR_ROWS_ALL : offsets + 1;
 		} else if (!x->over_trees && x->kind == HVAR_TILE_INNER && !index_derives(w->s, &b.rows, x->partner)) {
 			w->m->loops[v].rows = MIR_ROWS_ALL; /* outside its tile's outer loop: rows a step apart, to the end */
+		} else if (!x->over_trees && offsets_below(w->s, x->first_child, HIR_NONE) < 0) {
+			w->m->loops[v].rows = MIR_ROWS_ALL; /* a batch loop inside runs to the end (such a tile's tiles) */
 		}
 		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
 		fill(w, &body, x->first_child, HIR_NONE, inner);

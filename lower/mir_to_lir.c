@@ -230,7 +230,7 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 		if ((inst->loop & MLOOP_CACHE) && trees)
 			prefetch_next_trees(l, rows, batch_loop_in(l->m, inst->body) || !lower_walks_lone_row(l));
 		else if (inst->loop & MLOOP_PREFETCH)
-			lower_prefetch_rows(l, rows);
+			lower_prefetch_rows(l, inst, rows);
 		else if (inst->loop & MLOOP_CACHE)
 			lower_copy_rows(l, inst, rows);
 		lower_list(l, inst->body);
