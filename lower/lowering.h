@@ -79,6 +79,7 @@ typedef struct GpuScope {
 	uint32_t active;            /* i1: this thread has an iteration of the lockstep loops around (LIR_NONE: no such loop) */
 	const LLaunch *launch;      /* of the kernel being built */
 	bool varying;               /* inside a loop whose trip count differs between the threads of a block */
+	int32_t uneven;             /* with varying, the loop whose bounds differ between them, if one does (else -1) */
 	uint32_t block_threads;     /* threads per block of the kernel being built */
 	bool trees_cached;          /* inside a tree loop whose trees the representation copied to shared memory */
 	bool alike;                 /* in a loop over rows whose rounds the block's threads take together, one row each

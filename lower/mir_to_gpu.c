@@ -108,6 +108,8 @@ static void gpu_meet(Lowering *l, const MInst *before, bool block_only)
 {
 	if ((l->gpu.mask & GPU_GRID_BITS) && !block_only)
 		fail_inst(l, before, "what follows it needs what it wrote, and the threads running them are in different blocks, which only a new kernel can order; map the loops around it to GPU dimensions, or move it out of them");
+	else if (l->gpu.varying && l->gpu.uneven >= 0)
+		lower_fail_at(l, l->gpu.uneven, -1, "its bounds differ between the threads of a block (they depend on a row a thread takes), and the threads must meet inside it; map the loops between to GPU dimensions, or reorder them");
 	else if (l->gpu.varying)
 		fail_inst(l, before, "the threads of a block must meet after it, inside a loop that runs a different number of times on each thread; map the loops between to GPU dimensions, or reorder them");
 	else if (l->gpu.block_threads > 1)
@@ -285,22 +287,51 @@ static bool gpu_takes_alike(const Lowering *l, const MInst *inst)
 }
 
 /*
- * A loop spread over block dimensions whose body other threads of the block share in
- * phases (mask has dimensions left): every thread runs the same number of rounds, one
- * iteration each per round, those past the end idle through the round (GpuScope.active), so
- * that the block's threads can still meet between the body's phases.
+ * Whether value id (being built) may differ between the threads of a block, as the LIR
+ * verifier judges it (lir_verify.c, is_varying): the thread's coordinates, loads, cells
+ * and shuffles, and what is computed from them. Past a depth it answers yes.
  */
-static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, int64_t step, unsigned spread)
+static bool gpu_varies(const Lowering *l, uint32_t id, unsigned depth)
+{
+	const LInst *in = &l->b.fn->insts[id];
+	const uint32_t ops[3] = {in->a, in->b, in->c};
+	if (depth > 48)
+		return true;
+	switch ((LOp)in->op) {
+	case LOP_GPU_INDEX: return in->sub <= LGPU_THREAD_Z;
+	case LOP_LOAD:
+	case LOP_GATHER:
+	case LOP_GET:
+	case LOP_SHUFFLE: return true;
+	default:
+		for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++)
+			if (gpu_varies(l, ops[k], depth + 1))
+				return true;
+		return false;
+	}
+}
+
+/*
+ * A loop spread over block dimensions whose body other threads of the block share in
+ * phases (mask has dimensions left), or (spread 0) a loop of a thread's own inside the
+ * rounds of one, whose body the block's threads meet in: every thread runs the same
+ * number of rounds, one iteration each per round, those past the end idle through the
+ * round (GpuScope.active), so that the block's threads can still meet between the
+ * body's phases. Where the bounds differ between the threads (a tile of rows inside a
+ * thread's row of tiles), the rounds are those of the loop's most iterations, max_trips.
+ */
+static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, const HRange *r, unsigned spread)
 {
 	unsigned mask = l->gpu.mask;
 	bool alike = !(mask & ~spread), outer_alike = l->gpu.alike;
+	int64_t step = r->step;
 	uint32_t outer = l->gpu.active, index, extent, by = const_i64(l, step), trips, rounds, round, i, active, value, zero, one;
 	gpu_flat(l, spread, &index, &extent);
 	trips = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
 	trips = emit2(l, LOP_ADD, LTYPE_I64, trips, const_i64(l, step - 1));
 	trips = emit2(l, LOP_SDIV, LTYPE_I64, trips, by);
 	rounds = emit2(l, LOP_SUB, LTYPE_I64, extent, const_i64(l, 1));
-	rounds = emit2(l, LOP_ADD, LTYPE_I64, trips, rounds);
+	rounds = emit2(l, LOP_ADD, LTYPE_I64, gpu_varies(l, trips, 0) ? const_i64(l, r->max_trips) : trips, rounds);
 	rounds = emit2(l, LOP_SDIV, LTYPE_I64, rounds, extent);
 	zero = const_i64(l, 0);
 	one = const_i64(l, 1);
@@ -330,6 +361,14 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 	lir_end(&l->b);
 }
 
+/* Entering loop inst, whose bounds differ between the threads of a block where uneven says so. */
+static void gpu_uneven_begin(Lowering *l, const MInst *inst, bool uneven)
+{
+	if (uneven && !l->gpu.varying)
+		l->gpu.uneven = inst->var;
+	l->gpu.varying = l->gpu.varying || uneven;
+}
+
 /*
  * A loop on a GPU: spread over its dimension, or over every unbound one (a batch loop
  * with no mapped loop inside), or run alike by the threads (the others). Returns false
@@ -338,7 +377,8 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 static bool gpu_for(Lowering *l, const MInst *inst)
 {
 	unsigned mask = l->gpu.mask, spread = 0;
-	bool varying = l->gpu.varying;
+	bool varying = l->gpu.varying, uneven, own;
+	int32_t outer_uneven = l->gpu.uneven;
 	HRange r;
 	uint32_t begin, end, loop;
 
@@ -347,7 +387,10 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	if (inst->gpu_dim && (l->gpu.bound & dim_bit(inst->gpu_dim)))
 		lower_fail_at(l, inst->var, HDIR_GPU_DIMENSION, "a loop around it is spread over %s already (a batch loop with no mapped loop inside is spread over every dimension left); map that loop, or move this one out of it",
 		              hir_gpu_dim_name((HGpuDim)inst->gpu_dim));
-	if (!mask && !inst->gpu_dim)
+	/* A thread's own loop of rows inside the rounds of a lockstep loop (GpuScope.alike), whose body the block meets in. */
+	own = !mask && !inst->gpu_dim && l->gpu.alike && !(inst->loop & (MLOOP_TREES | MLOOP_SPECIALIZE)) && inst->interleave <= 1 &&
+	      mir_some(l->m, inst->body, lower_caches_trees);
+	if (!mask && !inst->gpu_dim && !own)
 		return false;
 	if (inst->gpu_dim)
 		spread = dim_bit(inst->gpu_dim);
@@ -361,21 +404,30 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	mir_loop_range(l->m, inst->var, &r);
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
-	if (!spread) {
-		/* Run alike by the threads, its body in phases. */
+	/* (trips differing between a block's threads: they cannot meet inside, but in rounds of the most trips) */
+	uneven = gpu_varies(l, begin, 0) || gpu_varies(l, end, 0);
+	if (own && uneven && r.max_trips >= 0) {
+		gpu_lockstep(l, inst, begin, end, &r, 0);
+	} else if (own || !spread) { /* (!spread: run alike by the threads, its body in phases) */
+		gpu_uneven_begin(l, inst, uneven);
 		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
-	} else if ((spread & GPU_BLOCK_BITS) && ((mask & ~spread) || gpu_takes_alike(l, inst)) && !varying) {
-		gpu_lockstep(l, inst, begin, end, r.step, spread);
+		l->gpu.varying = varying;
+		l->gpu.uneven = outer_uneven;
+	} else if ((spread & GPU_BLOCK_BITS) && ((mask & ~spread) || gpu_takes_alike(l, inst)) && !varying &&
+	           (!uneven || r.max_trips >= 0)) {
+		gpu_lockstep(l, inst, begin, end, &r, spread);
 	} else {
 		loop = gpu_begin_spread(l, begin, end, r.step, spread);
 		l->gpu.mask = mask & ~spread;
 		l->gpu.bound |= spread;
-		l->gpu.varying = varying || (spread & GPU_BLOCK_BITS) != 0;
+		gpu_uneven_begin(l, inst, uneven);
+		l->gpu.varying = l->gpu.varying || (spread & GPU_BLOCK_BITS) != 0;
 		lower_body(l, inst, loop, r.step, 0, LIR_NONE);
 		lir_end(&l->b);
 		l->gpu.mask = mask;
 		l->gpu.bound &= ~spread;
 		l->gpu.varying = varying;
+		l->gpu.uneven = outer_uneven;
 	}
 	return true;
 }
@@ -612,6 +664,7 @@ static void gpu_launch(Lowering *l, uint32_t first, uint32_t stop, LFunc *fn)
 		         (long long)threads, GPU_MAX_BLOCK_THREADS);
 	l->gpu.block_threads = (uint32_t)(threads > GPU_MAX_BLOCK_THREADS ? GPU_MAX_BLOCK_THREADS : threads);
 	l->gpu.varying = l->gpu.alike = false;
+	l->gpu.uneven = -1;
 	l->gpu.bound = 0;
 	l->gpu.active = LIR_NONE;
 	l->gpu.launch = launch;
