@@ -39,7 +39,8 @@ Groups:
   schedules every tests/schedules/*.sched on every real and generated model, against the
           training library's predictions; the schedule printed by `dump --level hir`
           read back gives the same dump; golden MIR of each on tests/golden/binary.json
-          (tests/golden/schedules/NAME.mir)
+          (tests/golden/schedules/NAME.mir); random schedules (tools/schedule_check.py, fixed seeds) on three
+          fixtures, for the host and the simulator: each refused with a message or predicting as the default does
   gpu     GPU code: every model of the schedule matrix under the default GPU schedule and tests/schedules/gpu/*.sched,
           every other fixture under three of them, run by the SIMT simulator (--target gpusim) against the library; each real model's PTX (sm_70, sm_80,
           sm_90) through ptxas -v with no spills, its HSACO (gfx90a, gfx1100) listing every kernel; bad GPU
@@ -1585,7 +1586,28 @@ def schedule_tests(s, pool):
             jobs.append(pool.submit(schedule_round_trip, s, sched, options))
         if s.wanted("schedules", f"{sched}/golden"):
             jobs.append(pool.submit(schedule_golden, s, sched, options))
+    for target in ("host", "gpusim"):
+        for k, model in enumerate(RANDOM_SCHEDULE_MODELS):
+            name = f"random/{target}/{os.path.basename(model)}"
+            if s.wanted("schedules", name) and not thin:
+                jobs.append(pool.submit(random_schedules, s, name, os.path.join(ROOT, "tests", "models", model), target,
+                                        1000 * k + (target == "gpusim")))
     return jobs
+
+
+# tools/schedule_check.py's random schedules, RANDOM_SCHEDULES on each of these models for the host and the simulator
+RANDOM_SCHEDULE_MODELS = ["missing_directions.x3.json", "multi_softprob3.x3.json", "lightgbm/leafwise_categorical.txt"]
+RANDOM_SCHEDULES = 30
+
+
+def random_schedules(s, name, model, target, seed):
+    """Random schedules (fixed seeds): each is refused with a message of the schedule's, or predicts what the default
+    schedule predicts."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import schedule_check
+    accepted, refused, failures = schedule_check.check_model(s.grove, model, RANDOM_SCHEDULES, random.Random(seed), target)
+    s.record("schedules", name, not failures and accepted > 0,
+             "; ".join(failures) or f"none of {RANDOM_SCHEDULES} schedules was accepted ({refused} refused)")
 
 
 def schedule_round_trip(s, sched, options):
