@@ -49,6 +49,7 @@ static const Objective objectives[] = {
 	{"reg:logistic", HTRANSFORM_SIGMOID, BASE_LOGIT},
 	{"binary:logistic", HTRANSFORM_SIGMOID, BASE_LOGIT},
 	{"binary:logitraw", HTRANSFORM_IDENTITY, BASE_IDENTITY}, /* its base_score is a margin already */
+	{"binary:hinge", HTRANSFORM_STEP, BASE_IDENTITY},
 	{"multi:softprob", HTRANSFORM_SOFTMAX, BASE_IDENTITY},
 	{"multi:softmax", HTRANSFORM_ARGMAX, BASE_IDENTITY},
 	{"count:poisson", HTRANSFORM_EXP, BASE_LOG},
@@ -61,7 +62,7 @@ static const Objective objectives[] = {
 
 /* Objectives XGBoost has whose predictions HIR cannot express yet. */
 static const char *const unsupported_objectives[] = {
-	"binary:hinge", "survival:cox", "survival:aft", "reg:expectileerror",
+	"survival:cox", "survival:aft", "reg:expectileerror",
 };
 
 /* Fill e with "name: " and the message; returns false. */

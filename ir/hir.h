@@ -117,7 +117,8 @@ typedef enum HAggregate {
 	                                   instead and left out of the sum (onnxruntime's) */       \
 	X(PROBIT, "probit")     /* sqrt(2) * erfinv(2m - 1), as onnxruntime computes it */          \
 	X(ISOLATION, "isolation") /* -2^-m: an isolation forest's score of its mean path length over \
-	                             the expected one (scikit-learn's score_samples) */
+	                             the expected one (scikit-learn's score_samples) */                 \
+	X(STEP, "step")         /* 1 where margin > 0, else 0, per output (XGBoost's binary:hinge) */
 
 typedef enum HTransform {
 #define X(name, text) HTRANSFORM_##name,

@@ -110,7 +110,7 @@ static uint32_t exp_of(Lowering *l, LType t, unsigned lanes, uint32_t x)
 	return lanes_op(l, LOP_EXP, t, lanes, x, LIR_NONE);
 }
 
-/* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit, isolation. */
+/* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit, isolation, step. */
 static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 {
 	if (t == HTRANSFORM_SIGMOID) {
@@ -127,6 +127,9 @@ static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 		m = emit2(l, LOP_FMUL, l->acc_type, m, magnitude);
 	} else if (t == HTRANSFORM_PROBIT) {
 		m = lower_probit(l, m);
+	} else if (t == HTRANSFORM_STEP) {
+		uint32_t positive = lir_cmp(&l->b, LOP_FCMP, LCMP_OGT, m, lir_const_float(&l->b, l->acc_type, 0.0));
+		m = lir_emit(&l->b, LOP_SELECT, l->acc_type, positive, lir_const_float(&l->b, l->acc_type, 1.0), lir_const_float(&l->b, l->acc_type, 0.0));
 	} else if (t == HTRANSFORM_ISOLATION) { /* -2^-m = -e^(-m ln 2) */
 		uint32_t x = emit2(l, LOP_FMUL, l->acc_type, lir_const_float(&l->b, l->acc_type, -0.69314718055994530942), m);
 		m = lir_emit(&l->b, LOP_FNEG, l->acc_type, exp_of(l, l->acc_type, 1, x), LIR_NONE, LIR_NONE);
@@ -377,6 +380,7 @@ static void lower_predictions(Lowering *l, uint32_t row)
 	case HTRANSFORM_SIGNED_SQUARE:
 	case HTRANSFORM_PROBIT:
 	case HTRANSFORM_ISOLATION:
+	case HTRANSFORM_STEP:
 		lower_elementwise(l, margins_start, t);
 		break;
 	case HTRANSFORM_SOFTMAX_ZERO:

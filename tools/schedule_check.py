@@ -73,9 +73,49 @@ def structure(rng, directives, steps, sizes):
 GPU_DIMENSIONS = ["grid.x", "grid.y", "block.x", "block.y", "block.z"]
 
 
+def random_template_schedule(rng):
+    """SilvanForge's GPU template and its neighbours: a block per tile of rows (a thread per row on block.x), the
+    trees over tree threads on block.y (in tiles or strided), rows or trees cached, walks interleaved, peeled or
+    unrolled, the tree threads' sums in shared or global memory or added atomically, each representation."""
+    rows = rng.choice([8, 16, 32, 64, 128, "ROWS_PER_TB"])
+    threads = rng.choice([1, 2, 4, 8])
+    directives = [f"tile(batch, b0, b1, {rows})"]
+    if threads > 1 and rng.random() < 0.3:  # strided: tree thread t1 takes trees t1, t1 + threads, ...
+        directives += [f"tile(tree, t0, t1, {threads})", "reorder(b0, b1, t1, t0)"]
+        thread_loop, walk_loop = "t1", "t0"
+        if rng.random() < 0.5:
+            directives += ["reorder(b0, t1, b1, t0)"]
+    else:
+        directives += [f"tile(tree, t0, t1, N_t-N_t/{threads})" if threads > 1 else "tile(tree, t0, t1, N_t)",
+                       "reorder(b0, t0, b1, t1)"]
+        thread_loop, walk_loop = "t0", "t1"
+    if rng.random() < 0.4:
+        width = rng.choice([2, 4])
+        directives.append(f"tile({walk_loop}, t2, t3, {width})")
+        walk_loop = "t3"
+        if rng.random() < 0.7:
+            directives.append("interleave(t3)")
+    directives += ["gpuDimension(b0, grid.x)", "gpuDimension(b1, block.x)"]
+    if threads > 1:
+        directives.append(f"gpuDimension({thread_loop}, block.y)")
+        reduction = rng.choice(["sharedReduce", "sharedReduce", "atomicReduce", None])
+        if reduction:
+            directives.append(f"{reduction}({thread_loop})")
+    if rng.random() < 0.6:
+        directives.append("cache(b0)")
+    walk = rng.choice([None, "peelWalk", "unrollWalk"])
+    if walk:
+        directives.append(f"{walk}({walk_loop}, {rng.randint(1, 8)})")
+    if rng.random() < 0.7:
+        directives.insert(0, f"representation({rng.choice(['array', 'sparse', 'reorg'])})")
+    return "; ".join(directives)
+
+
 def random_gpu_schedule(rng):
     """A perfect nest of batch and tree loops (each maybe tiled, the nest permuted), some of them mapped to a
     GPU's grid and blocks, with the GPU's reductions and caches and walk directives on the innermost loop."""
+    if rng.random() < 0.5:
+        return random_template_schedule(rng)
     directives, nest, trees = [], [], {}
     for var, sizes in (("batch", [1, 4, 8, 32, 64, "ROWS_PER_TB"]), ("tree", [2, 4, 8, 32, "N_t/2", "N_t/4"])):
         if rng.random() < 0.75:

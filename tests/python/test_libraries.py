@@ -34,6 +34,19 @@ def test_xgboost_booster_binary():
     assert_close(model.predict(X, margin=True), booster.predict(xgb.DMatrix(X), output_margin=True), False)
 
 
+def test_xgboost_binary_hinge():
+    """binary:hinge predicts 1 where the margin is positive, else 0."""
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    X, y = data(classes=2, seed=5)
+    booster = xgb.train({"objective": "binary:hinge", "max_depth": 4, "eta": 0.3, "seed": 1},
+                        xgb.DMatrix(X, label=y), num_boost_round=20)
+    model = grove.compile(booster)
+    want = booster.predict(xgb.DMatrix(X))
+    assert 0 < want.sum() < len(want)
+    assert_close(model.predict(X), want, True)
+    assert_close(model.predict(X, margin=True), booster.predict(xgb.DMatrix(X), output_margin=True), False)
+
+
 def test_xgboost_sklearn_multiclass_and_regressor():
     xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
     pytest.importorskip("sklearn", reason="scikit-learn is not installed (XGBoost's estimators need it)")

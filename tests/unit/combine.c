@@ -131,6 +131,7 @@ static void reference_predictions(const HForest *f, const float *x, double *out)
 		case HTRANSFORM_SIGNED_SQUARE: out[o] = m[o] * fabs(m[o]); break;
 		case HTRANSFORM_PROBIT: out[o] = probit(m[o]); break;
 		case HTRANSFORM_ISOLATION: out[o] = -exp2(-m[o]); break;
+		case HTRANSFORM_STEP: out[o] = m[o] > 0; break;
 		default: out[o] = m[o]; break;
 		}
 	}
@@ -235,6 +236,7 @@ static void test_combinations(const char *dir)
 		{HAGGREGATE_MAX, HTRANSFORM_SIGNED_SQUARE, true, 4},
 		{HAGGREGATE_MAX, HTRANSFORM_EXP, false, 4},
 		{HAGGREGATE_AVERAGE, HTRANSFORM_ISOLATION, true, 4},
+		{HAGGREGATE_SUM, HTRANSFORM_STEP, false, 4},
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		HForest *f;
