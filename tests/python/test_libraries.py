@@ -47,6 +47,22 @@ def test_xgboost_binary_hinge():
     assert_close(model.predict(X, margin=True), booster.predict(xgb.DMatrix(X), output_margin=True), False)
 
 
+def test_xgboost_survival():
+    """survival:cox and survival:aft predict e^margin, their base_score a log."""
+    xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
+    X, y = data(seed=6)
+    time = np.exp(y)
+    cox = xgb.DMatrix(X, label=np.where(np.arange(len(y)) % 3 == 0, -time, time))
+    aft = xgb.DMatrix(X)
+    aft.set_float_info("label_lower_bound", time)
+    aft.set_float_info("label_upper_bound", np.where(np.arange(len(y)) % 3 == 0, np.inf, time))
+    for params, d in (({"objective": "survival:cox"}, cox), ({"objective": "survival:aft", "base_score": 2.0}, aft)):
+        booster = xgb.train({**params, "max_depth": 4, "eta": 0.3, "seed": 1}, d, num_boost_round=15)
+        model = grove.compile(booster)
+        assert_close(model.predict(X), booster.predict(xgb.DMatrix(X)), False)
+        assert_close(model.predict(X, margin=True), booster.predict(xgb.DMatrix(X), output_margin=True), False)
+
+
 def test_xgboost_sklearn_multiclass_and_regressor():
     xgb = pytest.importorskip("xgboost", reason="xgboost is not installed")
     pytest.importorskip("sklearn", reason="scikit-learn is not installed (XGBoost's estimators need it)")
