@@ -9,6 +9,8 @@
  *                                          of its categories, where it is one-hot encoded
  *   oblivious_trees[t]                     splits (one per level, root first), leaf_values,
  *                                          leaf_weights (the training weight of each leaf)
+ *   trees[t]                               in place of oblivious_trees, non-symmetric trees
+ *                                          (read_node_tree)
  *   scale_and_bias                         [scale, [bias per output]]: margin = scale * sum + bias
  *   model_info.params.loss_function.type   the transform of the predictions
  *   model_info.class_params.class_names    a classifier's labels
@@ -527,9 +529,102 @@ static bool read_tree(Reader *r, HForest *f, uint32_t info, uint32_t tree, uint3
 	return true;
 }
 
+/*
+ * Non-symmetric trees (grow_policy Depthwise or Lossguide): trees[t] is a node, a split
+ * {"split": ..., "left": node, "right": node} (a true test goes right, as in oblivious
+ * trees) or a leaf {"value": v, or [v per output], "weight": w}. count_nodes counts the
+ * nodes and leaves (failing past CatBoost's depth); put_node fills them in preorder.
+ */
+static bool count_nodes(Reader *r, uint32_t node, const char *path, uint32_t depth, uint64_t *nodes, uint64_t *leaves)
+{
+	uint32_t left, right;
+	if (doc_type(&r->doc, node) != DOC_OBJECT)
+		return fail(r, "%s: expected an object", path);
+	++*nodes;
+	if (!doc_member(&r->doc, node, "split"))
+		return ++*leaves, true;
+	if (depth >= CATBOOST_MAX_DEPTH)
+		return fail(r, "%s: deeper than CatBoost's %d levels", path, CATBOOST_MAX_DEPTH);
+	if (!(left = member(r, node, path, "left", DOC_OBJECT)) || !(right = member(r, node, path, "right", DOC_OBJECT)))
+		return false;
+	return count_nodes(r, left, path, depth + 1, nodes, leaves) && count_nodes(r, right, path, depth + 1, nodes, leaves);
+}
+
+typedef struct Put {
+	uint32_t info, width;
+	double scale;
+	int64_t **table;
+	size_t *table_size;
+	HNode *nodes;
+	uint32_t next;     /* the next node's index */
+	double *vectors;   /* with width > 1, the next leaf's vector */
+	uint64_t vector;   /* its index among the forest's leaf values */
+} Put;
+
+static bool put_node(Reader *r, Put *p, uint32_t node, const char *path)
+{
+	uint32_t at = p->next++, split = doc_member(&r->doc, node, "split"), value = doc_member(&r->doc, node, "value");
+	uint32_t weight = doc_member(&r->doc, node, "weight");
+	HNode *n = &p->nodes[at];
+	DocIterator it;
+	DocItem x;
+	Split s;
+	if (split) {
+		char where[96];
+		snprintf(where, sizeof where, "%s.split", path);
+		if (!read_split(r, p->info, split, where, p->table, p->table_size, &s))
+			return false;
+		*n = (HNode){.feature = s.feature, .compare = s.compare, .value = s.value, .default_left = !s.nan_right,
+		             .missing = HMISSING_NAN, .left = p->next};
+		if (!put_node(r, p, doc_member(&r->doc, node, "left"), path))
+			return false;
+		p->nodes[at].right = p->next;
+		if (!put_node(r, p, doc_member(&r->doc, node, "right"), path))
+			return false;
+		p->nodes[at].cover = p->nodes[p->nodes[at].left].cover + p->nodes[p->nodes[at].right].cover;
+		return true;
+	}
+	*n = (HNode){.feature = HIR_LEAF};
+	if (weight && doc_type(&r->doc, weight) == DOC_NUMBER) {
+		double w = doc_number_double(&r->doc, weight);
+		n->cover = isfinite(w) && w > 0 && w < 3e38 ? (float)w : 0;
+	}
+	if (p->width == 1 && value && doc_type(&r->doc, value) == DOC_NUMBER)
+		return isfinite(n->value = doc_number_double(&r->doc, value) * p->scale) ||
+		       fail(r, "%s: a leaf's value: expected a finite number", path);
+	if (p->width == 1 || !value || doc_type(&r->doc, value) != DOC_ARRAY || doc_length(&r->doc, value) != p->width)
+		return fail(r, "%s: a leaf's value: expected %s", path, p->width == 1 ? "a number" : "an array of a number per output");
+	n->vector = (uint32_t)p->vector;
+	doc_iterate(&r->doc, value, &it);
+	for (uint32_t o = 0; o < p->width; o++)
+		if (!doc_next(&it, &x) || x.type != DOC_NUMBER || !isfinite(p->vectors[o] = doc_item_double(&x) * p->scale))
+			return fail(r, "%s: a leaf's value[%u]: expected a finite number", path, o);
+	p->vectors += p->width;
+	p->vector += p->width;
+	return true;
+}
+
+/* trees[t] (object tree), a non-symmetric tree, its leaves scaled by `scale`. */
+static bool read_node_tree(Reader *r, HForest *f, uint32_t info, uint32_t tree, uint32_t t, double scale, int64_t **table,
+                           size_t *table_size)
+{
+	char path[64];
+	uint64_t nodes = 0, leaves = 0;
+	Put p = {.info = info, .width = f->num_outputs, .scale = scale, .table = table, .table_size = table_size};
+	snprintf(path, sizeof path, "trees[%u]", t);
+	if (!count_nodes(r, tree, path, 0, &nodes, &leaves))
+		return false;
+	if (p.width > 1)
+		p.vector = hir_leaf_values_add(f, leaves * p.width, &p.vectors);
+	p.nodes = hir_tree_add(f, (uint32_t)nodes, 0);
+	f->trees[f->num_trees - 1].width = p.width;
+	return put_node(r, &p, tree, path);
+}
+
 static HForest *read_model(Reader *r)
 {
 	uint32_t info, trees, sb, bias = 0;
+	bool symmetric;
 	int64_t max_column = -1;
 	uint64_t outputs = 1;
 	double scale = 1.0;
@@ -541,12 +636,10 @@ static HForest *read_model(Reader *r)
 	DocItem x;
 	if (doc_type(&r->doc, 0) != DOC_OBJECT)
 		return fail(r, "the top level: expected an object"), NULL;
+	symmetric = !doc_member(&r->doc, 0, "trees");
 	if (!(info = member(r, 0, "the top level", "features_info", DOC_OBJECT)) ||
-	    !(trees = member(r, 0, "the top level", "oblivious_trees", DOC_ARRAY)))
+	    !(trees = member(r, 0, "the top level", symmetric ? "oblivious_trees" : "trees", DOC_ARRAY)))
 		return NULL;
-	if (doc_member(&r->doc, 0, "trees") || doc_member(&r->doc, 0, "non_symmetric_trees"))
-		return fail(r, "the model's trees are not symmetric (grow_policy Depthwise or Lossguide): grove reads "
-		               "CatBoost's oblivious trees"), NULL;
 	if (!read_features(r, info, "float_features", true, &r->num_float, &r->float_column, &max_column) ||
 	    !read_features(r, info, "categorical_features", false, &r->num_categorical, &r->categorical_column, &max_column) ||
 	    !(loss = read_loss(r, 0)))
@@ -585,10 +678,10 @@ static HForest *read_model(Reader *r)
 	doc_iterate(&r->doc, trees, &it);
 	for (uint32_t t = 0; doc_next(&it, &x); t++) {
 		if (x.type != DOC_OBJECT) {
-			fail(r, "oblivious_trees[%u]: expected an object", t);
+			fail(r, "%s[%u]: expected an object", symmetric ? "oblivious_trees" : "trees", t);
 			goto fail;
 		}
-		if (!read_tree(r, f, info, x.value, t, scale, &table, &table_size))
+		if (!(symmetric ? read_tree : read_node_tree)(r, f, info, x.value, t, scale, &table, &table_size))
 			goto fail;
 	}
 	free(table);

@@ -315,6 +315,23 @@ def test_catboost_classifiers_and_regressor():
     assert_close(model.predict(X.astype(np.float64)), regressor.predict(X), False)
 
 
+def test_catboost_non_symmetric_trees():
+    """grow_policy Depthwise and Lossguide: trees of nested nodes in the JSON, binary, three classes and regression."""
+    cb = pytest.importorskip("catboost", reason="catboost is not installed")
+    for policy, seed in (("Depthwise", 24), ("Lossguide", 25)):
+        for classes in (2, 3, None):
+            X, y = data(classes=classes, seed=seed)
+            common = dict(iterations=20, depth=6, grow_policy=policy, random_seed=0, verbose=False, thread_count=1,
+                          allow_writing_files=False)
+            estimator = (cb.CatBoostRegressor(**common) if classes is None else
+                         cb.CatBoostClassifier(nan_mode="Max" if classes == 2 else "Min", **common)).fit(X, y)
+            model = grove.compile(estimator)
+            if classes is None:
+                assert_close(model.predict(X), estimator.predict(X), False)
+            else:
+                assert_estimator(model, estimator, X)
+
+
 def test_catboost_one_hot_categories():
     """Integer categorical columns that CatBoost one-hot encodes (it hashes each category's text): grove finds each
     split's integer and matches the rows' values, unseen ones included; a CTR-encoded feature is refused by name."""
