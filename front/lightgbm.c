@@ -63,7 +63,7 @@ typedef enum ObjectiveKind {
 	OBJECTIVE_OVA,      /* sigmoid per class, with `num_class:` and `sigmoid:` */
 	OBJECTIVE_LOGISTIC, /* sigmoid with scale 1 */
 	OBJECTIVE_EXP,      /* exp */
-	OBJECTIVE_UNSUPPORTED,
+	OBJECTIVE_SOFTPLUS, /* log1p(exp) */
 } ObjectiveKind;
 
 typedef struct Objective {
@@ -88,8 +88,7 @@ static const Objective objectives[] = {
 	{"lambdarank", OBJECTIVE_RAW}, {"rank_xendcg", OBJECTIVE_RAW}, {"xendcg", OBJECTIVE_RAW},
 	{"xe_ndcg", OBJECTIVE_RAW}, {"xe_ndcg_mart", OBJECTIVE_RAW}, {"xendcg_mart", OBJECTIVE_RAW},
 	{"custom", OBJECTIVE_RAW}, {"none", OBJECTIVE_RAW}, {"null", OBJECTIVE_RAW}, {"na", OBJECTIVE_RAW},
-	/* log1p(exp(margin)): no HIR transform says that yet */
-	{"cross_entropy_lambda", OBJECTIVE_UNSUPPORTED}, {"xentlambda", OBJECTIVE_UNSUPPORTED},
+	{"cross_entropy_lambda", OBJECTIVE_SOFTPLUS}, {"xentlambda", OBJECTIVE_SOFTPLUS},
 };
 
 /* A piece of the text: a line, a value, a token. */
@@ -412,9 +411,6 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 			objective = &objectives[i];
 	if (!objective)
 		return fail(r, "objective: unknown objective '%.*s'", SHOWN(name));
-	if (objective->kind == OBJECTIVE_UNSUPPORTED)
-		return fail(r, "objective: '%.*s' is not supported (its prediction, log1p(exp(margin)), has no HIR transform)",
-		            SHOWN(name));
 	while (next_token(&p, end, &token)) {
 		Text key, value;
 		const char *colon = memchr(token.p, ':', token.length);
@@ -442,6 +438,7 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 	case OBJECTIVE_SQRT: f->transform = signed_square ? HTRANSFORM_SIGNED_SQUARE : HTRANSFORM_IDENTITY; break;
 	case OBJECTIVE_LOGISTIC: f->transform = HTRANSFORM_SIGMOID; break;
 	case OBJECTIVE_EXP: f->transform = HTRANSFORM_EXP; break;
+	case OBJECTIVE_SOFTPLUS: f->transform = HTRANSFORM_SOFTPLUS; break;
 	case OBJECTIVE_SIGMOID:
 	case OBJECTIVE_OVA:
 	case OBJECTIVE_SOFTMAX:
@@ -454,7 +451,6 @@ static bool read_objective(Reader *r, Text line, HForest *f)
 		f->transform = objective->kind == OBJECTIVE_SOFTMAX ? HTRANSFORM_SOFTMAX : HTRANSFORM_SIGMOID;
 		f->sigmoid_alpha = objective->kind == OBJECTIVE_SOFTMAX ? 1.0 : sigmoid;
 		break;
-	case OBJECTIVE_UNSUPPORTED: die("unsupported objective not refused");
 	}
 	return true;
 }

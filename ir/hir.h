@@ -118,7 +118,8 @@ typedef enum HAggregate {
 	X(PROBIT, "probit")     /* sqrt(2) * erfinv(2m - 1), as onnxruntime computes it */          \
 	X(ISOLATION, "isolation") /* -2^-m: an isolation forest's score of its mean path length over \
 	                             the expected one (scikit-learn's score_samples) */                 \
-	X(STEP, "step")         /* 1 where margin > 0, else 0, per output (XGBoost's binary:hinge) */
+	X(STEP, "step")         /* 1 where margin > 0, else 0, per output (XGBoost's binary:hinge) */        \
+	X(SOFTPLUS, "softplus") /* log(1 + e^m) per output (LightGBM's cross_entropy_lambda) */
 
 typedef enum HTransform {
 #define X(name, text) HTRANSFORM_##name,

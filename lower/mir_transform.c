@@ -110,7 +110,8 @@ static uint32_t exp_of(Lowering *l, LType t, unsigned lanes, uint32_t x)
 	return lanes_op(l, LOP_EXP, t, lanes, x, LIR_NONE);
 }
 
-/* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit, isolation, step. */
+/* Emit t of margin m, for the transforms of each margin alone: identity, sigmoid, exp, signed square, probit, isolation, step,
+ * softplus. */
 static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 {
 	if (t == HTRANSFORM_SIGMOID) {
@@ -130,6 +131,20 @@ static uint32_t elementwise(Lowering *l, uint32_t m, HTransform t)
 	} else if (t == HTRANSFORM_STEP) {
 		uint32_t positive = lir_cmp(&l->b, LOP_FCMP, LCMP_OGT, m, lir_const_float(&l->b, l->acc_type, 0.0));
 		m = lir_emit(&l->b, LOP_SELECT, l->acc_type, positive, lir_const_float(&l->b, l->acc_type, 1.0), lir_const_float(&l->b, l->acc_type, 0.0));
+	} else if (t == HTRANSFORM_SOFTPLUS) {
+		/*
+		 * log1p(u), u = e^m, as log(1 + u) u / ((1 + u) - 1), exact where 1 + u rounds: u where
+		 * 1 + u is 1, log(u) where it is u (infinity where u is, as LightGBM's log1p(exp(m)) is)
+		 */
+		uint32_t u = exp_of(l, l->acc_type, 1, m), one = lir_const_float(&l->b, l->acc_type, 1.0), w, d, lg, tiny, huge;
+		w = emit2(l, LOP_FADD, l->acc_type, one, u);
+		d = emit2(l, LOP_FSUB, l->acc_type, w, one);
+		tiny = lir_cmp(&l->b, LOP_FCMP, LCMP_OEQ, d, lir_const_float(&l->b, l->acc_type, 0.0));
+		huge = lir_cmp(&l->b, LOP_FCMP, LCMP_OEQ, w, u);
+		lg = lir_emit(&l->b, LOP_LOG, l->acc_type, w, LIR_NONE, LIR_NONE);
+		m = emit2(l, LOP_FMUL, l->acc_type, lg, emit2(l, LOP_FDIV, l->acc_type, u, d));
+		m = lir_emit(&l->b, LOP_SELECT, l->acc_type, huge, lg, m);
+		m = lir_emit(&l->b, LOP_SELECT, l->acc_type, tiny, u, m);
 	} else if (t == HTRANSFORM_ISOLATION) { /* -2^-m = -e^(-m ln 2) */
 		uint32_t x = emit2(l, LOP_FMUL, l->acc_type, lir_const_float(&l->b, l->acc_type, -0.69314718055994530942), m);
 		m = lir_emit(&l->b, LOP_FNEG, l->acc_type, exp_of(l, l->acc_type, 1, x), LIR_NONE, LIR_NONE);
@@ -381,6 +396,7 @@ static void lower_predictions(Lowering *l, uint32_t row)
 	case HTRANSFORM_PROBIT:
 	case HTRANSFORM_ISOLATION:
 	case HTRANSFORM_STEP:
+	case HTRANSFORM_SOFTPLUS:
 		lower_elementwise(l, margins_start, t);
 		break;
 	case HTRANSFORM_SOFTMAX_ZERO:

@@ -170,6 +170,17 @@ def test_lightgbm_booster_binary_and_multiclass():
     assert_close(grove.compile(booster).predict(X64), booster.predict(X64), True)
 
 
+def test_lightgbm_cross_entropy_lambda():
+    """cross_entropy_lambda predicts log(1 + e^margin)."""
+    lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
+    X, y = data(classes=2, seed=7)
+    booster = lgb.train({"objective": "cross_entropy_lambda", "num_leaves": 15, "verbose": -1, "seed": 1},
+                        lgb.Dataset(X.astype(np.float64), label=y), num_boost_round=20)
+    model = grove.compile(booster)
+    assert_close(model.predict(X), booster.predict(X.astype(np.float64)), False)
+    assert_close(model.predict(X, margin=True), booster.predict(X.astype(np.float64), raw_score=True), False)
+
+
 def test_lightgbm_sklearn_regressor_with_names():
     lgb = pytest.importorskip("lightgbm", reason="lightgbm is not installed")
     pd = pytest.importorskip("pandas", reason="pandas is not installed")

@@ -132,6 +132,7 @@ static void reference_predictions(const HForest *f, const float *x, double *out)
 		case HTRANSFORM_PROBIT: out[o] = probit(m[o]); break;
 		case HTRANSFORM_ISOLATION: out[o] = -exp2(-m[o]); break;
 		case HTRANSFORM_STEP: out[o] = m[o] > 0; break;
+		case HTRANSFORM_SOFTPLUS: out[o] = log1p(exp(m[o])); break;
 		default: out[o] = m[o]; break;
 		}
 	}
@@ -237,6 +238,7 @@ static void test_combinations(const char *dir)
 		{HAGGREGATE_MAX, HTRANSFORM_EXP, false, 4},
 		{HAGGREGATE_AVERAGE, HTRANSFORM_ISOLATION, true, 4},
 		{HAGGREGATE_SUM, HTRANSFORM_STEP, false, 4},
+		{HAGGREGATE_SUM, HTRANSFORM_SOFTPLUS, true, 4},
 	};
 	for (size_t i = 0; i < COUNT_OF(cases); i++) {
 		HForest *f;
