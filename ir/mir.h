@@ -163,9 +163,10 @@ typedef enum MTops {
 typedef struct MLoop {
 	HRange range;
 	uint32_t first_tree, end_tree; /* [first_tree, end_tree) */
-	int64_t rows; /* a loop over rows: the rows from its value that an iteration covers (the step, but for an outer
-	                 tile loop reordered inside its inner one); MIR_ROWS_ALL: to the end of the batch (a tile's inner
-	                 loop outside its outer one, and a loop around such an outer one) */
+	int64_t rows; /* the rows (a loop over trees: trees) from its value that an iteration covers (the step, but for
+	                 an outer tile loop reordered inside its inner one); MIR_ROWS_ALL: to the end of the batch (the
+	                 forest), not consecutive (a tile's inner loop outside its outer one, a loop around such an
+	                 outer one) */
 } MLoop;
 
 /* The predict function over a forest. */

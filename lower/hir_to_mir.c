@@ -43,13 +43,16 @@ static void add_term(MIndex *index, int32_t var)
  * end (exclusive; HIR_NONE: all of them).
  */
 
-/* The largest sum of batch-loop offsets on a path down from the loops first..end; -1 if some batch loop there is absolute. */
-static int64_t offsets_below(const HSchedule *s, int32_t first, int32_t end)
+/*
+ * The largest sum of batch-loop (trees: tree-loop) offsets on a path down from the loops
+ * first..end; -1 if some such loop there is absolute.
+ */
+static int64_t offsets_below(const HSchedule *s, int32_t first, int32_t end, bool trees)
 {
 	int64_t most = 0;
 	for (int32_t v = first; v != end; v = s->vars[v].next_sibling) {
-		int64_t here = s->vars[v].over_trees ? 0 : hir_schedule_max_offset(s, v);
-		int64_t below = offsets_below(s, s->vars[v].first_child, HIR_NONE);
+		int64_t here = s->vars[v].over_trees != trees ? 0 : hir_schedule_max_offset(s, v);
+		int64_t below = offsets_below(s, s->vars[v].first_child, HIR_NONE, trees);
 		if (here < 0 || below < 0)
 			return -1;
 		if (here + below > most)
@@ -85,14 +88,15 @@ static void add_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b, 
 		w->m->insts[loop].loop = (uint8_t)((x->over_trees ? MLOOP_TREES : 0) | (x->flags & HVAR_CACHE ? MLOOP_CACHE : 0) |
 		                                   (x->flags & HVAR_SPECIALIZE ? MLOOP_SPECIALIZE : 0) | (x->flags & HVAR_PREFETCH ? MLOOP_PREFETCH : 0) |
 		                                   (x->by_size && x->kind == HVAR_SPLIT_FIRST ? MLOOP_FEW_ROWS : 0));
-		if (!x->over_trees && x->kind == HVAR_TILE_OUTER && index_derives(w->s, &b.rows, x->partner)) {
+		/* (MLoop.rows: of a tree loop, the trees an iteration covers) */
+		if (x->kind == HVAR_TILE_OUTER && index_derives(w->s, x->over_trees ? &b.trees : &b.rows, x->partner)) {
 			/* inside its tile's inner loop, an iteration covers the rows of the batch loops inside it */
-			int64_t offsets = offsets_below(w->s, x->first_child, HIR_NONE);
+			int64_t offsets = offsets_below(w->s, x->first_child, HIR_NONE, x->over_trees);
 			w->m->loops[v].rows = offsets < 0 ? MIR_ROWS_ALL : offsets + 1;
-		} else if (!x->over_trees && x->kind == HVAR_TILE_INNER && !index_derives(w->s, &b.rows, x->partner)) {
+		} else if (x->kind == HVAR_TILE_INNER && !index_derives(w->s, x->over_trees ? &b.trees : &b.rows, x->partner)) {
 			w->m->loops[v].rows = MIR_ROWS_ALL; /* outside its tile's outer loop: rows a step apart, to the end */
-		} else if (!x->over_trees && offsets_below(w->s, x->first_child, HIR_NONE) < 0) {
-			w->m->loops[v].rows = MIR_ROWS_ALL; /* a batch loop inside runs to the end (such a tile's tiles) */
+		} else if (offsets_below(w->s, x->first_child, HIR_NONE, x->over_trees) < 0) {
+			w->m->loops[v].rows = MIR_ROWS_ALL; /* a loop inside runs to the end (such a tile's tiles) */
 		}
 		add_term(x->over_trees ? &inner.trees : &inner.rows, v);
 		fill(w, &body, x->first_child, HIR_NONE, inner);
@@ -123,7 +127,7 @@ static void lower_loops(Walker *w, MList *l, int32_t first, int32_t end, Bound b
 /* Declare the margins buffer for the rows bound in b and the batch loops below first..end; initialise, lower, transform. */
 static void declare_margins(Walker *w, MList *l, int32_t first, int32_t end, Bound b)
 {
-	int64_t offsets = offsets_below(w->s, first, end);
+	int64_t offsets = offsets_below(w->s, first, end, false);
 	MBuffer buffer = {.type = w->m->forest->leaf_type, .space = MSPACE_LOCAL, .base = b.rows, .rows = offsets + 1, .copy_var = HIR_NONE, .copies = 1,
 	                  .outputs = w->m->forest->num_outputs, .of = MIR_NONE};
 	uint32_t decl, init;

@@ -7,11 +7,17 @@
 
 #include <stdlib.h>
 
-uint32_t lower_cached_elements(Lowering *l, const MInst *inst, int64_t count, uint32_t *first)
+void lower_cache_consecutive(Lowering *l, const MInst *inst)
+{
+	const char *what = inst->loop & MLOOP_TREES ? "tree" : "row";
+	if (l->m->loops[inst->var].rows == MIR_ROWS_ALL) /* (hir_to_mir) */
+		lower_fail_at(l, inst->var, HDIR_CACHE, "an iteration's %ss are not consecutive: a loop inside takes every step-th %s (a tile's inner loop outside its outer one); cache a loop whose iterations cover consecutive %ss",
+		              what, what, what);
+}
+
+uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
 {
 	uint32_t last, elems;
-	if (l->m->loops[inst->var].rows == MIR_ROWS_ALL) /* (hir_to_mir) */
-		lower_fail_at(l, inst->var, HDIR_CACHE, "an iteration's rows are not consecutive: a loop inside takes every step-th row (a tile's inner loop outside its outer one); cache a loop whose iterations cover consecutive rows");
 	*first = lower_index(l, &l->scope.rows, 0);
 	last = emit2(l, LOP_ADD, LTYPE_I64, *first, const_i64(l, count));
 	last = emit2(l, LOP_MIN, LTYPE_I64, last, l->rows_end);
@@ -84,7 +90,7 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	if (l->failed)
 		return;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	elems = lower_cached_elements(l, inst, count, &first);
+	elems = lower_cached_elements(l, count, &first);
 	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
 	copy = lower_rows_array(l, l->row_type, rows, LSPACE_PRIVATE);
 	zero = const_i64(l, 0);
@@ -117,12 +123,12 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
  * read the rows where they are. The lines come at once rather than each at a walk's
  * first read of it, and nothing is copied.
  */
-void lower_prefetch_rows(Lowering *l, const MInst *inst, int64_t count)
+void lower_prefetch_rows(Lowering *l, int64_t count)
 {
 	int64_t per_line = 64 / (int64_t)lir_type_size(l->row_type);
 	uint32_t first, end, last, past, at;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	end = lower_cached_elements(l, inst, count, &first);
+	end = lower_cached_elements(l, count, &first);
 	first = emit2(l, LOP_MUL, LTYPE_I64, first, const_i64(l, l->f->num_features));
 	end = emit2(l, LOP_ADD, LTYPE_I64, first, end);
 	last = emit2(l, LOP_SUB, LTYPE_I64, end, const_i64(l, 1));

@@ -211,12 +211,13 @@ void lower_describe_module(LModule *m, const HForest *f);
 uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32_t *values);
 
 /* lower_rows.c */
+/* cache(v) of inst: fails (at the cache) where an iteration's rows or trees are not consecutive (MLoop.rows all). */
+void lower_cache_consecutive(Lowering *l, const MInst *inst);
 /*
- * cache(v) of inst, a batch loop: the first row of this iteration's `count` (i64, in *first) and
- * the elements (rows x features, i64) of those of them that are in the batch, which a copy
- * holds. Fails (at the cache) where an iteration's rows are not consecutive (MLoop.rows all).
+ * cache(v) of a batch loop: the first row of this iteration's `count` (i64, in *first) and the
+ * elements (rows x features, i64) of those of them that are in the batch, which a copy holds.
  */
-uint32_t lower_cached_elements(Lowering *l, const MInst *inst, int64_t count, uint32_t *first);
+uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first);
 /*
  * A local array of `type` for `rows` rows of the forest's features: one element where
  * the forest has no features (a LIR array has at least one; such rows copy nothing).
@@ -233,7 +234,7 @@ bool lower_caches_trees(const MModule *m, const MInst *inst);
 /* cache(v) of inst, a batch loop, on the host: a copy of the `count` rows of each iteration that its walks read. */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count);
 /* cache(v, prefetch) of a batch loop: prefetch the lines of the `count` rows of an iteration. */
-void lower_prefetch_rows(Lowering *l, const MInst *inst, int64_t count);
+void lower_prefetch_rows(Lowering *l, int64_t count);
 /*
  * Whether loop, interleaved over rows, may run all its lanes where fewer rows are left:
  * its walks read a copy column by column, zeros past the batch's rows, and it writes

@@ -257,7 +257,7 @@ static void gpu_cache(Lowering *l, const MInst *inst, int64_t count)
 		lower_list(l, inst->body);
 		return;
 	}
-	size = lower_cached_elements(l, inst, count, &first);
+	size = lower_cached_elements(l, count, &first);
 	copy = lir_local_array(&l->b, l->row_type, count * (features + pad) > 0 ? count * (features + pad) : 1, LSPACE_BLOCK);
 	/* Each block fills its own copy: the copy is spread over the block's threads only. */
 	j = gpu_begin_spread(l, const_i64(l, 0), size, 1, l->gpu.mask & GPU_BLOCK_BITS);

@@ -222,6 +222,8 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 		l->scope.trees.terms[l->scope.trees.num_terms++] = (int8_t)inst->var;
 	else
 		l->scope.rows.terms[l->scope.rows.num_terms++] = (int8_t)inst->var;
+	if (inst->loop & (MLOOP_CACHE | MLOOP_PREFETCH))
+		lower_cache_consecutive(l, inst);
 	if ((inst->loop & MLOOP_CACHE) && l->gpu.on) {
 		l->gpu.hooks->cache(l, inst, rows); /* lowers the body between the copy and the threads' last meeting */
 	} else {
@@ -230,7 +232,7 @@ void lower_body(Lowering *l, const MInst *inst, uint32_t value, int64_t rows, ui
 		if ((inst->loop & MLOOP_CACHE) && trees)
 			prefetch_next_trees(l, rows, batch_loop_in(l->m, inst->body) || !lower_walks_lone_row(l));
 		else if (inst->loop & MLOOP_PREFETCH)
-			lower_prefetch_rows(l, inst, rows);
+			lower_prefetch_rows(l, rows);
 		else if (inst->loop & MLOOP_CACHE)
 			lower_copy_rows(l, inst, rows);
 		lower_list(l, inst->body);
