@@ -102,6 +102,18 @@ unsigned lir_op_operands(LOp op)
 	return op < COUNT_OF(operands) ? operands[op] : 0;
 }
 
+bool lir_varies_itself(const LInst *in)
+{
+	switch ((LOp)in->op) {
+	case LOP_GPU_INDEX: return in->sub <= LGPU_THREAD_Z;
+	case LOP_LOAD:
+	case LOP_GATHER:
+	case LOP_GET:
+	case LOP_SHUFFLE: return true;
+	default: return false;
+	}
+}
+
 bool lir_op_nests(LOp op) { return op == LOP_FOR || op == LOP_PARALLEL_FOR || op == LOP_LOOP || op == LOP_IF; }
 
 bool lir_op_has_result(LOp op)

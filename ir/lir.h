@@ -455,6 +455,12 @@ const char *lir_gpu_index_name(LGpuIndex g);
 bool lir_op_has_result(LOp op);
 /* Number of value operands of instructions of kind op (LIR_OPS' third column). */
 unsigned lir_op_operands(LOp op);
+/*
+ * Whether in's value may differ between the threads of a GPU block whatever its operands:
+ * the thread's coordinates, and what it loads, reads from a cell or receives from a
+ * shuffle. (Any other value differs where an operand does.)
+ */
+bool lir_varies_itself(const LInst *in);
 /* Whether instructions of kind op own nested regions (FOR, PARALLEL_FOR, LOOP and IF: body; IF also alt). */
 bool lir_op_nests(LOp op);
 /* Size in bytes of a value of type t (PTR: 8). */

@@ -223,18 +223,12 @@ static bool is_varying(const Verifier *v, uint32_t id)
 {
 	const LInst *in = &v->fn->insts[id];
 	const uint32_t ops[3] = {in->a, in->b, in->c};
-	switch ((LOp)in->op) {
-	case LOP_GPU_INDEX: return in->sub <= LGPU_THREAD_Z;
-	case LOP_LOAD:
-	case LOP_GATHER:
-	case LOP_GET:
-	case LOP_SHUFFLE: return true;
-	default:
-		for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++)
-			if (v->varying[ops[k]])
-				return true;
-		return false;
-	}
+	if (lir_varies_itself(in))
+		return true;
+	for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++)
+		if (v->varying[ops[k]])
+			return true;
+	return false;
 }
 
 /* GPU_INDEX, BARRIER, SHUFFLE and BLOCK arrays belong in kernels; BARRIER and SHUFFLE under block-uniform control. */

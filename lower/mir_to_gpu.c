@@ -288,27 +288,19 @@ static bool gpu_takes_alike(const Lowering *l, const MInst *inst)
 
 /*
  * Whether value id (being built) may differ between the threads of a block, as the LIR
- * verifier judges it (lir_verify.c, is_varying): the thread's coordinates, loads, cells
- * and shuffles, and what is computed from them. Past a depth it answers yes.
+ * verifier judges it (lir_varies_itself, and what is computed from such values). Past a
+ * depth it answers yes.
  */
 static bool gpu_varies(const Lowering *l, uint32_t id, unsigned depth)
 {
 	const LInst *in = &l->b.fn->insts[id];
 	const uint32_t ops[3] = {in->a, in->b, in->c};
-	if (depth > 48)
+	if (depth > 48 || lir_varies_itself(in))
 		return true;
-	switch ((LOp)in->op) {
-	case LOP_GPU_INDEX: return in->sub <= LGPU_THREAD_Z;
-	case LOP_LOAD:
-	case LOP_GATHER:
-	case LOP_GET:
-	case LOP_SHUFFLE: return true;
-	default:
-		for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++)
-			if (gpu_varies(l, ops[k], depth + 1))
-				return true;
-		return false;
-	}
+	for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++)
+		if (gpu_varies(l, ops[k], depth + 1))
+			return true;
+	return false;
 }
 
 /*
