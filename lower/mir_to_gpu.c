@@ -309,10 +309,11 @@ static bool gpu_varies(const Lowering *l, uint32_t id, unsigned depth)
  * rounds of one, whose body the block's threads meet in: every thread runs the same
  * number of rounds, one iteration each per round, those past the end idle through the
  * round (GpuScope.active), so that the block's threads can still meet between the
- * body's phases. Where the bounds differ between the threads (a tile of rows inside a
- * thread's row of tiles), the rounds are those of the loop's most iterations, max_trips.
+ * body's phases. Where the bounds differ between the threads (uneven: a tile of rows inside
+ * a thread's row of tiles), the rounds are those of the loop's most iterations, max_trips.
  */
-static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, const HRange *r, unsigned spread)
+static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, const HRange *r, unsigned spread,
+                         bool uneven)
 {
 	unsigned mask = l->gpu.mask;
 	bool alike = !(mask & ~spread), outer_alike = l->gpu.alike;
@@ -323,7 +324,7 @@ static void gpu_lockstep(Lowering *l, const MInst *inst, uint32_t begin, uint32_
 	trips = emit2(l, LOP_ADD, LTYPE_I64, trips, const_i64(l, step - 1));
 	trips = emit2(l, LOP_SDIV, LTYPE_I64, trips, by);
 	rounds = emit2(l, LOP_SUB, LTYPE_I64, extent, const_i64(l, 1));
-	rounds = emit2(l, LOP_ADD, LTYPE_I64, gpu_varies(l, trips, 0) ? const_i64(l, r->max_trips) : trips, rounds);
+	rounds = emit2(l, LOP_ADD, LTYPE_I64, uneven ? const_i64(l, r->max_trips) : trips, rounds);
 	rounds = emit2(l, LOP_SDIV, LTYPE_I64, rounds, extent);
 	zero = const_i64(l, 0);
 	one = const_i64(l, 1);
@@ -399,7 +400,7 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 	/* (trips differing between a block's threads: they cannot meet inside, but in rounds of the most trips) */
 	uneven = gpu_varies(l, begin, 0) || gpu_varies(l, end, 0);
 	if (own && uneven && r.max_trips >= 0) {
-		gpu_lockstep(l, inst, begin, end, &r, 0);
+		gpu_lockstep(l, inst, begin, end, &r, 0, true);
 	} else if (own || !spread) { /* (!spread: run alike by the threads, its body in phases) */
 		gpu_uneven_begin(l, inst, uneven);
 		lower_loop(l, inst, begin, end, const_i64(l, r.step), 0, false);
@@ -407,7 +408,7 @@ static bool gpu_for(Lowering *l, const MInst *inst)
 		l->gpu.uneven = outer_uneven;
 	} else if ((spread & GPU_BLOCK_BITS) && ((mask & ~spread) || gpu_takes_alike(l, inst)) && !varying &&
 	           (!uneven || r.max_trips >= 0)) {
-		gpu_lockstep(l, inst, begin, end, &r, spread);
+		gpu_lockstep(l, inst, begin, end, &r, spread, uneven);
 	} else {
 		loop = gpu_begin_spread(l, begin, end, r.step, spread);
 		l->gpu.mask = mask & ~spread;

@@ -81,6 +81,8 @@ import files as file_group
 import rows as row_group
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import schedule_check  # noqa: E402 (tools/, on the path above)
 REAL = os.path.join(ROOT, "..", "shared", "models", "real")
 TOLERANCE = 1e-5
 
@@ -1603,8 +1605,6 @@ RANDOM_SCHEDULES = 30
 def random_schedules(s, name, model, target, seed):
     """Random schedules (fixed seeds): each is refused with a message of the schedule's, or predicts what the default
     schedule predicts."""
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
-    import schedule_check
     accepted, refused, failures = schedule_check.check_model(s.grove, model, RANDOM_SCHEDULES, random.Random(seed), target)
     s.record("schedules", name, not failures and accepted > 0,
              "; ".join(failures) or f"none of {RANDOM_SCHEDULES} schedules was accepted ({refused} refused)")
