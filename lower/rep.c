@@ -264,7 +264,7 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
 	bool stays = layout->walk_keys && layout->leaves_stay; /* a leaf's record steps to itself: no test */
 	uint32_t zero = stays ? LIR_NONE : lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)feature_mask);
 	/* a word of the key copy (rep_key_word) that holds nothing but the feature */
-	bool bare = layout->walk_keys && bare_key_words(layout) && !layout->child_shift;
+	bool bare = layout->walk_keys && bare_key_words(layout) && !layout->child_shift && !rep_walks_words(layout);
 	n->is_leaf = stays ? LIR_NONE : lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, bare ? word : lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;
@@ -735,7 +735,8 @@ uint32_t rep_leaf_test(const RepLayout *layout, LBuilder *b, const RepNode *n)
 {
 	if (n->is_leaf != LIR_NONE)
 		return n->is_leaf;
-	return layout->child_shift ? lir_cmp(b, LOP_ICMP, LCMP_EQ, n->word, lir_const_int(b, LTYPE_I32, 0)) : LIR_NONE;
+	return layout->child_shift || rep_walks_words(layout) ? lir_cmp(b, LOP_ICMP, LCMP_EQ, n->word, lir_const_int(b, LTYPE_I32, 0))
+	                                                : LIR_NONE;
 }
 
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays)
@@ -748,15 +749,16 @@ uint32_t rep_step_sum(RepLayout *layout, LBuilder *b, uint32_t node, uint32_t ad
 {
 	RepDecision d = rep_decide(layout, b, fields, row, leaf_stays);
 	bool twice = addend == node; /* 2i: a shift, and 2i + 1 an or */
+	LType t = lir_type(b->fn, node);
 	uint32_t one, sum, taken;
 	if (d.carry && !d.left) /* node + addend + right: one adc */
-		return lir_emit(b, LOP_ADDC, LTYPE_I64, node, addend, d.holds);
-	one = lir_const_int(b, LTYPE_I64, 1);
-	sum = twice ? lir_emit(b, LOP_SHL, LTYPE_I64, node, one, LIR_NONE) : lir_emit(b, LOP_ADD, LTYPE_I64, node, addend, LIR_NONE);
-	taken = lir_cast(b, LCAST_ZEXT, LTYPE_I64, d.holds);
+		return lir_emit(b, LOP_ADDC, t, node, addend, d.holds);
+	one = lir_const_int(b, t, 1);
+	sum = twice ? lir_emit(b, LOP_SHL, t, node, one, LIR_NONE) : lir_emit(b, LOP_ADD, t, node, addend, LIR_NONE);
+	taken = lir_cast(b, LCAST_ZEXT, t, d.holds);
 	if (d.left) /* + 1 - left: an lea and an sbb where the decision is the carry */
-		return lir_emit(b, LOP_SUB, LTYPE_I64, lir_emit(b, twice ? LOP_OR : LOP_ADD, LTYPE_I64, sum, one, LIR_NONE), taken, LIR_NONE);
-	return lir_emit(b, LOP_ADD, LTYPE_I64, sum, taken, LIR_NONE);
+		return lir_emit(b, LOP_SUB, t, lir_emit(b, twice ? LOP_OR : LOP_ADD, t, sum, one, LIR_NONE), taken, LIR_NONE);
+	return lir_emit(b, LOP_ADD, t, sum, taken, LIR_NONE);
 }
 
 uint32_t rep_complete_step(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, const RepNode *fields,

@@ -132,6 +132,15 @@ typedef struct RepLayout {
 	 * child. Set by the sparse layout where every offset fits; 0: none.
 	 */
 	uint8_t child_shift;
+	/*
+	 * With keys, a second key copy for the walks of rows side by side (rep_walks_words),
+	 * whose split words are the offset (32 bits, wrapping) from the split's slot to its
+	 * left child, placed where the offset's low byte is the split's feature: a step takes
+	 * the feature by a byte's zero extension and adds the whole word into its slot with
+	 * one adc, where child_shift's steps also copy and shift it. Set by the sparse layout
+	 * (rep_sparse.c, add_word_copy).
+	 */
+	bool child_word;
 	bool blocks;           /* lone rows walk keys (one_row): the layout may copy them in an order of its own for those walks
 	                          (asked for by the lowering, cleared by lay_out where it makes no such copy) */
 	bool one_row;          /* the walks being lowered read the keys of a block of one row (at a fixed place: no base register) */
@@ -615,18 +624,23 @@ uint32_t rep_split_goes_right(const RepLayout *layout, LBuilder *b, const HFores
 uint32_t rep_row_at(LBuilder *b, const RepRow *row, uint32_t feature, bool known);
 /* The float compare that holds where x goes right at a split of that comparison (x not NaN, or NaN going right where nan_right); LCMP_COUNT: none decides NaN. */
 LCmp rep_right_compare(HCompare compare, bool nan_right);
+/* Whether the walk being lowered reads child_word's copy: a walk of keys that is not one_row's, where the layout has it. */
+static inline bool rep_walks_words(const RepLayout *layout)
+{
+	return layout->child_word && layout->walk_keys && !layout->one_row;
+}
 /*
  * i1: whether n is a leaf: RepNode.is_leaf, or, read from a key copy whose leaves stay
- * (is_leaf LIR_NONE), its word's test where it tells (RepLayout.child_shift: a split's
- * word holds an offset of at least 1, a leaf's is 0); else LIR_NONE, and only a step that
+ * (is_leaf LIR_NONE), its word's test where it tells (RepLayout.child_shift, child_word: a
+ * split's word holds a nonzero offset, a leaf's is 0); else LIR_NONE, and only a step that
  * stays tells.
  */
 uint32_t rep_leaf_test(const RepLayout *layout, LBuilder *b, const RepNode *n);
 /* Emit the end of a step: child, or node itself where leaf_stays and node is a leaf. */
 uint32_t rep_step_result(LBuilder *b, const RepNode *n, uint32_t node, uint32_t child, bool leaf_stays);
 /*
- * Emit node + addend + (1 where the row goes right at split fields), i64: a complete
- * tree's child of slot node where addend is node (one adc on x86).
+ * Emit node + addend + (1 where the row goes right at split fields), of node's type (i64 or
+ * i32): a complete tree's child of slot node where addend is node (one adc on x86).
  */
 uint32_t rep_step_sum(RepLayout *layout, LBuilder *b, uint32_t node, uint32_t addend, const RepNode *fields,
                       const RepRow *row, bool leaf_stays);

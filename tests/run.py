@@ -1049,6 +1049,31 @@ def cli_tests(s):
                 s.record("cli", f"{name}_{batch}", False, q.stderr.strip())
             else:
                 judge(s, "cli", f"{name}_{batch}", read_table(out), [[r[-1]] for r in table], True)
+    # The sparse layout's second key copy for rows side by side (RepLayout.child_word): each split's left child placed
+    # where its offset's low byte is the feature, the step adding the whole word (an addc of i32) after a zero extension
+    # of its byte, the tops' last level a table of slots; lone rows walk store_tree's copy. higgs (one missing rule,
+    # 28 features) against XGBoost in one call (tops, tiles of rows), 100 rows a call and a row a call (the other copy).
+    for cpu, feature in (("x86-64-v4", "avx512f"), ("x86-64-v3", "avx2")):
+        name = f"sparse_word_copy_{cpu}"
+        if not any(s.wanted("cli", f"{name}_{batch}") for batch in ("0", "100", "1")):
+            continue
+        if feature not in flags:
+            s.record("cli", name, True, f"skipped: this CPU has no {feature}")
+            continue
+        higgs = os.path.join(REAL, "higgs.json")
+        table = read_table(os.path.join(REAL, "higgs.test.csv"))[:600]
+        rows, so = s.path(f"cli-{name}.rows.csv"), s.path(f"cli-{name}.so")
+        write_table(rows, [r[:-1] for r in table])
+        lir = s.run("dump", "--level", "lir", higgs, "--representation", "sparse", "--cpu", cpu).stdout
+        p = s.run("compile", higgs, "--representation", "sparse", "--cpu", cpu, "-o", so)
+        for batch in ("0", "100", "1"):
+            out = s.path(f"cli-{name}-{batch}.csv")
+            q = s.run("predict", so, "--input", rows, "--output", out, *(("--batch", batch) if batch != "0" else ())) \
+                if p.returncode == 0 else p
+            if q.returncode != 0 or not all(x in lir for x in ("sparse.word_keys", "sparse.top_slots", "addc i32")):
+                s.record("cli", f"{name}_{batch}", False, q.stderr.strip() or "no word copy, top slots or addc i32 in the LIR")
+            else:
+                judge(s, "cli", f"{name}_{batch}", read_table(out), [[r[-1]] for r in table], True)
     # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and
