@@ -239,10 +239,12 @@ static bool take_top_leaves(Lowering *l, uint32_t id, uint32_t tree, uint32_t le
  * with the two bases and two temporaries they want more than x86's 15 registers, and
  * LLVM keeps 5 or 6 on the stack. Every way of saving those spills cost more than they
  * do: the steps of lanes 0-7 then of 8-15 (fewer chains in flight), two chains to a
- * register, LLVM's other schedulers and allocators. Nor did the shift's removal pay:
- * keys in i64 tiles compared whole took twice the lines, and a record read as two i32
- * took one load more (measured: docs/performance-notes.md, Where a core's time goes, and
- * Sixteen chains of steps).
+ * register, LLVM's other schedulers and allocators. Nor did the shift's removal pay
+ * that way: keys in i64 tiles compared whole took twice the lines, and a record read as
+ * two i32 took one load more (measured: docs/performance-notes.md, Where a core's time
+ * goes, and Sixteen chains of steps). What did pay is the sparse layout's word copy
+ * (RepLayout.child_word), whose word is the offset itself: a step of four instructions,
+ * its record's register the next slot (docs/performance-notes.md, Words that are offsets).
  */
 static void lower_node_walks(Lowering *l, uint32_t id)
 {
