@@ -136,6 +136,14 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
  * tree's placement takes about linear time.
  */
 #define PLACE_BEHIND 4096
+/*
+ * The most slots the copy may take: three a node and PLACE_SPARE, for small forests whose
+ * few trees have few holes of others to fill (a lossguide model of 8 trees of 64 leaves
+ * took 2.6 slots a node). Forests of very few features take more (their children lie a
+ * multiple of 256 slots past their splits: 37 slots a node for 8 trees of one feature,
+ * 19 levels deep), and keep store_tree's copy alone.
+ */
+#define PLACE_SPARE 4096
 
 typedef struct Placement {
 	uint8_t *used;
@@ -231,7 +239,8 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
  * the feature alone (no flips, no rules) of at most 256 features, on a CPU, and at most
  * CHILD_WORD_MAX_NODES nodes: the forests whose steps run from L1 and L2 (forests grown to
  * purity wait on L3 whatever their steps' instructions, and their hot paths stay on
- * their lines in store_tree's order).
+ * their lines in store_tree's order). Whether the slots fit (PLACE_SPARE) is known only
+ * once they are placed.
  */
 #define CHILD_WORD_MAX_NODES (1u << 20)
 
@@ -408,7 +417,7 @@ static void add_tops(const HForest *f, LModule *m, const RepLayout *layout, Spar
 static int32_t *add_word_copy(const HForest *f, LModule *m, RepLayout *layout, SparseState *s, uint64_t bound, bool own_leaves,
                               uint64_t *slots, int32_t **top_slots)
 {
-	uint64_t cap = 2 * bound + 512;
+	uint64_t cap = 3 * bound + PLACE_SPARE; /* (the trees' slots and holes: place_by_feature) */
 	LType type = layout->threshold_type;
 	int32_t *roots, *words, *children, *records;
 	double *leaves;

@@ -131,6 +131,16 @@ SPECS = [
          checks={"dart_weights": True}, notes="booster=dart; weight_drop scales each tree"),
     Spec("base_score", "binary:logistic", "binary", rounds=10,
          params={"max_depth": 3, "base_score": 0.3}, notes="base_score=0.3 set explicitly"),
+    Spec("lossguide_words", "reg:squarederror", "every_feature", num_feature=28, rounds=6,
+         params={"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 255}, n_train=4000, default_left=1,
+         checks={"default_left_all": 1}, representations=["sparse"],
+         notes="lossguide, 255 leaves, every split sending missing values left: the sparse layout's word copy "
+               "(RepLayout.child_word) for rows side by side, lone rows its first copy"),
+    Spec("one_feature_deep", "reg:squarederror", "regression", num_feature=1, rounds=8,
+         params={"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 48}, n_train=3000, default_left=1,
+         schedules=False, representations=["sparse"],
+         notes="one feature, lossguide: the word copy's placement takes too many slots (children 256 apart), "
+               "and the sparse layout keeps its first copy alone"),
     Spec("random_forest", "reg:squarederror", "regression", rounds=3,
          params={"max_depth": 4, "num_parallel_tree": 3, "eta": 1.0, "subsample": 0.7,
                  "colsample_bynode": 0.7},
@@ -196,6 +206,9 @@ def make_labels(spec, rng, X):
         return missing_direction_labels(rng, X)
     if kind == "deep_chain":
         return deep_chain_labels(rng, X)
+    if kind == "every_feature":  # splits on every feature alike, as models of real data have them
+        Z = np.nan_to_num(X.astype(np.float64), nan=0.0)
+        return sum(np.sin((1.0 + 0.1 * j) * Z[:, j]) for j in range(Z.shape[1])) + 0.1 * noise
     raise ValueError(kind)
 
 
