@@ -476,7 +476,7 @@ static bool lay_out_in_order(const HForest *f, LModule *m, RepLayout *layout, Sp
 		layout->threshold_type = LTYPE_F32;
 	type = layout->threshold_type;
 	/* No blocks or split words for tiles: those read the array layout's complete trees. Tiles of keys for tops and leaf masks. */
-	layout->blocks = layout->tile_words = false;
+	layout->blocks = layout->tile_words = layout->child_word = false; /* (child_word: add_word_copy's, a layout again) */
 	layout->keys = layout->keys && rep_keys_fit(layout);
 	layout->nan_flips = layout->keys && flips_fit(layout);
 	layout->leaves_stay = layout->keys && rep_keys_stay(layout); /* (store_tree) */
