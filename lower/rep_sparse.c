@@ -138,10 +138,10 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 #define PLACE_BEHIND 4096
 /*
  * The most slots the copy may take: three a node and PLACE_SPARE, for small forests whose
- * few trees have few holes of others to fill (a lossguide model of 8 trees of 64 leaves
- * took 2.6 slots a node). Forests of very few features take more (their children lie a
- * multiple of 256 slots past their splits: 37 slots a node for 8 trees of one feature,
- * 19 levels deep), and keep store_tree's copy alone.
+ * few trees have few holes of others to fill (tests/models/lossguide_words.x3, 6 trees of
+ * 255 leaves: 2.85 slots a node). Forests split on few features take more (a split's
+ * children lie a multiple of 256 slots past s + f: 37 slots a node for 8 trees of one
+ * feature, 19 levels deep), and keep store_tree's copy alone.
  */
 #define PLACE_SPARE 4096
 
