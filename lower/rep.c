@@ -237,11 +237,7 @@ void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint3
 	}
 }
 
-/*
- * Whether the key copy's split words are their features alone (rep_key_word): one
- * comparison, and one missing rule or none that a step reads (nan_reads_zero).
- */
-static bool bare_key_words(const RepLayout *layout)
+bool rep_bare_key_words(const RepLayout *layout)
 {
 	return !(layout->compares & (layout->compares - 1)) &&
 	       (!(layout->missing_rules & (layout->missing_rules - 1)) || layout->nan_reads_zero);
@@ -249,7 +245,7 @@ static bool bare_key_words(const RepLayout *layout)
 
 uint32_t rep_key_word(const RepLayout *layout, uint32_t word)
 {
-	return bare_key_words(layout) ? word & REP_WORD_FEATURE_MASK : word;
+	return rep_bare_key_words(layout) ? word & REP_WORD_FEATURE_MASK : word;
 }
 
 uint32_t rep_tile_word(const RepLayout *layout, uint32_t word)
@@ -264,7 +260,7 @@ void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNod
 	bool stays = layout->walk_keys && layout->leaves_stay; /* a leaf's record steps to itself: no test */
 	uint32_t zero = stays ? LIR_NONE : lir_const_int(b, LTYPE_I32, 0), mask = lir_const_int(b, LTYPE_I32, (int64_t)feature_mask);
 	/* a word of the key copy (rep_key_word) that holds nothing but the feature */
-	bool bare = layout->walk_keys && bare_key_words(layout) && !layout->child_shift && !rep_walks_words(layout);
+	bool bare = layout->walk_keys && rep_bare_key_words(layout) && !layout->child_shift && !rep_walks_words(layout);
 	n->is_leaf = stays ? LIR_NONE : lir_cmp(b, LOP_ICMP, LCMP_SLT, word, zero);
 	n->feature = lir_cast(b, LCAST_ZEXT, LTYPE_I64, bare ? word : lir_emit(b, LOP_AND, LTYPE_I32, word, mask, LIR_NONE));
 	n->word = word;
@@ -406,7 +402,7 @@ bool rep_float_thresholds(const HForest *f, const RepLayout *layout)
 bool rep_keys_stay(const RepLayout *layout)
 {
 	return one_carry_form(layout) &&
-	       ((bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero)) || layout->nan_flips);
+	       ((rep_bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero)) || layout->nan_flips);
 }
 
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
@@ -577,7 +573,7 @@ static uint32_t is_missing(const RepLayout *layout, LBuilder *b, const RepNode *
 
 uint32_t rep_missing_right(const RepLayout *layout, LBuilder *b, const RepNode *n)
 {
-	if (layout->walk_keys && bare_key_words(layout)) { /* the word has no rule: the forest's one */
+	if (layout->walk_keys && rep_bare_key_words(layout)) { /* the word has no rule: the forest's one */
 		if (layout->missing_rules & (layout->missing_rules - 1))
 			die("rep: a step of keys whose NaN reads as 0 asks for a missing rule");
 		return lir_const_int(b, LTYPE_I1, !(layout->missing_rules & 1u << REP_MISSING_LEFT));

@@ -283,6 +283,8 @@ bool rep_keys_fit(const RepLayout *layout);
  * NaN the one after that, or where NaN reads as 0, category 0.
  */
 uint32_t rep_emit_category_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t x);
+/* Whether the key copy's split words are their features alone (rep_key_word): one comparison, and one missing rule or none that a step reads (nan_reads_zero). */
+bool rep_bare_key_words(const RepLayout *layout);
 /*
  * The word a key copy keeps for a split of word `word`: the feature alone where the
  * forest has one comparison and one missing rule, or rules that no step reads

@@ -64,6 +64,24 @@ static void store_node(const HForest *f, const RepLayout *layout, const HNode *n
 }
 
 /*
+ * A tree's top of `span` slots in level order (slot h's children at 2h + 1 and 2h + 2):
+ * heap[h] the node at slot h, a leaf above the top's last level in every slot below it
+ * (copy[h]: one of those copies).
+ */
+static void top_heap(const HNode *nodes, uint32_t span, uint32_t *heap, bool *copy)
+{
+	heap[0] = 0;
+	copy[0] = false;
+	for (uint32_t h = 0; 2 * h + 1 < span; h++) {
+		const HNode *n = &nodes[heap[h]];
+		bool leaf = n->feature == HIR_LEAF;
+		heap[2 * h + 1] = leaf ? heap[h] : n->left;
+		heap[2 * h + 2] = leaf ? heap[h] : n->right;
+		copy[2 * h + 1] = copy[2 * h + 2] = leaf;
+	}
+}
+
+/*
  * Store tree t from slot first (leaves' values into leaves where not NULL); returns the
  * slot after its last node. Its top of `levels` levels (RepLayout.top_levels; 0: none)
  * comes first, complete in level order: slot i's children at 2i + 1 and 2i + 2, a leaf
@@ -81,18 +99,10 @@ static uint64_t store_tree(const HForest *f, const RepLayout *layout, uint32_t t
 	uint32_t heap[2u << REP_TOP_LEVELS], span = (2u << levels) - 1, top = 0; /* the top's nodes, its slots */
 	bool copy[2u << REP_TOP_LEVELS];
 	uint64_t next = first + span;
-	heap[0] = 0;
-	copy[0] = false;
+	top_heap(nodes, span, heap, copy);
 	for (uint32_t h = 0; h < span; h++) {
-		const HNode *n = &nodes[heap[h]];
-		bool leaf = n->feature == HIR_LEAF, inner = 2 * h + 1 < span;
-		if (inner) {
-			heap[2 * h + 1] = leaf ? heap[h] : n->left;
-			heap[2 * h + 2] = leaf ? heap[h] : n->right;
-			copy[2 * h + 1] = copy[2 * h + 2] = leaf;
-		}
-		if (inner || copy[h]) /* (a split of the top's last level, or a leaf there, is reached below) */
-			store_node(f, layout, n, first + h, first + 2 * h + 1, words, values, leaves, children);
+		if (2 * h + 1 < span || copy[h]) /* (a split of the top's last level, or a leaf there, is reached below) */
+			store_node(f, layout, &nodes[heap[h]], first + h, first + 2 * h + 1, words, values, leaves, children);
 		else
 			slots[heap[h]] = h;
 	}
@@ -192,6 +202,7 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t heap[2u << REP_TOP_LEVELS], span = levels ? (2u << levels) - 1 : 0, top_n = 0;
+	bool copy[2u << REP_TOP_LEVELS];
 	uint64_t end;
 	*root = first;
 	while (*root < p->cap && p->used[*root])
@@ -222,15 +233,9 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
 		order[top_n++] = left_hot ? n->right : n->left;
 		order[top_n++] = left_hot ? n->left : n->right;
 	}
-	heap[0] = 0;
-	for (uint32_t h = 0; h < span; h++) {
-		const HNode *n = &nodes[heap[h]];
-		if (2 * h + 1 < span) {
-			heap[2 * h + 1] = n->feature == HIR_LEAF ? heap[h] : n->left;
-			heap[2 * h + 2] = n->feature == HIR_LEAF ? heap[h] : n->right;
-		}
+	top_heap(nodes, span, heap, copy);
+	for (uint32_t h = 0; h < span; h++)
 		top[h] = (int32_t)slot_of[heap[h]];
-	}
 	return end;
 }
 
@@ -244,18 +249,11 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
  */
 #define CHILD_WORD_MAX_NODES (1u << 20)
 
-static bool child_word_fits(const HForest *f, const LModule *m, const RepLayout *layout, uint64_t nodes)
+static bool child_word_fits(const LModule *m, const RepLayout *layout, uint64_t nodes)
 {
-	if (m->gpu || !layout->keys || !layout->leaves_stay || layout->nan_flips || layout->feature_mask != 0xffu ||
-	    nodes > CHILD_WORD_MAX_NODES)
-		return false;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		const HNode *n = hir_tree_nodes(f, t);
-		for (uint32_t i = 0; i < f->trees[t].num_nodes; i++)
-			if (n[i].feature != HIR_LEAF && rep_key_word(layout, rep_split_word(&n[i])) != (uint32_t)n[i].feature)
-				return false;
-	}
-	return true;
+	/* (bare words: the steps read nothing of the word but its feature) */
+	return !m->gpu && layout->keys && layout->leaves_stay && !layout->nan_flips && layout->feature_mask == 0xffu &&
+	       nodes <= CHILD_WORD_MAX_NODES && rep_bare_key_words(layout);
 }
 
 /*
@@ -422,7 +420,7 @@ static int32_t *add_word_copy(const HForest *f, LModule *m, RepLayout *layout, S
 	int32_t *roots, *words, *children, *records;
 	double *leaves;
 	void *values;
-	if (!child_word_fits(f, m, layout, bound) || cap > INT32_MAX)
+	if (!child_word_fits(m, layout, bound) || cap > INT32_MAX)
 		return NULL;
 	roots = xmalloc(((size_t)f->num_trees + 1) * sizeof *roots);
 	words = xmalloc(cap * sizeof *words);
