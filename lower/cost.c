@@ -83,15 +83,31 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
  * LONE_WHOLE_KEYS_MAX_FEATURES, 1 KiB of them; much wider rows lose, as their scan writes
  * 16 KiB a row (measured: docs/performance-notes.md, Keys: i64 or i32).
  */
+uint32_t cost_key_columns(const HForest *f)
+{
+	bool left = false, right = false, zero = true;
+	for (uint64_t i = 0; i < f->num_nodes; i++) {
+		const HNode *n = &f->nodes[i];
+		if (n->feature == HIR_LEAF)
+			continue;
+		if (n->missing != HMISSING_NAN || n->compare == HCMP_IN)
+			return f->num_features;
+		left |= n->default_left;
+		right |= !n->default_left;
+		zero = zero && n->default_left == hir_zero_goes_left(f, n);
+	}
+	return left && right && !zero ? 2 * f->num_features : f->num_features;
+}
+
 bool cost_whole_keys_fit(const HForest *f, int64_t rows)
 {
-	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES;
-	return f->num_features <= widest && (uint64_t)rows * f->num_features * sizeof(uint64_t) <= KEYS_MAX_BYTES;
+	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES, columns = cost_key_columns(f);
+	return columns <= widest && (uint64_t)rows * columns * sizeof(uint64_t) <= KEYS_MAX_BYTES;
 }
 
 bool cost_keys_fit(const HForest *f, int64_t rows)
 {
-	return (uint64_t)rows * f->num_features * sizeof(uint32_t) <= KEYS_MAX_BYTES;
+	return (uint64_t)rows * cost_key_columns(f) * sizeof(uint32_t) <= KEYS_MAX_BYTES;
 }
 
 /*
@@ -109,7 +125,7 @@ bool cost_keys_in_tiles(const HForest *f) { return f->num_features > TILE_WORDS_
 int64_t cost_tiled_rows(const HForest *f, int64_t span, bool *fits)
 {
 	int64_t rows = (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES;
-	*fits = span > 0 && (uint64_t)rows * f->num_features * sizeof(int32_t) <= KEYS_MAX_BYTES;
+	*fits = span > 0 && (uint64_t)rows * cost_key_columns(f) * sizeof(int32_t) <= KEYS_MAX_BYTES;
 	return rows;
 }
 

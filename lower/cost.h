@@ -36,6 +36,11 @@ bool cost_padding_pays(const HForest *f);
 bool cost_walks_even(const HForest *f);
 /* Whether the n depth groups ending at ends pay: a twentieth of the walk steps saved, the padding's memory bounded. */
 bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
+/*
+ * The keys a row of f has where walks read keys (RepLayout.key_columns): twice its
+ * features where its splits send NaN either way, not where 0 goes (nan_columns).
+ */
+uint32_t cost_key_columns(const HForest *f);
 /* Whether blocks of `rows` of f's rows get i64 keys (the walks' fastest compares) where the layout keeps a key copy. */
 bool cost_whole_keys_fit(const HForest *f, int64_t rows);
 /* Whether blocks of `rows` of f's rows get i32 keys on the stack. */

@@ -66,7 +66,10 @@
 #define TILE_BYTES (16u << 10)
 /*
  * Rows of a row tile: ROW_TILE, halved (down to MIN_ROW_TILE) while their features take
- * more than ROW_TILE_BYTES, so that a row tile stays in L2 while tiles of trees walk it;
+ * more than ROW_TILE_BYTES, so that a row tile stays in L2 while tiles of trees walk it,
+ * or while their keys would not fit the stack (cost_keys_fit: rows' keys less one
+ * double them, and a block without keys walks floats: docs/performance-notes.md, Keys
+ * less one in columns of their own);
  * wide rows walk best in tiles of fewer rows. Rows of HIR_CACHE_ROW_BYTES or more, which
  * the schedule copies (cache(b0)), take MIN_ROW_TILE rows, a copy about the L1's size,
  * as fast as `grove tune`'s best (measured: docs/performance-notes.md, Row tiles).
@@ -79,7 +82,9 @@
  * four times as many rows (a parallel loop's blocks shrink back where the batch would
  * leave threads idle: lower_loop). Where the walks read keys in tiles
  * (cost_tiled_keys_fit) and those of half as many rows fit, tiles of that many (measured:
- * docs/performance-notes.md, Big row tiles).
+ * docs/performance-notes.md, Big row tiles), but not where that would cost the i64 keys
+ * a tile of ROW_TILE rows has: a step that compares its key whole paid more than twice
+ * the rows (measured: docs/performance-notes.md, Keys less one in columns of their own).
  */
 #define BIG_ROW_TILE 1024
 #define L2_BYTES (2u << 20)
@@ -393,13 +398,14 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	bool auto_tile = tree_tile == HIR_TILE_AUTO;
 	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
 	uint32_t row_tile = copied ? MIN_ROW_TILE : ROW_TILE;
-	while (row_tile > MIN_ROW_TILE && row_tile * row_bytes > ROW_TILE_BYTES)
-		row_tile /= 2;
+	while (row_tile > MIN_ROW_TILE && (row_tile * row_bytes > ROW_TILE_BYTES || !cost_keys_fit(f, row_tile)))
+		row_tile /= 2; /* (a tile whose keys do not fit the stack walks floats) */
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
 	if (!copied && total > L2_BYTES && cost_whole_keys_fit(f, BIG_ROW_TILE))
 		row_tile = BIG_ROW_TILE;
-	else if (!copied && total > L2_BYTES && cost_tiled_keys_fit(f, BIG_ROW_TILE / 2))
+	else if (!copied && total > L2_BYTES && cost_tiled_keys_fit(f, BIG_ROW_TILE / 2) &&
+	         (cost_whole_keys_fit(f, BIG_ROW_TILE / 2) || !cost_whole_keys_fit(f, row_tile)))
 		row_tile = BIG_ROW_TILE / 2;
 	while (row_tile > MIN_ROW_TILE && row_tile * row_margin_bytes(f) > TILE_MARGIN_BYTES)
 		row_tile /= 2;

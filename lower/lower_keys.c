@@ -80,7 +80,7 @@ static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
 		l->b.fn->insts[shift].imm = 32;
 	}
 	for (int64_t r = 0; r < TOP_LANES; r++) {
-		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, r * l->f->num_features));
+		uint32_t at = emit2(l, LOP_ADD, LTYPE_I64, f0, const_i64(l, r * l->layout.key_columns));
 		v[r] = lir_emit_vector(&l->b, LOP_LOAD, l->block.key_type, TOP_LANES, from, at, LIR_NONE);
 		if (shift != LIR_NONE) {
 			v[r] = lir_emit_vector(&l->b, LOP_ASHR, LTYPE_I64, TOP_LANES, v[r], shift, LIR_NONE);
@@ -117,7 +117,7 @@ static void transpose_keys(Lowering *l, uint32_t from, uint32_t to, uint32_t f0)
  */
 static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 {
-	int64_t width = l->f->num_features, transposed = width / TOP_LANES * TOP_LANES;
+	int64_t width = l->layout.key_columns, transposed = width / TOP_LANES * TOP_LANES;
 	uint32_t zero = const_i64(l, 0), one = const_i64(l, 1), lanes = const_i64(l, TOP_LANES), features = const_i64(l, width);
 	uint32_t count, tile, from, to, f, r, at, key, first, rest = zero;
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
@@ -175,7 +175,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	LType t = l->row_type;
 	bool zero = l->layout.missing_rules & (1u << REP_MISSING_ZERO_RIGHT | 1u << REP_MISSING_ZERO_LEFT);
 	uint32_t first = inst->row.num_terms ? lower_index(l, &inst->row, 0) : const_i64(l, 0), end = l->rows_end, width,
-	         any = LIR_NONE, at, x, missing, branch, end_row;
+	         any = LIR_NONE, at, x, missing, branch, end_row, row = LIR_NONE, k = LIR_NONE;
 	/* Keys of float rows, where the layout has a key copy and they fit on the stack (wider rows' walks read floats). */
 	LType key = l->layout.keys && t == LTYPE_F32 ? key_type(inst) : LTYPE_VOID;
 	/*
@@ -192,14 +192,18 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	if (tiled)
 		key = inst->block & MBLOCK_TILES ? LTYPE_I32 : LTYPE_VOID;
 	bool outer = l->complete, keys = key != LTYPE_VOID;
-	/* The walks are the same either way; or a lone row's on the host, as fast with the missing-value tests as without. */
-	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (inst->span == 1 && !l->gpu.on) ||
+	/*
+	 * The walks are the same either way (their keys' columns decide NaN too); or a lone
+	 * row's on the host, as fast with the missing-value tests as without.
+	 */
+	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (keys && l->layout.nan_columns) ||
+	            (inst->span == 1 && !l->gpu.on) ||
 	            (l->gpu.alike && mir_some(l->m, inst->body, lower_caches_trees));
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	uint32_t first_row = first, tiles = LIR_NONE;
 	BlockScope outer_block = l->block;
-	bool outer_one_row = l->layout.one_row, one_row;
+	bool outer_one_row = l->layout.one_row, one_row, columns;
 	if (inst->span != MIR_ROWS_ALL) {
 		l->block.first = first;
 		l->block.span = inst->span;
@@ -224,7 +228,8 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for the walks */
 			l->layout.one_row = inst->span == 1;
-			l->block.key_rows = lower_rows_array(l, key, inst->span, LSPACE_PRIVATE);
+			int64_t elements = inst->span * (int64_t)l->layout.key_columns;
+			l->block.key_rows = lir_local_array(&l->b, key, elements > 0 ? elements : 1, LSPACE_PRIVATE);
 			l->block.key_first = first_row;
 			l->block.key_index = &inst->row;
 			l->block.key_type = key;
@@ -232,7 +237,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			l->block.key_tiles = l->block.key_tiles_nan = l->block.top_nodes = LIR_NONE;
 		}
 		if (keys && (tiled || tops || masks)) {
-			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->f->num_features, LSPACE_PRIVATE);
+			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->layout.key_columns, LSPACE_PRIVATE);
 			/*
 			 * Vectors of tiles and tops start a cache line: at LLVM's 16 bytes the stack's place
 			 * decided it, which Linux shifts by a multiple of 16 bytes from run to run, and a
@@ -251,15 +256,24 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		end = emit2(l, LOP_MUL, LTYPE_I64, end, width);
 		/*
 		 * A block of one row on the host, where it has its row: a loop of a count LLVM knows,
-		 * vectorised whole (measured: docs/performance-notes.md, A block of one row).
+		 * vectorised whole (measured: docs/performance-notes.md, A block of one row). Where
+		 * the keys have columns of keys less one (RepLayout.nan_columns), a loop over the
+		 * rows around one over their features, each key stored twice.
 		 */
 		one_row = inst->span == 1 && !l->gpu.on;
+		columns = keys && l->layout.nan_columns;
 		if (one_row) {
-			uint32_t from, k;
 			lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, first, end), LIR_NONE, LIR_NONE);
-			from = const_i64(l, 0);
-			k = lir_begin(&l->b, LOP_FOR, from, width, const_i64(l, 1));
-			at = emit2(l, LOP_ADD, LTYPE_I64, first, k);
+		} else if (columns) { /* (the row within the block) */
+			uint32_t rows = emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row), from = const_i64(l, 0);
+			row = lir_begin(&l->b, LOP_FOR, from, rows, const_i64(l, 1));
+		}
+		if (one_row || columns) {
+			uint32_t from = row == LIR_NONE ? first : emit2(l, LOP_MUL, LTYPE_I64, row, width);
+			from = row == LIR_NONE ? from : emit2(l, LOP_ADD, LTYPE_I64, first, from);
+			k = const_i64(l, 0);
+			k = lir_begin(&l->b, LOP_FOR, k, width, const_i64(l, 1));
+			at = emit2(l, LOP_ADD, LTYPE_I64, from, k);
 		} else {
 			at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
 		}
@@ -267,8 +281,20 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		missing = lir_cmp(&l->b, LOP_FCMP, LCMP_UNO, x, x);
 		if (keys) {
 			uint32_t bits = emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at);
-			uint32_t row_key = rep_emit_row_key(&l->layout, &l->b, key, bits, missing);
-			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.key_rows, emit2(l, LOP_SUB, LTYPE_I64, at, first), row_key);
+			uint32_t row_key = rep_emit_row_key(&l->layout, &l->b, key, bits, missing), to;
+			if (columns) { /* the row's keys, then its keys less one (NaN's wrapping to the greatest) */
+				to = row == LIR_NONE ? k : emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->layout.key_columns));
+				to = row == LIR_NONE ? to : emit2(l, LOP_ADD, LTYPE_I64, to, k);
+			} else {
+				to = emit2(l, LOP_SUB, LTYPE_I64, at, first);
+			}
+			lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.key_rows, to, row_key);
+			if (columns) {
+				uint32_t one = lir_const_int(&l->b, key, key == LTYPE_I64 ? INT64_C(1) << 32 : 1), less;
+				to = emit2(l, LOP_ADD, LTYPE_I64, to, width);
+				less = emit2(l, LOP_SUB, key, row_key, one);
+				lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.key_rows, to, less);
+			}
 		}
 		if (zero) {
 			uint32_t up = lir_cmp(&l->b, LOP_FCMP, LCMP_OLE, x, lir_const_float(&l->b, t, HIR_ZERO_THRESHOLD));
@@ -278,7 +304,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		if (scan_any)
 			emit2(l, LOP_SET, LTYPE_VOID, any, emit2(l, LOP_OR, LTYPE_I1, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), missing));
 		lir_end(&l->b);
-		if (one_row)
+		if (one_row || columns)
 			lir_end(&l->b);
 		if (keys && l->layout.category_keys)
 			lower_category_keys(l, first, end);
@@ -286,7 +312,9 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			uint32_t rows = emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row);
 			tile_keys(l, rows, tiles);
 			l->block.key_tiles = tiles;
-			if (masks && l->layout.mask_nan_keys)
+			if (masks && l->layout.mask_nan_keys && l->layout.nan_columns) /* the columns of keys less one */
+				l->block.key_tiles_nan = lir_index(&l->b, tiles, const_i64(l, (int64_t)l->f->num_features * TOP_LANES), LTYPE_I32);
+			else if (masks && l->layout.mask_nan_keys)
 				l->block.key_tiles_nan = lower_tiles_less_one(l, rows, tiles, tile_rows);
 		}
 		if (keys && tiled) {

@@ -42,7 +42,7 @@ static uint32_t lanes_tile(Lowering *l, const MInst *walk, uint32_t *offset)
 {
 	*offset = lower_index(l, &walk->row, 0);
 	*offset = emit2(l, LOP_SUB, LTYPE_I64, *offset, l->block.key_first);
-	return lir_index(&l->b, l->block.key_tiles, emit2(l, LOP_MUL, LTYPE_I64, *offset, const_i64(l, l->f->num_features)), LTYPE_I32);
+	return lir_index(&l->b, l->block.key_tiles, emit2(l, LOP_MUL, LTYPE_I64, *offset, const_i64(l, l->layout.key_columns)), LTYPE_I32);
 }
 
 /* Tags of tops (top_tag) tell levels apart below this. */
@@ -139,7 +139,7 @@ uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles)
 		return LIR_NONE;
 	tiles[0] = lanes_tile(l, walk, &offset);
 	if (l->block.key_tiles_nan != LIR_NONE)
-		tiles[1] = lir_index(&l->b, l->block.key_tiles_nan, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_features)),
+		tiles[1] = lir_index(&l->b, l->block.key_tiles_nan, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->layout.key_columns)),
 		                     LTYPE_I32);
 	return l->rep->tile_apply(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)]);
 }

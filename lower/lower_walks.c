@@ -50,7 +50,7 @@ RepRow lower_walk_row(Lowering *l, const MInst *walk, uint32_t r)
 	bool keys = l->block.key_rows != LIR_NONE, tiled = l->block.key_tiled, shared = tiled && lower_lanes_share_tile(l, walk); /* (tiled: keys) */
 	/* cache(v)'s copy column by column (Lowering.row_cache_rows): a row's features lie that many apart, its rows 1 */
 	bool columns = !keys && l->row_cache != LIR_NONE && l->row_cache_rows;
-	int64_t width = columns ? 1 : l->f->num_features + (!keys && l->row_cache != LIR_NONE ? l->row_cache_pad : 0);
+	int64_t width = columns ? 1 : keys ? l->layout.key_columns : l->f->num_features + (l->row_cache != LIR_NONE ? l->row_cache_pad : 0);
 	int64_t step = row_lanes ? (int64_t)r * l->scope.lane_step : 0;
 	int64_t offset = !tiled ? step * width : shared ? step : 0;
 	uint32_t index = lower_index(l, &walk->row, row_lanes && (!tiled || shared) ? 0 : r), start, lane = LIR_NONE;

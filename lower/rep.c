@@ -167,6 +167,8 @@ bool rep_lay_out_forest(const HForest *f, LModule *m, const char *rep_name, RepL
 	layout->category_rule = f->category_rule;
 	layout->compares = layout->missing_rules = 0;
 	layout->feature_mask = f->num_features <= 1u << 8 ? 0xffu : f->num_features <= 1u << 16 ? 0xffffu : REP_WORD_FEATURE_MASK;
+	layout->nan_columns = false;
+	layout->key_columns = f->num_features;
 	for (uint64_t i = 0; i < f->num_nodes; i++) {
 		const HNode *n = &f->nodes[i];
 		if (n->feature == HIR_LEAF)
@@ -235,22 +237,6 @@ void rep_prefetch_slots(LBuilder *b, uint32_t starts, uint32_t tree, const uint3
 		lir_emit(b, LOP_PREFETCH, types[i], buffers[i], slot, LIR_NONE);
 		lir_end(b);
 	}
-}
-
-bool rep_bare_key_words(const RepLayout *layout)
-{
-	return !(layout->compares & (layout->compares - 1)) &&
-	       (!(layout->missing_rules & (layout->missing_rules - 1)) || layout->nan_reads_zero);
-}
-
-uint32_t rep_key_word(const RepLayout *layout, uint32_t word)
-{
-	return rep_bare_key_words(layout) ? word & REP_WORD_FEATURE_MASK : word;
-}
-
-uint32_t rep_tile_word(const RepLayout *layout, uint32_t word)
-{
-	return (word & REP_WORD_FEATURE_MASK) * layout->key_lanes | (word & ~REP_WORD_FEATURE_MASK);
 }
 
 void rep_decode_word(const RepLayout *layout, LBuilder *b, uint32_t word, RepNode *n)
@@ -402,7 +388,7 @@ bool rep_float_thresholds(const HForest *f, const RepLayout *layout)
 bool rep_keys_stay(const RepLayout *layout)
 {
 	return one_carry_form(layout) &&
-	       ((rep_bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero)) || layout->nan_flips);
+	       ((rep_bare_key_words(layout) && (layout->missing_by_compare || layout->nan_reads_zero)) || layout->nan_columns);
 }
 
 int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const float *thresholds, uint64_t n)
@@ -575,7 +561,7 @@ uint32_t rep_missing_right(const RepLayout *layout, LBuilder *b, const RepNode *
 {
 	if (layout->walk_keys && rep_bare_key_words(layout)) { /* the word has no rule: the forest's one */
 		if (layout->missing_rules & (layout->missing_rules - 1))
-			die("rep: a step of keys whose NaN reads as 0 asks for a missing rule");
+			die("rep: a step of keys whose words hold no missing rule asks for one");
 		return lir_const_int(b, LTYPE_I1, !(layout->missing_rules & 1u << REP_MISSING_LEFT));
 	}
 	/* Read even where the forest has one rule: with a constant, LLVM 16 folds a float walk's two tests into a slower one. */
@@ -585,7 +571,7 @@ uint32_t rep_missing_right(const RepLayout *layout, LBuilder *b, const RepNode *
 bool rep_keys_decide(const RepLayout *layout, const RepRow *row)
 {
 	return one_carry_form(layout) && (row->type == LTYPE_I64 || row->type == LTYPE_I32) &&
-	       (row->complete || layout->missing_by_compare || layout->nan_reads_zero || layout->nan_flips);
+	       (row->complete || layout->missing_by_compare || layout->nan_reads_zero || layout->nan_columns);
 }
 
 uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t)
@@ -612,20 +598,12 @@ static RepDecision rep_decide(const RepLayout *layout, LBuilder *b, const RepNod
 	if (leaf_stays && n->is_leaf != LIR_NONE) /* a leaf's word reads as a feature past every row's end */
 		feature = lir_emit(b, LOP_SELECT, LTYPE_I64, n->is_leaf, lir_const_int(b, LTYPE_I64, 0), feature);
 	x = lir_emit(b, LOP_LOAD, row->type, row->base, rep_row_at(b, row, feature, false), LIR_NONE);
-	if (keys && layout->nan_flips) { /* the key less the word's flip (RepLayout.nan_flips), one instruction a statement */
-		uint32_t shift = lir_const_int(b, LTYPE_I32, REP_WORD_MISSING_SHIFT), one = lir_const_int(b, LTYPE_I32, 1), flip;
-		uint32_t high = whole ? lir_const_int(b, LTYPE_I64, 32) : LIR_NONE;
-		flip = lir_emit(b, LOP_ASHR, LTYPE_I32, n->word, shift, LIR_NONE);
-		flip = lir_emit(b, LOP_AND, LTYPE_I32, flip, one, LIR_NONE);
-		flip = whole ? lir_emit(b, LOP_SHL, LTYPE_I64, lir_cast(b, LCAST_ZEXT, LTYPE_I64, flip), high, LIR_NONE) : flip;
-		x = lir_emit(b, LOP_SUB, row->type, x, flip, LIR_NONE);
-	}
 	if (keys) /* the node's threshold is its key (the representation's key copy) */
 		t_key = n->threshold;
 	else if (row->type != layout->threshold_type)
 		x = lir_cast(b, row->type == LTYPE_F32 ? LCAST_FPEXT : LCAST_FPTRUNC, layout->threshold_type, x);
 	d = compare_decision(layout, b, n, x, t_key, nan_free);
-	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero || (keys && layout->nan_flips))
+	if (row->complete || layout->missing_by_compare || layout->nan_reads_zero || (keys && layout->nan_columns))
 		return d;
 	missing = is_missing(layout, b, n, whole ? rep_high_key(b, x) : x, keys);
 	right = rep_right(b, d);

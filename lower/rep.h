@@ -198,12 +198,14 @@ typedef struct RepLayout {
 	/*
 	 * The splits send NaN either way, and every key walk's step decides by its compare
 	 * alone: a split whose compare would send NaN's key (REP_KEY_MISSING, below all) the
-	 * other way has the missing bit of its key word set as a flip and its key less one,
-	 * and a step compares the row's key less its flip, NaN's then wrapping to the
-	 * greatest (which decides every other key as before). Set by the sparse layout's
-	 * lay_out where it keeps keys; its key words keep feature and flip.
+	 * other way reads its feature's key less one, in column num_features + f of a row's
+	 * keys, against its own key less one. NaN's key less one wraps to the greatest, and
+	 * every other key decides as before. A row's keys are then key_columns wide, its
+	 * keys and then its keys less one; the step is the one of bare words. Set by the
+	 * sparse layout's lay_out where it keeps keys.
 	 */
-	bool nan_flips;
+	bool nan_columns;
+	uint32_t key_columns;  /* the keys a row has: num_features, twice that with nan_columns (set by rep_lay_out_forest) */
 } RepLayout;
 
 /*
@@ -238,7 +240,11 @@ uint32_t rep_nan_key(const RepLayout *layout);
  * carry of one unsigned compare whatever the comparison.
  */
 uint32_t rep_threshold_key(const RepLayout *layout, float t);
-/* The key a key copy keeps for the split of word `word` and value slot `value`: rep_threshold_key's, or an IN split's set offset. */
+/*
+ * The key a key copy keeps for the split of word `word` and value slot `value`:
+ * rep_threshold_key's (less one where it reads keys less one: rep_reads_less_one), or an
+ * IN split's set offset.
+ */
 uint32_t rep_split_key(const RepLayout *layout, uint32_t word, float value);
 /*
  * Emit a row's key, of type (i32 or i64), of the float whose bits are `bits` (i32):
@@ -258,7 +264,7 @@ int32_t *rep_key_records(const RepLayout *layout, const int32_t *words, const fl
  * Whether a leaf's key record can keep every walk of keys where it is: feature 0 and,
  * for the splits' one carry form, the key that never goes right. Each step of keys then
  * decides by its compare alone (one comparison, bare key words, NaN decided by the
- * compare or read as 0).
+ * compare, read as 0 or decided by the key columns).
  */
 bool rep_keys_stay(const RepLayout *layout);
 /* The fields of the key copy's record `at` (i64) of `records`, read with one 8-byte load (RepNode.record). */
@@ -283,12 +289,30 @@ bool rep_keys_fit(const RepLayout *layout);
  * NaN the one after that, or where NaN reads as 0, category 0.
  */
 uint32_t rep_emit_category_key(const RepLayout *layout, LBuilder *b, LType type, uint32_t x);
-/* Whether the key copy's split words are their features alone (rep_key_word): one comparison, and one missing rule or none that a step reads (nan_reads_zero). */
+/*
+ * Whether the key copy's split words are their features alone (rep_key_word): one
+ * comparison, and one missing rule, or none that a step reads (nan_reads_zero), or NaN
+ * decided by the key columns (nan_columns).
+ */
 bool rep_bare_key_words(const RepLayout *layout);
+/*
+ * Set layout's nan_columns, key_columns and, where the columns need more, its feature
+ * mask: columns of keys less one where it keeps keys and its splits send NaN either way
+ * (none reading it as 0), with one comparison but IN and twice f's features in a word.
+ * The layouts whose walks of keys can take such columns call it once they know whether
+ * they keep keys.
+ */
+void rep_lay_out_columns(const HForest *f, RepLayout *layout);
+/*
+ * Whether a split of word `word` (rep_split_word) reads its feature's key less one
+ * (RepLayout.nan_columns): its compare would send NaN's key (REP_KEY_MISSING, below all)
+ * the other way, left where the split's key is the lesser side, right elsewhere.
+ */
+bool rep_reads_less_one(const RepLayout *layout, uint32_t word);
 /*
  * The word a key copy keeps for a split of word `word`: the feature alone where the
  * forest has one comparison and one missing rule, or rules that no step reads
- * (nan_reads_zero); else the word. Walks of keys then take the comparison and the rule
+ * (nan_reads_zero), or its column (nan_columns); else the word. Walks of keys then take the comparison and the rule
  * from the layout, and a step reads the feature as the record's low half, with no mask:
  * on x86 a move the register renamer does, where the mask was an instruction on the
  * walk's chain (measured: docs/performance-notes.md, Key words without a mask).

@@ -180,7 +180,7 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 		return;
 	hir_leaf_depth_range(f, &shallowest, &deepest);
 	layout->top_levels = (uint8_t)(shallowest < REP_TOP_LEVELS ? shallowest : REP_TOP_LEVELS);
-	if ((uint64_t)f->num_features * layout->key_lanes > REP_WORD_FEATURE_MASK || !f->num_trees)
+	if ((uint64_t)layout->key_columns * layout->key_lanes > REP_WORD_FEATURE_MASK || !f->num_trees)
 		layout->top_levels = 0;
 	if (!layout->top_levels)
 		return;
@@ -326,6 +326,7 @@ static bool array_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error
 	/* The leaves' region: a double (two i32 elements) per slot after the records. */
 	elements = (total ? total : 1) * (record + (own_leaves && !in_slots ? 2 : 0));
 	layout->keys = layout->keys && rep_keys_fit(layout) && total * record * sizeof *records <= ARRAY_MAX_KEY_COPY;
+	rep_lay_out_columns(f, layout);
 	records = xcalloc(elements, sizeof *records);
 	for (uint64_t i = 0; i < total; i++) /* unused slots read as leaves */
 		records[i * record] = -1;

@@ -45,7 +45,8 @@ uint32_t rep_emit_category_key(const RepLayout *layout, LBuilder *b, LType type,
 uint32_t rep_split_key(const RepLayout *layout, uint32_t word, float value)
 {
 	bool in = (word >> REP_WORD_COMPARE_SHIFT & REP_WORD_COMPARE_MASK) == HCMP_IN;
-	return in ? (uint32_t)value : rep_threshold_key(layout, value); /* (category_keys: the step reads the set there) */
+	/* (category_keys: the step reads the set there; keys are unsigned) */
+	return in ? (uint32_t)value : rep_threshold_key(layout, value) - rep_reads_less_one(layout, word);
 }
 
 

@@ -221,7 +221,7 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
 			store_node(f, layout, n, s, 0, to->words, to->values, to->leaves, to->children);
 			continue;
 		}
-		c = free_pair(p, first + ((s + (uint32_t)n->feature - first) & 255));
+		c = free_pair(p, first + ((s + rep_key_word(layout, (uint32_t)rep_split_word(n)) - first) & 255));
 		if (c == UINT64_MAX)
 			return 0;
 		store_node(f, layout, n, s, c, to->words, to->values, to->leaves, to->children);
@@ -252,7 +252,7 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
 static bool child_word_fits(const LModule *m, const RepLayout *layout, uint64_t nodes)
 {
 	/* (bare words: the steps read nothing of the word but its feature) */
-	return !m->gpu && layout->keys && layout->leaves_stay && !layout->nan_flips && layout->feature_mask == 0xffu &&
+	return !m->gpu && layout->keys && layout->leaves_stay && layout->feature_mask == 0xffu &&
 	       nodes <= CHILD_WORD_MAX_NODES && rep_bare_key_words(layout);
 }
 
@@ -330,14 +330,6 @@ static uint64_t store_breadth_first(const HForest *f, const RepLayout *layout, u
 	return first + end;
 }
 
-/* Whether the splits send NaN either way, none reading it as 0, with one comparison but IN (RepLayout.nan_flips). */
-static bool flips_fit(const RepLayout *layout)
-{
-	bool t_below;
-	return layout->missing_rules == (1u << REP_MISSING_LEFT | 1u << REP_MISSING_RIGHT) && !layout->nan_reads_zero &&
-	       !(layout->compares & 1u << HCMP_IN) && layout->compares && rep_key_form(layout, &t_below);
-}
-
 /*
  * The bit from which the key copy's split words can hold the offsets from each split to
  * its left child (RepLayout.child_shift): the feature's width, where every offset fits
@@ -355,25 +347,13 @@ static uint8_t child_shift(const RepLayout *layout, const int32_t *words, const 
 }
 
 /*
- * The key copy's records (rep_key_records), with RepLayout.nan_flips's flips where they
- * are set, the offsets to the left children above the features from bit shift
+ * The key copy's records (rep_key_records), the offsets to the left children above the features from bit shift
  * (RepLayout.child_shift; 0: none), or, where whole, as the split words (child_word's).
  */
 static int32_t *key_records(const RepLayout *layout, const int32_t *words, const float *values, const int32_t *children,
                             uint64_t n, uint8_t shift, bool whole)
 {
 	int32_t *records = rep_key_records(layout, words, values, n);
-	uint32_t missing = REP_WORD_MISSING_MASK << REP_WORD_MISSING_SHIFT;
-	bool t_below;
-	rep_key_form(layout, &t_below);
-	for (uint64_t i = 0; layout->nan_flips && i < n; i++) {
-		/* REP_KEY_MISSING goes left where the split's key is the lesser side (t_below), right elsewhere */
-		bool flip = ((uint32_t)words[i] >> REP_WORD_MISSING_SHIFT & 1) != t_below;
-		if (words[i] == -1) /* a leaf */
-			continue;
-		records[2 * i] = (int32_t)(((uint32_t)records[2 * i] & ~missing) | (uint32_t)flip << REP_WORD_MISSING_SHIFT);
-		records[2 * i + 1] = (int32_t)((uint32_t)records[2 * i + 1] - flip); /* keys are unsigned */
-	}
 	for (uint64_t i = 0; shift && i < n; i++)
 		if (words[i] != -1)
 			records[2 * i] = (int32_t)((uint32_t)records[2 * i] | (uint32_t)(children[i] - (int64_t)i) << shift);
@@ -476,14 +456,14 @@ static bool lay_out_in_order(const HForest *f, LModule *m, RepLayout *layout, Sp
 	/* No blocks or split words for tiles: those read the array layout's complete trees. Tiles of keys for tops and leaf masks. */
 	layout->blocks = layout->tile_words = layout->child_word = false; /* (child_word: add_word_copy's, a layout again) */
 	layout->keys = layout->keys && rep_keys_fit(layout);
-	layout->nan_flips = layout->keys && flips_fit(layout);
+	rep_lay_out_columns(f, layout);
 	layout->leaves_stay = layout->keys && rep_keys_stay(layout); /* (store_tree) */
 	/*
-	 * Tops where leaves stay (a top's level below a leaf reaches its copies) and keys decide
-	 * NaN as the tiles hold it (no flips): complete levels in every tree's first slots.
+	 * Tops where leaves stay (a top's level below a leaf reaches its copies): complete
+	 * levels in every tree's first slots.
 	 */
 	hir_leaf_depth_range(f, &shallowest, &deepest);
-	if (!layout->leaves_stay || layout->nan_flips || (uint64_t)f->num_features * layout->key_lanes > REP_WORD_FEATURE_MASK)
+	if (!layout->leaves_stay || (uint64_t)layout->key_columns * layout->key_lanes > REP_WORD_FEATURE_MASK)
 		layout->top_levels = 0;
 	else if (layout->top_levels)
 		layout->top_levels = (uint8_t)(deepest < REP_TOP_LEVELS ? deepest : REP_TOP_LEVELS);

@@ -64,6 +64,7 @@ import csv
 import fnmatch
 import glob
 import io
+import itertools
 import json
 import math
 import os
@@ -973,21 +974,22 @@ def cli_tests(s):
         ok = p.returncode == 0 and tables == ({table} if table else set()) and (permutes or cpu != "x86-64-v3")
         s.record("cli", name, ok, f"tables {sorted(tables)}, ymm permutes {permutes}" if p.returncode == 0 else
                  p.stderr.strip()[-300:])
-    # Splits that send NaN either way, walked as keys in the sparse layout: each step's compare decides NaN by the
-    # flip in its key word (RepLayout.nan_flips) and leaves stay, for lone rows, 7 rows a call (no full tile of 16:
-    # walks node by node) and all rows at once (leaf masks), each against LightGBM's margins.
+    # Splits that send NaN either way, walked as keys in the sparse layout: each step's compare decides NaN, those
+    # that send it the other way reading their feature's key less one in a column of its own (RepLayout.nan_columns),
+    # and leaves stay, for lone rows, 7 rows a call (no full tile of 16: walks node by node) and all rows at once
+    # (leaf masks), each against LightGBM's margins.
     leafwise_nan = os.path.join(MODELS, "lightgbm", "leafwise_nan")
-    if any(s.wanted("cli", f"nan_flips_{batch}") for batch in ("1", "7", "0")):
-        so = s.path("cli-nan-flips.so")
+    if any(s.wanted("cli", f"nan_columns_{batch}") for batch in ("1", "7", "0")):
+        so = s.path("cli-nan-columns.so")
         p = s.run("compile", leafwise_nan + ".txt", "--representation", "sparse", "-o", so)
         for batch in ("1", "7", "0"):
-            out = s.path(f"cli-nan-flips-{batch}.csv")
+            out = s.path(f"cli-nan-columns-{batch}.csv")
             q = s.run("predict", so, "--input", leafwise_nan + ".rows.csv", "--output", out, "--margin",
                       *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
             if q.returncode != 0:
-                s.record("cli", f"nan_flips_{batch}", False, q.stderr.strip())
+                s.record("cli", f"nan_columns_{batch}", False, q.stderr.strip())
             else:
-                judge(s, "cli", f"nan_flips_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
+                judge(s, "cli", f"nan_columns_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
     flags = open("/proc/cpuinfo").read()
     # A lone row walks its trees side by side, and where their leaves cannot stay (category splits) one loop steps
     # them all to their leaves (finish_together): one row a call and 7, against LightGBM's margins.
@@ -1052,28 +1054,40 @@ def cli_tests(s):
     # The sparse layout's second key copy for rows side by side (RepLayout.child_word): each split's left child placed
     # where its offset's low byte is the feature, the step adding the whole word (an addc of i32) after a zero extension
     # of its byte, the tops' last level a table of slots; lone rows walk store_tree's copy. higgs (one missing rule,
-    # 28 features) against XGBoost in one call (tops, tiles of rows), 100 rows a call and a row a call (the other copy).
-    for cpu, feature in (("x86-64-v4", "avx512f"), ("x86-64-v3", "avx2")):
-        name = f"sparse_word_copy_{cpu}"
+    # 28 features) against XGBoost; and splits that send NaN either way (sparse_nan_columns), whose rows' keys less one
+    # lie in columns of their own (RepLayout.nan_columns: the scan stores each i64 key less 2^32 past the row's keys),
+    # the 255-leaf lossguide fixture against XGBoost's margins. In one call (tops, tiles of rows), 100 rows a call and
+    # a row a call (the other copy).
+    nan_words = os.path.join(MODELS, "lossguide_nan_words.x3")
+    copies = [("sparse_word_copy", os.path.join(REAL, "higgs.json"), None, ()),
+              ("sparse_nan_columns", nan_words + ".json", nan_words, ("--margin",))]
+    for (test, model, fixture, margin), (cpu, feature) in itertools.product(
+            copies, (("x86-64-v4", "avx512f"), ("x86-64-v3", "avx2"))):
+        name = f"{test}_{cpu}"
         if not any(s.wanted("cli", f"{name}_{batch}") for batch in ("0", "100", "1")):
             continue
         if feature not in flags:
             s.record("cli", name, True, f"skipped: this CPU has no {feature}")
             continue
-        higgs = os.path.join(REAL, "higgs.json")
-        table = read_table(os.path.join(REAL, "higgs.test.csv"))[:600]
-        rows, so = s.path(f"cli-{name}.rows.csv"), s.path(f"cli-{name}.so")
-        write_table(rows, [r[:-1] for r in table])
-        lir = s.run("dump", "--level", "lir", higgs, "--representation", "sparse", "--cpu", cpu).stdout
-        p = s.run("compile", higgs, "--representation", "sparse", "--cpu", cpu, "-o", so)
+        if fixture:
+            rows, expected = fixture + ".rows.csv", read_table(fixture + ".margin.csv")
+        else:
+            table = read_table(os.path.join(REAL, "higgs.test.csv"))[:600]
+            rows, expected = s.path(f"cli-{name}.rows.csv"), [[r[-1]] for r in table]
+            write_table(rows, [r[:-1] for r in table])
+        so = s.path(f"cli-{name}.so")
+        lir = s.run("dump", "--level", "lir", model, "--representation", "sparse", "--cpu", cpu).stdout
+        p = s.run("compile", model, "--representation", "sparse", "--cpu", cpu, "-o", so)
+        wanted = ("sparse.word_keys", "sparse.top_slots", "addc i32") + ((", 4294967296\n",) if fixture else ())
         for batch in ("0", "100", "1"):
             out = s.path(f"cli-{name}-{batch}.csv")
-            q = s.run("predict", so, "--input", rows, "--output", out, *(("--batch", batch) if batch != "0" else ())) \
-                if p.returncode == 0 else p
-            if q.returncode != 0 or not all(x in lir for x in ("sparse.word_keys", "sparse.top_slots", "addc i32")):
-                s.record("cli", f"{name}_{batch}", False, q.stderr.strip() or "no word copy, top slots or addc i32 in the LIR")
+            q = s.run("predict", so, "--input", rows, "--output", out, *margin,
+                      *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
+            if q.returncode != 0 or not all(x in lir for x in wanted):
+                s.record("cli", f"{name}_{batch}", False,
+                         q.stderr.strip() or "no word copy, top slots, addc i32 or keys less one in the LIR")
             else:
-                judge(s, "cli", f"{name}_{batch}", read_table(out), [[r[-1]] for r in table], True)
+                judge(s, "cli", f"{name}_{batch}", read_table(out), expected, not fixture)
     # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and

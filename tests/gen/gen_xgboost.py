@@ -136,6 +136,11 @@ SPECS = [
          checks={"default_left_all": 1}, representations=["sparse"],
          notes="lossguide, 255 leaves, every split sending missing values left: the sparse layout's word copy "
                "(RepLayout.child_word) for rows side by side, lone rows its first copy"),
+    Spec("lossguide_nan_words", "reg:squarederror", "every_feature", num_feature=28, rounds=6,
+         params={"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 255}, n_train=4000,
+         checks={"default_left_both": True}, representations=["sparse"],
+         notes="lossguide, 255 leaves, splits sending missing values either way: rows' keys less one in columns "
+               "of their own (RepLayout.nan_columns) under the word copy and the tops"),
     Spec("one_feature_deep", "reg:squarederror", "regression", num_feature=1, rounds=8,
          params={"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 48}, n_train=3000, default_left=1,
          schedules=False, representations=["sparse"],

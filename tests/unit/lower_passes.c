@@ -952,30 +952,35 @@ static uint32_t sparse_leaf_records(const LModule *l, bool stay)
 }
 
 /*
- * The splits whose key record holds a flip (RepLayout.nan_flips), 0 where one does wrong:
- * under < splits (NaN's key below all goes left) those that send NaN right, their key
- * less one; the words of the float walks keep their missing rule.
+ * The splits whose key record reads keys less one (RepLayout.nan_columns), 0 where one
+ * does wrong: under < splits (NaN's key below all goes left) those that send NaN right,
+ * in their feature's column past the row's keys, with their key less one; the words of
+ * the float walks keep their feature and missing rule.
  */
-static uint32_t sparse_flips(const LModule *l)
+static uint32_t sparse_columns(const LModule *l)
 {
 	const int32_t *keys = buffer_data(l, "sparse.keys"), *words = buffer_data(l, "sparse.words");
 	const float *values = buffer_data(l, "sparse.values");
-	uint32_t flips = 0, bad = 0;
+	/* (the key words' feature field, as wide as the columns need: offsets to children may lie above it) */
+	uint32_t columns = 0, bad = 0, field = 2 * l->num_features <= 0x100 ? 0xffu : 2 * l->num_features <= 0x10000 ? 0xffffu : REP_WORD_FEATURE_MASK;
 	for (uint64_t i = 0; keys && words && values && i < buffer_elements(l, "sparse.words"); i++) {
-		bool flip = (uint32_t)keys[2 * i] >> REP_WORD_MISSING_SHIFT & 1, right = !((uint32_t)words[i] >> REP_WORD_MISSING_SHIFT & 1);
+		uint32_t column = (uint32_t)keys[2 * i] & field;
+		bool less = column >= l->num_features, right = !((uint32_t)words[i] >> REP_WORD_MISSING_SHIFT & 1);
 		if (words[i] == -1)
 			continue;
-		flips += flip;
-		bad += flip != right || (uint32_t)keys[2 * i + 1] != rep_key(values[i]) - 1 - flip;
+		columns += less;
+		bad += less != right || column != ((uint32_t)words[i] & REP_WORD_FEATURE_MASK) + less * l->num_features ||
+		       (uint32_t)keys[2 * i + 1] != rep_key(values[i]) - 1 - less;
 	}
-	return bad ? 0 : flips;
+	return bad ? 0 : columns;
 }
 
 /*
  * The sparse layout keeps a key copy of its nodes (a record of two i32 a slot) where the
  * walks read rows' keys, and float thresholds with double leaves in a buffer of their
  * own. Rows too wide for keys on the stack read no key copy. Leaves stay where every
- * step decides NaN by its compare, flips included (sparse_leaf_records, sparse_flips).
+ * step decides NaN by its compare, columns of keys less one included (sparse_leaf_records,
+ * sparse_columns).
  */
 static void test_sparse_keys(void)
 {
@@ -997,11 +1002,11 @@ static void test_sparse_keys(void)
 		l = lower_as(left, "sparse", &e);
 		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
 		lir_module_free(l);
-		for (uint32_t i = 0; i < k->num_nodes; i += 2) /* NaN going either way: flips in the key words decide it */
+		for (uint32_t i = 0; i < k->num_nodes; i += 2) /* NaN going either way: the columns of keys less one decide it */
 			k->nodes[i].default_left = false;
 		l = lower_as(left, "sparse", &e);
 		CHECK(sparse_leaf_records(l, true) == (16u << COMPLETE_DEPTH) - 15);
-		CHECK(sparse_flips(l) > 0);
+		CHECK(sparse_columns(l) > 0);
 		lir_module_free(l);
 	}
 	if (n) {
