@@ -75,13 +75,10 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
 #define LONE_WHOLE_KEYS_MAX_FEATURES 128
 
 /*
- * Keys need a bounded block that fits on the stack (rep_emit_row_key). A step compares
- * an i64 key with the node's record whole, one instruction fewer than taking the key out
- * of the record, but i64 keys take twice the memory, which wider rows' walks pay for
- * more than they gain: rows of up to 54 features gain by i64 keys, rows of 90 or more
- * lose. A lone row's block (a row at a time: splitSize's few half) takes i64 keys up to
- * LONE_WHOLE_KEYS_MAX_FEATURES, 1 KiB of them; much wider rows lose, as their scan writes
- * 16 KiB a row (measured: docs/performance-notes.md, Keys: i64 or i32).
+ * (From the splits alone, before a layout: rep_lay_out_columns's columns where NaN reads
+ * as 0 wherever the splits allow it. Where some block of the schedule keeps NaN from
+ * reading as 0 (MModule.nan_as_zero), a layout may take twice the columns counted here,
+ * and its keys twice the stack planned.)
  */
 uint32_t cost_key_columns(const HForest *f)
 {
@@ -99,6 +96,15 @@ uint32_t cost_key_columns(const HForest *f)
 	return left && right && !zero ? 2 * f->num_features : f->num_features;
 }
 
+/*
+ * Keys need a bounded block that fits on the stack (rep_emit_row_key). A step compares
+ * an i64 key with the node's record whole, one instruction fewer than taking the key out
+ * of the record, but i64 keys take twice the memory, which wider rows' walks pay for
+ * more than they gain: rows of up to 54 features gain by i64 keys, rows of 90 or more
+ * lose. A lone row's block (a row at a time: splitSize's few half) takes i64 keys up to
+ * LONE_WHOLE_KEYS_MAX_FEATURES, 1 KiB of them; much wider rows lose, as their scan writes
+ * 16 KiB a row (measured: docs/performance-notes.md, Keys: i64 or i32).
+ */
 bool cost_whole_keys_fit(const HForest *f, int64_t rows)
 {
 	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES, columns = cost_key_columns(f);

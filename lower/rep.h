@@ -201,8 +201,8 @@ typedef struct RepLayout {
 	 * other way reads its feature's key less one, in column num_features + f of a row's
 	 * keys, against its own key less one. NaN's key less one wraps to the greatest, and
 	 * every other key decides as before. A row's keys are then key_columns wide, its
-	 * keys and then its keys less one; the step is the one of bare words. Set by the
-	 * sparse layout's lay_out where it keeps keys.
+	 * keys and then its keys less one; the step is the one of bare words. Set by
+	 * rep_lay_out_columns, which the sparse and array layouts' lay_out call.
 	 */
 	bool nan_columns;
 	uint32_t key_columns;  /* the keys a row has: num_features, twice that with nan_columns (set by rep_lay_out_forest) */
