@@ -269,8 +269,11 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			row = lir_begin(&l->b, LOP_FOR, from, rows, const_i64(l, 1));
 		}
 		if (one_row || columns) {
-			uint32_t from = row == LIR_NONE ? first : emit2(l, LOP_MUL, LTYPE_I64, row, width);
-			from = row == LIR_NONE ? from : emit2(l, LOP_ADD, LTYPE_I64, first, from);
+			uint32_t from = first;
+			if (row != LIR_NONE) { /* (one instruction a statement) */
+				from = emit2(l, LOP_MUL, LTYPE_I64, row, width);
+				from = emit2(l, LOP_ADD, LTYPE_I64, first, from);
+			}
 			k = const_i64(l, 0);
 			k = lir_begin(&l->b, LOP_FOR, k, width, const_i64(l, 1));
 			at = emit2(l, LOP_ADD, LTYPE_I64, from, k);
@@ -282,9 +285,11 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		if (keys) {
 			uint32_t bits = emit2(l, LOP_LOAD, LTYPE_I32, l->rows, at);
 			uint32_t row_key = rep_emit_row_key(&l->layout, &l->b, key, bits, missing), to;
-			if (columns) { /* the row's keys, then its keys less one (NaN's wrapping to the greatest) */
-				to = row == LIR_NONE ? k : emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->layout.key_columns));
-				to = row == LIR_NONE ? to : emit2(l, LOP_ADD, LTYPE_I64, to, k);
+			if (columns && row == LIR_NONE) { /* the row's keys, then its keys less one (NaN's wrapping to the greatest) */
+				to = k;
+			} else if (columns) {
+				to = emit2(l, LOP_MUL, LTYPE_I64, row, const_i64(l, l->layout.key_columns));
+				to = emit2(l, LOP_ADD, LTYPE_I64, to, k);
 			} else {
 				to = emit2(l, LOP_SUB, LTYPE_I64, at, first);
 			}

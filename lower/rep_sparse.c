@@ -241,8 +241,8 @@ static uint64_t place_by_feature(const HForest *f, const RepLayout *layout, uint
 
 /*
  * Whether f's forest can take child_word's slots: keys whose leaves stay, split words of
- * the feature alone (no flips, no rules) of at most 256 features, on a CPU, and at most
- * CHILD_WORD_MAX_NODES nodes: the forests whose steps run from L1 and L2 (forests grown to
+ * the feature or its column alone (rep_bare_key_words) of at most 256 columns, on a CPU,
+ * and at most CHILD_WORD_MAX_NODES nodes: the forests whose steps run from L1 and L2 (forests grown to
  * purity wait on L3 whatever their steps' instructions, and their hot paths stay on
  * their lines in store_tree's order). Whether the slots fit (PLACE_SPARE) is known only
  * once they are placed.
@@ -347,8 +347,9 @@ static uint8_t child_shift(const RepLayout *layout, const int32_t *words, const 
 }
 
 /*
- * The key copy's records (rep_key_records), the offsets to the left children above the features from bit shift
- * (RepLayout.child_shift; 0: none), or, where whole, as the split words (child_word's).
+ * The key copy's records (rep_key_records), the offsets to the left children above the
+ * features from bit shift (RepLayout.child_shift; 0: none), or, where whole, as the split
+ * words (child_word's).
  */
 static int32_t *key_records(const RepLayout *layout, const int32_t *words, const float *values, const int32_t *children,
                             uint64_t n, uint8_t shift, bool whole)
