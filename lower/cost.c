@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Budgets (cost.h). */
@@ -189,44 +190,67 @@ const char *cost_feature_name(uint32_t i)
 
 static float log2p(double x) { return (float)log2(1 + x); }
 
-/*
- * Walk every tree from its root: the leaves' weighted depths into *mean and *sd, and
- * (unless NULL) the splits at each depth below COST_DEPTHS into splits_at.
- */
-static void walk_depths(const HForest *f, double *mean, double *sd, uint64_t *splits_at)
+/* Whether every leaf of f has a cover (the training rows that reached it), which then weighs it. */
+static bool leaves_covered(const HForest *f)
 {
-	double sum = 0, squares = 0, weight = 0;
-	uint32_t *stack = NULL;
-	size_t cap = 0;
 	bool covered = true;
 	for (uint64_t i = 0; i < f->num_nodes && covered; i++)
 		covered = f->nodes[i].feature != HIR_LEAF || f->nodes[i].cover > 0;
-	for (uint32_t t = 0; t < f->num_trees; t++) {
-		const HNode *nodes = hir_tree_nodes(f, t);
-		uint32_t top = 0;
-		GROW(stack, 2 * (size_t)f->trees[t].num_nodes + 2, cap);
-		stack[top++] = 0; /* node */
-		stack[top++] = 0; /* its depth */
-		while (top) {
-			uint32_t depth = stack[--top], id = stack[--top];
-			double w = covered ? nodes[id].cover : 1;
-			if (nodes[id].feature == HIR_LEAF) {
-				sum += w * depth;
-				squares += w * depth * depth;
-				weight += w;
-				continue;
-			}
-			if (splits_at && depth < COST_DEPTHS)
-				splits_at[depth]++;
-			stack[top++] = nodes[id].left;
-			stack[top++] = depth + 1;
-			stack[top++] = nodes[id].right;
-			stack[top++] = depth + 1;
+	return covered;
+}
+
+/*
+ * Walk tree t from its root: each leaf's depth and weight (its cover where `covered`, else
+ * 1) to leaf(ctx, ...), and (unless NULL) the splits at each depth below COST_DEPTHS into
+ * splits_at. *stack (*cap entries) is the walk's, grown as needed.
+ */
+static void tree_leaves(const HForest *f, uint32_t t, bool covered, uint32_t **stack, size_t *cap, uint64_t *splits_at,
+                        void (*leaf)(void *ctx, uint32_t depth, double w), void *ctx)
+{
+	const HNode *nodes = hir_tree_nodes(f, t);
+	uint32_t top = 0;
+	GROW(*stack, 2 * (size_t)f->trees[t].num_nodes + 2, *cap);
+	(*stack)[top++] = 0; /* node */
+	(*stack)[top++] = 0; /* its depth */
+	while (top) {
+		uint32_t depth = (*stack)[--top], id = (*stack)[--top];
+		if (nodes[id].feature == HIR_LEAF) {
+			leaf(ctx, depth, covered ? nodes[id].cover : 1);
+			continue;
 		}
+		if (splits_at && depth < COST_DEPTHS)
+			splits_at[depth]++;
+		(*stack)[top++] = nodes[id].left;
+		(*stack)[top++] = depth + 1;
+		(*stack)[top++] = nodes[id].right;
+		(*stack)[top++] = depth + 1;
 	}
+}
+
+typedef struct Moments {
+	double sum, squares, weight;
+} Moments;
+
+static void add_moments(void *ctx, uint32_t depth, double w)
+{
+	Moments *m = ctx;
+	m->sum += w * depth;
+	m->squares += w * depth * depth;
+	m->weight += w;
+}
+
+/* The leaves' weighted depths over every tree into *mean and *sd, and (unless NULL) the splits at each depth below COST_DEPTHS into splits_at. */
+static void walk_depths(const HForest *f, double *mean, double *sd, uint64_t *splits_at)
+{
+	Moments m = {0, 0, 0};
+	uint32_t *stack = NULL;
+	size_t cap = 0;
+	bool covered = leaves_covered(f);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		tree_leaves(f, t, covered, &stack, &cap, splits_at, add_moments, &m);
 	free(stack);
-	*mean = weight > 0 ? sum / weight : 0;
-	*sd = weight > 0 && squares / weight > *mean * *mean ? sqrt(squares / weight - *mean * *mean) : 0;
+	*mean = m.weight > 0 ? m.sum / m.weight : 0;
+	*sd = m.weight > 0 && m.squares / m.weight > *mean * *mean ? sqrt(m.squares / m.weight - *mean * *mean) : 0;
 }
 
 void cost_leaf_depths(const HForest *f, double *mean, double *sd)
@@ -320,4 +344,71 @@ bool cost_predict(const float *x, size_t n, float *out)
 		return false;
 	cost_model_predict(x, n, out);
 	return true;
+}
+
+/*
+ * Whether walks of `lanes` rows side by side, past `peel` straight steps, finish together
+ * (one loop stepping every lane until all are on their leaves) rather than each lane in a
+ * loop of its own (lower/lower_walks.c). A lane's own loop is a chain: each step waits
+ * for its record's load and its key's (about CYCLES_CHAIN_STEP), and its exit, after a
+ * different number of steps each time, is mispredicted (CYCLES_EXIT); lanes together
+ * take their steps at the rate a core issues them (CYCLES_LANE_STEP a lane, its leaf test
+ * included) for as many rounds as the deepest lane needs, and pay one exit. Each tree's
+ * leaves, weighted by their cover, give F(d) = P(D <= d) for a lane's walk of D steps,
+ * and F(d)^lanes for the deepest of the lanes': the steps past peel are the sums past it
+ * of 1 - F(d) (a lane's) and 1 - F(d)^lanes (the rounds together).
+ *
+ * Together is taken where it costs under three quarters of the lanes' own loops. On
+ * LightGBM's 255 leaves on covtype's 54 features (a walk's mean 11.5 steps, a fifth past
+ * its 16 straight ones) it ran 1.25-1.58x faster; near the bound (lgb-leaves255 and
+ * xgb-lossguide, a walk in 46 past 13 steps; scikit-learn's forests grown to purity,
+ * whose steps wait on L2 and L3, which the model does not see) it ran as fast or slower
+ * (docs/performance-notes.md, Rows' walks finished together).
+ */
+#define CYCLES_CHAIN_STEP 13
+#define CYCLES_EXIT 20
+#define CYCLES_LANE_STEP 2
+
+typedef struct DepthWeights {
+	double *at; /* weight of the leaves at each depth, to `deepest` */
+	uint32_t deepest;
+	double total;
+} DepthWeights;
+
+static void add_depth_weight(void *ctx, uint32_t depth, double w)
+{
+	DepthWeights *d = ctx;
+	d->at[depth] += w;
+	d->total += w;
+	d->deepest = depth > d->deepest ? depth : d->deepest;
+}
+
+bool cost_finish_together(const HForest *f, uint32_t peel, uint32_t lanes)
+{
+	double alone = 0, together = 0;
+	uint32_t *stack = NULL;
+	size_t cap = 0, weights_cap = 0;
+	bool covered = leaves_covered(f);
+	DepthWeights d = {NULL, 0, 0};
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		double below = 0; /* P(D <= depth) */
+		GROW(d.at, (size_t)f->trees[t].num_nodes + 1, weights_cap);
+		memset(d.at, 0, ((size_t)f->trees[t].num_nodes + 1) * sizeof *d.at);
+		d.deepest = 0;
+		d.total = 0;
+		tree_leaves(f, t, covered, &stack, &cap, NULL, add_depth_weight, &d);
+		for (uint32_t depth = 0; depth <= d.deepest && d.total > 0; depth++) {
+			double deeper, deepest; /* P(D > depth), P(max D > depth) */
+			below += d.at[depth] / d.total;
+			if (depth < peel)
+				continue;
+			deeper = below < 1 ? 1 - below : 0;
+			deepest = below < 1 ? 1 - pow(below, lanes) : 0;
+			alone += lanes * deeper * CYCLES_CHAIN_STEP + (depth == peel ? lanes * deeper * CYCLES_EXIT : 0);
+			together += lanes * deepest * CYCLES_LANE_STEP + (depth == peel ? deepest * CYCLES_EXIT : 0);
+		}
+	}
+	free(stack);
+	free(d.at);
+	return together * 4 < alone * 3;
 }

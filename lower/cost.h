@@ -99,6 +99,8 @@ void cost_features(const CostForest *c, const CostMachine *m, const HScheduleKno
  * equally.
  */
 void cost_leaf_depths(const HForest *f, double *mean, double *sd);
+/* Whether walks of `lanes` rows side by side, past `peel` straight steps, finish in one loop together rather than a loop a lane. */
+bool cost_finish_together(const HForest *f, uint32_t peel, uint32_t lanes);
 
 /*
  * Whether this grove was built with a trained model (else cost_predict has none to ask),

@@ -5,6 +5,7 @@
  * walks (code, blocks of trees, leaf masks) where they apply.
  */
 #include "lower/lowering.h"
+#include "lower/cost.h"
 
 /* One step of a walk from node for row: the representation tests the split and yields the child (a leaf stays where leaf_stays). */
 static uint32_t lower_step(Lowering *l, uint32_t tree, uint32_t node, const RepRow *row, const RepNode *fields, bool leaf_stays)
@@ -300,11 +301,20 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	 * Where no lane peels past its first possible leaf, the loops carry the rest of every
 	 * walk: a row's trees run them together. Where lanes peel past their leaves (which
 	 * stay), most walks end peeled, and a loop a lane costs them one test (measured:
-	 * docs/performance-notes.md, A row's trees finished together).
+	 * docs/performance-notes.md, A row's trees finished together). Rows side by side
+	 * finish together where the forest's leaf depths say it pays (cost_finish_together).
 	 */
 	together = l->scope.lanes_are_trees && l->scope.lanes > 1 && !whole;
 	for (uint32_t r = 0; r < l->scope.lanes; r++)
 		together = together && peel[r] <= safe[r];
+	if (!l->scope.lanes_are_trees && l->scope.lanes > 1 && !whole) {
+		if (l->finish_lanes != l->scope.lanes || l->finish_peel != most) { /* (walks lowered again ask again) */
+			l->finish_lanes = l->scope.lanes;
+			l->finish_peel = most;
+			l->finish_together = cost_finish_together(l->f, most, l->scope.lanes);
+		}
+		together = l->finish_together;
+	}
 	l->layout.step_level = -1;
 	if (together)
 		finish_together(l, tree, node, row, exact);

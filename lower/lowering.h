@@ -149,6 +149,9 @@ struct Lowering {
 	                               (lower_code.c), else LIR_NONE */
 	TopLeaves *top_leaves;      /* per MIR instruction: a walk whose leaves its reduce takes output by output (nodes
 	                               LIR_NONE: none) */
+	uint32_t finish_peel;       /* the last walks of rows side by side: their straight steps, lanes (0: none yet) */
+	uint32_t finish_lanes;
+	bool finish_together;       /*   and whether they finish together (cost_finish_together) */
 	Error *e;
 };
 

@@ -1088,6 +1088,28 @@ def cli_tests(s):
                          q.stderr.strip() or "no word copy, top slots, addc i32 or keys less one in the LIR")
             else:
                 judge(s, "cli", f"{name}_{batch}", read_table(out), expected, not fixture)
+    # Walks of 16 rows side by side that finish together (lower_walks.c, finish_together, where cost_finish_together
+    # says it pays): after 2 straight steps most of the 255-leaf lossguide fixture's walks go on, and one loop steps
+    # every lane until all are on their leaves (their leaf tests ANDed); after 12 few do, and each lane loops alone.
+    # Both against XGBoost's margins, in one call, 100 rows and a row a call.
+    for peel, together in ((2, True), (12, False)):
+        name = f"rows_finish_{'together' if together else 'alone'}"
+        if not any(s.wanted("cli", f"{name}_{batch}") for batch in ("0", "100", "1")):
+            continue
+        text = f"tile(batch, b0, b1, 16); interleave(b1); reorder(b0, tree, b1); peelWalk(b1, {peel})"
+        lir = s.run("dump", "--level", "lir", nan_words + ".json", "--schedule-text", text).stdout
+        so = s.path(f"cli-{name}.so")
+        p = s.run("compile", nan_words + ".json", "--schedule-text", text, "-o", so)
+        lanes_anded = lir.count(" = and i1 ") >= 15
+        for batch in ("0", "100", "1"):
+            out = s.path(f"cli-{name}-{batch}.csv")
+            q = s.run("predict", so, "--input", nan_words + ".rows.csv", "--output", out, "--margin",
+                      *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
+            if q.returncode != 0 or lanes_anded != together:
+                s.record("cli", f"{name}_{batch}", False, q.stderr.strip() or
+                         f"the LIR {'lacks' if together else 'has'} the lanes' leaf tests ANDed")
+            else:
+                judge(s, "cli", f"{name}_{batch}", read_table(out), read_table(nan_words + ".margin.csv"), False)
     # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and

@@ -77,6 +77,28 @@ static void test_forest_features(void)
 	hir_forest_free(f);
 }
 
+/* Rows side by side finish together where most lanes walk past the straight steps, not where few do. */
+static void test_finish_together(void)
+{
+	/* a chain of 7 splits whose rows nearly all reach its deepest leaves */
+	static const int32_t chain7[15][3] = {{0, 1, 2},         {HIR_LEAF, 0, 0}, {0, 3, 4},  {HIR_LEAF, 0, 0}, {0, 5, 6},
+	                                      {HIR_LEAF, 0, 0},  {0, 7, 8},        {HIR_LEAF, 0, 0}, {0, 9, 10}, {HIR_LEAF, 0, 0},
+	                                      {0, 11, 12},       {HIR_LEAF, 0, 0}, {0, 13, 14}, {HIR_LEAF, 0, 0}, {HIR_LEAF, 0, 0}};
+	static const float deep[15] = {100, 1, 99, 1, 98, 1, 97, 1, 96, 1, 95, 1, 94, 47, 47};
+	/* chain3 whose rows nearly all stop at its first leaf */
+	static const float shallow[7] = {100, 99, 1, 0.5f, 0.5f, 0.25f, 0.25f};
+	HForest *f = hir_forest_new("unit", 1, 1);
+	add_tree(f, 15, chain7, deep);
+	CHECK(cost_finish_together(f, 2, 16));
+	CHECK(!cost_finish_together(f, 7, 16)); /* no walk goes past 7 steps */
+	hir_forest_free(f);
+	f = hir_forest_new("unit", 1, 1);
+	add_tree(f, 7, chain3, shallow);
+	CHECK(!cost_finish_together(f, 1, 16));
+	CHECK(cost_finish_together(f, 0, 16)); /* every walk takes a step past none */
+	hir_forest_free(f);
+}
+
 /* The features of a schedule: the forest's, the machine's, every knob at its place, and the bytes they imply. */
 static void test_schedule_features(void)
 {
@@ -111,6 +133,7 @@ int main(void)
 {
 	test_knob_table();
 	test_forest_features();
+	test_finish_together();
 	test_schedule_features();
 	if (failures)
 		fprintf(stderr, "%d check(s) failed\n", failures);
