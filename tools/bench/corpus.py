@@ -71,6 +71,8 @@ CORPUS = {
                       "num_leaves=255, the usual first change: deep, unbalanced trees (no depth limit)"),
     "lgb-leaves255-nan": ("lightgbm.LGBMClassifier", {"num_leaves": 255}, "higgs+nan", 50000, "binary", 2,
                           "num_leaves=255 on rows with missing values: deep trees whose splits send NaN either way"),
+    "lgb-leaves255-cov": ("lightgbm.LGBMClassifier", {"num_leaves": 255}, "covtype", 50000, "binary", 2,
+                          "num_leaves=255 on covtype's 54 features: deeper walks, a fifth of them past 16 steps"),
     "lgb-10class": ("lightgbm.LGBMClassifier", {}, "letters", 30000, "multiclass", 10,
                     "a 10-class LightGBM model: 1000 trees, one per class and round, softmax"),
     "xgb-default": ("xgboost.XGBClassifier", {}, "higgs", 50000, "binary", 2,
