@@ -106,16 +106,13 @@ uint32_t cost_key_columns(const HForest *f)
  * LONE_WHOLE_KEYS_MAX_FEATURES, 1 KiB of them; much wider rows lose, as their scan writes
  * 16 KiB a row (measured: docs/performance-notes.md, Keys: i64 or i32).
  */
-bool cost_whole_keys_fit(const HForest *f, int64_t rows)
+bool cost_whole_keys_fit(uint32_t columns, int64_t rows)
 {
-	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES, columns = cost_key_columns(f);
+	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES;
 	return columns <= widest && (uint64_t)rows * columns * sizeof(uint64_t) <= KEYS_MAX_BYTES;
 }
 
-bool cost_keys_fit(const HForest *f, int64_t rows)
-{
-	return (uint64_t)rows * cost_key_columns(f) * sizeof(uint32_t) <= KEYS_MAX_BYTES;
-}
+bool cost_keys_fit(uint32_t columns, int64_t rows) { return (uint64_t)rows * columns * sizeof(uint32_t) <= KEYS_MAX_BYTES; }
 
 /*
  * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:
@@ -129,18 +126,13 @@ bool cost_keys_fit(const HForest *f, int64_t rows)
 
 bool cost_keys_in_tiles(const HForest *f) { return f->num_features > TILE_WORDS_MIN_FEATURES; }
 
-int64_t cost_tiled_rows(const HForest *f, int64_t span, bool *fits)
-{
-	int64_t rows = (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES;
-	*fits = span > 0 && (uint64_t)rows * cost_key_columns(f) * sizeof(int32_t) <= KEYS_MAX_BYTES;
-	return rows;
-}
+int64_t cost_tiled_rows(int64_t span) { return (span + TOP_LANES - 1) / TOP_LANES * TOP_LANES; }
 
-bool cost_tiled_keys_fit(const HForest *f, int64_t rows)
+bool cost_tiles_fit(uint32_t columns, int64_t span) { return span > 0 && cost_keys_fit(columns, cost_tiled_rows(span)); }
+
+bool cost_tiled_keys_fit(const HForest *f, uint32_t columns, int64_t rows)
 {
-	bool fits;
-	cost_tiled_rows(f, rows, &fits);
-	return cost_keys_in_tiles(f) && fits; /* (the keys row by row, of no more rows, fit too) */
+	return cost_keys_in_tiles(f) && cost_tiles_fit(columns, rows); /* (the keys row by row, of no more rows, fit too) */
 }
 
 uint64_t cost_oblivious_bytes(const HForest *f)

@@ -41,16 +41,22 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
  * features where its splits send NaN either way, not where 0 goes (nan_columns).
  */
 uint32_t cost_key_columns(const HForest *f);
-/* Whether blocks of `rows` of f's rows get i64 keys (the walks' fastest compares) where the layout keeps a key copy. */
-bool cost_whole_keys_fit(const HForest *f, int64_t rows);
-/* Whether blocks of `rows` of f's rows get i32 keys on the stack. */
-bool cost_keys_fit(const HForest *f, int64_t rows);
+/*
+ * Whether blocks of `rows` rows of `columns` keys (cost_key_columns: a scan of every
+ * split, which callers make once) get i64 keys (the walks' fastest compares) where the
+ * layout keeps a key copy.
+ */
+bool cost_whole_keys_fit(uint32_t columns, int64_t rows);
+/* Whether blocks of `rows` rows of `columns` keys get i32 keys on the stack. */
+bool cost_keys_fit(uint32_t columns, int64_t rows);
 /* Whether f's walks read their keys in tiles (RepLayout.tile_words) where they make keys: rows wide enough. */
 bool cost_keys_in_tiles(const HForest *f);
-/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes), and whether they fit the stack. */
-int64_t cost_tiled_rows(const HForest *f, int64_t span, bool *fits);
-/* Whether the walks of blocks of `rows` of f's rows read keys in tiles, where the CPU takes tops. */
-bool cost_tiled_keys_fit(const HForest *f, int64_t rows);
+/* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes). */
+int64_t cost_tiled_rows(int64_t span);
+/* Whether the tiles of keys of a block of `span` rows of `columns` keys fit the stack. */
+bool cost_tiles_fit(uint32_t columns, int64_t span);
+/* Whether the walks of blocks of `rows` of f's rows (`columns` keys) read keys in tiles, where the CPU takes tops. */
+bool cost_tiled_keys_fit(const HForest *f, uint32_t columns, int64_t rows);
 /* Bytes the walks of f's symmetric trees read in the oblivious layout: a record (8 bytes) a level, every leaf's values. */
 uint64_t cost_oblivious_bytes(const HForest *f);
 /* Whether a block of `rows` of f's rows, row_size bytes a value, may be copied to the stack with NaN read as 0. */

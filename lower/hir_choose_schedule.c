@@ -397,15 +397,15 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	bool auto_tile = tree_tile == HIR_TILE_AUTO;
 	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
-	uint32_t row_tile = copied ? MIN_ROW_TILE : ROW_TILE;
-	while (row_tile > MIN_ROW_TILE && (row_tile * row_bytes > ROW_TILE_BYTES || !cost_keys_fit(f, row_tile)))
+	uint32_t row_tile = copied ? MIN_ROW_TILE : ROW_TILE, columns = cost_key_columns(f);
+	while (row_tile > MIN_ROW_TILE && (row_tile * row_bytes > ROW_TILE_BYTES || !cost_keys_fit(columns, row_tile)))
 		row_tile /= 2; /* (a tile whose keys do not fit the stack walks floats) */
 	for (uint32_t t = 0; t < f->num_trees; t++)
 		total += tree_bytes(f, t);
-	if (!copied && total > L2_BYTES && cost_whole_keys_fit(f, BIG_ROW_TILE))
+	if (!copied && total > L2_BYTES && cost_whole_keys_fit(columns, BIG_ROW_TILE))
 		row_tile = BIG_ROW_TILE;
-	else if (!copied && total > L2_BYTES && cost_tiled_keys_fit(f, BIG_ROW_TILE / 2) &&
-	         (cost_whole_keys_fit(f, BIG_ROW_TILE / 2) || !cost_whole_keys_fit(f, row_tile)))
+	else if (!copied && total > L2_BYTES && cost_tiled_keys_fit(f, columns, BIG_ROW_TILE / 2) &&
+	         (cost_whole_keys_fit(columns, BIG_ROW_TILE / 2) || !cost_whole_keys_fit(columns, row_tile)))
 		row_tile = BIG_ROW_TILE / 2;
 	while (row_tile > MIN_ROW_TILE && row_tile * row_margin_bytes(f) > TILE_MARGIN_BYTES)
 		row_tile /= 2;

@@ -45,7 +45,7 @@ bool lower_keys_block(const MModule *m, const MInst *inst)
 static void zero_missing_rows(Lowering *l, const MInst *inst, uint32_t first, uint32_t end, uint32_t any)
 {
 	LType t = l->row_type;
-	uint32_t copy = lower_rows_array(l, t, inst->span, LSPACE_PRIVATE), at, x, nan, moved;
+	uint32_t copy = lower_rows_array(l, t, inst->span, l->f->num_features, LSPACE_PRIVATE), at, x, nan, moved;
 	lir_begin(&l->b, LOP_IF, lir_emit(&l->b, LOP_GET, LTYPE_I1, any, LIR_NONE, LIR_NONE), LIR_NONE, LIR_NONE);
 	at = lir_begin(&l->b, LOP_FOR, first, end, const_i64(l, 1));
 	x = emit2(l, LOP_LOAD, t, l->rows, at);
@@ -185,7 +185,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	 * tiles them. Where the tiles would not fit the stack, the walks take no tops, and
 	 * those that read tiles read the rows instead.
 	 */
-	int64_t tile_rows = cost_tiled_rows(l->f, inst->span, &(bool){false}); /* (whether they fit: MBLOCK_TILES) */
+	int64_t tile_rows = cost_tiled_rows(inst->span); /* (whether they fit: MBLOCK_TILES) */
 	bool tiled = key != LTYPE_VOID && l->layout.tile_words && !(inst->span == 1 && l->layout.blocks);
 	bool tops = key != LTYPE_VOID && (inst->block & MBLOCK_TOPS) && l->layout.top_levels >= 2;
 	bool masks = key != LTYPE_VOID && (inst->block & MBLOCK_TOPS) && l->layout.leaf_masks; /* (lower_tile_walk) */
@@ -228,8 +228,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for the walks */
 			l->layout.one_row = inst->span == 1;
-			int64_t elements = inst->span * (int64_t)l->layout.key_columns;
-			l->block.key_rows = lir_local_array(&l->b, key, elements > 0 ? elements : 1, LSPACE_PRIVATE);
+			l->block.key_rows = lower_rows_array(l, key, inst->span, l->layout.key_columns, LSPACE_PRIVATE);
 			l->block.key_first = first_row;
 			l->block.key_index = &inst->row;
 			l->block.key_type = key;

@@ -25,9 +25,9 @@ uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first)
 	return emit2(l, LOP_MUL, LTYPE_I64, elems, const_i64(l, l->f->num_features));
 }
 
-uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space)
+uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, int64_t width, LSpace space)
 {
-	int64_t elements = rows * l->f->num_features;
+	int64_t elements = rows * width;
 	return lir_local_array(&l->b, type, elements > 0 ? elements : 1, space);
 }
 
@@ -92,7 +92,7 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	elems = lower_cached_elements(l, count, &first);
 	from = emit2(l, LOP_MUL, LTYPE_I64, first, width);
-	copy = lower_rows_array(l, l->row_type, rows, LSPACE_PRIVATE);
+	copy = lower_rows_array(l, l->row_type, rows, l->f->num_features, LSPACE_PRIVATE);
 	zero = const_i64(l, 0);
 	one = const_i64(l, 1);
 	at = lir_begin(&l->b, LOP_FOR, zero, elems, one);

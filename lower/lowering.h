@@ -222,10 +222,11 @@ void lower_cache_consecutive(Lowering *l, const MInst *inst);
  */
 uint32_t lower_cached_elements(Lowering *l, int64_t count, uint32_t *first);
 /*
- * A local array of `type` for `rows` rows of the forest's features: one element where
- * the forest has no features (a LIR array has at least one; such rows copy nothing).
+ * A local array of `type` for `rows` rows of `width` elements (the forest's features, or
+ * its keys' columns): one element where that is none (a LIR array has at least one;
+ * such rows copy nothing).
  */
-uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, LSpace space);
+uint32_t lower_rows_array(Lowering *l, LType type, int64_t rows, int64_t width, LSpace space);
 /*
  * Where walks read categories as keys (RepLayout.category_keys): after the scan that made
  * the keys of rows' elements [first, end) (i64, multiples of the features) into

@@ -24,20 +24,20 @@ static bool row_lanes(const MModule *m, const MInst *inst)
 	return inst->op == MOP_FOR && inst->interleave == TOP_LANES && !(inst->loop & MLOOP_TREES);
 }
 
-static uint8_t plan_block(const MModule *m, const LRepresentation *rep, const MInst *inst)
+/* The block of ifComplete inst, whose rows have `columns` keys (cost_key_columns). */
+static uint8_t plan_block(const MModule *m, const LRepresentation *rep, const MInst *inst, uint32_t columns)
 {
-	const HForest *f = m->forest;
 	uint8_t block;
 	bool fits;
 	if (!rep->keys || inst->span == MIR_ROWS_ALL)
 		return 0;
-	if (cost_whole_keys_fit(f, inst->span))
+	if (cost_whole_keys_fit(columns, inst->span))
 		block = MBLOCK_KEYS | MBLOCK_WHOLE;
-	else if (cost_keys_fit(f, inst->span))
+	else if (cost_keys_fit(columns, inst->span))
 		block = MBLOCK_KEYS;
 	else
 		return 0;
-	cost_tiled_rows(f, inst->span, &fits);
+	fits = cost_tiles_fit(columns, inst->span);
 	if (fits)
 		block |= MBLOCK_TILES;
 	if (inst->span < TOP_LANES)
@@ -65,10 +65,11 @@ static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
 void mir_plan_blocks(MModule *m, bool gpu)
 {
 	const LRepresentation *rep = rep_find(m->representation);
+	uint32_t columns = gpu || !rep ? 0 : cost_key_columns(m->forest);
 	m->nan_as_zero = 0;
 	for (uint32_t id = 0; id < m->num_insts; id++)
 		if (m->insts[id].op == MOP_IF_COMPLETE)
-			m->insts[id].block = gpu || !rep ? 0 : plan_block(m, rep, &m->insts[id]);
+			m->insts[id].block = gpu || !rep ? 0 : plan_block(m, rep, &m->insts[id], columns);
 	if (gpu || !rep || rep->one_version)
 		return;
 	if (all_copy_rows(m, m->body, sizeof(float)))
