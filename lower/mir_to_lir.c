@@ -323,12 +323,15 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	 * them in turn; taking several, the next is mostly the one after.
 	 */
 	bool ahead = over_rows && mir_some(l->m, inst->body, lower_keys_block), turns = parallel && grain == 1;
-	uint32_t outer_end = l->rows_end, loop, outer_tops, outer_stride = l->loop_stride, threads = LIR_NONE;
+	uint32_t outer_end = l->rows_end, loop, outer_tops, outer_stride = l->loop_stride, threads = LIR_NONE, first = LIR_NONE;
 	int64_t outer_rows = l->loop_rows;
 	if (parallel && (shrinks || (ahead && turns)))
 		threads = lir_emit(&l->b, LOP_THREADS, LTYPE_I64, LIR_NONE, LIR_NONE, LIR_NONE);
-	if (shrinks)
+	if (shrinks) {
 		step = block_rows(l, begin, end, rows, threads);
+		if (l->scope.rows.num_terms) /* the loop's variable counts from the enclosing row loops' row */
+			first = lower_index(l, &l->scope.rows, 0);
+	}
 	if (ahead) {
 		l->loop_stride = turns ? emit2(l, LOP_MUL, LTYPE_I64, step, threads) : step;
 		l->loop_rows = rows;
@@ -338,6 +341,8 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 		l->b.fn->insts[loop].imm = grain;
 	if (shrinks) { /* the block's rows end at its end: loops over ranges the tile bounds cover the block */
 		uint32_t block_end = emit2(l, LOP_ADD, LTYPE_I64, loop, step);
+		if (first != LIR_NONE)
+			block_end = emit2(l, LOP_ADD, LTYPE_I64, first, block_end);
 		l->rows_end = emit2(l, LOP_MIN, LTYPE_I64, block_end, outer_end);
 	}
 	outer_tops = l->block.top_nodes;
