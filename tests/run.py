@@ -1661,12 +1661,20 @@ def schedule_tests(s, pool):
 # tools/schedule_check.py's random schedules, RANDOM_SCHEDULES on each of these models for the host and the simulator
 RANDOM_SCHEDULE_MODELS = ["missing_directions.x3.json", "multi_softprob3.x3.json", "lightgbm/leafwise_categorical.txt"]
 RANDOM_SCHEDULES = 30
+RANDOM_SCHEDULE_ROWS = 600
 
 
 def random_schedules(s, name, model, target, seed):
     """Random schedules (fixed seeds): each is refused with a message of the schedule's, or predicts what the default
-    schedule predicts."""
-    accepted, refused, failures = schedule_check.check_model(s.grove, model, RANDOM_SCHEDULES, random.Random(seed), target)
+    schedule predicts. On the model's rows repeated to RANDOM_SCHEDULE_ROWS or more: bounds of blocks and tiles of
+    hundreds of rows (a parallel loop's blocks are 256 rows at most) show only in batches larger than theirs."""
+    with open(os.path.splitext(model)[0] + ".rows.csv") as f:  # (rows without a header)
+        table = f.read().splitlines()
+    rows = s.path(name.replace("/", "-") + ".rows.csv")
+    with open(rows, "w") as f:
+        f.write("\n".join(table * -(-RANDOM_SCHEDULE_ROWS // max(1, len(table)))) + "\n")
+    accepted, refused, failures = schedule_check.check_model(s.grove, model, RANDOM_SCHEDULES, random.Random(seed), target,
+                                                             rows)
     s.record("schedules", name, not failures and accepted > 0,
              "; ".join(failures) or f"none of {RANDOM_SCHEDULES} schedules was accepted ({refused} refused)")
 

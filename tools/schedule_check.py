@@ -170,9 +170,10 @@ def check(grove, model, rows, want, schedule, target):
     return f"{model}: predictions differ from the default's under: {schedule}"
 
 
-def check_model(grove, model, count, rng, target):
-    """count random schedules on model (its rows MODEL.rows.csv beside it): (accepted, refused, failures)."""
-    rows = os.path.splitext(model)[0] + ".rows.csv"
+def check_model(grove, model, count, rng, target, rows=None):
+    """count random schedules on model, on rows (a CSV; MODEL.rows.csv beside it where None): (accepted, refused,
+    failures)."""
+    rows = rows or os.path.splitext(model)[0] + ".rows.csv"
     p, want = predict(grove, model, rows)
     if want is None:
         return 0, 0, [f"{model}: the default schedule fails: {p.stderr.strip()}"]
