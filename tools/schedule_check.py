@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def random_schedule(rng):
     directives = []
-    loops = structure(rng, directives, 4, [1, 2, 3, 4, 5, 8, 16, 64, "N_t/2"])
+    loops = structure(rng, directives, 4, [1, 2, 3, 4, 5, 8, 16, 64, 300, "N_t/2"])
     for _ in range(rng.randint(1, 4)):
         names = list(loops)
         var = rng.choice(names)
