@@ -194,10 +194,14 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	bool outer = l->complete, keys = key != LTYPE_VOID;
 	/*
 	 * The walks are the same either way (their keys' columns decide NaN too); or a lone
-	 * row's on the host, as fast with the missing-value tests as without.
+	 * row's on the host, as fast with the missing-value tests as without, but where splits
+	 * test category sets: there a step's tests of NaN's key for the set and the threshold
+	 * are a third of it, and a row without NaN walks a fifth faster without them (measured:
+	 * docs/performance-notes.md, Lone rows of category forests).
 	 */
+	bool sets = l->layout.compares & 1u << HCMP_IN; /* splits test category sets */
 	bool once = l->layout.missing_by_compare || l->layout.nan_reads_zero || (keys && l->layout.nan_columns) ||
-	            (inst->span == 1 && !l->gpu.on) ||
+	            (inst->span == 1 && !l->gpu.on && !sets) ||
 	            (l->gpu.alike && mir_some(l->m, inst->body, lower_caches_trees));
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;

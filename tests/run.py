@@ -992,20 +992,23 @@ def cli_tests(s):
                 judge(s, "cli", f"nan_columns_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
     flags = open("/proc/cpuinfo").read()
     # A lone row walks its trees side by side, and where their leaves cannot stay (category splits) one loop steps
-    # them all to their leaves (finish_together): one row a call and 7, against LightGBM's margins.
+    # them all to their leaves (finish_together), in two versions: its row with NaN and without (a forest past 512
+    # splits, which grove's schedule walks by leaf masks where rows come in batches). One row a call and 7, a third of
+    # the rows with NaN, against LightGBM's margins.
+    leafwise_cat_masks = os.path.join(MODELS, "lightgbm", "leafwise_categorical_masks.txt")
     if any(s.wanted("cli", f"category_lone_rows_{batch}") for batch in ("1", "7")):
         so = s.path("cli-category-lone-rows.so")
-        p = s.run("compile", leafwise_cat, "-o", so)
+        p = s.run("compile", leafwise_cat_masks, "-o", so)
         for batch in ("1", "7"):
             out = s.path(f"cli-category-lone-rows-{batch}.csv")
-            rows = leafwise_cat.replace(".txt", ".rows.csv")
+            rows = leafwise_cat_masks.replace(".txt", ".rows.csv")
             q = s.run("predict", so, "--input", rows, "--output", out, "--margin", "--batch", batch) \
                 if p.returncode == 0 else p
             if q.returncode != 0:
                 s.record("cli", f"category_lone_rows_{batch}", False, q.stderr.strip())
             else:
                 judge(s, "cli", f"category_lone_rows_{batch}", read_table(out),
-                      read_table(leafwise_cat.replace(".txt", ".margin.csv")), False)
+                      read_table(leafwise_cat_masks.replace(".txt", ".margin.csv")), False)
     # The sparse layout's tops: every tree's first four levels complete in its first slots (a leaf above the fourth,
     # as this model has at depth 2, copied below it), taken for 16 rows at once where leaves stay; the rows past the
     # last tile of 16 walk from the root. Against LightGBM's margins, all rows in one call and 100 a call.

@@ -114,6 +114,11 @@ SPECS = [
          num_feature=10, n_train=3000, n_rows=200, missing=0.05, representations=("sparse",),
          notes="31 leaves grown deep with category sets of up to 10 words: leaf masks pick a set's word from a "
                "table of 8 or 16 (AVX2, AVX-512) or gather it where the set is wider"),
+    Spec("leafwise_categorical_masks", "binary", "categorical", rounds=24, categorical=(0, 1), categories=(40, 12),
+         params={"num_leaves": 31, "min_data_in_leaf": 3, "min_data_per_group": 5, "cat_smooth": 1.0},
+         num_feature=10, n_train=3000, n_rows=200, missing=0.05,
+         notes="as leafwise_categorical, past 512 splits: grove's schedule walks batches by leaf masks and lone rows "
+               "node by node, in two versions (rows with NaN and without), all trees side by side finished together"),
     Spec("leafwise_multiclass", "multiclass", "multiclass", rounds=6,
          params={"num_class": 3, "num_leaves": 31, "min_data_in_leaf": 3}, num_feature=10, n_train=3000, n_rows=200,
          missing=0.0, train_missing=0.0, representations=("sparse",), notes="31 leaves grown deep, 3 classes"),
