@@ -304,10 +304,11 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 	 * docs/performance-notes.md, A row's trees finished together). Rows side by side
 	 * finish together where the forest's leaf depths say it pays (cost_finish_together).
 	 */
-	together = l->scope.lanes_are_trees && l->scope.lanes > 1 && !whole;
-	for (uint32_t r = 0; r < l->scope.lanes; r++)
-		together = together && peel[r] <= safe[r];
-	if (!l->scope.lanes_are_trees && l->scope.lanes > 1 && !whole) {
+	together = l->scope.lanes > 1 && !whole;
+	if (together && l->scope.lanes_are_trees) {
+		for (uint32_t r = 0; r < l->scope.lanes; r++)
+			together = together && peel[r] <= safe[r];
+	} else if (together) {
 		if (l->finish_lanes != l->scope.lanes || l->finish_peel != most) { /* (walks lowered again ask again) */
 			l->finish_lanes = l->scope.lanes;
 			l->finish_peel = most;

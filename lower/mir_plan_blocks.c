@@ -65,12 +65,13 @@ static bool all_copy_rows(const MModule *m, uint32_t id, size_t row_size)
 void mir_plan_blocks(MModule *m, bool gpu)
 {
 	const LRepresentation *rep = rep_find(m->representation);
-	uint32_t columns = gpu || !rep ? 0 : cost_key_columns(m->forest);
+	bool plans = !gpu && rep; /* blocks are planned on the host, for a known representation */
+	uint32_t columns = plans ? cost_key_columns(m->forest) : 0;
 	m->nan_as_zero = 0;
 	for (uint32_t id = 0; id < m->num_insts; id++)
 		if (m->insts[id].op == MOP_IF_COMPLETE)
-			m->insts[id].block = gpu || !rep ? 0 : plan_block(m, rep, &m->insts[id], columns);
-	if (gpu || !rep || rep->one_version)
+			m->insts[id].block = plans ? plan_block(m, rep, &m->insts[id], columns) : 0;
+	if (!plans || rep->one_version)
 		return;
 	if (all_copy_rows(m, m->body, sizeof(float)))
 		m->nan_as_zero |= MZERO_FLOATS;
