@@ -131,21 +131,14 @@ static int32_t leaf_level(const Lowering *l, uint32_t peel, uint32_t safe, bool 
 }
 
 /*
- * The rest of the walks of one row's trees side by side (lanes that are trees), after
- * their peeled steps: one loop steps every lane until all are on their leaves, a lane on
- * its leaf staying there, so that the lanes' chains of loads overlap where a loop a lane
- * runs them one after another. It ends on the lanes' leaf tests where they have them,
- * else when no lane moved.
+ * Every lane's node read from its cell into cur and fields, and whether all of them are
+ * on their leaves (LIR_NONE where the layout cannot tell a leaf by its node).
  */
-static void finish_together(Lowering *l, const uint32_t *tree, uint32_t *node, const RepRow *row, const bool *exact)
+static uint32_t lanes_on_leaves(Lowering *l, const uint32_t *tree, const uint32_t *cells, const bool *exact, uint32_t *cur,
+                                RepNode *fields)
 {
-	uint32_t cells[MIR_MAX_INTERLEAVE], cur[MIR_MAX_INTERLEAVE], done = LIR_NONE, leaf, next, same;
-	RepNode fields[MIR_MAX_INTERLEAVE];
+	uint32_t done = LIR_NONE, leaf;
 	bool tested = true;
-	for (uint32_t r = 0; r < l->scope.lanes; r++)
-		if (!exact[r])
-			cells[r] = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
-	lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		if (exact[r])
 			continue;
@@ -156,22 +149,80 @@ static void finish_together(Lowering *l, const uint32_t *tree, uint32_t *node, c
 		if (tested)
 			done = done == LIR_NONE ? leaf : emit2(l, LOP_AND, LTYPE_I1, done, leaf);
 	}
-	if (tested)
-		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
-	done = LIR_NONE;
-	for (uint32_t r = 0; r < l->scope.lanes; r++) {
-		if (exact[r])
-			continue;
-		next = lower_step(l, tree[r], cur[r], &row[r], &fields[r], true);
-		emit2(l, LOP_SET, LTYPE_VOID, cells[r], next);
-		if (tested)
-			continue;
-		same = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, next, cur[r]);
-		done = done == LIR_NONE ? same : emit2(l, LOP_AND, LTYPE_I1, done, same);
+	return tested ? done : LIR_NONE;
+}
+
+/*
+ * The rest of the walks of lanes side by side after their peeled steps (`stepped` of
+ * them, at least), stepping every lane until all are on their leaves, a lane on its leaf
+ * staying there, so that the lanes' chains of loads overlap where a loop a lane runs
+ * them one after another.
+ *
+ * Lanes that are rows first take up to FINISH_BLOCKS blocks of FINISH_BLOCK_STEPS straight
+ * steps, each while some lane still walks, then a loop. A loop holds every lane's node
+ * across its rounds, which takes 16 lanes' nodes through the stack each round; straight
+ * steps keep them in registers, and a test a block costs less than a test a step
+ * (measured: docs/performance-notes.md, Rows' walks finished together). Where the blocks
+ * reach the forest's deepest leaf, there is no loop. Lanes that are a row's trees run
+ * the loop alone: their steps wait on each load, and the blocks' steps on leaves made
+ * them slower.
+ *
+ * The loop ends on the lanes' leaf tests where they have them, else when no lane moved.
+ */
+#define FINISH_BLOCK_STEPS 3
+#define FINISH_BLOCKS 6
+static void finish_together(Lowering *l, const uint32_t *tree, uint32_t *node, const RepRow *row, const bool *exact,
+                            uint32_t stepped)
+{
+	uint32_t cells[MIR_MAX_INTERLEAVE], cur[MIR_MAX_INTERLEAVE], done, tests, next, same, blocks = 0, opened = 0;
+	RepNode fields[MIR_MAX_INTERLEAVE];
+	if (!l->scope.lanes_are_trees && l->deepest_leaf > stepped) {
+		blocks = (l->deepest_leaf - stepped + FINISH_BLOCK_STEPS - 1) / FINISH_BLOCK_STEPS;
+		blocks = blocks < FINISH_BLOCKS ? blocks : FINISH_BLOCKS;
 	}
-	if (!tested)
-		lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
-	lir_end(&l->b);
+	for (uint32_t r = 0; r < l->scope.lanes; r++)
+		if (!exact[r])
+			cells[r] = lir_emit(&l->b, LOP_VAR, LTYPE_I64, node[r], LIR_NONE, LIR_NONE);
+	for (; opened < blocks; opened++) {
+		done = lanes_on_leaves(l, tree, cells, exact, cur, fields);
+		if (done == LIR_NONE)
+			break;
+		lir_begin(&l->b, LOP_IF, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, done, lir_const_int(&l->b, LTYPE_I1, 0)), LIR_NONE,
+		          LIR_NONE);
+		for (uint32_t i = 0; i < FINISH_BLOCK_STEPS; i++)
+			for (uint32_t r = 0; r < l->scope.lanes; r++) {
+				if (exact[r])
+					continue;
+				if (i)
+					fields[r] = l->rep->load_node(&l->layout, &l->b, tree[r], cur[r]);
+				cur[r] = lower_step(l, tree[r], cur[r], &row[r], &fields[r], true);
+			}
+		for (uint32_t r = 0; r < l->scope.lanes; r++)
+			if (!exact[r])
+				emit2(l, LOP_SET, LTYPE_VOID, cells[r], cur[r]);
+	}
+	if (opened < blocks || stepped + opened * FINISH_BLOCK_STEPS < l->deepest_leaf || l->scope.lanes_are_trees) {
+		lir_begin(&l->b, LOP_LOOP, LIR_NONE, LIR_NONE, LIR_NONE);
+		tests = lanes_on_leaves(l, tree, cells, exact, cur, fields);
+		if (tests != LIR_NONE)
+			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, tests, LIR_NONE, LIR_NONE);
+		done = LIR_NONE; /* (without the leaf tests: every lane's step stayed) */
+		for (uint32_t r = 0; r < l->scope.lanes; r++) {
+			if (exact[r])
+				continue;
+			next = lower_step(l, tree[r], cur[r], &row[r], &fields[r], true);
+			emit2(l, LOP_SET, LTYPE_VOID, cells[r], next);
+			if (tests != LIR_NONE)
+				continue;
+			same = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, next, cur[r]);
+			done = done == LIR_NONE ? same : emit2(l, LOP_AND, LTYPE_I1, done, same);
+		}
+		if (tests == LIR_NONE)
+			lir_emit(&l->b, LOP_BREAK_IF, LTYPE_VOID, done, LIR_NONE, LIR_NONE);
+		lir_end(&l->b);
+	}
+	for (; opened > 0; opened--)
+		lir_end(&l->b);
 	for (uint32_t r = 0; r < l->scope.lanes; r++)
 		if (!exact[r])
 			node[r] = lir_emit(&l->b, LOP_GET, LTYPE_I64, cells[r], LIR_NONE, LIR_NONE);
@@ -251,7 +302,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], most = walk->peel, topped, nodes;
+	uint32_t node[MIR_MAX_INTERLEAVE], tree[MIR_MAX_INTERLEAVE], most = walk->peel, topped, nodes, stepped, shallowest;
 	bool whole = true, together; /* every lane's walk is its peeled steps (MInst.exact); lanes' loops run together */
 	uint32_t peel[MIR_MAX_INTERLEAVE], safe[MIR_MAX_INTERLEAVE];
 	bool exact[MIR_MAX_INTERLEAVE];
@@ -313,12 +364,16 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 			l->finish_lanes = l->scope.lanes;
 			l->finish_peel = most;
 			l->finish_together = cost_finish_together(l->f, most, l->scope.lanes);
+			hir_leaf_depth_range(l->f, &shallowest, &l->deepest_leaf);
 		}
 		together = l->finish_together;
 	}
 	l->layout.step_level = -1;
+	stepped = most;
+	for (uint32_t r = 0; r < l->scope.lanes; r++)
+		stepped = !exact[r] && peel[r] < stepped ? peel[r] : stepped;
 	if (together)
-		finish_together(l, tree, node, row, exact);
+		finish_together(l, tree, node, row, exact, stepped);
 	else
 		finish_by_lanes(l, tree, node, row, exact);
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {

@@ -152,6 +152,7 @@ struct Lowering {
 	uint32_t finish_peel;       /* the last walks of rows side by side: their straight steps, lanes (0: none yet) */
 	uint32_t finish_lanes;
 	bool finish_together;       /*   and whether they finish together (cost_finish_together) */
+	uint32_t deepest_leaf;      /*   and the forest's deepest leaf, asked then (hir_leaf_depth_range) */
 	Error *e;
 };
 

@@ -1092,27 +1092,31 @@ def cli_tests(s):
             else:
                 judge(s, "cli", f"{name}_{batch}", read_table(out), expected, not fixture)
     # Walks of 16 rows side by side that finish together (lower_walks.c, finish_together, where cost_finish_together
-    # says it pays): after 2 straight steps most of the 255-leaf lossguide fixture's walks go on, and one loop steps
-    # every lane until all are on their leaves (their leaf tests ANDed); after 12 few do, and each lane loops alone.
-    # Both against XGBoost's margins, in one call, 100 rows and a row a call.
-    for peel, together in ((2, True), (12, False)):
-        name = f"rows_finish_{'together' if together else 'alone'}"
+    # says it pays) take blocks of 3 straight steps, each where some lane still walks (its 15 ANDs of 16 leaf tests),
+    # up to 6 of them, then a loop, unless the blocks reach the forest's deepest leaf:
+    # * the 255-leaf lossguide fixture (leaves at most 14 deep) after 2 straight steps: 4 blocks, no loop;
+    # * after 12 few walks go on, and each lane loops alone: no leaf tests ANDed;
+    # * deep_lossguide (leaves 26 deep) after 2 straight steps: 6 blocks and the loop; after 8, 6 blocks.
+    # Each against XGBoost's margins, in one call, 100 rows and a row a call.
+    deep = os.path.join(MODELS, "deep_lossguide.x3")
+    for name, model, peel, tests in (("rows_finish_together", nan_words, 2, 4), ("rows_finish_alone", nan_words, 12, 0),
+                                     ("rows_finish_loop", deep, 2, 7), ("rows_finish_blocks", deep, 8, 6)):
         if not any(s.wanted("cli", f"{name}_{batch}") for batch in ("0", "100", "1")):
             continue
         text = f"tile(batch, b0, b1, 16); interleave(b1); reorder(b0, tree, b1); peelWalk(b1, {peel})"
-        lir = s.run("dump", "--level", "lir", nan_words + ".json", "--schedule-text", text).stdout
+        lir = s.run("dump", "--level", "lir", model + ".json", "--schedule-text", text).stdout
         so = s.path(f"cli-{name}.so")
-        p = s.run("compile", nan_words + ".json", "--schedule-text", text, "-o", so)
-        lanes_anded = lir.count(" = and i1 ") >= 15
+        p = s.run("compile", model + ".json", "--schedule-text", text, "-o", so)
+        anded = lir.count(" = and i1 ") // 15
         for batch in ("0", "100", "1"):
             out = s.path(f"cli-{name}-{batch}.csv")
-            q = s.run("predict", so, "--input", nan_words + ".rows.csv", "--output", out, "--margin",
+            q = s.run("predict", so, "--input", model + ".rows.csv", "--output", out, "--margin",
                       *(("--batch", batch) if batch != "0" else ())) if p.returncode == 0 else p
-            if q.returncode != 0 or lanes_anded != together:
+            if q.returncode != 0 or anded != tests:
                 s.record("cli", f"{name}_{batch}", False, q.stderr.strip() or
-                         f"the LIR {'lacks' if together else 'has'} the lanes' leaf tests ANDed")
+                         f"the LIR has {anded} tests of 16 lanes' leaves ANDed, not {tests}")
             else:
-                judge(s, "cli", f"{name}_{batch}", read_table(out), read_table(nan_words + ".margin.csv"), False)
+                judge(s, "cli", f"{name}_{batch}", read_table(out), read_table(model + ".margin.csv"), False)
     # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and

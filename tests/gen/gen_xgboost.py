@@ -146,6 +146,11 @@ SPECS = [
          schedules=False, representations=["sparse"],
          notes="one feature, lossguide: the word copy's placement takes too many slots (children 256 apart), "
                "and the sparse layout keeps its first copy alone"),
+    Spec("deep_lossguide", "reg:squarederror", "deeper_chain", num_feature=4, rounds=5,
+         params={"grow_policy": "lossguide", "max_depth": 0, "max_leaves": 255, "base_score": 0.0}, n_train=4000,
+         schedules=False, representations=["sparse"],
+         notes="lossguide on 40 bands of labels, leaves past depth 20: walks of rows side by side that finish together "
+               "take all their blocks of straight steps and then a loop (lower_walks.c, finish_together)"),
     Spec("random_forest", "reg:squarederror", "regression", rounds=3,
          params={"max_depth": 4, "num_parallel_tree": 3, "eta": 1.0, "subsample": 0.7,
                  "colsample_bynode": 0.7},
@@ -211,6 +216,8 @@ def make_labels(spec, rng, X):
         return missing_direction_labels(rng, X)
     if kind == "deep_chain":
         return deep_chain_labels(rng, X)
+    if kind == "deeper_chain":
+        return deep_chain_labels(rng, X, bands=60, base=1.7)
     if kind == "every_feature":  # splits on every feature alike, as models of real data have them
         Z = np.nan_to_num(X.astype(np.float64), nan=0.0)
         return sum(np.sin((1.0 + 0.1 * j) * Z[:, j]) for j in range(Z.shape[1])) + 0.1 * noise
@@ -234,17 +241,17 @@ def missing_direction_labels(rng, X):
     return y
 
 
-def deep_chain_labels(rng, X):
-    """f0 falls in 20 bands k = 0..19 with labels 2^(k-10): the best split keeps peeling the top
-    band off, so a tree grows a chain as deep as max_depth; a little f1 noise adds side branches.
-    (Labels near 0 and base_score=0 keep the gains far from float cancellation, which makes
-    XGBoost 3.x stop early if the labels have a large common offset.)"""
+def deep_chain_labels(rng, X, bands=20, base=2.0):
+    """f0 falls in `bands` bands k = 0..bands-1 with labels base^(k-bands/2): the best split keeps
+    peeling the top band off, so a tree grows a chain as deep as max_depth; a little f1 noise adds
+    side branches. (Labels near 0 and base_score=0 keep the gains far from float cancellation,
+    which makes XGBoost 3.x stop early if the labels have a large common offset.)"""
     n = len(X)
-    k = rng.integers(0, 20, n)
+    k = rng.integers(0, bands, n)
     X[:, 0] = (k + 0.5 * rng.random(n)).astype(np.float32)
     X[rng.random(n) < 0.02, 0] = np.nan
     f1 = np.nan_to_num(X[:, 1], nan=0.0)
-    y = 2.0 ** (k - 10) + 0.01 * f1
+    y = base ** (k - bands // 2) + 0.01 * f1
     return np.where(np.isnan(X[:, 0]), 0.0, y)
 
 
@@ -358,7 +365,7 @@ def threshold_rows(rng, model, base):
 
 def prediction_rows(spec, rng, model):
     X = make_features(rng, spec.n_rows, spec.num_feature, spec.missing, spec.integer_features)
-    if spec.labels in ("missing_directions", "deep_chain"):
+    if spec.labels in ("missing_directions", "deep_chain", "deeper_chain"):
         make_labels(spec, rng, X)  # the same missing pattern / bands as in training
     all_missing = np.full((1, spec.num_feature), np.nan, dtype=np.float32)
     return np.concatenate([X, threshold_rows(rng, model, X), all_missing]).astype(np.float32)
