@@ -355,7 +355,9 @@ bool cost_predict(const float *x, size_t n, float *out)
  * its 16 straight ones) it ran 1.25-1.58x faster; near the bound (lgb-leaves255 and
  * xgb-lossguide, a walk in 46 past 13 steps; scikit-learn's forests grown to purity,
  * whose steps wait on L2 and L3, which the model does not see) it ran as fast or slower
- * (docs/performance-notes.md, Rows' walks finished together).
+ * (docs/performance-notes.md, Rows' walks finished together). The schedule asks it
+ * again at 3 straight steps fewer, which pay where walks finish together
+ * (lower/hir_choose_schedule.c, rows_peel).
  */
 #define CYCLES_CHAIN_STEP 13
 #define CYCLES_EXIT 20

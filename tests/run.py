@@ -1117,6 +1117,16 @@ def cli_tests(s):
                          f"the LIR has {anded} tests of 16 lanes' leaves ANDed, not {tests}")
             else:
                 judge(s, "cli", f"{name}_{batch}", read_table(out), read_table(model + ".margin.csv"), False)
+    # Rows side by side whose walks finish together take 3 straight steps fewer than the peel rule's, where the nodes
+    # fit L2 (hir_choose_schedule.c, rows_peel): deep_lossguide's default schedule, 16 rows side by side against one.
+    if s.wanted("cli", "rows_peel_together"):
+        def peel_of(rows):
+            q = s.run("dump", "--level", "hir", deep + ".json", "--interleave", rows)
+            m = re.search(r"peelWalk\(\w+, (\d+)\)", q.stdout)
+            return int(m.group(1)) if q.returncode == 0 and m else None
+        sixteen, one = peel_of("16"), peel_of("1")
+        s.record("cli", "rows_peel_together", sixteen is not None and one is not None and sixteen == one - 3,
+                 f"16 rows side by side take {sixteen} straight steps, one row {one}")
     # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and
