@@ -97,7 +97,7 @@ typedef struct HScheduleKnobs {
 	uint32_t row_tile;
 	uint8_t parallel;   /* HParallel */
 	uint8_t unroll;     /* walks unrolled to the forest's depth (unrollWalk) */
-	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none */
+	uint8_t peel;       /* steps peeled off the walks (peelWalk), 0 = none; rows side by side may take fewer (rows_peel) */
 	uint8_t representation; /* 0: none named (the lowering chooses); r + 1: lower_representation_name(r) (representation) */
 	uint8_t depth_groups; /* at most this many groups of trees of similar depth, each unrolled to its own depth (0, 1: none) */
 	uint8_t tile_trees;   /* tiles of this many splits a walk step (tileTrees, walked by tiled or tiled_array), 0 = none */
