@@ -101,6 +101,8 @@
  */
 #define CACHE_ROWS_A_LINE 4
 #define NODE_BYTES 8
+/* Bytes a lone row's walk reads a node of uneven trees by, as the sparse layout keeps them: a record and a leaf's value. */
+#define SPARSE_NODE_BYTES 16
 #define ROW_TILE_BYTES (192u << 10)
 /*
  * Bytes of margins a row tile's buffer may take on a thread's stack: 256 rows of 64 double
@@ -476,8 +478,10 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	                 (uint64_t)k->row_tile * REP_CACHE_LINE >= CACHE_ROWS_A_LINE * NODE_BYTES * (f->num_nodes / f->num_trees);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick && k->tree_tile && !k->representation && rows > 1) {
+		/* (walks of uneven trees read them as the sparse layout stores them, not complete: SPARSE_NODE_BYTES a node) */
+		uint64_t walked = k->peel ? (uint64_t)f->num_nodes * SPARSE_NODE_BYTES : total;
 		k->few_trees = few_trees(f, k->peel > PEEL_DEEP);
-		k->few_rows = total > L2_BYTES ? 2 : rows;
+		k->few_rows = walked > L2_BYTES ? 2 : rows;
 	}
 	if (masks)
 		k->representation = knob_named("sparse");

@@ -1318,6 +1318,18 @@ static void test_few_rows(void)
 		CHECK(!has_directive(f, HDIR_SPLIT_SIZE, -1));
 		hir_forest_free(f);
 	}
+	/* Uneven trees (chains 24 deep) count as the sparse layout stores them: 300 fit L2 (complete, not), 3000 do not. */
+	static const uint32_t chains[] = {300, 3000}, chain_rows[] = {16, 2};
+	static uint32_t depth[3000];
+	for (uint32_t t = 0; t < 3000; t++)
+		depth[t] = 24;
+	for (size_t i = 0; i < COUNT_OF(chains); i++) {
+		HForest *f = chain_forest(depth, chains[i]);
+		HScheduleKnobs k;
+		hir_choose_knobs(f, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
+		CHECK(k.peel > 0 && k.few_trees > 1 && k.few_rows == chain_rows[i]);
+		hir_forest_free(f);
+	}
 }
 
 /*
