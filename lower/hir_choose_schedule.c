@@ -478,8 +478,9 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	                 (uint64_t)k->row_tile * REP_CACHE_LINE >= CACHE_ROWS_A_LINE * NODE_BYTES * (f->num_nodes / f->num_trees);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick && k->tree_tile && !k->representation && rows > 1) {
-		/* (walks of uneven trees read them as the sparse layout stores them, not complete: SPARSE_NODE_BYTES a node) */
-		uint64_t walked = k->peel ? (uint64_t)f->num_nodes * SPARSE_NODE_BYTES : total;
+		/* (uneven trees, not padded in groups, are walked as the sparse layout stores them: SPARSE_NODE_BYTES a node) */
+		bool uneven = !k->depth_groups && !cost_walks_even(f);
+		uint64_t walked = uneven ? (uint64_t)f->num_nodes * SPARSE_NODE_BYTES : total;
 		k->few_trees = few_trees(f, k->peel > PEEL_DEEP);
 		k->few_rows = walked > L2_BYTES ? 2 : rows;
 	}
