@@ -471,16 +471,16 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		if (cost_depth_groups_pay(f, ends, n))
 			k->depth_groups = HIR_MAX_DEPTH_GROUPS;
 	}
-	if (!k->representation && !k->depth_groups && f->num_trees && !cost_walks_even(f))
+	/* uneven trees, not padded in groups: walked as the sparse layout stores them, with straight steps */
+	bool uneven = !k->representation && !k->depth_groups && f->num_trees && !cost_walks_even(f);
+	if (uneven)
 		k->peel = walk_peel(f);
 	k->cache_rows = k->cache_rows || (copied && hir_rows_cache_fits(f, k));
 	k->cache_trees = total > L2_BYTES && k->row_tile >= ROW_TILE && hir_trees_cache_applies(f, k) &&
 	                 (uint64_t)k->row_tile * REP_CACHE_LINE >= CACHE_ROWS_A_LINE * NODE_BYTES * (f->num_nodes / f->num_trees);
 	/* (a representation the caller names may compile trees into code, which walks no trees side by side) */
 	if (pick && k->tree_tile && !k->representation && rows > 1) {
-		/* (uneven trees, not padded in groups, are walked as the sparse layout stores them: SPARSE_NODE_BYTES a node) */
-		bool uneven = !k->depth_groups && !cost_walks_even(f);
-		uint64_t walked = uneven ? (uint64_t)f->num_nodes * SPARSE_NODE_BYTES : total;
+		uint64_t walked = uneven ? (uint64_t)f->num_nodes * SPARSE_NODE_BYTES : total; /* (the sparse layout's bytes) */
 		k->few_trees = few_trees(f, k->peel > PEEL_DEEP);
 		k->few_rows = walked > L2_BYTES ? 2 : rows;
 	}
