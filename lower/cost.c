@@ -406,3 +406,33 @@ bool cost_finish_together(const HForest *f, uint32_t peel, uint32_t lanes)
 	free(d.at);
 	return together * 4 < alone * 3;
 }
+
+/*
+ * cost_pad_rows. A tile of rows side by side costs as many rows walked one at a time as
+ * its walks gain by their lanes. Node by node: 6-8 where the walks are even (16 steps
+ * in parallel chains against one chain of dependent loads), 8-12 where they are not (a
+ * tile's lanes step on to the deepest's leaf, a lone row stops at its own); the higher
+ * ends taken, as a tile one row short of paying costs more than rows one short. By leaf
+ * masks: 2-3 against rows a time in the many rows' code, 4-6 against lone rows' code (a
+ * row's walk of a tree node by node against 16 rows' splits in one vector); where the
+ * splits test category sets, 2 (their lone rows wait on a load a step). Past L2 (nodes
+ * as the sparse layout keeps them) a lone row's steps wait on L2 and L3 as a tile's do,
+ * 11-15: never. Measured on 25 forests trained as the corpus trains them, batches of 1
+ * to 40 rows (docs/performance-notes.md, Padded tiles).
+ */
+#define PAD_ROWS_EVEN 8
+#define PAD_ROWS_UNEVEN 11
+#define PAD_ROWS_MASKS 3
+#define PAD_ROWS_MASKS_LONE 5
+#define PAD_ROWS_SETS 2
+#define PAD_NODE_BYTES 16
+#define PAD_L2_BYTES (2u << 20)
+
+uint32_t cost_pad_rows(const HForest *f, bool masks, bool lone)
+{
+	if ((uint64_t)f->num_nodes * PAD_NODE_BYTES > PAD_L2_BYTES)
+		return TOP_LANES;
+	if (masks)
+		return f->num_sets ? PAD_ROWS_SETS : lone ? PAD_ROWS_MASKS_LONE : PAD_ROWS_MASKS;
+	return cost_walks_even(f) ? PAD_ROWS_EVEN : PAD_ROWS_UNEVEN;
+}

@@ -151,6 +151,34 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 	lir_end(&l->b);
 }
 
+/*
+ * The keys (row by row, l->block.key_rows) of the block's rows past its `rows` (i64) to a
+ * multiple of `lanes`: its first row's, so that the last lanes of rows side by side past
+ * the rows walk like a row of the block (BlockScope.key_padded), where they are enough
+ * for it (cost_pad_rows). Yields the rows with them.
+ */
+static uint32_t pad_key_rows(Lowering *l, uint32_t rows, int64_t lanes)
+{
+	uint32_t zero = const_i64(l, 0), one = const_i64(l, 1), columns = const_i64(l, l->layout.key_columns), end, r, c, at, key,
+	         left, pays;
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	left = emit2(l, LOP_AND, LTYPE_I64, rows, const_i64(l, lanes - 1)); /* (lanes divides TOP_LANES; rows >= 0) */
+	pays = lir_cmp(&l->b, LOP_ICMP, LCMP_SGE, left, const_i64(l, l->pad_rows));
+	end = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, lanes - 1));
+	end = emit2(l, LOP_SDIV, LTYPE_I64, end, const_i64(l, lanes));
+	end = emit2(l, LOP_MUL, LTYPE_I64, end, const_i64(l, lanes));
+	end = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, pays, end, rows);
+	r = lir_begin(&l->b, LOP_FOR, rows, end, one);
+	c = lir_begin(&l->b, LOP_FOR, zero, columns, one);
+	key = emit2(l, LOP_LOAD, l->block.key_type, l->block.key_rows, c);
+	at = emit2(l, LOP_MUL, LTYPE_I64, r, columns);
+	at = emit2(l, LOP_ADD, LTYPE_I64, at, c);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.key_rows, at, key);
+	lir_end(&l->b);
+	lir_end(&l->b);
+	return end;
+}
+
 bool lower_caches_trees(const MModule *m, const MInst *inst)
 {
 	(void)m;
@@ -205,6 +233,9 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	            (l->gpu.alike && mir_some(l->m, inst->body, lower_caches_trees));
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
+	/* Where rows walk side by side, their last lanes past the rows read the block's first row's keys (lower_lanes_padded). */
+	int64_t lanes = key != LTYPE_VOID && !l->gpu.on && inst->span > 1 ? lower_rows_lanes(l->m, inst->body) : 1;
+	bool padded = lanes > 1;
 	uint32_t first_row = first, tiles = LIR_NONE;
 	BlockScope outer_block = l->block;
 	bool outer_one_row = l->layout.one_row, one_row, columns;
@@ -232,11 +263,13 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			any = lir_emit(&l->b, LOP_VAR, LTYPE_I1, lir_const_int(&l->b, LTYPE_I1, 0), LIR_NONE, LIR_NONE);
 		if (keys) { /* the rows' keys, which the scan writes, for the walks */
 			l->layout.one_row = inst->span == 1;
-			l->block.key_rows = lower_rows_array(l, key, inst->span, l->layout.key_columns, LSPACE_PRIVATE);
+			l->block.key_rows = lower_rows_array(l, key, (inst->span + lanes - 1) / lanes * lanes, l->layout.key_columns,
+			                                     LSPACE_PRIVATE);
 			l->block.key_first = first_row;
 			l->block.key_index = &inst->row;
 			l->block.key_type = key;
 			l->block.key_tiled = false;
+			l->block.key_padded = padded;
 			l->block.key_tiles = l->block.key_tiles_nan = l->block.top_nodes = LIR_NONE;
 		}
 		if (keys && (tiled || tops || masks)) {
@@ -316,8 +349,10 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			lir_end(&l->b);
 		if (keys && l->layout.category_keys)
 			lower_category_keys(l, first, end);
+		uint32_t rows = padded || tiles != LIR_NONE ? emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row) : LIR_NONE;
+		if (padded)
+			rows = pad_key_rows(l, rows, lanes);
 		if (tiles != LIR_NONE) {
-			uint32_t rows = emit2(l, LOP_SUB, LTYPE_I64, end_row, first_row);
 			tile_keys(l, rows, tiles);
 			l->block.key_tiles = tiles;
 			if (masks && l->layout.mask_nan_keys && l->layout.nan_columns) /* the columns of keys less one */

@@ -167,3 +167,48 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop)
 {
 	return l->row_cache != LIR_NONE && l->row_cache_rows && l->block.key_rows == LIR_NONE && writes_only_stack(l->m, loop->body);
 }
+
+/* Whether the walks in the list first have their rows in the tiles of the block's keys, loop's lanes in one. */
+static bool lanes_in_tile(const Lowering *l, const MInst *loop, bool aligned, uint32_t first)
+{
+	const MIndex *block = l->block.key_index;
+	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next) {
+		const MInst *inst = &l->m->insts[id];
+		if (inst->op == MOP_FOR && !lanes_in_tile(l, loop, aligned, inst->body))
+			return false;
+		if (inst->op != MOP_WALK)
+			continue;
+		for (uint32_t i = 0; i < block->num_terms; i++)
+			if (!mir_index_has(&inst->row, block->terms[i]))
+				return false;
+		for (uint32_t i = 0; i < inst->row.num_terms; i++) {
+			int32_t var = inst->row.terms[i];
+			if (!mir_index_has(block, var) && !(var == loop->var ? aligned : lower_var_aligned(l, var)))
+				return false;
+		}
+	}
+	return true;
+}
+
+bool lower_lanes_padded(const Lowering *l, const MInst *loop, bool aligned)
+{
+	int64_t span = loop->interleave;
+	return l->block.key_padded && !l->gpu.on && span <= TOP_LANES && TOP_LANES % span == 0 &&
+	       lanes_in_tile(l, loop, aligned, loop->body) && writes_only_stack(l->m, loop->body);
+}
+
+int64_t lower_rows_lanes(const MModule *m, uint32_t first)
+{
+	int64_t most = 1, inner;
+	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
+		const MInst *inst = &m->insts[id];
+		if (inst->op != MOP_FOR)
+			continue;
+		if (!(inst->loop & MLOOP_TREES) && inst->interleave > most && TOP_LANES % inst->interleave == 0 &&
+		    writes_only_stack(m, inst->body))
+			most = inst->interleave;
+		inner = lower_rows_lanes(m, inst->body);
+		most = inner > most ? inner : most;
+	}
+	return most;
+}

@@ -43,6 +43,7 @@ typedef struct BlockScope {
 	                               (LIR_NONE: none) */
 	uint32_t key_tiles_nan;     /* with key_tiles where RepLayout.mask_nan_keys, the same keys less one (LIR_NONE: none) */
 	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
+	bool key_padded;            /* key_rows (and key_tiles) hold the block's first row's keys past its last row to its tile's end */
 	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
 	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
 	                               vectors of nodes (i32) and what each is for (i64); LIR_NONE: no tops taken here */
@@ -124,6 +125,7 @@ struct Lowering {
 	BlockScope block;           /* what the enclosing ifComplete sets */
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
 	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
+	int64_t pad_rows;           /* the entry's cost_pad_rows: from how many rows a short tile walks padded (lower_lanes_padded) */
 	uint64_t code_splits;       /* splits of code (a representation's walk hook) in the function being built so far: the
 	                               LIR function's, or its region that compiles apart (LOWER_CODE_FUNCTION_SPLITS) */
 	bool code_apart;            /* inside an iteration of a specialized tree loop that compiles apart (lower_specialized) */
@@ -246,6 +248,14 @@ void lower_prefetch_rows(Lowering *l, int64_t count);
  * only buffers on the stack, whose rows reach past its last lane.
  */
 bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
+/*
+ * Whether loop, interleaved over rows, may run all its lanes where fewer rows are left
+ * because its walks read padded tiles of keys (BlockScope.key_padded): its lanes lie in
+ * one tile, and it writes only buffers on the stack.
+ */
+bool lower_lanes_padded(const Lowering *l, const MInst *loop, bool aligned);
+/* The most rows side by side of the batch loops in the list first that divide TOP_LANES and write only the stack (1: none). */
+int64_t lower_rows_lanes(const MModule *m, uint32_t first);
 
 /* mir_to_lir.c */
 /* Record an error of the lowering (the first one counts; the module is dropped at the end). */

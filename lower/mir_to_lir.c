@@ -508,16 +508,19 @@ void lower_for(Lowering *l, const MInst *inst)
 		 * Rows: when the loop runs all its interleave iterations, they run side by side;
 		 * else (the last tile of rows) one at a time, each walking its trees as the tree
 		 * loops inside say; or side by side all the same where lanes past the last row
-		 * read zeros and write only rows of their own (lower_lanes_past_end).
+		 * read zeros and write only rows of their own (lower_lanes_past_end), or read
+		 * copies of a row's keys where enough rows are left for it (lower_lanes_padded).
 		 */
 		int64_t span = inst->interleave * r.step;
 		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart, aligned;
+		bool padded = !past && r.step == 1 && lower_lanes_padded(l, inst, expr_aligned(l, &r, r.begin));
 		uint32_t full, branch;
 		if (past) {
 			full = lir_const_int(&l->b, LTYPE_I1, 1);
 		} else {
 			full = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
-			full = lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, full, const_i64(l, span));
+			full = lir_cmp(&l->b, LOP_ICMP, padded ? LCMP_SGE : LCMP_EQ, full,
+			               const_i64(l, padded && l->pad_rows < span ? l->pad_rows : span));
 		}
 		branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
 		/*
@@ -673,6 +676,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 {
 	const MModule *m = l->m;
 	l->workspace_elems = 0;
+	l->pad_rows = cost_pad_rows(l->f, l->layout.leaf_masks, false);
 	l->storage = xcalloc(m->num_buffers + 1, sizeof *l->storage);
 	l->value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->value);
 	l->tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->tree_index);

@@ -1127,6 +1127,47 @@ def cli_tests(s):
         sixteen, one = peel_of("16"), peel_of("1")
         s.record("cli", "rows_peel_together", sixteen is not None and one is not None and sixteen == one - 3,
                  f"16 rows side by side take {sixteen} straight steps, one row {one}")
+    # A tile of 16 rows side by side left short walks all its lanes, those past the rows on copies of its first row's
+    # keys, from cost_pad_rows's rows on (lower_lanes_padded), and splitSize's lone rows end there: LightGBM's
+    # leaf-wise multiclass fixture by leaf masks from 3 (lone rows below 5), its category sets from 2, the even
+    # depth_groups forest node by node from 8, deep_lossguide (uneven; its 5 trees walk no lone rows apart, and its
+    # margins are transformed after a tree loop around the rows side by side) from 11. Each against its library's
+    # margins, in calls of 5 to 29 rows: padded tiles, short ones a row at a time, and both.
+    lgb = os.path.join(MODELS, "lightgbm")
+    rows_inside = ("--schedule-text", "tile(batch, b0, b1, 64); tile(b1, b2, b3, 16); interleave(b3); "
+                   "reorder(b0, b2, tree, b3)")
+    for name, model, margins, pad, few, options in (
+            ("masks", os.path.join(lgb, "leafwise_multiclass.txt"), os.path.join(lgb, "leafwise_multiclass"), 3, 5, ()),
+            ("sets", os.path.join(lgb, "leafwise_categorical_masks.txt"), os.path.join(lgb, "leafwise_categorical_masks"),
+             2, 2, ()),
+            ("even", os.path.join(MODELS, "depth_groups.x3.json"), os.path.join(MODELS, "depth_groups.x3"), 8, 8, ()),
+            ("uneven", os.path.join(MODELS, "deep_lossguide.x3.json"), os.path.join(MODELS, "deep_lossguide.x3"), 11,
+             None, rows_inside)):
+        batches = ("5", "7", "18", "19", "27", "29")
+        if not any(s.wanted("cli", f"padded_tiles_{name}_{batch}") for batch in batches):
+            continue
+        if "avx2" not in open("/proc/cpuinfo").read():
+            for batch in batches:
+                s.record("cli", f"padded_tiles_{name}_{batch}", True, "skipped: this CPU has no avx2 (no tiles of keys)")
+            continue
+        lir = s.run("dump", "--level", "lir", "--cpu", "native", model, *options).stdout
+        hir = s.run("dump", "--level", "hir", "--cpu", "native", model, *options).stdout
+        split = re.search(r"splitSize\(batch, few, many, (\d+)\)", hir)
+        wrong = (f"no tile of rows padded from {pad} rows in the LIR"  # (the copy of keys, and the tile's test)
+                 if len(re.findall(rf"= icmp sge i64 %\d+, {pad}$", lir, re.M)) < 2 else
+                 f"lone rows below {split.group(1) if split else None}, not {few}"
+                 if (int(split.group(1)) if split else None) != few else None)
+        so = s.path(f"cli-padded-{name}.so")
+        p = s.run("compile", model, "--cpu", "native", "-o", so, *options)
+        for batch in batches:
+            out = s.path(f"cli-padded-{name}-{batch}.csv")
+            q = s.run("predict", so, "--input", margins + ".rows.csv", "--output", out, "--margin", "--batch", batch) \
+                if p.returncode == 0 else p
+            if q.returncode != 0 or wrong:
+                s.record("cli", f"padded_tiles_{name}_{batch}", False, q.stderr.strip() or wrong)
+            else:
+                judge(s, "cli", f"padded_tiles_{name}_{batch}", read_table(out), read_table(margins + ".margin.csv"),
+                      False)
     # Walks that read rows' keys in tiles (rows of more than 16 features: RepLayout.tile_words) predict exactly as
     # walks of floats do, byte for byte: the 40-feature LightGBM model in the array layout, padded to depth 8 (its
     # double leaves then lie in the records whose words the tiles change) in 16 rows side by side, and

@@ -25,6 +25,17 @@ import numpy as np
 import grove
 
 
+CALL_ROWS = None  # rows a call of grove's predict takes (None: all at once); main draws it per model
+
+
+def predict(model, X, **options):
+    """grove's predictions of X, in calls of CALL_ROWS rows (a batch's last tile of rows short in most of them)."""
+    if CALL_ROWS is None:
+        return model.predict(X, **options)
+    calls = [model.predict(X[i:i + CALL_ROWS], **options) for i in range(0, len(X), CALL_ROWS)]
+    return np.concatenate(calls) if calls else model.predict(X, **options)
+
+
 def rows(rng, n, features, nan=0.0, categorical=()):
     X = rng.normal(size=(n, features)).astype(np.float32)
     X[:, 0] = np.round(X[:, 0] * 3)  # ties and integers
@@ -106,8 +117,8 @@ def xgboost_case(rng, i):
     train.set_label(y)
     booster = xgb.train(params, train, num_boost_round=int(rng.integers(1, 30)))
     model = grove.compile(booster)
-    return params, [(booster.predict(matrix(Xt)), model.predict(Xt)),
-                    (booster.predict(matrix(Xt), output_margin=True), model.predict(Xt, margin=True))]
+    return params, [(booster.predict(matrix(Xt)), predict(model, Xt)),
+                    (booster.predict(matrix(Xt), output_margin=True), predict(model, Xt, margin=True))]
 
 
 def lightgbm_case(rng, i):
@@ -139,9 +150,9 @@ def lightgbm_case(rng, i):
     booster = lgb.train(params, data, num_boost_round=int(rng.integers(1, 40)))
     model = grove.compile(booster)
     Xt64 = Xt.astype(np.float64)
-    pairs = [(booster.predict(Xt64), model.predict(Xt64))]
+    pairs = [(booster.predict(Xt64), predict(model, Xt64))]
     if params["boosting"] != "rf":  # (an rf model's raw_score is LightGBM's sum, grove's margin the average)
-        pairs.append((booster.predict(Xt64, raw_score=True), model.predict(Xt64, margin=True)))
+        pairs.append((booster.predict(Xt64, raw_score=True), predict(model, Xt64, margin=True)))
     return params, pairs
 
 
@@ -177,11 +188,11 @@ def sklearn_case(rng, i):
     model = grove.compile(est)
     settings = {"estimator": type(est).__name__, "trees": n, "max_depth": depth, "nan": nan, "loss": getattr(est, "loss", None)}
     if kind == "iso":
-        return settings, [(est.score_samples(Xt), model.predict(Xt))]
+        return settings, [(est.score_samples(Xt), predict(model, Xt))]
     if kind[-1] == "c":
         settings["labels"] = list(est.classes_)
         return settings, [(est.predict_proba(Xt), model.predict_proba(Xt))]
-    return settings, [(est.predict(Xt), model.predict(Xt))]
+    return settings, [(est.predict(Xt), predict(model, Xt))]
 
 
 def catboost_case(rng, i):
@@ -203,7 +214,7 @@ def catboost_case(rng, i):
     model = grove.compile(est)
     params["kind"] = kind
     if kind == "regression":
-        return params, [(est.predict(Xt), model.predict(Xt))]
+        return params, [(est.predict(Xt), predict(model, Xt))]
     return params, [(est.predict_proba(Xt), model.predict_proba(Xt))]
 
 
@@ -222,6 +233,9 @@ def main():
             sys.exit(f"library_check.py: unknown library '{library}' (expected {', '.join(CASES)})")
         for i in range(args.seed, args.seed + args.count):
             rng = np.random.default_rng([i, list(CASES).index(library)])
+            global CALL_ROWS
+            calls = np.random.default_rng([i, list(CASES).index(library), 1])  # (the case's own draws as they were)
+            CALL_ROWS = int(calls.integers(2, 41)) if calls.random() < 0.5 else None
             try:
                 settings, pairs = CASES[library](rng, i)
             except grove.GroveError as e:
@@ -235,7 +249,8 @@ def main():
             for k, (want, got) in enumerate(pairs):
                 what = differs(want, got)
                 if what:
-                    print(f"{library} {i}: {'margins' if k else 'predictions'}: {what}; settings {settings}")
+                    print(f"{library} {i}: {'margins' if k else 'predictions'}: {what}; settings {settings}"
+                          + (f"; calls of {CALL_ROWS} rows" if CALL_ROWS else ""))
                     failed += 1
     print(f"{checked} models checked, {failed} failed")
     sys.exit(1 if failed else 0)
