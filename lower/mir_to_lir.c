@@ -314,7 +314,9 @@ static bool walks(const MModule *m, const MInst *inst) { (void)m; return inst->o
 void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, uint32_t step, uint32_t lanes, bool parallel)
 {
 	int64_t rows = l->b.fn->insts[step].imm; /* rows (or trees) per iteration, at most */
-	bool over_rows = !(inst->loop & MLOOP_TREES), shrinks = parallel && rows > parallel_min_block(l) && over_rows;
+	/* (blocks shrink where an iteration's rows are its step's, consecutive: not a tile's outer loop inside its inner one) */
+	bool over_rows = !(inst->loop & MLOOP_TREES), consecutive = l->m->loops[inst->var].rows == rows;
+	bool shrinks = parallel && rows > parallel_min_block(l) && over_rows && consecutive;
 	/* iterations of `rows` walks each; a tree loop over batch loops walks the batch in each */
 	int64_t grain = over_rows_in_trees(l, inst) ? 1 : (BATCH_GRAIN + rows - 1) / rows;
 	/*
