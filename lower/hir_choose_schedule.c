@@ -134,7 +134,9 @@ const char *const hir_parallel_names[] = {"rows", "trees", "none"};
  * leaves) outgrows LEVELS_UNTILED_BYTES, an L2: tiles cost time in themselves, which
  * only a forest that does not stay in L2 repays (the measurements are in the commit
  * that chose this). The leaves are most of those bytes, and a row reads a line of them
- * a tree.
+ * a tree. A tile takes the trees whose levels and leaves fill it (trees_a_tile), not
+ * complete trees' nodes: a depth-8 tree takes 1 KiB of float leaves, not 4 KiB of nodes
+ * (measured: docs/performance-notes.md, Symmetric trees of depth 7 and 8).
  */
 #define LEVELS_UNTILED_BYTES (512u << 10)
 
@@ -410,13 +412,21 @@ bool hir_trees_cache_applies(const HForest *f, const HScheduleKnobs *k)
 	return tiles_trees(f, k) && !(traits & LREP_CODE);
 }
 
+/* Trees a tile of trees takes for tiles of row_tile rows, the forest's trees taking `bytes`. */
+static uint64_t trees_a_tile(const HForest *f, uint64_t bytes, uint32_t row_tile)
+{
+	uint64_t rows_bytes = (uint64_t)row_tile * row_bytes_of(f, sizeof(float));
+	uint64_t tile = rows_bytes / 2 > TILE_BYTES ? rows_bytes / 2 : TILE_BYTES;
+	return f->num_trees ? tile / (bytes / f->num_trees + 1) : 0;
+}
+
 void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint32_t trees, const char *named,
                       MTops tops, HScheduleKnobs *k)
 {
 	unsigned traits = lower_representation_named_traits(named);
 	bool pick = !named, code = traits & LREP_CODE, levels = traits & LREP_LEVELS;
 	bool masks = pick && rows >= TOP_LANES && masks_pay(f, tops);
-	uint64_t float_row_bytes = row_bytes_of(f, sizeof(float)), total = 0;
+	uint64_t total = 0;
 	uint64_t row_bytes = widest_row_bytes(f); /* the widest rows a walk reads */
 	bool auto_tile = tree_tile == HIR_TILE_AUTO;
 	bool copied = row_bytes >= HIR_CACHE_ROW_BYTES; /* rows the schedule copies (cache(b0)) */
@@ -433,9 +443,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	while (row_tile > MIN_ROW_TILE && row_tile * row_margin_bytes(f) > TILE_MARGIN_BYTES)
 		row_tile /= 2;
 	if (tree_tile == HIR_TILE_AUTO) {
-		uint64_t rows_bytes = (uint64_t)row_tile * float_row_bytes;
-		uint64_t bytes = rows_bytes / 2 > TILE_BYTES ? rows_bytes / 2 : TILE_BYTES;
-		uint64_t per_tile = f->num_trees ? bytes / ((total + leaf_vector_bytes(f)) / f->num_trees + 1) : 0;
+		uint64_t per_tile = trees_a_tile(f, total + leaf_vector_bytes(f), row_tile);
 		if (trees > 1) /* a row going alone walks `trees` trees of its tile side by side: whole groups of them */
 			per_tile = (per_tile + trees / 2) / trees * trees;
 		if (per_tile < trees)
@@ -466,6 +474,10 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		k->trees = 1;
 		if (auto_tile && cost_oblivious_bytes(f) <= LEVELS_UNTILED_BYTES)
 			k->tree_tile = 0;
+		else if (auto_tile && k->tree_tile) { /* of the bytes the layout takes; its trees walk one after another, not side by side */
+			uint64_t per_tile = trees_a_tile(f, cost_oblivious_bytes(f), row_tile);
+			k->tree_tile = per_tile < trees ? trees : per_tile >= f->num_trees ? f->num_trees - 1 : (uint32_t)per_tile;
+		}
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
 		if (cost_depth_groups_pay(f, ends, n))

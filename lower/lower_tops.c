@@ -46,7 +46,7 @@ static uint32_t lanes_tile(Lowering *l, const MInst *walk, uint32_t *offset)
 }
 
 /* Tags of tops (top_tag) tell levels apart below this. */
-#define TOP_TAG_LEVELS 8
+#define TOP_TAG_LEVELS 16
 /*
  * Where `when` (i1) holds, the top of tree number `tree` (i64) for the rows whose keys
  * by feature start at `tile` (their tile of keys), into the vector of l->block.top_nodes at `at` (i64). It

@@ -29,8 +29,18 @@
 #include <string.h>
 
 /* The most levels a top takes (lower/lower_tops.c tags a top by its levels, fewer than 8). */
-#define OBLIVIOUS_TOP_LEVELS 7
-/* Leaves of a tree in at most this many tables (oblivious_leaf_values): 64 floats with AVX-512. */
+#define OBLIVIOUS_TOP_LEVELS 8
+/*
+ * Leaves of a tree in at most this many tables (oblivious_leaf_values): 128 floats with
+ * AVX-512 (8 tables of 16), else 4 tables (32 floats with AVX2, 32 doubles with AVX-512,
+ * whose 16 lanes take two vectors a table). Past them the rows load their leaves one by
+ * one. With AVX-512, a depth-8 tree's 16 tables of floats were slower (CatBoost depth 8,
+ * 4096 rows, 0.674 against 0.625 µs a row), depth 7's 8 faster (0.527 -> 0.424); 8
+ * tables of a depth-6 tree's doubles 0.91 against 0.27, and with AVX2 8 tables of its
+ * floats 0.853 against 0.562 (the VM's Intel Xeon, 2026-12-06, one core;
+ * docs/performance-notes.md, Symmetric trees of depth 7 and 8).
+ */
+#define OBLIVIOUS_LEAF_TABLES_WIDE 8
 #define OBLIVIOUS_LEAF_TABLES 4
 /* Elements past the last tree's leaves, so that a table read whole from its first leaf stays in the buffer. */
 #define OBLIVIOUS_LEAF_PAD 16
@@ -284,6 +294,12 @@ static uint32_t oblivious_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tr
 	return lir_emit(b, LOP_LOAD, layout->leaf_type, lir_index(b, s->leaves, base, layout->leaf_type), node, LIR_NONE);
 }
 
+static uint32_t leaf_tables_most(const RepLayout *layout)
+{
+	bool floats = lir_type_size(layout->leaf_type) == 4;
+	return layout->vector_tops == MTOPS_WIDE && floats ? OBLIVIOUS_LEAF_TABLES_WIDE : OBLIVIOUS_LEAF_TABLES;
+}
+
 /*
  * The leaves of `lanes` rows after a top of every level: one load of the tree's 2^levels
  * leaves in tables and permutes, where a walk node by node loads a leaf a row.
@@ -306,14 +322,14 @@ static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t t
 	}
 	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, nodes, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
 	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, output == LIR_NONE ? s->leaves : s->tables, first,
-	                        index, 1u << levels, OBLIVIOUS_LEAF_TABLES);
+	                        index, 1u << levels, leaf_tables_most(layout));
 }
 
 static bool oblivious_leaf_tables(const RepLayout *layout, uint32_t levels, bool outputs)
 {
 	const ObliviousState *s = layout->state;
 	uint32_t tables = rep_tables(layout, layout->leaf_type, 1u << levels);
-	return (!outputs || s->table_buffer != LIR_NONE) && tables && tables <= OBLIVIOUS_LEAF_TABLES;
+	return (!outputs || s->table_buffer != LIR_NONE) && tables && tables <= leaf_tables_most(layout);
 }
 
 static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)

@@ -792,6 +792,30 @@ def cli_tests(s):
                max(abs(a - b) for a, b in zip(v, want[k[0]])) > 1e-5}
         s.record("cli", name, "representation(oblivious)" in dump.stdout and not bad,
                  f"{dump.stdout[:200]} {str(bad)[:400]}")
+    # Symmetric trees of depth 8 take every level in their tops (lower_tops' tag of 8 levels: top_tag's multiply by 16,
+    # then 8), and trees of depth 10 take 8 levels there and walk two steps; both predict the trees' margins walked
+    # here, in one call, a row a call and calls of 7 and 19 rows.
+    name = "symmetric_trees_top8"
+    if s.wanted("cli", name):
+        features, rng, wrong = 9, random.Random(12), []
+        rows = s.path("cli-symmetric8.csv")
+        table = [[round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)] for _ in range(300)]
+        write_table(rows, table)
+        for depth in (8, 10):
+            trees = symmetric_trees(40, depth, features, depth)
+            model = s.path(f"cli-symmetric{depth}.json")
+            write_symmetric(model, trees, features)
+            lir = s.run("dump", "--level", "lir", "--cpu", "native", model).stdout
+            if "avx2" in open("/proc/cpuinfo").read() and not re.search(
+                    r"= mul i64 %\d+, 16\n\s*%\d+ = add i64 %\d+, 8\n", lir):
+                wrong.append(f"depth {depth}: no top of 8 levels in the LIR")
+            want = [symmetric_margin(trees, row) for row in table]
+            for batch in (None, "1", "7", "19"):
+                p = s.run("predict", model, "--input", rows, *([] if batch is None else ["--batch", batch]))
+                got = [float(v) for v in p.stdout.split()] if p.returncode == 0 else []
+                if len(got) != len(want) or max(abs(a - b) for a, b in zip(got, want)) > 1e-5:
+                    wrong.append(f"depth {depth}, batch {batch}: {p.stderr.strip() or 'predictions differ'}")
+        s.record("cli", name, not wrong, "; ".join(wrong))
     # Where the tops take every level, 16 rows' leaves come from their tree's leaves by permutes (LIR gathers from
     # tables): 64 floats in 4 tables of 16 with AVX-512, 32 in 4 of 8 with AVX2; 64 with AVX2 would take 8, and the
     # rows load their leaves one by one. Vector leaves (3 targets), where the reduce adds 16 rows' margins at once (a

@@ -104,6 +104,8 @@ CORPUS = {
                    "scikit-learn's gradient boosting defaults (100 depth-3 trees) through skl2onnx"),
     "cat-default": ("catboost.CatBoostClassifier", {}, "higgs", 20000, "binary", 2,
                     "CatBoost defaults, 1000 symmetric (oblivious) depth-6 trees, through CatBoost's ONNX export"),
+    "cat-depth8": ("catboost.CatBoostClassifier", {"depth": 8}, "higgs", 20000, "binary", 2,
+                   "CatBoost's usual first change, depth=8: 256 leaves a tree, more than the vectors' tables hold"),
     "cat-10class": ("catboost.CatBoostClassifier", {}, "letters", 30000, "multiclass", 10,
                     "CatBoost defaults on 10 classes: 1000 symmetric trees, each leaf a vector of 10 (MultiClass)"),
     "skl-10k-targets": ("sklearn.ensemble.RandomForestRegressor", {"n_estimators": 10, "max_depth": 3},
