@@ -476,7 +476,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 			k->tree_tile = 0;
 		else if (auto_tile && k->tree_tile) { /* of the bytes the layout takes; its trees walk one after another, not side by side */
 			uint64_t per_tile = trees_a_tile(f, cost_oblivious_bytes(f), row_tile);
-			k->tree_tile = per_tile < trees ? trees : per_tile >= f->num_trees ? f->num_trees - 1 : (uint32_t)per_tile;
+			per_tile = per_tile < trees ? trees : per_tile; /* (no fewer than a lone row's trees side by side) */
+			k->tree_tile = per_tile >= f->num_trees ? 0 : (uint32_t)per_tile;
 		}
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);

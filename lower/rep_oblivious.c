@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most levels a top takes (lower/lower_tops.c tags a top by its levels, fewer than 8). */
+/* The most levels a top takes (lower/lower_tops.c tags a top by its levels, fewer than 16). */
 #define OBLIVIOUS_TOP_LEVELS 8
 /*
  * Leaves of a tree in at most this many tables (oblivious_leaf_values): 128 floats with
