@@ -100,6 +100,21 @@ static bool privatised(const MModule *m, uint32_t b)
 	return false;
 }
 
+/*
+ * Whether f's trees add leaf vectors (several outputs a leaf) that the reduce takes a
+ * row's vector at a time rather than output by output from tables (lower_reduce_outputs:
+ * the representation's leaf_tables, for its deepest trees).
+ */
+static bool vectors_by_row(const Lowering *l)
+{
+	uint32_t widest = 0, shallowest, deepest;
+	for (uint32_t t = 0; t < l->f->num_trees; t++)
+		widest = l->f->trees[t].width > widest ? l->f->trees[t].width : widest;
+	if (widest < 2)
+		return false;
+	hir_leaf_depth_range(l->f, &shallowest, &deepest);
+	return !l->rep->leaf_tables || !l->rep->leaf_tables(&l->layout, deepest, true);
+}
 
 /* buffer: give MIR buffer b its storage (a copy per lane inside a loop interleaved over rows). */
 void lower_buffer(Lowering *l, uint32_t b)
@@ -116,9 +131,14 @@ void lower_buffer(Lowering *l, uint32_t b)
 	 * rather than to one line each, a row's outputs apart. A lone row's trees then add to
 	 * a line each, which costs a lone row about as much as it saves (measured:
 	 * docs/performance-notes.md, Margins output by output; docs/schedules.md: Reductions).
-	 * Not for buffers with copies or privatised by copies, which fold element by element.
+	 * Not for buffers with copies or privatised by copies, which fold element by element,
+	 * nor where trees add leaf vectors a row at a time (vectors_by_row): a row's vector
+	 * then adds to its outputs side by side (CatBoost's depth 8 of 10 classes 2.25 ->
+	 * 1.77 µs a row at 4096 rows; measured: docs/performance-notes.md, Leaf vectors a
+	 * row at a time).
 	 */
-	st->by_output = buf->outputs > 1 && buf->copy_var == HIR_NONE && buf->of == MIR_NONE && !privatised(l->m, b);
+	st->by_output = buf->outputs > 1 && buf->copy_var == HIR_NONE && buf->of == MIR_NONE && !privatised(l->m, b) &&
+	                !vectors_by_row(l);
 	if (buf->rows == MIR_ROWS_ALL) {
 		/* hir_to_mir and mir_interleave put no buffer of all rows inside an interleaved loop. */
 		if (st->per_lane)

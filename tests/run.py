@@ -794,27 +794,29 @@ def cli_tests(s):
                  f"{dump.stdout[:200]} {str(bad)[:400]}")
     # Symmetric trees of depth 8 take every level in their tops (lower_tops' tag of 8 levels: top_tag's multiply by 16,
     # then 8), and trees of depth 10 take 8 levels there and walk two steps; both predict the trees' margins walked
-    # here, in one call, a row a call and calls of 7 and 19 rows.
+    # here, in one call, a row a call and calls of 7 and 19 rows. So do depth 8's leaf vectors of 3 targets, too many
+    # leaves for tables, whose margins lie row by row (lower_buffer, vectors_by_row).
     name = "symmetric_trees_top8"
     if s.wanted("cli", name):
         features, rng, wrong = 9, random.Random(12), []
         rows = s.path("cli-symmetric8.csv")
         table = [[round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)] for _ in range(300)]
         write_table(rows, table)
-        for depth in (8, 10):
-            trees = symmetric_trees(40, depth, features, depth)
-            model = s.path(f"cli-symmetric{depth}.json")
-            write_symmetric(model, trees, features)
+        for depth, width in ((8, 1), (10, 1), (8, 3)):
+            trees = symmetric_trees(40, depth, features, depth, width)
+            model = s.path(f"cli-symmetric{depth}x{width}.json")
+            write_symmetric(model, trees, features, width)
             lir = s.run("dump", "--level", "lir", "--cpu", "native", model).stdout
             if "avx2" in open("/proc/cpuinfo").read() and not re.search(
                     r"= mul i64 %\d+, 16\n\s*%\d+ = add i64 %\d+, 8\n", lir):
                 wrong.append(f"depth {depth}: no top of 8 levels in the LIR")
-            want = [symmetric_margin(trees, row) for row in table]
+            want = [symmetric_margin(trees, row, width=width) for row in table]
+            want = [v for w in want for v in (w if width > 1 else [w])]
             for batch in (None, "1", "7", "19"):
                 p = s.run("predict", model, "--input", rows, *([] if batch is None else ["--batch", batch]))
-                got = [float(v) for v in p.stdout.split()] if p.returncode == 0 else []
+                got = [float(v) for v in p.stdout.replace(",", " ").split()] if p.returncode == 0 else []
                 if len(got) != len(want) or max(abs(a - b) for a, b in zip(got, want)) > 1e-5:
-                    wrong.append(f"depth {depth}, batch {batch}: {p.stderr.strip() or 'predictions differ'}")
+                    wrong.append(f"depth {depth} x {width}, batch {batch}: {p.stderr.strip() or 'predictions differ'}")
         s.record("cli", name, not wrong, "; ".join(wrong))
     # Where the tops take every level, 16 rows' leaves come from their tree's leaves by permutes (LIR gathers from
     # tables): 64 floats in 4 tables of 16 with AVX-512, 32 in 4 of 8 with AVX2; 64 with AVX2 would take 8, and the
