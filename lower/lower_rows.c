@@ -168,33 +168,27 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop)
 	return l->row_cache != LIR_NONE && l->row_cache_rows && l->block.key_rows == LIR_NONE && writes_only_stack(l->m, loop->body);
 }
 
-/* Whether the walks in the list first have their rows in the tiles of the block's keys, loop's lanes in one. */
-static bool lanes_in_tile(const Lowering *l, const MInst *loop, bool aligned, uint32_t first)
+/* Whether every walk in the list first (and the lists inside) has lane 0's row at a tile's start (lower_walk_at_tile). */
+static bool walks_at_tile(const Lowering *l, uint32_t first)
 {
-	const MIndex *block = l->block.key_index;
 	for (uint32_t id = first; id != MIR_NONE; id = l->m->insts[id].next) {
 		const MInst *inst = &l->m->insts[id];
-		if (inst->op == MOP_FOR && !lanes_in_tile(l, loop, aligned, inst->body))
+		if ((inst->op == MOP_FOR && !walks_at_tile(l, inst->body)) || (inst->op == MOP_WALK && !lower_walk_at_tile(l, inst)))
 			return false;
-		if (inst->op != MOP_WALK)
-			continue;
-		for (uint32_t i = 0; i < block->num_terms; i++)
-			if (!mir_index_has(&inst->row, block->terms[i]))
-				return false;
-		for (uint32_t i = 0; i < inst->row.num_terms; i++) {
-			int32_t var = inst->row.terms[i];
-			if (!mir_index_has(block, var) && !(var == loop->var ? aligned : lower_var_aligned(l, var)))
-				return false;
-		}
 	}
 	return true;
 }
 
-bool lower_lanes_padded(const Lowering *l, const MInst *loop, bool aligned)
+uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past)
 {
-	int64_t span = loop->interleave;
-	return l->block.key_padded && !l->gpu.on && span <= TOP_LANES && TOP_LANES % span == 0 &&
-	       lanes_in_tile(l, loop, aligned, loop->body) && writes_only_stack(l->m, loop->body);
+	/* Padded keys (BlockScope.key_padded, made only on the host) past the rows, to a multiple of lanes dividing TOP_LANES. */
+	bool padded = !past && span == loop->interleave && l->block.key_padded && TOP_LANES % span == 0 &&
+	              walks_at_tile(l, loop->body) && writes_only_stack(l->m, loop->body);
+	uint32_t left;
+	if (past)
+		return lir_const_int(&l->b, LTYPE_I1, 1);
+	left = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+	return lir_cmp(&l->b, LOP_ICMP, padded ? LCMP_SGE : LCMP_EQ, left, const_i64(l, padded && l->pad_rows < span ? l->pad_rows : span));
 }
 
 int64_t lower_rows_lanes(const MModule *m, uint32_t first)

@@ -6,13 +6,7 @@
  */
 #include "lower/lowering.h"
 
-/*
- * Whether the rows of the walk's lanes lie in one tile of keys (BlockScope.key_tiled),
- * lane 0's row first: its offset in the block is a multiple of TOP_LANES (every index
- * variable the block's first row does not have is aligned) and the lanes' rows follow
- * it within TOP_LANES.
- */
-bool lower_lanes_share_tile(const Lowering *l, const MInst *walk)
+bool lower_walk_at_tile(const Lowering *l, const MInst *walk)
 {
 	const MIndex *block = l->block.key_index;
 	for (uint32_t i = 0; i < block->num_terms; i++)
@@ -23,7 +17,17 @@ bool lower_lanes_share_tile(const Lowering *l, const MInst *walk)
 		if (!mir_index_has(block, var) && !lower_var_aligned(l, var))
 			return false;
 	}
-	return (int64_t)(l->scope.lanes - 1) * l->scope.lane_step < TOP_LANES;
+	return true;
+}
+
+/*
+ * Whether the rows of the walk's lanes lie in one tile of keys (BlockScope.key_tiled),
+ * lane 0's row first: at a tile's start (lower_walk_at_tile) and the lanes' rows follow
+ * it within TOP_LANES.
+ */
+bool lower_lanes_share_tile(const Lowering *l, const MInst *walk)
+{
+	return lower_walk_at_tile(l, walk) && (int64_t)(l->scope.lanes - 1) * l->scope.lane_step < TOP_LANES;
 }
 
 /*

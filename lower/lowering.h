@@ -125,7 +125,7 @@ struct Lowering {
 	BlockScope block;           /* what the enclosing ifComplete sets */
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
 	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
-	int64_t pad_rows;           /* the entry's cost_pad_rows: from how many rows a short tile walks padded (lower_lanes_padded) */
+	int64_t pad_rows;           /* the entry's cost_pad_rows: from how many rows a short tile walks padded (lower_lanes_run) */
 	uint64_t code_splits;       /* splits of code (a representation's walk hook) in the function being built so far: the
 	                               LIR function's, or its region that compiles apart (LOWER_CODE_FUNCTION_SPLITS) */
 	bool code_apart;            /* inside an iteration of a specialized tree loop that compiles apart (lower_specialized) */
@@ -178,6 +178,8 @@ static inline uint32_t emit2(Lowering *l, LOp op, LType type, uint32_t x, uint32
  * lane 0's row first.
  */
 bool lower_lanes_share_tile(const Lowering *l, const MInst *walk);
+/* Whether the walk's lane 0 row starts a tile of the block's keys (every index variable the block's first row has not, aligned). */
+bool lower_walk_at_tile(const Lowering *l, const MInst *walk);
 /*
  * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
  * representation (top_nodes), where it can: yields how many (0: none), and *nodes (ptr;
@@ -249,11 +251,14 @@ void lower_prefetch_rows(Lowering *l, int64_t count);
  */
 bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
 /*
- * Whether loop, interleaved over rows, may run all its lanes where fewer rows are left
- * because its walks read padded tiles of keys (BlockScope.key_padded): its lanes lie in
- * one tile, and it writes only buffers on the stack.
+ * i1: whether loop, interleaved over rows ([begin, end) of them, for `span` rows of lanes),
+ * runs its lanes side by side: always where `past` (lower_lanes_past_end); from
+ * Lowering.pad_rows rows where its lanes are a row each, its walks read padded keys
+ * (BlockScope.key_padded) from a tile's start, and it writes only buffers on the stack;
+ * else where the rows fill the lanes. The loop's variable is aligned as lane 0's row
+ * (Lowering.var_aligned).
  */
-bool lower_lanes_padded(const Lowering *l, const MInst *loop, bool aligned);
+uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past);
 /* The most rows side by side of the batch loops in the list first that divide TOP_LANES and write only the stack (1: none). */
 int64_t lower_rows_lanes(const MModule *m, uint32_t first);
 

@@ -511,20 +511,13 @@ void lower_for(Lowering *l, const MInst *inst)
 		 * else (the last tile of rows) one at a time, each walking its trees as the tree
 		 * loops inside say; or side by side all the same where lanes past the last row
 		 * read zeros and write only rows of their own (lower_lanes_past_end), or read
-		 * copies of a row's keys where enough rows are left for it (lower_lanes_padded).
+		 * copies of a row's keys where enough rows are left for it (lower_lanes_run).
 		 */
 		int64_t span = inst->interleave * r.step;
-		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart, aligned;
-		bool padded = !past && r.step == 1 && lower_lanes_padded(l, inst, expr_aligned(l, &r, r.begin));
-		uint32_t full, branch;
-		if (past) {
-			full = lir_const_int(&l->b, LTYPE_I1, 1);
-		} else {
-			full = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
-			full = lir_cmp(&l->b, LOP_ICMP, padded ? LCMP_SGE : LCMP_EQ, full,
-			               const_i64(l, padded && l->pad_rows < span ? l->pad_rows : span));
-		}
-		branch = lir_begin(&l->b, LOP_IF, full, LIR_NONE, LIR_NONE);
+		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart, aligned = l->var_aligned[inst->var];
+		uint32_t branch;
+		l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin); /* lane 0's row; the lanes follow it */
+		branch = lir_begin(&l->b, LOP_IF, lower_lanes_run(l, inst, begin, end, span, past), LIR_NONE, LIR_NONE);
 		/*
 		 * Where no ifComplete splits the walks into halves that compile in parallel (its
 		 * walks are the same either way), the side-by-side walks are one function, the
@@ -537,8 +530,6 @@ void lower_for(Lowering *l, const MInst *inst)
 		if (apart)
 			l->b.fn->insts[branch].imm = LIR_IF_APART;
 		l->walks_apart = false;
-		aligned = l->var_aligned[inst->var];
-		l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin); /* lane 0's row; the lanes follow it */
 		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
 		l->var_aligned[inst->var] = aligned;
 		l->walks_apart = apart;
