@@ -83,7 +83,8 @@ typedef enum LType {
 	                                 i64, c a vector of i32 of the result's lanes; imm > 0: a     \
 	                                 table, every c[i] below imm (a power of 2) and the imm     \
 	                                 elements from b inside a's buffer, so the code may load     \
-	                                 them at once and pick lanes from them (x86: a permute) */  \
+	                                 them at once and pick lanes from them (x86: a permute; up to \
+	                                 twice the most lanes, two vectors' permute with AVX-512) */ \
 	X(BITS, "bits", 1)            /* i32 whose bit i is lane i of a (a vector of i1, at most 32 \
 	                                 lanes; a scalar i1 is lane 0) */                             \
 	X(SPLAT, "splat", 1)          /* a vector of `lanes` copies of the scalar a */                \

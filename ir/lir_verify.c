@@ -276,9 +276,9 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 	case LOP_GATHER:
 		if (!is_value_type(t) || t == LTYPE_I1 || t == LTYPE_PTR)
 			return fail(v, id, "gathers %s, expected i8, i32, i64, f32 or f64", lir_type_name(t));
-		if (in->imm < 0 || in->imm > LIR_MAX_LANES || (in->imm & (in->imm - 1)))
+		if (in->imm < 0 || in->imm > 2 * LIR_MAX_LANES || (in->imm & (in->imm - 1)))
 			return fail(v, id, "gathers from a table of %lld elements, expected a power of 2 up to %d",
-			            (long long)in->imm, LIR_MAX_LANES);
+			            (long long)in->imm, 2 * LIR_MAX_LANES);
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && expect(v, id, in->c, LTYPE_I32);
 	case LOP_SPLAT:
 		return expect(v, id, in->a, t);

@@ -586,9 +586,11 @@ uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint
  * `lanes` elements of `type` at offset (i64) + index (i32 lanes, each below span) of
  * `buffer` (ptr), from at most `most` tables of a GATHER the CPU permutes lanes from
  * (layout->vector_tops: 32 or 64 bytes), picked by the index's high bits; LIR_NONE where
- * the CPU has none or span takes more. Tables read whole: the buffer must hold a table
- * past offset + span.
+ * the CPU has none or span takes more (most at most REP_TABLES_MOST). Tables read whole:
+ * the buffer must hold a table past offset + span. With AVX-512, where a table is the
+ * lanes' vector, two tables are one GATHER (a two-vector permute).
  */
+#define REP_TABLES_MOST 16
 uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
                           uint32_t index, uint32_t span, uint32_t most);
 /* The tables rep_table_gather reads for span elements of type (0: the CPU has none). */

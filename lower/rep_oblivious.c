@@ -31,16 +31,17 @@
 /* The most levels a top takes (lower/lower_tops.c tags a top by its levels, fewer than 16). */
 #define OBLIVIOUS_TOP_LEVELS 8
 /*
- * Leaves of a tree in at most this many tables (oblivious_leaf_values): 128 floats with
- * AVX-512 (8 tables of 16), else 4 tables (32 floats with AVX2, 32 doubles with AVX-512,
- * whose 16 lanes take two vectors a table). Past them the rows load their leaves one by
- * one. With AVX-512, a depth-8 tree's 16 tables of floats were slower (CatBoost depth 8,
- * 4096 rows, 0.674 against 0.625 µs a row), depth 7's 8 faster (0.527 -> 0.424); 8
- * tables of a depth-6 tree's doubles 0.91 against 0.27, and with AVX2 8 tables of its
- * floats 0.853 against 0.562 (the VM's Intel Xeon, 2026-12-06, one core;
- * docs/performance-notes.md, Symmetric trees of depth 7 and 8).
+ * Leaves of a tree in at most this many tables (oblivious_leaf_values): 256 floats with
+ * AVX-512 (16 tables of 16, permuted two at a time: rep_table_gather), else 4 tables (32
+ * floats with AVX2, 32 doubles with AVX-512, whose 16 lanes take two vectors a table).
+ * Past them the rows load their leaves one by one. With AVX-512, a depth-8 tree's 16
+ * tables of floats took 0.498 against 0.576 µs a row (CatBoost depth 8, 4096 rows; one
+ * table at a time they were slower, 0.674 against 0.625); 8 tables of a depth-6 tree's
+ * doubles 0.91 against 0.27, and with AVX2 8 tables of its floats 0.853 against 0.562
+ * (the VM's Intel Xeon, 2026-12-06, one core; docs/performance-notes.md, Symmetric trees
+ * of depth 7 and 8).
  */
-#define OBLIVIOUS_LEAF_TABLES_WIDE 8
+#define OBLIVIOUS_LEAF_TABLES_WIDE 16
 #define OBLIVIOUS_LEAF_TABLES 4
 /* Elements past the last tree's leaves, so that a table read whole from its first leaf stays in the buffer. */
 #define OBLIVIOUS_LEAF_PAD 16

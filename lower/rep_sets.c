@@ -61,24 +61,30 @@ uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint
                           uint32_t index, uint32_t span, uint32_t most)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span), low, at, from, high;
-	uint32_t picked = LIR_NONE;
-	if (!span || !tables || tables > most)
+	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span), low, at, bit, high;
+	uint32_t picked[REP_TABLES_MOST];
+	if (!span || !tables || tables > most || tables > REP_TABLES_MOST)
 		return LIR_NONE;
+	if (tables % 2 == 0 && table_bytes(layout) == 64 && per == lanes) { /* AVX-512: two tables a permute (LIR GATHER) */
+		per *= 2;
+		tables /= 2;
+	}
 	low = tables > 1 ? lir_emit_vector(b, LOP_AND, LTYPE_I32, lanes, index, rep_vector_const(b, lanes, (int32_t)per - 1), LIR_NONE)
 	                 : index;
 	for (uint32_t k = 0; k < tables; k++) {
 		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, (int64_t)k * per), LIR_NONE) : offset;
-		from = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, low);
-		b->fn->insts[from].imm = per;
-		if (!k) {
-			picked = from;
-			continue;
-		}
-		high = lir_cmp(b, LOP_ICMP, LCMP_SGE, index, rep_vector_const(b, lanes, (int32_t)(k * per)));
-		picked = lir_emit_vector(b, LOP_SELECT, type, lanes, high, from, picked);
+		picked[k] = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, low);
+		b->fn->insts[picked[k]].imm = per;
 	}
-	return picked;
+	/* A tree of selects by the index's bits above a table's. */
+	for (uint32_t width = 1; width < tables; width *= 2) {
+		bit = rep_vector_const(b, lanes, (int32_t)(per * width));
+		bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, lanes, index, bit, LIR_NONE);
+		high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, rep_vector_const(b, lanes, 0));
+		for (uint32_t k = 0; k + width < tables; k += 2 * width)
+			picked[k] = lir_emit_vector(b, LOP_SELECT, type, lanes, high, picked[k + width], picked[k]);
+	}
+	return picked[0];
 }
 
 uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span)

@@ -121,8 +121,32 @@ static LLVMValueRef emit_load(Emitter *em, const LInst *inst)
 }
 
 /*
+ * A GATHER from a table of two 512-bit vectors, on x86 with AVX-512: one two-table
+ * permute (vpermi2), which LLVM does not make of two one-table permutes and a select.
+ */
+static LLVMValueRef emit_permute_pair(Emitter *em, const LInst *inst)
+{
+	static const char *const names[] = {[LTYPE_I32] = "llvm.x86.avx512.vpermi2var.d.512",
+	                                    [LTYPE_I64] = "llvm.x86.avx512.vpermi2var.q.512",
+	                                    [LTYPE_F32] = "llvm.x86.avx512.vpermi2var.ps.512",
+	                                    [LTYPE_F64] = "llvm.x86.avx512.vpermi2var.pd.512"};
+	LLVMTypeRef type = type_of(em, (LType)inst->type), half = LLVMVectorType(type, inst->lanes);
+	LLVMValueRef base = llvm_value(em, inst->a), start = llvm_value(em, inst->b), indices = llvm_value(em, inst->c);
+	LLVMValueRef second = LLVMConstInt(em->types[LTYPE_I64], inst->lanes, 0), args[3];
+	LLVMValueRef at = LLVMBuildGEP2(em->b, type, base, &start, 1, "");
+	for (int k = 0; k < 2; k++) {
+		args[2 * k] = LLVMBuildLoad2(em->b, half, k ? LLVMBuildGEP2(em->b, type, at, &second, 1, "") : at, "");
+		LLVMSetAlignment(args[2 * k], (unsigned)lir_type_size((LType)inst->type));
+	}
+	args[1] = indices;
+	if (lir_type_size((LType)inst->type) == 8)
+		args[1] = LLVMBuildSExt(em->b, indices, LLVMVectorType(em->types[LTYPE_I64], inst->lanes), "");
+	return llvm_call_intrinsic(em, names[inst->type], NULL, args, 3);
+}
+
+/*
  * GATHER: each lane's element loaded on its own and inserted (x86's gather instructions are slower for a few lanes),
- * or from a table loaded whole (x86's code generation makes that a permute).
+ * or from a table loaded whole (x86's code generation makes that a permute; a table of two vectors, emit_permute_pair).
  */
 static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 {
@@ -131,6 +155,9 @@ static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 	LLVMValueRef v = LLVMGetUndef(lanes_type(em, (LType)inst->type, inst->lanes));
 	LLVMValueRef table = NULL;
 	unsigned lanes = inst->lanes > 1 ? inst->lanes : 1;
+	if (em->avx512 && inst->imm == 2 * lanes && lanes * lir_type_size((LType)inst->type) == 64 &&
+	    lir_type_size((LType)inst->type) >= 4)
+		return emit_permute_pair(em, inst);
 	if (inst->imm > 0 && inst->lanes > 1) { /* a table (lir.h): loaded whole, its lanes picked (x86: a permute) */
 		table = LLVMBuildLoad2(em->b, LLVMVectorType(type, (unsigned)inst->imm), LLVMBuildGEP2(em->b, type, base, &start, 1, ""), "");
 		LLVMSetAlignment(table, (unsigned)lir_type_size((LType)inst->type));

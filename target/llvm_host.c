@@ -429,7 +429,7 @@ static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = em
                                        .enter = enter_exact_fp, .leave = leave_exact_fp};
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
-                                  bool aarch64, bool buffers_apart, LLVMModuleRef *data)
+                                  bool aarch64, bool avx512, bool buffers_apart, LLVMModuleRef *data)
 {
 	Emitter em;
 	char name[96];
@@ -441,6 +441,7 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	llvm_emitter_init(&em, ctx, mod, m, &host_hooks, prefix);
 	em.aarch64 = aarch64;
 	em.x86 = !aarch64;
+	em.avx512 = !aarch64 && avx512;
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
 	read = lir_buffers_read(m);
 	for (uint32_t i = 0; i < m->num_buffers; i++)
