@@ -83,8 +83,14 @@ static uint32_t top_tag(Lowering *l, uint32_t offset, uint32_t tree, uint32_t le
  * block, by the tree's parity); a walk whose top was not taken ahead (the first tree of
  * a block, or a loop whose next tree is another) takes its own. Taken ahead, the top's
  * compares lie beside the walks' chains of loads, not on them.
+ *
+ * Where the walks end with the top, the representation takes their leaves from its
+ * nodes (leaf_values: symmetric trees) and the CPU has AVX-512, there are no chains of
+ * loads to hide the compares beside: the top is taken in place, without tags or the next
+ * tree's (RepLayout.top_in_place). With AVX2 that was slower (measured:
+ * docs/performance-notes.md, Symmetric trees' tops in place).
  */
-uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *nodes)
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t ends, uint32_t *nodes)
 {
 	uint32_t levels = l->layout.top_levels, lanes = l->scope.lanes, offset, pair, tree, next, parity, at, at_next, missing,
 	         tile, tag, last;
@@ -101,18 +107,24 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 	tree = l->tree_index[lane_slot(walk->a, 0)];
 	parity = emit2(l, LOP_AND, LTYPE_I64, tree, const_i64(l, 1));
 	at = emit2(l, LOP_ADD, LTYPE_I64, pair, parity);
-	/* This tree's top, where the walks before did not take it. */
-	tag = emit2(l, LOP_LOAD, LTYPE_I64, l->block.top_tags, at);
-	missing = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, tag, top_tag(l, offset, tree, levels));
-	take_top(l, missing, tree, levels, tile, at);
-	/* The next tree's (the last tree's again after the last). */
-	next = emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, 1));
-	last = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, next, const_i64(l, l->f->num_trees));
-	next = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, last, next, tree);
-	at_next = emit2(l, LOP_ADD, LTYPE_I64, pair, const_i64(l, 1));
-	at_next = emit2(l, LOP_SUB, LTYPE_I64, at_next, parity);
-	take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, tile, at_next);
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.top_tags, at_next, top_tag(l, offset, next, levels));
+	if (levels >= ends && l->rep->leaf_values && l->layout.vector_tops == MTOPS_WIDE) {
+		l->layout.top_in_place = true;
+		take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), tree, levels, tile, at);
+		l->layout.top_in_place = false;
+	} else {
+		/* This tree's top, where the walks before did not take it. */
+		tag = emit2(l, LOP_LOAD, LTYPE_I64, l->block.top_tags, at);
+		missing = lir_cmp(&l->b, LOP_ICMP, LCMP_NE, tag, top_tag(l, offset, tree, levels));
+		take_top(l, missing, tree, levels, tile, at);
+		/* The next tree's (the last tree's again after the last). */
+		next = emit2(l, LOP_ADD, LTYPE_I64, tree, const_i64(l, 1));
+		last = lir_cmp(&l->b, LOP_ICMP, LCMP_SLT, next, const_i64(l, l->f->num_trees));
+		next = lir_emit(&l->b, LOP_SELECT, LTYPE_I64, last, next, tree);
+		at_next = emit2(l, LOP_ADD, LTYPE_I64, pair, const_i64(l, 1));
+		at_next = emit2(l, LOP_SUB, LTYPE_I64, at_next, parity);
+		take_top(l, lir_const_int(&l->b, LTYPE_I1, 1), next, levels, tile, at_next);
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, l->block.top_tags, at_next, top_tag(l, offset, next, levels));
+	}
 	at = emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, lanes));
 	*nodes = lir_index(&l->b, l->block.top_nodes, at, LTYPE_I32);
 	return levels;

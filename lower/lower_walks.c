@@ -328,7 +328,7 @@ static void lower_node_walks(Lowering *l, uint32_t id)
 		prefetch_next_rows(l, walk);
 	/* A top that takes every step may take the leaves too; else peeled steps: no test. The first `safe` start on splits;
 	 * later ones may start on a leaf and stay there. */
-	topped = lower_tops(l, walk, row, safe, &nodes);
+	topped = lower_tops(l, walk, row, safe, whole ? most : UINT32_MAX, &nodes);
 	if (whole && topped >= most && take_top_leaves(l, id, tree[0], topped, nodes)) {
 		l->layout.walk_keys = false;
 		return;

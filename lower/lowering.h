@@ -184,9 +184,10 @@ bool lower_walk_at_tile(const Lowering *l, const MInst *walk);
  * The first steps of the walks of TOP_LANES rows side by side, taken at once by the
  * representation (top_nodes), where it can: yields how many (0: none), and *nodes (ptr;
  * LIR_NONE: none) where each row's node after them lies, i32 by lane. row: lane 0's;
- * safe: the steps each lane may take untested.
+ * safe: the steps each lane may take untested; ends: the steps after which every lane's
+ * walk has ended (UINT32_MAX: not known).
  */
-uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t *nodes);
+uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uint32_t *safe, uint32_t ends, uint32_t *nodes);
 /*
  * Where a top of `levels` levels took every step of the walks of tree `tree` (its handle;
  * every leaf at that depth): the lanes' leaves' values at once (the representation's

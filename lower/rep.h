@@ -156,6 +156,7 @@ typedef struct RepLayout {
 	int32_t leaf_level;    /* with packed_leaves, the depth of the leaves of the walk being lowered (its steps); else -1 */
 	uint8_t top_levels;    /* levels of every tree's top that top_nodes can take (all splits), 0: none; asked for by the
 	                          lowering (not 0), kept by lay_out where the layout has keys and tops to take */
+	bool top_in_place;     /* the top being lowered ends its walks and is taken in place, not a tree ahead (lower_tops) */
 	/*
 	 * Rows' keys in tiles of key_lanes rows (TOP_LANES), feature by feature: feature f of
 	 * a tile's row r at element f * key_lanes + r of the tile, which the layout's tops

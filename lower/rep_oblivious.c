@@ -39,7 +39,7 @@
  * table at a time they were slower, 0.674 against 0.625); 8 tables of a depth-6 tree's
  * doubles 0.91 against 0.27, and with AVX2 8 tables of its floats 0.853 against 0.562
  * (the VM's Intel Xeon, 2026-12-06, one core; docs/performance-notes.md, Symmetric trees
- * of depth 7 and 8).
+ * of depth 7 and 8, and two tables a permute).
  */
 #define OBLIVIOUS_LEAF_TABLES_WIDE 16
 #define OBLIVIOUS_LEAF_TABLES 4
@@ -256,7 +256,11 @@ static RepNode oblivious_load_node(RepLayout *layout, LBuilder *b, uint32_t tree
 /*
  * The first `levels` steps of `lanes` rows at once: per level, one vector compare of the
  * rows' keys in the tile, and the rows' nodes doubled less the compare's mask (-1 where
- * the row goes right). The level's element and key load apart: the key's splat is then a
+ * the row goes right). A top taken in place (RepLayout.top_in_place) sets the level's
+ * bit of 2^levels where the row goes right instead: one masked OR a level with AVX-512,
+ * where the mask's conversion to a vector and two more instructions were slower there
+ * (measured: docs/performance-notes.md, Symmetric trees' tops in place); taken ahead it
+ * was not. The level's element and key load apart: the key's splat is then a
  * broadcast from memory, a load, where a splat of a register takes the shuffle port the
  * compares and the leaves' permutes wait on (measured: docs/performance-notes.md,
  * Symmetric trees: keys broadcast from memory).
@@ -267,7 +271,8 @@ static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tre
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
 	uint32_t first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE);
-	uint32_t node = rep_vector_const(b, lanes, 1), minus = rep_vector_const(b, lanes, -1), zero = rep_vector_const(b, lanes, 0);
+	uint32_t node = rep_vector_const(b, lanes, layout->top_in_place ? 1 << levels : 1);
+	uint32_t minus = rep_vector_const(b, lanes, -1), zero = rep_vector_const(b, lanes, 0);
 	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
 	for (uint32_t level = 0; level < levels; level++) {
 		uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
@@ -279,6 +284,12 @@ static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tre
 		key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, (uint8_t)lanes, key, LIR_NONE, LIR_NONE);
 		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, tile, element, LIR_NONE);
 		right = rep_keys_go_right(layout, b, x, key);
+		if (layout->top_in_place) {
+			x = rep_vector_const(b, lanes, 1 << (levels - 1 - level));
+			x = lir_emit_vector(b, LOP_OR, LTYPE_I32, (uint8_t)lanes, node, x, LIR_NONE);
+			node = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, x, node);
+			continue;
+		}
 		right = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, (uint8_t)lanes, right, minus, zero);
 		node = lir_emit_vector(b, LOP_ADD, LTYPE_I32, (uint8_t)lanes, node, node, LIR_NONE);
 		node = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, node, right, LIR_NONE);
