@@ -201,7 +201,7 @@ def catboost_case(rng, i):
     X, Xt = rows(rng, 500, f, rng.choice([0, 0.1])), rows(rng, 300, f, 0.1)
     s = signal(rng, X)
     kind = str(rng.choice(["binary", "multiclass", "regression"]))
-    params = dict(iterations=int(rng.integers(1, 40)), depth=int(rng.integers(1, 8)), random_seed=i, verbose=0,
+    params = dict(iterations=int(rng.integers(1, 40)), depth=int(rng.integers(1, 11)), random_seed=i, verbose=0,
                   thread_count=1, allow_writing_files=False, nan_mode=str(rng.choice(["Min", "Max"])),
                   grow_policy=str(rng.choice(["SymmetricTree", "SymmetricTree", "Depthwise", "Lossguide"])))
     if kind == "regression":
