@@ -418,18 +418,31 @@ bool cost_finish_together(const HForest *f, uint32_t peel, uint32_t lanes)
  * splits test category sets, 2 (their lone rows wait on a load a step). Past L2 (nodes
  * as the sparse layout keeps them) a lone row's steps wait on L2 and L3 as a tile's do,
  * 11-15: never. Measured on 25 forests trained as the corpus trains them, batches of 1
- * to 40 rows (docs/performance-notes.md, Padded tiles).
+ * to 40 rows (docs/performance-notes.md, Padded tiles). Symmetric trees of one output,
+ * whose tops take every level (at most 8) for 16 rows at once with no walk, 2-3,
+ * whatever their bytes; deeper ones, stepping on past the tops, 5. Not those of leaf
+ * vectors: a tile reads every class's leaves of every tree, a lone row one vector a
+ * tree, and a call of 3-12 rows ran 1.6-6 times slower padded (CatBoost models of 10
+ * classes: docs/performance-notes.md, Padded tiles of symmetric trees).
  */
 #define PAD_ROWS_EVEN 8
 #define PAD_ROWS_UNEVEN 11
 #define PAD_ROWS_MASKS 3
 #define PAD_ROWS_MASKS_LONE 5
 #define PAD_ROWS_SETS 2
+#define PAD_ROWS_LEVELS 3
+#define PAD_ROWS_LEVELS_DEEP 5
+#define PAD_LEVELS_TOPS 8
 #define PAD_NODE_BYTES 16
 #define PAD_L2_BYTES (2u << 20)
 
-uint32_t cost_pad_rows(const HForest *f, bool masks, bool lone)
+uint32_t cost_pad_rows(const HForest *f, bool masks, bool levels, bool lone)
 {
+	uint32_t shallowest, deepest;
+	if (levels && f->num_outputs == 1) {
+		hir_leaf_depth_range(f, &shallowest, &deepest);
+		return deepest <= PAD_LEVELS_TOPS ? PAD_ROWS_LEVELS : PAD_ROWS_LEVELS_DEEP;
+	}
 	if ((uint64_t)f->num_nodes * PAD_NODE_BYTES > PAD_L2_BYTES)
 		return TOP_LANES;
 	if (masks)

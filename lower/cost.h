@@ -111,10 +111,11 @@ bool cost_finish_together(const HForest *f, uint32_t peel, uint32_t lanes);
  * The rows from which TOP_LANES rows side by side, those past the rows walking copies of
  * one, cost no more than the rows walked one at a time: where a tile of rows is left
  * short (lower_lanes_run; `lone`: lone rows of splitSize's few half, whose code is
- * faster a row). masks: the trees walk by leaf masks (RepLayout.leaf_masks). TOP_LANES:
- * never, the forest past L2.
+ * faster a row). masks: the trees walk by leaf masks (RepLayout.leaf_masks); levels: by
+ * their levels' splits, symmetric trees' (LRepresentation.levels). TOP_LANES: never, the
+ * forest past L2.
  */
-uint32_t cost_pad_rows(const HForest *f, bool masks, bool lone);
+uint32_t cost_pad_rows(const HForest *f, bool masks, bool levels, bool lone);
 
 /*
  * Whether this grove was built with a trained model (else cost_predict has none to ask),

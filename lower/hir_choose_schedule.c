@@ -495,7 +495,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 	if (pick && k->tree_tile && !k->representation && rows > 1) {
 		uint64_t walked = uneven ? (uint64_t)f->num_nodes * SPARSE_NODE_BYTES : total; /* (the sparse layout's bytes) */
 		k->few_trees = few_trees(f, k->peel > PEEL_DEEP);
-		k->few_rows = walked > L2_BYTES ? 2 : (uint8_t)cost_pad_rows(f, masks, true);
+		k->few_rows = walked > L2_BYTES ? 2 : (uint8_t)cost_pad_rows(f, masks, false, true);
 	}
 	if (masks)
 		k->representation = knob_named("sparse");

@@ -234,7 +234,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 	bool zero_rows = l->layout.nan_reads_zero && l->row_cache == LIR_NONE; /* (a row cache around made NaN 0 already) */
 	bool scan_any = !once || zero_rows;
 	/* Where rows walk side by side, their last lanes past the rows read the block's first row's keys (lower_lanes_run). */
-	int64_t lanes = key != LTYPE_VOID && !l->gpu.on && inst->span > 1 ? lower_rows_lanes(l->m, inst->body) : 1;
+	int64_t lanes = key != LTYPE_VOID && !l->gpu.on && inst->span > 1 ? lower_rows_lanes(l, inst->body) : 1;
 	bool padded = lanes > 1;
 	uint32_t first_row = first, tiles = LIR_NONE;
 	BlockScope outer_block = l->block;

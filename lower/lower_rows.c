@@ -140,13 +140,17 @@ void lower_prefetch_rows(Lowering *l, int64_t count)
 }
 
 /* Whether the list first writes only buffers on the stack (whose rows reach past every lane: hir_to_mir). */
-static bool writes_only_stack(const MModule *m, uint32_t first)
+static bool writes_only_stack(const MModule *m, uint32_t first, bool transforms)
 {
 	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
 		const MInst *inst = &m->insts[id];
 		switch ((MOp)inst->op) {
 		case MOP_FOR:
-			if (!writes_only_stack(m, inst->body))
+			if (!writes_only_stack(m, inst->body, transforms))
+				return false;
+			break;
+		case MOP_TRANSFORM:
+			if (!transforms)
 				return false;
 			break;
 		case MOP_GET_TREE:
@@ -165,7 +169,7 @@ static bool writes_only_stack(const MModule *m, uint32_t first)
 
 bool lower_lanes_past_end(const Lowering *l, const MInst *loop)
 {
-	return l->row_cache != LIR_NONE && l->row_cache_rows && l->block.key_rows == LIR_NONE && writes_only_stack(l->m, loop->body);
+	return l->row_cache != LIR_NONE && l->row_cache_rows && l->block.key_rows == LIR_NONE && writes_only_stack(l->m, loop->body, false);
 }
 
 /* Whether every walk in the list first (and the lists inside) has lane 0's row at a tile's start (lower_walk_at_tile). */
@@ -179,19 +183,40 @@ static bool walks_at_tile(const Lowering *l, uint32_t first)
 	return true;
 }
 
+/*
+ * Whether lanes of rows may transform their rows in a padded run (lower_padded_row):
+ * symmetric trees of one output. Walks node by node of forests left without tiles of
+ * trees, the only others whose rows' lanes transform, are small and short, their rows
+ * one at a time nearly as fast as a tile's, and padded they were slower as often as
+ * faster (measured: docs/performance-notes.md, Padded tiles of symmetric trees).
+ */
+static bool lanes_transform(const Lowering *l) { return l->f->num_outputs == 1 && l->rep->levels; }
+
 uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past)
 {
 	/* Padded keys (BlockScope.key_padded, made only on the host) past the rows, to a multiple of lanes dividing TOP_LANES. */
 	bool padded = !past && span == loop->interleave && l->block.key_padded && TOP_LANES % span == 0 &&
-	              walks_at_tile(l, loop->body) && writes_only_stack(l->m, loop->body);
+	              walks_at_tile(l, loop->body) && writes_only_stack(l->m, loop->body, lanes_transform(l));
 	uint32_t left;
 	if (past)
 		return lir_const_int(&l->b, LTYPE_I1, 1);
 	left = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
+	if (padded && l->pad_rows < span)
+		l->lanes_left = left;
 	return lir_cmp(&l->b, LOP_ICMP, padded ? LCMP_SGE : LCMP_EQ, left, const_i64(l, padded && l->pad_rows < span ? l->pad_rows : span));
 }
 
-int64_t lower_rows_lanes(const MModule *m, uint32_t first)
+uint32_t lower_padded_row(Lowering *l, uint32_t lane, uint32_t row, uint32_t *scratch)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	uint32_t real = lir_cmp(&l->b, LOP_ICMP, LCMP_SGT, l->lanes_left, const_i64(l, lane));
+	if (*scratch == LIR_NONE)
+		*scratch = lir_local_array(&l->b, LTYPE_F64, 2, LSPACE_PRIVATE);
+	l->out = lir_emit(&l->b, LOP_SELECT, LTYPE_PTR, real, l->out, *scratch);
+	return lir_emit(&l->b, LOP_SELECT, LTYPE_I64, real, row, const_i64(l, 0));
+}
+
+static int64_t rows_lanes(const MModule *m, uint32_t first, bool transforms)
 {
 	int64_t most = 1, inner;
 	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
@@ -199,10 +224,12 @@ int64_t lower_rows_lanes(const MModule *m, uint32_t first)
 		if (inst->op != MOP_FOR)
 			continue;
 		if (!(inst->loop & MLOOP_TREES) && inst->interleave > most && TOP_LANES % inst->interleave == 0 &&
-		    writes_only_stack(m, inst->body))
+		    writes_only_stack(m, inst->body, transforms))
 			most = inst->interleave;
-		inner = lower_rows_lanes(m, inst->body);
+		inner = rows_lanes(m, inst->body, transforms);
 		most = inner > most ? inner : most;
 	}
 	return most;
 }
+
+int64_t lower_rows_lanes(const Lowering *l, uint32_t first) { return rows_lanes(l->m, first, lanes_transform(l)); }

@@ -126,6 +126,7 @@ struct Lowering {
 	bool complete;              /* inside the complete-rows copy of an ifComplete */
 	bool walks_apart;           /* inside an ifComplete lowered once: rows' side-by-side walks compile apart (lower_for) */
 	int64_t pad_rows;           /* the entry's cost_pad_rows: from how many rows a short tile walks padded (lower_lanes_run) */
+	uint32_t lanes_left;        /* in a padded run of rows' lanes: its rows (i64; lanes from there on are padding), else LIR_NONE */
 	uint64_t code_splits;       /* splits of code (a representation's walk hook) in the function being built so far: the
 	                               LIR function's, or its region that compiles apart (LOWER_CODE_FUNCTION_SPLITS) */
 	bool code_apart;            /* inside an iteration of a specialized tree loop that compiles apart (lower_specialized) */
@@ -255,13 +256,25 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
  * i1: whether loop, interleaved over rows ([begin, end) of them, for `span` rows of lanes),
  * runs its lanes side by side: always where `past` (lower_lanes_past_end); from
  * Lowering.pad_rows rows where its lanes are a row each, its walks read padded keys
- * (BlockScope.key_padded) from a tile's start, and it writes only buffers on the stack;
- * else where the rows fill the lanes. The loop's variable is aligned as lane 0's row
- * (Lowering.var_aligned).
+ * (BlockScope.key_padded) from a tile's start, and it writes only buffers on the stack
+ * and, for symmetric trees of one output, rows' transforms, which lanes past its rows
+ * write elsewhere (Lowering.lanes_left, set for the run: lower_padded_row); else where
+ * the rows fill the lanes. The loop's variable is aligned as lane
+ * 0's row (Lowering.var_aligned).
  */
 uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past);
-/* The most rows side by side of the batch loops in the list first that divide TOP_LANES and write only the stack (1: none). */
-int64_t lower_rows_lanes(const MModule *m, uint32_t first);
+/*
+ * The row (i64) lane `lane` of a padded run (Lowering.lanes_left), which may lie past its
+ * rows, transforms: `row`, or there row 0 of *scratch (made at the first such lane), with
+ * Lowering.out set to the scratch's or the rows' (the caller restores out). Selects, not
+ * a branch, which would split the lanes' margins LLVM keeps as one vector.
+ */
+uint32_t lower_padded_row(Lowering *l, uint32_t lane, uint32_t row, uint32_t *scratch);
+/*
+ * The most rows side by side of the batch loops in the list first that divide TOP_LANES
+ * and write only the stack, or rows' transforms where lower_lanes_run lets them (1: none).
+ */
+int64_t lower_rows_lanes(const Lowering *l, uint32_t first);
 
 /* mir_to_lir.c */
 /* Record an error of the lowering (the first one counts; the module is dropped at the end). */

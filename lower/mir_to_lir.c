@@ -531,6 +531,7 @@ void lower_for(Lowering *l, const MInst *inst)
 			l->b.fn->insts[branch].imm = LIR_IF_APART;
 		l->walks_apart = false;
 		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
+		l->lanes_left = LIR_NONE;
 		l->var_aligned[inst->var] = aligned;
 		l->walks_apart = apart;
 		if (!past) {
@@ -548,10 +549,6 @@ void lower_for(Lowering *l, const MInst *inst)
 		lower_loop(l, inst, begin, end, step, 0, inst->parallel && !l->gpu.on);
 	}
 }
-
-
-
-
 
 /* One MIR instruction, in code that one thread runs (on a GPU: GpuScope.mask 0). */
 void lower_inst(Lowering *l, uint32_t id)
@@ -589,11 +586,16 @@ void lower_inst(Lowering *l, uint32_t id)
 		lower_if_complete(l, inst);
 		break;
 	case MOP_TRANSFORM:
-		for (uint32_t r = 0; r < l->scope.lanes; r++) {
+		for (uint32_t r = 0, scratch = LIR_NONE; r < l->scope.lanes; r++) {
+			uint32_t out = l->out, row;
 			l->acc = lower_storage_base(l, inst->buf, r);
 			l->acc_offset = buffer_slot(l, inst->buf, r, &inst->row, const_i64(l, 0));
 			l->acc_stride = l->storage[inst->buf].by_output ? l->storage[inst->buf].rows : LIR_NONE;
-			lower_transform(l, lower_index(l, &inst->row, r));
+			row = lower_index(l, &inst->row, r);
+			if (r && l->lanes_left != LIR_NONE) /* a lane that may lie past a padded run's rows (lower_lanes_run) */
+				row = lower_padded_row(l, r, row, &scratch);
+			lower_transform(l, row);
+			l->out = out;
 		}
 		break;
 	}
@@ -669,7 +671,7 @@ static uint32_t lower_entry(Lowering *l, const char *name, LType row_type)
 {
 	const MModule *m = l->m;
 	l->workspace_elems = 0;
-	l->pad_rows = cost_pad_rows(l->f, l->layout.leaf_masks, false);
+	l->pad_rows = cost_pad_rows(l->f, l->layout.leaf_masks, l->rep->levels, false);
 	l->storage = xcalloc(m->num_buffers + 1, sizeof *l->storage);
 	l->value = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->value);
 	l->tree_index = xmalloc(((size_t)m->num_insts + 1) * MIR_MAX_INTERLEAVE * sizeof *l->tree_index);
@@ -747,7 +749,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.key_tiles_nan = l.block.top_nodes = l.block.zero_rows = LIR_NONE;
+	l.lanes_left = l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.key_tiles_nan = l.block.top_nodes = l.block.zero_rows = LIR_NONE;
 	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));

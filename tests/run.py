@@ -1163,9 +1163,12 @@ def cli_tests(s):
     # keys, from cost_pad_rows's rows on (lower_lanes_padded), and splitSize's lone rows end there: LightGBM's
     # leaf-wise multiclass fixture by leaf masks from 3 (lone rows below 5), its category sets from 2, the even
     # depth_groups forest node by node from 8, deep_lossguide (uneven; its 5 trees walk no lone rows apart, and its
-    # margins are transformed after a tree loop around the rows side by side) from 11. Each against its library's
-    # margins, in calls of 5 to 29 rows: padded tiles, short ones a row at a time, and both.
+    # margins are transformed after a tree loop around the rows side by side) from 11, CatBoost's symmetric trees from
+    # 3 (every level in their tops; the lanes transform their rows, those past the rows a scratch row's:
+    # lower_padded_row). Each against its library's margins, in calls of 5 to 29 rows: padded tiles, short ones a row
+    # at a time, and both; the symmetric trees' probabilities too.
     lgb = os.path.join(MODELS, "lightgbm")
+    cb = os.path.join(MODELS, "catboost", "cb_binary")
     rows_inside = ("--schedule-text", "tile(batch, b0, b1, 64); tile(b1, b2, b3, 16); interleave(b3); "
                    "reorder(b0, b2, tree, b3)")
     for name, model, margins, pad, few, options in (
@@ -1174,7 +1177,8 @@ def cli_tests(s):
              2, 2, ()),
             ("even", os.path.join(MODELS, "depth_groups.x3.json"), os.path.join(MODELS, "depth_groups.x3"), 8, 8, ()),
             ("uneven", os.path.join(MODELS, "deep_lossguide.x3.json"), os.path.join(MODELS, "deep_lossguide.x3"), 11,
-             None, rows_inside)):
+             None, rows_inside),
+            ("symmetric", cb + ".json", cb, 3, None, ("--representation", "oblivious"))):
         batches = ("5", "7", "18", "19", "27", "29")
         if not any(s.wanted("cli", f"padded_tiles_{name}_{batch}") for batch in batches):
             continue
@@ -1195,6 +1199,12 @@ def cli_tests(s):
             out = s.path(f"cli-padded-{name}-{batch}.csv")
             q = s.run("predict", so, "--input", margins + ".rows.csv", "--output", out, "--margin", "--batch", batch) \
                 if p.returncode == 0 else p
+            if q.returncode == 0 and not wrong and name == "symmetric":
+                q = s.run("predict", so, "--input", margins + ".rows.csv", "--batch", batch)
+                got = [float(v) for v in q.stdout.replace(",", " ").split()] if q.returncode == 0 else []
+                want = [v for r in read_table(margins + ".pred.csv") for v in r]
+                if len(got) != len(want) or max(abs(a - b) for a, b in zip(got, want)) > 1e-5:
+                    wrong = "probabilities differ from CatBoost's"
             if q.returncode != 0 or wrong:
                 s.record("cli", f"padded_tiles_{name}_{batch}", False, q.stderr.strip() or wrong)
             else:
