@@ -50,7 +50,25 @@ typedef struct ObliviousState {
 	uint32_t word_buffer, value_buffer, key_buffer, top_buffer, leaf_buffer, level_buffer, base_buffer; /* (LIR_NONE: none) */
 	uint32_t table_buffer, table_base_buffer; /* trees with leaf vectors: output by output (LIR_NONE: none) */
 	uint32_t words, values, keys, tops, leaves, levels, bases, tables, table_bases; /* their addresses in the function being built */
+	uint32_t depth;                           /* every tree's depth, where they share one (else 0) */
 } ObliviousState;
+
+/*
+ * Where tree `tree` (i64) starts in a buffer of `each` elements a tree, less `less`
+ * (i64): computed where every tree has one depth (ObliviousState.depth, and `each` its
+ * elements), else loaded from `starts` (i32 a tree). Computed, a top's loads do not
+ * wait on a load of the tree's start.
+ */
+static uint32_t tree_start(const ObliviousState *s, LBuilder *b, uint32_t starts, uint32_t tree, int64_t each, int64_t less)
+{
+	uint32_t at;
+	if (!s->depth) {
+		at = lir_emit(b, LOP_LOAD, LTYPE_I32, starts, tree, LIR_NONE);
+		return lir_cast(b, LCAST_SEXT, LTYPE_I64, at);
+	}
+	at = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, each), LIR_NONE);
+	return less ? lir_emit(b, LOP_SUB, LTYPE_I64, at, lir_const_int(b, LTYPE_I64, less), LIR_NONE) : at;
+}
 
 /*
  * The leaves of symmetric tree t of depth `depth`, left to right (breadth first, left
@@ -170,9 +188,12 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	starts[f->num_trees] = (int32_t)levels;
 	bases[f->num_trees] = (int32_t)leaves;
 	free(queue);
-	free(depths);
 
 	s = xcalloc(1, sizeof *s);
+	s->depth = f->num_trees ? depths[0] : 0;
+	for (uint32_t t = 1; t < f->num_trees && s->depth; t++)
+		s->depth = depths[t] == s->depth ? s->depth : 0;
+	free(depths);
 	s->key_buffer = s->top_buffer = s->table_buffer = s->table_base_buffer = LIR_NONE;
 	/* Steps read levels, not nodes: no blocks or tiles of words (those read the array layout's nodes). */
 	layout->blocks = layout->tile_words = layout->packed_leaves = false;
@@ -244,7 +265,7 @@ static RepNode oblivious_load_node(RepLayout *layout, LBuilder *b, uint32_t tree
 	(void)node;
 	if (layout->step_level < 0)
 		die("oblivious representation: a step of a walk not unrolled (RepLayout.step_level)");
-	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE));
+	first = tree_start(s, b, s->levels, tree, s->depth, 0);
 	at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, layout->step_level), LIR_NONE);
 	if (layout->walk_keys)
 		return rep_load_record(layout, b, s->keys, at);
@@ -270,10 +291,9 @@ static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tre
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
-	uint32_t first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->levels, tree, LIR_NONE);
+	uint32_t first = tree_start(s, b, s->levels, tree, s->depth, 0);
 	uint32_t node = rep_vector_const(b, lanes, layout->top_in_place ? 1 << levels : 1);
 	uint32_t minus = rep_vector_const(b, lanes, -1), zero = rep_vector_const(b, lanes, 0);
-	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
 	for (uint32_t level = 0; level < levels; level++) {
 		uint32_t at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
 		uint32_t pair = lir_emit(b, LOP_ADD, LTYPE_I64, at, at, LIR_NONE), element, key, x, right;
@@ -301,8 +321,7 @@ static uint32_t oblivious_top_nodes(RepLayout *layout, LBuilder *b, uint32_t tre
 static uint32_t oblivious_leaf_value(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node)
 {
 	ObliviousState *s = layout->state;
-	uint32_t base = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
-	base = lir_cast(b, LCAST_SEXT, LTYPE_I64, base);
+	uint32_t base = tree_start(s, b, s->bases, tree, 1ll << s->depth, 1ll << s->depth);
 	return lir_emit(b, LOP_LOAD, layout->leaf_type, lir_index(b, s->leaves, base, layout->leaf_type), node, LIR_NONE);
 }
 
@@ -323,8 +342,7 @@ static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t t
 	ObliviousState *s = layout->state;
 	uint32_t first, index, shift;
 	if (output == LIR_NONE) { /* leaf node 2^levels + j at bases[tree] + 2^levels + j */
-		first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bases, tree, LIR_NONE);
-		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
+		first = tree_start(s, b, s->bases, tree, 1ll << s->depth, 1ll << s->depth);
 		first = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 1ll << levels), LIR_NONE);
 	} else { /* leaf j's element `output` at table_bases[tree] + output x 2^levels + j */
 		first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->table_bases, tree, LIR_NONE);
