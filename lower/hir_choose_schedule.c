@@ -127,18 +127,16 @@ const char *const hir_parallel_names[] = {"rows", "trees", "none"};
 
 /*
  * Symmetric trees (the oblivious layout's) walk one tree at a time, 16 rows taking all
- * its levels as a top (a vector compare a level), and no batch of lone rows apart: the
- * rows of a vector (fewer in a last one) take a tree in a few instructions more than
- * one row's walk would, where trees side by side or a lone row's walks of several trees
- * wait on their loads. Tiles of trees only where the walks' data (a record a level, the
- * leaves) outgrows LEVELS_UNTILED_BYTES, an L2: tiles cost time in themselves, which
- * only a forest that does not stay in L2 repays (the measurements are in the commit
- * that chose this). The leaves are most of those bytes, and a row reads a line of them
- * a tree. A tile takes the trees whose levels and leaves fill it (trees_a_tile), not
- * complete trees' nodes: a depth-8 tree takes 1 KiB of float leaves, not 4 KiB of nodes
- * (measured: docs/performance-notes.md, Symmetric trees of depth 7 and 8).
+ * its levels as a top (a vector compare a level): the rows of a vector (fewer in a last
+ * one, padded) take a tree in a few instructions more than one row's walk would. Since
+ * their leaves are permuted from whole tables (every line of a tree's leaves read for 16
+ * rows), tiles of trees pay where they keep a tile in L1: a tile takes the trees whose
+ * levels and leaves fill it (trees_a_tile), not complete trees' nodes (a depth-8 tree
+ * takes 1 KiB of float leaves, not 4 KiB of nodes). Tiled, the rows too few for a padded
+ * tile go alone apart, every tree in turn untiled (few_trees 1): a lone row's walks of a
+ * tile's trees were slower (measured: docs/performance-notes.md, Symmetric trees of
+ * depth 7 and 8, and Symmetric trees' tiles in L1).
  */
-#define LEVELS_UNTILED_BYTES (512u << 10)
 
 /* Bytes tree t takes in memory, as the array layout stores it (a complete tree, 8 bytes a slot). */
 static uint64_t tree_bytes(const HForest *f, uint32_t t)
@@ -472,12 +470,14 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		k->representation = knob_of(LREP_LEVELS);
 		k->unroll = 1;
 		k->trees = 1;
-		if (auto_tile && cost_oblivious_bytes(f) <= LEVELS_UNTILED_BYTES)
-			k->tree_tile = 0;
-		else if (auto_tile && k->tree_tile) { /* of the bytes the layout takes; its trees walk one after another, not side by side */
+		if (auto_tile && k->tree_tile) { /* of the bytes the layout takes; its trees walk one after another, not side by side */
 			uint64_t per_tile = trees_a_tile(f, cost_oblivious_bytes(f), row_tile);
 			per_tile = per_tile < trees ? trees : per_tile; /* (no fewer than a lone row's trees side by side) */
 			k->tree_tile = per_tile >= f->num_trees ? 0 : (uint32_t)per_tile;
+		}
+		if (pick && k->tree_tile && rows > 1 && cost_pad_rows(f, false, true, true) < TOP_LANES) {
+			k->few_trees = 1; /* lone rows below a padded tile's rows walk every tree in turn, untiled */
+			k->few_rows = (uint8_t)cost_pad_rows(f, false, true, true);
 		}
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
@@ -660,7 +660,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	 * batches of lone rows apart (few_trees), where the trees are tiled and walked a split
 	 * a step in one depth group, or as code of rows side by side (a row at a time apart)
 	 */
-	bool few = k->few_trees > 1 && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) &&
+	bool few = k->few_trees && k->few_rows > 1 && k->few_rows <= rows && tiles_trees(f, k) &&
 	           !(traits & LREP_BLOCKS) && !k->tile_trees;
 
 	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
@@ -695,13 +695,15 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 				ok = ok && hir_schedule_tile(s, "few.tree", "f0", "f1", k->few_trees, e) && hir_schedule_reorder(s, lone, 3, e) &&
 				     hir_schedule_mark(s, HDIR_SPECIALIZE, "f0", 0, e) && hir_schedule_mark(s, HDIR_SPECIALIZE, "f1", 0, e);
 			} else if (!few_groups(f, k, &ends, &ok, e)) {
+				const char *lone = k->few_trees > 1 ? "f1" : "few.tree"; /* (few_trees 1: the trees untiled) */
 				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
-				ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
+				if (k->few_trees > 1)
+					ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);
 				if (k->peel) /* (lone rows walk fewer walks at once: at most PEEL_LONE straight steps, but the deepest's) */
-					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, "f1",
+					ok = ok && hir_schedule_mark(s, HDIR_PEEL_WALK, lone,
 					                             k->peel > PEEL_DEEP || k->peel < PEEL_LONE ? k->peel : PEEL_LONE, e);
 				if (k->unroll)
-					ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, "f1", depth, e);
+					ok = ok && hir_schedule_mark(s, HDIR_UNROLL_WALK, lone, depth, e);
 			}
 			batch = "many";
 			tree = "many.tree";

@@ -104,7 +104,7 @@ typedef struct HScheduleKnobs {
 	uint8_t cache_rows;   /* each iteration of the outermost row loop copies its rows to the stack (cache), where they fit */
 	uint8_t cache_trees;  /* each iteration of the outermost tree loop prefetches the next one's trees (cache), where tiled */
 	uint8_t few_trees;    /* batches of fewer than few_rows rows walk a row at a time, this many trees side by side */
-	uint8_t few_rows;     /*   (few_trees 0: as larger ones); few_rows at most `rows` */
+	uint8_t few_rows;     /*   (few_trees 0: as larger ones; 1: one tree at a time, untiled); few_rows at most `rows` */
 } HScheduleKnobs;
 
 /* The knobs of HScheduleKnobs, one description (lower/hir_knobs.c): names, values, the log's columns, the cost model's features. */

@@ -827,8 +827,10 @@ static HForest *symmetric_forest(uint32_t num_trees, uint32_t depth)
  * Symmetric trees (each level's splits alike, the leaves at one depth) are CatBoost's:
  * stumps are; chains (leaves at every depth) and complete trees whose splits differ
  * along a level are not. A forest of 600 stumps gets the oblivious layout, walks
- * unrolled, one tree at a time, no lone rows apart and no tiles of trees; 600 trees of
- * depth 10 (2.4 MiB of leaves) get tiles of trees.
+ * unrolled, one tree at a time, no lone rows apart and no tiles of trees (they fit L1);
+ * 1000 trees of depth 6 (CatBoost's defaults, 256 KiB of leaves) and 600 of depth 10
+ * (2.4 MiB) get tiles of trees, and their rows too few for a padded tile (3, and 5 where
+ * walks step on past the tops) go apart, every tree in turn untiled.
  */
 static void test_oblivious(void)
 {
@@ -845,11 +847,14 @@ static void test_oblivious(void)
 	CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS && k.unroll);
 	CHECK(k.rows == 16 && k.trees == 1 && !k.tree_tile && !k.few_trees);
 	{
-		HForest *deep = symmetric_forest(600, 10);
+		HForest *deep = symmetric_forest(600, 10), *defaults = symmetric_forest(1000, 6);
+		hir_choose_knobs(defaults, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
+		CHECK(k.trees == 1 && k.tree_tile > 1 && k.tree_tile < 1000 && k.few_trees == 1 && k.few_rows == 3);
+		hir_forest_free(defaults);
 		CHECK(hir_forest_symmetric(deep));
 		hir_choose_knobs(deep, HIR_TILE_AUTO, 16, 8, NULL, MTOPS_NONE, &k);
 		CHECK(k.representation && lower_representation_traits(k.representation - 1u) & LREP_LEVELS);
-		CHECK(k.trees == 1 && k.tree_tile > 1 && !k.few_trees);
+		CHECK(k.trees == 1 && k.tree_tile > 1 && k.few_trees == 1 && k.few_rows == 5);
 		hir_choose_knobs(deep, 0, 16, 8, NULL, MTOPS_NONE, &k); /* tiles asked for (none) stay as asked */
 		CHECK(!k.tree_tile);
 		hir_forest_free(deep);
