@@ -475,9 +475,10 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 			per_tile = per_tile < trees ? trees : per_tile; /* (no fewer than a lone row's trees side by side) */
 			k->tree_tile = per_tile >= f->num_trees ? 0 : (uint32_t)per_tile;
 		}
-		if (pick && k->tree_tile && rows > 1 && cost_pad_rows(f, false, true, true) < TOP_LANES) {
+		uint32_t padded = cost_pad_rows(f, false, true, true);
+		if (pick && k->tree_tile && rows > 1 && padded < TOP_LANES) {
 			k->few_trees = 1; /* lone rows below a padded tile's rows walk every tree in turn, untiled */
-			k->few_rows = (uint8_t)cost_pad_rows(f, false, true, true);
+			k->few_rows = (uint8_t)padded;
 		}
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);

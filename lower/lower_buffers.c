@@ -374,9 +374,9 @@ void lower_reduce(Lowering *l, const MInst *inst)
 		reduce_outputs(l, inst);
 		return;
 	}
-	uint32_t shared = l->tree_widths != LIR_NONE ? shared_width(l->f) : 0;
 	if (reduce_vector(l, inst))
 		return;
+	uint32_t shared = l->tree_widths != LIR_NONE ? shared_width(l->f) : 0;
 	for (uint32_t r = 0; r < l->scope.lanes; r++) {
 		uint32_t tree = l->tree_index[lane_slot(inst->a, r)], c = tree_output(l, tree), base = lower_storage_base(l, inst->buf, r);
 		uint32_t value = l->value[lane_slot(inst->b, r)], live = lane_live(l, r), width, first, k;

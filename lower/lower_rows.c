@@ -139,7 +139,10 @@ void lower_prefetch_rows(Lowering *l, int64_t count)
 	lir_end(&l->b);
 }
 
-/* Whether the list first writes only buffers on the stack (whose rows reach past every lane: hir_to_mir). */
+/*
+ * Whether the list first writes only buffers on the stack (whose rows reach past every
+ * lane: hir_to_mir), and rows' transforms where `transforms` (lower_padded_row).
+ */
 static bool writes_only_stack(const MModule *m, uint32_t first, bool transforms)
 {
 	for (uint32_t id = first; id != MIR_NONE; id = m->insts[id].next) {
@@ -197,13 +200,14 @@ uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_
 	/* Padded keys (BlockScope.key_padded, made only on the host) past the rows, to a multiple of lanes dividing TOP_LANES. */
 	bool padded = !past && span == loop->interleave && l->block.key_padded && TOP_LANES % span == 0 &&
 	              walks_at_tile(l, loop->body) && writes_only_stack(l->m, loop->body, lanes_transform(l));
+	bool short_run = padded && l->pad_rows < span; /* (a run of fewer rows than lanes) */
 	uint32_t left;
 	if (past)
 		return lir_const_int(&l->b, LTYPE_I1, 1);
 	left = emit2(l, LOP_SUB, LTYPE_I64, end, begin);
-	if (padded && l->pad_rows < span)
+	if (short_run)
 		l->lanes_left = left;
-	return lir_cmp(&l->b, LOP_ICMP, padded ? LCMP_SGE : LCMP_EQ, left, const_i64(l, padded && l->pad_rows < span ? l->pad_rows : span));
+	return lir_cmp(&l->b, LOP_ICMP, padded ? LCMP_SGE : LCMP_EQ, left, const_i64(l, short_run ? l->pad_rows : span));
 }
 
 uint32_t lower_padded_row(Lowering *l, uint32_t lane, uint32_t row, uint32_t *scratch)

@@ -259,8 +259,8 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
  * (BlockScope.key_padded) from a tile's start, and it writes only buffers on the stack
  * and, for symmetric trees of one output, rows' transforms, which lanes past its rows
  * write elsewhere (Lowering.lanes_left, set for the run: lower_padded_row); else where
- * the rows fill the lanes. The loop's variable is aligned as lane
- * 0's row (Lowering.var_aligned).
+ * the rows fill the lanes. The loop's variable is aligned as lane 0's row
+ * (Lowering.var_aligned).
  */
 uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past);
 /*

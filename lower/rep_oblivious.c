@@ -134,7 +134,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 {
 	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue, *depths;
 	uint64_t levels = 0, leaves = 0, most = 1;
-	uint32_t shallowest = UINT32_MAX;
+	uint32_t shallowest = UINT32_MAX, deepest = 0;
 	int32_t *words, *starts, *bases;
 	void *values, *leaf_values;
 	ObliviousState *s;
@@ -157,6 +157,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 		}
 		depths[t] = hir_tree_depth(f, t);
 		shallowest = depths[t] < shallowest ? depths[t] : shallowest;
+		deepest = depths[t] > deepest ? depths[t] : deepest;
 		levels += depths[t];
 		leaves += 1ull << depths[t];
 	}
@@ -190,9 +191,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	free(queue);
 
 	s = xcalloc(1, sizeof *s);
-	s->depth = f->num_trees ? depths[0] : 0;
-	for (uint32_t t = 1; t < f->num_trees && s->depth; t++)
-		s->depth = depths[t] == s->depth ? s->depth : 0;
+	s->depth = shallowest == deepest ? deepest : 0;
 	free(depths);
 	s->key_buffer = s->top_buffer = s->table_buffer = s->table_base_buffer = LIR_NONE;
 	/* Steps read levels, not nodes: no blocks or tiles of words (those read the array layout's nodes). */
