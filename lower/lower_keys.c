@@ -145,6 +145,8 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 	to = lir_index(&l->b, to, emit2(l, LOP_MUL, LTYPE_I64, f, lanes), LTYPE_I32);
 	r = lir_begin(&l->b, LOP_FOR, zero, count, one);
 	key = row_key_at(l, from, emit2(l, LOP_MUL, LTYPE_I64, r, features));
+	if (l->layout.signed_tiles) /* (AVX2's: its tiles take this loop alone) */
+		key = emit2(l, LOP_ADD, LTYPE_I32, key, lir_const_int(&l->b, LTYPE_I32, (int32_t)REP_KEY_BIAS));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, r, key);
 	lir_end(&l->b);
 	lir_end(&l->b);

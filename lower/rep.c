@@ -578,6 +578,8 @@ uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uin
 {
 	bool t_below; /* compare_decision's carry form on keys alone: a record compared whole decides as its key does */
 	rep_key_form(layout, &t_below); /* (ties by the row key's low half) */
+	if (layout->signed_tiles && b->fn->insts[x].lanes > 1) /* a tile's keys, biased */
+		return t_below ? lir_cmp(b, LOP_ICMP, LCMP_SLT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_SLT, x, t);
 	return t_below ? lir_cmp(b, LOP_ICMP, LCMP_ULT, t, x) : lir_cmp(b, LOP_ICMP, LCMP_ULT, x, t);
 }
 

@@ -197,6 +197,17 @@ typedef struct RepLayout {
 	 */
 	MTops vector_tops;
 	/*
+	 * The rows' tiles of keys (BlockScope.key_tiles) and the keys their vectors are compared
+	 * with hold each key biased by 2^31 (REP_KEY_BIAS), compared signed: AVX2 compares
+	 * vectors signed only, and an unsigned compare there takes two instructions and an
+	 * inversion. Set by lay_out where no scalar walk reads the tiles (tile_words) and no
+	 * split is IN (whose tiles hold categories, read as indices): the oblivious layout's,
+	 * whose tops add the compares' masks into their nodes (measured: docs/performance-notes.md,
+	 * Symmetric trees: signed compares with AVX2). Other layouts' tops and leaf masks AND
+	 * and select by them, where LLVM folds the inversion: no fewer instructions signed.
+	 */
+	bool signed_tiles;
+	/*
 	 * The splits send NaN either way, and every key walk's step decides by its compare
 	 * alone: a split whose compare would send NaN's key (REP_KEY_MISSING, below all) the
 	 * other way reads its feature's key less one, in column num_features + f of a row's
@@ -328,6 +339,10 @@ uint32_t rep_tile_word(const RepLayout *layout, uint32_t word);
 bool rep_keys_decide(const RepLayout *layout, const RepRow *row);
 /* i1 (lanewise where x and t are vectors): where a row of key x goes right at a split of key t (i32), by rep_key_form. */
 uint32_t rep_keys_go_right(const RepLayout *layout, LBuilder *b, uint32_t x, uint32_t t);
+/* What RepLayout.signed_tiles adds to a key (mod 2^32): an unsigned order becomes the signed one. */
+#define REP_KEY_BIAS 0x80000000u
+/* A key of a threshold that a tile's vector meets, biased where RepLayout.signed_tiles. */
+static inline uint32_t rep_tile_key(const RepLayout *layout, uint32_t key) { return layout->signed_tiles ? key ^ REP_KEY_BIAS : key; }
 
 /* How a GPU copy is shared out: begin(ctx, n) opens a loop over [0, n) (i64) whose iterations the threads copying share; lir_end closes it. */
 typedef struct RepSpread {

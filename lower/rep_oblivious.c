@@ -196,6 +196,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	s->key_buffer = s->top_buffer = s->table_buffer = s->table_base_buffer = LIR_NONE;
 	/* Steps read levels, not nodes: no blocks or tiles of words (those read the array layout's nodes). */
 	layout->blocks = layout->tile_words = layout->packed_leaves = false;
+	layout->signed_tiles = layout->vector_tops == MTOPS_PAIRS && !(layout->compares & 1u << HCMP_IN);
 	layout->keys = layout->keys && rep_keys_fit(layout);
 	if (layout->keys)
 		s->key_buffer = lir_buffer_add(m, "oblivious.keys", LTYPE_I32, 2 * levels, rep_key_records(layout, words, values, levels));
@@ -207,7 +208,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 		int32_t *tops = xmalloc(2 * (levels ? levels : 1) * sizeof *tops);
 		for (uint64_t i = 0; i < levels; i++) {
 			tops[2 * i] = (int32_t)(((uint32_t)words[i] & REP_WORD_FEATURE_MASK) * layout->key_lanes);
-			tops[2 * i + 1] = (int32_t)rep_threshold_key(layout, ((const float *)values)[i]);
+			tops[2 * i + 1] = (int32_t)rep_tile_key(layout, rep_threshold_key(layout, ((const float *)values)[i]));
 		}
 		s->top_buffer = lir_buffer_add(m, "oblivious.tops", LTYPE_I32, 2 * levels, tops);
 	} else {
