@@ -518,7 +518,13 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
  * children at 2s and 2s + 1), each as its feature's element in the rows' tile of keys
  * (RepLayout.key_lanes times the feature) and its key (i32 each).
  */
-#define REP_TOP_LEVELS 4 /* at most: four are as fast as three, five slower (docs/performance-notes.md, Levels of the tops) */
+#define REP_TOP_LEVELS 4 /* at most: with 16 rows a vector four are as fast as three, five slower (docs/performance-notes.md, Levels of the tops) */
+/*
+ * The most levels a top of layout takes: REP_TOP_LEVELS where a vector compares 16 rows,
+ * three where it takes two (AVX2's MTOPS_PAIRS: a fourth level's 16 compares cost more
+ * than the step they save; measured: docs/performance-notes.md, Levels of the tops).
+ */
+static inline uint8_t rep_top_levels_most(const RepLayout *layout) { return layout->vector_tops == MTOPS_PAIRS ? 3 : REP_TOP_LEVELS; }
 typedef struct RepTops {
 	uint32_t top_buffer, mask_buffer; /* mask_buffer: RepLayout.vector_tops MTOPS_WIDE's masks, else LIR_NONE */
 	uint32_t tops, masks;             /* their addresses in the function being built */
