@@ -520,11 +520,16 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
  */
 #define REP_TOP_LEVELS 4 /* at most: with 16 rows a vector four are as fast as three, five slower (docs/performance-notes.md, Levels of the tops) */
 /*
- * The most levels a top of layout takes: REP_TOP_LEVELS where a vector compares 16 rows,
- * three where it takes two (AVX2's MTOPS_PAIRS: a fourth level's 16 compares cost more
- * than the step they save; measured: docs/performance-notes.md, Levels of the tops).
+ * The levels a top of layout takes where the trees' splits reach `depth` levels: at most
+ * REP_TOP_LEVELS where a vector compares 16 rows, three where it takes two (AVX2's
+ * MTOPS_PAIRS: a fourth level's 16 compares cost more than the step they save; measured:
+ * docs/performance-notes.md, Levels of the tops).
  */
-static inline uint8_t rep_top_levels_most(const RepLayout *layout) { return layout->vector_tops == MTOPS_PAIRS ? 3 : REP_TOP_LEVELS; }
+static inline uint8_t rep_top_levels(const RepLayout *layout, uint32_t depth)
+{
+	uint8_t most = layout->vector_tops == MTOPS_PAIRS ? 3 : REP_TOP_LEVELS;
+	return (uint8_t)(depth < most ? depth : most);
+}
 typedef struct RepTops {
 	uint32_t top_buffer, mask_buffer; /* mask_buffer: RepLayout.vector_tops MTOPS_WIDE's masks, else LIR_NONE */
 	uint32_t tops, masks;             /* their addresses in the function being built */

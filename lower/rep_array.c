@@ -167,7 +167,7 @@ static uint64_t place_tree(uint64_t *start, uint32_t depth, uint32_t record, boo
 
 /*
  * The tops buffer of a key copy (keys, as laid out at s->tree_offsets): the top levels
- * that are splits in every tree, up to rep_top_levels_most (rep_tops_lay_out), each
+ * that are splits in every tree, up to rep_top_levels (rep_tops_lay_out), each
  * split's feature's element in the rows' tile of keys (RepLayout.key_lanes times the
  * feature) and its key. The element stored saves a top its 15 multiplies (measured:
  * docs/performance-notes.md, Elements in the tops).
@@ -179,7 +179,7 @@ static void add_tops(const HForest *f, LModule *m, RepLayout *layout, ArrayState
 	if (!layout->top_levels)
 		return;
 	hir_leaf_depth_range(f, &shallowest, &deepest);
-	layout->top_levels = (uint8_t)(shallowest < rep_top_levels_most(layout) ? shallowest : rep_top_levels_most(layout));
+	layout->top_levels = rep_top_levels(layout, shallowest);
 	if ((uint64_t)layout->key_columns * layout->key_lanes > REP_WORD_FEATURE_MASK || !f->num_trees)
 		layout->top_levels = 0;
 	if (!layout->top_levels)

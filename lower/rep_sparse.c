@@ -467,7 +467,7 @@ static bool lay_out_in_order(const HForest *f, LModule *m, RepLayout *layout, Sp
 	if (!layout->leaves_stay || (uint64_t)layout->key_columns * layout->key_lanes > REP_WORD_FEATURE_MASK)
 		layout->top_levels = 0;
 	else if (layout->top_levels)
-		layout->top_levels = (uint8_t)(deepest < rep_top_levels_most(layout) ? deepest : rep_top_levels_most(layout));
+		layout->top_levels = rep_top_levels(layout, deepest);
 	if (layout->top_levels < 2 || !f->num_trees || in != ORDER_DEPTH_FIRST) /* (tops: a tree's first slots) */
 		layout->top_levels = 0;
 	span = layout->top_levels ? (2u << layout->top_levels) - 1 : 0;
