@@ -137,6 +137,7 @@ HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output)
 	t->num_nodes = num_nodes;
 	t->output = output;
 	t->width = 1;
+	memset(t->depths, 0, sizeof t->depths);
 	memset(f->nodes + f->num_nodes, 0, num_nodes * sizeof *f->nodes);
 	f->num_nodes += num_nodes;
 	if (f->schedule.num_log == 0) /* the plain schedule follows the forest until directives are applied */
@@ -195,7 +196,7 @@ bool hir_zero_goes_left(const HForest *f, const HNode *s)
  * the stack's walk took a noticeable part of a large forest's compile; measured:
  * docs/performance-notes.md, Leaf depths in one pass). Other trees are walked.
  */
-static void leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)
+static void walk_leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)
 {
 	const HNode *nodes = hir_tree_nodes(f, t);
 	uint32_t n = f->trees[t].num_nodes, top = 0, *s, i;
@@ -239,6 +240,39 @@ static void leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **sta
 		s[top++] = nodes[id].right;
 		s[top++] = depth;
 	}
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CHECK_KEPT_DEPTHS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CHECK_KEPT_DEPTHS 1
+#endif
+#endif
+
+/*
+ * leaf_depths, kept in the tree (HTree.depths). Builds with a sanitizer (the test suite's
+ * ASan run) walk the tree again and check what was kept: a pass that reshaped a tree and
+ * did not call hir_tree_reshaped is caught there.
+ */
+static void leaf_depths(const HForest *f, uint32_t t, bool tiles, uint32_t **stack, size_t *cap, uint32_t *min, uint32_t *max)
+{
+	uint32_t *kept = ((HTree *)&f->trees[t])->depths[tiles && f->tile_size]; /* a cache: the forest is the same */
+	if (kept[1]) {
+		*min = kept[0] - 1;
+		*max = kept[1] - 1;
+#ifdef CHECK_KEPT_DEPTHS
+		uint32_t walked_min, walked_max;
+		walk_leaf_depths(f, t, tiles, stack, cap, &walked_min, &walked_max);
+		if (walked_min != *min || walked_max != *max)
+			die("tree %u: kept leaf depths %u..%u, but they are %u..%u (a pass reshaped it without hir_tree_reshaped)", t, *min,
+			    *max, walked_min, walked_max);
+#endif
+		return;
+	}
+	walk_leaf_depths(f, t, tiles, stack, cap, min, max);
+	kept[0] = *min + 1; /* (UINT32_MAX, no leaf reached, wraps to 0 and back) */
+	kept[1] = *max + 1;
 }
 
 uint64_t hir_trees_splits(const HForest *f, uint32_t first, uint32_t end)

@@ -18,6 +18,7 @@
 #define GROVE_IR_HIR_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "ir/common.h"
 #include "ir/schedule.h"
@@ -182,6 +183,13 @@ typedef struct HTree {
 	uint32_t num_nodes;
 	uint32_t output;       /* the first margin (class / target) the tree adds to */
 	uint32_t width;        /* how many: margins output .. output + width - 1 (1 for most models) */
+	/*
+	 * The shallowest and deepest leaf's depth + 1, in splits ([0]) and in tiles ([1]),
+	 * kept by the depth queries below (many passes ask for them, and each answer walks the
+	 * tree); 0: not known. Zeroed HTrees know nothing; a pass that changes a kept tree's
+	 * shape or tiles in place calls hir_tree_reshaped.
+	 */
+	uint32_t depths[2][2];
 } HTree;
 
 /* A category set: words[first .. first + num_words) of HForest.set_words. */
@@ -268,6 +276,9 @@ static inline HNode *hir_tree_nodes(const HForest *f, uint32_t t) { return f->no
 static inline uint32_t hir_tree_splits(const HForest *f, uint32_t t) { return f->trees[t].num_nodes / 2; }
 /* Splits of trees [first, end) (end past the last tree: to the last). */
 uint64_t hir_trees_splits(const HForest *f, uint32_t first, uint32_t end);
+
+/* Forget what the depth queries know of tree t: its nodes' children or tiles changed. */
+static inline void hir_tree_reshaped(HForest *f, uint32_t t) { memset(f->trees[t].depths, 0, sizeof f->trees[t].depths); }
 
 /* Depth of tree t: 0 for a single leaf. The tree must have passed hir_verify. */
 uint32_t hir_tree_depth(const HForest *f, uint32_t t);

@@ -142,6 +142,7 @@ uint64_t hir_pad_trees(HForest *f, uint32_t first, uint32_t end, uint32_t depth,
 		}
 		trees[t].first_node = total;
 		trees[t].num_nodes = count;
+		hir_tree_reshaped(f, t);
 		total += count;
 	}
 	free(stack);

@@ -32,6 +32,7 @@ void hir_tile_trees(HForest *f, uint32_t size, HTiling tiling)
 		uint32_t top = 0;
 		for (uint32_t i = 0; i < f->trees[t].num_nodes; i++)
 			nodes[i].tile = 0;
+		hir_tree_reshaped(f, t);
 		if (nodes[0].feature != HIR_LEAF)
 			roots[top++] = 0;
 		while (top) {

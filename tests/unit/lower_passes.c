@@ -198,6 +198,7 @@ static void test_pad_and_unroll(void)
 	HForest *f = small_forest(2, 1);
 	HNode *n = hir_tree_nodes(f, 1);
 	n[2] = (HNode){.value = 42, .feature = HIR_LEAF}; /* tree 1: leaves at depths 1 and 2 */
+	hir_tree_reshaped(f, 1);
 	hir_leaf_depth_range(f, &min, &max);
 	CHECK(min == 1 && max == 2);
 	CHECK(hir_padded_nodes(f) == 16); /* tree 1 keeps its two unreachable nodes */
