@@ -76,6 +76,8 @@ void onnx_reader_free(Reader *r)
 	free(r->referenced);
 	free(r->order);
 	free(r->nodes);
+	free(r->ints);
+	free(r->doubles);
 }
 
 /* Index of `name` in table (of n entries with a .name first member, `stride` bytes apart), or -1. */

@@ -145,7 +145,9 @@ typedef struct Reader {
 	uint8_t *referenced;   /* opsets 1-3, per item: some split's child */
 	uint32_t *order;       /* scratch: a tree's items breadth first */
 	HNode *nodes;          /* scratch: their HIR nodes */
-	size_t items_cap, weights_cap, weight_items_cap, stamp_cap, referenced_cap, order_cap, nodes_cap;
+	int64_t *ints;         /* opsets 1-3, trees in order, scratch: a tree's nodes_* integers */
+	double *doubles;       /*   and thresholds */
+	size_t ints_cap, doubles_cap, items_cap, weights_cap, weight_items_cap, stamp_cap, referenced_cap, order_cap, nodes_cap;
 } Reader;
 
 /* Fill r->e with "FILE: " and the message; returns false. */
@@ -224,6 +226,10 @@ static inline int64_t onnx_values_next_int(Values *v)
 	memcpy(&l, v->bytes + 8 * v->next++, 8);
 	return l;
 }
+/* The next n elements of v (there must be as many): onnx_values_next_int's into out, in one loop. */
+void onnx_values_take_ints(Values *v, size_t n, int64_t *out);
+/* The same as onnx_values_next's doubles. */
+void onnx_values_take(Values *v, size_t n, double *out);
 /* Integer attribute `name` (`otherwise` when absent), within [min, max]. */
 bool onnx_read_int(Reader *r, const char *name, int64_t min, int64_t max, int64_t otherwise, int64_t *out);
 /*

@@ -144,6 +144,19 @@ static bool read_weight_values(Reader *r, const char *prefix, WeightValues *w, b
 	return true;
 }
 
+/* Opsets 1-3: element i of the nodes_* arrays into item it, from its mode s and values. */
+static bool set_item_v3(Reader *r, const NodeValues *n, Item *it, size_t i, PbBytes s, int64_t feature, double threshold, int64_t track)
+{
+	it->mode = COUNT_OF(modes);
+	for (uint8_t m = 0; m < COUNT_OF(modes) && it->mode == COUNT_OF(modes); m++)
+		if (m != MODE_MEMBER && s.len == modes[m].length && s.data[s.len - 1] == modes[m].name[s.len - 1] &&
+		    memcmp(s.data, modes[m].name, s.len) == 0)
+			it->mode = m;
+	if (it->mode == COUNT_OF(modes))
+		return onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s.len < 40 ? s.len : 40), (const char *)s.data);
+	return it->mode == MODE_LEAF || read_split(r, it, i, feature, threshold, track, n->thresholds.name);
+}
+
 /*
  * Opsets 1-3: element i of the nodes_* arrays into item it; *tree, *id its ids, and for
  * a split *ids the node ids of its children.
@@ -157,14 +170,7 @@ static bool read_item_v3(Reader *r, NodeValues *n, Item *it, size_t i, int64_t *
 	*id = onnx_values_next_int(&n->node_ids);
 	ids[0] = onnx_values_next_int(&n->true_ids);
 	ids[1] = onnx_values_next_int(&n->false_ids);
-	it->mode = COUNT_OF(modes);
-	for (uint8_t m = 0; m < COUNT_OF(modes) && it->mode == COUNT_OF(modes); m++)
-		if (m != MODE_MEMBER && s.len == modes[m].length && s.data[s.len - 1] == modes[m].name[s.len - 1] &&
-		    memcmp(s.data, modes[m].name, s.len) == 0)
-			it->mode = m;
-	if (it->mode == COUNT_OF(modes))
-		return onnx_fail(r, "%s.nodes_modes[%zu]: unknown mode '%.*s'", r->op, i, (int)(s.len < 40 ? s.len : 40), (const char *)s.data);
-	return it->mode == MODE_LEAF || read_split(r, it, i, feature, threshold, track, n->thresholds.name);
+	return set_item_v3(r, n, it, i, s, feature, threshold, track);
 }
 
 /* Opsets 1-3: weight j into r->weights[r->num_weights++], adding to leaf u (SIZE_MAX: no node (tree, id)). */
@@ -308,14 +314,32 @@ static bool read_trees_in_order(Reader *r, HForest *f, NodeValues *n, WeightValu
 	*all_rows_touch = false;
 	for (size_t k = 0; k < num_runs; k++) {
 		size_t count = runs[k].count, root;
+		int64_t *features, *tracks, *true_ids, *false_ids;
 		bool touches;
 		reserve_items(r, count);
 		r->tree_id = runs[k].tree;
 		r->num_weights = 0;
+		/* The tree's values, attribute after attribute (its ids are as trees_in_order found them). */
+		GROW(r->ints, 4 * count, r->ints_cap);
+		GROW(r->doubles, count, r->doubles_cap);
+		features = r->ints;
+		tracks = features + count;
+		true_ids = tracks + count;
+		false_ids = true_ids + count;
+		onnx_values_take_ints(&n->tree_ids, count, true_ids);
+		onnx_values_take_ints(&n->node_ids, count, true_ids);
+		onnx_values_take_ints(&n->features, count, features);
+		if (n->missing.present)
+			onnx_values_take_ints(&n->missing, count, tracks);
+		else
+			memset(tracks, 0, count * sizeof *tracks);
+		onnx_values_take(&n->thresholds, count, r->doubles);
+		onnx_values_take_ints(&n->true_ids, count, true_ids);
+		onnx_values_take_ints(&n->false_ids, count, false_ids);
 		for (size_t u = 0; u < count; u++) {
-			int64_t tree, id, ids[2];
+			int64_t ids[2] = {true_ids[u], false_ids[u]};
 			Item *it = &r->items[u];
-			if (!read_item_v3(r, n, it, r->item_first + u, &tree, &id, ids))
+			if (!set_item_v3(r, n, it, r->item_first + u, pb_repeated_next_bytes(&n->modes), features[u], r->doubles[u], tracks[u]))
 				return false;
 			if (it->mode == MODE_LEAF)
 				continue;
@@ -650,7 +674,8 @@ static bool build_tree(Reader *r, HForest *f, size_t root, uint32_t t, uint32_t 
 			}
 			*touches &= seen;
 			n->feature = HIR_LEAF;
-			r->order[i] = (uint32_t)leaf;
+			n->left = l->first_weight; /* till the values are added below */
+			n->right = l->num_weights;
 			continue;
 		}
 		if (count + 2 >= MAX_NODES_PER_TREE)
@@ -667,6 +692,9 @@ static bool build_tree(Reader *r, HForest *f, size_t root, uint32_t t, uint32_t 
 		GROW(r->order, count + 2, r->order_cap);
 		r->order[count++] = it->child[0];
 		r->order[count++] = it->child[1];
+		/* (breadth first over items in the file's order, depth first: each a cache miss in a large tree) */
+		__builtin_prefetch(&r->items[it->child[0]]);
+		__builtin_prefetch(&r->items[it->child[1]]);
 	}
 
 	width = hi - lo + 1;
@@ -674,10 +702,11 @@ static bool build_tree(Reader *r, HForest *f, size_t root, uint32_t t, uint32_t 
 	f->trees[f->num_trees - 1].width = width;
 	memcpy(nodes, r->nodes, count * sizeof *nodes);
 	for (size_t i = 0; i < count; i++) {
-		const Item *l = &r->items[r->order[i]];
+		uint32_t first = nodes[i].left, num_weights = nodes[i].right;
 		double *values = &nodes[i].value;
 		if (nodes[i].feature != HIR_LEAF)
 			continue;
+		nodes[i].left = nodes[i].right = 0;
 		if (width > 1) {
 			nodes[i].vector = (uint32_t)hir_leaf_values_add(f, width, &values);
 			if (f->num_leaf_values > UINT32_MAX)
@@ -685,8 +714,8 @@ static bool build_tree(Reader *r, HForest *f, size_t root, uint32_t t, uint32_t 
 		}
 		for (uint32_t k = 0; k < width; k++)
 			values[k] = identity;
-		for (uint32_t k = 0; k < l->num_weights; k++) {
-			const Weight *w = &r->weights[l->first_weight + k];
+		for (uint32_t k = 0; k < num_weights; k++) {
+			const Weight *w = &r->weights[first + k];
 			values[w->target - lo] = combine(f->aggregate, values[w->target - lo], w->value);
 		}
 	}

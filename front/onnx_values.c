@@ -152,6 +152,45 @@ void onnx_values_release(const Reader *r, Values *v)
 	onnx_release(r, &v->kept, at);
 }
 
+/* Whether v has n more elements, and they are typed ones that pb_repeated_take reads as bits of `kind`. */
+static bool typed_run(const Values *v, size_t n, ValueKind kind)
+{
+	if (n > v->count - v->next)
+		die("reading %zu elements past the %zu of %s", n, v->count - v->next, v->name);
+	return !v->bytes && v->kind == kind;
+}
+
+void onnx_values_take_ints(Values *v, size_t n, int64_t *out)
+{
+	if (!typed_run(v, n, VALUES_INT64)) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = onnx_values_next_int(v);
+		return;
+	}
+	pb_repeated_take(&v->items, n, (uint64_t *)out);
+	v->next += n;
+}
+
+void onnx_values_take(Values *v, size_t n, double *out)
+{
+	uint64_t bits[256];
+	float f;
+	if (!typed_run(v, n, VALUES_FLOAT)) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = onnx_values_next(v);
+		return;
+	}
+	for (size_t i = 0; i < n; i += COUNT_OF(bits)) {
+		size_t m = n - i < COUNT_OF(bits) ? n - i : COUNT_OF(bits);
+		pb_repeated_take(&v->items, m, bits);
+		for (size_t k = 0; k < m; k++) {
+			uint32_t low = (uint32_t)bits[k];
+			out[i + k] = (memcpy(&f, &low, 4), f);
+		}
+	}
+	v->next += n;
+}
+
 bool onnx_read_int(Reader *r, const char *name, int64_t min, int64_t max, int64_t otherwise, int64_t *out)
 {
 	const Attribute *a = onnx_attribute(r, name);

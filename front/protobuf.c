@@ -208,3 +208,51 @@ PbBytes pb_repeated_next_any_bytes(PbRepeated *it)
 	pb_repeated_advance(it, &s);
 	return s;
 }
+
+void pb_repeated_take(PbRepeated *it, size_t n, uint64_t *out)
+{
+	size_t i = 0;
+	while (i < n) {
+		const uint8_t *q = it->message.p, *end = it->message.end;
+		uint32_t x;
+		/* Unpacked elements with one-byte keys (pb_repeated_count has checked the message), or a packed run. */
+		if (it->p == it->end && it->key) {
+			switch (it->wire) {
+			case PB_VARINT:
+				for (; i < n && q < end && *q == it->key; i++) {
+					q++;
+					out[i] = pb_varint_known(&q, end);
+				}
+				break;
+			case PB_FIXED32:
+				for (; i < n && end - q >= 5 && *q == it->key; i++, q += 5)
+					out[i] = (memcpy(&x, q + 1, 4), x);
+				break;
+			case PB_FIXED64:
+				for (; i < n && end - q >= 9 && *q == it->key; i++, q += 9)
+					memcpy(&out[i], q + 1, 8);
+				break;
+			case PB_LEN: die("pb_repeated_take on a field of strings");
+			}
+			it->message.p = q;
+		} else if (it->p < it->end) {
+			switch (it->wire) {
+			case PB_VARINT:
+				for (; i < n && it->p < it->end; i++)
+					out[i] = pb_varint_known(&it->p, it->end);
+				break;
+			case PB_FIXED32:
+				for (; i < n && it->end - it->p >= 4; i++, it->p += 4)
+					out[i] = (memcpy(&x, it->p, 4), x);
+				break;
+			case PB_FIXED64:
+				for (; i < n && it->end - it->p >= 8; i++, it->p += 8)
+					memcpy(&out[i], it->p, 8);
+				break;
+			case PB_LEN: die("pb_repeated_take on a field of strings");
+			}
+		}
+		if (i < n) /* anything else: the next field, or a key of more bytes */
+			out[i++] = pb_repeated_next(it);
+	}
+}

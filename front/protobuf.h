@@ -190,6 +190,9 @@ static inline uint64_t pb_repeated_next(PbRepeated *it)
 	die("pb_repeated_next on a field of strings");
 }
 
+/* The next n elements' bits into out, in order (there must be as many): pb_repeated_next's, in tight loops. */
+void pb_repeated_take(PbRepeated *it, size_t n, uint64_t *out);
+
 /* pb_repeated_next_bytes for any field. */
 PbBytes pb_repeated_next_any_bytes(PbRepeated *it);
 
