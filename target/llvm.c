@@ -162,9 +162,20 @@ static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 		table = LLVMBuildLoad2(em->b, LLVMVectorType(type, (unsigned)inst->imm), LLVMBuildGEP2(em->b, type, base, &start, 1, ""), "");
 		LLVMSetAlignment(table, (unsigned)lir_type_size((LType)inst->type));
 	}
+	/*
+	 * Lanes of a module buffer of fewer than 2^31 elements: b + c[i] is an element of it, so
+	 * it is summed in i32 and its lanes are used zero-extended. The sums of the vector's
+	 * lanes are then one vector add and its lanes' extracts, not two extends and adds in
+	 * i64 (x86).
+	 */
+	bool narrow = !table && inst->lanes > 1 && em->fn->insts[inst->a].op == LOP_BUFFER &&
+	              em->m->buffers[em->fn->insts[inst->a].imm].count <= INT32_MAX;
+	LLVMValueRef start32 = narrow ? LLVMBuildTrunc(em->b, start, i32, "") : NULL;
 	for (unsigned i = 0; i < lanes; i++) {
 		LLVMValueRef k = inst->lanes > 1 ? LLVMBuildExtractElement(em->b, indices, LLVMConstInt(i32, i, 0), "") : indices;
-		LLVMValueRef at = table ? NULL : LLVMBuildNSWAdd(em->b, start, LLVMBuildSExt(em->b, k, i64, ""), "");
+		LLVMValueRef at = table    ? NULL
+		                  : narrow ? LLVMBuildZExt(em->b, LLVMBuildAdd(em->b, start32, k, ""), i64, "")
+		                           : LLVMBuildNSWAdd(em->b, start, LLVMBuildSExt(em->b, k, i64, ""), "");
 		LLVMValueRef x = table ? LLVMBuildExtractElement(em->b, table, k, "")
 		                       : LLVMBuildLoad2(em->b, type, LLVMBuildGEP2(em->b, type, base, &at, 1, ""), "");
 		if (inst->lanes <= 1)
