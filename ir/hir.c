@@ -133,11 +133,7 @@ HNode *hir_tree_add(HForest *f, uint32_t num_nodes, uint32_t output)
 	GROW(f->trees, (size_t)f->num_trees + 1, f->trees_cap);
 	GROW(f->nodes, f->num_nodes + num_nodes, f->nodes_cap);
 	t = &f->trees[f->num_trees++];
-	t->first_node = f->num_nodes;
-	t->num_nodes = num_nodes;
-	t->output = output;
-	t->width = 1;
-	memset(t->depths, 0, sizeof t->depths);
+	*t = (HTree){.first_node = f->num_nodes, .num_nodes = num_nodes, .output = output, .width = 1}; /* (no depths known) */
 	memset(f->nodes + f->num_nodes, 0, num_nodes * sizeof *f->nodes);
 	f->num_nodes += num_nodes;
 	if (f->schedule.num_log == 0) /* the plain schedule follows the forest until directives are applied */
