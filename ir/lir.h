@@ -349,6 +349,7 @@ typedef struct LModule {
 	bool gpu;                   /* a GPU module: predict and predict_f64 are LIR_NONE, funcs are kernels
 	                               (lir_kernel_params) in launch order, those of entry 1 for double rows */
 	bool code;                  /* its walks are code, branches on constants (the code representation) */
+	bool waits;                 /* most steps of its walks wait on memory (cost_walks_wait_on_memory) */
 } LModule;
 
 /* Parameters of predict, in order: rows, nrows, out, flags, workspace. */

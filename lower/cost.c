@@ -135,6 +135,20 @@ bool cost_tiled_keys_fit(const HForest *f, uint32_t columns, int64_t rows)
 	return cost_keys_in_tiles(f) && cost_tiles_fit(columns, rows); /* (the keys row by row, of no more rows, fit too) */
 }
 
+/*
+ * A tree outgrows L1 where its nodes take more than L1_BYTES, a key record (8 bytes) a
+ * node as the sparse layout keeps them: a walk's steps past the first levels then find
+ * their nodes in L2 and beyond (the corpus's scikit-learn forests grown to purity, of
+ * 14,000 to 40,000 nodes a tree; XGBoost's depth 12, of 3,400, is near the bound).
+ */
+#define L1_BYTES (32u << 10)
+#define RECORD_BYTES 8
+
+bool cost_walks_wait_on_memory(const HForest *f)
+{
+	return f->num_trees && (uint64_t)f->num_nodes / f->num_trees * RECORD_BYTES > L1_BYTES;
+}
+
 uint64_t cost_oblivious_bytes(const HForest *f)
 {
 	uint64_t leaf = f->leaf_type == HTYPE_F64 ? 8 : 4, total = 0;

@@ -57,6 +57,8 @@ int64_t cost_tiled_rows(int64_t span);
 bool cost_tiles_fit(uint32_t columns, int64_t span);
 /* Whether the walks of blocks of `rows` of f's rows (`columns` keys) read keys in tiles, where the CPU takes tops. */
 bool cost_tiled_keys_fit(const HForest *f, uint32_t columns, int64_t rows);
+/* Whether f's average tree outgrows L1 (forests grown to purity): most steps of its walks wait on L2 and beyond. */
+bool cost_walks_wait_on_memory(const HForest *f);
 /* Bytes the walks of f's symmetric trees read in the oblivious layout: a record (8 bytes) a level, every leaf's values. */
 uint64_t cost_oblivious_bytes(const HForest *f);
 /* Whether a block of `rows` of f's rows, row_size bytes a value, may be copied to the stack with NaN read as 0. */

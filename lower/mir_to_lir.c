@@ -714,6 +714,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 	l.module = lir_module_new();
 	l.module->gpu = gpu;
 	l.module->code = l.rep->walk != NULL;
+	l.module->waits = !gpu && cost_walks_wait_on_memory(f);
 	/*
 	 * A forest that compares in double has an entry for double rows too (rounded to float,
 	 * a value between a threshold and its float would change side), but one body where it

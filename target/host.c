@@ -124,12 +124,20 @@ static const char cpu_o2_passes[] =
  */
 static const char cpu_code_passes[] = "function(sroa,instcombine,simplifycfg,gvn)";
 
-/* The pass pipeline of CPU module mod at level: -O2 is cpu_o2_passes, the other levels LLVM's defaults; code, cpu_code_passes. */
+/*
+ * The pass pipeline of CPU module mod at level: -O2 is cpu_o2_passes, the other levels
+ * LLVM's defaults; code, cpu_code_passes. -O3 of walks that wait on memory at most steps
+ * (LLVM_WAITS_FLAG: forests grown to purity) is -O2's pipeline: they predicted as fast
+ * at every batch, and its optimisation takes half the time, which grows with their long
+ * straight walks (docs/performance-notes.md, The -O2 pipeline).
+ */
 static const char *cpu_passes(LLVMModuleRef mod, int level)
 {
 	static const char *const defaults[] = {"default<O0>", "default<O1>", cpu_o2_passes, "default<O3>"};
 	if (level > 0 && LLVMGetModuleFlag(mod, LLVM_CODE_FLAG, sizeof LLVM_CODE_FLAG - 1))
 		return cpu_code_passes;
+	if (level == 3 && LLVMGetModuleFlag(mod, LLVM_WAITS_FLAG, sizeof LLVM_WAITS_FLAG - 1))
+		return cpu_o2_passes;
 	return defaults[level];
 }
 

@@ -25,6 +25,8 @@
 #define LLVM_WIDE_BITS 512
 /* The module flag (i32 1) of a code module whose walks are code (LModule.code): host.c optimises it with its own pipeline. */
 #define LLVM_CODE_FLAG "grove.code"
+/* The module flag (i32 1) of a module whose walks wait on memory (LModule.waits): host.c's -O3 is its -O2. */
+#define LLVM_WAITS_FLAG "grove.waits"
 
 typedef struct TargetHooks TargetHooks;
 

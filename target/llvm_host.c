@@ -463,6 +463,9 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	if (m->code)
 		LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, LLVM_CODE_FLAG, sizeof LLVM_CODE_FLAG - 1,
 		                  LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0)));
+	if (m->waits)
+		LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, LLVM_WAITS_FLAG, sizeof LLVM_WAITS_FLAG - 1,
+		                  LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0)));
 	/* The descriptor (names, labels) is data too; it points at the entry points through declarations. */
 	em.mod = *data;
 	llvm_emit_descriptor(&em, declare_like(*data, predict), predict_f64 ? declare_like(*data, predict_f64) : NULL,

@@ -129,12 +129,40 @@ static void test_schedule_features(void)
 	hir_forest_free(f);
 }
 
+/* A chain of `splits` splits, each split's right child a leaf. */
+static void add_chain(HForest *f, uint32_t splits)
+{
+	HNode *nodes = hir_tree_add(f, 2 * splits + 1, 0);
+	for (uint32_t i = 0; i < splits; i++) {
+		nodes[2 * i] = (HNode){.value = 0.5, .feature = 0, .left = 2 * i + 2, .right = 2 * i + 1};
+		nodes[2 * i + 1] = (HNode){.value = 1, .feature = HIR_LEAF};
+	}
+	nodes[2 * splits] = (HNode){.value = 2, .feature = HIR_LEAF};
+}
+
+/* Walks wait on memory where the average tree's records (8 bytes a node) outgrow L1's 32 KiB, not before. */
+static void test_walks_wait(void)
+{
+	HForest *f = hir_forest_new("unit", 1, 1);
+	add_chain(f, 2048); /* 4097 nodes: 32,776 bytes */
+	CHECK(cost_walks_wait_on_memory(f));
+	add_chain(f, 2047); /* 4095 nodes: the average is 4096 */
+	CHECK(!cost_walks_wait_on_memory(f));
+	hir_forest_free(f);
+	f = hir_forest_new("unit", 1, 1);
+	CHECK(!cost_walks_wait_on_memory(f)); /* no trees */
+	add_tree(f, 7, complete2, NULL);
+	CHECK(!cost_walks_wait_on_memory(f));
+	hir_forest_free(f);
+}
+
 int main(void)
 {
 	test_knob_table();
 	test_forest_features();
 	test_finish_together();
 	test_schedule_features();
+	test_walks_wait();
 	if (failures)
 		fprintf(stderr, "%d check(s) failed\n", failures);
 	return failures != 0;
