@@ -266,28 +266,33 @@ typedef struct TreeRun {
  */
 static bool trees_in_order(const NodeValues *n, const WeightValues *w, TreeRun **runs, size_t *num_runs)
 {
-	Values trees = n->tree_ids, ids = n->node_ids, weight_trees = w->tree_ids;
-	size_t cap = 0, first = 0;
-	int64_t last = INT64_MIN;
+	Values trees = n->tree_ids, ids = n->node_ids, weight_trees = w->tree_ids; /* (read_node_values: as many ids as trees) */
+	int64_t tree[256], id[256], last = INT64_MIN; /* (a chunk of each at a time: pb_repeated_take's tight loops) */
+	size_t cap = 0, first = 0, m;
 	*runs = NULL;
 	*num_runs = 0;
-	for (size_t i = 0; i < trees.count; i++) {
-		int64_t tree = onnx_values_next_int(&trees), id = onnx_values_next_int(&ids);
-		if (*num_runs && tree == (*runs)[*num_runs - 1].tree && id == (int64_t)(i - first)) {
-			(*runs)[*num_runs - 1].count++;
-		} else if ((!*num_runs || tree > (*runs)[*num_runs - 1].tree) && id == 0) {
-			GROW(*runs, *num_runs + 1, cap);
-			(*runs)[(*num_runs)++] = (TreeRun){tree, 1};
-			first = i;
-		} else {
-			return false;
+	for (size_t i = 0; i < trees.count;) {
+		m = trees.count - i < COUNT_OF(tree) ? trees.count - i : COUNT_OF(tree);
+		onnx_values_take_ints(&trees, m, tree);
+		onnx_values_take_ints(&ids, m, id);
+		for (size_t k = 0; k < m; k++, i++) {
+			if (*num_runs && tree[k] == (*runs)[*num_runs - 1].tree && id[k] == (int64_t)(i - first)) {
+				(*runs)[*num_runs - 1].count++;
+			} else if ((!*num_runs || tree[k] > (*runs)[*num_runs - 1].tree) && id[k] == 0) {
+				GROW(*runs, *num_runs + 1, cap);
+				(*runs)[(*num_runs)++] = (TreeRun){tree[k], 1};
+				first = i;
+			} else {
+				return false;
+			}
 		}
 	}
-	for (size_t j = 0; j < weight_trees.count; j++) {
-		int64_t tree = onnx_values_next_int(&weight_trees);
-		if (tree < last)
-			return false;
-		last = tree;
+	for (size_t j = 0; j < weight_trees.count; j += m) {
+		m = weight_trees.count - j < COUNT_OF(tree) ? weight_trees.count - j : COUNT_OF(tree);
+		onnx_values_take_ints(&weight_trees, m, tree);
+		for (size_t k = 0; k < m; last = tree[k++])
+			if (tree[k] < last)
+				return false;
 	}
 	return true;
 }
@@ -302,6 +307,28 @@ static void release_values(const Reader *r, NodeValues *n, WeightValues *w)
 	onnx_release(r, &n->modes_kept, n->modes.message.p);
 }
 
+/* Weights read a chunk at a time (pb_repeated_take's tight loops), each attribute's run in turn. */
+typedef struct WeightChunk {
+	int64_t tree[256], id[256], target[256];
+	double value[256];
+	size_t at, end;
+} WeightChunk;
+
+/* Weight j (of w's, which has it) from c, refilled where it is spent. */
+static void next_weight(WeightValues *w, WeightChunk *c, size_t j, int64_t *tree, int64_t *id, int64_t *target, double *value)
+{
+	if (c->at == c->end) {
+		c->end = w->tree_ids.count - j < COUNT_OF(c->tree) ? w->tree_ids.count - j : COUNT_OF(c->tree);
+		c->at = 0;
+		onnx_values_take_ints(&w->tree_ids, c->end, c->tree); /* (read_weight_values: the four of as many elements) */
+		onnx_values_take_ints(&w->node_ids, c->end, c->id);
+		onnx_values_take_ints(&w->ids, c->end, c->target);
+		onnx_values_take(&w->values, c->end, c->value);
+	}
+	*tree = c->tree[c->at], *id = c->id[c->at], *target = c->target[c->at], *value = c->value[c->at];
+	c->at++;
+}
+
 /* Opsets 1-3, trees in order (trees_in_order): each tree read and built in turn. */
 static bool read_trees_in_order(Reader *r, HForest *f, NodeValues *n, WeightValues *w, const TreeRun *runs, size_t num_runs,
                                 uint32_t num_outputs, uint32_t watch, bool *all_rows_touch)
@@ -309,6 +336,7 @@ static bool read_trees_in_order(Reader *r, HForest *f, NodeValues *n, WeightValu
 	size_t j = 0;
 	int64_t wtree = 0, wid = 0, target = 0;
 	double value = 0;
+	WeightChunk chunk = {.at = 0, .end = 0};
 	char place[128];
 	bool pending = false; /* weight j is read, not yet placed */
 	*all_rows_touch = false;
@@ -356,10 +384,7 @@ static bool read_trees_in_order(Reader *r, HForest *f, NodeValues *n, WeightValu
 			return false;
 		for (;; j++, pending = false) {
 			if (!pending && j < w->tree_ids.count) {
-				wtree = onnx_values_next_int(&w->tree_ids);
-				wid = onnx_values_next_int(&w->node_ids);
-				target = onnx_values_next_int(&w->ids);
-				value = onnx_values_next(&w->values);
+				next_weight(w, &chunk, j, &wtree, &wid, &target, &value);
 				pending = true;
 			}
 			if (!pending || wtree > r->tree_id)

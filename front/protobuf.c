@@ -144,6 +144,13 @@ bool pb_repeated_count(PbCursor message, uint32_t number, PbWire wire, size_t *c
 	return got == 0;
 }
 
+/* The 8 bytes at p as a little-endian number (one load where the CPU is little-endian). */
+static uint64_t le64(const uint8_t *p)
+{
+	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
+	       (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
 void pb_skip_repeats(PbCursor *c, uint8_t key, PbWire wire, size_t *count)
 {
 	const uint8_t *p = c->p, *end = c->end;
@@ -155,6 +162,12 @@ void pb_skip_repeats(PbCursor *c, uint8_t key, PbWire wire, size_t *count)
 		}
 	while (end - p >= 2 && p[0] == key) {
 		const uint8_t *q = p + 1;
+		uint64_t last = wire == PB_VARINT && end - q >= 8 ? ~le64(q) & UINT64_C(0x8080808080808080) : 0;
+		if (last) { /* a varint of up to 8 bytes ends at the first without its high bit: no loop over its bytes */
+			p = q + __builtin_ctzll(last) / 8 + 1;
+			n++;
+			continue;
+		}
 		if (wire == PB_VARINT || wire == PB_LEN) {
 			uint64_t length = 0;
 			int i = 0;
