@@ -428,6 +428,13 @@ static const TargetHooks host_hooks = {.buffer = host_buffer, .parallel_for = em
                                        .call = emit_call, .apart = emit_apart, .math = host_math,
                                        .enter = enter_exact_fp, .leave = leave_exact_fp};
 
+/* Module flag `name` (i32 1) on mod, which host.c reads to pick its pipeline. */
+static void set_flag(LLVMContextRef ctx, LLVMModuleRef mod, const char *name)
+{
+	LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, name, strlen(name),
+	                  LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0)));
+}
+
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
                                   bool aarch64, bool avx512, bool buffers_apart, LLVMModuleRef *data)
 {
@@ -461,11 +468,9 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	if (!predict)
 		die("LIR module has no predict function");
 	if (m->code)
-		LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, LLVM_CODE_FLAG, sizeof LLVM_CODE_FLAG - 1,
-		                  LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0)));
+		set_flag(ctx, mod, LLVM_CODE_FLAG);
 	if (m->waits)
-		LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, LLVM_WAITS_FLAG, sizeof LLVM_WAITS_FLAG - 1,
-		                  LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), 1, 0)));
+		set_flag(ctx, mod, LLVM_WAITS_FLAG);
 	/* The descriptor (names, labels) is data too; it points at the entry points through declarations. */
 	em.mod = *data;
 	llvm_emit_descriptor(&em, declare_like(*data, predict), predict_f64 ? declare_like(*data, predict_f64) : NULL,
