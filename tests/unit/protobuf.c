@@ -91,6 +91,13 @@ static void test_skip(void)
 	CHECK(pb_next(&c, &f, &e) == 1 && pb_count_field(&f, PB_VARINT, &count));
 	pb_skip_repeats(&c, 0x40, PB_VARINT, &count);
 	CHECK(count == 4 && pb_next(&c, &f, &e) == 1 && f.number == 9);
+	/* varints of 3, 8, 9 and 10 bytes (past a word's load) and 2, then field 9 */
+	m = BYTES("\x40\x80\x80\x01\x40\xff\xff\xff\xff\xff\xff\xff\x7f\x40\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+	          "\x40\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x40\x80\x01\x4a\x00");
+	c = pb_cursor(m.data, m);
+	count = 0;
+	pb_skip_repeats(&c, 0x40, PB_VARINT, &count);
+	CHECK(count == 5 && pb_next(&c, &f, &e) == 1 && f.number == 9);
 	/* stops before a varint cut short, for pb_next to report */
 	m = BYTES("\x40\x01\x40\x81");
 	c = pb_cursor(m.data, m);
