@@ -262,9 +262,10 @@ typedef struct TreeRun {
 /*
  * Opsets 1-3: whether nodes_* hold each tree in a row, trees in increasing order of their
  * ids, nodes numbered 0, 1, ... in a row, and the weights come tree after tree (what
- * skl2onnx and onnxmltools write): then the trees are read one at a time (*runs, *num_runs).
+ * skl2onnx and onnxmltools write): then the trees are read one at a time (*runs, *num_runs),
+ * and nodes_treeids and nodes_nodeids are read through (their runs say all they hold).
  */
-static bool trees_in_order(const NodeValues *n, const WeightValues *w, TreeRun **runs, size_t *num_runs)
+static bool trees_in_order(NodeValues *n, const WeightValues *w, TreeRun **runs, size_t *num_runs)
 {
 	Values trees = n->tree_ids, ids = n->node_ids, weight_trees = w->tree_ids; /* (read_node_values: as many ids as trees) */
 	int64_t tree[256], id[256], last = INT64_MIN; /* (a chunk of each at a time: pb_repeated_take's tight loops) */
@@ -294,6 +295,8 @@ static bool trees_in_order(const NodeValues *n, const WeightValues *w, TreeRun *
 			if (tree[k] < last)
 				return false;
 	}
+	n->tree_ids = trees;
+	n->node_ids = ids;
 	return true;
 }
 
@@ -347,15 +350,13 @@ static bool read_trees_in_order(Reader *r, HForest *f, NodeValues *n, WeightValu
 		reserve_items(r, count);
 		r->tree_id = runs[k].tree;
 		r->num_weights = 0;
-		/* The tree's values, attribute after attribute (its ids are as trees_in_order found them). */
+		/* The tree's values, attribute after attribute (its ids are as trees_in_order found them, and read). */
 		GROW(r->ints, 4 * count, r->ints_cap);
 		GROW(r->doubles, count, r->doubles_cap);
 		features = r->ints;
 		tracks = features + count;
 		true_ids = tracks + count;
 		false_ids = true_ids + count;
-		onnx_values_take_ints(&n->tree_ids, count, true_ids);
-		onnx_values_take_ints(&n->node_ids, count, true_ids);
 		onnx_values_take_ints(&n->features, count, features);
 		if (n->missing.present)
 			onnx_values_take_ints(&n->missing, count, tracks);
