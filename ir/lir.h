@@ -37,7 +37,8 @@
  * these carry lanes: LOAD (n consecutive elements from element b, aligned as one
  * element), GATHER, STORE (takes its lanes from c, which may be a vector; its own lanes
  * are 0 or c's), the lanewise ADD, SUB, AND, OR, SHL, ASHR, CTZ, SELECT, ICMP, FADD, FSUB,
- * FMUL, FDIV, FMIN, FMAX, EXP, FCMP and CAST (operands and result of equal lanes), CONST
+ * FMUL, FDIV, FMIN, FMAX, EXP, FCMP and CAST (operands and result of equal lanes, but a
+ * BITCAST of a vector to one of as many bits in other lanes, i8 to f32 or i32 and back), CONST
  * (a splat of its immediate), SPLAT (of a scalar value) and ZIP (of two vectors' halves).
  * BITS turns a vector of i1 into a scalar.
  * Every other operand is a scalar.
@@ -80,17 +81,21 @@ typedef enum LType {
 	X(LOAD, "load", 2)            /* *(type *)(a + b * sizeof(type)); a ptr, b i64 */            \
 	X(INDEX, "index", 2)          /* ptr: a + b * imm bytes; a ptr, b i64 */                     \
 	X(GATHER, "gather", 3)        /* lane i: *(type *)(a + (b + c[i]) * sizeof(type)); a ptr, b  \
-	                                 i64, c a vector of i32 of the result's lanes; imm > 0: a     \
-	                                 table, every c[i] below imm (a power of 2) and the imm     \
-	                                 elements from b inside a's buffer, so the code may load     \
-	                                 them at once and pick lanes from them (x86: a permute; up to \
-	                                 twice the most lanes, two vectors' permute with AVX-512) */ \
+	                                 i64, c a vector of i32 of the result's lanes (or of i8, of   \
+	                                 a table of i8); imm > 0: a table, every c[i] below imm (a   \
+	                                 power of 2) and the imm elements from b inside a's buffer,  \
+	                                 so the code may load them at once and pick lanes from them  \
+	                                 (x86: a permute; up to twice the most lanes, two vectors'   \
+	                                 permute with AVX-512; 16 i8 in 16 or 32 lanes a pshufb,     \
+	                                 which wants AVX2) */                                        \
 	X(BITS, "bits", 1)            /* i32 whose bit i is lane i of a (a vector of i1, at most 32 \
 	                                 lanes; a scalar i1 is lane 0) */                             \
 	X(SPLAT, "splat", 1)          /* a vector of `lanes` copies of the scalar a */                \
 	X(ZIP, "zip", 2)              /* vectors a, b and the result of equal lanes n: lane 2i is   \
 	                                 lane i + h of a, lane 2i + 1 lane i + h of b, h 0 (sub 0,  \
-	                                 the low halves) or n / 2 (sub 1, the high halves) */         \
+	                                 the low halves) or n / 2 (sub 1, the high halves); sub 2 and \
+	                                 3: each half of the result so from that half of a and b    \
+	                                 (x86: a 256-bit unpack) */                                  \
 	X(STORE, "store", 3)          /* *(a + b * sizeof(c)) = c; a ptr, b i64; no result */        \
 	X(ATOMIC, "atomic", 3)        /* *(a + b * sizeof(c)) op= c atomically (relaxed ordering), op \
 	                                 in sub (LAtomic: add, min, max); a ptr, b i64, c i8, i32, i64, \
@@ -245,7 +250,7 @@ typedef enum LGpuIndex {
 } LGpuIndex;
 
 /* Lanes of the widest vector value. */
-#define LIR_MAX_LANES 16
+#define LIR_MAX_LANES 32
 
 /* The imm of an ADD, SUB, MUL or SHL that never wraps as signed integers (LLVM's nsw; lower/gpu_ints.c proves it). */
 #define LIR_NSW 1

@@ -309,7 +309,9 @@ static void print_inst(Printer *p, uint32_t id, int depth)
 	case LOP_ZIP:
 		fprintf(out, " %s", type);
 		print_operands(p, in, 2);
-		fputs(in->sub ? " high" : " low", out);
+		fputs(in->sub & 1 ? " high" : " low", out);
+		if (in->sub > 1)
+			fputs(" halves", out);
 		break;
 	default: /* binary arithmetic */
 		fprintf(out, " %s", type);

@@ -123,7 +123,9 @@ static bool verify_cast(Verifier *v, uint32_t id, LType from, LType to, unsigned
 	case LCAST_SITOFP: ok = is_int(from) && is_float(to); break;
 	case LCAST_FPTOSI: ok = is_float(from) && is_int(to); break;
 	case LCAST_BITCAST: ok = (from == LTYPE_I32 && to == LTYPE_F32) || (from == LTYPE_F32 && to == LTYPE_I32) ||
-	                         (from == LTYPE_I64 && to == LTYPE_F64) || (from == LTYPE_F64 && to == LTYPE_I64); break;
+	                         (from == LTYPE_I64 && to == LTYPE_F64) || (from == LTYPE_F64 && to == LTYPE_I64) ||
+	                         (from == LTYPE_I8 && (to == LTYPE_F32 || to == LTYPE_I32)) || (from == LTYPE_I32 && to == LTYPE_I8);
+		break;
 	default: return fail(v, id, "bad cast kind %u", kind);
 	}
 	if (!ok)
@@ -168,7 +170,9 @@ static bool verify_lanes(Verifier *v, uint32_t id)
 		return fail(v, id, "a vector of %s (vectors hold i8, i32, i64, f32 or f64)", lir_type_name((LType)in->type));
 	for (uint32_t k = 0; k < lir_op_operands((LOp)in->op); k++) {
 		unsigned have = lir_lanes(v->fn, ops[k]), want = 1;
-		if (elementwise || (in->op == LOP_GATHER && k == 2))
+		if (in->op == LOP_CAST && in->sub == LCAST_BITCAST && k == 0 && (in->type == LTYPE_I8) != (value_type(v->fn, ops[k]) == LTYPE_I8))
+			want = in->type == LTYPE_I8 ? lanes / 4 : 4 * lanes; /* bytes and words: as many bits */
+		else if (elementwise || (in->op == LOP_GATHER && k == 2))
 			want = lanes;
 		else if (in->op == LOP_BITS)
 			want = have <= 32 ? have : 32;
@@ -279,12 +283,15 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (in->imm < 0 || in->imm > 2 * LIR_MAX_LANES || (in->imm & (in->imm - 1)))
 			return fail(v, id, "gathers from a table of %lld elements, expected a power of 2 up to %d",
 			            (long long)in->imm, 2 * LIR_MAX_LANES);
-		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) && expect(v, id, in->c, LTYPE_I32);
+		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) &&
+		       expect(v, id, in->c, t == LTYPE_I8 && in->imm > 0 && value_type(fn, in->c) == LTYPE_I8 ? LTYPE_I8 : LTYPE_I32);
 	case LOP_SPLAT:
 		return expect(v, id, in->a, t);
 	case LOP_ZIP:
-		if (in->sub > 1)
-			return fail(v, id, "zip of half %u, expected 0 (low) or 1 (high)", in->sub);
+		if (in->sub > 3)
+			return fail(v, id, "zip of half %u, expected 0 (low), 1 (high), 2 or 3 (theirs in halves)", in->sub);
+		if (in->sub > 1 && lir_lanes(fn, id) < 4)
+			return fail(v, id, "a zip in halves of %u lanes, expected 4 or more", lir_lanes(fn, id));
 		return expect(v, id, in->a, t) && expect(v, id, in->b, t);
 	case LOP_BITS:
 		return expect_result(v, id, LTYPE_I32) && expect(v, id, in->a, LTYPE_I1);

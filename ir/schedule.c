@@ -7,7 +7,7 @@
 enum { NONE = -1 };
 
 /* Most walks interleave may run side by side. */
-#define MAX_INTERLEAVE 16
+#define MAX_INTERLEAVE 32
 
 static const struct {
 	const char *name;

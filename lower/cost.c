@@ -159,6 +159,57 @@ uint64_t cost_oblivious_bytes(const HForest *f)
 	return total;
 }
 
+typedef struct FeatureThreshold {
+	int32_t feature;
+	double value;
+} FeatureThreshold;
+
+static int by_feature_threshold(const void *pa, const void *pb)
+{
+	const FeatureThreshold *a = pa, *b = pb;
+	if (a->feature != b->feature)
+		return a->feature < b->feature ? -1 : 1;
+	return a->value < b->value ? -1 : a->value > b->value;
+}
+
+/*
+ * The deepest symmetric trees whose walks read bins: a depth-8 tree's leaves are 16 tables
+ * a plane, 64 pshufb and 60 blends for 32 rows, and cat-depth8 took 1.12-1.13 µs a row at
+ * 512 and 4096 rows against 0.82-0.86 with its keys (one core of the Zen 3 VM, 2026-12-06).
+ * Depth 7 is not measured.
+ */
+#define BYTE_TOPS_DEPTH 6
+
+bool cost_byte_tops(const HForest *f, MTops tops)
+{
+	uint32_t depth = f->num_trees ? hir_tree_depth(f, 0) : 0, run = 0;
+	FeatureThreshold *splits;
+	uint64_t n = 0;
+	bool ok = tops == MTOPS_PAIRS && depth >= 1 && depth <= BYTE_TOPS_DEPTH && f->leaf_type == HTYPE_F32 &&
+	          f->threshold_type == HTYPE_F32 && hir_forest_symmetric(f);
+	for (uint32_t t = 0; t < f->num_trees && ok; t++)
+		ok = hir_tree_depth(f, t) == depth && f->trees[t].width == 1;
+	if (!ok)
+		return false;
+	splits = xmalloc((size_t)f->num_trees * depth * sizeof *splits);
+	for (uint32_t t = 0; t < f->num_trees && ok; t++) { /* a level's splits alike: the leftmost path's */
+		const HNode *nodes = hir_tree_nodes(f, t);
+		for (uint32_t i = 0; nodes[i].feature != HIR_LEAF && ok; i = nodes[i].left) {
+			ok = nodes[i].compare != HCMP_IN;
+			splits[n++] = (FeatureThreshold){nodes[i].feature, nodes[i].value};
+		}
+	}
+	qsort(splits, n, sizeof *splits, by_feature_threshold);
+	for (uint64_t i = 0; i < n && ok; i++) {
+		bool same_feature = i && splits[i].feature == splits[i - 1].feature;
+		if (!same_feature || splits[i].value != splits[i - 1].value)
+			run = same_feature ? run + 1 : 1;
+		ok = run <= 255;
+	}
+	free(splits);
+	return ok;
+}
+
 /* The most stack one ifComplete's copy of its rows with NaN read as 0 may take (RepLayout.nan_reads_zero): 256 rows of 64 doubles. */
 #define ZERO_ROWS_MAX_BYTES (128 * 1024)
 

@@ -61,6 +61,13 @@ bool cost_tiled_keys_fit(const HForest *f, uint32_t columns, int64_t rows);
 bool cost_walks_wait_on_memory(const HForest *f);
 /* Bytes the walks of f's symmetric trees read in the oblivious layout: a record (8 bytes) a level, every leaf's values. */
 uint64_t cost_oblivious_bytes(const HForest *f);
+/*
+ * Whether f's walks of BYTE_TOP_LANES rows read bins (RepLayout.byte_tops) on a CPU whose
+ * vectors take tops as `tops` says: AVX2's (MTOPS_PAIRS; AVX-512 keeps its own tops),
+ * symmetric trees of one depth up to 6 with a float leaf each, float thresholds and no
+ * category sets, at most 255 thresholds a feature (a bin is a byte).
+ */
+bool cost_byte_tops(const HForest *f, MTops tops);
 /* Whether a block of `rows` of f's rows, row_size bytes a value, may be copied to the stack with NaN read as 0. */
 bool cost_zero_rows_fit(const HForest *f, int64_t rows, size_t row_size);
 

@@ -41,7 +41,7 @@ uint32_t cost_values(const CostSpace *t, const HScheduleKnobs *heuristic, int i,
 	switch (i) {
 	case 0: /* rows */
 	case 1: /* trees */
-		for (uint32_t x = 1; x <= MIR_MAX_INTERLEAVE; x *= 2)
+		for (uint32_t x = 1; x <= MIR_WALK_LANES; x *= 2)
 			v[n++] = x;
 		return n;
 	case 2: /* parallel */

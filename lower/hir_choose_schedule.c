@@ -135,7 +135,10 @@ const char *const hir_parallel_names[] = {"rows", "trees", "none"};
  * takes 1 KiB of float leaves, not 4 KiB of nodes). Tiled, the rows too few for a padded
  * tile go alone apart, every tree in turn untiled (few_trees 1): a lone row's walks of a
  * tile's trees were slower (measured: docs/performance-notes.md, Symmetric trees of
- * depth 7 and 8, and Symmetric trees' tiles in L1).
+ * depth 7 and 8, and Symmetric trees' tiles in L1). With AVX2, where cost_byte_tops holds,
+ * 32 rows take a tree from their bins (RepLayout.byte_tops), in half the time of 16 rows'
+ * tops (measured: docs/performance-notes.md, Symmetric trees with AVX2: leaves from byte
+ * planes).
  */
 
 /* Bytes tree t takes in memory, as the array layout stores it (a complete tree, 8 bytes a slot). */
@@ -446,7 +449,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 			per_tile = (per_tile + trees / 2) / trees * trees;
 		if (per_tile < trees)
 			per_tile = trees;
-		tree_tile = per_tile < 1 ? 1 : per_tile > MIR_MAX_INTERLEAVE ? MIR_MAX_INTERLEAVE : (uint32_t)per_tile;
+		tree_tile = per_tile < 1 ? 1 : per_tile > MIR_WALK_LANES ? MIR_WALK_LANES : (uint32_t)per_tile;
 		if (f->num_trees < 2 || tree_tile >= f->num_trees || (hir_num_margins(f) > WIDE_MARGINS && total <= L2_BYTES))
 			tree_tile = 0;
 	}
@@ -470,6 +473,8 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		k->representation = knob_of(LREP_LEVELS);
 		k->unroll = 1;
 		k->trees = 1;
+		if (rows == TOP_LANES && cost_byte_tops(f, tops)) /* their walks read bins (RepLayout.byte_tops) */
+			k->rows = BYTE_TOP_LANES;
 		if (auto_tile && k->tree_tile) { /* of the bytes the layout takes; its trees walk one after another, not side by side */
 			uint64_t per_tile = trees_a_tile(f, cost_oblivious_bytes(f), row_tile);
 			per_tile = per_tile < trees ? trees : per_tile; /* (no fewer than a lone row's trees side by side) */
@@ -599,7 +604,7 @@ static uint32_t few_group_tile(uint32_t n, uint32_t want)
 {
 	uint32_t best = 0, least = want > 2 ? want - 2 : 1;
 	uint64_t best_key = UINT64_MAX;
-	for (uint32_t w = n && n < least ? n : least; w <= want + 2 && w <= MIR_MAX_INTERLEAVE; w++) {
+	for (uint32_t w = n && n < least ? n : least; w <= want + 2 && w <= MIR_WALK_LANES; w++) {
 		uint64_t tiles = (n + w - 1) / w, masked = tiles * w - n, off = w > want ? w - want : want - w;
 		uint64_t key = masked << 48 | off << 40 | tiles; /* in that order (tiles < 2^32) */
 		if (key < best_key)
@@ -665,7 +670,7 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 	           !(traits & LREP_BLOCKS) && !k->tile_trees;
 
 	if (traits & LREP_BLOCKS) { /* blocks as large as interleaving makes them, a row at a time */
-		trees = f->num_trees < MIR_MAX_INTERLEAVE ? 1 : MIR_MAX_INTERLEAVE;
+		trees = f->num_trees < MIR_WALK_LANES ? 1 : MIR_WALK_LANES;
 		rows = 1;
 	}
 	hir_schedule_init(s, f->num_trees);

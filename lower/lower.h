@@ -163,6 +163,8 @@ bool hir_depth_groups_size(const HForest *f, const uint32_t *ends, uint32_t n, u
 
 /* Rows whose walks read their keys in tiles (BlockScope.key_tiles): 16 keys of i32, a 512-bit vector. */
 #define TOP_LANES 16
+/* Rows whose walks of symmetric trees read bins (RepLayout.byte_tops): a byte each, AVX2's 256-bit vector. */
+#define BYTE_TOP_LANES 32
 /* The most leaves of a tree whose rows walk by leaf masks (lower/rep_masks.c): a bit each in an i32 lane. */
 #define LOWER_MASK_LEAVES 32
 
@@ -308,7 +310,13 @@ bool mir_legalize_reductions(MModule *m, Error *e);
 void mir_unroll_walks(MModule *m);
 
 /* The most rows or trees interleave(v) runs together (hir_schedule_check holds schedules to it). */
-#define MIR_MAX_INTERLEAVE 16
+#define MIR_MAX_INTERLEAVE 32
+/*
+ * The most walks the heuristic and grove tune interleave, and code walks take in vectors:
+ * a walk of more chains of steps than x86's 16 registers spills. (Symmetric trees' walks
+ * of bytes take 32 rows: RepLayout.byte_tops.)
+ */
+#define MIR_WALK_LANES 16
 /* MIR pass: interleave the walks of the loops the schedule marks interleave(v), all v's iterations together. */
 void mir_interleave(MModule *m);
 

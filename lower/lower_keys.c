@@ -154,6 +154,45 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 }
 
 /*
+ * The bins of the block's `rows` (i64) rows (RepLayout.byte_tops) from their tiles of
+ * keys: feature by feature, a tile's TOP_LANES rows at a time (the representation's
+ * bins_of), into BlockScope.bins in their order there, four rows at a time (an i32).
+ */
+static uint32_t make_bins(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	static const int64_t fours[] = {0, 16, 4, 20}; /* a tile's rows 4i to 4i + 3 in its half of 32 rows' bins */
+	int64_t stride = (tile_rows + BYTE_TOP_LANES - 1) / BYTE_TOP_LANES * BYTE_TOP_LANES;
+	uint32_t bins = lir_local_array(&l->b, LTYPE_I8, stride * l->f->num_features, LSPACE_PRIVATE), zero = const_i64(l, 0),
+	         one = const_i64(l, 1), words = lir_local_array(&l->b, LTYPE_I32, 4, LSPACE_PRIVATE), count, tile, f, at, keys, to, x;
+	l->b.fn->insts[bins].lanes = BYTE_TOP_LANES;
+	l->layout.bin_rows = stride;
+	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
+	count = emit2(l, LOP_SDIV, LTYPE_I64, count, const_i64(l, TOP_LANES));
+	tile = lir_begin(&l->b, LOP_FOR, zero, count, one);
+	f = lir_begin(&l->b, LOP_FOR, zero, const_i64(l, l->f->num_features), one);
+	at = emit2(l, LOP_MUL, LTYPE_I64, tile, const_i64(l, TOP_LANES * (int64_t)l->layout.key_columns));
+	at = emit2(l, LOP_ADD, LTYPE_I64, at, emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, TOP_LANES)));
+	keys = lir_emit_vector(&l->b, LOP_LOAD, LTYPE_I32, TOP_LANES, tiles, at, LIR_NONE);
+	x = lir_cast(&l->b, LCAST_BITCAST, LTYPE_I32, l->rep->bins_of(&l->layout, &l->b, f, keys));
+	l->b.fn->insts[x].lanes = 4;
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, words, zero, x);
+	to = emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, stride)); /* f's bins, then the tile's pair's, then the tile's half */
+	at = emit2(l, LOP_ASHR, LTYPE_I64, tile, one);
+	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, BYTE_TOP_LANES)));
+	at = emit2(l, LOP_AND, LTYPE_I64, tile, one);
+	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, 8)));
+	for (int i = 0; i < 4; i++) {
+		x = emit2(l, LOP_LOAD, LTYPE_I32, words, const_i64(l, i));
+		at = emit2(l, LOP_ADD, LTYPE_I64, to, const_i64(l, fours[i]));
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, lir_index(&l->b, bins, at, LTYPE_I8), zero, x);
+	}
+	lir_end(&l->b);
+	lir_end(&l->b);
+	return bins;
+}
+
+/*
  * The keys (row by row, l->block.key_rows) of the block's rows past its `rows` (i64) to a
  * multiple of `lanes`: its first row's, so that the last lanes of rows side by side past
  * the rows walk like a row of the block (BlockScope.key_padded), where they are enough
@@ -272,7 +311,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			l->block.key_type = key;
 			l->block.key_tiled = false;
 			l->block.key_padded = padded;
-			l->block.key_tiles = l->block.key_tiles_nan = l->block.top_nodes = LIR_NONE;
+			l->block.key_tiles = l->block.key_tiles_nan = l->block.top_nodes = l->block.bins = LIR_NONE;
 		}
 		if (keys && (tiled || tops || masks)) {
 			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->layout.key_columns, LSPACE_PRIVATE);
@@ -357,6 +396,8 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 		if (tiles != LIR_NONE) {
 			tile_keys(l, rows, tiles);
 			l->block.key_tiles = tiles;
+			if (tops && l->layout.byte_tops)
+				l->block.bins = make_bins(l, rows, tiles, tile_rows);
 			if (masks && l->layout.mask_nan_keys && l->layout.nan_columns) /* the columns of keys less one */
 				l->block.key_tiles_nan = lir_index(&l->b, tiles, const_i64(l, (int64_t)l->f->num_features * TOP_LANES), LTYPE_I32);
 			else if (masks && l->layout.mask_nan_keys)

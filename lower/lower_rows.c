@@ -73,14 +73,14 @@ static uint32_t column_at(Lowering *l, uint32_t at, int64_t rows)
  *
  * Where rows walk side by side in vectors (RepLayout.lanes), the copy is column by
  * column (Lowering.row_cache_rows): the lanes' values of a feature are then one load,
- * where rows as they come take one per lane. It has LIR_MAX_LANES - 1 rows more, and
+ * where rows as they come take one per lane. It has MIR_WALK_LANES - 1 rows more, and
  * as many after the batch's last row are zeros, for lanes past the end
  * (lower_lanes_past_end).
  */
 void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 {
 	int64_t bytes = count * (int64_t)l->f->num_features * (int64_t)lir_type_size(l->row_type);
-	int64_t rows = l->layout.lanes ? count + LIR_MAX_LANES - 1 : count;
+	int64_t rows = l->layout.lanes ? count + MIR_WALK_LANES - 1 : count;
 	uint32_t width = const_i64(l, l->f->num_features), first, from, copy, elems, zero, one, at, x;
 	if (bytes > LOWER_ROW_CACHE_BYTES)
 		lower_fail_at(l, inst->var, HDIR_CACHE, "%lld rows of %u features take %lld bytes, more than the %u a copy on a thread's stack may take; cache fewer rows",
@@ -104,8 +104,8 @@ void lower_copy_rows(Lowering *l, const MInst *inst, int64_t count)
 	}
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, copy, l->layout.lanes ? column_at(l, at, rows) : at, x);
 	lir_end(&l->b);
-	if (l->layout.lanes) { /* lanes from the last row on reach LIR_MAX_LANES - 1 rows past it */
-		uint32_t end = emit2(l, LOP_ADD, LTYPE_I64, elems, const_i64(l, (LIR_MAX_LANES - 1) * (int64_t)l->f->num_features));
+	if (l->layout.lanes) { /* lanes from the last row on reach MIR_WALK_LANES - 1 rows past it */
+		uint32_t end = emit2(l, LOP_ADD, LTYPE_I64, elems, const_i64(l, (MIR_WALK_LANES - 1) * (int64_t)l->f->num_features));
 		end = emit2(l, LOP_MIN, LTYPE_I64, end, const_i64(l, rows * l->f->num_features));
 		at = lir_begin(&l->b, LOP_FOR, elems, end, one);
 		x = lir_const_float(&l->b, l->row_type, 0.0);

@@ -2,11 +2,13 @@
  * Walks of TOP_LANES rows side by side that read the rows' keys in tiles (BlockScope.key_tiles,
  * feature f of the tile's row r at element f x TOP_LANES + r): their tops, the first
  * levels of every tree taken for the rows at once (RepLayout.top_levels), and walks of
- * whole trees by leaf masks (RepLayout.leaf_masks, lower/rep_masks.c).
+ * whole trees by leaf masks (RepLayout.leaf_masks, lower/rep_masks.c); and walks of
+ * BYTE_TOP_LANES rows of symmetric trees that read the rows' bins (RepLayout.byte_tops).
  */
 #include "lower/lowering.h"
 
-bool lower_walk_at_tile(const Lowering *l, const MInst *walk)
+/* Whether lane 0's row of the walk lies `align` rows (a power of two) or a multiple of them into its block. */
+static bool walk_aligned(const Lowering *l, const MInst *walk, uint8_t align)
 {
 	const MIndex *block = l->block.key_index;
 	for (uint32_t i = 0; i < block->num_terms; i++)
@@ -14,11 +16,13 @@ bool lower_walk_at_tile(const Lowering *l, const MInst *walk)
 			return false;
 	for (uint32_t i = 0; i < walk->row.num_terms; i++) {
 		int32_t var = walk->row.terms[i];
-		if (!mir_index_has(block, var) && !lower_var_aligned(l, var))
+		if (!mir_index_has(block, var) && lower_var_align(l, var) < align)
 			return false;
 	}
 	return true;
 }
+
+bool lower_walk_at_tile(const Lowering *l, const MInst *walk) { return walk_aligned(l, walk, TOP_LANES); }
 
 /*
  * Whether the rows of the walk's lanes lie in one tile of keys (BlockScope.key_tiled),
@@ -30,15 +34,31 @@ bool lower_lanes_share_tile(const Lowering *l, const MInst *walk)
 	return lower_walk_at_tile(l, walk) && (int64_t)(l->scope.lanes - 1) * l->scope.lane_step < TOP_LANES;
 }
 
+/* Whether the walk's lanes are `lanes` consecutive rows of one tree, all walked (none masked). */
+static bool rows_side_by_side(const Lowering *l, const MInst *walk, uint32_t lanes)
+{
+	return l->scope.lanes == lanes && !l->scope.lanes_are_trees && l->scope.lane_step == 1 && l->scope.masked == LIR_NONE &&
+	       l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var);
+}
+
 /*
  * Whether the walk's lanes are TOP_LANES rows side by side of one tree that share a tile
  * of keys: their tops and leaf masks can read the tile.
  */
 static bool lanes_take_tile(const Lowering *l, const MInst *walk)
 {
-	return l->block.key_tiles != LIR_NONE && l->scope.lanes == TOP_LANES && !l->scope.lanes_are_trees && l->scope.lane_step == 1 &&
-	       l->scope.masked == LIR_NONE && l->scope.lane_var != HIR_NONE && mir_index_has(&walk->row, l->scope.lane_var) &&
-	       lower_lanes_share_tile(l, walk);
+	return l->block.key_tiles != LIR_NONE && rows_side_by_side(l, walk, TOP_LANES) && lower_lanes_share_tile(l, walk);
+}
+
+/* Each of the `lanes` lanes of vector v into values[r], through memory (LLVM makes the loads extracts of the vector). */
+static void lanes_apart(Lowering *l, uint32_t v, uint32_t lanes, uint32_t *values)
+{
+	LType type = l->b.fn->insts[v].type;
+	uint32_t spill = lir_local_array(&l->b, type, lanes, LSPACE_PRIVATE);
+	l->b.fn->insts[spill].lanes = (uint8_t)lanes;
+	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, spill, const_i64(l, 0), v);
+	for (uint32_t r = 0; r < lanes; r++)
+		values[r] = emit2(l, LOP_LOAD, type, spill, const_i64(l, r));
 }
 
 /* The tile of the walk's rows (where lanes_take_tile); *offset: lane 0's row in the keys' block (i64). */
@@ -132,18 +152,34 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 
 uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t nodes, uint32_t *values)
 {
-	/* Each lane's value through memory (LLVM makes the loads extracts of the vector). */
-	uint32_t lanes = l->scope.lanes, spill, v;
-	LType type = l->layout.leaf_type;
+	uint32_t lanes = l->scope.lanes, v;
 	if (!l->rep->leaf_values || nodes == LIR_NONE || !l->rep->leaf_tables(&l->layout, levels, false))
 		return LIR_NONE;
 	v = lir_emit_vector(&l->b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, nodes, const_i64(l, 0), LIR_NONE);
 	v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, v, LIR_NONE);
-	spill = lir_local_array(&l->b, type, lanes, LSPACE_PRIVATE);
-	l->b.fn->insts[spill].lanes = (uint8_t)lanes;
-	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, spill, const_i64(l, 0), v);
-	for (uint32_t r = 0; r < lanes; r++)
-		values[r] = emit2(l, LOP_LOAD, type, spill, const_i64(l, r));
+	lanes_apart(l, v, lanes, values);
+	return v;
+}
+
+bool lower_walks_bytes(const MModule *m, const MInst *inst)
+{
+	(void)m;
+	return inst->op == MOP_FOR && inst->interleave == BYTE_TOP_LANES && !(inst->loop & MLOOP_TREES);
+}
+
+uint32_t lower_bins_walk(Lowering *l, uint32_t id, uint32_t *values)
+{
+	const MInst *walk = &l->m->insts[id];
+	uint32_t offset, v;
+	RepRow row;
+	if (l->block.bins == LIR_NONE || !rows_side_by_side(l, walk, BYTE_TOP_LANES) || !walk_aligned(l, walk, BYTE_TOP_LANES))
+		return LIR_NONE;
+	row = lower_walk_row(l, walk, 0);
+	if (!rep_keys_decide(&l->layout, &row))
+		return LIR_NONE;
+	offset = emit2(l, LOP_SUB, LTYPE_I64, lower_index(l, &walk->row, 0), l->block.key_first);
+	v = l->rep->walk_bins(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)], lir_index(&l->b, l->block.bins, offset, LTYPE_I8));
+	lanes_apart(l, v, BYTE_TOP_LANES, values);
 	return v;
 }
 

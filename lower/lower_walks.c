@@ -402,7 +402,9 @@ void lower_walk(Lowering *l, uint32_t id)
 		lower_code_walk(l, id);
 		return;
 	}
-	l->lanes_value[id] = LIR_NONE;
+	l->lanes_value[id] = rep->walk_bins ? lower_bins_walk(l, id, &l->value[lane_slot(id, 0)]) : LIR_NONE;
+	if (l->lanes_value[id] != LIR_NONE)
+		return;
 	first = l->tree_index[lane_slot(walk->a, 0)];
 	if (rep->walk_trees && l->scope.lanes_are_trees && lanes > 1 && l->scope.lane_step == 1) {
 		applies = rep->trees_apply(&l->layout, &l->b, first, lanes);

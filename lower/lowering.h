@@ -45,6 +45,7 @@ typedef struct BlockScope {
 	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
 	bool key_padded;            /* key_rows (and key_tiles) hold the block's first row's keys past its last row to its tile's end */
 	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
+	uint32_t bins;              /* with key_tiles where RepLayout.byte_tops, the rows' bins (i8; LIR_NONE: none) */
 	uint32_t top_nodes, top_tags; /* the tops lower_tops took a tree ahead: per TOP_LANES rows of the block, TOP_SLOTS
 	                               vectors of nodes (i32) and what each is for (i64); LIR_NONE: no tops taken here */
 	uint32_t zero_rows;         /* inside an ifComplete where the layout has nan_reads_zero: the rows the walks read (ptr,
@@ -143,7 +144,7 @@ struct Lowering {
 	                               row to the first of the next one its thread takes (LIR_NONE: none) */
 	int64_t loop_rows;          /*   and its iterations' rows at most */
 	uint32_t var_value[HIR_MAX_VARS];
-	bool var_aligned[HIR_MAX_VARS]; /* in lane 0, every value the variable takes is a multiple of TOP_LANES (rows' tiles) */
+	uint8_t var_align[HIR_MAX_VARS]; /* in lane 0, what divides every value the variable takes (rows' tiles), up to BYTE_TOP_LANES */
 	bool is_const[HIR_MAX_VARS];   /* the variable's loop is specialized: its value here is const_value */
 	int64_t const_value[HIR_MAX_VARS];
 	uint32_t *value;            /* per MIR instruction and lane: its LIR value (value[id * MIR_MAX_INTERLEAVE + lane]) */
@@ -202,6 +203,14 @@ uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t 
  * one vector (the representation's leaf_tables, margins output by output).
  */
 bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels);
+/* A loop over rows that walks BYTE_TOP_LANES of them side by side (RepLayout.byte_tops). */
+bool lower_walks_bytes(const MModule *m, const MInst *inst);
+/*
+ * Walk id's lanes from their bins (RepLayout.byte_tops), where they are BYTE_TOP_LANES
+ * rows side by side of one tree in a block that made bins and their keys decide: values[r]
+ * lane r's leaf value, all yielded as one vector; else LIR_NONE.
+ */
+uint32_t lower_bins_walk(Lowering *l, uint32_t id, uint32_t *values);
 /*
  * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
  * the representation's tile_apply i1 for its tree, tiles[0] the rows' tile of keys and
@@ -260,7 +269,7 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop);
  * and, for symmetric trees of one output, rows' transforms, which lanes past its rows
  * write elsewhere (Lowering.lanes_left, set for the run: lower_padded_row); else where
  * the rows fill the lanes. The loop's variable is aligned as lane 0's row
- * (Lowering.var_aligned).
+ * (Lowering.var_align).
  */
 uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past);
 /*
@@ -320,8 +329,8 @@ void lower_code_walk(Lowering *l, uint32_t id);
 void lower_for(Lowering *l, const MInst *inst);
 /* The row (or tree) number index stands for in lane `lane`. */
 uint32_t lower_index(Lowering *l, const MIndex *index, uint32_t lane);
-/* Whether index variable var's value here is a multiple of TOP_LANES in lane 0 (Lowering.var_aligned). */
-bool lower_var_aligned(const Lowering *l, int32_t var);
+/* What divides index variable var's value here in lane 0, a power of two up to BYTE_TOP_LANES (Lowering.var_align). */
+uint8_t lower_var_align(const Lowering *l, int32_t var);
 /* One MIR instruction, in code that one thread runs (on a GPU: GpuScope.mask 0). */
 void lower_inst(Lowering *l, uint32_t id);
 /* A list of MIR instructions (on a GPU, in phases where threads run it alike). */

@@ -358,25 +358,26 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	lir_end(&l->b);
 }
 
-bool lower_var_aligned(const Lowering *l, int32_t var)
-{
-	return l->is_const[var] ? l->const_value[var] % TOP_LANES == 0 : l->var_aligned[var];
-}
+/* The largest power of two up to BYTE_TOP_LANES that divides v. */
+static uint8_t align_of(int64_t v) { return (uint8_t)(v % BYTE_TOP_LANES == 0 ? BYTE_TOP_LANES : v & -v); }
 
-/* Whether node x of a range expression is a multiple of TOP_LANES wherever it is evaluated (Lowering.var_aligned). */
-static bool expr_aligned(const Lowering *l, const HRange *r, uint8_t x)
+uint8_t lower_var_align(const Lowering *l, int32_t var) { return l->is_const[var] ? align_of(l->const_value[var]) : l->var_align[var]; }
+
+/* What divides node x of a range expression wherever it is evaluated (Lowering.var_align). */
+static uint8_t expr_align(const Lowering *l, const HRange *r, uint8_t x)
 {
 	const HExpr *n = &r->nodes[x];
+	uint8_t a, b;
 	switch ((HExprOp)n->op) {
-	case HEXPR_CONST: return n->value % TOP_LANES == 0;
-	case HEXPR_ROWS: return false;
-	case HEXPR_VAR: return lower_var_aligned(l, n->var);
-	case HEXPR_BELOW: return expr_aligned(l, r, n->a); /* a or 0 */
+	case HEXPR_CONST: return align_of(n->value);
+	case HEXPR_ROWS: return 1;
+	case HEXPR_VAR: return lower_var_align(l, n->var);
+	case HEXPR_BELOW: return expr_align(l, r, n->a); /* a or 0 */
 	case HEXPR_ADD:
 	case HEXPR_SUB:
-	case HEXPR_MIN: return expr_aligned(l, r, n->a) && expr_aligned(l, r, n->b);
+	case HEXPR_MIN: a = expr_align(l, r, n->a), b = expr_align(l, r, n->b); return a < b ? a : b;
 	}
-	return false;
+	return 1;
 }
 
 /* The value of node x of a range expression when the loops it uses are specialized; false if it is known only at run time. */
@@ -431,7 +432,7 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 			break;
 		l->is_const[inst->var] = const_begin;
 		l->const_value[inst->var] = value;
-		l->var_aligned[inst->var] = expr_aligned(l, r, r->begin) && (i * r->step) % TOP_LANES == 0;
+		l->var_align[inst->var] = expr_align(l, r, r->begin) < align_of(i * r->step) ? expr_align(l, r, r->begin) : align_of(i * r->step);
 		if (const_begin) {
 			l->var_value[inst->var] = const_i64(l, value);
 		} else {
@@ -470,7 +471,7 @@ void lower_for(Lowering *l, const MInst *inst)
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
-	l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin) && r.step % TOP_LANES == 0;
+	l->var_align[inst->var] = expr_align(l, &r, r.begin) < align_of(r.step) ? expr_align(l, &r, r.begin) : align_of(r.step);
 	if (inst->interleave > 1 && (inst->loop & MLOOP_TREES) && l->scope.lanes <= 1) {
 		/*
 		 * Trees (interleaved only where rows run one at a time: lanes do not multiply).
@@ -514,9 +515,10 @@ void lower_for(Lowering *l, const MInst *inst)
 		 * copies of a row's keys where enough rows are left for it (lower_lanes_run).
 		 */
 		int64_t span = inst->interleave * r.step;
-		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart, aligned = l->var_aligned[inst->var];
+		bool past = r.step == 1 && lower_lanes_past_end(l, inst), apart = l->walks_apart;
 		uint32_t branch;
-		l->var_aligned[inst->var] = expr_aligned(l, &r, r.begin); /* lane 0's row; the lanes follow it */
+		uint8_t aligned = l->var_align[inst->var];
+		l->var_align[inst->var] = expr_align(l, &r, r.begin); /* lane 0's row; the lanes follow it */
 		branch = lir_begin(&l->b, LOP_IF, lower_lanes_run(l, inst, begin, end, span, past), LIR_NONE, LIR_NONE);
 		/*
 		 * Where no ifComplete splits the walks into halves that compile in parallel (its
@@ -532,7 +534,7 @@ void lower_for(Lowering *l, const MInst *inst)
 		l->walks_apart = false;
 		lower_body(l, inst, begin, span, inst->interleave, LIR_NONE);
 		l->lanes_left = LIR_NONE;
-		l->var_aligned[inst->var] = aligned;
+		l->var_align[inst->var] = aligned;
 		l->walks_apart = apart;
 		if (!past) {
 			lir_else(&l->b, branch);
@@ -732,6 +734,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 	l.layout.packed_leaves = packable = !gpu && walks_end_on_leaves(m, m->body);
 	l.layout.top_levels = l.layout.keys && l.rep->top_nodes && mir_some(m, m->body, lower_takes_tops); /* (lower_tops) */
 	l.layout.leaf_masks = l.layout.keys && l.rep->walk_tile && mir_some(m, m->body, lower_takes_tops);
+	l.layout.byte_tops = l.layout.top_levels && l.rep->walk_bins && mir_some(m, m->body, lower_walks_bytes);
 	l.layout.key_lanes = l.layout.top_levels || l.layout.leaf_masks ? TOP_LANES : 0;
 	l.layout.tile_words = cost_keys_in_tiles(f);
 	l.layout.vector_tops = m->vector_tops;
@@ -750,7 +753,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.lanes_left = l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.key_tiles_nan = l.block.top_nodes = l.block.zero_rows = LIR_NONE;
+	l.lanes_left = l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.key_tiles_nan = l.block.top_nodes = l.block.zero_rows = l.block.bins = LIR_NONE;
 	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));

@@ -208,6 +208,22 @@ typedef struct RepLayout {
 	 */
 	bool signed_tiles;
 	/*
+	 * Walks of BYTE_TOP_LANES rows side by side of a symmetric tree read bins, not keys
+	 * (walk_bins): a row's bin of a feature is how many of the forest's thresholds of the
+	 * feature its key goes right of, less 128, a byte (bins_of); a level of a tree is then
+	 * one compare of 32 bytes against the level's count, the rows' leaf indices bytes, and
+	 * their leaves come from the tree's leaves in byte planes by table gathers of bytes
+	 * (x86: pshufb; measured: docs/performance-notes.md, Symmetric trees with AVX2: leaves
+	 * from byte planes). Asked for by the lowering where walks take that many rows, kept by
+	 * lay_out where cost_byte_tops holds and the tops compare tiles signed. Inside a block
+	 * that made bins (BlockScope.bins), bin_rows is their stride: feature f's bins of the
+	 * block's rows from f x bin_rows, the rows in groups of 32 from the block's first and
+	 * a group's rows 4c to 4c + 3 at its bytes 4((c >> 1) + 4(c & 1)): in each half of the
+	 * vector the even fours, then the odd, which zips in each half (walk_bins) undo.
+	 */
+	bool byte_tops;
+	int64_t bin_rows;
+	/*
 	 * The splits send NaN either way, and every key walk's step decides by its compare
 	 * alone: a split whose compare would send NaN's key (REP_KEY_MISSING, below all) the
 	 * other way reads its feature's key less one, in column num_features + f of a row's
@@ -442,6 +458,16 @@ typedef struct LRepresentation {
 	 */
 	uint32_t (*tile_apply)(RepLayout *layout, LBuilder *b, uint32_t tree);
 	uint32_t (*walk_tile)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes, uint32_t tile, uint32_t nan_tile);
+	/*
+	 * With RepLayout.byte_tops (NULL in representations without): bins_of emits the bins
+	 * (a vector of TOP_LANES i8) of the rows whose keys of feature `feature` (i64) are the
+	 * vector `keys` (TOP_LANES i32, as a tile holds them); walk_bins the walks of tree
+	 * number `tree` (i64) of BYTE_TOP_LANES rows whose bins start at `bins` (i8, the rows
+	 * consecutive, features RepLayout.bin_rows apart), yielding a vector of their leaf
+	 * values, whether the rows hold missing values or not (the keys decide them).
+	 */
+	uint32_t (*bins_of)(RepLayout *layout, LBuilder *b, uint32_t feature, uint32_t keys);
+	uint32_t (*walk_bins)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t bins);
 	/*
 	 * The first `levels` steps (at most layout->top_levels) of the walks of tree number
 	 * `tree` (i64) for `lanes` consecutive rows, taken for all rows at once: every split

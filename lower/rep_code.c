@@ -428,7 +428,7 @@ static uint32_t mask_walk(RepLayout *layout, LBuilder *b, uint32_t tree, const R
 	if (handle.op != LOP_CONST || handle.imm < 0 || (uint64_t)handle.imm >= f->num_trees)
 		die("code representation: a walk of a tree not known at compile time");
 	t = (uint32_t)handle.imm;
-	if (!s->first_leaf || s->first_leaf[t] < 0 || lanes > LIR_MAX_LANES ||
+	if (!s->first_leaf || s->first_leaf[t] < 0 || lanes > MIR_WALK_LANES ||
 	    (row->type != LTYPE_F32 && row->type != LTYPE_F64))
 		return LIR_NONE;
 	if (!features_kept(b, s, row, lanes, stride))

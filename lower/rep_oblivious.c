@@ -22,6 +22,7 @@
  * others, and a tree shallower than the walk is padded by the same split at each new
  * level (hir_pad), which keeps it symmetric.
  */
+#include "lower/cost.h"
 #include "lower/lower.h"
 #include "lower/rep.h"
 
@@ -49,7 +50,9 @@
 typedef struct ObliviousState {
 	uint32_t word_buffer, value_buffer, key_buffer, top_buffer, leaf_buffer, level_buffer, base_buffer; /* (LIR_NONE: none) */
 	uint32_t table_buffer, table_base_buffer; /* trees with leaf vectors: output by output (LIR_NONE: none) */
+	uint32_t bin_key_buffer, bin_start_buffer, byte_top_buffer, plane_buffer; /* RepLayout.byte_tops: lay_out_bins */
 	uint32_t words, values, keys, tops, leaves, levels, bases, tables, table_bases; /* their addresses in the function being built */
+	uint32_t bin_keys, bin_starts, byte_tops, planes;
 	uint32_t depth;                           /* every tree's depth, where they share one (else 0) */
 } ObliviousState;
 
@@ -130,11 +133,83 @@ static void lay_out_tables(const HForest *f, LModule *m, RepLayout *layout, Obli
 	s->table_base_buffer = lir_buffer_add(m, "oblivious.table_bases", LTYPE_I32, f->num_trees + 1, bases);
 }
 
+/* A level's feature and tile key, ordered by feature, then key (signed: RepLayout.signed_tiles), then level. */
+typedef struct LevelKey {
+	uint32_t feature, level;
+	int32_t key;
+} LevelKey;
+
+static int by_feature_key(const void *pa, const void *pb)
+{
+	const LevelKey *a = pa, *b = pb;
+	if (a->feature != b->feature)
+		return a->feature < b->feature ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->level < b->level ? -1 : a->level > b->level;
+}
+
+/* Bytes a plane of a tree's leaves takes (RepLayout.byte_tops): its leaves, in tables of 16. */
+static uint32_t plane_bytes(const ObliviousState *s) { return s->depth < 4 ? 16 : 1u << s->depth; }
+
+/*
+ * RepLayout.byte_tops: every feature's distinct tile keys of its splits (bin_keys, from
+ * bin_starts[f]), what a level compares its rows' bins with (byte_tops: per level its
+ * feature and, less 128, how many of the feature's keys a row goes right of where it goes
+ * right of the level's, in each byte of an i32), and each tree's leaves in 4 planes of
+ * bytes (planes: byte p of leaf j at tree x 4 x plane_bytes + p x plane_bytes + j). A row
+ * goes right of a key below its own where the keys' form is t_below (rep_key_form), of
+ * those above it otherwise: the count passes the level's where it goes right of the
+ * level's key too.
+ */
+static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, ObliviousState *s, const int32_t *words,
+                         const float *values, const float *leaves, uint64_t levels, bool t_below)
+{
+	LevelKey *order = xmalloc((levels ? levels : 1) * sizeof *order);
+	int32_t *keys = xmalloc((levels ? levels : 1) * sizeof *keys), *starts = xcalloc(f->num_features + 1, sizeof *starts);
+	int32_t *tops = xmalloc(2 * (levels ? levels : 1) * sizeof *tops);
+	uint32_t plane = plane_bytes(s), n = 0;
+	uint8_t *planes = xcalloc((size_t)f->num_trees * 4 * plane, 1);
+	for (uint64_t i = 0; i < levels; i++)
+		order[i] = (LevelKey){(uint32_t)words[i] & REP_WORD_FEATURE_MASK, (uint32_t)i,
+		                      (int32_t)rep_tile_key(layout, rep_threshold_key(layout, values[i]))};
+	qsort(order, levels, sizeof *order, by_feature_key);
+	for (uint64_t i = 0, first = 0; i < levels; i++) {
+		if (!i || order[i].feature != order[i - 1].feature)
+			first = n;
+		if (!i || order[i].feature != order[i - 1].feature || order[i].key != order[i - 1].key)
+			keys[n++] = order[i].key;
+		starts[order[i].feature + 1] = (int32_t)n;
+		tops[2 * order[i].level] = (int32_t)order[i].feature;
+		tops[2 * order[i].level + 1] = (int32_t)(n - 1 - first); /* the keys below, for now */
+	}
+	for (uint32_t k = 1; k <= f->num_features; k++) /* (features without splits: no keys) */
+		starts[k] = starts[k] > starts[k - 1] ? starts[k] : starts[k - 1];
+	for (uint64_t i = 0; i < levels; i++) {
+		uint32_t feature = (uint32_t)tops[2 * i], below = (uint32_t)tops[2 * i + 1];
+		uint32_t count = (uint32_t)(starts[feature + 1] - starts[feature]);
+		tops[2 * i + 1] = (int32_t)(0x01010101u * (uint8_t)((t_below ? below : count - 1 - below) - 128)); /* (in every byte) */
+	}
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (uint32_t j = 0; j < 1u << s->depth; j++) {
+			uint32_t bits;
+			memcpy(&bits, &leaves[((size_t)t << s->depth) + j], sizeof bits);
+			for (uint32_t p = 0; p < 4; p++)
+				planes[((size_t)t * 4 + p) * plane + j] = (uint8_t)(bits >> 8 * p);
+		}
+	s->bin_key_buffer = lir_buffer_add(m, "oblivious.bin_keys", LTYPE_I32, n ? n : 1, keys);
+	s->bin_start_buffer = lir_buffer_add(m, "oblivious.bin_starts", LTYPE_I32, f->num_features + 1, starts);
+	s->byte_top_buffer = lir_buffer_add(m, "oblivious.byte_tops", LTYPE_I32, 2 * (levels ? levels : 1), tops);
+	s->plane_buffer = lir_buffer_add(m, "oblivious.leaf_planes", LTYPE_I8, (uint64_t)f->num_trees * 4 * plane, planes);
+	free(order);
+}
+
 static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, Error *e)
 {
 	uint32_t level[HIR_MAX_WALK_STEPS + 1], *queue, *depths;
 	uint64_t levels = 0, leaves = 0, most = 1;
 	uint32_t shallowest = UINT32_MAX, deepest = 0;
+	bool t_below;
 	int32_t *words, *starts, *bases;
 	void *values, *leaf_values;
 	ObliviousState *s;
@@ -194,6 +269,7 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	s->depth = shallowest == deepest ? deepest : 0;
 	free(depths);
 	s->key_buffer = s->top_buffer = s->table_buffer = s->table_base_buffer = LIR_NONE;
+	s->bin_key_buffer = s->bin_start_buffer = s->byte_top_buffer = s->plane_buffer = LIR_NONE;
 	/* Steps read levels, not nodes: no blocks or tiles of words (those read the array layout's nodes). */
 	layout->blocks = layout->tile_words = layout->packed_leaves = false;
 	layout->signed_tiles = layout->vector_tops == MTOPS_PAIRS && !(layout->compares & 1u << HCMP_IN);
@@ -221,6 +297,10 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	s->base_buffer = lir_buffer_add(m, "oblivious.leaf_bases", LTYPE_I32, f->num_trees + 1, bases);
 	if (layout->vector_buffer != LIR_NONE && layout->top_levels)
 		lay_out_tables(f, m, layout, s);
+	layout->byte_tops = layout->byte_tops && layout->top_levels && layout->signed_tiles && s->depth && layout->leaf_type == LTYPE_F32 &&
+	                    layout->threshold_type == LTYPE_F32 && cost_byte_tops(f, layout->vector_tops) && rep_key_form(layout, &t_below);
+	if (layout->byte_tops)
+		lay_out_bins(f, m, layout, s, words, values, leaf_values, levels, t_below);
 	layout->state = s;
 	return true;
 }
@@ -238,6 +318,12 @@ static void oblivious_begin_function(RepLayout *layout, LBuilder *b)
 	s->bases = rep_buffer_address(b, s->base_buffer);
 	s->tables = s->table_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->table_buffer);
 	s->table_bases = s->table_base_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->table_base_buffer);
+	if (s->plane_buffer != LIR_NONE) {
+		s->bin_keys = rep_buffer_address(b, s->bin_key_buffer);
+		s->bin_starts = rep_buffer_address(b, s->bin_start_buffer);
+		s->byte_tops = rep_buffer_address(b, s->byte_top_buffer);
+		s->planes = rep_buffer_address(b, s->plane_buffer);
+	}
 }
 
 /* A tree's handle is its number: its levels and its leaves are found from it. */
@@ -362,6 +448,107 @@ static bool oblivious_leaf_tables(const RepLayout *layout, uint32_t levels, bool
 	return (!outputs || s->table_buffer != LIR_NONE) && tables && tables <= leaf_tables_most(layout);
 }
 
+/* The bins of TOP_LANES rows (RepLayout.byte_tops): a count of the feature's keys each row goes right of, from -128. */
+static uint32_t oblivious_bins_of(RepLayout *layout, LBuilder *b, uint32_t feature, uint32_t keys)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	ObliviousState *s = layout->state;
+	uint32_t count = lir_local_array(b, LTYPE_I32, TOP_LANES, LSPACE_PRIVATE), zero = lir_const_int(b, LTYPE_I64, 0), from, to,
+	         j, key, right, one, sum;
+	b->fn->insts[count].lanes = TOP_LANES;
+	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, TOP_LANES, count, zero, rep_vector_const(b, TOP_LANES, -128));
+	from = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->bin_starts, feature, LIR_NONE));
+	to = lir_emit(b, LOP_ADD, LTYPE_I64, feature, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
+	to = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->bin_starts, to, LIR_NONE));
+	j = lir_begin(b, LOP_FOR, from, to, lir_const_int(b, LTYPE_I64, 1));
+	key = lir_emit(b, LOP_LOAD, LTYPE_I32, s->bin_keys, j, LIR_NONE);
+	key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, TOP_LANES, key, LIR_NONE, LIR_NONE);
+	right = rep_keys_go_right(layout, b, keys, key);
+	one = rep_vector_const(b, TOP_LANES, 1);
+	right = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, TOP_LANES, right, one, rep_vector_const(b, TOP_LANES, 0));
+	sum = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, TOP_LANES, count, zero, LIR_NONE);
+	sum = lir_emit_vector(b, LOP_ADD, LTYPE_I32, TOP_LANES, sum, right, LIR_NONE);
+	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, TOP_LANES, count, zero, sum);
+	lir_end(b);
+	sum = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, TOP_LANES, count, zero, LIR_NONE);
+	return lir_cast(b, LCAST_TRUNC, LTYPE_I8, sum);
+}
+
+/* i8 lanes of BYTE_TOP_LANES, each v. */
+static uint32_t bytes_const(LBuilder *b, int64_t v) { return rep_splat(b, LTYPE_I8, BYTE_TOP_LANES, v, 0.0); }
+
+/* Bytes `index` (i8 lanes, below span) of the span bytes at offset (i64) in the planes: from tables of 16, picked by the index's bits above. */
+static uint32_t plane_gather(ObliviousState *s, LBuilder *b, uint32_t offset, uint32_t index, uint32_t span)
+{
+	uint32_t tables = span > 16 ? span / 16 : 1, picked[16], low = index, at, bit, high;
+	if (tables > 1)
+		low = lir_emit_vector(b, LOP_AND, LTYPE_I8, BYTE_TOP_LANES, index, bytes_const(b, 15), LIR_NONE);
+	for (uint32_t k = 0; k < tables; k++) {
+		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, 16 * (int64_t)k), LIR_NONE) : offset;
+		picked[k] = lir_emit_vector(b, LOP_GATHER, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, low);
+		b->fn->insts[picked[k]].imm = 16;
+	}
+	for (uint32_t width = 1; width < tables; width *= 2) {
+		bit = lir_emit_vector(b, LOP_AND, LTYPE_I8, BYTE_TOP_LANES, index, bytes_const(b, (int8_t)(16 * width)), LIR_NONE);
+		high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, bytes_const(b, 0));
+		for (uint32_t k = 0; k + width < tables; k += 2 * width)
+			picked[k] = lir_emit_vector(b, LOP_SELECT, LTYPE_I8, BYTE_TOP_LANES, high, picked[k + width], picked[k]);
+	}
+	return picked[0];
+}
+
+/*
+ * The walks of tree number `tree` of BYTE_TOP_LANES rows from their bins: per level a
+ * compare of the rows' bins of its feature with its count, the level's bit of the rows'
+ * leaf indices set where they go right, then their leaves' 4 bytes each from the tree's
+ * planes, and the floats they make by two rounds of zips in halves (byte p of a row's leaf
+ * before byte p + 1; the bins' order, RepLayout.byte_tops, gives the rows in order).
+ */
+static uint32_t oblivious_walk_bins(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t bins)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	ObliviousState *s = layout->state;
+	uint32_t first = tree_start(s, b, s->levels, tree, s->depth, 0), node = bytes_const(b, 0), plane = plane_bytes(s);
+	uint32_t at, pair, element, count, x, right, bit, base, planes[4], zips[4], leaves, zero = lir_const_int(b, LTYPE_I64, 0);
+	for (uint32_t level = 0; level < s->depth; level++) {
+		at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
+		pair = lir_emit(b, LOP_ADD, LTYPE_I64, at, at, LIR_NONE);
+		element = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->byte_tops, pair, LIR_NONE));
+		element = lir_emit(b, LOP_MUL, LTYPE_I64, element, lir_const_int(b, LTYPE_I64, layout->bin_rows), LIR_NONE);
+		pair = lir_emit(b, LOP_ADD, LTYPE_I64, pair, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
+		count = lir_emit(b, LOP_LOAD, LTYPE_I32, s->byte_tops, pair, LIR_NONE); /* (a broadcast of 4 bytes: one load) */
+		count = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, BYTE_TOP_LANES / 4, count, LIR_NONE, LIR_NONE);
+		count = lir_cast(b, LCAST_BITCAST, LTYPE_I8, count);
+		b->fn->insts[count].lanes = BYTE_TOP_LANES;
+		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I8, BYTE_TOP_LANES, bins, element, LIR_NONE);
+		right = lir_cmp(b, LOP_ICMP, LCMP_SGT, x, count);
+		/* the level's bit set where the row goes right (doubling the index, LLVM shifts words and masks bytes) */
+		bit = bytes_const(b, 1 << (s->depth - 1 - level));
+		right = lir_emit_vector(b, LOP_SELECT, LTYPE_I8, BYTE_TOP_LANES, right, bit, bytes_const(b, 0));
+		node = lir_emit_vector(b, LOP_OR, LTYPE_I8, BYTE_TOP_LANES, node, right, LIR_NONE);
+	}
+	base = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane), LIR_NONE);
+	for (uint32_t p = 0; p < 4; p++) {
+		at = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, p * (int64_t)plane), LIR_NONE);
+		planes[p] = plane_gather(s, b, at, node, 1u << s->depth);
+	}
+	for (uint32_t h = 0; h < 2; h++) { /* in each half, its first 8 lanes (h 0) or last: bytes 0 and 2, 1 and 3 */
+		zips[2 * h] = lir_emit_vector(b, LOP_ZIP, LTYPE_I8, BYTE_TOP_LANES, planes[0], planes[2], LIR_NONE);
+		zips[2 * h + 1] = lir_emit_vector(b, LOP_ZIP, LTYPE_I8, BYTE_TOP_LANES, planes[1], planes[3], LIR_NONE);
+		b->fn->insts[zips[2 * h]].sub = b->fn->insts[zips[2 * h + 1]].sub = (uint8_t)(2 + h);
+	}
+	leaves = lir_local_array(b, LTYPE_F32, BYTE_TOP_LANES, LSPACE_PRIVATE);
+	b->fn->insts[leaves].lanes = BYTE_TOP_LANES;
+	for (uint32_t k = 0; k < 4; k++) { /* rows 8k to 8k + 7 (bins_order): their 4 bytes in order */
+		x = lir_emit_vector(b, LOP_ZIP, LTYPE_I8, BYTE_TOP_LANES, zips[k / 2 * 2], zips[k / 2 * 2 + 1], LIR_NONE);
+		b->fn->insts[x].sub = (uint8_t)(2 + k % 2);
+		x = lir_cast(b, LCAST_BITCAST, LTYPE_F32, x);
+		b->fn->insts[x].lanes = BYTE_TOP_LANES / 4;
+		lir_emit_vector(b, LOP_STORE, LTYPE_VOID, BYTE_TOP_LANES / 4, leaves, lir_const_int(b, LTYPE_I64, 8 * (int64_t)k), x);
+	}
+	return lir_emit_vector(b, LOP_LOAD, LTYPE_F32, BYTE_TOP_LANES, leaves, zero, LIR_NONE);
+}
+
 static void oblivious_prefetch_tree(RepLayout *layout, LBuilder *b, uint32_t tree, bool whole)
 {
 	ObliviousState *s = layout->state;
@@ -387,6 +574,8 @@ const LRepresentation rep_oblivious = {
 	.prefetch_tree = oblivious_prefetch_tree,
 	.leaf_value = oblivious_leaf_value,
 	.top_nodes = oblivious_top_nodes,
+	.bins_of = oblivious_bins_of,
+	.walk_bins = oblivious_walk_bins,
 	.leaf_values = oblivious_leaf_values,
 	.leaf_tables = oblivious_leaf_tables,
 	.keys = true,

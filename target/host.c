@@ -735,7 +735,7 @@ bool target_emit(const LModule *m, const TargetOptions *o, const char *out_path,
 	ctx = LLVMContextCreate();
 	snprintf(symbol, sizeof symbol, "%s_artifact", prefix);
 	mod = target_build_module(ctx, m, prefix, o->emit == TARGET_EMIT_SHARED ? GROVE_ARTIFACT_SYMBOL : symbol,
-	                          !strncmp(platform.triple, "aarch64", 7), target_wide_vectors(platform.triple, o->cpu),
+	                          !strncmp(platform.triple, "aarch64", 7), target_vector_tops(platform.triple, o->cpu),
 	                          o->emit == TARGET_EMIT_SHARED, &data);
 	if (o->emit == TARGET_EMIT_SHARED) {
 		char *features = target_cpu_features(platform.triple, o->cpu);

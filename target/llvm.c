@@ -145,6 +145,29 @@ static LLVMValueRef emit_permute_pair(Emitter *em, const LInst *inst)
 }
 
 /*
+ * A GATHER of 16 or 32 i8 lanes from a table of 16, on x86 with AVX2: a pshufb (whose
+ * 256-bit form picks within each 128-bit half: the table is in both). LLVM makes its own
+ * variable permutes of bytes three instructions longer (it keeps lanes past 15 apart).
+ */
+static LLVMValueRef emit_byte_table(Emitter *em, const LInst *inst)
+{
+	LLVMTypeRef i8 = em->types[LTYPE_I8], table16 = LLVMVectorType(i8, 16);
+	LLVMValueRef start = llvm_value(em, inst->b), indices = llvm_value(em, inst->c), args[2], both[32];
+	LLVMValueRef table = LLVMBuildLoad2(em->b, table16, LLVMBuildGEP2(em->b, i8, llvm_value(em, inst->a), &start, 1, ""), "");
+	LLVMSetAlignment(table, 1);
+	if (inst->lanes == 32) {
+		for (unsigned i = 0; i < 32; i++)
+			both[i] = llvm_const_i32(em, i % 16);
+		table = LLVMBuildShuffleVector(em->b, table, LLVMGetUndef(table16), LLVMConstVector(both, 32), "");
+	}
+	if (em->fn->insts[inst->c].type != LTYPE_I8)
+		indices = LLVMBuildTrunc(em->b, indices, LLVMVectorType(i8, inst->lanes), "");
+	args[0] = table;
+	args[1] = indices;
+	return llvm_call_intrinsic(em, inst->lanes == 32 ? "llvm.x86.avx2.pshuf.b" : "llvm.x86.ssse3.pshuf.b.128", NULL, args, 2);
+}
+
+/*
  * GATHER: each lane's element loaded on its own and inserted (x86's gather instructions are slower for a few lanes),
  * or from a table loaded whole (x86's code generation makes that a permute; a table of two vectors, emit_permute_pair).
  */
@@ -158,6 +181,8 @@ static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 	if (em->avx512 && inst->imm == 2 * lanes && lanes * lir_type_size((LType)inst->type) == 64 &&
 	    lir_type_size((LType)inst->type) >= 4)
 		return emit_permute_pair(em, inst);
+	if (em->avx2 && inst->type == LTYPE_I8 && inst->imm == 16 && (inst->lanes == 16 || inst->lanes == 32))
+		return emit_byte_table(em, inst);
 	if (inst->imm > 0 && inst->lanes > 1) { /* a table (lir.h): loaded whole, its lanes picked (x86: a permute) */
 		table = LLVMBuildLoad2(em->b, LLVMVectorType(type, (unsigned)inst->imm), LLVMBuildGEP2(em->b, type, base, &start, 1, ""), "");
 		LLVMSetAlignment(table, (unsigned)lir_type_size((LType)inst->type));
@@ -415,8 +440,9 @@ static void emit_inst(Emitter *em, uint32_t id)
 	case LOP_FNEG: *out = LLVMBuildFNeg(em->b, llvm_value(em, inst->a), ""); break;
 	case LOP_ZIP: {
 		LLVMValueRef mask[LIR_MAX_LANES];
-		for (unsigned i = 0; i < inst->lanes; i++) /* lane i/2 (+ half) of a, then of b */
-			mask[i] = llvm_const_i32(em, (i & 1) * inst->lanes + i / 2 + inst->sub * (inst->lanes / 2u));
+		unsigned part = inst->sub > 1 ? inst->lanes / 2u : inst->lanes; /* zipped apart: the vectors, or each half */
+		for (unsigned i = 0; i < inst->lanes; i++) /* lane i/2 (+ half) of a, then of b, in the part */
+			mask[i] = llvm_const_i32(em, (i & 1) * inst->lanes + i / part * part + i % part / 2 + (inst->sub & 1) * (part / 2));
 		*out = LLVMBuildShuffleVector(em->b, llvm_value(em, inst->a), llvm_value(em, inst->b), LLVMConstVector(mask, inst->lanes), "");
 		break;
 	}

@@ -11,6 +11,7 @@
 #include <llvm-c/Core.h>
 
 #include "ir/lir.h"
+#include "ir/mir.h"
 #include "rt/artifact.h"
 
 #define MAX_LOOP_NESTING LIR_MAX_NESTING
@@ -50,6 +51,7 @@ typedef struct Emitter {
 	uint32_t outlined;          /* outlined functions so far, for names */
 	bool aarch64;               /* host: the code is for AArch64 */
 	bool x86;                   /* host: the code is for x86-64 */
+	bool avx2;                  /* x86: the CPU has AVX2 */
 	bool avx512;                /* x86: the CPU has AVX-512 */
 	bool profile;               /* a kernel tells the target's access hook of its loads and stores */
 	char prefix[64];
@@ -143,11 +145,11 @@ LLVMValueRef llvm_constant_global(Emitter *em, LLVMTypeRef type, LLVMValueRef in
  * the code. Optimise the code, then link the data into it, or emit each as an object
  * of its own (a cached code object). With buffers_apart, *data does not hold the
  * buffers: they are an object of their own (target_write_buffers). The code is for
- * AArch64 where aarch64, else for x86-64, with AVX-512 where avx512. m must have passed
- * lir_verify.
+ * AArch64 where aarch64, else for x86-64, with the vectors `vectors` names (AVX2 for
+ * MTOPS_PAIRS, AVX-512 for MTOPS_WIDE). m must have passed lir_verify.
  */
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
-                                  bool aarch64, bool avx512, bool buffers_apart, LLVMModuleRef *data);
+                                  bool aarch64, MTops vectors, bool buffers_apart, LLVMModuleRef *data);
 
 /*
  * The constant GroveArtifact named symbol describing m: predict and predict_f64 (NULL

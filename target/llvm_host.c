@@ -436,7 +436,7 @@ static void set_flag(LLVMContextRef ctx, LLVMModuleRef mod, const char *name)
 }
 
 LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const char *prefix, const char *artifact_symbol,
-                                  bool aarch64, bool avx512, bool buffers_apart, LLVMModuleRef *data)
+                                  bool aarch64, MTops vectors, bool buffers_apart, LLVMModuleRef *data)
 {
 	Emitter em;
 	char name[96];
@@ -448,7 +448,8 @@ LLVMModuleRef target_build_module(LLVMContextRef ctx, const LModule *m, const ch
 	llvm_emitter_init(&em, ctx, mod, m, &host_hooks, prefix);
 	em.aarch64 = aarch64;
 	em.x86 = !aarch64;
-	em.avx512 = !aarch64 && avx512;
+	em.avx2 = !aarch64 && vectors != MTOPS_NONE;
+	em.avx512 = !aarch64 && vectors == MTOPS_WIDE;
 	em.buffers = xcalloc(m->num_buffers + 1, sizeof *em.buffers);
 	read = lir_buffers_read(m);
 	for (uint32_t i = 0; i < m->num_buffers; i++)

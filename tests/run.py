@@ -479,14 +479,14 @@ def write_complete_tree(path, depth):
         json.dump(model, f)
 
 
-def symmetric_trees(num_trees, depth, features, seed, width=1):
+def symmetric_trees(num_trees, depth, features, seed, width=1, even=False):
     """Symmetric (oblivious) trees as CatBoost grows them: per tree and level one split (feature, threshold, default
     direction), the same at every node of the level; 2^depth leaves, each a value (or a list of `width` values: a
-    vector leaf). Trees as (levels, leaves), for write_symmetric."""
+    vector leaf). Trees as (levels, leaves), for write_symmetric. Every third tree is shallower, but where `even`."""
     rng = random.Random(seed)
     trees = []
     for t in range(num_trees):
-        d = depth if t % 3 else max(1, depth - 2)  # some shallower trees: the walks pad them, level by level
+        d = depth if t % 3 or even else max(1, depth - 2)  # some shallower trees: the walks pad them, level by level
         levels = [(rng.randrange(features), round(rng.uniform(-1, 1), 3), rng.randrange(2)) for _ in range(d)]
         leaves = [[round(rng.uniform(-1, 1), 4) for _ in range(width)] for _ in range(2 ** d)]
         trees.append((levels, [leaf[0] for leaf in leaves] if width == 1 else leaves))
@@ -865,6 +865,39 @@ def cli_tests(s):
         ok = shape and len(got) == len(want) and max(abs(a - b) for a, b in zip(got, want)) <= 1e-5
         s.record("cli", name, ok, q.stderr.strip() or f"tables {gathers}, compares {compares}, largest difference "
                                                      f"{max((abs(a - b) for a, b in zip(got, want)), default=None)}")
+    # With AVX2, walks of 32 rows of trees of one depth up to 6 read the rows' bins (a byte a feature) and take their
+    # leaves from the trees' leaves in byte planes: 4 gathers of bytes from tables of 16 a plane, joined by zips in
+    # halves (RepLayout.byte_tops). Rows without missing values take them (batches of 64: the first two); the rows
+    # with some walk as before. Against the margins walked here, with the blocks' rows in groups of 32 and alone.
+    # (The heuristic compiles 60 trees of depth 3 into code: the representation is named.)
+    for depth in (3, 6):
+        name = f"symmetric_bins_{depth}"
+        if not s.wanted("cli", name):
+            continue
+        trees, features = symmetric_trees(60, depth, 7, 10 + depth, even=True), 7
+        model, so, rows = s.path(f"cli-{name}.json"), s.path(f"cli-{name}.so"), s.path(f"cli-{name}.csv")
+        write_symmetric(model, trees, features)
+        rng = random.Random(depth)
+        table = [[None if i >= 130 and rng.random() < 0.05 else round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)]
+                 for i in range(200)]
+        write_table(rows, [[math.nan if x is None else x for x in row] for row in table])
+        named = ["--representation", "oblivious"] if depth < 6 else []
+        lir = s.run("dump", "--level", "lir", model, "--cpu", "x86-64-v3", *named).stdout
+        gathers = re.findall(r"gather <32 x i8> %\d+\[.* table 16", lir)
+        shape = len(gathers) > 0 and len(gathers) % (4 * max(1, 2 ** depth // 16)) == 0 and \
+            "zip <32 x i8>" in lir and " halves" in lir
+        if "avx2" not in flags:
+            s.record("cli", name, shape, f"predictions skipped: this CPU has no avx2; {len(gathers)} gathers")
+            continue
+        p = s.run("compile", model, "--cpu", "x86-64-v3", *named, "-o", so)
+        want = [symmetric_margin(trees, row) for row in table]
+        wrong = [] if p.returncode == 0 else [p.stderr.strip()]
+        for batch in ("64", "200", "45", "1"):
+            q = s.run("predict", so, "--input", rows, "--batch", batch) if p.returncode == 0 else p
+            got = [float(v) for v in q.stdout.split()] if q.returncode == 0 else []
+            if len(got) != len(want) or max(abs(a - b) for a, b in zip(got, want)) > 1e-5:
+                wrong.append(f"batch {batch}: {q.stderr.strip() or 'predictions differ'}")
+        s.record("cli", name, shape and not wrong, "; ".join(wrong) or f"{len(gathers)} gathers of bytes")
     name = "many_classes_base_score_list"
     if s.wanted("cli", name):
         # XGBoost 3.x writes one base score per class in one string (8000 classes: 100 KB of it)

@@ -106,7 +106,7 @@ static void test_vectors(void)
 	EXPECT_INVALID(m, "lir: f: %7 (load): operand %2 has 8 lanes, expected a scalar");
 	in[ints].b = 1;
 	in[v].lanes = LIR_MAX_LANES + 1;
-	EXPECT_INVALID(m, "lir: f: %2 (load): 17 lanes, at most 16");
+	EXPECT_INVALID(m, "lir: f: %2 (load): 33 lanes, at most 32");
 	in[v].lanes = 8;
 	in[add].lanes = 4;
 	EXPECT_INVALID(m, "lir: f: %8 (mul): cannot be a vector (4 lanes)");
@@ -165,7 +165,7 @@ static void test_int_vectors(void)
 	EXPECT_INVALID(m, "lir: f: %4 (splat): operand %2 has 16 lanes, expected a scalar");
 	in[t].a = key;
 	in[t].lanes = 1;
-	EXPECT_INVALID(m, "lir: f: %4 (splat): a splat of 1 lanes, expected 2 to 16");
+	EXPECT_INVALID(m, "lir: f: %4 (splat): a splat of 1 lanes, expected 2 to 32");
 	in[t].lanes = 16;
 	in[chosen].a = key;
 	EXPECT_INVALID(m, "lir: f: %7 (select): operand %3 is a scalar, expected 16 lanes");
@@ -182,16 +182,43 @@ static void test_int_vectors(void)
 	in[high].sub = 1;
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\t%4 = zip <16 x i32> %2, %3 low\n\t%5 = zip <16 x i32> %2, %3 high\n");
-	in[high].sub = 2;
-	EXPECT_INVALID(m, "lir: f: %5 (zip): zip of half 2, expected 0 (low) or 1 (high)");
+	in[high].sub = 3;
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%5 = zip <16 x i32> %2, %3 high halves\n");
+	in[high].sub = 4;
+	EXPECT_INVALID(m, "lir: f: %5 (zip): zip of half 4, expected 0 (low), 1 (high), 2 or 3 (theirs in halves)");
 	in[high].sub = 1;
 	in[low].lanes = 8;
 	EXPECT_INVALID(m, "lir: f: %4 (zip): operand %2 has 16 lanes, expected 8 lanes");
 	in[low].lanes = 1;
-	EXPECT_INVALID(m, "lir: f: %4 (zip): a zip of 1 lanes, expected 2 to 16");
+	EXPECT_INVALID(m, "lir: f: %4 (zip): a zip of 1 lanes, expected 2 to 32");
 	in[low].lanes = 16;
 	in[low].type = LTYPE_F32;
 	EXPECT_INVALID(m, "lir: f: %4 (zip): operand %2 is i32, expected f32");
+	lir_module_free(m);
+
+	/* Bytes: a table gather of them by byte indices, and their words (the oblivious layout's leaf planes). */
+	m = tiny(&b);
+	uint32_t index = lir_emit_vector(&b, LOP_LOAD, LTYPE_I8, 32, 0, 1, LIR_NONE);
+	uint32_t picked = lir_emit_vector(&b, LOP_GATHER, LTYPE_I8, 32, 0, 1, index);
+	uint32_t words = lir_cast(&b, LCAST_BITCAST, LTYPE_F32, picked);
+	uint32_t back = lir_cast(&b, LCAST_BITCAST, LTYPE_I8, lir_cast(&b, LCAST_BITCAST, LTYPE_I32, words));
+	lir_emit(&b, LOP_STORE, LTYPE_VOID, 0, 1, back);
+	in = b.fn->insts;
+	in[picked].imm = 16;
+	in[words].lanes = 8;
+	in[words + 1].lanes = 8;
+	in[back].lanes = 32;
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%3 = gather <32 x i8> %0[%1 + <32 x i8> %2] table 16\n\t%4 = cast bitcast <32 x i8> %3 to <8 x f32>\n");
+	in[picked].imm = 0;
+	EXPECT_INVALID(m, "lir: f: %3 (gather): operand %2 is i8, expected i32");
+	in[picked].imm = 16;
+	in[words].lanes = 32;
+	EXPECT_INVALID(m, "lir: f: %4 (cast): operand %3 has 32 lanes, expected 128 lanes");
+	in[words].lanes = 8;
+	in[back].lanes = 16;
+	EXPECT_INVALID(m, "lir: f: %6 (cast): operand %5 has 8 lanes, expected 4 lanes");
 	lir_module_free(m);
 }
 
