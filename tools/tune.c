@@ -638,6 +638,7 @@ int cmd_tune(int argc, char **argv)
 	Tuner *t = xcalloc(1, sizeof *t);
 	FrontLimits limits = front_default_limits();
 	Error e = {0};
+	HForest *read;
 	bool log_given = false;
 
 	t->options = (PipelineOptions)DEFAULT_PIPELINE;
@@ -695,8 +696,10 @@ int cmd_tune(int argc, char **argv)
 		fail("tune: --estimate is for --target cuda, timed on its GPU (without one, the estimate is the ranking)");
 	if (t->options.limits && !front_limits_parse(&limits, t->options.limits, &e))
 		fail("%s", e.message);
-	if (!(t->forest = front_read_model(t->model, t->options.format, &limits, &e)))
+	if (!(read = front_read_model(t->model, t->options.format, &limits, &e)))
 		fail("%s", e.message);
+	hir_fold_mirrored_margins(read); /* the forest compile schedules (pipeline_lower): the heuristic's knobs are its */
+	t->forest = read;
 	if (t->options.representation) {
 		char names[200];
 		if (!lower_representation_name(lower_representation_index(t->options.representation)))

@@ -14,7 +14,7 @@ typedef struct Tuner {
 	PipelineOptions options;
 	TargetOptions target;      /* what is tuned for: this host, or a GPU (device and arch) */
 	char target_name[64];      /* "host", "gpusim", "cuda:sm_80", ... (the log's target column) */
-	const HForest *forest;     /* as read, never scheduled */
+	const HForest *forest;     /* as read, mirrored margins folded as compile folds them; never scheduled */
 	CostForest shape;          /* its features for the cost model */
 	CostMachine machine;       /* the batch, threads and this CPU, as the cost model reads them */
 	CostSpace space;           /* the schedules the CPU search turns */
