@@ -1361,6 +1361,21 @@ def tune_tests(s):
         if ok:
             check_predictions(s, "cli", "tune_schedule", base + ".json", base + ".rows.csv", read_table(base + ".pred.csv"),
                               True, options=["--schedule", sched])
+    if s.wanted("cli", "tune_heuristic_is_compiles"):
+        # tune's heuristic candidate is compile's schedule: for an ONNX binary classifier (margins mirrored, which both
+        # fold before scheduling), its rows side by side and lone rows' bound as `grove dump` shows them (with AVX2 and
+        # no AVX-512, symmetric trees' walks of 32 rows; 16 elsewhere)
+        model, named = os.path.join(MODELS, "onnx", "catboost_binary.onnx"), ["--representation", "oblivious"]
+        hir = s.run("dump", "--level", "hir", "--cpu", "native", model, *named).stdout
+        p = s.run("tune", model, "--batch", "64", "--budget", "1", "-o", s.path("mirror.sched"), *named)
+        row = next((line for line in p.stdout.splitlines() if "(heuristic)" in line), "")
+        interleaved = re.findall(r"interleave\((\w+)\)", hir)
+        rows = [n for inner, n in re.findall(r"tile\(\w+, \w+, (\w+), (\d+)\)", hir) if inner in interleaved]
+        few = re.search(r"splitSize\(batch, few, many, (\d+)\)", hir)
+        want = [rows[0] if len(rows) == 1 else None, few.group(1) if few else "0"]
+        got = [m.group(1) if m else None for m in (re.search(r" rows (\d+) ", row), re.search(r" few_rows (\d+) ", row))]
+        s.record("cli", "tune_heuristic_is_compiles", None not in want and want == got,
+                 f"compile's rows and few rows {want}, tune's heuristic: {row.strip()} {p.stderr.strip()[-300:]}")
     if s.wanted("cli", "tune_deep_trees"):  # chains 24 deep: a tile of trees' bytes, and padding, are out of bounds
         p = s.run("tune", os.path.join(SCHEDULES, "models", "caterpillar24.json"), "--budget", "2", "-o",
                   s.path("deep.sched"), "--log", s.path("deep.csv"))
