@@ -358,8 +358,9 @@ void lower_loop(Lowering *l, const MInst *inst, uint32_t begin, uint32_t end, ui
 	lir_end(&l->b);
 }
 
-/* The largest power of two up to BYTE_TOP_LANES that divides v. */
+/* The largest power of two up to BYTE_TOP_LANES that divides v; what divides values divided by a and by b. */
 static uint8_t align_of(int64_t v) { return (uint8_t)(v % BYTE_TOP_LANES == 0 ? BYTE_TOP_LANES : v & -v); }
+static uint8_t align_both(uint8_t a, uint8_t b) { return a < b ? a : b; }
 
 uint8_t lower_var_align(const Lowering *l, int32_t var) { return l->is_const[var] ? align_of(l->const_value[var]) : l->var_align[var]; }
 
@@ -367,7 +368,6 @@ uint8_t lower_var_align(const Lowering *l, int32_t var) { return l->is_const[var
 static uint8_t expr_align(const Lowering *l, const HRange *r, uint8_t x)
 {
 	const HExpr *n = &r->nodes[x];
-	uint8_t a, b;
 	switch ((HExprOp)n->op) {
 	case HEXPR_CONST: return align_of(n->value);
 	case HEXPR_ROWS: return 1;
@@ -375,7 +375,7 @@ static uint8_t expr_align(const Lowering *l, const HRange *r, uint8_t x)
 	case HEXPR_BELOW: return expr_align(l, r, n->a); /* a or 0 */
 	case HEXPR_ADD:
 	case HEXPR_SUB:
-	case HEXPR_MIN: a = expr_align(l, r, n->a), b = expr_align(l, r, n->b); return a < b ? a : b;
+	case HEXPR_MIN: return align_both(expr_align(l, r, n->a), expr_align(l, r, n->b));
 	}
 	return 1;
 }
@@ -432,7 +432,7 @@ static void lower_specialized(Lowering *l, const MInst *inst, const HRange *r)
 			break;
 		l->is_const[inst->var] = const_begin;
 		l->const_value[inst->var] = value;
-		l->var_align[inst->var] = expr_align(l, r, r->begin) < align_of(i * r->step) ? expr_align(l, r, r->begin) : align_of(i * r->step);
+		l->var_align[inst->var] = align_both(expr_align(l, r, r->begin), align_of(i * r->step));
 		if (const_begin) {
 			l->var_value[inst->var] = const_i64(l, value);
 		} else {
@@ -471,7 +471,7 @@ void lower_for(Lowering *l, const MInst *inst)
 	begin = lower_expr(l, &r, r.begin, 0);
 	end = lower_expr(l, &r, r.end, 0);
 	step = const_i64(l, r.step);
-	l->var_align[inst->var] = expr_align(l, &r, r.begin) < align_of(r.step) ? expr_align(l, &r, r.begin) : align_of(r.step);
+	l->var_align[inst->var] = align_both(expr_align(l, &r, r.begin), align_of(r.step));
 	if (inst->interleave > 1 && (inst->loop & MLOOP_TREES) && l->scope.lanes <= 1) {
 		/*
 		 * Trees (interleaved only where rows run one at a time: lanes do not multiply).

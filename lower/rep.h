@@ -646,6 +646,14 @@ uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint
 #define REP_TABLES_MOST 16
 uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
                           uint32_t index, uint32_t span, uint32_t most);
+/*
+ * rep_table_gather's work, and the oblivious layout's byte planes': `type` lanes `index`
+ * (a vector of i32 or of i8) from `tables` (at most REP_TABLES_MOST) tables of `per`
+ * elements each (a power of 2) at offset (i64) in buffer, one GATHER a table and a tree of
+ * selects by the index's bits above a table's.
+ */
+uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset, uint32_t index,
+                           uint32_t tables, uint32_t per);
 /* The tables rep_table_gather reads for span elements of type (0: the CPU has none). */
 uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span);
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */

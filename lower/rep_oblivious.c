@@ -477,26 +477,6 @@ static uint32_t oblivious_bins_of(RepLayout *layout, LBuilder *b, uint32_t featu
 /* i8 lanes of BYTE_TOP_LANES, each v. */
 static uint32_t bytes_const(LBuilder *b, int64_t v) { return rep_splat(b, LTYPE_I8, BYTE_TOP_LANES, v, 0.0); }
 
-/* Bytes `index` (i8 lanes, below span) of the span bytes at offset (i64) in the planes: from tables of 16, picked by the index's bits above. */
-static uint32_t plane_gather(ObliviousState *s, LBuilder *b, uint32_t offset, uint32_t index, uint32_t span)
-{
-	uint32_t tables = span > 16 ? span / 16 : 1, picked[16], low = index, at, bit, high;
-	if (tables > 1)
-		low = lir_emit_vector(b, LOP_AND, LTYPE_I8, BYTE_TOP_LANES, index, bytes_const(b, 15), LIR_NONE);
-	for (uint32_t k = 0; k < tables; k++) {
-		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, 16 * (int64_t)k), LIR_NONE) : offset;
-		picked[k] = lir_emit_vector(b, LOP_GATHER, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, low);
-		b->fn->insts[picked[k]].imm = 16;
-	}
-	for (uint32_t width = 1; width < tables; width *= 2) {
-		bit = lir_emit_vector(b, LOP_AND, LTYPE_I8, BYTE_TOP_LANES, index, bytes_const(b, (int8_t)(16 * width)), LIR_NONE);
-		high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, bytes_const(b, 0));
-		for (uint32_t k = 0; k + width < tables; k += 2 * width)
-			picked[k] = lir_emit_vector(b, LOP_SELECT, LTYPE_I8, BYTE_TOP_LANES, high, picked[k + width], picked[k]);
-	}
-	return picked[0];
-}
-
 /*
  * The walks of tree number `tree` of BYTE_TOP_LANES rows from their bins: per level a
  * compare of the rows' bins of its feature with its count, the level's bit of the rows'
@@ -530,7 +510,7 @@ static uint32_t oblivious_walk_bins(RepLayout *layout, LBuilder *b, uint32_t tre
 	base = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane), LIR_NONE);
 	for (uint32_t p = 0; p < 4; p++) {
 		at = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, p * (int64_t)plane), LIR_NONE);
-		planes[p] = plane_gather(s, b, at, node, 1u << s->depth);
+		planes[p] = rep_gather_tables(b, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, node, plane / 16, 16); /* (tables of pshufb) */
 	}
 	for (uint32_t h = 0; h < 2; h++) { /* in each half, its first 8 lanes (h 0) or last: bytes 0 and 2, 1 and 3 */
 		zips[2 * h] = lir_emit_vector(b, LOP_ZIP, LTYPE_I8, BYTE_TOP_LANES, planes[0], planes[2], LIR_NONE);

@@ -61,16 +61,30 @@ uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint
                           uint32_t index, uint32_t span, uint32_t most)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
-	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span), low, at, bit, high;
-	uint32_t picked[REP_TABLES_MOST];
+	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span);
 	if (!span || !tables || tables > most || tables > REP_TABLES_MOST)
 		return LIR_NONE;
 	if (tables % 2 == 0 && table_bytes(layout) == 64 && per == lanes) { /* AVX-512: two tables a permute (LIR GATHER) */
 		per *= 2;
 		tables /= 2;
 	}
-	low = tables > 1 ? lir_emit_vector(b, LOP_AND, LTYPE_I32, lanes, index, rep_vector_const(b, lanes, (int32_t)per - 1), LIR_NONE)
-	                 : index;
+	return rep_gather_tables(b, type, lanes, buffer, offset, index, tables, per);
+}
+
+/* A constant of `lanes` lanes of the index type t (i32 or i8), each v (wrapped). */
+static uint32_t index_const(LBuilder *b, LType t, uint8_t lanes, uint32_t v)
+{
+	return rep_splat(b, t, lanes, t == LTYPE_I8 ? (int64_t)(int8_t)v : (int64_t)(int32_t)v, 0.0);
+}
+
+uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset, uint32_t index,
+                           uint32_t tables, uint32_t per)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	LType t = (LType)b->fn->insts[index].type;
+	uint32_t picked[REP_TABLES_MOST], low = index, at, bit, high;
+	if (tables > 1)
+		low = lir_emit_vector(b, LOP_AND, t, lanes, index, index_const(b, t, lanes, per - 1), LIR_NONE);
 	for (uint32_t k = 0; k < tables; k++) {
 		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, (int64_t)k * per), LIR_NONE) : offset;
 		picked[k] = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, low);
@@ -78,9 +92,9 @@ uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint
 	}
 	/* A tree of selects by the index's bits above a table's. */
 	for (uint32_t width = 1; width < tables; width *= 2) {
-		bit = rep_vector_const(b, lanes, (int32_t)(per * width));
-		bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, lanes, index, bit, LIR_NONE);
-		high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, rep_vector_const(b, lanes, 0));
+		bit = index_const(b, t, lanes, per * width);
+		bit = lir_emit_vector(b, LOP_AND, t, lanes, index, bit, LIR_NONE);
+		high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, index_const(b, t, lanes, 0));
 		for (uint32_t k = 0; k + width < tables; k += 2 * width)
 			picked[k] = lir_emit_vector(b, LOP_SELECT, type, lanes, high, picked[k + width], picked[k]);
 	}
