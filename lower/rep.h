@@ -514,7 +514,8 @@ typedef struct RepMasks {
 	uint32_t tree_buffer, split_buffer, leaf_buffer; /* LIR_NONE: none (layout->leaf_masks cleared) */
 	uint32_t trees, splits, leaves;                  /* their addresses in the function being built */
 	bool all;                                        /* every tree fits */
-	bool wide_sets;                                  /* some IN split's set is wider than the tables (rep_table_words) */
+	uint8_t groups;                                  /* bit g: some tree has splits of group g (lower/rep_masks.c) */
+	bool nan_sets;                                   /* some IN split sends NaN's category left */
 } RepMasks;
 /* Lay out f's leaf masks into m where layout->leaf_masks, with the layout's keys; clears leaf_masks where no tree fits. */
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s);

@@ -11,17 +11,19 @@
  * with few leaves and long paths: those grown leaf-wise (LightGBM's 31 leaves, 6 to 20
  * deep), where walks node by node are chains of a dozen steps or more.
  *
- * The order of a tree's splits does not matter (the ANDs commute), so they come in four
+ * The order of a tree's splits does not matter (the ANDs commute), so they come in five
  * groups, each a loop of its own:
  *   - splits whose compare sends NaN's key in the tile (rep_nan_key) the split's way;
  *   - splits whose compare sends it the other way (NaN sent either way by the forest,
  *     its key REP_KEY_MISSING): they read a second tile of the same keys less one
  *     (RepLayout.mask_nan_keys), where NaN's key wraps to the greatest, against their
  *     key less one, which decides every other key as before and NaN the other way;
- *   - IN splits (RepLayout.category_keys, the key a category) whose set's words fit
- *     tables (rep_table_words): the word of each row's category picked from the set's
- *     first words by a permute or two, and NaN's category sent left where the split says;
+ *   - IN splits (RepLayout.category_keys, the key a category) whose set is one word
+ *     (categories below 32): that word shifted by each row's category;
+ *   - the other IN splits whose set's words fit tables (rep_table_words): the word of
+ *     each row's category picked from the set's first words by a permute or two;
  *   - the other IN splits: the same, each row's word loaded on its own.
+ * An IN split sends NaN's category left where the split says (RepMasks.nan_sets).
  *
  * Per tree (i32 x 8): where each group's records start, the end of the last, its first
  * leaf in the leaf buffer, 1 where its rows walk so (at most LOWER_MASK_LEAVES leaves)
@@ -42,7 +44,7 @@
 #define SPLIT_FIELDS 4
 
 /* Split groups, in the order of their loops. */
-enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_SETS, GROUP_WIDE_SETS, GROUPS };
+enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_WORD_SETS, GROUP_SETS, GROUP_WIDE_SETS, GROUPS };
 /* Fields of a tree's entry past the groups' starts and the last one's end. */
 enum { TREE_LEAF0 = GROUPS + 1, TREE_FITS };
 _Static_assert(TREE_FITS < TREE_FIELDS, "a tree's entry holds its fields");
@@ -74,14 +76,14 @@ static bool nan_right(const RepLayout *layout, bool t_below, const HNode *n, uin
 	return layout->nan_reads_zero ? key_right(t_below, rep_key(0.0f), t) : !n->default_left;
 }
 
-/* Whether set `set`'s words but its last zeros fit the tables rep_set_words reads (rep_table_words). */
-static bool set_fits_table(const HForest *f, const RepLayout *layout, uint32_t set)
+/* The group of IN splits of set `set`, by its words but its last zeros: one, those the tables hold (rep_table_words), more. */
+static uint8_t set_group(const HForest *f, const RepLayout *layout, uint32_t set)
 {
 	const HSet *hs = &f->sets[set];
 	uint32_t words = hs->num_words;
 	while (words && !f->set_words[hs->first + words - 1])
 		words--;
-	return rep_table_words(layout) && words <= rep_table_words(layout);
+	return words <= 1 ? GROUP_WORD_SETS : words <= rep_table_words(layout) ? GROUP_SETS : GROUP_WIDE_SETS;
 }
 
 /*
@@ -116,7 +118,7 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 		record[2] = (int32_t)~(uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
 		record[3] = 0;
 		if (n->compare == HCMP_IN) {
-			groups[*num] = set_fits_table(f, layout, n->set) ? GROUP_SETS : GROUP_WIDE_SETS;
+			groups[*num] = set_group(f, layout, n->set);
 			record[3] = right || layout->nan_reads_zero ? -1 : (int32_t)nan_category; /* NaN's category goes left */
 		} else if (key_right(t_below, nan, key) == right) {
 			groups[*num] = GROUP_KEYS;
@@ -151,7 +153,8 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	double *leaves;
 	bool t_below;
 	s->tree_buffer = s->split_buffer = s->leaf_buffer = LIR_NONE;
-	layout->mask_nan_keys = s->wide_sets = false;
+	layout->mask_nan_keys = s->nan_sets = false;
+	s->groups = 0;
 	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !rep_key_form(layout, &t_below) ||
 	    (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) {
 		layout->leaf_masks = false;
@@ -184,10 +187,11 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 		for (uint8_t g = 0; g < GROUPS; g++) {
 			entry[g] = (int32_t)num_splits;
 			for (uint32_t i = 0; i < num; i++)
-				if (groups[i] == g)
+				if (groups[i] == g) {
 					memcpy(splits + SPLIT_FIELDS * num_splits++, records + SPLIT_FIELDS * i, SPLIT_FIELDS * sizeof *records);
-			layout->mask_nan_keys |= g == GROUP_NAN_KEYS && (uint64_t)entry[g] < num_splits;
-			s->wide_sets |= g == GROUP_WIDE_SETS && (uint64_t)entry[g] < num_splits;
+					s->nan_sets |= g >= GROUP_WORD_SETS && records[SPLIT_FIELDS * i + 3] != -1;
+				}
+			s->groups |= (uint8_t)(((uint64_t)entry[g] < num_splits) << g);
 		}
 		entry[GROUPS] = (int32_t)num_splits;
 		entry[TREE_LEAF0] = (int32_t)leaf0;
@@ -204,6 +208,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 		layout->leaf_masks = layout->mask_nan_keys = false;
 		return;
 	}
+	layout->mask_nan_keys = s->groups >> GROUP_NAN_KEYS & 1;
 	s->all = fitting == f->num_trees;
 	s->tree_buffer = lir_buffer_add(m, "masks.trees", LTYPE_I32, (uint64_t)f->num_trees * TREE_FIELDS, trees);
 	s->split_buffer = lir_buffer_add(m, "masks.splits", LTYPE_I32, SPLIT_FIELDS * (num_splits ? num_splits : 1), splits);
@@ -252,28 +257,35 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
 
 /*
  * i32 per lane: -1 where the rows of category keys c (i32 lanes) go left at IN split i, whose set starts at `offset`
- * (their category's bit is set, or it is NaN's and NaN goes left), else 0; the set's words picked from tables where
- * `table` (set_fits_table: categories past the tables' are in no such set). A mask rather than i1 lanes, which
- * x86's code generation would pack to bytes and back.
+ * (their category's bit is set, or it is NaN's and NaN goes left), else 0. The set's words are its first `span`
+ * (set_group: 1, or the tables' rep_table_words, where categories past them are in no such set), or all (span 0,
+ * each row's word loaded on its own). A mask rather than i1 lanes, which x86's code generation would pack to bytes
+ * and back.
  */
 static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
-                              uint32_t offset, uint8_t n, bool table)
+                              uint32_t offset, uint8_t n, uint32_t span)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
-	word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
-	if (table && layout->set_stride > rep_table_words(layout)) { /* c's word may lie past the tables */
-		inside = lir_cmp(b, LOP_ICMP, LCMP_ULT, c, rep_vector_const(b, n, (int32_t)(32 * rep_table_words(layout))));
-		word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
+	if (span && layout->set_stride > span) /* c's word may lie past the span */
+		inside = lir_cmp(b, LOP_ICMP, LCMP_ULT, c, rep_vector_const(b, n, (int32_t)(32 * span)));
+	if (span == 1) {
+		word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, offset, LIR_NONE);
+		word = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, word, LIR_NONE, LIR_NONE);
+	} else {
+		word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
+		if (inside != LIR_NONE)
+			word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
+		word = rep_set_words(layout, b, n, offset, word, span);
 	}
-	word = rep_set_words(layout, b, n, offset, word, !table ? 0
-	                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout));
 	shift = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, c, rep_vector_const(b, n, 31), LIR_NONE);
 	bit = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, word, shift, LIR_NONE);
 	bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, bit, rep_vector_const(b, n, 1), LIR_NONE);
 	if (inside != LIR_NONE)
 		bit = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, bit, zero);
 	left = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, zero, bit, LIR_NONE);
+	if (!s->nan_sets)
+		return left;
 	nan = lir_cmp(b, LOP_ICMP, LCMP_EQ, c, split_field(s, b, i, 3, n)); /* the category that goes left as NaN */
 	return lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, nan, rep_vector_const(b, n, -1), left);
 }
@@ -289,8 +301,7 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, rep_vector_const(b, lanes, -1));
 	for (int64_t g = 0; g < GROUPS; g++) {
 		uint32_t first, end, i, element, key, x, right = LIR_NONE, left = LIR_NONE, keep, old, kept;
-		if ((g == GROUP_NAN_KEYS && !layout->mask_nan_keys) || (g == GROUP_SETS && !layout->category_keys) ||
-		    (g == GROUP_WIDE_SETS && !s->wide_sets))
+		if (!(s->groups >> g & 1) || (g >= GROUP_WORD_SETS && !layout->category_keys))
 			continue;
 		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, g));
 		end = lir_cast(b, LCAST_SEXT, LTYPE_I64, tree_field(s, b, tree, g + 1));
@@ -299,9 +310,10 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 		element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, element);
 		key = split_field(s, b, i, 1, 1); /* (splat, a broadcast of it from memory) */
 		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, g == GROUP_NAN_KEYS ? nan_tile : tile, element, LIR_NONE);
-		if (g == GROUP_SETS || g == GROUP_WIDE_SETS) {
+		if (g >= GROUP_WORD_SETS) {
 			key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
-			left = category_left(layout, s, b, i, x, key, n, g == GROUP_SETS);
+			left = category_left(layout, s, b, i, x, key, n, g == GROUP_WORD_SETS ? 1 : g == GROUP_WIDE_SETS ? 0
+			                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout));
 		} else {
 			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
 			right = rep_keys_go_right(layout, b, x, key);
