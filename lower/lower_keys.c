@@ -311,7 +311,7 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			l->block.key_type = key;
 			l->block.key_tiled = false;
 			l->block.key_padded = padded;
-			l->block.key_tiles = l->block.key_tiles_nan = l->block.top_nodes = l->block.bins = LIR_NONE;
+			l->block.key_tiles = l->block.mask_tiles = l->block.top_nodes = l->block.bins = LIR_NONE;
 		}
 		if (keys && (tiled || tops || masks)) {
 			tiles = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->layout.key_columns, LSPACE_PRIVATE);
@@ -398,10 +398,8 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			l->block.key_tiles = tiles;
 			if (tops && l->layout.byte_tops)
 				l->block.bins = make_bins(l, rows, tiles, tile_rows);
-			if (masks && l->layout.mask_nan_keys && l->layout.nan_columns) /* the columns of keys less one */
-				l->block.key_tiles_nan = lir_index(&l->b, tiles, const_i64(l, (int64_t)l->f->num_features * TOP_LANES), LTYPE_I32);
-			else if (masks && l->layout.mask_nan_keys)
-				l->block.key_tiles_nan = lower_tiles_less_one(l, rows, tiles, tile_rows);
+			if (masks && l->layout.mask_nan_keys && !l->layout.nan_columns) /* (nan_columns: in the tiles) */
+				l->block.mask_tiles = lower_tiles_less_one(l, rows, tiles, tile_rows);
 		}
 		if (keys && tiled) {
 			l->block.key_rows = tiles;

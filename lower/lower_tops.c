@@ -183,20 +183,20 @@ uint32_t lower_bins_walk(Lowering *l, uint32_t id, uint32_t *values)
 	return v;
 }
 
-uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles)
+uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile)
 {
 	uint32_t offset;
-	tiles[0] = tiles[1] = LIR_NONE;
+	*tile = LIR_NONE;
 	if (!l->rep->walk_tile || !l->layout.leaf_masks || l->block.key_rows == LIR_NONE || !lanes_take_tile(l, walk))
 		return LIR_NONE;
-	tiles[0] = lanes_tile(l, walk, &offset);
-	if (l->block.key_tiles_nan != LIR_NONE)
-		tiles[1] = lir_index(&l->b, l->block.key_tiles_nan, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->layout.key_columns)),
-		                     LTYPE_I32);
+	*tile = lanes_tile(l, walk, &offset);
+	if (l->block.mask_tiles != LIR_NONE)
+		*tile = lir_index(&l->b, l->block.mask_tiles, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, 2 * l->f->num_features)),
+		                  LTYPE_I32);
 	return l->rep->tile_apply(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)]);
 }
 
-uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32_t *values)
+uint32_t lower_tile_walk(Lowering *l, uint32_t id, uint32_t tile, uint32_t *values)
 {
 	/* In place, in 512-bit vectors where the CPU has them (LIR_IF_WIDE), the leaves' values through memory. */
 	const MInst *walk = &l->m->insts[id];
@@ -204,7 +204,7 @@ uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32
 	l->b.fn->insts[spill].lanes = (uint8_t)lanes;
 	branch = lir_begin(&l->b, LOP_IF, lir_const_int(&l->b, LTYPE_I1, 1), LIR_NONE, LIR_NONE);
 	l->b.fn->insts[branch].imm = LIR_IF_WIDE;
-	v = l->rep->walk_tile(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)], lanes, tiles[0], tiles[1]);
+	v = l->rep->walk_tile(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)], lanes, tile);
 	lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, (uint8_t)lanes, spill, const_i64(l, 0), v);
 	lir_end(&l->b);
 	for (uint32_t r = 0; r < lanes; r++)
@@ -215,15 +215,23 @@ uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32
 uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	uint32_t less = lir_local_array(&l->b, LTYPE_I32, tile_rows * l->f->num_features, LSPACE_PRIVATE), count, at, key;
-	l->b.fn->insts[less].lanes = TOP_LANES;
+	int64_t size = TOP_LANES * (int64_t)l->f->num_features; /* a tile's keys */
+	uint32_t both = lir_local_array(&l->b, LTYPE_I32, 2 * tile_rows * l->f->num_features, LSPACE_PRIVATE), count, t, from, to, at, key;
+	l->b.fn->insts[both].lanes = TOP_LANES;
 	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
 	count = emit2(l, LOP_SDIV, LTYPE_I64, count, const_i64(l, TOP_LANES));
-	count = emit2(l, LOP_MUL, LTYPE_I64, count, const_i64(l, TOP_LANES * (int64_t)l->f->num_features));
-	at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), count, const_i64(l, 1));
-	key = emit2(l, LOP_LOAD, LTYPE_I32, tiles, at);
+	t = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), count, const_i64(l, 1));
+	from = emit2(l, LOP_MUL, LTYPE_I64, t, const_i64(l, size));
+	from = lir_index(&l->b, tiles, from, LTYPE_I32);
+	to = emit2(l, LOP_MUL, LTYPE_I64, t, const_i64(l, 2 * size));
+	to = lir_index(&l->b, both, to, LTYPE_I32);
+	at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, size), const_i64(l, 1));
+	key = emit2(l, LOP_LOAD, LTYPE_I32, from, at);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, key);
 	key = emit2(l, LOP_SUB, LTYPE_I32, key, lir_const_int(&l->b, LTYPE_I32, 1));
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, less, at, key);
+	at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, size));
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, key);
 	lir_end(&l->b);
-	return less;
+	lir_end(&l->b);
+	return both;
 }

@@ -393,7 +393,7 @@ void lower_walk(Lowering *l, uint32_t id)
 {
 	const LRepresentation *rep = l->rep;
 	const MInst *walk = &l->m->insts[id];
-	uint32_t lanes = l->scope.lanes, first, applies = LIR_NONE, tiles[2] = {LIR_NONE, LIR_NONE}, cells[MIR_MAX_INTERLEAVE],
+	uint32_t lanes = l->scope.lanes, first, applies = LIR_NONE, tile = LIR_NONE, cells[MIR_MAX_INTERLEAVE],
 	         values[MIR_MAX_INTERLEAVE], branch;
 	RepRow row;
 
@@ -411,22 +411,22 @@ void lower_walk(Lowering *l, uint32_t id)
 		if (applies != LIR_NONE && l->scope.masked != LIR_NONE) /* a block of trees has no masked lanes */
 			applies = emit2(l, LOP_AND, LTYPE_I1, applies, lir_cmp(&l->b, LOP_ICMP, LCMP_EQ, l->scope.masked, const_i64(l, 0)));
 	} else if (rep->walk_tile) {
-		applies = lower_tile_applies(l, walk, tiles);
+		applies = lower_tile_applies(l, walk, &tile);
 	}
 	if (applies == LIR_NONE) {
 		lower_node_walks(l, id);
 		return;
 	}
-	if (tiles[0] != LIR_NONE && l->b.fn->insts[applies].op == LOP_CONST) { /* every tree: no walk node by node */
-		l->lanes_value[id] = lower_tile_walk(l, id, tiles, &l->value[lane_slot(id, 0)]);
+	if (tile != LIR_NONE && l->b.fn->insts[applies].op == LOP_CONST) { /* every tree: no walk node by node */
+		l->lanes_value[id] = lower_tile_walk(l, id, tile, &l->value[lane_slot(id, 0)]);
 		return;
 	}
 	for (uint32_t r = 0; r < lanes; r++)
 		cells[r] = lir_emit(&l->b, LOP_VAR, l->layout.leaf_type, lir_const_float(&l->b, l->layout.leaf_type, 0.0), LIR_NONE, LIR_NONE);
 	branch = lir_begin(&l->b, LOP_IF, applies, LIR_NONE, LIR_NONE);
 	row = lower_walk_row(l, walk, 0);
-	if (tiles[0] != LIR_NONE)
-		lower_tile_walk(l, id, tiles, values);
+	if (tile != LIR_NONE)
+		lower_tile_walk(l, id, tile, values);
 	else
 		rep->walk_trees(&l->layout, &l->b, first, lanes, &row, values);
 	for (uint32_t r = 0; r < lanes; r++)

@@ -41,7 +41,8 @@ typedef struct BlockScope {
 	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
 	uint32_t key_tiles;         /* with key_rows, the same keys in tiles of TOP_LANES rows (RepLayout.key_lanes), for tops
 	                               (LIR_NONE: none) */
-	uint32_t key_tiles_nan;     /* with key_tiles where RepLayout.mask_nan_keys, the same keys less one (LIR_NONE: none) */
+	uint32_t mask_tiles;        /* with key_tiles where RepLayout.mask_nan_keys and not nan_columns, the same tiles each
+	                               followed by its keys less one, for leaf masks (LIR_NONE: the key_tiles) */
 	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
 	bool key_padded;            /* key_rows (and key_tiles) hold the block's first row's keys past its last row to its tile's end */
 	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
@@ -213,21 +214,21 @@ bool lower_walks_bytes(const MModule *m, const MInst *inst);
 uint32_t lower_bins_walk(Lowering *l, uint32_t id, uint32_t *values);
 /*
  * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
- * the representation's tile_apply i1 for its tree, tiles[0] the rows' tile of keys and
- * tiles[1] its keys less one (BlockScope.key_tiles_nan, or LIR_NONE); else LIR_NONE
- * (emitting nothing).
+ * the representation's tile_apply i1 for its tree, *tile the rows' tile of keys (with
+ * its keys less one after them where RepLayout.mask_nan_keys); else LIR_NONE (emitting
+ * nothing).
  */
-uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tiles);
+uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile);
 /*
- * The keys of the tiles of `rows` rows (i64) less one (BlockScope.key_tiles_nan), in a
- * new array of tile_rows rows' tiles.
+ * A new array of the tiles of `rows` rows (i64; tile_rows at most), each tile's keys
+ * followed by the same keys less one (BlockScope.mask_tiles).
  */
 uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows);
 
 /* Record in m what its artifact tells of f besides the code: features, margins, outputs, transform, labels, names, category values. */
 void lower_describe_module(LModule *m, const HForest *f);
 /* The walks of MIR walk id by leaf masks over tiles: values[r] lane r's leaf value; yields them as one vector. */
-uint32_t lower_tile_walk(Lowering *l, uint32_t id, const uint32_t *tiles, uint32_t *values);
+uint32_t lower_tile_walk(Lowering *l, uint32_t id, uint32_t tile, uint32_t *values);
 
 /* lower_rows.c */
 /* cache(v) of inst: fails (at the cache) where an iteration's rows or trees are not consecutive (MLoop.rows all). */

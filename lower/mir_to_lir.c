@@ -753,7 +753,7 @@ LModule *lower_module_with(const MModule *m, const LowerHooks *hooks, Error *e)
 		l.width_buffer = add_tree_buffer(l.module, f, true);
 	l.base_buffer = add_base_buffer(l.module, f, l.acc_type);
 
-	l.lanes_left = l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.key_tiles_nan = l.block.top_nodes = l.block.zero_rows = l.block.bins = LIR_NONE;
+	l.lanes_left = l.row_cache = l.block.first = l.block.next = l.loop_stride = l.block.key_rows = l.block.key_tiles = l.block.mask_tiles = l.block.top_nodes = l.block.zero_rows = l.block.bins = LIR_NONE;
 	if (widen) {
 		l.module->predict_f64 = lower_entry(&l, "predict_f64", LTYPE_F64);
 		lower_widening_entry(l.module, l.workspace_elems * lir_type_size(l.acc_type));

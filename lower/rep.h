@@ -451,13 +451,12 @@ typedef struct LRepresentation {
 	 * every split at once over the rows' tile of keys (RepLayout.leaf_masks), NULL for the
 	 * others. tile_apply emits an i1 that holds where tree number `tree` (i64) can be
 	 * walked so, or the constant true where every tree can; walk_tile emits those walks
-	 * for the rows whose keys start at `tile` (as top_nodes reads them; their keys less one
-	 * at nan_tile where RepLayout.mask_nan_keys), yielding a vector of `lanes` leaf values
-	 * (as leaf_value's), whether the rows hold missing values or not. Where tile_apply
+	 * for the rows whose keys start at `tile` (as top_nodes reads them, and their keys less
+	 * one after them where RepLayout.mask_nan_keys), yielding a vector of `lanes` leaf values (as leaf_value's), whether the rows hold missing values or not. Where tile_apply
 	 * does not hold, the lowering walks node by node.
 	 */
 	uint32_t (*tile_apply)(RepLayout *layout, LBuilder *b, uint32_t tree);
-	uint32_t (*walk_tile)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes, uint32_t tile, uint32_t nan_tile);
+	uint32_t (*walk_tile)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes, uint32_t tile);
 	/*
 	 * With RepLayout.byte_tops (NULL in representations without): bins_of emits the bins
 	 * (a vector of TOP_LANES i8) of the rows whose keys of feature `feature` (i64) are the
@@ -537,7 +536,7 @@ uint32_t rep_depth_first(const HForest *f, uint32_t t, uint32_t *order, uint32_t
 /* The tile_apply and walk_tile hooks' work. */
 uint32_t rep_masks_apply(const RepMasks *s, LBuilder *b, uint32_t tree);
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
-                        uint32_t tile, uint32_t nan_tile);
+                        uint32_t tile);
 
 /*
  * Tops from a buffer (lower/rep_tops.c), for representations' top_nodes: per tree, the

@@ -11,13 +11,14 @@
  * with few leaves and long paths: those grown leaf-wise (LightGBM's 31 leaves, 6 to 20
  * deep), where walks node by node are chains of a dozen steps or more.
  *
- * The order of a tree's splits does not matter (the ANDs commute), so they come in five
+ * The order of a tree's splits does not matter (the ANDs commute), so they come in four
  * groups, each a loop of its own:
- *   - splits whose compare sends NaN's key in the tile (rep_nan_key) the split's way;
- *   - splits whose compare sends it the other way (NaN sent either way by the forest,
- *     its key REP_KEY_MISSING): they read a second tile of the same keys less one
- *     (RepLayout.mask_nan_keys), where NaN's key wraps to the greatest, against their
- *     key less one, which decides every other key as before and NaN the other way;
+ *   - the compares of keys. Those that send NaN's key in the tile (rep_nan_key) the
+ *     other way than the split (NaN sent either way by the forest, its key
+ *     REP_KEY_MISSING) read the same keys less one, which follow the tile's keys
+ *     (RepLayout.mask_nan_keys: as columns of features past the forest's), where NaN's
+ *     key wraps to the greatest, against their key less one, which decides every other
+ *     key as before and NaN the other way;
  *   - IN splits (RepLayout.category_keys, the key a category) whose set is one word
  *     (categories below 32): that word shifted by each row's category;
  *   - the other IN splits whose set's words fit tables (rep_table_words): the word of
@@ -28,10 +29,12 @@
  * Per tree (i32 x 8): where each group's records start, the end of the last, its first
  * leaf in the leaf buffer, 1 where its rows walk so (at most LOWER_MASK_LEAVES leaves)
  * else 0, and 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
- * (feature x RepLayout.key_lanes); its key (threshold_key, less one in the second group),
- * or an IN split's set offset; the mask that keeps every leaf but its left subtree's;
- * and for an IN split the category that goes left as NaN (-1: none). Leaves: their
- * values (leaf_type) left to right, as leaf_value gives them.
+ * (feature x RepLayout.key_lanes); its key (threshold_key, less one where it reads the
+ * keys less one), or an IN split's set offset; the mask that keeps every leaf but its
+ * left subtree's; and for an IN split the category that goes left as NaN (-1: none).
+ * A split that reads the keys less one has its feature's element past the forest's
+ * features' (feature + features). Leaves: their values (leaf_type) left to right, as
+ * leaf_value gives them.
  */
 #include "lower/lower.h"
 #include "lower/rep.h"
@@ -44,7 +47,7 @@
 #define SPLIT_FIELDS 4
 
 /* Split groups, in the order of their loops. */
-enum { GROUP_KEYS, GROUP_NAN_KEYS, GROUP_WORD_SETS, GROUP_SETS, GROUP_WIDE_SETS, GROUPS };
+enum { GROUP_KEYS, GROUP_WORD_SETS, GROUP_SETS, GROUP_WIDE_SETS, GROUPS };
 /* Fields of a tree's entry past the groups' starts and the last one's end. */
 enum { TREE_LEAF0 = GROUPS + 1, TREE_FITS };
 _Static_assert(TREE_FITS < TREE_FIELDS, "a tree's entry holds its fields");
@@ -123,7 +126,8 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 		} else if (key_right(t_below, nan, key) == right) {
 			groups[*num] = GROUP_KEYS;
 		} else if (key_right(t_below, nan - 1, key - 1) == right) {
-			groups[*num] = GROUP_NAN_KEYS;
+			groups[*num] = GROUP_KEYS;
+			record[0] = (int32_t)(((uint32_t)n->feature + f->num_features) * layout->key_lanes);
 			record[1] = (int32_t)(key - 1);
 		} else {
 			return false;
@@ -156,7 +160,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	layout->mask_nan_keys = s->nan_sets = false;
 	s->groups = 0;
 	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !rep_key_form(layout, &t_below) ||
-	    (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) {
+	    2 * (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) { /* (the keys less one past the features) */
 		layout->leaf_masks = false;
 		return;
 	}
@@ -190,6 +194,8 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 				if (groups[i] == g) {
 					memcpy(splits + SPLIT_FIELDS * num_splits++, records + SPLIT_FIELDS * i, SPLIT_FIELDS * sizeof *records);
 					s->nan_sets |= g >= GROUP_WORD_SETS && records[SPLIT_FIELDS * i + 3] != -1;
+					layout->mask_nan_keys |= (uint32_t)records[SPLIT_FIELDS * i] >= f->num_features * layout->key_lanes &&
+					                         g == GROUP_KEYS;
 				}
 			s->groups |= (uint8_t)(((uint64_t)entry[g] < num_splits) << g);
 		}
@@ -208,7 +214,6 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 		layout->leaf_masks = layout->mask_nan_keys = false;
 		return;
 	}
-	layout->mask_nan_keys = s->groups >> GROUP_NAN_KEYS & 1;
 	s->all = fitting == f->num_trees;
 	s->tree_buffer = lir_buffer_add(m, "masks.trees", LTYPE_I32, (uint64_t)f->num_trees * TREE_FIELDS, trees);
 	s->split_buffer = lir_buffer_add(m, "masks.splits", LTYPE_I32, SPLIT_FIELDS * (num_splits ? num_splits : 1), splits);
@@ -291,7 +296,7 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 }
 
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
-                        uint32_t tile, uint32_t nan_tile)
+                        uint32_t tile)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint8_t n = (uint8_t)lanes;
@@ -309,7 +314,7 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 		element = split_field(s, b, i, 0, 1);
 		element = lir_cast(b, LCAST_ZEXT, LTYPE_I64, element);
 		key = split_field(s, b, i, 1, 1); /* (splat, a broadcast of it from memory) */
-		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, g == GROUP_NAN_KEYS ? nan_tile : tile, element, LIR_NONE);
+		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, tile, element, LIR_NONE);
 		if (g >= GROUP_WORD_SETS) {
 			key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
 			left = category_left(layout, s, b, i, x, key, n, g == GROUP_WORD_SETS ? 1 : g == GROUP_WIDE_SETS ? 0

@@ -670,10 +670,9 @@ static uint32_t sparse_tile_apply(RepLayout *layout, LBuilder *b, uint32_t tree)
 	return layout->leaf_masks ? rep_masks_apply(&((SparseState *)layout->state)->masks, b, tree) : LIR_NONE;
 }
 
-static uint32_t sparse_walk_tile(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes, uint32_t tile,
-                                 uint32_t nan_tile)
+static uint32_t sparse_walk_tile(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes, uint32_t tile)
 {
-	return rep_masks_walk(&((SparseState *)layout->state)->masks, layout, b, tree, lanes, tile, nan_tile);
+	return rep_masks_walk(&((SparseState *)layout->state)->masks, layout, b, tree, lanes, tile);
 }
 
 /* Every order's records are walked alike. */
