@@ -179,6 +179,8 @@ static int by_feature_threshold(const void *pa, const void *pb)
  * Depth 7 is not measured.
  */
 #define BYTE_TOPS_DEPTH 6
+/* The most outputs of trees with leaf vectors whose walks read bins: the reduce unrolls a plane gather an output. */
+#define BYTE_TOPS_OUTPUTS 32
 
 bool cost_byte_tops(const HForest *f, MTops tops)
 {
@@ -188,7 +190,7 @@ bool cost_byte_tops(const HForest *f, MTops tops)
 	bool ok = tops == MTOPS_PAIRS && depth >= 1 && depth <= BYTE_TOPS_DEPTH && f->leaf_type == HTYPE_F32 &&
 	          f->threshold_type == HTYPE_F32 && hir_forest_symmetric(f);
 	for (uint32_t t = 0; t < f->num_trees && ok; t++)
-		ok = hir_tree_depth(f, t) == depth && f->trees[t].width == 1;
+		ok = hir_tree_depth(f, t) == depth && f->trees[t].width == f->trees[0].width && f->trees[t].width <= BYTE_TOPS_OUTPUTS;
 	if (!ok)
 		return false;
 	splits = xmalloc((size_t)f->num_trees * depth * sizeof *splits);

@@ -64,8 +64,9 @@ uint64_t cost_oblivious_bytes(const HForest *f);
 /*
  * Whether f's walks of BYTE_TOP_LANES rows read bins (RepLayout.byte_tops) on a CPU whose
  * vectors take tops as `tops` says: AVX2's (MTOPS_PAIRS; AVX-512 keeps its own tops),
- * symmetric trees of one depth up to 6 with a float leaf each, float thresholds and no
- * category sets, at most 255 thresholds a feature (a bin is a byte).
+ * symmetric trees of one depth up to 6 with float leaves (a vector of up to 32 a leaf, every
+ * tree's of one width), float thresholds and no category sets, at most 255 thresholds a
+ * feature (a bin is a byte).
  */
 bool cost_byte_tops(const HForest *f, MTops tops);
 /* Whether a block of `rows` of f's rows, row_size bytes a value, may be copied to the stack with NaN read as 0. */

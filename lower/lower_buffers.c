@@ -103,7 +103,7 @@ static bool privatised(const MModule *m, uint32_t b)
 /*
  * Whether f's trees add leaf vectors (several outputs a leaf) that the reduce takes a
  * row's vector at a time rather than output by output from tables (lower_reduce_outputs:
- * the representation's leaf_tables, for its deepest trees).
+ * the representation's leaf_tables, for its deepest trees, or walks from bins).
  */
 static bool vectors_by_row(const Lowering *l)
 {
@@ -113,7 +113,7 @@ static bool vectors_by_row(const Lowering *l)
 	if (widest < 2)
 		return false;
 	hir_leaf_depth_range(l->f, &shallowest, &deepest);
-	return !l->rep->leaf_tables || !l->rep->leaf_tables(&l->layout, deepest, true);
+	return !l->layout.byte_tops && (!l->rep->leaf_tables || !l->rep->leaf_tables(&l->layout, deepest, true));
 }
 
 /* buffer: give MIR buffer b its storage (a copy per lane inside a loop interleaved over rows). */
@@ -297,29 +297,41 @@ bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels)
 {
 	const MInst *inst = NULL;
 	uint32_t width;
-	if (l->tree_widths == LIR_NONE || !l->rep->leaf_tables || !l->rep->leaf_tables(&l->layout, levels, true) ||
+	if (l->tree_widths == LIR_NONE || (levels && (!l->rep->leaf_tables || !l->rep->leaf_tables(&l->layout, levels, true))) ||
 	    l->acc_type != l->layout.leaf_type || (width = forest_width(l->f)) < 2 || width > UNROLLED_OUTPUTS)
 		return false;
 	for (uint32_t id = l->m->insts[walk].next; id != MIR_NONE && !inst; id = l->m->insts[id].next)
 		if (l->m->insts[id].op == MOP_REDUCE && l->m->insts[id].b == walk)
 			inst = &l->m->insts[id];
-	return inst && lanes_reduce_whole(l, inst);
+	return inst && (!levels || lanes_reduce_whole(l, inst)); /* (walks from bins: their lanes apart where not whole) */
 }
 
 /*
  * A reduce of a walk whose reduce takes its leaves output by output (TopLeaves): for each
- * element k of the trees' vectors, the lanes' k-th elements as one vector (leaf_values)
- * into output c + k of their rows.
+ * element k of the trees' vectors, the lanes' k-th elements as one vector (leaf_values,
+ * bin_leaves) into output c + k of their rows, at once where the lanes' margins lie side
+ * by side (lanes_reduce_whole), else lane by lane.
  */
 static void reduce_outputs(Lowering *l, const MInst *inst)
 {
 	const TopLeaves *t = &l->top_leaves[inst->b];
 	uint32_t tree = l->tree_index[lane_slot(inst->a, 0)], c = tree_output(l, tree), width = forest_width(l->f), at, v, nodes;
-	nodes = lir_emit_vector(&l->b, LOP_LOAD, LTYPE_I32, (uint8_t)l->scope.lanes, t->nodes, const_i64(l, 0), LIR_NONE);
+	uint32_t values[MIR_MAX_INTERLEAVE];
+	bool whole = lanes_reduce_whole(l, inst);
+	nodes = lir_emit_vector(&l->b, LOP_LOAD, t->bins ? LTYPE_I8 : LTYPE_I32, (uint8_t)l->scope.lanes, t->nodes, const_i64(l, 0),
+	                        LIR_NONE);
 	for (uint32_t k = 0; k < width; k++) {
-		v = l->rep->leaf_values(&l->layout, &l->b, t->tree, t->levels, l->scope.lanes, nodes, const_i64(l, k));
+		v = t->bins ? l->rep->bin_leaves(&l->layout, &l->b, t->tree, nodes, k)
+		            : l->rep->leaf_values(&l->layout, &l->b, t->tree, t->levels, l->scope.lanes, nodes, const_i64(l, k));
 		at = k ? emit2(l, LOP_ADD, LTYPE_I64, c, const_i64(l, k)) : c;
-		add_lanes(l, &l->storage[inst->buf], buffer_slot(l, inst->buf, 0, &inst->row, at), v);
+		if (whole) {
+			add_lanes(l, &l->storage[inst->buf], buffer_slot(l, inst->buf, 0, &inst->row, at), v);
+			continue;
+		}
+		lower_lanes_apart(l, v, l->scope.lanes, values);
+		for (uint32_t r = 0; r < l->scope.lanes; r++)
+			reduce_into(l, inst, lower_storage_base(l, inst->buf, r), buffer_slot(l, inst->buf, r, &inst->row, at), values[r],
+			            lane_live(l, r));
 	}
 }
 

@@ -175,6 +175,9 @@ bool lower_lanes_past_end(const Lowering *l, const MInst *loop)
 	return l->row_cache != LIR_NONE && l->row_cache_rows && l->block.key_rows == LIR_NONE && writes_only_stack(l->m, loop->body, false);
 }
 
+/* Whether rows padded to a multiple of `lanes` fill tiles of TOP_LANES rows: lanes dividing it, or a multiple of it. */
+static bool tiles_lanes(int64_t lanes) { return TOP_LANES % lanes == 0 || lanes % TOP_LANES == 0; }
+
 /* Whether every walk in the list first (and the lists inside) has lane 0's row at a tile's start (lower_walk_at_tile). */
 static bool walks_at_tile(const Lowering *l, uint32_t first)
 {
@@ -197,8 +200,8 @@ static bool lanes_transform(const Lowering *l) { return l->f->num_outputs == 1 &
 
 uint32_t lower_lanes_run(Lowering *l, const MInst *loop, uint32_t begin, uint32_t end, int64_t span, bool past)
 {
-	/* Padded keys (BlockScope.key_padded, made only on the host) past the rows, to a multiple of lanes dividing TOP_LANES. */
-	bool padded = !past && span == loop->interleave && l->block.key_padded && TOP_LANES % span == 0 &&
+	/* Padded keys (BlockScope.key_padded, made only on the host) past the rows, to a multiple of lanes (tiles_lanes). */
+	bool padded = !past && span == loop->interleave && l->block.key_padded && tiles_lanes(span) &&
 	              walks_at_tile(l, loop->body) && writes_only_stack(l->m, loop->body, lanes_transform(l));
 	bool short_run = padded && l->pad_rows < span; /* (a run of fewer rows than lanes) */
 	uint32_t left;
@@ -227,7 +230,7 @@ static int64_t rows_lanes(const MModule *m, uint32_t first, bool transforms)
 		const MInst *inst = &m->insts[id];
 		if (inst->op != MOP_FOR)
 			continue;
-		if (!(inst->loop & MLOOP_TREES) && inst->interleave > most && TOP_LANES % inst->interleave == 0 &&
+		if (!(inst->loop & MLOOP_TREES) && inst->interleave > most && tiles_lanes(inst->interleave) &&
 		    writes_only_stack(m, inst->body, transforms))
 			most = inst->interleave;
 		inner = rows_lanes(m, inst->body, transforms);

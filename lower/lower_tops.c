@@ -50,8 +50,7 @@ static bool lanes_take_tile(const Lowering *l, const MInst *walk)
 	return l->block.key_tiles != LIR_NONE && rows_side_by_side(l, walk, TOP_LANES) && lower_lanes_share_tile(l, walk);
 }
 
-/* Each of the `lanes` lanes of vector v into values[r], through memory (LLVM makes the loads extracts of the vector). */
-static void lanes_apart(Lowering *l, uint32_t v, uint32_t lanes, uint32_t *values)
+void lower_lanes_apart(Lowering *l, uint32_t v, uint32_t lanes, uint32_t *values)
 {
 	LType type = l->b.fn->insts[v].type;
 	uint32_t spill = lir_local_array(&l->b, type, lanes, LSPACE_PRIVATE);
@@ -157,7 +156,7 @@ uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t 
 		return LIR_NONE;
 	v = lir_emit_vector(&l->b, LOP_LOAD, LTYPE_I32, (uint8_t)lanes, nodes, const_i64(l, 0), LIR_NONE);
 	v = l->rep->leaf_values(&l->layout, &l->b, tree, levels, lanes, v, LIR_NONE);
-	lanes_apart(l, v, lanes, values);
+	lower_lanes_apart(l, v, lanes, values);
 	return v;
 }
 
@@ -167,20 +166,31 @@ bool lower_walks_bytes(const MModule *m, const MInst *inst)
 	return inst->op == MOP_FOR && inst->interleave == BYTE_TOP_LANES && !(inst->loop & MLOOP_TREES);
 }
 
-uint32_t lower_bins_walk(Lowering *l, uint32_t id, uint32_t *values)
+bool lower_bins_walk(Lowering *l, uint32_t id)
 {
 	const MInst *walk = &l->m->insts[id];
-	uint32_t offset, v;
+	uint32_t offset, tree = l->tree_index[lane_slot(walk->a, 0)], v, nodes;
+	bool outputs = l->tree_widths != LIR_NONE; /* leaf vectors: their reduce takes them output by output */
 	RepRow row;
-	if (l->block.bins == LIR_NONE || !rows_side_by_side(l, walk, BYTE_TOP_LANES) || !walk_aligned(l, walk, BYTE_TOP_LANES))
-		return LIR_NONE;
+	if (l->block.bins == LIR_NONE || !rows_side_by_side(l, walk, BYTE_TOP_LANES) || !walk_aligned(l, walk, BYTE_TOP_LANES) ||
+	    (outputs && !lower_reduce_outputs(l, id, 0)))
+		return false;
 	row = lower_walk_row(l, walk, 0);
 	if (!rep_keys_decide(&l->layout, &row))
-		return LIR_NONE;
+		return false;
 	offset = emit2(l, LOP_SUB, LTYPE_I64, lower_index(l, &walk->row, 0), l->block.key_first);
-	v = l->rep->walk_bins(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)], lir_index(&l->b, l->block.bins, offset, LTYPE_I8));
-	lanes_apart(l, v, BYTE_TOP_LANES, values);
-	return v;
+	v = l->rep->walk_bins(&l->layout, &l->b, tree, lir_index(&l->b, l->block.bins, offset, LTYPE_I8));
+	if (outputs) {
+		nodes = lir_local_array(&l->b, LTYPE_I8, BYTE_TOP_LANES, LSPACE_PRIVATE);
+		l->b.fn->insts[nodes].lanes = BYTE_TOP_LANES;
+		lir_emit_vector(&l->b, LOP_STORE, LTYPE_VOID, BYTE_TOP_LANES, nodes, const_i64(l, 0), v);
+		l->top_leaves[id] = (TopLeaves){.tree = tree, .nodes = nodes, .levels = 0, .bins = true};
+		return true;
+	}
+	v = l->rep->bin_leaves(&l->layout, &l->b, tree, v, 0);
+	lower_lanes_apart(l, v, BYTE_TOP_LANES, &l->value[lane_slot(id, 0)]);
+	l->lanes_value[id] = v;
+	return true;
 }
 
 uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile)

@@ -266,7 +266,7 @@ static void finish_by_lanes(Lowering *l, const uint32_t *tree, uint32_t *node, c
 static bool take_top_leaves(Lowering *l, uint32_t id, uint32_t tree, uint32_t levels, uint32_t nodes)
 {
 	if (lower_reduce_outputs(l, id, levels)) {
-		l->top_leaves[id] = (TopLeaves){.tree = tree, .nodes = nodes, .levels = levels};
+		l->top_leaves[id] = (TopLeaves){.tree = tree, .nodes = nodes, .levels = levels, .bins = false};
 		return true;
 	}
 	l->lanes_value[id] = lower_top_leaves(l, tree, levels, nodes, &l->value[lane_slot(id, 0)]);
@@ -402,8 +402,8 @@ void lower_walk(Lowering *l, uint32_t id)
 		lower_code_walk(l, id);
 		return;
 	}
-	l->lanes_value[id] = rep->walk_bins ? lower_bins_walk(l, id, &l->value[lane_slot(id, 0)]) : LIR_NONE;
-	if (l->lanes_value[id] != LIR_NONE)
+	l->lanes_value[id] = LIR_NONE;
+	if (rep->walk_bins && lower_bins_walk(l, id))
 		return;
 	first = l->tree_index[lane_slot(walk->a, 0)];
 	if (rep->walk_trees && l->scope.lanes_are_trees && lanes > 1 && l->scope.lane_step == 1) {

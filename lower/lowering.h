@@ -93,10 +93,12 @@ typedef struct GpuScope {
 /*
  * A walk whose top took every level of its tree (handle `tree`) for the rows of its lanes,
  * and whose reduce takes their leaves' vectors output by output (lower_reduce_outputs):
- * the top's nodes (lower_tops) and levels.
+ * the top's nodes (lower_tops) and levels; or, where `bins`, the leaf indices its walk
+ * from bins found (walk_bins: BYTE_TOP_LANES i8 at `nodes`).
  */
 typedef struct TopLeaves {
 	uint32_t tree, nodes, levels;
+	bool bins;
 } TopLeaves;
 
 struct Lowering {
@@ -201,7 +203,8 @@ uint32_t lower_top_leaves(Lowering *l, uint32_t tree, uint32_t levels, uint32_t 
 /*
  * Whether the reduce of walk `walk` (the next reduce of its value in its list) adds
  * the leaf vectors of a top of `levels` levels output by output, each output's lanes as
- * one vector (the representation's leaf_tables, margins output by output).
+ * one vector (the representation's leaf_tables, margins output by output); levels 0:
+ * of a walk from bins (bin_leaves, which take every output).
  */
 bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels);
 /* A loop over rows that walks BYTE_TOP_LANES of them side by side (RepLayout.byte_tops). */
@@ -211,7 +214,9 @@ bool lower_walks_bytes(const MModule *m, const MInst *inst);
  * rows side by side of one tree in a block that made bins and their keys decide: values[r]
  * lane r's leaf value, all yielded as one vector; else LIR_NONE.
  */
-uint32_t lower_bins_walk(Lowering *l, uint32_t id, uint32_t *values);
+bool lower_bins_walk(Lowering *l, uint32_t id);
+/* Each of the `lanes` lanes of vector v into values[r], through memory (LLVM makes the loads extracts of the vector). */
+void lower_lanes_apart(Lowering *l, uint32_t v, uint32_t lanes, uint32_t *values);
 /*
  * Where the walk's lanes may take their tree whole by leaf masks (RepLayout.leaf_masks):
  * the representation's tile_apply i1 for its tree, *tile the rows' tile of keys (with

@@ -462,11 +462,14 @@ typedef struct LRepresentation {
 	 * (a vector of TOP_LANES i8) of the rows whose keys of feature `feature` (i64) are the
 	 * vector `keys` (TOP_LANES i32, as a tile holds them); walk_bins the walks of tree
 	 * number `tree` (i64) of BYTE_TOP_LANES rows whose bins start at `bins` (i8, the rows
-	 * consecutive, features RepLayout.bin_rows apart), yielding a vector of their leaf
-	 * values, whether the rows hold missing values or not (the keys decide them).
+	 * consecutive, features RepLayout.bin_rows apart), yielding a vector of their leaves'
+	 * indices (i8), whether the rows hold missing values or not (the keys decide them);
+	 * bin_leaves, from those indices, their leaves' values (element `output` of the
+	 * leaves' vectors where trees have them, else 0), a vector of BYTE_TOP_LANES.
 	 */
 	uint32_t (*bins_of)(RepLayout *layout, LBuilder *b, uint32_t feature, uint32_t keys);
 	uint32_t (*walk_bins)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t bins);
+	uint32_t (*bin_leaves)(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t leaves, uint32_t output);
 	/*
 	 * The first `levels` steps (at most layout->top_levels) of the walks of tree number
 	 * `tree` (i64) for `lanes` consecutive rows, taken for all rows at once: every split

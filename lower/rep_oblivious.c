@@ -54,6 +54,7 @@ typedef struct ObliviousState {
 	uint32_t words, values, keys, tops, leaves, levels, bases, tables, table_bases; /* their addresses in the function being built */
 	uint32_t bin_keys, bin_starts, byte_tops, planes;
 	uint32_t depth;                           /* every tree's depth, where they share one (else 0) */
+	uint32_t width;                           /* every tree's width (outputs) where planes are laid out */
 } ObliviousState;
 
 /*
@@ -157,7 +158,8 @@ static uint32_t plane_bytes(const ObliviousState *s) { return s->depth < 4 ? 16 
  * bin_starts[f]), what a level compares its rows' bins with (byte_tops: per level its
  * feature and, less 128, how many of the feature's keys a row goes right of where it goes
  * right of the level's, in each byte of an i32), and each tree's leaves in 4 planes of
- * bytes (planes: byte p of leaf j at tree x 4 x plane_bytes + p x plane_bytes + j). A row
+ * bytes an output (planes: byte p of output k of leaf j at ((tree x width + k) x 4 + p) x
+ * plane_bytes + j, every tree of one width: cost_byte_tops). A row
  * goes right of a key below its own where the keys' form is t_below (rep_key_form), of
  * those above it otherwise: the count passes the level's where it goes right of the
  * level's key too.
@@ -168,8 +170,9 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 	LevelKey *order = xmalloc((levels ? levels : 1) * sizeof *order);
 	int32_t *keys = xmalloc((levels ? levels : 1) * sizeof *keys), *starts = xcalloc(f->num_features + 1, sizeof *starts);
 	int32_t *tops = xmalloc(2 * (levels ? levels : 1) * sizeof *tops);
-	uint32_t plane = plane_bytes(s), n = 0;
-	uint8_t *planes = xcalloc((size_t)f->num_trees * 4 * plane, 1);
+	uint32_t plane = plane_bytes(s), n = 0, width = f->num_trees ? f->trees[0].width : 1;
+	uint32_t *queue = xmalloc(((size_t)(2u << s->depth) + 1) * sizeof *queue);
+	uint8_t *planes = xcalloc((size_t)f->num_trees * width * 4 * plane, 1);
 	for (uint64_t i = 0; i < levels; i++)
 		order[i] = (LevelKey){(uint32_t)words[i] & REP_WORD_FEATURE_MASK, (uint32_t)i,
 		                      (int32_t)rep_tile_key(layout, rep_threshold_key(layout, values[i]))};
@@ -190,17 +193,24 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 		uint32_t count = (uint32_t)(starts[feature + 1] - starts[feature]);
 		tops[2 * i + 1] = (int32_t)(0x01010101u * (uint8_t)((t_below ? below : count - 1 - below) - 128)); /* (in every byte) */
 	}
-	for (uint32_t t = 0; t < f->num_trees; t++)
-		for (uint32_t j = 0; j < 1u << s->depth; j++) {
-			uint32_t bits;
-			memcpy(&bits, &leaves[((size_t)t << s->depth) + j], sizeof bits);
-			for (uint32_t p = 0; p < 4; p++)
-				planes[((size_t)t * 4 + p) * plane + j] = (uint8_t)(bits >> 8 * p);
-		}
+	for (uint32_t t = 0; t < f->num_trees; t++) {
+		const uint32_t *leaf = leaves_left_to_right(f, t, s->depth, queue); /* (as oblivious_lay_out orders them) */
+		for (uint32_t k = 0; k < width; k++)
+			for (uint32_t j = 0; j < 1u << s->depth; j++) {
+				float value = width > 1 ? (float)f->leaf_values[hir_tree_nodes(f, t)[leaf[j]].vector + k]
+				                        : leaves[((size_t)t << s->depth) + j];
+				uint32_t bits;
+				memcpy(&bits, &value, sizeof bits);
+				for (uint32_t p = 0; p < 4; p++)
+					planes[(((size_t)t * width + k) * 4 + p) * plane + j] = (uint8_t)(bits >> 8 * p);
+			}
+	}
+	free(queue);
+	s->width = width;
 	s->bin_key_buffer = lir_buffer_add(m, "oblivious.bin_keys", LTYPE_I32, n ? n : 1, keys);
 	s->bin_start_buffer = lir_buffer_add(m, "oblivious.bin_starts", LTYPE_I32, f->num_features + 1, starts);
 	s->byte_top_buffer = lir_buffer_add(m, "oblivious.byte_tops", LTYPE_I32, 2 * (levels ? levels : 1), tops);
-	s->plane_buffer = lir_buffer_add(m, "oblivious.leaf_planes", LTYPE_I8, (uint64_t)f->num_trees * 4 * plane, planes);
+	s->plane_buffer = lir_buffer_add(m, "oblivious.leaf_planes", LTYPE_I8, (uint64_t)f->num_trees * width * 4 * plane, planes);
 	free(order);
 }
 
@@ -480,16 +490,14 @@ static uint32_t bytes_const(LBuilder *b, int64_t v) { return rep_splat(b, LTYPE_
 /*
  * The walks of tree number `tree` of BYTE_TOP_LANES rows from their bins: per level a
  * compare of the rows' bins of its feature with its count, the level's bit of the rows'
- * leaf indices set where they go right, then their leaves' 4 bytes each from the tree's
- * planes, and the floats they make by two rounds of zips in halves (byte p of a row's leaf
- * before byte p + 1; the bins' order, RepLayout.byte_tops, gives the rows in order).
+ * leaf indices set where they go right.
  */
 static uint32_t oblivious_walk_bins(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t bins)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
-	uint32_t first = tree_start(s, b, s->levels, tree, s->depth, 0), node = bytes_const(b, 0), plane = plane_bytes(s);
-	uint32_t at, pair, element, count, x, right, bit, base, planes[4], zips[4], leaves, zero = lir_const_int(b, LTYPE_I64, 0);
+	uint32_t first = tree_start(s, b, s->levels, tree, s->depth, 0), node = bytes_const(b, 0), at, pair, element, count, x,
+	         right, bit;
 	for (uint32_t level = 0; level < s->depth; level++) {
 		at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
 		pair = lir_emit(b, LOP_ADD, LTYPE_I64, at, at, LIR_NONE);
@@ -507,7 +515,23 @@ static uint32_t oblivious_walk_bins(RepLayout *layout, LBuilder *b, uint32_t tre
 		right = lir_emit_vector(b, LOP_SELECT, LTYPE_I8, BYTE_TOP_LANES, right, bit, bytes_const(b, 0));
 		node = lir_emit_vector(b, LOP_OR, LTYPE_I8, BYTE_TOP_LANES, node, right, LIR_NONE);
 	}
-	base = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane), LIR_NONE);
+	return node;
+}
+
+/*
+ * The leaves (output `output` of their vectors) of BYTE_TOP_LANES rows of leaf indices
+ * `node` in tree number `tree`: their 4 bytes each from the tree's planes, and the floats
+ * they make by two rounds of zips in halves (byte p of a row's leaf before byte p + 1; the
+ * bins' order, RepLayout.byte_tops, gives the rows in order).
+ */
+static uint32_t oblivious_bin_leaves(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, uint32_t output)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	ObliviousState *s = layout->state;
+	uint32_t plane = plane_bytes(s), at, x, base, planes[4], zips[4], leaves, zero = lir_const_int(b, LTYPE_I64, 0);
+	base = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane * s->width), LIR_NONE);
+	if (output)
+		base = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane * output), LIR_NONE);
 	for (uint32_t p = 0; p < 4; p++) {
 		at = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, p * (int64_t)plane), LIR_NONE);
 		planes[p] = rep_gather_tables(b, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, node, plane / 16, 16); /* (tables of pshufb) */
@@ -556,6 +580,7 @@ const LRepresentation rep_oblivious = {
 	.top_nodes = oblivious_top_nodes,
 	.bins_of = oblivious_bins_of,
 	.walk_bins = oblivious_walk_bins,
+	.bin_leaves = oblivious_bin_leaves,
 	.leaf_values = oblivious_leaf_values,
 	.leaf_tables = oblivious_leaf_tables,
 	.keys = true,

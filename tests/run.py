@@ -868,15 +868,17 @@ def cli_tests(s):
     # With AVX2, walks of 32 rows of trees of one depth up to 6 read the rows' bins (a byte a feature) and take their
     # leaves from the trees' leaves in byte planes: 4 gathers of bytes from tables of 16 a plane, joined by zips in
     # halves (RepLayout.byte_tops). Rows without missing values take them (batches of 64: the first two); the rows
-    # with some walk as before. Against the margins walked here, with the blocks' rows in groups of 32 and alone.
-    # (The heuristic compiles 60 trees of depth 3 into code: the representation is named.)
-    for depth in (3, 6):
-        name = f"symmetric_bins_{depth}"
+    # with some walk as before. Against the margins walked here, with the blocks' rows in groups of 32, in a short run
+    # of 31 padded to 32 and alone. Trees of 3 outputs (vector leaves) take each output from planes of their own,
+    # which the reduce adds output by output. (The heuristic compiles 60 trees of depth 3 into code: the
+    # representation is named.)
+    for depth, width in ((3, 1), (6, 1), (4, 3)):
+        name = f"symmetric_bins_{depth}" + (f"x{width}" if width > 1 else "")
         if not s.wanted("cli", name):
             continue
-        trees, features = symmetric_trees(60, depth, 7, 10 + depth, even=True), 7
+        trees, features = symmetric_trees(60, depth, 7, 10 + depth, width=width, even=True), 7
         model, so, rows = s.path(f"cli-{name}.json"), s.path(f"cli-{name}.so"), s.path(f"cli-{name}.csv")
-        write_symmetric(model, trees, features)
+        write_symmetric(model, trees, features, width)
         rng = random.Random(depth)
         table = [[None if i >= 130 and rng.random() < 0.05 else round(rng.uniform(-1.2, 1.2), 3) for _ in range(features)]
                  for i in range(200)]
@@ -890,11 +892,12 @@ def cli_tests(s):
             s.record("cli", name, shape, f"predictions skipped: this CPU has no avx2; {len(gathers)} gathers")
             continue
         p = s.run("compile", model, "--cpu", "x86-64-v3", *named, "-o", so)
-        want = [symmetric_margin(trees, row) for row in table]
+        want = [m for row in table for m in (symmetric_margin(trees, row, width=width) if width > 1 else
+                                             [symmetric_margin(trees, row)])]
         wrong = [] if p.returncode == 0 else [p.stderr.strip()]
-        for batch in ("64", "200", "45", "1"):
+        for batch in ("64", "200", "45", "31", "1"):
             q = s.run("predict", so, "--input", rows, "--batch", batch) if p.returncode == 0 else p
-            got = [float(v) for v in q.stdout.split()] if q.returncode == 0 else []
+            got = [float(v) for v in q.stdout.replace(",", " ").split()] if q.returncode == 0 else []
             if len(got) != len(want) or max(abs(a - b) for a, b in zip(got, want)) > 1e-5:
                 wrong.append(f"batch {batch}: {q.stderr.strip() or 'predictions differ'}")
         s.record("cli", name, shape and not wrong, "; ".join(wrong) or f"{len(gathers)} gathers of bytes")
