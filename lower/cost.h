@@ -64,7 +64,7 @@ uint64_t cost_oblivious_bytes(const HForest *f);
 /*
  * Whether f's walks of BYTE_TOP_LANES rows read bins (RepLayout.byte_tops) on a CPU whose
  * vectors take tops as `tops` says: AVX2's (MTOPS_PAIRS; AVX-512 keeps its own tops),
- * symmetric trees of one depth up to 6 with float leaves (a vector of up to 32 a leaf, every
+ * symmetric trees of one depth up to 7 with float leaves (a vector of up to 32 a leaf, every
  * tree's of one width), float thresholds and no category sets, at most 255 thresholds a
  * feature (a bin is a byte).
  */

@@ -865,14 +865,14 @@ def cli_tests(s):
         ok = shape and len(got) == len(want) and max(abs(a - b) for a, b in zip(got, want)) <= 1e-5
         s.record("cli", name, ok, q.stderr.strip() or f"tables {gathers}, compares {compares}, largest difference "
                                                      f"{max((abs(a - b) for a, b in zip(got, want)), default=None)}")
-    # With AVX2, walks of 32 rows of trees of one depth up to 6 read the rows' bins (a byte a feature) and take their
+    # With AVX2, walks of 32 rows of trees of one depth up to 7 read the rows' bins (a byte a feature) and take their
     # leaves from the trees' leaves in byte planes: 4 gathers of bytes from tables of 16 a plane, joined by zips in
     # halves (RepLayout.byte_tops). Rows without missing values take them (batches of 64: the first two); the rows
     # with some walk as before. Against the margins walked here, with the blocks' rows in groups of 32, in a short run
     # of 31 padded to 32 and alone. Trees of 3 outputs (vector leaves) take each output from planes of their own,
     # which the reduce adds output by output. (The heuristic compiles 60 trees of depth 3 into code: the
     # representation is named.)
-    for depth, width in ((3, 1), (6, 1), (4, 3)):
+    for depth, width in ((3, 1), (6, 1), (7, 1), (4, 3)):
         name = f"symmetric_bins_{depth}" + (f"x{width}" if width > 1 else "")
         if not s.wanted("cli", name):
             continue
