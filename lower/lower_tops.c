@@ -60,12 +60,15 @@ void lower_lanes_apart(Lowering *l, uint32_t v, uint32_t lanes, uint32_t *values
 		values[r] = emit2(l, LOP_LOAD, type, spill, const_i64(l, r));
 }
 
-/* The tile of the walk's rows (where lanes_take_tile); *offset: lane 0's row in the keys' block (i64). */
-static uint32_t lanes_tile(Lowering *l, const MInst *walk, uint32_t *offset)
+/*
+ * The tile of the walk's rows (where lanes_take_tile) in `tiles`, of `columns` keys a row;
+ * *offset: lane 0's row in the keys' block (i64).
+ */
+static uint32_t lanes_tile(Lowering *l, const MInst *walk, uint32_t tiles, int64_t columns, uint32_t *offset)
 {
 	*offset = lower_index(l, &walk->row, 0);
 	*offset = emit2(l, LOP_SUB, LTYPE_I64, *offset, l->block.key_first);
-	return lir_index(&l->b, l->block.key_tiles, emit2(l, LOP_MUL, LTYPE_I64, *offset, const_i64(l, l->layout.key_columns)), LTYPE_I32);
+	return lir_index(&l->b, tiles, emit2(l, LOP_MUL, LTYPE_I64, *offset, const_i64(l, columns)), LTYPE_I32);
 }
 
 /* Tags of tops (top_tag) tell levels apart below this. */
@@ -120,7 +123,7 @@ uint32_t lower_tops(Lowering *l, const MInst *walk, const RepRow *row, const uin
 		levels = safe[r] < levels ? safe[r] : levels;
 	if (levels < 2)
 		return 0;
-	tile = lanes_tile(l, walk, &offset);
+	tile = lanes_tile(l, walk, l->block.key_tiles, l->layout.key_columns, &offset);
 	pair = emit2(l, LOP_SDIV, LTYPE_I64, offset, const_i64(l, TOP_LANES));
 	pair = emit2(l, LOP_MUL, LTYPE_I64, pair, const_i64(l, TOP_SLOTS));
 	tree = l->tree_index[lane_slot(walk->a, 0)];
@@ -199,10 +202,8 @@ uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile)
 	*tile = LIR_NONE;
 	if (!l->rep->walk_tile || !l->layout.leaf_masks || l->block.key_rows == LIR_NONE || !lanes_take_tile(l, walk))
 		return LIR_NONE;
-	*tile = lanes_tile(l, walk, &offset);
-	if (l->block.mask_tiles != LIR_NONE)
-		*tile = lir_index(&l->b, l->block.mask_tiles, emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, 2 * l->f->num_features)),
-		                  LTYPE_I32);
+	*tile = l->block.mask_tiles == LIR_NONE ? lanes_tile(l, walk, l->block.key_tiles, l->layout.key_columns, &offset)
+	                                         : lanes_tile(l, walk, l->block.mask_tiles, 2 * (int64_t)l->f->num_features, &offset);
 	return l->rep->tile_apply(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)]);
 }
 

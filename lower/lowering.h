@@ -211,8 +211,10 @@ bool lower_reduce_outputs(const Lowering *l, uint32_t walk, uint32_t levels);
 bool lower_walks_bytes(const MModule *m, const MInst *inst);
 /*
  * Walk id's lanes from their bins (RepLayout.byte_tops), where they are BYTE_TOP_LANES
- * rows side by side of one tree in a block that made bins and their keys decide: values[r]
- * lane r's leaf value, all yielded as one vector; else LIR_NONE.
+ * rows side by side of one tree in a block that made bins and their keys decide, and
+ * where trees have leaf vectors their reduce takes them output by output: their leaf
+ * values as the walk's (l->value, lanes_value), or their leaf indices for the reduce
+ * (TopLeaves). False where it cannot.
  */
 bool lower_bins_walk(Lowering *l, uint32_t id);
 /* Each of the `lanes` lanes of vector v into values[r], through memory (LLVM makes the loads extracts of the vector). */
