@@ -194,11 +194,12 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 		tops[2 * i + 1] = (int32_t)(0x01010101u * (uint8_t)((t_below ? below : count - 1 - below) - 128)); /* (in every byte) */
 	}
 	for (uint32_t t = 0; t < f->num_trees; t++) {
-		const uint32_t *leaf = leaves_left_to_right(f, t, s->depth, queue); /* (as oblivious_lay_out orders them) */
+		/* a leaf's vector from its node, in the order oblivious_lay_out gives `leaves` (their indices where width > 1) */
+		const uint32_t *leaf = width > 1 ? leaves_left_to_right(f, t, s->depth, queue) : NULL;
+		const HNode *nodes = hir_tree_nodes(f, t);
 		for (uint32_t k = 0; k < width; k++)
 			for (uint32_t j = 0; j < 1u << s->depth; j++) {
-				float value = width > 1 ? (float)f->leaf_values[hir_tree_nodes(f, t)[leaf[j]].vector + k]
-				                        : leaves[((size_t)t << s->depth) + j];
+				float value = leaf ? (float)f->leaf_values[nodes[leaf[j]].vector + k] : leaves[((size_t)t << s->depth) + j];
 				uint32_t bits;
 				memcpy(&bits, &value, sizeof bits);
 				for (uint32_t p = 0; p < 4; p++)
