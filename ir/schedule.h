@@ -280,6 +280,10 @@ void hir_schedule_range(const HSchedule *s, int32_t var, HRange *r);
 int64_t hir_schedule_max_offset(const HSchedule *s, int32_t var);
 /* The trees that walks inside loop var can reach: [*first, *end). */
 void hir_schedule_tree_span(const HSchedule *s, int32_t var, uint32_t *first, uint32_t *end);
+/* Whether loop a encloses loop b (or is b). */
+bool hir_schedule_encloses(const HSchedule *s, int32_t a, int32_t b);
+/* Whether every loop's bounds are expressible, over the loops around it (else an error naming the loop). */
+bool hir_schedule_check_ranges(const HSchedule *s, Error *e);
 /* "source:line:col: " for pos, or "" when the directive did not come from text, into buf (for messages). */
 void hir_schedule_pos(const HSchedule *s, HSourcePos pos, char *buf, size_t size);
 /* "file:line:col: directive(args)" for the directive of kind k on var, into buf (for messages). */
