@@ -11,9 +11,10 @@
  * search is a coordinate descent by timing: one knob at a time takes each of its values
  * with the others held at the best so far, until a whole round improves nothing or the
  * time budget is spent. Either way the heuristic's schedule and the learned one (the
- * cost model's improvement on it, compile --learned) are timed, the few fastest are timed again at the end, and
- * the ranking uses each candidate's best time, so that one noisy measurement does not
- * pick the winner. Every timed candidate is appended to a CSV log (the model's shape,
+ * cost model's improvement on it, compile --learned) are timed, and at the end the few
+ * fastest, the heuristic's and the learned one are timed again, in turns, so that a
+ * machine that runs slow for a while slows them all alike; they are ranked by those
+ * times alone. Every timed candidate is appended to a CSV log (the model's shape,
  * the knobs, the batch size, the CPU, the time, and the cost model's features): the data
  * tools/cost_train.py trains the cost model on.
  *
@@ -91,14 +92,22 @@ static const char tune_usage[] =
  */
 #define SAMPLE_SECONDS 0.01
 #define SAMPLES 7
-/* Candidates timed again at the end. */
+/*
+ * The finals: the RETIME fastest candidates (with the heuristic's and the learned one)
+ * timed again in FINAL_ROUNDS turns. A shared machine runs slow for seconds at a time
+ * (the same schedule timed 1.04 and 1.66 us a row minutes apart), longer than one
+ * candidate's samples: timed one after another, a candidate that met a slow spell lost to
+ * its equal by half; in turns, every finalist meets it.
+ */
 #define RETIME 4
+#define FINAL_ROUNDS 5
 #define MAX_CANDIDATES 512
 
 typedef struct Candidate {
 	HScheduleKnobs knobs;
 	double seconds;  /* best time per row over its timings; INFINITY when it failed */
 	double compile;  /* seconds to compile */
+	bool final;      /* timed in the finals: seconds is the finals' time */
 } Candidate;
 
 /* A uniform double in [0, 1) from a 64-bit xorshift state. */
@@ -373,20 +382,42 @@ static Candidate *evaluate(Tuner *t, const HScheduleKnobs *knobs)
 
 static bool over_budget(const Tuner *t) { return now() - t->start >= t->budget; }
 
-/* Compile and time c again; it keeps the better of its times. */
-static void retime(Tuner *t, Candidate *c)
+/* Time the n finalists again in turns (FINAL_ROUNDS), each its fastest; they are logged again with those times. */
+static void final_rounds(Tuner *t, Candidate **finalists, uint32_t n)
 {
-	Candidate again = *c;
-	Error e = {0};
-	if (!measure(t, &again, &e))
-		fail("tune: compiling a candidate again: %s", e.message);
-	if (again.seconds < c->seconds)
-		c->seconds = again.seconds;
+	GroveModel *models[RETIME + 2];
+	char path[PATH_MAX];
+	GroveError err;
+	for (uint32_t i = 0; i < n; i++) {
+		Error e = {0};
+		snprintf(path, sizeof path, "%s/final%u.so", t->dir, i);
+		if (!compile_knobs(t, &finalists[i]->knobs, path, &e))
+			fail("tune: compiling a candidate again: %s", e.message);
+		if (grove_load(path, &models[i], &err) != GROVE_OK)
+			fail("tune: %s", err.message);
+		unlink(path);
+		finalists[i]->seconds = INFINITY;
+		finalists[i]->final = true;
+	}
+	for (int round = 0; round < FINAL_ROUNDS; round++)
+		for (uint32_t i = 0; i < n; i++) {
+			double seconds = tune_time_model(t, models[i]);
+			if (seconds < finalists[i]->seconds)
+				finalists[i]->seconds = seconds;
+		}
+	for (uint32_t i = 0; i < n; i++) {
+		grove_free(models[i]);
+		log_candidate(t, finalists[i]);
+	}
 }
 
+/* Finalists first, then by time. */
 static int by_time(const void *a, const void *b)
 {
-	return compare_doubles(&((const Candidate *)a)->seconds, &((const Candidate *)b)->seconds);
+	const Candidate *x = a, *y = b;
+	if (x->final != y->final)
+		return x->final ? -1 : 1;
+	return compare_doubles(&x->seconds, &y->seconds);
 }
 
 /* The default log: $XDG_CACHE_HOME/grove/tune.LOG_VERSION.csv or ~/.cache/grove/... (directories made as needed), or NULL. */
@@ -563,13 +594,14 @@ static void rank_by_model(Tuner *t, Candidate *heuristic)
 
 /*
  * The CPU search from the heuristic's knobs: ranked by the cost model where grove has one
- * (and not --explore), else a coordinate descent that times each candidate; the fastest
- * few timed again; writes the best to t->output.
+ * (and not --explore), else a coordinate descent that times each candidate; the finals
+ * (final_rounds) rank the fastest few; writes the best to t->output.
  */
 static void tune_cpu(Tuner *t)
 {
 	HScheduleKnobs k, heuristic_knobs, learned_knobs;
-	Candidate *heuristic, *best;
+	Candidate *heuristic, *best, *finalists[RETIME + 2];
+	uint32_t num_finalists = 0;
 	float heuristic_predicted;
 
 	t->candidates = xcalloc(MAX_CANDIDATES, sizeof *t->candidates);
@@ -589,13 +621,14 @@ static void tune_cpu(Tuner *t)
 		rank_by_model(t, heuristic);
 	else
 		descend(t, heuristic);
-	/* Time the fastest few and the heuristic again: each keeps its best time. */
+	/* The finals: the fastest few, the heuristic's and the learned one, timed again in turns. */
 	heuristic_knobs = heuristic->knobs;
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	for (uint32_t i = 0; i < t->num; i++)
 		if (!isinf(t->candidates[i].seconds) && (i < RETIME || hir_knobs_same(&t->candidates[i].knobs, &heuristic_knobs) ||
 		                                         hir_knobs_same(&t->candidates[i].knobs, &learned_knobs)))
-			retime(t, &t->candidates[i]);
+			finalists[num_finalists++] = &t->candidates[i];
+	final_rounds(t, finalists, num_finalists);
 	qsort(t->candidates, t->num, sizeof *t->candidates, by_time);
 	if (t->progress)
 		fputc('\n', stderr);
@@ -614,7 +647,7 @@ static void tune_cpu(Tuner *t)
 	printf("rank    us/row predicted  vs heuristic  schedule\n");
 	for (uint32_t i = 0; i < t->num && !isinf(t->candidates[i].seconds); i++) {
 		Candidate *c = &t->candidates[i];
-		char what[400], guess[16] = "-";
+		char what[400], guess[16] = "-", ratio[16] = "-";
 		float x[COST_FEATURES], p;
 		bool is_learned = hir_knobs_same(&c->knobs, &learned_knobs);
 		if (i >= 10 && c != heuristic && !is_learned)
@@ -623,8 +656,10 @@ static void tune_cpu(Tuner *t)
 		cost_features(&t->shape, &t->machine, &c->knobs, x);
 		if (cost_predict(x, 1, &p)) /* the model's time relative to the heuristic's, at the heuristic's measured time */
 			snprintf(guess, sizeof guess, "%.4f", heuristic->seconds * 1e6 * exp2(p - heuristic_predicted));
-		printf("%4u %9.4f %9s %12.2fx  %s%s%s\n", i + 1, c->seconds * 1e6, guess, heuristic->seconds / c->seconds, what,
-		       c == heuristic ? "  (heuristic)" : "", is_learned ? "  (learned)" : "");
+		if (c->final) /* (the others' times are from the search, in other spells of the machine's speed) */
+			snprintf(ratio, sizeof ratio, "%.2fx", heuristic->seconds / c->seconds);
+		printf("%4u %9.4f %9s %13s  %s%s%s\n", i + 1, c->seconds * 1e6, guess, ratio, what, c == heuristic ? "  (heuristic)" : "",
+		       is_learned ? "  (learned)" : "");
 	}
 	write_schedule(t, best, heuristic, t->output);
 	printf("best schedule written to %s (grove compile %s --schedule %s)\n", t->output, t->model, t->output);
