@@ -94,10 +94,10 @@ static const char tune_usage[] =
 #define SAMPLES 7
 /*
  * The finals: the RETIME fastest candidates (with the heuristic's and the learned one)
- * timed again in FINAL_ROUNDS turns. A shared machine runs slow for seconds at a time
- * (the same schedule timed 1.04 and 1.66 us a row minutes apart), longer than one
- * candidate's samples: timed one after another, a candidate that met a slow spell lost to
- * its equal by half; in turns, every finalist meets it.
+ * timed again in FINAL_ROUNDS turns. A shared machine runs slow for seconds at a time,
+ * longer than one candidate's samples: timed one after another, a candidate that met a
+ * slow spell lost to its equal; in turns, every finalist meets it
+ * (docs/performance-notes.md, The tuner's finals in turns).
  */
 #define RETIME 4
 #define FINAL_ROUNDS 5
