@@ -174,10 +174,9 @@ static int by_feature_threshold(const void *pa, const void *pb)
 
 /*
  * The deepest symmetric trees whose walks read bins: a depth-8 tree's leaves are 16 tables
- * a plane, 64 pshufb and 60 blends for 32 rows, and cat-depth8 took 1.12-1.13 µs a row at
- * 512 and 4096 rows against 0.82-0.86 with its keys; at depth 7 (8 tables a plane) a
- * CatBoostClassifier(depth=7) of 1000 trees took 0.73-0.85 against 0.79-1.15 at 64 to 16384
- * rows (one core of the Zen 3 VM, 2026-12-06).
+ * a plane, 64 pshufb and 60 blends for 32 rows, slower than its keys' walk; depth 7's 8
+ * tables a plane (32 pshufb, 28 blends) are faster than its keys' (docs/performance-notes.md,
+ * Symmetric trees with AVX2: leaves from byte planes).
  */
 #define BYTE_TOPS_DEPTH 7
 /* The most outputs of trees with leaf vectors whose walks read bins: the reduce unrolls a plane gather an output. */
