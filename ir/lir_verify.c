@@ -284,7 +284,7 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 			return fail(v, id, "gathers from a table of %lld elements, expected a power of 2 up to %d",
 			            (long long)in->imm, 2 * LIR_MAX_LANES);
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) &&
-		       expect(v, id, in->c, t == LTYPE_I8 && in->imm > 0 && value_type(fn, in->c) == LTYPE_I8 ? LTYPE_I8 : LTYPE_I32);
+		       expect(v, id, in->c, (t == LTYPE_I8 || !in->imm) && value_type(fn, in->c) == LTYPE_I8 ? LTYPE_I8 : LTYPE_I32);
 	case LOP_SPLAT:
 		return expect(v, id, in->a, t);
 	case LOP_ZIP:

@@ -172,15 +172,19 @@ static int by_feature_threshold(const void *pa, const void *pb)
 	return a->value < b->value ? -1 : a->value > b->value;
 }
 
+/* The deepest symmetric trees whose walks read bins: a byte holds a leaf index of up to 8 levels. */
+#define BYTE_TOPS_DEPTH 8
 /*
- * The deepest symmetric trees whose walks read bins: a depth-8 tree's leaves are 16 tables
- * a plane, 64 pshufb and 60 blends for 32 rows, slower than its keys' walk; depth 7's 8
- * tables a plane (32 pshufb, 28 blends) are faster than its keys' (docs/performance-notes.md,
- * Symmetric trees with AVX2: leaves from byte planes).
+ * The deepest trees whose leaves come from byte planes (cost_leaf_planes): a depth-8
+ * tree's leaves are 16 tables a plane, 64 pshufb and 60 blends for 32 rows, slower than
+ * its keys' walk; depth 7's 8 tables a plane (32 pshufb, 28 blends) are faster
+ * (docs/performance-notes.md, Symmetric trees with AVX2: leaves from byte planes).
  */
-#define BYTE_TOPS_DEPTH 7
+#define PLANE_DEPTH 7
 /* The most outputs of trees with leaf vectors whose walks read bins: the reduce unrolls a plane gather an output. */
 #define BYTE_TOPS_OUTPUTS 32
+
+bool cost_leaf_planes(uint32_t depth) { return depth <= PLANE_DEPTH; }
 
 bool cost_byte_tops(const HForest *f, MTops tops)
 {

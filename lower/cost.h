@@ -64,11 +64,13 @@ uint64_t cost_oblivious_bytes(const HForest *f);
 /*
  * Whether f's walks of BYTE_TOP_LANES rows read bins (RepLayout.byte_tops) on a CPU whose
  * vectors take tops as `tops` says: AVX2's (MTOPS_PAIRS; AVX-512 keeps its own tops),
- * symmetric trees of one depth up to 7 with float leaves (a vector of up to 32 a leaf, every
+ * symmetric trees of one depth up to 8 with float leaves (a vector of up to 32 a leaf, every
  * tree's of one width), float thresholds and no category sets, at most 255 thresholds a
  * feature (a bin is a byte).
  */
 bool cost_byte_tops(const HForest *f, MTops tops);
+/* Whether the leaves of such trees of `depth` come from byte planes (RepLayout.bins_in_order), not one by one. */
+bool cost_leaf_planes(uint32_t depth);
 /* Whether a block of `rows` of f's rows, row_size bytes a value, may be copied to the stack with NaN read as 0. */
 bool cost_zero_rows_fit(const HForest *f, int64_t rows, size_t row_size);
 

@@ -161,7 +161,8 @@ static void tile_keys(Lowering *l, uint32_t rows, uint32_t tiles)
 static uint32_t make_bins(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	static const int64_t fours[] = {0, 16, 4, 20}; /* a tile's rows 4i to 4i + 3 in its half of 32 rows' bins */
+	static const int64_t orders[2][4] = {{0, 16, 4, 20}, {0, 4, 8, 12}}; /* a tile's rows 4i to 4i + 3 in its half of 32 rows' bins */
+	const int64_t *fours = orders[l->layout.bins_in_order];
 	int64_t stride = (tile_rows + BYTE_TOP_LANES - 1) / BYTE_TOP_LANES * BYTE_TOP_LANES;
 	uint32_t bins = lir_local_array(&l->b, LTYPE_I8, stride * l->f->num_features, LSPACE_PRIVATE), zero = const_i64(l, 0),
 	         one = const_i64(l, 1), words = lir_local_array(&l->b, LTYPE_I32, 4, LSPACE_PRIVATE), count, tile, f, at, keys, to, x;
@@ -181,7 +182,7 @@ static uint32_t make_bins(Lowering *l, uint32_t rows, uint32_t tiles, int64_t ti
 	at = emit2(l, LOP_ASHR, LTYPE_I64, tile, one);
 	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, BYTE_TOP_LANES)));
 	at = emit2(l, LOP_AND, LTYPE_I64, tile, one);
-	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, 8)));
+	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, l->layout.bins_in_order ? 16 : 8)));
 	for (int i = 0; i < 4; i++) {
 		x = emit2(l, LOP_LOAD, LTYPE_I32, words, const_i64(l, i));
 		at = emit2(l, LOP_ADD, LTYPE_I64, to, const_i64(l, fours[i]));

@@ -219,9 +219,11 @@ typedef struct RepLayout {
 	 * that made bins (BlockScope.bins), bin_rows is their stride: feature f's bins of the
 	 * block's rows from f x bin_rows, the rows in groups of 32 from the block's first and
 	 * a group's rows 4c to 4c + 3 at its bytes 4((c >> 1) + 4(c & 1)): in each half of the
-	 * vector the even fours, then the odd, which zips in each half (walk_bins) undo.
+	 * vector the even fours, then the odd, which zips in each half (walk_bins) undo. Trees
+	 * too deep for planes (cost_leaf_planes) load their leaves one by one, by their index
+	 * bytes (a GATHER), and their bins keep a group's rows in order (bins_in_order).
 	 */
-	bool byte_tops;
+	bool byte_tops, bins_in_order;
 	int64_t bin_rows;
 	/*
 	 * The splits send NaN either way, and every key walk's step decides by its compare

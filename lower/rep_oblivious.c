@@ -172,7 +172,7 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 	int32_t *tops = xmalloc(2 * (levels ? levels : 1) * sizeof *tops);
 	uint32_t plane = plane_bytes(s), n = 0, width = f->num_trees ? f->trees[0].width : 1;
 	uint32_t *queue = xmalloc(((size_t)(2u << s->depth) + 1) * sizeof *queue);
-	uint8_t *planes = xcalloc((size_t)f->num_trees * width * 4 * plane, 1);
+	uint8_t *planes = layout->bins_in_order ? NULL : xcalloc((size_t)f->num_trees * width * 4 * plane, 1);
 	for (uint64_t i = 0; i < levels; i++)
 		order[i] = (LevelKey){(uint32_t)words[i] & REP_WORD_FEATURE_MASK, (uint32_t)i,
 		                      (int32_t)rep_tile_key(layout, rep_threshold_key(layout, values[i]))};
@@ -193,7 +193,7 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 		uint32_t count = (uint32_t)(starts[feature + 1] - starts[feature]);
 		tops[2 * i + 1] = (int32_t)(0x01010101u * (uint8_t)((t_below ? below : count - 1 - below) - 128)); /* (in every byte) */
 	}
-	for (uint32_t t = 0; t < f->num_trees; t++) {
+	for (uint32_t t = 0; t < f->num_trees && planes; t++) {
 		/* a leaf's vector from its node, in the order oblivious_lay_out gives `leaves` (their indices where width > 1) */
 		const uint32_t *leaf = width > 1 ? leaves_left_to_right(f, t, s->depth, queue) : NULL;
 		const HNode *nodes = hir_tree_nodes(f, t);
@@ -211,7 +211,8 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 	s->bin_key_buffer = lir_buffer_add(m, "oblivious.bin_keys", LTYPE_I32, n ? n : 1, keys);
 	s->bin_start_buffer = lir_buffer_add(m, "oblivious.bin_starts", LTYPE_I32, f->num_features + 1, starts);
 	s->byte_top_buffer = lir_buffer_add(m, "oblivious.byte_tops", LTYPE_I32, 2 * (levels ? levels : 1), tops);
-	s->plane_buffer = lir_buffer_add(m, "oblivious.leaf_planes", LTYPE_I8, (uint64_t)f->num_trees * width * 4 * plane, planes);
+	if (planes)
+		s->plane_buffer = lir_buffer_add(m, "oblivious.leaf_planes", LTYPE_I8, (uint64_t)f->num_trees * width * 4 * plane, planes);
 	free(order);
 }
 
@@ -308,8 +309,11 @@ static bool oblivious_lay_out(const HForest *f, LModule *m, RepLayout *layout, E
 	s->base_buffer = lir_buffer_add(m, "oblivious.leaf_bases", LTYPE_I32, f->num_trees + 1, bases);
 	if (layout->vector_buffer != LIR_NONE && layout->top_levels)
 		lay_out_tables(f, m, layout, s);
+	/* (trees too deep for planes load their leaves one by one: vectors' from their tables) */
+	layout->bins_in_order = !cost_leaf_planes(s->depth);
 	layout->byte_tops = layout->byte_tops && layout->top_levels && layout->signed_tiles && s->depth && layout->leaf_type == LTYPE_F32 &&
-	                    layout->threshold_type == LTYPE_F32 && cost_byte_tops(f, layout->vector_tops) && rep_key_form(layout, &t_below);
+	                    layout->threshold_type == LTYPE_F32 && cost_byte_tops(f, layout->vector_tops) &&
+	                    (!layout->bins_in_order || f->trees[0].width == 1 || s->table_buffer != LIR_NONE) && rep_key_form(layout, &t_below);
 	if (layout->byte_tops)
 		lay_out_bins(f, m, layout, s, words, values, leaf_values, levels, t_below);
 	layout->state = s;
@@ -329,11 +333,11 @@ static void oblivious_begin_function(RepLayout *layout, LBuilder *b)
 	s->bases = rep_buffer_address(b, s->base_buffer);
 	s->tables = s->table_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->table_buffer);
 	s->table_bases = s->table_base_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->table_base_buffer);
-	if (s->plane_buffer != LIR_NONE) {
+	if (s->bin_key_buffer != LIR_NONE) {
 		s->bin_keys = rep_buffer_address(b, s->bin_key_buffer);
 		s->bin_starts = rep_buffer_address(b, s->bin_start_buffer);
 		s->byte_tops = rep_buffer_address(b, s->byte_top_buffer);
-		s->planes = rep_buffer_address(b, s->plane_buffer);
+		s->planes = s->plane_buffer == LIR_NONE ? LIR_NONE : rep_buffer_address(b, s->plane_buffer);
 	}
 }
 
@@ -429,24 +433,33 @@ static uint32_t leaf_tables_most(const RepLayout *layout)
 }
 
 /*
+ * Where the first of tree number `tree`'s 2^levels leaves lies: in `leaves` (output
+ * LIR_NONE), or its vectors' element `output` (i64) in `tables`.
+ */
+static uint32_t leaves_first(ObliviousState *s, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t output)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
+	uint32_t first, shift;
+	if (output == LIR_NONE) { /* leaf node 2^levels + j at bases[tree] + 2^levels + j */
+		first = tree_start(s, b, s->bases, tree, 1ll << s->depth, 1ll << s->depth);
+		return lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 1ll << levels), LIR_NONE);
+	}
+	/* leaf j's element `output` at table_bases[tree] + output x 2^levels + j */
+	first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->table_bases, tree, LIR_NONE);
+	first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
+	shift = lir_emit(b, LOP_SHL, LTYPE_I64, output, lir_const_int(b, LTYPE_I64, levels), LIR_NONE);
+	return lir_emit(b, LOP_ADD, LTYPE_I64, first, shift, LIR_NONE);
+}
+
+/*
  * The leaves of `lanes` rows after a top of every level: one load of the tree's 2^levels
  * leaves in tables and permutes, where a walk node by node loads a leaf a row.
  */
 static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t levels, uint32_t lanes,
                                       uint32_t nodes, uint32_t output)
 {
-	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
-	uint32_t first, index, shift;
-	if (output == LIR_NONE) { /* leaf node 2^levels + j at bases[tree] + 2^levels + j */
-		first = tree_start(s, b, s->bases, tree, 1ll << s->depth, 1ll << s->depth);
-		first = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, 1ll << levels), LIR_NONE);
-	} else { /* leaf j's element `output` at table_bases[tree] + output x 2^levels + j */
-		first = lir_emit(b, LOP_LOAD, LTYPE_I32, s->table_bases, tree, LIR_NONE);
-		first = lir_cast(b, LCAST_SEXT, LTYPE_I64, first);
-		shift = lir_emit(b, LOP_SHL, LTYPE_I64, output, lir_const_int(b, LTYPE_I64, levels), LIR_NONE);
-		first = lir_emit(b, LOP_ADD, LTYPE_I64, first, shift, LIR_NONE);
-	}
+	uint32_t first = leaves_first(s, b, tree, levels, output), index;
 	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, nodes, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
 	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, output == LIR_NONE ? s->leaves : s->tables, first,
 	                        index, 1u << levels, leaf_tables_most(layout));
@@ -523,13 +536,19 @@ static uint32_t oblivious_walk_bins(RepLayout *layout, LBuilder *b, uint32_t tre
  * The leaves (output `output` of their vectors) of BYTE_TOP_LANES rows of leaf indices
  * `node` in tree number `tree`: their 4 bytes each from the tree's planes, and the floats
  * they make by two rounds of zips in halves (byte p of a row's leaf before byte p + 1; the
- * bins' order, RepLayout.byte_tops, gives the rows in order).
+ * bins' order, RepLayout.byte_tops, gives the rows in order). Without planes (bins in
+ * order), a leaf a row, loaded by its index byte.
  */
 static uint32_t oblivious_bin_leaves(RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t node, uint32_t output)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
 	uint32_t plane = plane_bytes(s), at, x, base, planes[4], zips[4], leaves, zero = lir_const_int(b, LTYPE_I64, 0);
+	if (layout->bins_in_order) {
+		at = leaves_first(s, b, tree, s->depth, s->width > 1 ? lir_const_int(b, LTYPE_I64, output) : LIR_NONE);
+		x = s->width > 1 ? s->tables : s->leaves;
+		return lir_emit_vector(b, LOP_GATHER, LTYPE_F32, BYTE_TOP_LANES, x, at, node);
+	}
 	base = lir_emit(b, LOP_MUL, LTYPE_I64, tree, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane * s->width), LIR_NONE);
 	if (output)
 		base = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane * output), LIR_NONE);

@@ -870,9 +870,10 @@ def cli_tests(s):
     # halves (RepLayout.byte_tops). Rows without missing values take them (batches of 64: the first two); the rows
     # with some walk as before. Against the margins walked here, with the blocks' rows in groups of 32, in a short run
     # of 31 padded to 32 and alone. Trees of 3 outputs (vector leaves) take each output from planes of their own,
-    # which the reduce adds output by output. (The heuristic compiles 60 trees of depth 3 into code: the
-    # representation is named.)
-    for depth, width in ((3, 1), (6, 1), (7, 1), (4, 3)):
+    # which the reduce adds output by output. Trees of depth 8 load their 32 leaves one by one by their index bytes
+    # (a gather of floats by i8), from their leaves or their vectors' tables, with no planes, the bins' rows in order
+    # (RepLayout.bins_in_order). (The heuristic compiles 60 trees of depth 3 into code: the representation is named.)
+    for depth, width in ((3, 1), (6, 1), (7, 1), (4, 3), (8, 1), (8, 3)):
         name = f"symmetric_bins_{depth}" + (f"x{width}" if width > 1 else "")
         if not s.wanted("cli", name):
             continue
@@ -888,6 +889,10 @@ def cli_tests(s):
         gathers = re.findall(r"gather <32 x i8> %\d+\[.* table 16", lir)
         shape = len(gathers) > 0 and len(gathers) % (4 * max(1, 2 ** depth // 16)) == 0 and \
             "zip <32 x i8>" in lir and " halves" in lir
+        if depth == 8:
+            gathers = re.findall(r"gather <32 x f32> %\d+\[%\d+ \+ <32 x i8> %\d+\]$", lir, re.M)
+            shape = len(gathers) == width and "leaf_planes" not in lir and "zip" not in lir and \
+                ("oblivious.leaf_tables" in lir) == (width > 1)
         if "avx2" not in flags:
             s.record("cli", name, shape, f"predictions skipped: this CPU has no avx2; {len(gathers)} gathers")
             continue
