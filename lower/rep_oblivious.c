@@ -472,7 +472,12 @@ static bool oblivious_leaf_tables(const RepLayout *layout, uint32_t levels, bool
 	return (!outputs || s->table_buffer != LIR_NONE) && tables && tables <= leaf_tables_most(layout);
 }
 
-/* The bins of TOP_LANES rows (RepLayout.byte_tops): a count of the feature's keys each row goes right of, from -128. */
+/*
+ * The bins of TOP_LANES rows (RepLayout.byte_tops): a count of the feature's keys each row
+ * goes right of, from -128. The counts stay i32 through the loop, a compare and a subtract
+ * a key and vector: the least of each and 127 (which it never passes) keeps LLVM from
+ * narrowing the loop's sums to bytes, which took three packs a key.
+ */
 static uint32_t oblivious_bins_of(RepLayout *layout, LBuilder *b, uint32_t feature, uint32_t keys)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
@@ -495,6 +500,9 @@ static uint32_t oblivious_bins_of(RepLayout *layout, LBuilder *b, uint32_t featu
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, TOP_LANES, count, zero, sum);
 	lir_end(b);
 	sum = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, TOP_LANES, count, zero, LIR_NONE);
+	one = rep_vector_const(b, TOP_LANES, 127);
+	right = lir_cmp(b, LOP_ICMP, LCMP_SLT, sum, one);
+	sum = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, TOP_LANES, right, sum, one);
 	return lir_cast(b, LCAST_TRUNC, LTYPE_I8, sum);
 }
 
