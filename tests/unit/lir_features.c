@@ -211,14 +211,25 @@ static void test_int_vectors(void)
 	in[back].lanes = 32;
 	EXPECT_VALID(m);
 	EXPECT_PRINTED(m, "\t%3 = gather <32 x i8> %0[%1 + <32 x i8> %2] table 16\n\t%4 = cast bitcast <32 x i8> %3 to <8 x f32>\n");
-	in[picked].imm = 0;
-	EXPECT_INVALID(m, "lir: f: %3 (gather): operand %2 is i8, expected i32");
+	in[picked].imm = 0; /* (no table: each lane's load at its unsigned byte) */
+	EXPECT_VALID(m);
 	in[picked].imm = 16;
 	in[words].lanes = 32;
 	EXPECT_INVALID(m, "lir: f: %4 (cast): operand %3 has 32 lanes, expected 128 lanes");
 	in[words].lanes = 8;
 	in[back].lanes = 16;
 	EXPECT_INVALID(m, "lir: f: %6 (cast): operand %5 has 8 lanes, expected 4 lanes");
+	lir_module_free(m);
+
+	/* Floats by byte indices (the oblivious layout's depth-8 leaves): a lane each, never from a table. */
+	m = tiny(&b);
+	index = lir_emit_vector(&b, LOP_LOAD, LTYPE_I8, 32, 0, 1, LIR_NONE);
+	picked = lir_emit_vector(&b, LOP_GATHER, LTYPE_F32, 32, 0, 1, index);
+	lir_emit_vector(&b, LOP_STORE, LTYPE_VOID, 32, 0, 1, picked);
+	EXPECT_VALID(m);
+	EXPECT_PRINTED(m, "\t%3 = gather <32 x f32> %0[%1 + <32 x i8> %2]\n");
+	b.fn->insts[picked].imm = 16;
+	EXPECT_INVALID(m, "lir: f: %3 (gather): operand %2 is i8, expected i32");
 	lir_module_free(m);
 }
 
