@@ -163,11 +163,10 @@ static uint32_t make_bins(Lowering *l, uint32_t rows, uint32_t tiles, int64_t ti
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
 	static const int64_t orders[2][4] = {{0, 16, 4, 20}, {0, 4, 8, 12}}; /* a tile's rows 4i to 4i + 3 in its half of 32 rows' bins */
 	const int64_t *fours = orders[l->layout.bins_in_order];
-	int64_t stride = (tile_rows + BYTE_TOP_LANES - 1) / BYTE_TOP_LANES * BYTE_TOP_LANES;
-	uint32_t bins = lir_local_array(&l->b, LTYPE_I8, stride * l->f->num_features, LSPACE_PRIVATE), zero = const_i64(l, 0),
+	int64_t group = BYTE_TOP_LANES * (int64_t)l->f->num_features, groups = (tile_rows + BYTE_TOP_LANES - 1) / BYTE_TOP_LANES;
+	uint32_t bins = lir_local_array(&l->b, LTYPE_I8, groups * group, LSPACE_PRIVATE), zero = const_i64(l, 0),
 	         one = const_i64(l, 1), words = lir_local_array(&l->b, LTYPE_I32, 4, LSPACE_PRIVATE), count, tile, f, at, keys, to, x;
 	l->b.fn->insts[bins].lanes = BYTE_TOP_LANES;
-	l->layout.bin_rows = stride;
 	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
 	count = emit2(l, LOP_SDIV, LTYPE_I64, count, const_i64(l, TOP_LANES));
 	tile = lir_begin(&l->b, LOP_FOR, zero, count, one);
@@ -178,9 +177,9 @@ static uint32_t make_bins(Lowering *l, uint32_t rows, uint32_t tiles, int64_t ti
 	x = lir_cast(&l->b, LCAST_BITCAST, LTYPE_I32, l->rep->bins_of(&l->layout, &l->b, f, keys));
 	l->b.fn->insts[x].lanes = 4;
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, words, zero, x);
-	to = emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, stride)); /* f's bins, then the tile's pair's, then the tile's half */
+	to = emit2(l, LOP_MUL, LTYPE_I64, f, const_i64(l, BYTE_TOP_LANES)); /* f's bins in the tile's pair's group, its half */
 	at = emit2(l, LOP_ASHR, LTYPE_I64, tile, one);
-	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, BYTE_TOP_LANES)));
+	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, group)));
 	at = emit2(l, LOP_AND, LTYPE_I64, tile, one);
 	to = emit2(l, LOP_ADD, LTYPE_I64, to, emit2(l, LOP_MUL, LTYPE_I64, at, const_i64(l, l->layout.bins_in_order ? 16 : 8)));
 	for (int i = 0; i < 4; i++) {

@@ -181,7 +181,8 @@ bool lower_bins_walk(Lowering *l, uint32_t id)
 	row = lower_walk_row(l, walk, 0);
 	if (!rep_keys_decide(&l->layout, &row))
 		return false;
-	offset = emit2(l, LOP_SUB, LTYPE_I64, lower_index(l, &walk->row, 0), l->block.key_first);
+	offset = emit2(l, LOP_SUB, LTYPE_I64, lower_index(l, &walk->row, 0), l->block.key_first); /* (a group's first) */
+	offset = emit2(l, LOP_MUL, LTYPE_I64, offset, const_i64(l, l->f->num_features));
 	v = l->rep->walk_bins(&l->layout, &l->b, tree, lir_index(&l->b, l->block.bins, offset, LTYPE_I8));
 	if (outputs) {
 		nodes = lir_local_array(&l->b, LTYPE_I8, BYTE_TOP_LANES, LSPACE_PRIVATE);

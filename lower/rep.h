@@ -216,15 +216,14 @@ typedef struct RepLayout {
 	 * (x86: pshufb; measured: docs/performance-notes.md, Symmetric trees with AVX2: leaves
 	 * from byte planes). Asked for by the lowering where walks take that many rows, kept by
 	 * lay_out where cost_byte_tops holds and the tops compare tiles signed. Inside a block
-	 * that made bins (BlockScope.bins), bin_rows is their stride: feature f's bins of the
-	 * block's rows from f x bin_rows, the rows in groups of 32 from the block's first and
+	 * that made bins (BlockScope.bins), its rows in groups of 32 from its first, each
+	 * group's bins of feature f at f x 32 from the group's (groups num_features x 32 apart),
 	 * a group's rows 4c to 4c + 3 at its bytes 4((c >> 1) + 4(c & 1)): in each half of the
 	 * vector the even fours, then the odd, which zips in each half (walk_bins) undo. Trees
 	 * too deep for planes (cost_leaf_planes) load their leaves one by one, by their index
 	 * bytes (a GATHER), and their bins keep a group's rows in order (bins_in_order).
 	 */
 	bool byte_tops, bins_in_order;
-	int64_t bin_rows;
 	/*
 	 * The splits send NaN either way, and every key walk's step decides by its compare
 	 * alone: a split whose compare would send NaN's key (REP_KEY_MISSING, below all) the
@@ -463,8 +462,8 @@ typedef struct LRepresentation {
 	 * With RepLayout.byte_tops (NULL in representations without): bins_of emits the bins
 	 * (a vector of TOP_LANES i8) of the rows whose keys of feature `feature` (i64) are the
 	 * vector `keys` (TOP_LANES i32, as a tile holds them); walk_bins the walks of tree
-	 * number `tree` (i64) of BYTE_TOP_LANES rows whose bins start at `bins` (i8, the rows
-	 * consecutive, features RepLayout.bin_rows apart), yielding a vector of their leaves'
+	 * number `tree` (i64) of BYTE_TOP_LANES rows whose bins start at `bins` (i8, a group
+	 * of RepLayout.byte_tops), yielding a vector of their leaves'
 	 * indices (i8), whether the rows hold missing values or not (the keys decide them);
 	 * bin_leaves, from those indices, their leaves' values (element `output` of the
 	 * leaves' vectors where trees have them, else 0), a vector of BYTE_TOP_LANES.

@@ -155,8 +155,8 @@ static uint32_t plane_bytes(const ObliviousState *s) { return s->depth < 4 ? 16 
 
 /*
  * RepLayout.byte_tops: every feature's distinct tile keys of its splits (bin_keys, from
- * bin_starts[f]), what a level compares its rows' bins with (byte_tops: per level its
- * feature and, less 128, how many of the feature's keys a row goes right of where it goes
+ * bin_starts[f]), what a level compares its rows' bins with (byte_tops: per level where
+ * its feature's bins lie in a group's, and, less 128, how many of the feature's keys a row goes right of where it goes
  * right of the level's, in each byte of an i32), and each tree's leaves in 4 planes of
  * bytes an output (planes: byte p of output k of leaf j at ((tree x width + k) x 4 + p) x
  * plane_bytes + j, every tree of one width: cost_byte_tops). A row
@@ -183,7 +183,7 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 		if (!i || order[i].feature != order[i - 1].feature || order[i].key != order[i - 1].key)
 			keys[n++] = order[i].key;
 		starts[order[i].feature + 1] = (int32_t)n;
-		tops[2 * order[i].level] = (int32_t)order[i].feature;
+		tops[2 * order[i].level] = (int32_t)order[i].feature; /* (times BYTE_TOP_LANES below) */
 		tops[2 * order[i].level + 1] = (int32_t)(n - 1 - first); /* the keys below, for now */
 	}
 	for (uint32_t k = 1; k <= f->num_features; k++) /* (features without splits: no keys) */
@@ -191,6 +191,7 @@ static void lay_out_bins(const HForest *f, LModule *m, const RepLayout *layout, 
 	for (uint64_t i = 0; i < levels; i++) {
 		uint32_t feature = (uint32_t)tops[2 * i], below = (uint32_t)tops[2 * i + 1];
 		uint32_t count = (uint32_t)(starts[feature + 1] - starts[feature]);
+		tops[2 * i] = (int32_t)(feature * BYTE_TOP_LANES); /* the feature's bins in a group's */
 		tops[2 * i + 1] = (int32_t)(0x01010101u * (uint8_t)((t_below ? below : count - 1 - below) - 128)); /* (in every byte) */
 	}
 	for (uint32_t t = 0; t < f->num_trees && planes; t++) {
@@ -524,7 +525,6 @@ static uint32_t oblivious_walk_bins(RepLayout *layout, LBuilder *b, uint32_t tre
 		at = lir_emit(b, LOP_ADD, LTYPE_I64, first, lir_const_int(b, LTYPE_I64, level), LIR_NONE);
 		pair = lir_emit(b, LOP_ADD, LTYPE_I64, at, at, LIR_NONE);
 		element = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->byte_tops, pair, LIR_NONE));
-		element = lir_emit(b, LOP_MUL, LTYPE_I64, element, lir_const_int(b, LTYPE_I64, layout->bin_rows), LIR_NONE);
 		pair = lir_emit(b, LOP_ADD, LTYPE_I64, pair, lir_const_int(b, LTYPE_I64, 1), LIR_NONE);
 		count = lir_emit(b, LOP_LOAD, LTYPE_I32, s->byte_tops, pair, LIR_NONE); /* (a broadcast of 4 bytes: one load) */
 		count = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, BYTE_TOP_LANES / 4, count, LIR_NONE, LIR_NONE);
