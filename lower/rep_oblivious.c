@@ -156,8 +156,9 @@ static uint32_t plane_bytes(const ObliviousState *s) { return s->depth < 4 ? 16 
 /*
  * RepLayout.byte_tops: every feature's distinct tile keys of its splits (bin_keys, from
  * bin_starts[f]), what a level compares its rows' bins with (byte_tops: per level where
- * its feature's bins lie in a group's, and, less 128, how many of the feature's keys a row goes right of where it goes
- * right of the level's, in each byte of an i32), and each tree's leaves in 4 planes of
+ * its feature's bins lie in a group's and, less 128, how many of the feature's keys a row
+ * goes right of where it goes right of the level's, in each byte of an i32), and, where
+ * planes pay (cost_leaf_planes), each tree's leaves in 4 planes of
  * bytes an output (planes: byte p of output k of leaf j at ((tree x width + k) x 4 + p) x
  * plane_bytes + j, every tree of one width: cost_byte_tops). A row
  * goes right of a key below its own where the keys' form is t_below (rep_key_form), of
@@ -484,7 +485,7 @@ static uint32_t oblivious_bins_of(RepLayout *layout, LBuilder *b, uint32_t featu
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	ObliviousState *s = layout->state;
 	uint32_t count = lir_local_array(b, LTYPE_I32, TOP_LANES, LSPACE_PRIVATE), zero = lir_const_int(b, LTYPE_I64, 0), from, to,
-	         j, key, right, one, sum;
+	         j, key, right, one, sum, most;
 	b->fn->insts[count].lanes = TOP_LANES;
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, TOP_LANES, count, zero, rep_vector_const(b, TOP_LANES, -128));
 	from = lir_cast(b, LCAST_SEXT, LTYPE_I64, lir_emit(b, LOP_LOAD, LTYPE_I32, s->bin_starts, feature, LIR_NONE));
@@ -501,9 +502,9 @@ static uint32_t oblivious_bins_of(RepLayout *layout, LBuilder *b, uint32_t featu
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, TOP_LANES, count, zero, sum);
 	lir_end(b);
 	sum = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, TOP_LANES, count, zero, LIR_NONE);
-	one = rep_vector_const(b, TOP_LANES, 127);
-	right = lir_cmp(b, LOP_ICMP, LCMP_SLT, sum, one);
-	sum = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, TOP_LANES, right, sum, one);
+	most = rep_vector_const(b, TOP_LANES, 127);
+	right = lir_cmp(b, LOP_ICMP, LCMP_SLT, sum, most);
+	sum = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, TOP_LANES, right, sum, most);
 	return lir_cast(b, LCAST_TRUNC, LTYPE_I8, sum);
 }
 

@@ -193,15 +193,13 @@ static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 	 * lanes are then one vector add and its lanes' extracts, not two extends and adds in
 	 * i64 (x86).
 	 */
-	bool narrow = !table && inst->lanes > 1 && em->fn->insts[inst->a].op == LOP_BUFFER &&
-	              em->m->buffers[em->fn->insts[inst->a].imm].count <= INT32_MAX;
-	LLVMValueRef start32 = narrow ? LLVMBuildTrunc(em->b, start, i32, "") : NULL;
 	/* Indices of i8 (unsigned, ir/lir.h) are each a load's offset from b: its address made once. */
 	bool bytes = !table && em->fn->insts[inst->c].type == LTYPE_I8;
-	if (bytes) {
+	bool narrow = !table && !bytes && inst->lanes > 1 && em->fn->insts[inst->a].op == LOP_BUFFER &&
+	              em->m->buffers[em->fn->insts[inst->a].imm].count <= INT32_MAX;
+	LLVMValueRef start32 = narrow ? LLVMBuildTrunc(em->b, start, i32, "") : NULL;
+	if (bytes)
 		base = LLVMBuildGEP2(em->b, type, base, &start, 1, "");
-		narrow = false;
-	}
 	for (unsigned i = 0; i < lanes; i++) {
 		LLVMValueRef k = inst->lanes > 1 ? LLVMBuildExtractElement(em->b, indices, LLVMConstInt(i32, i, 0), "") : indices;
 		LLVMValueRef at = table    ? NULL
