@@ -224,6 +224,19 @@ static bool tiles_trees(const HForest *f, const HScheduleKnobs *k)
 	return k->tree_tile != 0 && k->tree_tile < f->num_trees && rows * row_margin_bytes(f) <= TILE_MARGIN_BYTES;
 }
 
+/*
+ * Whether k's symmetric trees read bins in runs of 32 rows and load their leaves one by
+ * one (no planes: cost_leaf_planes): a padded run of 32 and its bins cost calls of up to
+ * 16 rows more than a tile of 16 rows' tops of their keys, which splitSize's few half then
+ * walks (3 to 16 rows 1.4 to 1.5 times faster; measured: docs/performance-notes.md,
+ * Symmetric trees with AVX2: depth 8 from bins).
+ */
+static bool few_rows_side_by_side(const HForest *f, const HScheduleKnobs *k)
+{
+	return k->representation == knob_of(LREP_LEVELS) && k->rows == BYTE_TOP_LANES && f->num_trees &&
+	       !cost_leaf_planes(hir_tree_depth(f, 0));
+}
+
 /* Whether the heuristic compiles f into code: small forests, and forests with category sets up to a bound (lower.h). */
 static bool code_pays(const HForest *f)
 {
@@ -483,7 +496,7 @@ void hir_choose_knobs(const HForest *f, uint32_t tree_tile, uint32_t rows, uint3
 		uint32_t padded = cost_pad_rows(f, false, true, true);
 		if (pick && k->tree_tile && rows > 1 && padded < TOP_LANES) {
 			k->few_trees = 1; /* lone rows below a padded tile's rows walk every tree in turn, untiled */
-			k->few_rows = (uint8_t)padded;
+			k->few_rows = (uint8_t)(few_rows_side_by_side(f, k) ? TOP_LANES + 1 : padded);
 		}
 	} else if (f->num_trees > 1) { /* depth groups where a few deep trees would make padding all of them costly */
 		uint32_t ends[HIR_MAX_DEPTH_GROUPS], n = hir_depth_groups(f, HIR_MAX_DEPTH_GROUPS, tree_step(f, k), ends);
@@ -702,6 +715,8 @@ bool hir_apply_knobs(HForest *f, const HScheduleKnobs *k, Error *e)
 				     hir_schedule_mark(s, HDIR_SPECIALIZE, "f0", 0, e) && hir_schedule_mark(s, HDIR_SPECIALIZE, "f1", 0, e);
 			} else if (!few_groups(f, k, &ends, &ok, e)) {
 				const char *lone = k->few_trees > 1 ? "f1" : "few.tree"; /* (few_trees 1: the trees untiled) */
+				if (few_rows_side_by_side(f, k)) /* tile(few, r0, r1, 16); interleave(r1) */
+					interleave_tile(s, "few", "r0", "r1", TOP_LANES, &ok, e);
 				interleave_tile(s, "few.tree", "f0", "f1", k->few_trees, &ok, e);
 				if (k->few_trees > 1)
 					ok = ok && hir_schedule_mark(s, HDIR_CACHE, "f0", 0, e);

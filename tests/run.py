@@ -872,7 +872,8 @@ def cli_tests(s):
     # of 31 padded to 32 and alone. Trees of 3 outputs (vector leaves) take each output from planes of their own,
     # which the reduce adds output by output. Trees of depth 8 load their 32 leaves one by one by their index bytes
     # (a gather of floats by i8), from their leaves or their vectors' tables, with no planes, the bins' rows in order
-    # (RepLayout.bins_in_order). (The heuristic compiles 60 trees of depth 3 into code: the representation is named.)
+    # (RepLayout.bins_in_order); calls of up to 16 rows walk a tile of 16 by their keys' tops (splitSize's few half,
+    # rows side by side). (The heuristic compiles 60 trees of depth 3 into code: the representation is named.)
     for depth, width in ((3, 1), (6, 1), (7, 1), (4, 3), (8, 1), (8, 3)):
         name = f"symmetric_bins_{depth}" + (f"x{width}" if width > 1 else "")
         if not s.wanted("cli", name):
@@ -891,8 +892,10 @@ def cli_tests(s):
             "zip <32 x i8>" in lir and " halves" in lir
         if depth == 8:
             gathers = re.findall(r"gather <32 x f32> %\d+\[%\d+ \+ <32 x i8> %\d+\]$", lir, re.M)
+            hir = s.run("dump", "--level", "hir", model, "--cpu", "x86-64-v3").stdout
             shape = len(gathers) == width and "leaf_planes" not in lir and "zip" not in lir and \
-                ("oblivious.leaf_tables" in lir) == (width > 1)
+                ("oblivious.leaf_tables" in lir) == (width > 1) and \
+                "splitSize(batch, few, many, 17)" in hir and "tile(few, r0, r1, 16)" in hir
         if "avx2" not in flags:
             s.record("cli", name, shape, f"predictions skipped: this CPU has no avx2; {len(gathers)} gathers")
             continue
@@ -900,7 +903,7 @@ def cli_tests(s):
         want = [m for row in table for m in (symmetric_margin(trees, row, width=width) if width > 1 else
                                              [symmetric_margin(trees, row)])]
         wrong = [] if p.returncode == 0 else [p.stderr.strip()]
-        for batch in ("64", "200", "45", "31", "1"):
+        for batch in ("64", "200", "45", "31", "9", "1"):
             q = s.run("predict", so, "--input", rows, "--batch", batch) if p.returncode == 0 else p
             got = [float(v) for v in q.stdout.replace(",", " ").split()] if q.returncode == 0 else []
             if len(got) != len(want) or max(abs(a - b) for a, b in zip(got, want)) > 1e-5:
