@@ -398,8 +398,8 @@ void lower_if_complete(Lowering *l, const MInst *inst)
 			l->block.key_tiles = tiles;
 			if (tops && l->layout.byte_tops)
 				l->block.bins = make_bins(l, rows, tiles, tile_rows);
-			if (masks && l->layout.mask_nan_keys && !l->layout.nan_columns) /* (nan_columns: in the tiles) */
-				l->block.mask_tiles = lower_tiles_less_one(l, rows, tiles, tile_rows);
+			if (masks && (l->layout.signed_masks || (l->layout.mask_nan_keys && !l->layout.nan_columns)))
+				l->block.mask_tiles = lower_mask_tiles(l, rows, tiles, tile_rows); /* (nan_columns: in the tiles) */
 		}
 		if (keys && tiled) {
 			l->block.key_rows = tiles;

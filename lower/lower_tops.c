@@ -197,6 +197,12 @@ bool lower_bins_walk(Lowering *l, uint32_t id)
 	return true;
 }
 
+/* The columns of BlockScope.mask_tiles: the tiles' keys, then their keys less one where the tiles lack them. */
+static int64_t mask_columns(const Lowering *l)
+{
+	return (l->layout.mask_nan_keys && !l->layout.nan_columns ? 2 : 1) * (int64_t)l->layout.key_columns;
+}
+
 uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile)
 {
 	uint32_t offset;
@@ -204,7 +210,7 @@ uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile)
 	if (!l->rep->walk_tile || !l->layout.leaf_masks || l->block.key_rows == LIR_NONE || !lanes_take_tile(l, walk))
 		return LIR_NONE;
 	*tile = l->block.mask_tiles == LIR_NONE ? lanes_tile(l, walk, l->block.key_tiles, l->layout.key_columns, &offset)
-	                                         : lanes_tile(l, walk, l->block.mask_tiles, 2 * (int64_t)l->f->num_features, &offset);
+	                                         : lanes_tile(l, walk, l->block.mask_tiles, mask_columns(l), &offset);
 	return l->rep->tile_apply(&l->layout, &l->b, l->tree_index[lane_slot(walk->a, 0)]);
 }
 
@@ -224,26 +230,30 @@ uint32_t lower_tile_walk(Lowering *l, uint32_t id, uint32_t tile, uint32_t *valu
 	return lir_emit_vector(&l->b, LOP_LOAD, l->layout.leaf_type, (uint8_t)lanes, spill, const_i64(l, 0), LIR_NONE);
 }
 
-uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows)
+uint32_t lower_mask_tiles(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
-	int64_t size = TOP_LANES * (int64_t)l->f->num_features; /* a tile's keys */
-	uint32_t both = lir_local_array(&l->b, LTYPE_I32, 2 * tile_rows * l->f->num_features, LSPACE_PRIVATE), count, t, from, to, at, key;
-	l->b.fn->insts[both].lanes = TOP_LANES;
+	int64_t size = TOP_LANES * (int64_t)l->layout.key_columns, columns = mask_columns(l); /* a tile's keys, its copy's */
+	uint32_t copy = lir_local_array(&l->b, LTYPE_I32, tile_rows * columns, LSPACE_PRIVATE), count, t, from, to, at, key;
+	l->b.fn->insts[copy].lanes = TOP_LANES;
 	count = emit2(l, LOP_ADD, LTYPE_I64, rows, const_i64(l, TOP_LANES - 1));
 	count = emit2(l, LOP_SDIV, LTYPE_I64, count, const_i64(l, TOP_LANES));
 	t = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), count, const_i64(l, 1));
 	from = emit2(l, LOP_MUL, LTYPE_I64, t, const_i64(l, size));
 	from = lir_index(&l->b, tiles, from, LTYPE_I32);
-	to = emit2(l, LOP_MUL, LTYPE_I64, t, const_i64(l, 2 * size));
-	to = lir_index(&l->b, both, to, LTYPE_I32);
+	to = emit2(l, LOP_MUL, LTYPE_I64, t, const_i64(l, TOP_LANES * columns));
+	to = lir_index(&l->b, copy, to, LTYPE_I32);
 	at = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, size), const_i64(l, 1));
 	key = emit2(l, LOP_LOAD, LTYPE_I32, from, at);
+	if (l->layout.signed_masks)
+		key = emit2(l, LOP_ADD, LTYPE_I32, key, lir_const_int(&l->b, LTYPE_I32, (int32_t)REP_KEY_BIAS));
 	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, key);
-	key = emit2(l, LOP_SUB, LTYPE_I32, key, lir_const_int(&l->b, LTYPE_I32, 1));
-	at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, size));
-	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, key);
+	if (columns > l->layout.key_columns) {
+		key = emit2(l, LOP_SUB, LTYPE_I32, key, lir_const_int(&l->b, LTYPE_I32, 1));
+		at = emit2(l, LOP_ADD, LTYPE_I64, at, const_i64(l, size));
+		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, key);
+	}
 	lir_end(&l->b);
 	lir_end(&l->b);
-	return both;
+	return copy;
 }

@@ -41,8 +41,8 @@ typedef struct BlockScope {
 	LType key_type;             /* of the keys: i64 or i32 (rep_emit_row_key) */
 	uint32_t key_tiles;         /* with key_rows, the same keys in tiles of TOP_LANES rows (RepLayout.key_lanes), for tops
 	                               (LIR_NONE: none) */
-	uint32_t mask_tiles;        /* with key_tiles where RepLayout.mask_nan_keys and not nan_columns, the same tiles each
-	                               followed by its keys less one, for leaf masks (LIR_NONE: the key_tiles) */
+	uint32_t mask_tiles;        /* with key_tiles where RepLayout.signed_masks, or mask_nan_keys and not nan_columns:
+	                               lower_mask_tiles' copy, for leaf masks (LIR_NONE: the key_tiles) */
 	bool key_tiled;             /* key_rows are key_tiles (RepLayout.tile_words), else row by row */
 	bool key_padded;            /* key_rows (and key_tiles) hold the block's first row's keys past its last row to its tile's end */
 	const MIndex *key_index;    /* the first row of the ifComplete that made them, key_first's index */
@@ -227,10 +227,11 @@ void lower_lanes_apart(Lowering *l, uint32_t v, uint32_t lanes, uint32_t *values
  */
 uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile);
 /*
- * A new array of the tiles of `rows` rows (i64; tile_rows at most), each tile's keys
- * followed by the same keys less one (BlockScope.mask_tiles).
+ * A new array of the tiles of `rows` rows (i64; tile_rows at most) for leaf masks
+ * (BlockScope.mask_tiles): each tile's keys, biased where RepLayout.signed_masks, followed
+ * by the same keys less one where RepLayout.mask_nan_keys and the tiles lack them.
  */
-uint32_t lower_tiles_less_one(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows);
+uint32_t lower_mask_tiles(Lowering *l, uint32_t rows, uint32_t tiles, int64_t tile_rows);
 
 /* Record in m what its artifact tells of f besides the code: features, margins, outputs, transform, labels, names, category values. */
 void lower_describe_module(LModule *m, const HForest *f);

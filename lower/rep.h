@@ -186,6 +186,14 @@ typedef struct RepLayout {
 	 */
 	bool mask_nan_keys;
 	/*
+	 * With leaf_masks where the CPU compares vectors signed only (AVX2: MTOPS_PAIRS): the
+	 * walks read their own copy of the tiles (BlockScope.mask_tiles), its keys biased by
+	 * REP_KEY_BIAS, and a split's record holds the bound that decides its keys with one
+	 * signed compare, unsigned taking two (measured: docs/performance-notes.md, Leaf
+	 * masks: signed compares with AVX2). Set by lay_out.
+	 */
+	bool signed_masks;
+	/*
 	 * The lowering's: how the CPU's vectors take 16 rows (MModule.vector_tops). With
 	 * top_levels and MTOPS_WIDE, the CPU has vector registers to keep a top's masks in
 	 * across the loop around (AVX-512's 32), so top_nodes loads them from a buffer, which
@@ -203,8 +211,9 @@ typedef struct RepLayout {
 	 * inversion. Set by lay_out where no scalar walk reads the tiles (tile_words) and no
 	 * split is IN (whose tiles hold categories, read as indices): the oblivious layout's,
 	 * whose tops add the compares' masks into their nodes (measured: docs/performance-notes.md,
-	 * Symmetric trees: signed compares with AVX2). Other layouts' tops and leaf masks AND
-	 * and select by them, where LLVM folds the inversion: no fewer instructions signed.
+	 * Symmetric trees: signed compares with AVX2). Other layouts' tops AND and select by
+	 * them, where LLVM folds the inversion: no fewer instructions signed. (Leaf masks bias
+	 * their own copy: signed_masks.)
 	 */
 	bool signed_tiles;
 	/*

@@ -30,8 +30,9 @@
  * leaf in the leaf buffer, 1 where its rows walk so (at most LOWER_MASK_LEAVES leaves)
  * else 0, and 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
  * (feature x RepLayout.key_lanes); its key (threshold_key, less one where it reads the
- * keys less one), or an IN split's set offset; the mask that keeps every leaf but its
- * left subtree's; and for an IN split the category that goes left as NaN (-1: none).
+ * keys less one; signed_bound's bound under RepLayout.signed_masks), or an IN split's
+ * set offset; the mask that keeps every leaf but its left subtree's; and for an IN
+ * split the category that goes left as NaN (-1: none).
  * A split that reads the keys less one has its feature's element past the forest's
  * features' (feature + features). Leaves: their values (leaf_type) left to right, as
  * leaf_value gives them.
@@ -72,6 +73,20 @@ static uint32_t threshold_key(const RepLayout *layout, float t)
 
 /* Whether a row of key x goes right at a split of key t (rep_key_form's decision, on constants). */
 static bool key_right(bool t_below, uint32_t x, uint32_t t) { return t_below ? t < x : x < t; }
+
+/*
+ * Under RepLayout.signed_masks, a key split's record (fields 1 and 2, its key and the leaves it keeps) made
+ * for one signed compare of biased keys: the rows of key x go left where x < bound (t_below) or bound < x, the
+ * bound the biased key past which they go right. A split at which no key goes right keeps every leaf.
+ */
+static void signed_bound(bool t_below, int32_t *record)
+{
+	uint32_t biased = (uint32_t)record[1] ^ REP_KEY_BIAS;
+	if (biased == (t_below ? (uint32_t)INT32_MAX : REP_KEY_BIAS)) /* the greatest key (t_below), the least */
+		record[2] = -1;
+	else
+		record[1] = (int32_t)(t_below ? biased + 1 : biased - 1);
+}
 
 /* Where NaN goes at split n: right, where its rows' NaN reads as 0 where 0 goes. */
 static bool nan_right(const RepLayout *layout, bool t_below, const HNode *n, uint32_t t)
@@ -132,6 +147,8 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 		} else {
 			return false;
 		}
+		if (n->compare != HCMP_IN && layout->signed_masks)
+			signed_bound(t_below, record);
 		(*num)++;
 	}
 	*count += tree_leaves;
@@ -158,10 +175,11 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	bool t_below;
 	s->tree_buffer = s->split_buffer = s->leaf_buffer = LIR_NONE;
 	layout->mask_nan_keys = s->nan_sets = false;
+	layout->signed_masks = layout->vector_tops == MTOPS_PAIRS;
 	s->groups = 0;
 	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !rep_key_form(layout, &t_below) ||
 	    2 * (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) { /* (the keys less one past the features) */
-		layout->leaf_masks = false;
+		layout->leaf_masks = layout->signed_masks = false;
 		return;
 	}
 	for (uint32_t t = 0; t < f->num_trees; t++) {
@@ -211,7 +229,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 		free(trees);
 		free(splits);
 		free(leaves);
-		layout->leaf_masks = layout->mask_nan_keys = false;
+		layout->leaf_masks = layout->mask_nan_keys = layout->signed_masks = false;
 		return;
 	}
 	s->all = fitting == f->num_trees;
@@ -265,15 +283,22 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
  * (their category's bit is set, or it is NaN's and NaN goes left), else 0. The set's words are its first `span`
  * (set_group: 1, or the tables' rep_table_words, where categories past them are in no such set), or all (span 0,
  * each row's word loaded on its own). A mask rather than i1 lanes, which x86's code generation would pack to bytes
- * and back.
+ * and back. Under RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed,
+ * the others take it unbiased.
  */
 static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
                               uint32_t offset, uint8_t n, uint32_t span)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
+	bool biased = layout->signed_masks;
+	if (biased && (span != 1 || s->nan_sets)) {
+		c = lir_emit_vector(b, LOP_ADD, LTYPE_I32, n, c, rep_vector_const(b, n, (int32_t)REP_KEY_BIAS), LIR_NONE);
+		biased = false;
+	}
 	if (span && layout->set_stride > span) /* c's word may lie past the span */
-		inside = lir_cmp(b, LOP_ICMP, LCMP_ULT, c, rep_vector_const(b, n, (int32_t)(32 * span)));
+		inside = biased ? lir_cmp(b, LOP_ICMP, LCMP_SLT, c, rep_vector_const(b, n, (int32_t)(32 * span ^ REP_KEY_BIAS)))
+		                : lir_cmp(b, LOP_ICMP, LCMP_ULT, c, rep_vector_const(b, n, (int32_t)(32 * span)));
 	if (span == 1) {
 		word = lir_emit(b, LOP_LOAD, LTYPE_I32, layout->sets, offset, LIR_NONE);
 		word = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, word, LIR_NONE, LIR_NONE);
@@ -301,6 +326,8 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint8_t n = (uint8_t)lanes;
 	uint32_t zero = lir_const_int(b, LTYPE_I64, 0), cell, candidates, lowest, exponent, leaf0;
+	bool t_below;
+	rep_key_form(layout, &t_below);
 	cell = lir_local_array(b, LTYPE_I32, lanes, LSPACE_PRIVATE);
 	b->fn->insts[cell].lanes = n;
 	lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, rep_vector_const(b, lanes, -1));
@@ -319,18 +346,22 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 			key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
 			left = category_left(layout, s, b, i, x, key, n, g == GROUP_WORD_SETS ? 1 : g == GROUP_WIDE_SETS ? 0
 			                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout));
+		} else if (layout->signed_masks) { /* signed_bound's compare, for the leaves a left turn keeps: all */
+			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
+			left = t_below ? lir_cmp(b, LOP_ICMP, LCMP_SLT, x, key) : lir_cmp(b, LOP_ICMP, LCMP_SLT, key, x);
 		} else {
 			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
 			right = rep_keys_go_right(layout, b, x, key);
 		}
 		keep = split_field(s, b, i, 2, n);
 		old = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
-		if (left != LIR_NONE) { /* the leaves a right turn keeps, or all */
+		if (g >= GROUP_WORD_SETS) { /* the leaves a right turn keeps, or all (left, a mask) */
 			keep = lir_emit_vector(b, LOP_OR, LTYPE_I32, n, keep, left, LIR_NONE);
 			kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
 		} else {
 			kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
-			kept = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old);
+			kept = right != LIR_NONE ? lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old)
+			                         : lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, left, old, kept);
 		}
 		lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, kept);
 		lir_end(b);

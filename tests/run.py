@@ -1022,11 +1022,12 @@ def cli_tests(s):
                                                       f"vectors also in {elsewhere}, gathers in {gathers}, masks "
                                                       f"buffer {masks}, ANDs of constants in {folded}")
     # Walks of 16 rows side by side of a tree of at most 32 leaves compare all its splits at once (lower/rep_masks.c):
-    # a loop over the tree's splits, each a compare of 16 keys (one 512-bit vector with AVX-512, a pair of 256-bit
-    # ones with AVX2); its leaves come by scalar loads, no gather. A CPU without AVX2 has no leaf masks. LightGBM's
-    # 31 leaves grown deep, 3 classes (the rows past the last tile of 16 walk node by node).
+    # a loop over the tree's splits, each a compare of 16 keys (one 512-bit vector with AVX-512, unsigned; a pair of
+    # 256-bit ones with AVX2, signed on biased keys, RepLayout.signed_masks: no unsigned max); its leaves come by
+    # scalar loads, no gather. A CPU without AVX2 has no leaf masks. LightGBM's 31 leaves grown deep, 3 classes (the
+    # rows past the last tile of 16 walk node by node).
     leafwise = os.path.join(MODELS, "lightgbm", "leafwise_multiclass.txt")
-    for cpu, compare in (("x86-64-v4", r"vpcmp\w*ud\s.*%zmm"), ("x86-64-v3", r"vpmaxud\s.*%ymm"), ("x86-64", None)):
+    for cpu, compare in (("x86-64-v4", r"vpcmp\w*ud\s.*%zmm"), ("x86-64-v3", r"vpcmpgtd\s.*%ymm"), ("x86-64", None)):
         name = f"leaf_masks_{cpu}"
         if not s.wanted("cli", name):
             continue
@@ -1035,8 +1036,30 @@ def cli_tests(s):
         text = open(out).read() if p.returncode == 0 else ""
         masks, compares = ".masks.splits" in text, bool(compare and re.search(compare, text))
         gathers = [line.strip() for line in text.splitlines() if "gather" in line]
-        ok = p.returncode == 0 and masks == bool(compare) and compares == bool(compare) and not gathers
-        s.record("cli", name, ok, p.stderr.strip() or f"masks {masks}, compares of 16 keys {compares}, gathers {gathers[:2]}")
+        unsigned = cpu == "x86-64-v3" and "vpmaxud" in text
+        ok = p.returncode == 0 and masks == bool(compare) and compares == bool(compare) and not gathers and not unsigned
+        s.record("cli", name, ok, p.stderr.strip() or f"masks {masks}, compares of 16 keys {compares}, gathers "
+                 f"{gathers[:2]}, unsigned maxima {unsigned}")
+    # And they predict as the libraries do, with AVX-512's unsigned compares and AVX2's signed ones on biased keys (a
+    # split's record the bound of one compare), where this CPU has them: LightGBM's category sets with NaN and
+    # XGBoost's `<` splits that send NaN either way (the keys less one), all rows in one call.
+    fixtures = (os.path.join(MODELS, "lightgbm", "leafwise_categorical_masks"), os.path.join(MODELS, "missing_directions.x3"))
+    for fixture, (cpu, feature) in itertools.product(fixtures, (("x86-64-v4", "avx512f"), ("x86-64-v3", "avx2"))):
+        name = f"leaf_masks_predict_{os.path.basename(fixture).split('.')[0]}_{cpu}"
+        if not s.wanted("cli", name):
+            continue
+        if feature not in flags:
+            s.record("cli", name, True, f"skipped: this CPU has no {feature}")
+            continue
+        model = fixture + (".txt" if os.path.exists(fixture + ".txt") else ".json")
+        so, out = s.path(f"cli-{name}.so"), s.path(f"cli-{name}.csv")
+        lir = s.run("dump", "--level", "lir", model, "--representation", "sparse", "--cpu", cpu).stdout
+        p = s.run("compile", model, "--representation", "sparse", "--cpu", cpu, "-o", so)
+        q = s.run("predict", so, "--input", fixture + ".rows.csv", "--output", out, "--margin") if p.returncode == 0 else p
+        if q.returncode != 0 or "masks.splits" not in lir:
+            s.record("cli", name, False, q.stderr.strip() or "no masks.splits buffer in the LIR")
+        else:
+            judge(s, "cli", name, read_table(out), read_table(fixture + ".margin.csv"), False)
     # Their category splits pick each row's set word from tables of the set's words (LIR `gather ... table N`), which
     # x86 permutes: 16 words a register with AVX-512, two tables of 8 with AVX2, none without (a load a lane).
     leafwise_cat = os.path.join(MODELS, "lightgbm", "leafwise_categorical.txt")
@@ -1069,7 +1092,6 @@ def cli_tests(s):
                 s.record("cli", f"nan_columns_{batch}", False, q.stderr.strip())
             else:
                 judge(s, "cli", f"nan_columns_{batch}", read_table(out), read_table(leafwise_nan + ".margin.csv"), False)
-    flags = open("/proc/cpuinfo").read()
     # A lone row walks its trees side by side, and where their leaves cannot stay (category splits) one loop steps
     # them all to their leaves (finish_together), in two versions: its row with NaN and without (a forest past 512
     # splits, which grove's schedule walks by leaf masks where rows come in batches). One row a call and 7, a third of
