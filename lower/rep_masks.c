@@ -279,12 +279,13 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
 }
 
 /*
- * i32 per lane: -1 where the rows of category keys c (i32 lanes) go left at IN split i, whose set starts at `offset`
- * (their category's bit is set, or it is NaN's and NaN goes left), else 0. The set's words are its first `span`
- * (set_group: 1, or the tables' rep_table_words, where categories past them are in no such set), or all (span 0,
- * each row's word loaded on its own). A mask rather than i1 lanes, which x86's code generation would pack to bytes
- * and back. Under RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed,
- * the others take it unbiased.
+ * i1 per lane: where the rows of category keys c (i32 lanes) go left at IN split i, whose set starts at `offset`
+ * (their category's bit is set, or it is NaN's and NaN goes left). The set's words are its first `span` (set_group:
+ * 1, or the tables' rep_table_words, where categories past them are in no such set), or all (span 0, each row's word
+ * loaded on its own). The category's bit is tested by its sign once shifted there, which x86 reads whole (a vector
+ * compare with 0, a blend, a mask register with AVX-512): no AND with 1 and negation into a mask. Under
+ * RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed, the others take
+ * it unbiased.
  */
 static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
                               uint32_t offset, uint8_t n, uint32_t span)
@@ -308,16 +309,17 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 			word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
 		word = rep_set_words(layout, b, n, offset, word, span);
 	}
-	shift = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, c, rep_vector_const(b, n, 31), LIR_NONE);
-	bit = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, word, shift, LIR_NONE);
-	bit = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, bit, rep_vector_const(b, n, 1), LIR_NONE);
+	/* The category's bit to the sign: the word shifted left by 31 less its place (~c & 31, one AND NOT). */
+	shift = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, rep_vector_const(b, n, -1), c, LIR_NONE);
+	shift = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, shift, rep_vector_const(b, n, 31), LIR_NONE);
+	bit = lir_emit_vector(b, LOP_SHL, LTYPE_I32, n, word, shift, LIR_NONE);
 	if (inside != LIR_NONE)
 		bit = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, bit, zero);
-	left = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, zero, bit, LIR_NONE);
+	left = lir_cmp(b, LOP_ICMP, LCMP_SLT, bit, zero);
 	if (!s->nan_sets)
 		return left;
 	nan = lir_cmp(b, LOP_ICMP, LCMP_EQ, c, split_field(s, b, i, 3, n)); /* the category that goes left as NaN */
-	return lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, nan, rep_vector_const(b, n, -1), left);
+	return lir_emit_vector(b, LOP_SELECT, LTYPE_I1, n, nan, lir_const_int(b, LTYPE_I1, 1), left);
 }
 
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
@@ -355,14 +357,9 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 		}
 		keep = split_field(s, b, i, 2, n);
 		old = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
-		if (g >= GROUP_WORD_SETS) { /* the leaves a right turn keeps, or all (left, a mask) */
-			keep = lir_emit_vector(b, LOP_OR, LTYPE_I32, n, keep, left, LIR_NONE);
-			kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
-		} else {
-			kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE);
-			kept = right != LIR_NONE ? lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old)
-			                         : lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, left, old, kept);
-		}
+		kept = lir_emit_vector(b, LOP_AND, LTYPE_I32, n, old, keep, LIR_NONE); /* the leaves a right turn keeps */
+		kept = right != LIR_NONE ? lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, right, kept, old)
+		                         : lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, left, old, kept);
 		lir_emit_vector(b, LOP_STORE, LTYPE_VOID, n, cell, zero, kept);
 		lir_end(b);
 	}
