@@ -75,9 +75,10 @@ static uint32_t threshold_key(const RepLayout *layout, float t)
 static bool key_right(bool t_below, uint32_t x, uint32_t t) { return t_below ? t < x : x < t; }
 
 /*
- * Under RepLayout.signed_masks, a key split's record (fields 1 and 2, its key and the leaves it keeps) made
- * for one signed compare of biased keys: the rows of key x go left where x < bound (t_below) or bound < x, the
- * bound the biased key past which they go right. A split at which no key goes right keeps every leaf.
+ * Under RepLayout.signed_masks, a key split's record (fields 1 and 2: its key, the leaves it keeps) for one signed
+ * compare of biased keys: rows of biased key x go left where x < bound (t_below: the biased key plus one) or
+ * bound < x (the biased key less one). Where no key goes right (the greatest key, t_below; else the least), the
+ * split keeps every leaf.
  */
 static void signed_bound(bool t_below, int32_t *record)
 {
@@ -282,8 +283,8 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
  * i1 per lane: where the rows of category keys c (i32 lanes) go left at IN split i, whose set starts at `offset`
  * (their category's bit is set, or it is NaN's and NaN goes left). The set's words are its first `span` (set_group:
  * 1, or the tables' rep_table_words, where categories past them are in no such set), or all (span 0, each row's word
- * loaded on its own). The category's bit is tested by its sign once shifted there, which x86 reads whole (a vector
- * compare with 0, a blend, a mask register with AVX-512): no AND with 1 and negation into a mask. Under
+ * loaded on its own). The category's bit is tested by its sign once shifted there, which x86 reads whole (AVX2: a
+ * shift or a compare of the sign; AVX-512: a compare into a mask register): no AND with 1 and negation. Under
  * RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed, the others take
  * it unbiased.
  */
