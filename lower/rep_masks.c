@@ -320,7 +320,7 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 	if (!s->nan_sets)
 		return left;
 	nan = lir_cmp(b, LOP_ICMP, LCMP_EQ, c, split_field(s, b, i, 3, n)); /* the category that goes left as NaN */
-	return lir_emit_vector(b, LOP_SELECT, LTYPE_I1, n, nan, lir_const_int(b, LTYPE_I1, 1), left);
+	return lir_emit_vector(b, LOP_OR, LTYPE_I1, n, nan, left, LIR_NONE);
 }
 
 uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b, uint32_t tree, uint32_t lanes,
