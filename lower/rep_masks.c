@@ -349,12 +349,12 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 			key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
 			left = category_left(layout, s, b, i, x, key, n, g == GROUP_WORD_SETS ? 1 : g == GROUP_WIDE_SETS ? 0
 			                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout));
-		} else if (layout->signed_masks) { /* signed_bound's compare, for the leaves a left turn keeps: all */
-			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
-			left = t_below ? lir_cmp(b, LOP_ICMP, LCMP_SLT, x, key) : lir_cmp(b, LOP_ICMP, LCMP_SLT, key, x);
 		} else {
 			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
-			right = rep_keys_go_right(layout, b, x, key);
+			if (layout->signed_masks) /* signed_bound's compare, for the leaves a left turn keeps: all */
+				left = t_below ? lir_cmp(b, LOP_ICMP, LCMP_SLT, x, key) : lir_cmp(b, LOP_ICMP, LCMP_SLT, key, x);
+			else
+				right = rep_keys_go_right(layout, b, x, key);
 		}
 		keep = split_field(s, b, i, 2, n);
 		old = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, cell, zero, LIR_NONE);
