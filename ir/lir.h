@@ -83,8 +83,9 @@ typedef enum LType {
 	X(GATHER, "gather", 3)        /* lane i: *(type *)(a + (b + c[i]) * sizeof(type)); a ptr, b  \
 	                                 i64, c a vector of i32 of the result's lanes (or of i8:   \
 	                                 unsigned where imm is 0; of a table, only of i8); imm > 0: \
-	                                 a table, every c[i] below imm (a power of 2) and the imm   \
-	                                 elements from b inside a's buffer,                          \
+	                                 a table, every c[i] below imm (a power of 2; sub 1: c[i]'s \
+	                                 bits above are ignored, lane i reads c[i] mod imm) and    \
+	                                 the imm elements from b inside a's buffer,                  \
 	                                 so the code may load them at once and pick lanes from them  \
 	                                 (x86: a permute; up to twice the most lanes, two vectors'   \
 	                                 permute with AVX-512; 16 i8 in 16 or 32 lanes a pshufb,     \

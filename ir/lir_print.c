@@ -277,7 +277,7 @@ static void print_inst(Printer *p, uint32_t id, int depth)
 		print_value(p, in->c);
 		fputc(']', out);
 		if (in->imm)
-			fprintf(out, " table %lld", (long long)in->imm);
+			fprintf(out, " table %lld%s", (long long)in->imm, in->sub ? " low" : "");
 		break;
 	case LOP_BITS:
 		fprintf(out, " %s ", value_type_name(operand_buf, p, in->a));

@@ -283,6 +283,8 @@ static bool verify_types(Verifier *v, uint32_t id, Context ctx)
 		if (in->imm < 0 || in->imm > 2 * LIR_MAX_LANES || (in->imm & (in->imm - 1)))
 			return fail(v, id, "gathers from a table of %lld elements, expected a power of 2 up to %d",
 			            (long long)in->imm, 2 * LIR_MAX_LANES);
+		if (in->sub > 1 || (in->sub && !in->imm))
+			return fail(v, id, "gather of sub %u, expected 0, or 1 (the index's low bits) from a table", in->sub);
 		return expect(v, id, in->a, LTYPE_PTR) && expect(v, id, in->b, LTYPE_I64) &&
 		       expect(v, id, in->c, (t == LTYPE_I8 || !in->imm) && value_type(fn, in->c) == LTYPE_I8 ? LTYPE_I8 : LTYPE_I32);
 	case LOP_SPLAT:

@@ -647,26 +647,30 @@ uint32_t rep_table_words(const RepLayout *layout);
  * where every index is below `span` (0: not known): from tables where span is at most
  * rep_table_words, else loaded lane by lane.
  */
-uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span);
+uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span,
+                       bool wrapped);
 /*
  * `lanes` elements of `type` at offset (i64) + index (i32 lanes, each below span) of
  * `buffer` (ptr), from at most `most` tables of a GATHER the CPU permutes lanes from
  * (layout->vector_tops: 32 or 64 bytes), picked by the index's high bits; LIR_NONE where
  * the CPU has none or span takes more (most at most REP_TABLES_MOST). Tables read whole:
  * the buffer must hold a table past offset + span. With AVX-512, where a table is the
- * lanes' vector, two tables are one GATHER (a two-vector permute).
+ * lanes' vector, two tables are one GATHER (a two-vector permute). `wrapped`: only the
+ * index's bits below the tables' elements (rounded up to a power of 2) are read, and
+ * they are below span; the bits above may be anything.
  */
 #define REP_TABLES_MOST 16
 uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
-                          uint32_t index, uint32_t span, uint32_t most);
+                          uint32_t index, uint32_t span, uint32_t most, bool wrapped);
 /*
  * rep_table_gather's work, and the oblivious layout's byte planes': `type` lanes `index`
  * (a vector of i32 or of i8) from `tables` (at most REP_TABLES_MOST) tables of `per`
  * elements each (a power of 2) at offset (i64) in buffer, one GATHER a table and a tree of
- * selects by the index's bits above a table's.
+ * selects by the index's bits above a table's. Each GATHER reads the index's low bits
+ * (sub 1, ir/lir.h) where there are several tables or the index is `wrapped`.
  */
 uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset, uint32_t index,
-                           uint32_t tables, uint32_t per);
+                           uint32_t tables, uint32_t per, bool wrapped);
 /* The tables rep_table_gather reads for span elements of type (0: the CPU has none). */
 uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span);
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */

@@ -285,16 +285,18 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
  * 1, or the tables' rep_table_words, where categories past them are in no such set), or all (span 0, each row's word
  * loaded on its own). The category's bit is tested by its sign once shifted there, which x86 reads whole (AVX2: a
  * shift or a compare of the sign; AVX-512: a compare into a mask register): no AND with 1 and negation. Under
- * RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed, the others take
- * it unbiased.
+ * RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed, and so does a
+ * set in tables, whose GATHER reads the word's index by its low bits, which the bias (2^31) leaves alone; sets in
+ * memory take it unbiased.
  */
 static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
                               uint32_t offset, uint8_t n, uint32_t span)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
+	uint32_t tables = span > 1 ? rep_tables(layout, LTYPE_I32, span) : 0;
 	bool biased = layout->signed_masks;
-	if (biased && (span != 1 || s->nan_sets)) {
+	if (biased && ((span != 1 && !(tables && tables <= 2)) || s->nan_sets)) {
 		c = lir_emit_vector(b, LOP_ADD, LTYPE_I32, n, c, rep_vector_const(b, n, (int32_t)REP_KEY_BIAS), LIR_NONE);
 		biased = false;
 	}
@@ -308,7 +310,7 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 		word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
 		if (inside != LIR_NONE)
 			word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
-		word = rep_set_words(layout, b, n, offset, word, span);
+		word = rep_set_words(layout, b, n, offset, word, span, biased);
 	}
 	/* The category's bit to the sign: the word shifted left by 31 less its place (~c & 31, one AND NOT). */
 	shift = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, rep_vector_const(b, n, -1), c, LIR_NONE);

@@ -461,10 +461,13 @@ static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t t
                                       uint32_t nodes, uint32_t output)
 {
 	ObliviousState *s = layout->state;
-	uint32_t first = leaves_first(s, b, tree, levels, output), index;
-	index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, nodes, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
+	uint32_t first = leaves_first(s, b, tree, levels, output), index = nodes;
+	/* Several tables read the index's bits below 2^levels alone, where nodes and the leaf's index agree. */
+	bool wrapped = rep_tables(layout, layout->leaf_type, 1u << levels) > 1;
+	if (!wrapped)
+		index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, nodes, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
 	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, output == LIR_NONE ? s->leaves : s->tables, first,
-	                        index, 1u << levels, leaf_tables_most(layout));
+	                        index, 1u << levels, leaf_tables_most(layout), wrapped);
 }
 
 static bool oblivious_leaf_tables(const RepLayout *layout, uint32_t levels, bool outputs)
@@ -563,7 +566,7 @@ static uint32_t oblivious_bin_leaves(RepLayout *layout, LBuilder *b, uint32_t tr
 		base = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane * output), LIR_NONE);
 	for (uint32_t p = 0; p < 4; p++) {
 		at = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, p * (int64_t)plane), LIR_NONE);
-		planes[p] = rep_gather_tables(b, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, node, plane / 16, 16); /* (tables of pshufb) */
+		planes[p] = rep_gather_tables(b, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, node, plane / 16, 16, false); /* (tables of pshufb) */
 	}
 	for (uint32_t h = 0; h < 2; h++) { /* in each half, its first 8 lanes (h 0) or last: bytes 0 and 2, 1 and 3 */
 		zips[2 * h] = lir_emit_vector(b, LOP_ZIP, LTYPE_I8, BYTE_TOP_LANES, planes[0], planes[2], LIR_NONE);

@@ -1,6 +1,7 @@
 /* The category sets of a layout in memory (rep_lay_out_sets, lower/rep.h): counted, or padded to one stride. */
 #include "lower/rep.h"
 
+#include <assert.h>
 #include <string.h>
 
 /*
@@ -58,7 +59,7 @@ uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span)
 }
 
 uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
-                          uint32_t index, uint32_t span, uint32_t most)
+                          uint32_t index, uint32_t span, uint32_t most, bool wrapped)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span);
@@ -68,7 +69,7 @@ uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint
 		per *= 2;
 		tables /= 2;
 	}
-	return rep_gather_tables(b, type, lanes, buffer, offset, index, tables, per);
+	return rep_gather_tables(b, type, lanes, buffer, offset, index, tables, per, wrapped);
 }
 
 /* A constant of `lanes` lanes of the index type t (i32 or i8), each v (wrapped). */
@@ -78,17 +79,16 @@ static uint32_t index_const(LBuilder *b, LType t, uint8_t lanes, uint32_t v)
 }
 
 uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset, uint32_t index,
-                           uint32_t tables, uint32_t per)
+                           uint32_t tables, uint32_t per, bool wrapped)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	LType t = (LType)b->fn->insts[index].type;
-	uint32_t picked[REP_TABLES_MOST], low = index, at, bit, high;
-	if (tables > 1)
-		low = lir_emit_vector(b, LOP_AND, t, lanes, index, index_const(b, t, lanes, per - 1), LIR_NONE);
+	uint32_t picked[REP_TABLES_MOST], at, bit, high;
 	for (uint32_t k = 0; k < tables; k++) {
 		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, (int64_t)k * per), LIR_NONE) : offset;
-		picked[k] = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, low);
+		picked[k] = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, index);
 		b->fn->insts[picked[k]].imm = per;
+		b->fn->insts[picked[k]].sub = tables > 1 || wrapped; /* (x86's permutes read the low bits alone) */
 	}
 	/* A tree of selects by the index's bits above a table's. */
 	for (uint32_t width = 1; width < tables; width *= 2) {
@@ -101,8 +101,10 @@ uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buff
 	return picked[0];
 }
 
-uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span)
+uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span,
+                       bool wrapped)
 {
-	uint32_t words = rep_table_gather(layout, b, LTYPE_I32, lanes, layout->sets, offset, index, span, 2);
+	uint32_t words = rep_table_gather(layout, b, LTYPE_I32, lanes, layout->sets, offset, index, span, 2, wrapped);
+	assert(words != LIR_NONE || !wrapped); /* (a GATHER from memory reads the index whole) */
 	return words != LIR_NONE ? words : lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, offset, index);
 }

@@ -122,7 +122,8 @@ static LLVMValueRef emit_load(Emitter *em, const LInst *inst)
 
 /*
  * A GATHER from a table of two 512-bit vectors, on x86 with AVX-512: one two-table
- * permute (vpermi2), which LLVM does not make of two one-table permutes and a select.
+ * permute (vpermi2), which LLVM does not make of two one-table permutes and a select. It
+ * reads the index's low bits alone, as a GATHER of sub 1 may want.
  */
 static LLVMValueRef emit_permute_pair(Emitter *em, const LInst *inst)
 {
@@ -145,6 +146,40 @@ static LLVMValueRef emit_permute_pair(Emitter *em, const LInst *inst)
 }
 
 /*
+ * A GATHER of 8 or 16 lanes of 4 bytes from a table of 8, on x86 with AVX2: a vpermd
+ * (vpermps) for each 8 lanes, which reads the index's low 3 bits alone, as a table's GATHER
+ * of sub 1 does (LLVM's own permute would want the index ANDed).
+ */
+static LLVMValueRef emit_permute8(Emitter *em, const LInst *inst)
+{
+	LLVMTypeRef type = type_of(em, (LType)inst->type);
+	LLVMValueRef start = llvm_value(em, inst->b), indices = llvm_value(em, inst->c), args[2], halves[2], pick[16];
+	LLVMValueRef table = LLVMBuildLoad2(em->b, LLVMVectorType(type, 8), LLVMBuildGEP2(em->b, type, llvm_value(em, inst->a), &start, 1, ""), "");
+	unsigned n = inst->lanes / 8;
+	LLVMSetAlignment(table, 4);
+	for (unsigned i = 0; i < 16; i++)
+		pick[i] = llvm_const_i32(em, i);
+	for (unsigned k = 0; k < n; k++) {
+		args[0] = table;
+		args[1] = n == 1 ? indices : LLVMBuildShuffleVector(em->b, indices, indices, LLVMConstVector(pick + 8 * k, 8), "");
+		halves[k] = llvm_call_intrinsic(em, inst->type == LTYPE_F32 ? "llvm.x86.avx2.permps" : "llvm.x86.avx2.permd", NULL, args, 2);
+	}
+	return n == 1 ? halves[0] : LLVMBuildShuffleVector(em->b, halves[0], halves[1], LLVMConstVector(pick, 16), "");
+}
+
+/* A table's GATHER of sub 1 (ir/lir.h): its indices' low bits, for an instruction that reads them whole. */
+static LLVMValueRef low_bits(Emitter *em, const LInst *inst, LLVMValueRef indices)
+{
+	LLVMValueRef mask[64];
+	unsigned lanes = LLVMGetVectorSize(LLVMTypeOf(indices));
+	if (!inst->sub)
+		return indices;
+	for (unsigned i = 0; i < lanes; i++)
+		mask[i] = LLVMConstInt(LLVMGetElementType(LLVMTypeOf(indices)), (unsigned long long)inst->imm - 1, 0);
+	return LLVMBuildAnd(em->b, indices, LLVMConstVector(mask, lanes), "");
+}
+
+/*
  * A GATHER of 16 or 32 i8 lanes from a table of 16, on x86 with AVX2: a pshufb (whose
  * 256-bit form picks within each 128-bit half: the table is in both). LLVM makes its own
  * variable permutes of bytes three instructions longer (it keeps lanes past 15 apart).
@@ -162,6 +197,7 @@ static LLVMValueRef emit_byte_table(Emitter *em, const LInst *inst)
 	}
 	if (em->fn->insts[inst->c].type != LTYPE_I8)
 		indices = LLVMBuildTrunc(em->b, indices, LLVMVectorType(i8, inst->lanes), "");
+	indices = low_bits(em, inst, indices); /* (pshufb reads bit 7 too) */
 	args[0] = table;
 	args[1] = indices;
 	return llvm_call_intrinsic(em, inst->lanes == 32 ? "llvm.x86.avx2.pshuf.b" : "llvm.x86.ssse3.pshuf.b.128", NULL, args, 2);
@@ -183,7 +219,10 @@ static LLVMValueRef emit_gather(Emitter *em, const LInst *inst)
 		return emit_permute_pair(em, inst);
 	if (em->avx2 && inst->type == LTYPE_I8 && inst->imm == 16 && (inst->lanes == 16 || inst->lanes == 32))
 		return emit_byte_table(em, inst);
+	if (em->avx2 && inst->imm == 8 && (inst->lanes == 8 || inst->lanes == 16) && lir_type_size((LType)inst->type) == 4)
+		return emit_permute8(em, inst);
 	if (inst->imm > 0 && inst->lanes > 1) { /* a table (lir.h): loaded whole, its lanes picked (x86: a permute) */
+		indices = low_bits(em, inst, indices);
 		table = LLVMBuildLoad2(em->b, LLVMVectorType(type, (unsigned)inst->imm), LLVMBuildGEP2(em->b, type, base, &start, 1, ""), "");
 		LLVMSetAlignment(table, (unsigned)lir_type_size((LType)inst->type));
 	}
