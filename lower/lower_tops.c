@@ -197,10 +197,41 @@ bool lower_bins_walk(Lowering *l, uint32_t id)
 	return true;
 }
 
-/* The columns of BlockScope.mask_tiles: the tiles' keys, then their keys less one where the tiles lack them. */
+/* The columns of BlockScope.mask_tiles: rep_mask_key_columns', then two a set feature's (RepLayout.set_features). */
 static int64_t mask_columns(const Lowering *l)
 {
-	return (l->layout.mask_nan_keys && !l->layout.nan_columns ? 2 : 1) * (int64_t)l->layout.key_columns;
+	return rep_mask_key_columns(&l->layout) + 2 * (int64_t)l->layout.num_set_features;
+}
+
+/*
+ * Into tile `to` of the copy, the set columns of tile `from` (RepLayout.set_features): a row's category c's word,
+ * c >> 5, with the bit that picks the second table copied to the sign, and its bit's shift ~c & 31.
+ */
+static void copy_set_columns(Lowering *l, uint32_t from, uint32_t to)
+{
+	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's evaluation order. */
+	int32_t second = (int32_t)rep_table_words(&l->layout) / 2; /* (the first word of the second table) */
+	uint32_t features = rep_buffer_address(&l->b, l->layout.set_features), j, element, column, r, c, word, pick, place;
+	j = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, l->layout.num_set_features), const_i64(l, 1));
+	element = emit2(l, LOP_LOAD, LTYPE_I32, features, j);
+	element = lir_cast(&l->b, LCAST_ZEXT, LTYPE_I64, element);
+	column = emit2(l, LOP_MUL, LTYPE_I64, j, const_i64(l, 2 * TOP_LANES));
+	column = emit2(l, LOP_ADD, LTYPE_I64, column, const_i64(l, TOP_LANES * (int64_t)rep_mask_key_columns(&l->layout)));
+	r = lir_begin(&l->b, LOP_FOR, const_i64(l, 0), const_i64(l, TOP_LANES), const_i64(l, 1));
+	c = emit2(l, LOP_ADD, LTYPE_I64, element, r);
+	c = emit2(l, LOP_LOAD, LTYPE_I32, from, c);
+	word = emit2(l, LOP_ASHR, LTYPE_I32, c, lir_const_int(&l->b, LTYPE_I32, 5));
+	pick = emit2(l, LOP_AND, LTYPE_I32, word, lir_const_int(&l->b, LTYPE_I32, second));
+	pick = emit2(l, LOP_SHL, LTYPE_I32, pick, lir_const_int(&l->b, LTYPE_I32, 31 - __builtin_ctz((unsigned)second)));
+	word = emit2(l, LOP_OR, LTYPE_I32, word, pick);
+	place = emit2(l, LOP_ADD, LTYPE_I64, column, r);
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, place, word);
+	place = emit2(l, LOP_ADD, LTYPE_I64, place, const_i64(l, TOP_LANES));
+	c = emit2(l, LOP_SUB, LTYPE_I32, lir_const_int(&l->b, LTYPE_I32, -1), c);
+	c = emit2(l, LOP_AND, LTYPE_I32, c, lir_const_int(&l->b, LTYPE_I32, 31));
+	lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, place, c);
+	lir_end(&l->b);
+	lir_end(&l->b);
 }
 
 uint32_t lower_tile_applies(Lowering *l, const MInst *walk, uint32_t *tile)
@@ -254,6 +285,8 @@ uint32_t lower_mask_tiles(Lowering *l, uint32_t rows, uint32_t tiles, int64_t ti
 		lir_emit(&l->b, LOP_STORE, LTYPE_VOID, to, at, key);
 	}
 	lir_end(&l->b);
+	if (l->layout.num_set_features)
+		copy_set_columns(l, from, to);
 	lir_end(&l->b);
 	return copy;
 }

@@ -194,6 +194,18 @@ typedef struct RepLayout {
 	 */
 	bool signed_masks;
 	/*
+	 * With signed_masks, where IN splits pick their set's word from tables (lower/rep_masks.c)
+	 * and no set sends NaN's category left: the copy holds, past its keys
+	 * (rep_mask_key_columns), two columns for each of the num_set_features features such
+	 * splits test (module buffer set_features: each one's element in the tiles, feature x
+	 * key_lanes). The first holds a row's category's word, c >> 5, with the bit that picks
+	 * the second table copied to the sign, which the permutes and their select read as it
+	 * is (REP_INDEX_SIGN); the second, the shift that brings the category's bit in its word
+	 * to the sign (~c & 31), which the split's shift reads from memory. Such a split's
+	 * record holds the first's element. Set by lay_out.
+	 */
+	uint32_t set_features, num_set_features;
+	/*
 	 * The lowering's: how the CPU's vectors take 16 rows (MModule.vector_tops). With
 	 * top_levels and MTOPS_WIDE, the CPU has vector registers to keep a top's masks in
 	 * across the loop around (AVX-512's 32), so top_nodes loads them from a buffer, which
@@ -531,6 +543,8 @@ typedef struct RepMasks {
 } RepMasks;
 /* Lay out f's leaf masks into m where layout->leaf_masks, with the layout's keys; clears leaf_masks where no tree fits. */
 void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks *s);
+/* The columns of the leaf masks' copy of the tiles before its set columns: the keys, then their keys less one where the tiles lack them. */
+uint32_t rep_mask_key_columns(const RepLayout *layout);
 /* The buffers' addresses (begin_function). */
 void rep_masks_begin(RepMasks *s, LBuilder *b);
 /*
@@ -643,34 +657,42 @@ void rep_lay_out_sets(const HForest *f, LModule *m, RepLayout *layout, uint64_t 
 uint32_t rep_table_words(const RepLayout *layout);
 #define REP_SET_TABLE_WORDS 32
 /*
+ * How the table gathers of rep_set_words, rep_table_gather and rep_gather_tables read
+ * their index: whole (each below the span); by its bits below the tables' elements
+ * (rounded up to a power of 2) alone, which are below the span, the bits above anything;
+ * or by those in a table and its sign, set where it picks the second of at most two
+ * tables.
+ */
+typedef enum { REP_INDEX_WHOLE, REP_INDEX_LOW, REP_INDEX_SIGN } RepIndex;
+/*
  * i32 lanes: the words of the set at `offset` (i64) of word index `index` (i32 lanes),
  * where every index is below `span` (0: not known): from tables where span is at most
  * rep_table_words, else loaded lane by lane.
  */
 uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span,
-                       bool wrapped);
+                       RepIndex form);
 /*
  * `lanes` elements of `type` at offset (i64) + index (i32 lanes, each below span) of
  * `buffer` (ptr), from at most `most` tables of a GATHER the CPU permutes lanes from
  * (layout->vector_tops: 32 or 64 bytes), picked by the index's high bits; LIR_NONE where
  * the CPU has none or span takes more (most at most REP_TABLES_MOST). Tables read whole:
  * the buffer must hold a table past offset + span. With AVX-512, where a table is the
- * lanes' vector, two tables are one GATHER (a two-vector permute). `wrapped`: only the
- * index's bits below the tables' elements (rounded up to a power of 2) are read, and
- * they are below span; the bits above may be anything.
+ * lanes' vector, two tables are one GATHER (a two-vector permute). The index's `form`
+ * says which of its bits to read.
  */
 #define REP_TABLES_MOST 16
 uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
-                          uint32_t index, uint32_t span, uint32_t most, bool wrapped);
+                          uint32_t index, uint32_t span, uint32_t most, RepIndex form);
 /*
  * rep_table_gather's work, and the oblivious layout's byte planes': `type` lanes `index`
  * (a vector of i32 or of i8) from `tables` (at most REP_TABLES_MOST) tables of `per`
  * elements each (a power of 2) at offset (i64) in buffer, one GATHER a table and a tree of
- * selects by the index's bits above a table's. Each GATHER reads the index's low bits
- * (sub 1, ir/lir.h) where there are several tables or the index is `wrapped`.
+ * selects by the index's bits above a table's (or its sign, REP_INDEX_SIGN). Each GATHER
+ * reads the index's low bits (sub 1, ir/lir.h) where there are several tables or the
+ * index is not REP_INDEX_WHOLE.
  */
 uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset, uint32_t index,
-                           uint32_t tables, uint32_t per, bool wrapped);
+                           uint32_t tables, uint32_t per, RepIndex form);
 /* The tables rep_table_gather reads for span elements of type (0: the CPU has none). */
 uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span);
 /* i1: whether x (layout's threshold type) is a category below end by the forest's rule; *c: it (i64), or 0 (zero: 0.0). */

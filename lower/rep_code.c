@@ -319,7 +319,7 @@ static uint32_t lanes_category_in(const RepLayout *layout, LBuilder *b, const HF
 		c = lanes_select(b, LTYPE_I32, below, k->c, rep_splat(b, LTYPE_I32, lanes, 0, 0.0));
 		word = lanes_op(b, LOP_ASHR, LTYPE_I32, c, rep_splat(b, LTYPE_I32, lanes, 5, 0.0));
 		word = rep_set_words(layout, b, (uint8_t)lanes, lir_const_int(b, LTYPE_I64, (int64_t)layout->set_offsets[set] + !layout->set_stride),
-		                     word, (end + 31) / 32, false);
+		                     word, (end + 31) / 32, REP_INDEX_WHOLE);
 	}
 	bit = lanes_op(b, LOP_ASHR, LTYPE_I32, word, bit);
 	bit = lanes_op(b, LOP_AND, LTYPE_I32, bit, rep_splat(b, LTYPE_I32, lanes, 1, 0.0));

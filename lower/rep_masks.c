@@ -22,17 +22,19 @@
  *   - IN splits (RepLayout.category_keys, the key a category) whose set is one word
  *     (categories below 32): that word shifted by each row's category;
  *   - the other IN splits whose set's words fit tables (rep_table_words): the word of
- *     each row's category picked from the set's first words by a permute or two;
+ *     each row's category picked from the set's first words by a permute or two (with
+ *     RepLayout.set_features, by the word's index and shift in the copy's set columns);
  *   - the other IN splits: the same, each row's word loaded on its own.
  * An IN split sends NaN's category left where the split says (RepMasks.nan_sets).
  *
  * Per tree (i32 x 8): where each group's records start, the end of the last, its first
  * leaf in the leaf buffer, 1 where its rows walk so (at most LOWER_MASK_LEAVES leaves)
  * else 0, and 0. Per split (i32 x 4): its feature's element in the rows' tile of keys
- * (feature x RepLayout.key_lanes); its key (threshold_key, less one where it reads the
- * keys less one; signed_bound's bound under RepLayout.signed_masks), or an IN split's
- * set offset; the mask that keeps every leaf but its left subtree's; and for an IN
- * split the category that goes left as NaN (-1: none).
+ * (feature x RepLayout.key_lanes; its first set column's where it reads them); its key
+ * (threshold_key, less one where it reads the keys less one; signed_bound's bound under
+ * RepLayout.signed_masks), or an IN split's set offset; the mask that keeps every leaf
+ * but its left subtree's; and for an IN split the category that goes left as NaN (-1:
+ * none).
  * A split that reads the keys less one has its feature's element past the forest's
  * features' (feature + features). Leaves: their values (leaf_type) left to right, as
  * leaf_value gives them.
@@ -156,6 +158,49 @@ static bool number_tree(const HForest *f, const RepLayout *layout, uint32_t t, d
 	return true;
 }
 
+uint32_t rep_mask_key_columns(const RepLayout *layout)
+{
+	return (layout->mask_nan_keys && !layout->nan_columns ? 2 : 1) * layout->key_columns;
+}
+
+/*
+ * RepLayout.set_features where they apply: the features IN splits of GROUP_SETS test, each two columns of the copy
+ * past its keys, and such a split's record (splits, per tree from trees' entries) pointed at its feature's first.
+ * The set columns take at most as many as the keys (the copy's stack), its elements stay within int32_t.
+ */
+static void lay_out_set_columns(const HForest *f, LModule *m, RepLayout *layout, const RepMasks *s, const int32_t *trees,
+                                int32_t *splits)
+{
+	uint32_t base = rep_mask_key_columns(layout), count = 0, *column;
+	int32_t *elements;
+	if (!layout->signed_masks || s->nan_sets || !(s->groups >> GROUP_SETS & 1) || layout->set_stride > rep_table_words(layout))
+		return;
+	column = xmalloc(f->num_features * sizeof *column);
+	memset(column, 0xff, f->num_features * sizeof *column);
+	elements = xmalloc(f->num_features * sizeof *elements);
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (int32_t i = trees[TREE_FIELDS * t + GROUP_SETS]; i < trees[TREE_FIELDS * t + GROUP_SETS + 1]; i++) {
+			uint32_t feature = (uint32_t)splits[SPLIT_FIELDS * i] / layout->key_lanes;
+			if (column[feature] == UINT32_MAX) {
+				elements[count] = splits[SPLIT_FIELDS * i];
+				column[feature] = count++;
+			}
+		}
+	if (2ull * count > layout->key_columns || (base + 2ull * count) * layout->key_lanes > INT32_MAX) {
+		free(column);
+		free(elements);
+		return;
+	}
+	for (uint32_t t = 0; t < f->num_trees; t++)
+		for (int32_t i = trees[TREE_FIELDS * t + GROUP_SETS]; i < trees[TREE_FIELDS * t + GROUP_SETS + 1]; i++) {
+			int32_t *record = splits + SPLIT_FIELDS * i;
+			record[0] = (int32_t)((base + 2 * column[(uint32_t)record[0] / layout->key_lanes]) * layout->key_lanes);
+		}
+	free(column);
+	layout->num_set_features = count;
+	layout->set_features = lir_buffer_add(m, "masks.set_features", LTYPE_I32, count, elements);
+}
+
 /* Whether tree t's rows may walk by leaf masks: at most LOWER_MASK_LEAVES leaves. */
 static bool few_leaves(const HForest *f, uint32_t t)
 {
@@ -177,6 +222,8 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 	s->tree_buffer = s->split_buffer = s->leaf_buffer = LIR_NONE;
 	layout->mask_nan_keys = s->nan_sets = false;
 	layout->signed_masks = layout->vector_tops == MTOPS_PAIRS;
+	layout->set_features = LIR_NONE;
+	layout->num_set_features = 0;
 	s->groups = 0;
 	if (!layout->leaf_masks || !layout->keys || !layout->key_lanes || !rep_key_form(layout, &t_below) ||
 	    2 * (uint64_t)f->num_features * layout->key_lanes > INT32_MAX) { /* (the keys less one past the features) */
@@ -234,6 +281,7 @@ void rep_masks_lay_out(const HForest *f, LModule *m, RepLayout *layout, RepMasks
 		return;
 	}
 	s->all = fitting == f->num_trees;
+	lay_out_set_columns(f, m, layout, s, trees, splits);
 	s->tree_buffer = lir_buffer_add(m, "masks.trees", LTYPE_I32, (uint64_t)f->num_trees * TREE_FIELDS, trees);
 	s->split_buffer = lir_buffer_add(m, "masks.splits", LTYPE_I32, SPLIT_FIELDS * (num_splits ? num_splits : 1), splits);
 	if (layout->leaf_type == LTYPE_F32) {
@@ -287,15 +335,21 @@ static uint32_t split_field(const RepMasks *s, LBuilder *b, uint32_t i, int64_t 
  * shift or a compare of the sign; AVX-512: a compare into a mask register): no AND with 1 and negation. Under
  * RepLayout.signed_masks c is biased: a set of one word shifts by its low bits and bounds it signed, and so does a
  * set in tables, whose GATHER reads the word's index by its low bits, which the bias (2^31) leaves alone; sets in
- * memory take it unbiased.
+ * memory take it unbiased. Where `places` is not LIR_NONE, c and places are a set split's set columns
+ * (RepLayout.set_features): the word's index, the shift of the category's bit.
  */
 static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuilder *b, uint32_t i, uint32_t c,
-                              uint32_t offset, uint8_t n, uint32_t span)
+                              uint32_t offset, uint8_t n, uint32_t span, uint32_t places)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
 	uint32_t tables = span > 1 ? rep_tables(layout, LTYPE_I32, span) : 0;
 	bool biased = layout->signed_masks;
+	if (places != LIR_NONE) { /* c and places: the copy's set columns (RepLayout.set_features) */
+		word = rep_set_words(layout, b, n, offset, c, span, REP_INDEX_SIGN);
+		bit = lir_emit_vector(b, LOP_SHL, LTYPE_I32, n, word, places, LIR_NONE);
+		return lir_cmp(b, LOP_ICMP, LCMP_SLT, bit, zero);
+	}
 	if (biased && ((span != 1 && !(tables && tables <= 2)) || s->nan_sets)) {
 		c = lir_emit_vector(b, LOP_ADD, LTYPE_I32, n, c, rep_vector_const(b, n, (int32_t)REP_KEY_BIAS), LIR_NONE);
 		biased = false;
@@ -310,7 +364,7 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 		word = lir_emit_vector(b, LOP_ASHR, LTYPE_I32, n, c, rep_vector_const(b, n, 5), LIR_NONE);
 		if (inside != LIR_NONE)
 			word = lir_emit_vector(b, LOP_SELECT, LTYPE_I32, n, inside, word, zero);
-		word = rep_set_words(layout, b, n, offset, word, span, biased);
+		word = rep_set_words(layout, b, n, offset, word, span, biased ? REP_INDEX_LOW : REP_INDEX_WHOLE);
 	}
 	/* The category's bit to the sign: the word shifted left by 31 less its place (~c & 31, one AND NOT). */
 	shift = lir_emit_vector(b, LOP_SUB, LTYPE_I32, n, rep_vector_const(b, n, -1), c, LIR_NONE);
@@ -348,9 +402,15 @@ uint32_t rep_masks_walk(const RepMasks *s, const RepLayout *layout, LBuilder *b,
 		key = split_field(s, b, i, 1, 1); /* (splat, a broadcast of it from memory) */
 		x = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, tile, element, LIR_NONE);
 		if (g >= GROUP_WORD_SETS) {
+			uint32_t places = LIR_NONE;
+			if (g == GROUP_SETS && layout->num_set_features) {
+				places = lir_emit(b, LOP_ADD, LTYPE_I64, element, lir_const_int(b, LTYPE_I64, layout->key_lanes), LIR_NONE);
+				places = lir_emit_vector(b, LOP_LOAD, LTYPE_I32, n, tile, places, LIR_NONE);
+			}
 			key = lir_cast(b, LCAST_ZEXT, LTYPE_I64, key);
 			left = category_left(layout, s, b, i, x, key, n, g == GROUP_WORD_SETS ? 1 : g == GROUP_WIDE_SETS ? 0
-			                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout));
+			                     : layout->set_stride < rep_table_words(layout) ? layout->set_stride : rep_table_words(layout),
+			                     places);
 		} else {
 			key = lir_emit_vector(b, LOP_SPLAT, LTYPE_I32, n, key, LIR_NONE, LIR_NONE);
 			if (layout->signed_masks) /* signed_bound's compare, for the leaves a left turn keeps: all */

@@ -463,11 +463,11 @@ static uint32_t oblivious_leaf_values(RepLayout *layout, LBuilder *b, uint32_t t
 	ObliviousState *s = layout->state;
 	uint32_t first = leaves_first(s, b, tree, levels, output), index = nodes;
 	/* Several tables read the index's bits below 2^levels alone, where nodes and the leaf's index agree. */
-	bool wrapped = rep_tables(layout, layout->leaf_type, 1u << levels) > 1;
-	if (!wrapped)
+	RepIndex form = rep_tables(layout, layout->leaf_type, 1u << levels) > 1 ? REP_INDEX_LOW : REP_INDEX_WHOLE;
+	if (form == REP_INDEX_WHOLE)
 		index = lir_emit_vector(b, LOP_SUB, LTYPE_I32, (uint8_t)lanes, nodes, rep_vector_const(b, lanes, 1 << levels), LIR_NONE);
 	return rep_table_gather(layout, b, layout->leaf_type, (uint8_t)lanes, output == LIR_NONE ? s->leaves : s->tables, first,
-	                        index, 1u << levels, leaf_tables_most(layout), wrapped);
+	                        index, 1u << levels, leaf_tables_most(layout), form);
 }
 
 static bool oblivious_leaf_tables(const RepLayout *layout, uint32_t levels, bool outputs)
@@ -566,7 +566,7 @@ static uint32_t oblivious_bin_leaves(RepLayout *layout, LBuilder *b, uint32_t tr
 		base = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, 4 * (int64_t)plane * output), LIR_NONE);
 	for (uint32_t p = 0; p < 4; p++) {
 		at = lir_emit(b, LOP_ADD, LTYPE_I64, base, lir_const_int(b, LTYPE_I64, p * (int64_t)plane), LIR_NONE);
-		planes[p] = rep_gather_tables(b, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, node, plane / 16, 16, false); /* (tables of pshufb) */
+		planes[p] = rep_gather_tables(b, LTYPE_I8, BYTE_TOP_LANES, s->planes, at, node, plane / 16, 16, REP_INDEX_WHOLE); /* (tables of pshufb) */
 	}
 	for (uint32_t h = 0; h < 2; h++) { /* in each half, its first 8 lanes (h 0) or last: bytes 0 and 2, 1 and 3 */
 		zips[2 * h] = lir_emit_vector(b, LOP_ZIP, LTYPE_I8, BYTE_TOP_LANES, planes[0], planes[2], LIR_NONE);

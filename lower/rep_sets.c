@@ -59,7 +59,7 @@ uint32_t rep_tables(const RepLayout *layout, LType type, uint32_t span)
 }
 
 uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset,
-                          uint32_t index, uint32_t span, uint32_t most, bool wrapped)
+                          uint32_t index, uint32_t span, uint32_t most, RepIndex form)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t per = table_bytes(layout) / lir_type_size(type), tables = rep_tables(layout, type, span);
@@ -69,7 +69,7 @@ uint32_t rep_table_gather(const RepLayout *layout, LBuilder *b, LType type, uint
 		per *= 2;
 		tables /= 2;
 	}
-	return rep_gather_tables(b, type, lanes, buffer, offset, index, tables, per, wrapped);
+	return rep_gather_tables(b, type, lanes, buffer, offset, index, tables, per, form);
 }
 
 /* A constant of `lanes` lanes of the index type t (i32 or i8), each v (wrapped). */
@@ -79,7 +79,7 @@ static uint32_t index_const(LBuilder *b, LType t, uint8_t lanes, uint32_t v)
 }
 
 uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buffer, uint32_t offset, uint32_t index,
-                           uint32_t tables, uint32_t per, bool wrapped)
+                           uint32_t tables, uint32_t per, RepIndex form)
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	LType t = (LType)b->fn->insts[index].type;
@@ -88,13 +88,18 @@ uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buff
 		at = k ? lir_emit(b, LOP_ADD, LTYPE_I64, offset, lir_const_int(b, LTYPE_I64, (int64_t)k * per), LIR_NONE) : offset;
 		picked[k] = lir_emit_vector(b, LOP_GATHER, type, lanes, buffer, at, index);
 		b->fn->insts[picked[k]].imm = per;
-		b->fn->insts[picked[k]].sub = tables > 1 || wrapped; /* (x86's permutes read the low bits alone) */
+		b->fn->insts[picked[k]].sub = tables > 1 || form != REP_INDEX_WHOLE; /* (x86's permutes read the low bits alone) */
 	}
+	assert(form != REP_INDEX_SIGN || tables <= 2);
 	/* A tree of selects by the index's bits above a table's. */
 	for (uint32_t width = 1; width < tables; width *= 2) {
-		bit = index_const(b, t, lanes, per * width);
-		bit = lir_emit_vector(b, LOP_AND, t, lanes, index, bit, LIR_NONE);
-		high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, index_const(b, t, lanes, 0));
+		if (form == REP_INDEX_SIGN) {
+			high = lir_cmp(b, LOP_ICMP, LCMP_SLT, index, index_const(b, t, lanes, 0));
+		} else {
+			bit = index_const(b, t, lanes, per * width);
+			bit = lir_emit_vector(b, LOP_AND, t, lanes, index, bit, LIR_NONE);
+			high = lir_cmp(b, LOP_ICMP, LCMP_NE, bit, index_const(b, t, lanes, 0));
+		}
 		for (uint32_t k = 0; k + width < tables; k += 2 * width)
 			picked[k] = lir_emit_vector(b, LOP_SELECT, type, lanes, high, picked[k + width], picked[k]);
 	}
@@ -102,9 +107,9 @@ uint32_t rep_gather_tables(LBuilder *b, LType type, uint8_t lanes, uint32_t buff
 }
 
 uint32_t rep_set_words(const RepLayout *layout, LBuilder *b, uint8_t lanes, uint32_t offset, uint32_t index, uint32_t span,
-                       bool wrapped)
+                       RepIndex form)
 {
-	uint32_t words = rep_table_gather(layout, b, LTYPE_I32, lanes, layout->sets, offset, index, span, 2, wrapped);
-	assert(words != LIR_NONE || !wrapped); /* (a GATHER from memory reads the index whole) */
+	uint32_t words = rep_table_gather(layout, b, LTYPE_I32, lanes, layout->sets, offset, index, span, 2, form);
+	assert(words != LIR_NONE || form == REP_INDEX_WHOLE); /* (a GATHER from memory reads the index whole) */
 	return words != LIR_NONE ? words : lir_emit_vector(b, LOP_GATHER, LTYPE_I32, lanes, layout->sets, offset, index);
 }

@@ -1062,8 +1062,9 @@ def cli_tests(s):
             judge(s, "cli", name, read_table(out), read_table(fixture + ".margin.csv"), False)
     # Their category splits pick each row's set word from tables of the set's words (LIR `gather ... table N`), which
     # x86 permutes: 16 words a register with AVX-512, two tables of 8 with AVX2, none without (a load a lane). AVX2's
-    # permutes read the word's index by its low bits (`table 8 low`): the category's key shifted, still biased (its
-    # signed compares' bias, 2^31) and not masked, so no add and no AND between the key's load and the permutes.
+    # permutes read the word's index by its low bits (`table 8 low`) and pick the second table by its sign: the index
+    # is a column of the leaf masks' copy of the keys (RepLayout.set_features), loaded and used as it is, with no
+    # shift, AND or compare of bits between the load and the permutes and their select.
     leafwise_cat = os.path.join(MODELS, "lightgbm", "leafwise_categorical.txt")
     for cpu, table in (("x86-64-v4", 16), ("x86-64-v3", 8), ("x86-64", None)):
         name = f"set_tables_{cpu}"
@@ -1076,13 +1077,15 @@ def cli_tests(s):
         tables = set(int(n) for n in re.findall(r"\] table (\d+)", p.stderr))
         permutes = bool(re.search(r"vperm(d|ps)\s.*%ymm", text))
         defs = dict(re.findall(r"^\s*(%\d+) = (.*)$", p.stderr, re.M))
-        indices = [defs.get(i, "") for i in re.findall(r"\+ <16 x i32> (%\d+)\] table 8 low$", p.stderr, re.M)]
-        unshifted = [d for d in indices if not re.match(r"ashr <16 x i32> (%\d+), \{5\}", d) or
-                     not defs.get(re.match(r"ashr <16 x i32> (%\d+)", d).group(1), "").startswith("load")]
-        low = cpu != "x86-64-v3" or (indices and len(indices) == p.stderr.count("table 8") and not unshifted)
+        indices = re.findall(r"\+ <16 x i32> (%\d+)\] table 8 low$", p.stderr, re.M)
+        computed = [defs.get(i, "") for i in indices if not defs.get(i, "").startswith("load <16 x i32>")]
+        picks = re.findall(r"= icmp slt <16 x i32> (%\d+), \{0\}$", p.stderr, re.M)
+        low = cpu != "x86-64-v3" or (indices and len(indices) == p.stderr.count("table 8") and not computed and
+                                     set(indices) <= set(picks))
         ok = p.returncode == 0 and tables == ({table} if table else set()) and (permutes or cpu != "x86-64-v3") and low
         s.record("cli", name, ok, f"tables {sorted(tables)}, ymm permutes {permutes}, {len(indices)} indices by low "
-                 f"bits, not a loaded key shifted: {unshifted[:2]}" if p.returncode == 0 else p.stderr.strip()[-300:])
+                 f"bits, not loaded: {computed[:2]}, picks by sign {len(set(indices) & set(picks))}"
+                 if p.returncode == 0 else p.stderr.strip()[-300:])
     # Splits that send NaN either way, walked as keys in the sparse layout: each step's compare decides NaN, those
     # that send it the other way reading their feature's key less one in a column of its own (RepLayout.nan_columns),
     # and leaves stay, for lone rows, 7 rows a call (no full tile of 16: walks node by node) and all rows at once
