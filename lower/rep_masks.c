@@ -343,14 +343,13 @@ static uint32_t category_left(const RepLayout *layout, const RepMasks *s, LBuild
 {
 	/* One instruction per statement: the LIR's numbering must not depend on the C compiler's argument order. */
 	uint32_t word, shift, bit, zero = rep_vector_const(b, n, 0), left, nan, inside = LIR_NONE;
-	uint32_t tables = span > 1 ? rep_tables(layout, LTYPE_I32, span) : 0;
 	bool biased = layout->signed_masks;
 	if (places != LIR_NONE) { /* c and places: the copy's set columns (RepLayout.set_features) */
 		word = rep_set_words(layout, b, n, offset, c, span, REP_INDEX_SIGN);
 		bit = lir_emit_vector(b, LOP_SHL, LTYPE_I32, n, word, places, LIR_NONE);
 		return lir_cmp(b, LOP_ICMP, LCMP_SLT, bit, zero);
 	}
-	if (biased && ((span != 1 && !(tables && tables <= 2)) || s->nan_sets)) {
+	if (biased && (!span || s->nan_sets)) { /* (a span past 1 is in tables: set_group, rep_table_words) */
 		c = lir_emit_vector(b, LOP_ADD, LTYPE_I32, n, c, rep_vector_const(b, n, (int32_t)REP_KEY_BIAS), LIR_NONE);
 		biased = false;
 	}
