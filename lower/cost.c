@@ -63,14 +63,6 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n)
 	return 20 * steps <= 19 * (uint64_t)f->num_trees * deepest && cost_nodes_affordable(nodes, f->num_nodes, deepest);
 }
 
-/*
- * The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of
- * 128 as i32. It admits 512 rows of syn-covtype's 54 features, whose 800 trees then come
- * from L3 half as often as in blocks of 256 rows; a smaller bound leaves such rows
- * without keys, which costs more (measured: docs/performance-notes.md, Stack budget for
- * keys).
- */
-#define KEYS_MAX_BYTES (128 * 1024)
 /* The widest rows whose keys are i64: 8 cache lines of them; 16 for a row alone. */
 #define WHOLE_KEYS_MAX_FEATURES 64
 #define LONE_WHOLE_KEYS_MAX_FEATURES 128
@@ -109,10 +101,10 @@ uint32_t cost_key_columns(const HForest *f)
 bool cost_whole_keys_fit(uint32_t columns, int64_t rows)
 {
 	uint32_t widest = rows == 1 ? LONE_WHOLE_KEYS_MAX_FEATURES : WHOLE_KEYS_MAX_FEATURES;
-	return columns <= widest && (uint64_t)rows * columns * sizeof(uint64_t) <= KEYS_MAX_BYTES;
+	return columns <= widest && (uint64_t)rows * columns * sizeof(uint64_t) <= COST_KEYS_MAX_BYTES;
 }
 
-bool cost_keys_fit(uint32_t columns, int64_t rows) { return (uint64_t)rows * columns * sizeof(uint32_t) <= KEYS_MAX_BYTES; }
+bool cost_keys_fit(uint32_t columns, int64_t rows) { return (uint64_t)rows * columns * sizeof(uint32_t) <= COST_KEYS_MAX_BYTES; }
 
 /*
  * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:

@@ -42,6 +42,14 @@ bool cost_depth_groups_pay(const HForest *f, const uint32_t *ends, uint32_t n);
  */
 uint32_t cost_key_columns(const HForest *f);
 /*
+ * The most stack one ifComplete's keys may take: 256 rows of 64 features as i64, or of
+ * 128 as i32. It admits 512 rows of syn-covtype's 54 features, whose 800 trees then come
+ * from L3 half as often as in blocks of 256 rows; a smaller bound leaves such rows
+ * without keys, which costs more (measured: docs/performance-notes.md, Stack budget for
+ * keys).
+ */
+#define COST_KEYS_MAX_BYTES (128 * 1024)
+/*
  * Whether blocks of `rows` rows of `columns` keys (cost_key_columns: a scan of every
  * split, which callers make once) get i64 keys (the walks' fastest compares) where the
  * layout keeps a key copy.

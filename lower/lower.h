@@ -332,6 +332,12 @@ void mir_version_complete(MModule *m);
  * a GPU; after mir_version_complete, with MModule.vector_tops set.
  */
 void mir_plan_blocks(MModule *m, bool gpu);
+/*
+ * After mir_plan_blocks on the host: the rows of the largest bounded block whose rows
+ * walk as floats because their keys would not fit the stack (0: none), with the keys a
+ * row would have in *columns.
+ */
+int64_t mir_keyless_block(const MModule *m, uint32_t *columns);
 
 /*
  * Lower a verified forest to MIR under its schedule, with the representation the

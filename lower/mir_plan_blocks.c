@@ -78,3 +78,18 @@ void mir_plan_blocks(MModule *m, bool gpu)
 	if (all_copy_rows(m, m->body, sizeof(double)))
 		m->nan_as_zero |= MZERO_DOUBLES;
 }
+
+int64_t mir_keyless_block(const MModule *m, uint32_t *columns)
+{
+	const LRepresentation *rep = rep_find(m->representation);
+	int64_t rows = 0;
+	if (!rep || !rep->keys)
+		return 0;
+	*columns = cost_key_columns(m->forest);
+	for (uint32_t id = 0; id < m->num_insts; id++) {
+		const MInst *inst = &m->insts[id];
+		if (inst->op == MOP_IF_COMPLETE && inst->span != MIR_ROWS_ALL && !cost_keys_fit(*columns, inst->span) && inst->span > rows)
+			rows = inst->span;
+	}
+	return rows;
+}

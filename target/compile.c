@@ -191,6 +191,18 @@ static void note_branchfree(Compiled *c, const char *representation)
 		         LOWER_CODE_MASK_LEAVES);
 }
 
+/* A note where a block's rows walk as floats, with none of the keys' compares, tops or leaf masks: its keys would not fit the stack. */
+static void note_keyless(Compiled *c)
+{
+	uint32_t columns = 0;
+	int64_t rows = mir_keyless_block(c->mir, &columns);
+	size_t n = strlen(c->notes);
+	if (rows)
+		snprintf(c->notes + n, sizeof c->notes - n,
+		         "schedule: a block of %lld rows walks them as floats, without keys, tops or leaf masks: their keys (%u a row, 4 bytes each) would take more than the %u bytes of stack a block's keys may\n",
+		         (long long)rows, columns, COST_KEYS_MAX_BYTES);
+}
+
 /* Whether d is a grid dimension. */
 static bool grid_dim(uint8_t d) { return d >= HGPU_GRID_X && d <= HGPU_GRID_Z; }
 
@@ -316,6 +328,8 @@ static bool lower_scheduled(const char *path, Level stop, const PipelineOptions 
 	if (!mir_verify(c->mir, e))
 		goto failed;
 	mir_plan_blocks(c->mir, o->gpu);
+	if (!o->gpu)
+		note_keyless(c);
 	dump_after(o, PASS_BLOCKS, c);
 	if (!mir_verify(c->mir, e))
 		goto failed;

@@ -717,6 +717,20 @@ def cli_tests(s):
         ok = (wide.returncode == narrow.returncode == 0 and "grove: note: representation branchfree: 5 of 5 trees walk "
               "as ifs (code's), having more than 64 leaves" in wide.stderr and "note" not in narrow.stderr)
         s.record("cli", name, ok, f"{wide.stderr}|{narrow.stderr}")
+    name = "notes_block_without_keys"
+    if s.wanted("cli", name):
+        # higgs' keys, 28 of 4 bytes a row, fit the stack's 128 KiB for 1024 rows, not for 2048: such a block walks
+        # floats, and -v and dump say so; the 1024-row block gets its keys and no note
+        text = "tile(batch, b0, b1, {}); reorder(b0, tree, b1)"
+        higgs, out = os.path.join(REAL, "higgs.json"), s.path("cli-keyless.so")
+        big = s.run("compile", higgs, "--schedule-text", text.format(2048), "-o", out, "-v")
+        dump = s.run("dump", "--level", "mir", "--cpu", "native", higgs, "--schedule-text", text.format(2048))
+        small = s.run("dump", "--level", "mir", "--cpu", "native", higgs, "--schedule-text", text.format(1024))
+        said = "schedule: a block of 2048 rows walks them as floats, without keys, tops or leaf masks: their keys (28 a row"
+        ok = (big.returncode == dump.returncode == small.returncode == 0 and f"grove: note: {said}" in big.stderr and
+              f"# note: {said}" in dump.stderr and "ifComplete rows[b0, +2048) {" in dump.stdout and
+              "note" not in small.stderr and "ifComplete rows[b0, +1024) keys=i32" in small.stdout)
+        s.record("cli", name, ok, f"{big.stderr}|{dump.stderr}|{small.stderr}")
     name = "fil_orders"
     if s.wanted("cli", name):
         # FIL's orders of sparse's records: breadth first, a split's children 2i + 1 and 2i + 2 in higgs' complete
