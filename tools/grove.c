@@ -84,7 +84,7 @@ static const char compile_usage[] =
 	"  --time              report each phase's time and the peak memory so far on standard error\n"
 	"  -v, --verbose       say where the code does other than the schedule's words say (grove dump always\n"
 	"                      does): a peelWalk whose walks padding makes straight, branchfree's trees\n"
-	"                      that walk as ifs\n"
+	"                      that walk as ifs, a block of rows too big for its keys\n"
 	"  --cache DIR         keep optimised code in DIR and reuse it for models of the same shape\n"
 	"                      (default $GROVE_CACHE_DIR, else ~/.cache/grove; see docs/cli.md)\n"
 	"  --no-cache          compile everything afresh and store nothing\n"
