@@ -106,6 +106,8 @@ bool cost_whole_keys_fit(uint32_t columns, int64_t rows)
 
 bool cost_keys_fit(uint32_t columns, int64_t rows) { return (uint64_t)rows * columns * sizeof(uint32_t) <= COST_KEYS_MAX_BYTES; }
 
+int64_t cost_keys_max_rows(uint32_t columns) { return columns ? COST_KEYS_MAX_BYTES / (columns * (int64_t)sizeof(uint32_t)) : 0; }
+
 /*
  * Walks read keys in tiles (RepLayout.tile_words) for rows of more features than this:
  * half the bytes of i64 keys row by row, and the lines the tops read are the walks'.

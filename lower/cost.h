@@ -57,6 +57,8 @@ uint32_t cost_key_columns(const HForest *f);
 bool cost_whole_keys_fit(uint32_t columns, int64_t rows);
 /* Whether blocks of `rows` rows of `columns` keys get i32 keys on the stack. */
 bool cost_keys_fit(uint32_t columns, int64_t rows);
+/* The most rows a block may have for cost_keys_fit (0 where `columns` is 0). */
+int64_t cost_keys_max_rows(uint32_t columns);
 /* Whether f's walks read their keys in tiles (RepLayout.tile_words) where they make keys: rows wide enough. */
 bool cost_keys_in_tiles(const HForest *f);
 /* The rows of the tiles of keys of a block of `span` rows (RepLayout.key_lanes). */

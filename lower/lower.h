@@ -333,9 +333,9 @@ void mir_version_complete(MModule *m);
  */
 void mir_plan_blocks(MModule *m, bool gpu);
 /*
- * After mir_plan_blocks on the host: the rows of the largest bounded block whose rows
- * walk as floats because their keys would not fit the stack (0: none), with the keys a
- * row would have in *columns.
+ * After mir_plan_blocks on the host: the rows of the largest bounded block it planned
+ * without keys though the representation keeps a key copy (its keys would not fit the
+ * stack, so its rows walk as floats; 0: none), with the keys a row would have in *columns.
  */
 int64_t mir_keyless_block(const MModule *m, uint32_t *columns);
 

@@ -83,14 +83,15 @@ int64_t mir_keyless_block(const MModule *m, uint32_t *columns)
 {
 	const LRepresentation *rep = rep_find(m->representation);
 	int64_t rows = 0;
+	if (!rep || !rep->keys)
+		return 0;
+	/* plan_block leaves a bounded block of a key copy without keys only where they would not fit */
 	for (uint32_t id = 0; id < m->num_insts; id++) {
 		const MInst *inst = &m->insts[id];
-		if (inst->op == MOP_IF_COMPLETE && inst->span != MIR_ROWS_ALL && inst->span > rows)
+		if (inst->op == MOP_IF_COMPLETE && inst->span != MIR_ROWS_ALL && !(inst->block & MBLOCK_KEYS) && inst->span > rows)
 			rows = inst->span;
 	}
-	/* a row has at most twice its features as keys: the scan of every split only where that would not fit */
-	if (!rep || !rep->keys || cost_keys_fit(2 * m->forest->num_features, rows))
-		return 0;
-	*columns = cost_key_columns(m->forest);
-	return cost_keys_fit(*columns, rows) ? 0 : rows;
+	if (rows)
+		*columns = cost_key_columns(m->forest);
+	return rows;
 }

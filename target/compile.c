@@ -196,12 +196,11 @@ static void note_keyless(Compiled *c)
 {
 	uint32_t columns = 0;
 	int64_t rows = mir_keyless_block(c->mir, &columns);
-	uint64_t fit = columns ? COST_KEYS_MAX_BYTES / (4 * (uint64_t)columns) : 0;
 	size_t n = strlen(c->notes);
 	if (rows)
 		snprintf(c->notes + n, sizeof c->notes - n,
-		         "schedule: a block of %lld rows walks them as floats, without keys, tops or leaf masks: their keys (%u a row, 4 bytes each) would take more than the %u bytes of stack a block's keys may (blocks of up to %llu rows get them)\n",
-		         (long long)rows, columns, COST_KEYS_MAX_BYTES, (unsigned long long)fit);
+		         "schedule: a block of %lld rows walks them as floats, without keys, tops or leaf masks: their keys (%u a row, 4 bytes each) would take more than the %u bytes of stack a block's keys may (blocks of up to %lld rows get them)\n",
+		         (long long)rows, columns, COST_KEYS_MAX_BYTES, (long long)cost_keys_max_rows(columns));
 }
 
 /* Whether d is a grid dimension. */
